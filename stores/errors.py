@@ -1,0 +1,41 @@
+"""Errors whose messages say what went wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class LuminaError(Exception):
+    """Base of every error Lumina Memory raises on purpose."""
+
+
+class InvalidInput(LuminaError, ValueError):
+    """Input rejected before anything was written; ``field`` names the offending field."""
+
+    def __init__(self, field: str, problem: str):
+        self.field = field
+        self.problem = problem
+        super().__init__(f"invalid {field}: {problem}")
+
+
+class StoreUnavailable(LuminaError, ConnectionError):
+    """A backend could not be reached; nothing was lost, the write can be retried."""
+
+    def __init__(self, tier: str, detail: str):
+        self.tier = tier
+        super().__init__(f"{tier} store unavailable: {detail}")
+
+
+class DataDirLocked(LuminaError, RuntimeError):
+    """Another process owns the embedded engines of this data directory."""
+
+    def __init__(self, data_dir: str, holder: str):
+        self.data_dir = data_dir
+        self.holder = holder
+        super().__init__(
+            f"data directory {data_dir} is in use by {holder}. Embedded DuckDB, ladybug and qdrant-edge "
+            "allow one process per data directory: stop that process, set LUMINA_DATA_DIR to another "
+            "directory, or configure production backends (REDIS_URL, QDRANT_URL, NEO4J_URI)."
+        )
+
+
+class EmbedderMismatch(LuminaError, RuntimeError):
+    """A collection was created by a different embedding model or dimension."""

