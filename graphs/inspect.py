@@ -1,0 +1,27 @@
+"""What each tier holds — for `lumina-memory stats`, the demo, notebooks and tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.services import Services
+
+
+def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]:
+    stores = services.stores
+    archive = stores.archive.counts(user_id)
+    graph = stores.graph.counts(user_id)
+    return {
+        "mid-term": {"backend": stores.midterm.backend, "segments": stores.midterm.count(user_id)},
+        "archive": {"backend": stores.archive.backend, **archive},
+        "long-term": {"backend": stores.vectors.backend, "points": stores.vectors.count(user_id),
+                      "collection": stores.vectors.collection},
+        "graph": {"backend": stores.graph.backend, "nodes": graph.nodes, "edges": graph.edges},
+        "paths": dict(services.paths),
+    }
+
+
+def source_turns(services: Services, user_id: str, item: dict, limit: int = 3) -> list[dict]:
+    """The archived turns an item was built from (so a recalled memory can be audited)."""
+    turns = services.stores.archive.get_turns(user_id, item.get("turn_ids", []))
+    return [t.model_dump() for t in turns[:limit]]

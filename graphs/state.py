@@ -1,0 +1,88 @@
+"""The short-term memory is this state: the open segment's turns live here until it closes (L1)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+
+class TurnState(TypedDict):
+    """One utterance as kept in short-term memory."""
+
+    turn_id: str
+    """Deterministic uuid5 of (user, source_id): the same message replayed gets the same id."""
+    source_id: str
+    """The caller's id for the turn (LoCoMo dia_id, a chat message id, ...)."""
+    speaker: str
+    """user, lumina, clarisse or nox."""
+    text: str
+    ts: float
+    """Message time in epoch seconds, on the conversation's own clock."""
+
+
+class PendingSegment(TypedDict, total=False):
+    """A closed segment on its way down the tiers. It stays in state until every tier has it, so a
+    crash between two writes resumes from the checkpoint and the idempotent writes complete it."""
+
+    segment_id: str
+    turns: list[TurnState]
+    domain: str
+    close_reason: str
+    record: dict[str, Any]
+    """The SegmentRecord built by flush_to_redis (summary, keywords, embedding, importance)."""
+    stages: list[str]
+    """Writes already done: redis, duckdb, qdrant, graph."""
+
+
+class TurnInput(TypedDict, total=False):
+    speaker: str
+    text: str
+    ts: float | str
+    """Epoch seconds or ISO-8601; omitted means now."""
+    source_id: str
+
+
+class InputState(TypedDict, total=False):
+    """What a caller sends: a chat message, or one transcript turn, or a request to close the segment."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """Chat input (Studio): the last human message becomes a user turn."""
+    turn: TurnInput | None
+    """A transcript turn with its own speaker and timestamp (replay, ingest)."""
+    flush: bool
+    """Close the open segment now and send it down the tiers."""
+
+
+class MemoryState(InputState, total=False):
+    incoming: TurnState | None
+    """The validated turn of this run, until detect_boundary places it."""
+    turns: list[TurnState]
+    """The open segment's turns (at most short_term_max_turns)."""
+    segment_id: str
+    domain: str
+    """Topic domain of the open segment, "" when unknown."""
+    character_turns: dict[str, int]
+    """Turns per character in the open segment: {lumina, clarisse, nox}."""
+    started_at: float
+    last_update: float
+    pending: list[PendingSegment]
+    boundary: dict[str, Any]
+    """Why the last turn did or did not close a segment (each rule's verdict)."""
+    recalled: list[dict[str, Any]]
+    """Items retrieve_context found for the reply, each with its tiers and source turn ids."""
+    responder: str
+    """Which character answers this turn."""
+    reply: str
+    reply_path: str
+    """'llm' or 'offline' — which responder produced the reply."""
+
+
+class OutputState(TypedDict, total=False):
+    messages: list[AnyMessage]
+    reply: str
+    responder: str
+    recalled: list[dict[str, Any]]
+    boundary: dict[str, Any]
+    segment_id: str

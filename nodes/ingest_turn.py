@@ -1,0 +1,59 @@
+"""ingest_turn: validate one incoming turn (chat message or transcript turn) and give it its id."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from stores import ids
+from stores.errors import InvalidInput
+
+from .validate import parse_ts, validate_source_id, validate_speaker, validate_text, validate_user_id
+
+
+def _last_human(messages: list[Any]) -> HumanMessage | None:
+    for message in reversed(messages or []):
+        if isinstance(message, HumanMessage):
+            return message
+    return None
+
+
+def ingest_turn(state: dict, ctx, services) -> dict:
+    settings = services.settings
+    user_id = validate_user_id(ctx.user_id)
+    raw = state.get("turn")
+    if state.get("flush") and not raw:
+        return {"incoming": None, "turn": None}
+    if raw:
+        if not isinstance(raw, dict):
+            raise InvalidInput("turn", "must be an object with speaker, text and ts")
+        speaker = validate_speaker(raw.get("speaker", "user"))
+        text = validate_text(raw.get("text"), settings.max_message_chars)
+        ts = parse_ts(raw.get("ts"))
+        source = raw.get("source_id")
+    else:
+        human = _last_human(state.get("messages", []))
+        if human is None:
+            return {"incoming": None, "turn": None}
+        speaker = "user"
+        content = human.content if isinstance(human.content, str) else str(human.content)
+        text = validate_text(content, settings.max_message_chars, field="messages")
+        ts = parse_ts(None)
+        # The message id (set by add_messages) keeps a re-run from ingesting the same message twice.
+        source = f"msg-{human.id}" if human.id else None
+    if source is None:
+        # Without a caller id, the turn's identity is its content and time: replaying the same
+        # transcript yields the same ids, and so the same records in every tier.
+        digest = hashlib.sha256(f"{speaker}|{ts:.3f}|{text}".encode()).hexdigest()[:24]
+        source = f"t-{digest}"
+    source = validate_source_id(source)
+    turn_id = ids.turn_id(user_id, source)
+    already = {t["turn_id"] for t in state.get("turns", [])} | {
+        t["turn_id"] for p in state.get("pending", []) for t in p.get("turns", [])
+    }
+    if turn_id in already or services.stores.archive.has_turn(user_id, turn_id):
+        return {"incoming": None, "turn": None, "boundary": {"close": False, "reason": "duplicate", "turn_id": turn_id}}
+    incoming = {"turn_id": turn_id, "source_id": source, "speaker": speaker, "text": text, "ts": ts}
+    return {"incoming": incoming, "turn": None}

@@ -1,0 +1,23 @@
+"""retrieve_context: on a user turn, recall what matters for the reply (L6) and pick who answers."""
+
+from __future__ import annotations
+
+from .character_select import choose_character
+from .retrieval.recall import recall
+
+
+def retrieve_context(state: dict, ctx, services) -> dict:
+    turns = state.get("turns") or []
+    if not turns or turns[-1]["speaker"] != "user":
+        return {}
+    query = turns[-1]["text"]
+    items = recall(
+        services,
+        ctx.user_id,
+        query,
+        purpose=ctx.purpose,
+        open_turns=turns[:-1] or None,
+        now_ts=turns[-1]["ts"],
+    )
+    responder = choose_character(query, state.get("character_turns") or {}, ctx.character)
+    return {"recalled": items, "responder": responder}

@@ -1,0 +1,62 @@
+"""Everything the nodes need that outlives a run: stores, embedder, settings.
+
+Opened lazily on first use so that importing the graph (LangGraph Studio, ``langgraph dev``) touches
+no store; one instance per process, because embedded engines lock their data directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+
+from stores.factory import Stores, open_stores
+from stores.settings import LuminaSettings, default_settings
+
+from .text.embedder import CachedEmbedder, make_embedder
+
+log = logging.getLogger("lumina.services")
+
+
+@dataclass
+class Services:
+    settings: LuminaSettings
+    stores: Stores
+    embedder: CachedEmbedder
+    chat_model: object | None = None
+    """A LangChain chat model for summaries and replies; None means offline methods (or ChatOpenAI
+    built on demand when OPENAI_API_KEY is set)."""
+    paths: dict[str, str] = field(default_factory=dict)
+    """Which path each step runs (offline or llm), reported by `stats` and logs."""
+
+    def close(self) -> None:
+        self.stores.close()
+
+
+def open_services(settings: LuminaSettings | None = None, chat_model: object | None = None) -> Services:
+    settings = settings or default_settings()
+    embedder = make_embedder(settings)
+    stores = open_stores(settings, embedder.name, embedder.dim)
+    llm_path = "llm" if (chat_model is not None or settings.use_openai) and settings.llm != "offline" else "offline"
+    paths = {"embedder": f"{embedder.name} ({embedder.path})", "summary": llm_path, "responder": llm_path}
+    log.info("services ready paths=%s backends=%s", paths, stores.backends)
+    return Services(settings, stores, embedder, chat_model, paths)
+
+
+_default: Services | None = None
+_default_lock = threading.Lock()
+
+
+def default_services() -> Services:
+    """The process-wide services, built from the environment on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = open_services()
+        return _default
+
+
+def set_default_services(services: Services | None) -> None:
+    global _default
+    with _default_lock:
+        _default = services

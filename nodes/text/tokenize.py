@@ -1,0 +1,104 @@
+"""Japanese + English tokenisation with Sudachi (keeps 東京駅, 月曜日 whole).
+
+Two views of a text: ``terms`` (content words, normalised, for BM25 and concept matching) and
+``nouns`` (keyword candidates).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+
+_local = threading.local()  # a Sudachi tokenizer is not safe to share between threads
+
+_CONTENT_POS = {"名詞", "動詞", "形容詞", "形状詞", "副詞"}
+_NOUN_SKIP_SUB = {"数詞", "助数詞可能"}
+# Nouns that say nothing about a topic; kept short on purpose — the scorer down-weights the rest.
+STOP_NOUNS = frozenset(
+    "こと もの 事 物 何 なに 誰 どこ それ これ あれ そこ ここ 方 ほう 感じ 時 とき 今 今日 明日 昨日 "
+    "みんな 皆 自分 私 僕 俺 あなた 君 さん ちゃん くん 様 人 気 話 話題 ところ 本当 ほんと 大丈夫 "
+    "よう そう 一緒 ありがとう ルミナ クラリス ノクス 的 中 前 後 次 最近 今度 全部 一番 普通 "
+    "ん の まま 時間 的".split()
+)
+EN_STOP = frozenset(
+    "a an the and or but if of to in on at for with from by about as is are was were be been being "
+    "i you he she it we they me him her us them my your his its our their this that these those "
+    "do does did have has had not no yes so just very really what when where who why how which "
+    "can could would should will shall may might must there here then than too also oh okay ok "
+    "yeah hey hi im i'm it's that's dont don't".split()
+)
+_ASCII_WORD = re.compile(r"^[a-z0-9][a-z0-9'\-]*$")
+
+
+def _tokenizer():
+    tok = getattr(_local, "tokenizer", None)
+    if tok is None:
+        from sudachipy import Dictionary
+
+        tok = Dictionary(dict="core").create()
+        _local.tokenizer = tok
+    return tok
+
+
+def _mode():
+    from sudachipy import SplitMode
+
+    return SplitMode.C
+
+
+def _morphemes(text: str):
+    # Sudachi rejects inputs above ~49,149 bytes; long texts are tokenised in slices.
+    text = unicodedata.normalize("NFKC", text)
+    tok, mode = _tokenizer(), _mode()
+    for start in range(0, len(text), 8000):
+        yield from tok.tokenize(text[start : start + 8000], mode)
+
+
+def _english_stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Content words, normalised and lower-cased; English words stemmed lightly."""
+    out: list[str] = []
+    for m in _morphemes(text):
+        surface = m.surface().strip().lower()
+        if not surface:
+            continue
+        if surface.isascii():
+            if _ASCII_WORD.match(surface) and surface not in EN_STOP:
+                out.append(_english_stem(surface))
+            continue
+        pos = m.part_of_speech()
+        if pos[0] in _CONTENT_POS and pos[1] != "非自立可能":
+            norm = m.normalized_form()
+            if norm not in STOP_NOUNS:
+                out.append(norm)
+    return out
+
+
+def nouns(text: str) -> list[str]:
+    """Noun keyword candidates in order of appearance (with repeats)."""
+    out: list[str] = []
+    for m in _morphemes(text):
+        surface = m.surface().strip()
+        if not surface:
+            continue
+        pos = m.part_of_speech()
+        if surface.isascii():
+            word = surface.lower()
+            if pos[0] == "名詞" and _ASCII_WORD.match(word) and word not in EN_STOP and len(word) > 2:
+                out.append(word)
+            continue
+        if pos[0] != "名詞" or pos[1] in _NOUN_SKIP_SUB or pos[1] == "代名詞":
+            continue
+        if len(surface) == 1 and not re.match(r"[\u4e00-\u9fff]", surface):
+            continue  # a lone kana is almost never a topic
+        if surface in STOP_NOUNS:
+            continue
+        out.append(surface)
+    return out

@@ -1,0 +1,76 @@
+"""Build each tier's adapter from settings: embedded defaults unless a production URL is set."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from . import ids
+from .protocols import ArchiveStore, GraphStore, MidTermStore, VectorStore
+from .settings import LuminaSettings
+
+log = logging.getLogger("lumina.stores")
+
+
+@dataclass
+class Stores:
+    midterm: MidTermStore
+    archive: ArchiveStore
+    vectors: VectorStore
+    graph: GraphStore
+    lock: object | None = None
+    backends: dict[str, str] = field(default_factory=dict)
+
+    def close(self) -> None:
+        for store in (self.graph, self.vectors, self.archive, self.midterm):
+            store.close()
+        if self.lock is not None:
+            self.lock.release()  # type: ignore[attr-defined]
+
+
+def uses_embedded_files(settings: LuminaSettings) -> bool:
+    # The archive is always a DuckDB file in the data dir; vectors and graph are when no URL is set.
+    return True
+
+
+def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Stores:
+    from .archive_duckdb import DuckDBArchive
+    from .datadir_lock import DataDirLock
+    from .midterm_redis import RedisMidTerm
+
+    data_dir = settings.resolved_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = DataDirLock(data_dir)
+    lock.acquire()  # before any embedded engine opens its files: a second process gets a clear error
+    try:
+        midterm = RedisMidTerm.from_settings(settings)
+        archive = DuckDBArchive(data_dir / "archive.duckdb")
+        collection = ids.collection_name("segments", embedder_name, dim)
+        if settings.qdrant_url:
+            from .vectors_client import ClientVectorStore
+
+            api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+            vectors = ClientVectorStore.from_url(settings.qdrant_url, api_key, collection, dim, embedder_name)
+        else:
+            from .vectors_edge import EdgeVectorStore
+
+            vectors = EdgeVectorStore(data_dir / "qdrant" / collection, collection, dim, embedder_name)
+        if settings.neo4j_uri:
+            from .graph_neo4j import Neo4jGraph
+
+            graph = Neo4jGraph.from_settings(settings)
+        else:
+            from .graph_ladybug import LadybugGraph
+
+            graph = LadybugGraph(data_dir / "graph")
+    except BaseException:
+        lock.release()
+        raise
+    backends = {
+        "mid-term": midterm.backend,
+        "archive": archive.backend,
+        "long-term": vectors.backend,
+        "graph": graph.backend,
+    }
+    log.info("stores opened data_dir=%s backends=%s", data_dir, backends)
+    return Stores(midterm, archive, vectors, graph, lock, backends)
