@@ -20,6 +20,13 @@ def _last_human(messages: list[Any]) -> HumanMessage | None:
     return None
 
 
+def default_source_id(speaker: str, ts: float, text: str) -> str:
+    """Without a caller id, a turn's identity is its content and time: replaying the same
+    transcript yields the same ids, and so the same records in every tier."""
+    digest = hashlib.sha256(f"{speaker}|{ts:.3f}|{text}".encode()).hexdigest()[:24]
+    return f"t-{digest}"
+
+
 def ingest_turn(state: dict, ctx, services) -> dict:
     settings = services.settings
     user_id = validate_user_id(ctx.user_id)
@@ -44,10 +51,7 @@ def ingest_turn(state: dict, ctx, services) -> dict:
         # The message id (set by add_messages) keeps a re-run from ingesting the same message twice.
         source = f"msg-{human.id}" if human.id else None
     if source is None:
-        # Without a caller id, the turn's identity is its content and time: replaying the same
-        # transcript yields the same ids, and so the same records in every tier.
-        digest = hashlib.sha256(f"{speaker}|{ts:.3f}|{text}".encode()).hexdigest()[:24]
-        source = f"t-{digest}"
+        source = default_source_id(speaker, ts, text)
     source = validate_source_id(source)
     turn_id = ids.turn_id(user_id, source)
     already = {t["turn_id"] for t in state.get("turns", [])} | {

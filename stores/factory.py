@@ -28,11 +28,6 @@ class Stores:
             self.lock.release()  # type: ignore[attr-defined]
 
 
-def uses_embedded_files(settings: LuminaSettings) -> bool:
-    # The archive is always a DuckDB file in the data dir; vectors and graph are when no URL is set.
-    return True
-
-
 def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Stores:
     from .archive_duckdb import DuckDBArchive
     from .datadir_lock import DataDirLock
@@ -42,19 +37,26 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
     data_dir.mkdir(parents=True, exist_ok=True)
     lock = DataDirLock(data_dir)
     lock.acquire()  # before any embedded engine opens its files: a second process gets a clear error
+    opened: list = []
     try:
         midterm = RedisMidTerm.from_settings(settings)
+        opened.append(midterm)
         archive = DuckDBArchive(data_dir / "archive.duckdb")
+        opened.append(archive)
         collection = ids.collection_name("segments", embedder_name, dim)
         if settings.qdrant_url:
             from .vectors_client import ClientVectorStore
 
             api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
             vectors = ClientVectorStore.from_url(settings.qdrant_url, api_key, collection, dim, embedder_name)
+            vectors.batch_size = settings.upsert_batch_size
         else:
             from .vectors_edge import EdgeVectorStore
 
-            vectors = EdgeVectorStore(data_dir / "qdrant" / collection, collection, dim, embedder_name)
+            vectors = EdgeVectorStore(
+                data_dir / "qdrant" / collection, collection, dim, embedder_name, batch_size=settings.upsert_batch_size
+            )
+        opened.append(vectors)
         if settings.neo4j_uri:
             from .graph_neo4j import Neo4jGraph
 
@@ -64,6 +66,8 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
 
             graph = LadybugGraph(data_dir / "graph")
     except BaseException:
+        for store in reversed(opened):
+            store.close()
         lock.release()
         raise
     backends = {

@@ -20,7 +20,7 @@ SPEAKERS: tuple[str, ...] = ("user", *CHARACTERS)
 
 class LuminaSettings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="LUMINA_", env_file=".env", extra="ignore", validate_default=True
+        env_prefix="LUMINA_", env_file=".env", extra="ignore", validate_default=True, populate_by_name=True
     )
 
     # --- where things live -------------------------------------------------------------------

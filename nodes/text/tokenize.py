@@ -34,25 +34,19 @@ _ASCII_WORD = re.compile(r"^[a-z0-9][a-z0-9'\-]*$")
 def _tokenizer():
     tok = getattr(_local, "tokenizer", None)
     if tok is None:
-        from sudachipy import Dictionary
+        from sudachipy import Dictionary, SplitMode
 
-        tok = Dictionary(dict="core").create()
+        tok = Dictionary(dict="core").tokenizer(mode=SplitMode.C)
         _local.tokenizer = tok
     return tok
-
-
-def _mode():
-    from sudachipy import SplitMode
-
-    return SplitMode.C
 
 
 def _morphemes(text: str):
     # Sudachi rejects inputs above ~49,149 bytes; long texts are tokenised in slices.
     text = unicodedata.normalize("NFKC", text)
-    tok, mode = _tokenizer(), _mode()
+    tok = _tokenizer()
     for start in range(0, len(text), 8000):
-        yield from tok.tokenize(text[start : start + 8000], mode)
+        yield from tok.tokenize(text[start : start + 8000])
 
 
 def _english_stem(word: str) -> str:

@@ -1,0 +1,241 @@
+"""Mid-term tier on Redis/Valkey: one hash per segment plus a per-user sorted set of recent segment ids.
+
+Only hashes, sorted sets, TTLs, SCAN and MULTI/WATCH are used, and all of a user's keys share one hash
+tag, so the same code runs on the embedded server, a managed Redis, Valkey and Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from . import ids
+from .errors import InvalidInput, StoreUnavailable
+from .models import SegmentRecord
+from .redis_server import ensure_server
+from .settings import LuminaSettings, default_settings
+
+TIER = "mid-term"
+SCHEMA_VERSION = "1"
+EMBEDDING_FIELD = "embedding_f32"  # little-endian float32, base64: 4x smaller than JSON, text-safe
+_CONN_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+_SCAN_COUNT = 1000
+_DELETE_CHUNK = 500
+_T = TypeVar("_T")
+
+
+def _text(value: bytes | str) -> str:
+    # Injected clients may or may not use decode_responses; accept both.
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def encode_segment(record: SegmentRecord) -> dict[str, str]:
+    fields: dict[str, str] = {"_v": SCHEMA_VERSION}
+    for name, value in record.model_dump(exclude={"embedding"}).items():
+        # Strings stay raw so redis-cli shows them readably; everything else is JSON (floats round-trip).
+        fields[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    packed = struct.pack(f"<{len(record.embedding)}f", *record.embedding)
+    fields[EMBEDDING_FIELD] = base64.b64encode(packed).decode("ascii")
+    return fields
+
+
+def decode_segment(raw: Mapping[Any, Any]) -> SegmentRecord:
+    fields = {_text(k): _text(v) for k, v in raw.items()}
+    data: dict[str, Any] = {}
+    for name, info in SegmentRecord.model_fields.items():
+        if name == "embedding" or name not in fields:
+            continue  # missing fields fall back to model defaults (records written by older versions)
+        data[name] = fields[name] if info.annotation is str else json.loads(fields[name])
+    packed = base64.b64decode(fields.get(EMBEDDING_FIELD, ""))
+    data["embedding"] = list(struct.unpack(f"<{len(packed) // 4}f", packed))
+    return SegmentRecord.model_validate(data)
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _describe(client: redis.Redis) -> str:
+    kwargs = client.connection_pool.connection_kwargs
+    if kwargs.get("path"):
+        return f"unix://{kwargs['path']}"
+    return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+
+
+class RedisMidTerm:
+    """``MidTermStore`` over a ``redis.Redis`` client."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        backend: str = "redis",
+        revive: Callable[[], object] | None = None,
+        where: str | None = None,
+    ) -> None:
+        self._client = client
+        self.backend = backend
+        self._revive = revive
+        self._where = where or _describe(client)
+
+    @classmethod
+    def from_settings(cls, settings: LuminaSettings | None = None) -> RedisMidTerm:
+        settings = settings or default_settings()
+        # Retries are ours (tenacity, below); redis-py's default backoff would hide an outage for seconds.
+        common: dict[str, Any] = {
+            "socket_timeout": 5.0, "socket_connect_timeout": 5.0, "retry": Retry(NoBackoff(), 0),
+        }
+        if settings.redis_url:
+            url = settings.redis_url
+            if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+                raise InvalidInput("redis_url", f"{_redact(url)!r}: use redis://, rediss:// or unix://")
+            try:
+                client = redis.Redis.from_url(url, **common)
+            except ValueError as exc:
+                raise InvalidInput("redis_url", f"{_redact(url)!r}: {exc}") from exc
+            return cls(client, backend="redis", where=_redact(url))
+        socket = ensure_server(settings)
+        client = redis.Redis(unix_socket_path=socket, **common)
+        # A restart by another process or a crash should heal on the next call, as "start on demand" promises.
+        return cls(client, backend="redis-embedded", revive=lambda: ensure_server(settings), where=f"unix://{socket}")
+
+    # --- plumbing ------------------------------------------------------------------------------------
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        if self._revive is not None:
+            self._revive()  # its StoreUnavailable (binary missing, start failed) says more than ours
+
+    def _run(self, what: str, call: Callable[[], _T]) -> _T:
+        retrying = Retrying(
+            stop=stop_after_attempt(3),
+            wait=wait_exponential(multiplier=0.05, max=0.5),
+            retry=retry_if_exception_type(_CONN_ERRORS),
+            before_sleep=self._before_retry,
+            reraise=True,
+        )
+        try:
+            return retrying(call)
+        except _CONN_ERRORS as exc:
+            raise StoreUnavailable(
+                TIER, f"{what} failed on {self._where} ({type(exc).__name__}: {exc}); "
+                "check that the server runs, or REDIS_URL"
+            ) from exc
+
+    def _scan(self, pattern: str) -> set[str]:
+        # SCAN may return a key twice while the keyspace rehashes; the set makes counts exact.
+        return {_text(k) for k in self._client.scan_iter(match=pattern, count=_SCAN_COUNT)}
+
+    # --- MidTermStore --------------------------------------------------------------------------------
+
+    def put_segment(self, record: SegmentRecord, ttl_seconds: int) -> None:
+        user = ids.validate_id(record.user_id, "user_id")
+        segment = ids.validate_id(record.segment_id, "segment_id")
+        if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int) or ttl_seconds < 1:
+            raise InvalidInput("ttl_seconds", f"{ttl_seconds!r}: must be a whole number of seconds >= 1")
+        seg_key = ids.redis_segment_key(user, segment)
+        recent_key = ids.redis_recent_key(user)
+        fields = encode_segment(record)
+
+        def transaction(pipe: redis.client.Pipeline) -> None:
+            # The index must outlive every hash it points to, so a short TTL never shortens it.
+            remaining = int(pipe.ttl(recent_key))
+            pipe.multi()
+            pipe.delete(seg_key)  # exact replacement: no fields left over from an older schema
+            pipe.hset(seg_key, mapping=cast(Mapping[Any, Any], fields))
+            pipe.expire(seg_key, ttl_seconds)
+            pipe.zadd(recent_key, {segment: record.end_ts})
+            pipe.expire(recent_key, max(ttl_seconds, remaining))
+
+        self._run("put_segment", lambda: self._client.transaction(transaction, recent_key))
+
+    def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None:
+        key = ids.redis_segment_key(ids.validate_id(user_id, "user_id"), ids.validate_id(segment_id, "segment_id"))
+        raw = self._run("get_segment", lambda: self._client.hgetall(key))
+        return decode_segment(raw) if raw else None
+
+    def recent_segments(self, user_id: str, limit: int) -> list[SegmentRecord]:
+        user = ids.validate_id(user_id, "user_id")
+        if limit <= 0:
+            return []
+        return self._run("recent_segments", lambda: self._recent(user, limit))
+
+    def _recent(self, user: str, limit: int) -> list[SegmentRecord]:
+        recent_key = ids.redis_recent_key(user)
+        found: list[SegmentRecord] = []
+        expired: list[str] = []
+        start = 0
+        while len(found) < limit:
+            # Read in pages so hashes that expired under the index don't shrink the answer below limit.
+            page = cast(list[bytes | str], self._client.zrevrange(recent_key, start, start + limit - 1))
+            members = [_text(m) for m in page]
+            if not members:
+                break
+            pipe = self._client.pipeline(transaction=False)
+            for member in members:
+                pipe.hgetall(ids.redis_segment_key(user, member))
+            for member, raw in zip(members, pipe.execute(), strict=True):
+                if raw:
+                    found.append(decode_segment(raw))
+                else:
+                    expired.append(member)
+            start += len(members)
+        if expired:
+            self._client.zrem(recent_key, *expired)
+        return found[:limit]
+
+    def ttl(self, user_id: str, segment_id: str) -> int:
+        key = ids.redis_segment_key(ids.validate_id(user_id, "user_id"), ids.validate_id(segment_id, "segment_id"))
+        return int(self._run("ttl", lambda: self._client.ttl(key)))
+
+    def count(self, user_id: str | None = None) -> int:
+        # The "*" placeholders turn the key builders into SCAN patterns; braces are literal in Redis globs,
+        # so "{*}" can't match into a neighbour like "{ann:x}" when counting "ann".
+        user = "*" if user_id is None else ids.validate_id(user_id, "user_id")
+        pattern = ids.redis_segment_key(user, "*")
+        return self._run("count", lambda: len(self._scan(pattern)))
+
+    def delete_user(self, user_id: str) -> int:
+        """Removes every key of the user; returns how many segment records were removed."""
+        user = ids.validate_id(user_id, "user_id")
+        return self._run("delete_user", lambda: self._delete_user(user))
+
+    def _delete_user(self, user: str) -> int:
+        keys = self._scan(ids.redis_user_pattern(user))
+        seg_prefix = ids.redis_segment_key(user, "")
+        segments = sorted(k for k in keys if k.startswith(seg_prefix))
+        removed = sum(self._delete(chunk) for chunk in _chunks(segments, _DELETE_CHUNK))
+        for chunk in _chunks(sorted(keys.difference(segments)), _DELETE_CHUNK):
+            self._delete(chunk)
+        return removed
+
+    def _delete(self, keys: list[str]) -> int:
+        return int(self._client.delete(*keys))
+
+    def ping(self) -> str:
+        """"redis 8.2.3" or "valkey 9.1.0" (Valkey also reports a redis_version for compatibility)."""
+        info = self._run("ping", lambda: self._client.info("server"))
+        if "valkey_version" in info:
+            return f"valkey {info['valkey_version']}"
+        return f"{info.get('server_name', 'redis')} {info['redis_version']}"
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

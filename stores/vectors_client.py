@@ -1,0 +1,209 @@
+"""Long-term vectors on a Qdrant server (``QDRANT_URL``) through qdrant-client.
+
+Also runs on qdrant-client's local mode (``QdrantClient(path=...)``), which is how the conformance suite
+reaches it here: no Qdrant server binary is available on these machines. Local mode is far too slow for real
+use (see STACK.md); the embedded default is ``EdgeVectorStore``.
+
+The embedder name and dimension are stored as collection *metadata* (``create_collection(metadata=...)``,
+returned by ``get_collection().config.metadata``), so the record travels with the collection: no side file, no
+reserved point that searches would have to step around. A collection without that metadata (made by an older
+server or by hand) is checked on its vector size and then adopted.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import httpx
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from .errors import DataDirLocked, EmbedderMismatch, LuminaError, StoreUnavailable
+from .vector_filters import (
+    INDEXED_FIELDS,
+    META_DIM,
+    META_EMBEDDER,
+    TENANT_FIELD,
+    TIER,
+    Match,
+    PreparedPoint,
+    VectorStoreBase,
+    check_embedder,
+    embedder_metadata,
+)
+
+try:  # grpc is a qdrant-client dependency, but only prefer_grpc=True clients raise its errors
+    import grpc
+
+    _RPC_ERRORS: tuple[type[BaseException], ...] = (grpc.RpcError,)
+except ImportError:  # pragma: no cover
+    _RPC_ERRORS = ()
+
+
+def _client_filter(conditions: list[Match]) -> models.Filter:
+    must: list[Any] = []
+    for c in conditions:
+        match: Any = (
+            models.MatchValue(value=c.values[0]) if len(c.values) == 1 else models.MatchAny(any=list(c.values))
+        )
+        must.append(models.FieldCondition(key=c.key, match=match))
+    return models.Filter(must=must)
+
+
+def _index_schema(field: str, kind: str) -> Any:
+    if field == TENANT_FIELD:
+        return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+    return models.PayloadSchemaType.KEYWORD if kind == "keyword" else models.PayloadSchemaType.FLOAT
+
+
+class ClientVectorStore(VectorStoreBase):
+    """``VectorStore`` on a ``QdrantClient`` (server or local mode)."""
+
+    backend = "qdrant"
+
+    def __init__(
+        self,
+        client: QdrantClient,
+        collection: str,
+        dim: int,
+        embedder_name: str,
+        *,
+        batch_size: int = 100,
+        close_client: bool = True,
+    ) -> None:
+        """``close_client=False`` when the caller shares one client between several stores."""
+        self._init_common(collection, dim, embedder_name, batch_size)
+        self._client = client
+        self._close_client = close_client
+        opts = client.init_options
+        self._local = opts.get("path") is not None or opts.get("location") == ":memory:"
+        place = opts.get("path") or opts.get("url") or opts.get("location") or opts.get("host")
+        self._where = f"Qdrant collection {self.collection!r} at {place}"
+        try:
+            with self._guard("open the collection"):
+                self._ensure_collection()
+        except BaseException:
+            if close_client:
+                client.close()
+            raise
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        api_key: str | None,
+        collection: str,
+        dim: int,
+        embedder_name: str,
+        *,
+        timeout: int = 10,
+        batch_size: int = 100,
+    ) -> "ClientVectorStore":
+        """Production: a Qdrant server. Unreachable → StoreUnavailable on construction, not on first use."""
+        # check_compatibility=False: its probe only warns; our constructor's first request reports instead.
+        client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
+        return cls(client, collection, dim, embedder_name, batch_size=batch_size)
+
+    @classmethod
+    def local(
+        cls, path: Path | str, collection: str, dim: int, embedder_name: str, *, batch_size: int = 100
+    ) -> "ClientVectorStore":
+        """qdrant-client's local mode in ``path`` (tests; no server needed). One client per folder."""
+        try:
+            client = QdrantClient(path=str(path))
+        except RuntimeError as exc:
+            if "already accessed" in str(exc):
+                raise DataDirLocked(str(path), "another qdrant-client local instance") from exc
+            raise
+        return cls(client, collection, dim, embedder_name, batch_size=batch_size)
+
+    # --- errors ---------------------------------------------------------------------------------------
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Network and server-side failures become StoreUnavailable; bad requests stay what they are."""
+        try:
+            yield
+        except LuminaError:
+            raise
+        except UnexpectedResponse as exc:
+            if exc.status_code in (401, 403):
+                detail = f"{action}: Qdrant refused the credentials (check QDRANT_API_KEY)"
+                raise StoreUnavailable(TIER, detail) from exc
+            if exc.status_code >= 500:
+                raise StoreUnavailable(TIER, f"{action}: Qdrant answered {exc.status_code}") from exc
+            raise
+        except (ResponseHandlingException, httpx.TransportError, ConnectionError, TimeoutError) as exc:
+            raise StoreUnavailable(TIER, f"{action}: cannot reach {self._where}: {exc}") from exc
+        except _RPC_ERRORS as exc:
+            raise StoreUnavailable(TIER, f"{action}: gRPC error from {self._where}: {exc}") from exc
+
+    # --- opening ----------------------------------------------------------------------------------
+    def _ensure_collection(self) -> None:
+        name = self.collection
+        if not self._client.collection_exists(name):
+            try:
+                self._client.create_collection(
+                    name,
+                    vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE),
+                    metadata=embedder_metadata(self.embedder_name, self.dim),
+                )
+            except UnexpectedResponse as exc:
+                if exc.status_code != 409:  # 409: another process created it first; check it below
+                    raise
+        info = self._client.get_collection(name)
+        stored = info.config.metadata or {}
+        if META_EMBEDDER in stored or META_DIM in stored:
+            check_embedder(stored, self._where, self.embedder_name, self.dim)
+        else:
+            self._adopt(info)
+        if not self._local:
+            # Local mode ignores payload indexes and warns on each; a server needs them for filtered search.
+            existing = set(info.payload_schema or {})
+            for field, kind in INDEXED_FIELDS:
+                if field not in existing:
+                    self._client.create_payload_index(name, field, _index_schema(field, kind), wait=True)
+
+    def _adopt(self, info: models.CollectionInfo) -> None:
+        vectors = info.config.params.vectors
+        size = vectors.size if isinstance(vectors, models.VectorParams) else None
+        if size != self.dim:
+            raise EmbedderMismatch(
+                f"{self._where} has no embedder record and its vectors are {size or 'named/multiple'}, "
+                f"not a single {self.dim}-d vector for {self.embedder_name!r}. Use the collection named for "
+                "this embedder (stores.ids.collection_name)."
+            )
+        self._client.update_collection(self.collection, metadata=embedder_metadata(self.embedder_name, self.dim))
+
+    # --- engine primitives ------------------------------------------------------------------------
+    def _write(self, points: Sequence[PreparedPoint]) -> None:
+        batch = [models.PointStruct(id=p.point_id, vector=p.vector, payload=p.payload) for p in points]
+        with self._guard("upsert"):
+            self._client.upsert(self.collection, points=batch, wait=True)
+
+    def _query(self, vector: list[float], conditions: list[Match], limit: int) -> list[tuple[str, float, dict]]:
+        with self._guard("search"):
+            result = self._client.query_points(
+                self.collection, query=vector, query_filter=_client_filter(conditions), limit=limit, with_payload=True
+            )
+        return [(str(p.id), float(p.score), dict(p.payload or {})) for p in result.points]
+
+    def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]:
+        with self._guard("get"):
+            records = self._client.retrieve(self.collection, ids=point_ids, with_payload=True, with_vectors=False)
+        return [(str(r.id), dict(r.payload or {})) for r in records]
+
+    def _count(self, conditions: list[Match] | None) -> int:
+        flt = _client_filter(conditions) if conditions else None
+        with self._guard("count"):
+            return int(self._client.count(self.collection, count_filter=flt, exact=True).count)
+
+    def _delete(self, conditions: list[Match]) -> None:
+        selector = models.FilterSelector(filter=_client_filter(conditions))
+        with self._guard("delete"):
+            self._client.delete(self.collection, points_selector=selector, wait=True)
+
+    def _release(self) -> None:
+        if self._close_client:
+            self._client.close()  # local mode: persists and frees the folder lock for the next process

@@ -1,0 +1,163 @@
+"""Long-term vectors on qdrant-edge: the Qdrant engine in-process, one shard per directory.
+
+Layout: ``path`` (``<data_dir>/qdrant/<collection>/``, as stores.factory passes it) is one edge shard (qdrant-edge's own ``wal/``, ``segments/``,
+``edge_config.json``) plus ``lumina_collection.json``, our record of which embedder and dimension made it.
+The shard's WAL is locked by the engine, so a second handle (this process or another) fails to open; that is
+reported as DataDirLocked instead of the engine's raw "WouldBlock".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import qdrant_edge as qe
+
+from .errors import DataDirLocked, EmbedderMismatch, StoreUnavailable
+from .vector_filters import (
+    INDEXED_FIELDS,
+    TENANT_FIELD,
+    TIER,
+    Match,
+    PreparedPoint,
+    VectorStoreBase,
+    check_embedder,
+    embedder_metadata,
+)
+
+META_FILE = "lumina_collection.json"
+
+
+def _edge_filter(conditions: list[Match]) -> qe.Filter:
+    must: list[Any] = []
+    for c in conditions:
+        # MatchValue on an array field (characters) matches when the array contains the value.
+        match = qe.MatchValue(c.values[0]) if len(c.values) == 1 else qe.MatchAny(list(c.values))
+        must.append(qe.FieldCondition(key=c.key, match=match))
+    return qe.Filter(must=must)
+
+
+def _index_schema(field: str, kind: str) -> Any:
+    if field == TENANT_FIELD:
+        # is_tenant lets the engine co-locate each user's points, which is what user-scoped search wants.
+        return qe.KeywordIndexParams(is_tenant=True)
+    return qe.PayloadSchemaType.Keyword if kind == "keyword" else qe.PayloadSchemaType.Float
+
+
+class EdgeVectorStore(VectorStoreBase):
+    """``VectorStore`` on the in-process qdrant-edge shard in directory ``path`` (created when missing).
+
+    ``collection`` names it in info() and errors and is recorded beside the shard; it does not pick a
+    subdirectory, so the caller decides the layout (stores.factory: ``<data_dir>/qdrant/<collection>``).
+    """
+
+    backend = "qdrant-edge"
+
+    def __init__(
+        self, path: Path, collection: str, dim: int, embedder_name: str, *, batch_size: int = 100
+    ) -> None:
+        self._init_common(collection, dim, embedder_name, batch_size)
+        self.shard_dir = Path(path).expanduser().resolve()
+        self._meta_path = self.shard_dir / META_FILE
+        self._shard = self._open()
+        try:
+            self._ensure_indexes()
+        except BaseException:
+            self._shard.close()  # do not keep the WAL lock of a store the caller never got
+            raise
+
+    # --- opening ----------------------------------------------------------------------------------
+    def _open(self) -> qe.EdgeShard:
+        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine))
+        stored = self._read_meta()
+        if stored is not None:
+            # Checked before the engine opens anything, so a mismatch never touches the shard.
+            where = f"qdrant-edge collection {self.collection!r} at {self.shard_dir}"
+            check_embedder(stored, where, self.embedder_name, self.dim)
+        # Our own files (the record and its temp file) do not make a shard.
+        has_shard = self.shard_dir.is_dir() and any(
+            not p.name.startswith(META_FILE) for p in self.shard_dir.iterdir()
+        )
+        try:
+            if has_shard:
+                # Passing the config makes the engine verify vector size and distance against the segments;
+                # that is the only check for a shard written before our metadata file existed.
+                shard = qe.EdgeShard.load(str(self.shard_dir), config)
+            else:
+                # Metadata first: a shard then never exists without its embedder record.
+                self.shard_dir.mkdir(parents=True, exist_ok=True)
+                self._write_meta()
+                shard = qe.EdgeShard.create(str(self.shard_dir), config)
+        except Exception as exc:  # the engine raises plain Exception; sort by its message
+            raise self._translate_open_error(exc) from exc
+        if stored is None and has_shard:
+            self._write_meta()  # adopting a shard without a record (e.g. crash right after create)
+        return shard
+
+    def _translate_open_error(self, exc: Exception) -> Exception:
+        text = str(exc)
+        if "WouldBlock" in text or "failed to open WAL" in text:
+            return DataDirLocked(
+                str(self.shard_dir), "another open qdrant-edge handle on this shard (this or another process)"
+            )
+        if "incompatible" in text.lower():
+            return EmbedderMismatch(
+                f"qdrant-edge shard {self.shard_dir} does not fit {self.embedder_name!r} ({self.dim}-d, cosine): "
+                f"{text}. Use the collection named for this embedder or re-embed into a new one."
+            )
+        return StoreUnavailable(TIER, f"cannot open qdrant-edge shard {self.shard_dir}: {text}")
+
+    def _read_meta(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self._meta_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise StoreUnavailable(TIER, f"unreadable {self._meta_path}: {exc}") from exc
+        return data if isinstance(data, dict) else {}
+
+    def _write_meta(self) -> None:
+        # Write-then-rename so a crash leaves the old file or the new one, never half of one.
+        tmp = self._meta_path.with_suffix(".json.tmp")
+        record = {"collection": self.collection, **embedder_metadata(self.embedder_name, self.dim)}
+        tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, self._meta_path)
+
+    def _ensure_indexes(self) -> None:
+        # Also on reopen: a shard made by an older version gets the indexes it lacks.
+        existing = set(self._shard.info().payload_schema)
+        for field, kind in INDEXED_FIELDS:
+            if field not in existing:
+                self._shard.update(qe.UpdateOperation.create_field_index(field, _index_schema(field, kind)))
+
+    # --- engine primitives ------------------------------------------------------------------------
+    def _write(self, points: Sequence[PreparedPoint]) -> None:
+        batch = [qe.Point(p.point_id, p.vector, p.payload) for p in points]
+        self._shard.update(qe.UpdateOperation.upsert_points(batch))
+
+    def _query(self, vector: list[float], conditions: list[Match], limit: int) -> list[tuple[str, float, dict]]:
+        request = qe.QueryRequest(
+            limit=limit, query=qe.Query.Nearest(vector), filter=_edge_filter(conditions), with_payload=True
+        )
+        # Ids come back as uuid.UUID; the protocol speaks strings.
+        return [(str(p.id), float(p.score), dict(p.payload or {})) for p in self._shard.query(request)]
+
+    def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]:
+        # with_vector must be passed: the binding rejects a call without it, despite the stub's default.
+        records = self._shard.retrieve(point_ids, with_payload=True, with_vector=False)
+        return [(str(r.id), dict(r.payload or {})) for r in records]
+
+    def _count(self, conditions: list[Match] | None) -> int:
+        flt = _edge_filter(conditions) if conditions else None
+        return int(self._shard.count(qe.CountRequest(exact=True, filter=flt)))
+
+    def _delete(self, conditions: list[Match]) -> None:
+        self._shard.update(qe.UpdateOperation.delete_points_by_filter(_edge_filter(conditions)))
+
+    def _release(self) -> None:
+        try:
+            self._shard.flush()
+        finally:
+            self._shard.close()  # releases the WAL lock so a later process can open the shard

