@@ -10,15 +10,15 @@ import unicodedata
 
 DOMAINS: dict[str, tuple[str, ...]] = {
     "movie": ("映画", "監督", "上映", "俳優", "シネマ", "movie", "film", "cinema"),
-    "food": ("料理", "レシピ", "ケーキ", "焼", "食べ", "ご飯", "ランチ", "夕飯", "紅茶", "味", "recipe", "cook", "food"),
-    "travel": ("旅行", "旅", "観光", "ホテル", "新幹線", "宿", "trip", "travel", "hotel"),
+    "food": ("料理", "レシピ", "焼い", "焼く", "ケーキ", "食べ", "ご飯", "ランチ", "夕飯", "紅茶", "recipe", "cook", "food"),
+    "travel": ("旅行", "観光", "ホテル", "新幹線", "trip", "travel", "hotel"),
     "work": ("仕事", "会社", "上司", "会議", "プレゼン", "資料", "残業", "職場", "work", "meeting", "boss"),
-    "health": ("ランニング", "運動", "走", "ジム", "睡眠", "健康", "ストレッチ", "running", "exercise", "workout"),
+    "health": ("ランニング", "走っ", "走る", "運動", "ジム", "睡眠", "健康", "ストレッチ", "running", "exercise", "workout"),
     "game": ("ゲーム", "プレイ", "攻略", "ステージ", "ボス戦", "game", "gaming"),
-    "music": ("音楽", "曲", "ライブ", "ギター", "ピアノ", "歌", "music", "song", "concert"),
-    "astronomy": ("星", "宇宙", "天体", "流星", "惑星", "望遠鏡", "月食", "星座", "star", "planet", "telescope"),
-    "pet": ("猫", "犬", "ペット", "子猫", "獣医", "cat", "dog", "pet"),
-    "book": ("本", "小説", "読書", "作家", "図書館", "book", "novel"),
+    "music": ("音楽", "ライブ", "ギター", "ピアノ", "music", "song", "concert"),
+    "astronomy": ("宇宙", "星座", "流れ星", "星空", "天体", "流星", "惑星", "望遠鏡", "月食", "星座", "star", "planet", "telescope"),
+    "pet": ("猫", "ペット", "子猫", "獣医", "cat", "dog", "pet"),
+    "book": ("小説", "読書", "作家", "図書館", "book", "novel"),
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from stores.factory import Stores, open_stores
 from stores.settings import LuminaSettings, default_settings
 
+from .retrieval.keyword_index import KeywordIndex
 from .text.embedder import CachedEmbedder, make_embedder
 
 log = logging.getLogger("lumina.services")
@@ -28,6 +29,7 @@ class Services:
     built on demand when OPENAI_API_KEY is set)."""
     paths: dict[str, str] = field(default_factory=dict)
     """Which path each step runs (offline or llm), reported by `stats` and logs."""
+    keyword_index: KeywordIndex = field(default_factory=KeywordIndex)
 
     def close(self) -> None:
         self.stores.close()

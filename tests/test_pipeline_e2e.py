@@ -78,6 +78,6 @@ def test_recall_brings_back_the_right_segment_with_source_turns(demo_memory, dem
         found = [{topic_of[t] for t in item["turn_ids"]} for item in items]
         assert any(topic in f for f in found), (question, found)
         top = items[0]
-        assert top["tiers"] and set(top["tiers"]) <= {"mid-term", "long-term", "graph"}
+        assert top["tiers"] and set(top["tiers"]) <= {"mid-term", "long-term", "archive", "graph"}
         turns = demo_memory.services.stores.archive.get_turns("demo-user", top["turn_ids"])
         assert turns and [t.source_id for t in turns] == top["source_ids"]

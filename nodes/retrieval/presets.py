@@ -9,7 +9,7 @@ PRESETS: dict[str, tuple[float, float, float]] = {
     "goals": (0.6, 0.1, 0.3),
     "planning": (0.5, 0.3, 0.2),
     "reflection": (0.3, 0.2, 0.5),
-    "question": (0.7, 0.15, 0.15),
+    "question": (0.8, 0.1, 0.1),
 }
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from stores.models import SegmentRecord
 
 from ..text.tokenize import nouns
+from .lexical import bm25_scores, minmax
 from .presets import weights_for
 
 DAY = 86_400.0
@@ -64,6 +65,13 @@ def recall(
     for hit in hits:
         payload = dict(hit.payload)
         merged.add("long-term", payload["segment_id"], payload)
+    for seg_id, _score in services.keyword_index.search(stores.archive, user_id, query, settings.retrieve_keyword):
+        if seg_id not in merged.items:
+            record = stores.midterm.get_segment(user_id, seg_id) or stores.archive.get_segment(user_id, seg_id)
+            if record is not None:
+                merged.add("archive", seg_id, record.model_dump())
+        else:
+            merged.add("archive", seg_id, {})
     concepts = list(dict.fromkeys(nouns(query)))
     graph_hits: list[tuple[str, float]] = []
     if concepts:
@@ -83,16 +91,23 @@ def recall(
         ends = [item["payload"].get("end_ts", 0.0) for item in merged.items.values()]
         now_ts = max([*ends, *(t["ts"] for t in open_turns or [])], default=time.time())
     half_life = settings.recency_half_life_days * DAY
+    candidates = list(merged.items.values())
+    dense = []
+    for item in candidates:
+        vector = np.asarray(item["payload"].get("embedding") or [], dtype=np.float32)
+        dense.append(max(0.0, float(vector @ qvec)) if vector.size == qvec.size else 0.0)
+    lexical = bm25_scores(query, [c["payload"].get("text") or c["payload"].get("summary", "") for c in candidates])
+    # Raw cosine and BM25 live on different scales and, for short chat turns, in a narrow band;
+    # min-max over the pool lets the best match of each signal count fully.
+    fused = [0.5 * d + 0.5 * l for d, l in zip(minmax(dense), minmax(lexical))]
     results: list[dict[str, Any]] = []
-    for seg_id, item in merged.items.items():
+    for item, relevance in zip(candidates, fused):
         payload = item["payload"]
-        vector = np.asarray(payload.get("embedding") or [], dtype=np.float32)
-        relevance = float(vector @ qvec) if vector.size == qvec.size else 0.0
-        relevance = max(0.0, relevance) + 0.2 * item["graph"]
+        relevance = min(1.0, relevance + 0.2 * item["graph"])
         age = max(0.0, now_ts - float(payload.get("end_ts", now_ts)))
         recency = math.pow(0.5, age / half_life)
         score = alpha * relevance + beta * recency + gamma * float(payload.get("importance", 0.0))
-        results.append(_item(seg_id, payload, item["tiers"], score, relevance, recency))
+        results.append(_item(item["segment_id"], payload, item["tiers"], score, relevance, recency))
     results.sort(key=lambda r: -r["score"])
     out = results[:limit]
     if open_turns:

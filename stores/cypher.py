@@ -1,0 +1,183 @@
+"""Every Cypher statement of the associative graph, shared by the ladybug and Neo4j adapters.
+
+Rules every statement here follows:
+- values travel only as ``$parameters``; no id, name or text is ever formatted into a statement;
+- only the subset that ladybug, Neo4j and FalkorDB (our Neo4j stand-in in tests) all run the same way:
+  MATCH / MERGE / UNWIND / SET / DELETE, ``IN $list``, ``count``/``max``, ``ORDER BY ... LIMIT $limit``;
+- every node is matched with its owner (``user_id``) as well as its id, so one user's call can never
+  reach another user's segments or concepts, even if an id were reused;
+- writes are idempotent: MERGE on deterministic ids, SET of plain properties.
+
+Schema statements are not portable and live at the bottom, one list per backend.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept")
+EDGE_TYPES: Final[tuple[str, ...]] = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED")
+
+# --- writes ------------------------------------------------------------------------------------------
+# $segment_id, $user_id, $summary, $ts, $importance
+UPSERT_SEGMENT: Final = """
+MERGE (u:User {id: $user_id})
+MERGE (s:Segment {id: $segment_id, user_id: $user_id})
+SET s.summary = $summary, s.ts = $ts, s.importance = $importance
+MERGE (u)-[:HAD]->(s)
+"""
+
+# A re-upsert states the segment's whole truth: edges to characters/concepts no longer listed go away,
+# edges still listed are left untouched (no delete-and-recreate churn on a plain retry).
+# $segment_id, $user_id, $characters (list of ids, may be empty)
+DROP_STALE_PARTICIPANTS: Final = """
+MATCH (c:Character)-[r:PARTICIPATED]->(s:Segment {id: $segment_id, user_id: $user_id})
+WHERE NOT (c.id IN $characters)
+DELETE r
+"""
+
+# $segment_id, $user_id, $characters (non-empty)
+ADD_PARTICIPANTS: Final = """
+MATCH (s:Segment {id: $segment_id, user_id: $user_id})
+UNWIND $characters AS cid
+MERGE (c:Character {id: cid})
+MERGE (c)-[:PARTICIPATED]->(s)
+"""
+
+# $segment_id, $user_id, $concept_ids (may be empty)
+DROP_STALE_MENTIONS: Final = """
+MATCH (s:Segment {id: $segment_id, user_id: $user_id})-[r:MENTIONS]->(c:Concept)
+WHERE NOT (c.id IN $concept_ids)
+DELETE r
+"""
+
+# $segment_id, $user_id, $concepts: list of {id, name} (non-empty; id = ids.concept_id(user, name))
+ADD_MENTIONS: Final = """
+MATCH (s:Segment {id: $segment_id, user_id: $user_id})
+UNWIND $concepts AS cc
+MERGE (c:Concept {id: cc.id})
+SET c.user_id = $user_id, c.name = cc.name
+MERGE (s)-[:MENTIONS]->(c)
+"""
+
+# $segment_id, $user_id, $neighbours: list of {id, score}. Neighbours that are not this user's
+# segments simply do not MATCH, so no edge can cross users.
+LINK_SEGMENTS: Final = """
+MATCH (a:Segment {id: $segment_id, user_id: $user_id})
+UNWIND $neighbours AS nb
+MATCH (b:Segment {id: nb.id, user_id: $user_id})
+MERGE (a)-[r:ASSOCIATED]->(b)
+SET r.score = nb.score
+"""
+
+# DETACH DELETE also removes every HAD/PARTICIPATED/MENTIONS/ASSOCIATED edge of these nodes;
+# Character nodes are shared by all users and stay. $user_id
+DELETE_USER_CONCEPTS: Final = "MATCH (c:Concept {user_id: $user_id}) DETACH DELETE c"
+DELETE_USER_SEGMENTS: Final = "MATCH (s:Segment {user_id: $user_id}) DETACH DELETE s"
+DELETE_USER_NODE: Final = "MATCH (u:User {id: $user_id}) DETACH DELETE u"
+
+# --- reads -------------------------------------------------------------------------------------------
+# Rows > 0 when $segment_id is already taken by another user: upserting would hijack it (Neo4j/FalkorDB)
+# or hit a primary-key violation (ladybug), so the caller refuses first with a clear error.
+SEGMENT_OWNED_BY_OTHER: Final = """
+MATCH (s:Segment {id: $segment_id})
+WHERE s.user_id <> $user_id
+RETURN count(s) AS n
+"""
+
+# Undirected, so a link made from either end counts; the best score wins when several seeds reach the
+# same neighbour. Ties broken by id so results are stable across backends.
+# $user_id, $segment_ids, $limit
+ASSOCIATED_NEIGHBOURS: Final = """
+MATCH (s:Segment)-[r:ASSOCIATED]-(n:Segment)
+WHERE s.user_id = $user_id AND s.id IN $segment_ids
+  AND n.user_id = $user_id AND NOT (n.id IN $segment_ids)
+RETURN n.id AS id, max(r.score) AS score
+ORDER BY score DESC, id ASC
+LIMIT $limit
+"""
+
+# $user_id, $concept_ids, $limit. More matched concepts first, then the more important, then newer.
+SEGMENTS_FOR_CONCEPTS: Final = """
+MATCH (s:Segment)-[:MENTIONS]->(c:Concept)
+WHERE s.user_id = $user_id AND c.user_id = $user_id AND c.id IN $concept_ids
+RETURN s.id AS id, s.importance AS importance, s.ts AS ts, count(DISTINCT c.id) AS hits
+ORDER BY hits DESC, importance DESC, ts DESC, id ASC
+LIMIT $limit
+"""
+
+# $user_id, $segment_ids
+CONCEPTS_OF: Final = """
+MATCH (s:Segment)-[:MENTIONS]->(c:Concept)
+WHERE s.user_id = $user_id AND s.id IN $segment_ids
+RETURN s.id AS id, c.name AS name
+ORDER BY id ASC, name ASC
+"""
+
+# One statement per label/type (each returns a single row {n}); no label functions, which differ
+# between engines. No parameters.
+COUNT_NODES_ALL: Final[dict[str, str]] = {
+    "User": "MATCH (n:User) RETURN count(n) AS n",
+    "Character": "MATCH (n:Character) RETURN count(n) AS n",
+    "Segment": "MATCH (n:Segment) RETURN count(n) AS n",
+    "Concept": "MATCH (n:Concept) RETURN count(n) AS n",
+}
+COUNT_EDGES_ALL: Final[dict[str, str]] = {
+    "HAD": "MATCH (:User)-[r:HAD]->(:Segment) RETURN count(r) AS n",
+    "PARTICIPATED": "MATCH (:Character)-[r:PARTICIPATED]->(:Segment) RETURN count(r) AS n",
+    "MENTIONS": "MATCH (:Segment)-[r:MENTIONS]->(:Concept) RETURN count(r) AS n",
+    "ASSOCIATED": "MATCH (:Segment)-[r:ASSOCIATED]->(:Segment) RETURN count(r) AS n",
+}
+
+# A user's share: their own nodes, the characters who took part in their segments, and every edge
+# touching one of their segments. $user_id
+COUNT_NODES_USER: Final[dict[str, str]] = {
+    "User": "MATCH (n:User {id: $user_id}) RETURN count(n) AS n",
+    "Character": (
+        "MATCH (c:Character)-[:PARTICIPATED]->(:Segment {user_id: $user_id}) RETURN count(DISTINCT c.id) AS n"
+    ),
+    "Segment": "MATCH (n:Segment {user_id: $user_id}) RETURN count(n) AS n",
+    "Concept": "MATCH (n:Concept {user_id: $user_id}) RETURN count(n) AS n",
+}
+COUNT_EDGES_USER: Final[dict[str, str]] = {
+    "HAD": "MATCH (:User)-[r:HAD]->(:Segment {user_id: $user_id}) RETURN count(r) AS n",
+    "PARTICIPATED": "MATCH (:Character)-[r:PARTICIPATED]->(:Segment {user_id: $user_id}) RETURN count(r) AS n",
+    "MENTIONS": "MATCH (:Segment {user_id: $user_id})-[r:MENTIONS]->(:Concept) RETURN count(r) AS n",
+    "ASSOCIATED": (
+        "MATCH (a:Segment)-[r:ASSOCIATED]->(b:Segment) "
+        "WHERE a.user_id = $user_id OR b.user_id = $user_id RETURN count(r) AS n"
+    ),
+}
+
+# === backend-specific schema =========================================================================
+
+# ladybug (like Kùzu) is schema-first: a label or edge type must be a table before MERGE can use it.
+# The primary key gives the uniqueness Neo4j gets from constraints; REL tables fix the endpoint labels.
+LADYBUG_SCHEMA: Final[tuple[str, ...]] = (
+    "CREATE NODE TABLE IF NOT EXISTS User(id STRING, PRIMARY KEY (id))",
+    "CREATE NODE TABLE IF NOT EXISTS Character(id STRING, PRIMARY KEY (id))",
+    "CREATE NODE TABLE IF NOT EXISTS Segment("
+    "id STRING, user_id STRING, summary STRING, ts DOUBLE, importance DOUBLE, PRIMARY KEY (id))",
+    "CREATE NODE TABLE IF NOT EXISTS Concept(id STRING, user_id STRING, name STRING, PRIMARY KEY (id))",
+    "CREATE REL TABLE IF NOT EXISTS HAD(FROM User TO Segment)",
+    "CREATE REL TABLE IF NOT EXISTS PARTICIPATED(FROM Character TO Segment)",
+    "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Segment TO Concept)",
+    "CREATE REL TABLE IF NOT EXISTS ASSOCIATED(FROM Segment TO Segment, score DOUBLE)",
+)
+
+# Neo4j is schema-optional: these only add uniqueness and lookup speed. FalkorDB's Bolt endpoint
+# rejects all of them (with a generic UnknownError), so the Neo4j adapter runs them one by one and
+# tolerates exactly that failure. Named + IF NOT EXISTS keeps them idempotent on Neo4j 5.
+NEO4J_SCHEMA: Final[tuple[str, ...]] = (
+    "CREATE CONSTRAINT lumina_user_id IF NOT EXISTS FOR (n:User) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT lumina_character_id IF NOT EXISTS FOR (n:Character) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT lumina_segment_id IF NOT EXISTS FOR (n:Segment) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT lumina_concept_id IF NOT EXISTS FOR (n:Concept) REQUIRE n.id IS UNIQUE",
+    "CREATE INDEX lumina_segment_user IF NOT EXISTS FOR (n:Segment) ON (n.user_id)",
+    "CREATE INDEX lumina_concept_user IF NOT EXISTS FOR (n:Concept) ON (n.user_id)",
+)
+
+# Neo4j adapter only: finds servers that splice string parameters into the query text instead of
+# binding them (FalkorDB 4.16's Bolt endpoint does: a quote in a value ends the literal). Sent with
+# $probe = backslash + quote; a binding server returns it unchanged, a splicing one returns "'".
+NEO4J_PARAM_PROBE: Final = "RETURN $probe AS probe"

@@ -1,0 +1,195 @@
+"""The GraphStore logic both graph adapters share: validation, statements + parameters, result shaping.
+
+An adapter only says how to run one statement (``_read``) and how to run a few statements as one
+unit of work (``_write``); everything a protocol method means lives here, once, so ladybug and Neo4j
+cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from . import cypher, ids
+from .errors import InvalidInput
+from .models import GraphCounts
+from .settings import CHARACTERS
+
+Params = dict[str, Any]
+Step = tuple[str, Params]
+Rows = list[dict[str, Any]]
+
+
+def _finite(value: object, field: str) -> float:
+    # NaN/inf would poison ORDER BY and are not storable on every backend (FalkorDB rejects inf).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(field, f"must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _limit(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput("limit", f"must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _segment_ids(values: Sequence[str], field: str = "segment_ids") -> list[str]:
+    if isinstance(values, str):  # a bare string is a Sequence too; iterating it would yield letters
+        raise InvalidInput(field, "must be a list of segment ids, not a single string")
+    return list(dict.fromkeys(ids.validate_id(v, field) for v in values))
+
+
+def _concept_names(values: Sequence[str]) -> list[str]:
+    if isinstance(values, str):
+        raise InvalidInput("concepts", "must be a list of names, not a single string")
+    names: list[str] = []
+    for name in values:
+        if not isinstance(name, str):
+            raise InvalidInput("concepts", f"names must be strings, got {type(name).__name__}")
+        if name.strip():  # kept verbatim; only blank names are meaningless and skipped
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def _single_count(rows: Rows) -> int:
+    return int(rows[0]["n"]) if rows else 0
+
+
+class CypherGraph:
+    """GraphStore over any engine that runs the statements of :mod:`stores.cypher`."""
+
+    backend: str = ""
+
+    # --- what an adapter provides --------------------------------------------------------------
+    def _read(self, query: str, params: Mapping[str, Any]) -> Rows:
+        """Run one read statement; rows as dicts keyed by the RETURN aliases."""
+        raise NotImplementedError
+
+    def _write(self, steps: Sequence[Step]) -> list[Rows]:
+        """Run statements in order, atomically where the engine has transactions; rows per step."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # --- GraphStore ----------------------------------------------------------------------------
+    def upsert_segment(
+        self,
+        user_id: str,
+        segment_id: str,
+        characters: Sequence[str],
+        concepts: Sequence[str],
+        summary: str,
+        ts: float,
+        importance: float,
+    ) -> None:
+        ids.validate_id(user_id, "user_id")
+        ids.validate_id(segment_id, "segment_id")
+        if isinstance(characters, str):
+            raise InvalidInput("characters", "must be a list of character ids, not a single string")
+        chars = list(dict.fromkeys(characters))
+        unknown = [c for c in chars if c not in CHARACTERS]
+        if unknown:
+            raise InvalidInput("characters", f"unknown {unknown[:3]!r}; expected some of {list(CHARACTERS)}")
+        if not isinstance(summary, str):
+            raise InvalidInput("summary", f"must be a string, got {type(summary).__name__}")
+        names = _concept_names(concepts)
+        concept_rows = [{"id": ids.concept_id(user_id, n), "name": n} for n in names]
+        seg: Params = {"user_id": user_id, "segment_id": segment_id}
+        # Segment ids are uuid5 of the user, so a clash means a caller bug; refusing beats silently
+        # moving another user's segment (Neo4j) or a raw primary-key error (ladybug).
+        if _single_count(self._read(cypher.SEGMENT_OWNED_BY_OTHER, seg)):
+            raise InvalidInput("segment_id", f"{segment_id!r} already belongs to another user")
+        steps: list[Step] = [
+            (
+                cypher.UPSERT_SEGMENT,
+                {**seg, "summary": summary, "ts": _finite(ts, "ts"), "importance": _finite(importance, "importance")},
+            ),
+            (cypher.DROP_STALE_PARTICIPANTS, {**seg, "characters": chars}),
+            (cypher.DROP_STALE_MENTIONS, {**seg, "concept_ids": [c["id"] for c in concept_rows]}),
+        ]
+        # UNWIND over an empty list is a no-op everywhere, but ladybug cannot type an empty list
+        # of maps: skip the statement instead of sending one.
+        if chars:
+            steps.append((cypher.ADD_PARTICIPANTS, {**seg, "characters": chars}))
+        if concept_rows:
+            steps.append((cypher.ADD_MENTIONS, {**seg, "concepts": concept_rows}))
+        self._write(steps)
+
+    def link_segments(self, user_id: str, segment_id: str, neighbours: Sequence[tuple[str, float]]) -> None:
+        ids.validate_id(user_id, "user_id")
+        ids.validate_id(segment_id, "segment_id")
+        best: dict[str, float] = {}
+        for item in neighbours:
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise InvalidInput("neighbours", f"items must be (segment_id, score) pairs, got {item!r}")
+            other = ids.validate_id(item[0], "neighbours")
+            score = _finite(item[1], "neighbours.score")
+            # A self-loop says nothing; a duplicate keeps its best score (one MERGE per edge, since
+            # MERGE of the same key twice in one statement differs between engines).
+            if other != segment_id and score >= best.get(other, -math.inf):
+                best[other] = score
+        if not best:
+            return
+        rows = [{"id": k, "score": v} for k, v in best.items()]
+        self._write([(cypher.LINK_SEGMENTS, {"user_id": user_id, "segment_id": segment_id, "neighbours": rows})])
+
+    def associated(self, user_id: str, segment_ids: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        ids.validate_id(user_id, "user_id")
+        seeds = _segment_ids(segment_ids)
+        if not seeds or not _limit(limit):
+            return []
+        rows = self._read(
+            cypher.ASSOCIATED_NEIGHBOURS, {"user_id": user_id, "segment_ids": seeds, "limit": limit}
+        )
+        return [(str(r["id"]), float(r["score"])) for r in rows]
+
+    def segments_for_concepts(self, user_id: str, concepts: Sequence[str], limit: int) -> list[tuple[str, int]]:
+        ids.validate_id(user_id, "user_id")
+        names = _concept_names(concepts)
+        if not names or not _limit(limit):
+            return []
+        # Concepts are looked up by their per-user id, so another user's concept of the same name
+        # is a different node and can never match.
+        concept_ids = [ids.concept_id(user_id, n) for n in names]
+        rows = self._read(
+            cypher.SEGMENTS_FOR_CONCEPTS, {"user_id": user_id, "concept_ids": concept_ids, "limit": limit}
+        )
+        return [(str(r["id"]), int(r["hits"])) for r in rows]
+
+    def concepts_of(self, user_id: str, segment_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Every requested id is a key (an unknown or foreign segment maps to [])."""
+        ids.validate_id(user_id, "user_id")
+        wanted = _segment_ids(segment_ids)
+        found: dict[str, list[str]] = {s: [] for s in wanted}
+        if wanted:
+            for r in self._read(cypher.CONCEPTS_OF, {"user_id": user_id, "segment_ids": wanted}):
+                found[str(r["id"])].append(str(r["name"]))
+        return found
+
+    def counts(self, user_id: str | None = None) -> GraphCounts:
+        if user_id is None:
+            node_q, edge_q, params = cypher.COUNT_NODES_ALL, cypher.COUNT_EDGES_ALL, {}
+        else:
+            ids.validate_id(user_id, "user_id")
+            node_q, edge_q, params = cypher.COUNT_NODES_USER, cypher.COUNT_EDGES_USER, {"user_id": user_id}
+        return GraphCounts(
+            nodes={label: _single_count(self._read(q, params)) for label, q in node_q.items()},
+            edges={kind: _single_count(self._read(q, params)) for kind, q in edge_q.items()},
+        )
+
+    def delete_user(self, user_id: str) -> int:
+        """Remove the user's User, Segment and Concept nodes with all their edges; nodes removed."""
+        ids.validate_id(user_id, "user_id")
+        params = {"user_id": user_id}
+        # Counted in the same unit of work as the deletes, so the number matches what went away.
+        counted = [(cypher.COUNT_NODES_USER[label], params) for label in ("User", "Segment", "Concept")]
+        results = self._write(
+            [
+                *counted,
+                (cypher.DELETE_USER_CONCEPTS, params),
+                (cypher.DELETE_USER_SEGMENTS, params),
+                (cypher.DELETE_USER_NODE, params),
+            ]
+        )
+        return sum(_single_count(rows) for rows in results[: len(counted)])

@@ -1,0 +1,139 @@
+"""GraphStore on an embedded ladybug database (the maintained fork of Kùzu): in-process, one file.
+
+ladybug facts this adapter relies on (ladybug 0.22):
+- ``ladybug.Database(path)`` creates/opens a single database *file* at ``path`` (plus ``path.wal``
+  while writing); ``ladybug.Connection(db).execute(query, params)`` binds ``$name`` parameters (lists
+  and lists of maps included) and returns a ``QueryResult`` (``rows_as_dict().get_all()``).
+- Schema first: MERGE on a label or edge type that is not a NODE/REL table is an error.
+- ``BEGIN TRANSACTION`` / ``COMMIT`` / ``ROLLBACK`` are plain statements on the connection.
+- A second *process* opening the file fails with "Could not set lock on file ... (Lock is held by
+  PID n)"; a second ``Database`` on the same file in the *same* process opens without error but does
+  not see the first one's writes, so this module refuses that itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Mapping, Sequence, cast
+
+import ladybug
+
+from . import cypher
+from .errors import DataDirLocked, StoreUnavailable
+from .graph_base import CypherGraph, Rows, Step
+from .settings import LuminaSettings
+
+_LOCK_HELD = re.compile(r"Could not set lock on file(?:.*?held by PID (\d+))?", re.S)
+
+# Database files open in this process; see the module docstring for why two handles must not coexist.
+_open_paths: set[str] = set()
+_open_paths_lock = threading.Lock()
+
+
+class LadybugGraph(CypherGraph):
+    backend = "ladybug"
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path).expanduser().resolve()
+        self._key = str(self.path)
+        with _open_paths_lock:
+            if self._key in _open_paths:
+                raise DataDirLocked(
+                    str(self.path.parent), f"this process (pid {os.getpid()}): another LadybugGraph is open on it"
+                )
+            _open_paths.add(self._key)
+        # One connection serves every thread; the lock keeps BEGIN..COMMIT of one caller from
+        # interleaving with another caller's statements on that shared connection.
+        self._lock = threading.RLock()
+        self._closed = True  # until both handles exist
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = self._open_database()
+            try:
+                self._conn = ladybug.Connection(self._db)
+            except BaseException:
+                self._db.close()
+                raise
+        except BaseException:
+            self._release()
+            raise
+        self._closed = False
+        try:
+            for statement in cypher.LADYBUG_SCHEMA:  # IF NOT EXISTS: cheap and idempotent on reopen
+                self._conn.execute(statement)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def from_settings(cls, settings: LuminaSettings) -> "LadybugGraph":
+        return cls(settings.resolved_data_dir() / "graph")
+
+    def _open_database(self) -> ladybug.Database:
+        try:
+            return ladybug.Database(str(self.path))
+        except RuntimeError as exc:
+            match = _LOCK_HELD.search(str(exc))
+            if match is None:
+                raise
+            holder = f"process {match.group(1)}" if match.group(1) else "another process"
+            raise DataDirLocked(str(self.path.parent), f"{holder} (it has {self.path} open)") from exc
+
+    def _release(self) -> None:
+        with _open_paths_lock:
+            _open_paths.discard(self._key)
+
+    def _execute(self, query: str, params: Mapping[str, Any]) -> Rows:
+        if self._closed:
+            raise StoreUnavailable("graph", f"the ladybug graph at {self.path} is closed")
+        result = self._conn.execute(query, dict(params))
+        if isinstance(result, list):  # only multi-statement strings give a list; we never send those
+            raise RuntimeError("one statement expected")
+        try:
+            # rows_as_dict() makes every row a dict keyed by the RETURN aliases
+            return [cast(dict[str, Any], row) for row in result.rows_as_dict().get_all()]
+        finally:
+            result.close()
+
+    def _read(self, query: str, params: Mapping[str, Any]) -> Rows:
+        with self._lock:
+            return self._execute(query, params)
+
+    def _write(self, steps: Sequence[Step]) -> list[Rows]:
+        with self._lock:
+            self._execute("BEGIN TRANSACTION", {})
+            try:
+                results = [self._execute(query, params) for query, params in steps]
+            except BaseException:
+                self._rollback_if_open()
+                raise
+            self._execute("COMMIT", {})
+            return results
+
+    def _rollback_if_open(self) -> None:
+        try:
+            self._execute("ROLLBACK", {})
+        except RuntimeError as exc:
+            # A statement that fails inside BEGIN..COMMIT makes ladybug roll back by itself; its
+            # ROLLBACK then finds nothing to undo, and that must not hide the original error.
+            if "No active transaction" not in str(exc):
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            # Connection before database (ladybug's advice); closing the database releases the file
+            # lock so another process, or a new LadybugGraph here, can open it.
+            try:
+                self._conn.close()
+                self._db.close()
+            finally:
+                self._release()
+
+    def __repr__(self) -> str:
+        return f"LadybugGraph({str(self.path)!r})"

