@@ -1,0 +1,28 @@
+"""Cypher, SQL and Redis keys are each built in one module; ids travel as parameters."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = [p for d in ("graphs", "nodes", "stores", "bench") for p in (ROOT / d).rglob("*.py")]
+
+
+def _offenders(pattern: str, allowed: set[str]) -> list[str]:
+    rx = re.compile(pattern)
+    return [str(p.relative_to(ROOT)) for p in SOURCES if p.name not in allowed and rx.search(p.read_text("utf-8"))]
+
+
+def test_cypher_lives_in_the_cypher_module():
+    assert _offenders(r"\b(MERGE|DETACH DELETE)\s*\(|MATCH \(\w*:", {"cypher.py"}) == []
+
+
+def test_sql_lives_in_the_duckdb_adapters():
+    allowed = {"archive_duckdb.py", "kv_duckdb.py"}
+    assert _offenders(r"\b(INSERT INTO|DELETE FROM|CREATE TABLE)\b", allowed) == []
+
+
+def test_redis_keys_are_built_in_ids():
+    assert _offenders(r"f[\"']lumina:", {"ids.py"}) == []
+
