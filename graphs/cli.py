@@ -172,11 +172,15 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_recall(args) -> int:
+    from nodes.retrieval.recall import recall
+
     services, _graph, conn = _open()
     try:
-        items = print_recall(services, args.user, args.question, args.purpose, args.limit)
-        if args.json:
+        if args.json:  # machine-readable: the items alone on stdout
+            items = recall(services, args.user, args.question, purpose=args.purpose, limit=args.limit)
             print(json.dumps(items, ensure_ascii=False, indent=2))
+        else:
+            print_recall(services, args.user, args.question, args.purpose, args.limit)
     finally:
         services.close()
         conn.close()

@@ -1,0 +1,79 @@
+"""The console command, run as a user would, in its own data directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"}
+    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        env.pop(key, None)
+
+    def run(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path, input=stdin,
+                              capture_output=True, text=True, timeout=300)
+        if check:
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
+    yield run
+    run("services", "stop", check=False)
+
+
+def test_demo_fills_every_tier_and_answers(cli):
+    out = cli("demo").stdout
+    assert "replayed 102 turns" in out
+    for tier in ("redis-embedded", "duckdb", "qdrant-edge", "ladybug"):
+        assert tier in out
+    assert "102 turns" in out and "offline responder" in out
+    assert out.count("Q: ") == 3 and "↳" in out
+    status = cli("services", "status").stdout
+    assert "running: True" in status and "socket:" in status
+
+
+def test_ingest_recall_stats_and_chat(cli, tmp_path):
+    lines = [
+        {"user_id": "ivy", "speaker": "user", "text": "来週の土曜日に富士山に登る予定なんだ", "ts": "2026-09-01T09:00:00+09:00"},
+        {"user_id": "ivy", "speaker": "clarisse", "text": "富士山登山なら防寒具と水を忘れずに", "ts": "2026-09-01T09:01:00+09:00"},
+        {"user_id": "ivy", "speaker": "user", "text": "山小屋も予約したよ", "ts": "2026-09-01T09:02:00+09:00"},
+        {"user_id": "jay", "speaker": "user", "text": "I adopted a dog called Biscuit", "ts": "2026-09-01T10:00:00+00:00"},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), encoding="utf-8")
+    out = cli("ingest", str(path)).stdout
+    assert "ivy: 3 turns" in out and "jay: 1 turns" in out
+    rec = cli("recall", "--user", "ivy", "富士山に登るのはいつ？", "--json").stdout
+    items = json.loads(rec)
+    assert items and "富士山" in items[0]["text"] and len(items[0]["source_ids"]) == 3
+    assert "Biscuit" not in rec  # another user's memory
+    stats = cli("stats", "--user", "ivy").stdout
+    assert "3 turns, 1 segments" in stats
+    chat = cli("chat", "--user", "ivy", stdin="ノクス、富士山の話覚えてる？\n\n").stdout
+    assert "nox>" in chat and "offline responder" in chat
+
+
+def test_bad_input_file_gives_a_clear_error(cli, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"user_id": "../etc", "speaker": "user", "text": "x", "ts": 1}\n', encoding="utf-8")
+    proc = cli("ingest", str(path), check=False)
+    assert proc.returncode == 2 and "invalid user_id" in proc.stdout
+
+
+def test_a_second_process_gets_a_clear_lock_error(tmp_path, memory_factory):
+    mem = memory_factory()
+    code = (
+        "from nodes.services import open_services\n"
+        "from stores.settings import LuminaSettings\n"
+        f"open_services(LuminaSettings(data_dir={str(mem.settings.data_dir)!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "DataDirLocked" in proc.stderr and f"pid={os.getpid()}" in proc.stderr
+    assert "LUMINA_DATA_DIR" in proc.stderr
