@@ -210,6 +210,12 @@ def cmd_services(args) -> int:
     return 0
 
 
+def cmd_doctor(args) -> int:
+    from .doctor import doctor_command
+
+    return doctor_command(console)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lumina-memory", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log one line per node")
@@ -237,6 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     svc = sub.add_parser("services", help="the embedded Redis server")
     svc.add_argument("action", choices=["status", "stop"])
     svc.set_defaults(func=cmd_services)
+    doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")
+    doctor.set_defaults(func=cmd_doctor)
     return parser
 
 
