@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+from langchain_core.messages import RemoveMessage
 
 from stores import ids
 
@@ -51,6 +52,14 @@ def _close_pending(state: dict, reason: str) -> list[dict]:
     return [*state.get("pending", []), closed]
 
 
+def _trim_messages(state: dict, keep_last: int) -> list[RemoveMessage]:
+    """Chat messages of a closed segment leave the state with it (L1 keeps ≤ 12 turns); they live
+    on in the archive. ``keep_last`` keeps the message that opens the new segment."""
+    messages = state.get("messages") or []
+    drop = messages[: len(messages) - keep_last] if keep_last else messages
+    return [RemoveMessage(id=m.id) for m in drop if m.id]
+
+
 def detect_boundary(state: dict, ctx, services) -> dict:
     turns: list[dict] = state.get("turns") or []
     if state.get("flush"):
@@ -64,6 +73,7 @@ def detect_boundary(state: dict, ctx, services) -> dict:
             "domain": "",
             "character_turns": {c: 0 for c in _CHARACTERS},
             "boundary": {"close": True, "reason": "explicit", "closed_segment": state["segment_id"]},
+            "messages": _trim_messages(state, 0),
         }
     incoming = state.get("incoming")
     if not incoming:
@@ -89,6 +99,7 @@ def detect_boundary(state: dict, ctx, services) -> dict:
     if decision.close:
         update["pending"] = _close_pending(state, decision.reason)
         update["boundary"]["closed_segment"] = state["segment_id"]
+        update["messages"] = _trim_messages(state, 1 if incoming["source_id"].startswith("msg-") else 0)
         turns = []
     if not turns:
         user_id = ctx.user_id

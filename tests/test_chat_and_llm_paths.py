@@ -73,3 +73,16 @@ def test_a_failing_llm_falls_back_loudly(memory, caplog):
                                 Broken(responses=["x"]))
     assert method == "extractive-after-llm-error" and "こんにちは" in summary
     assert "LLM summary failed" in caplog.text
+
+
+def test_short_term_state_stays_bounded(memory):
+    config = {"configurable": {"thread_id": "chat:kim"}}
+    for i in range(9):  # 9 messages + 9 replies: the 12-turn cap closes segments along the way
+        memory.graph.invoke({"messages": [HumanMessage(f"{i}番目の話題について話そう")]}, config,
+                            context={"user_id": "kim"})
+    state = memory.graph.get_state(config).values
+    assert len(state["turns"]) <= memory.settings.short_term_max_turns
+    assert len(state["messages"]) <= memory.settings.short_term_max_turns
+    assert memory.services.stores.archive.counts("kim")["segments"] >= 1
+    archived = memory.services.stores.archive.counts("kim")["turns"]
+    assert archived + len(state["turns"]) == 18  # nothing dropped on the way out of state
