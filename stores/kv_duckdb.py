@@ -76,7 +76,7 @@ class NewRow:
     item_id: str
     namespace: tuple[str, ...]
     key: str
-    value: dict[str, Any]
+    value_json: str
     tokens: list[str]
     index_hash: str
 
@@ -153,7 +153,7 @@ class DuckDBItems:
                         [ns_path(p.namespace) for p in puts],
                         [list(p.namespace) for p in puts],
                         [p.key for p in puts],
-                        [json.dumps(p.value, ensure_ascii=False, sort_keys=True) for p in puts],
+                        [p.value_json for p in puts],
                         [p.tokens for p in puts],
                         [p.index_hash for p in puts],
                         [now] * len(puts),

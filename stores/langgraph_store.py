@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import math
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -256,12 +257,11 @@ class LuminaStore(BaseStore):
             if op.value is None:
                 deletes.append(iid)
                 continue
-            if not isinstance(op.value, dict):
-                raise InvalidInput("value", f"must be a dict (JSON object), got {type(op.value).__name__}")
+            value_json = _value_json(op.value)
             texts = self._texts(op)
             digest = hashlib.sha1("\x1f".join(f"{p}\x1e{t}" for p, t in texts).encode("utf-8", "surrogatepass")).hexdigest()
             terms = sorted({t for _, text in texts for t in self.tokenize(text)})
-            rows.append(NewRow(iid, tuple(op.namespace), op.key, dict(op.value), terms, digest if texts else ""))
+            rows.append(NewRow(iid, tuple(op.namespace), op.key, value_json, terms, digest if texts else ""))
             texts_of += [(iid, tuple(op.namespace), path, text, digest) for path, text in texts]
         if texts_of:
             # Embed before any write: a failing embedder leaves the store as it was.
@@ -358,6 +358,18 @@ class LuminaStore(BaseStore):
         if op.max_depth is not None:
             namespaces = list({ns[: op.max_depth] for ns in namespaces})
         return sorted(namespaces)[op.offset : op.offset + op.limit]
+
+
+def _value_json(value: Any) -> str:
+    """The value as stored, or InvalidInput before anything is written."""
+    if not isinstance(value, Mapping):
+        raise InvalidInput("value", f"must be a dict (JSON object), got {type(value).__name__}")
+    try:
+        text = json.dumps(dict(value), ensure_ascii=False, sort_keys=True, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise InvalidInput("value", f"must be JSON-serialisable UTF-8 text without NaN ({exc})") from None
+    return text
 
 
 def _strings(value: Any, out: list[str]) -> None:

@@ -256,6 +256,7 @@ def test_users_are_isolated(store):
     assert [(r.namespace, r.value["text"]) for r in alice] == [(("memories", "alice"), "My cat is called Mochi")]
     assert [r.value["text"] for r in store.search(("memories", "bob"), query="cat")] == ["My cat is called Tofu"]
     assert len(store.search(("memories",), query="cat")) == 3
+    assert len(store.search((), query="cat")) == 3  # the whole store
     store.delete(("memories", "bob"), "m1")
     assert store.get(("memories", "alice"), "m1") is not None
     assert store.search(("memories", "bob"), query="cat") == []
@@ -265,8 +266,9 @@ def test_bad_keys_and_values_write_nothing(store):
     for key in ["", "a\x00b", "x" * 2000, "\ud800"]:
         with pytest.raises(InvalidInput):
             store.batch([PutOp(("ok",), "fine", {"v": 1}), PutOp(("ok",), key, {"v": 2})])
-    with pytest.raises(InvalidInput):
-        store.put(("ok",), "k", ["not", "a", "dict"])  # type: ignore[arg-type]
+    for value in [["not", "a", "dict"], {"when": object()}, {"x": float("nan")}, {"t": "\ud800"}]:
+        with pytest.raises(InvalidInput):
+            store.batch([PutOp(("ok",), "fine", {"v": 1}), PutOp(("ok",), "k", value)])
     assert store.list_namespaces() == []
     store.put(("ok",), "user 42 / prefs ✓", {"v": 1})  # keys are free text otherwise
     assert store.get(("ok",), "user 42 / prefs ✓").value == {"v": 1}
