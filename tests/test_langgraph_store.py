@@ -335,3 +335,25 @@ def test_a_tool_calling_agent_keeps_its_memories_here(store):
     tool_out = [m for m in later["messages"] if isinstance(m, ToolMessage)][-1].content
     assert tool_out.splitlines()[0] == "Prefers green tea over coffee"
     assert store.search(("memories", "u-2")) == []
+
+
+def test_an_interrupted_update_never_scores_an_item_by_its_other_value(store):
+    store.put(("t",), "a", {"text": "zany zebra Xerxes"})
+    store.put(("t",), "b", {"text": "something about dogs"})
+
+    def crash(*_args, **_kwargs):
+        raise OSError("disk full")  # the row write fails after the new vectors went in
+
+    real_write = store.items.write
+    store.items.write = crash
+    try:
+        with pytest.raises(OSError):
+            store.put(("t",), "b", {"text": "zany zebra Xerxes again"})
+    finally:
+        store.items.write = real_write
+    assert store.get(("t",), "b").value == {"text": "something about dogs"}
+    hits = {r.key: r.score for r in store.search(("t",), query="zany zebra Xerxes")}
+    assert hits["a"] > 0.5 and hits.get("b", 0.0) < 0.1, hits  # b's point of the unsaved value is ignored
+    store.put(("t",), "b", {"text": "zany zebra Xerxes again"})  # the retry completes it
+    assert {r.key for r in store.search(("t",), query="zany zebra Xerxes", limit=2)} == {"a", "b"}
+    assert min(r.score for r in store.search(("t",), query="zany zebra Xerxes", limit=2)) > 0.5
