@@ -195,6 +195,13 @@ def test_studio_sees_the_run_context_and_state(served):
         assert values.get("pending", []) == [] and values.get("turns", []) == []
 
 
+def test_studio_shows_typed_input(served):
+    schemas = served["schemas"]
+    assert schemas["input_schema"] is not None, "graphs/state.py must import TypedDict from typing_extensions"
+    assert {"messages", "turn", "flush"} <= set(schemas["input_schema"]["properties"])
+    assert {"reply", "responder", "recalled", "segment_id"} <= set(schemas["output_schema"]["properties"])
+
+
 def test_a_later_question_recalls_the_earlier_segment(served):
     for user in CONVERSATIONS:
         answer = served[user]["answer"]
