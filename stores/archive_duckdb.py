@@ -12,19 +12,15 @@ All SQL is in this module, every value travels as a ``?`` parameter; table names
 from __future__ import annotations
 
 import os
-import re
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import duckdb
 
-from .datadir_lock import read_holder
-from .errors import DataDirLocked, InvalidInput, StoreUnavailable
+from .duckdb_connection import GuardedConnection
+from .errors import InvalidInput
 from .ids import AUDIT_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
 from .models import SegmentRecord, Turn
 
@@ -106,7 +102,6 @@ _INSERT_AUDIT = f'INSERT INTO {AUDIT_TABLE} ("at", event, user_id, detail) VALUE
 
 # DuckDB 2.0: 'IO Error: Could not set lock on file "<path>": Conflicting lock is held in
 # <program> (PID <n>). See also ...'
-_LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.*?) \(PID (?P<pid>\d+)\)")
 
 
 def _text(field: str, value: str) -> str:
@@ -138,45 +133,7 @@ class DuckDBArchive:
 
     def __init__(self, location: str | os.PathLike[str] = MEMORY):
         self.database, self.data_dir = _resolve(location)
-        self._lock = threading.Lock()
-        try:
-            self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(self.database)
-        except duckdb.IOException as exc:
-            match = _LOCK_RE.search(str(exc))
-            if match is None and "Could not set lock" not in str(exc):
-                raise
-            holder = f"pid={match['pid']} ({match['prog']})" if match else f"another process ({exc})"
-            # The data-dir lock file (stores.datadir_lock) says more (command line, start time).
-            described = read_holder(self.data_dir)
-            if match and described.startswith(f"pid={match['pid']} "):
-                holder = described
-            raise DataDirLocked(self.data_dir, holder) from None
-        with self._tx() as con:
-            for statement in _SCHEMA:
-                con.execute(statement)
-
-    # --- plumbing ----------------------------------------------------------------------------------
-    @contextmanager
-    def _tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with self._lock:
-            con = self._live()
-            con.execute("BEGIN TRANSACTION")
-            try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            con.execute("COMMIT")
-
-    @contextmanager
-    def _read(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with self._lock:
-            yield self._live()
-
-    def _live(self) -> duckdb.DuckDBPyConnection:
-        if self._con is None:
-            raise StoreUnavailable("archive", f"{self.database} was closed; open a new DuckDBArchive")
-        return self._con
+        self._db = GuardedConnection(self.database, self.data_dir, "archive", _SCHEMA)
 
     @staticmethod
     def _turn(row: Sequence[Any]) -> Turn:
@@ -205,7 +162,7 @@ class DuckDBArchive:
         batch = list(latest.values())
         columns = [[getattr(t, c) for t in batch] for c in _TURN_COLS]
         params = [*columns, list(range(1, len(batch) + 1))]
-        with self._tx() as con:
+        with self._db.tx() as con:
             con.execute(_UPSERT_TURNS, [time.time(), *params])
 
     def put_segment(self, record: SegmentRecord) -> None:
@@ -217,37 +174,36 @@ class DuckDBArchive:
             for item in getattr(record, field):
                 _text(field, item)
         values = [getattr(record, c) for c in _SEG_COLS]
-        with self._tx() as con:
+        with self._db.tx() as con:
             con.execute(_UPSERT_SEGMENT, [*values, time.time()])
 
     def append_audit(self, event: str, user_id: str, detail: str = "") -> None:
         validate_id(user_id, "user_id")
         if not event:
             raise InvalidInput("event", "must be a non-empty string")
-        with self._tx() as con:
+        with self._db.tx() as con:
             con.execute(_INSERT_AUDIT, [time.time(), _text("event", event), user_id, _text("detail", detail)])
 
     def delete_user(self, user_id: str) -> int:
         """Erase the user's turns and segments; returns how many rows went. The audit log keeps
         its rows (append-only) and gains a 'user_erased' record that carries counts, no content."""
         validate_id(user_id, "user_id")
-        with self._tx() as con:
+        with self._db.tx() as con:
             turns = con.execute(f"DELETE FROM {TURNS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
             segs = con.execute(f"DELETE FROM {SEGMENTS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
             n_turns, n_segs = (turns[0] if turns else 0), (segs[0] if segs else 0)
             con.execute(
                 _INSERT_AUDIT, [time.time(), "user_erased", user_id, f"turns={n_turns} segments={n_segs}"]
             )
-        with self._lock:
-            # Fold the WAL (which still holds the erased rows' inserts) into the main file now.
-            # Cheap: erasure is rare, and an in-memory database ignores it.
-            self._live().execute("CHECKPOINT")
+        # Fold the WAL (which still holds the erased rows' inserts) into the main file now.
+        # Cheap: erasure is rare, and an in-memory database ignores it.
+        self._db.checkpoint()
         return int(n_turns) + int(n_segs)
 
     # --- reads -------------------------------------------------------------------------------------
     def has_turn(self, user_id: str, turn_id: str) -> bool:
         validate_id(user_id, "user_id")
-        with self._read() as con:
+        with self._db.read() as con:
             row = con.execute(
                 f"SELECT 1 FROM {TURNS_TABLE} WHERE user_id = ? AND turn_id = ?", [user_id, turn_id]
             ).fetchone()
@@ -260,7 +216,7 @@ class DuckDBArchive:
         wanted = list(dict.fromkeys(turn_ids))
         if not wanted:
             return []
-        with self._read() as con:
+        with self._db.read() as con:
             rows = con.execute(
                 f"{_SELECT_TURNS} WHERE user_id = ? AND turn_id IN (SELECT unnest(?::VARCHAR[]))",
                 [user_id, wanted],
@@ -271,7 +227,7 @@ class DuckDBArchive:
     def all_turns(self, user_id: str) -> list[Turn]:
         """Every turn of the user in conversation order (message time, then arrival)."""
         validate_id(user_id, "user_id")
-        with self._read() as con:
+        with self._db.read() as con:
             rows = con.execute(
                 f"{_SELECT_TURNS} WHERE user_id = ? ORDER BY ts, ingest_seq", [user_id]
             ).fetchall()
@@ -279,7 +235,7 @@ class DuckDBArchive:
 
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None:
         validate_id(user_id, "user_id")
-        with self._read() as con:
+        with self._db.read() as con:
             row = con.execute(
                 f"{_SELECT_SEGMENTS} WHERE user_id = ? AND segment_id = ?", [user_id, segment_id]
             ).fetchone()
@@ -295,13 +251,13 @@ class DuckDBArchive:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        with self._read() as con:
+        with self._db.read() as con:
             rows = con.execute(sql, params).fetchall()
         return [self._segment(r) for r in rows]
 
     def counts(self, user_id: str | None = None) -> dict[str, int]:
         where, params = ("", []) if user_id is None else (" WHERE user_id = ?", [validate_id(user_id, "user_id")])
-        with self._read() as con:
+        with self._db.read() as con:
             turns = con.execute(f"SELECT count(*) FROM {TURNS_TABLE}{where}", params).fetchone()
             segs = con.execute(f"SELECT count(*) FROM {SEGMENTS_TABLE}{where}", params).fetchone()
         return {"turns": int(turns[0]) if turns else 0, "segments": int(segs[0]) if segs else 0}
@@ -309,7 +265,7 @@ class DuckDBArchive:
     def audit(self, user_id: str) -> list[dict[str, Any]]:
         """The user's audit rows, oldest first: {'seq', 'at', 'event', 'user_id', 'detail'}."""
         validate_id(user_id, "user_id")
-        with self._read() as con:
+        with self._db.read() as con:
             rows = con.execute(
                 f'SELECT seq, "at", event, user_id, detail FROM {AUDIT_TABLE} WHERE user_id = ? ORDER BY seq',
                 [user_id],
@@ -319,14 +275,7 @@ class DuckDBArchive:
     # --- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
         """Checkpoint and release the file (and DuckDB's file lock). Idempotent."""
-        with self._lock:
-            con, self._con = self._con, None
-            if con is None:
-                return
-            try:
-                con.execute("CHECKPOINT")
-            finally:
-                con.close()
+        self._db.close()
 
     def __enter__(self) -> Self:
         return self
@@ -337,4 +286,4 @@ class DuckDBArchive:
         self.close()
 
     def __repr__(self) -> str:
-        return f"DuckDBArchive({self.database!r}, open={self._con is not None})"
+        return f"DuckDBArchive({self.database!r}, open={self._db.is_open})"

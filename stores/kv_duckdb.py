@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 
-from .archive_duckdb import _LOCK_RE  # the same DuckDB lock message, reported the same way
-from .datadir_lock import read_holder
-from .errors import DataDirLocked, StoreUnavailable
+from .duckdb_connection import GuardedConnection
 
 STORE_FILENAME = "store.duckdb"
 ITEMS_TABLE = "lg_store_items"
@@ -103,46 +98,14 @@ class DuckDBItems:
                 path = path / STORE_FILENAME
             path.parent.mkdir(parents=True, exist_ok=True)
             self.database, data_dir = str(path), str(path.parent)
-        self._lock = threading.Lock()
-        try:
-            self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(self.database)
-        except duckdb.IOException as exc:
-            match = _LOCK_RE.search(str(exc))
-            if match is None and "Could not set lock" not in str(exc):
-                raise
-            raise DataDirLocked(data_dir, read_holder(data_dir) if match else str(exc)) from None
-        with self._tx() as con:
-            for statement in _SCHEMA:
-                con.execute(statement)
-
-    @contextmanager
-    def _tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with self._lock:
-            con = self._live()
-            con.execute("BEGIN TRANSACTION")
-            try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            con.execute("COMMIT")
-
-    @contextmanager
-    def _read(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with self._lock:
-            yield self._live()
-
-    def _live(self) -> duckdb.DuckDBPyConnection:
-        if self._con is None:
-            raise StoreUnavailable("store", f"{self.database} was closed; open a new DuckDBItems")
-        return self._con
+        self._db = GuardedConnection(self.database, data_dir, "store", _SCHEMA)
 
     # --- writes --------------------------------------------------------------------------------------
     def write(self, puts: Sequence[NewRow], deletes: Sequence[str]) -> None:
         """Upsert ``puts`` (created_at kept on update) and delete ``deletes`` (item ids) in one transaction.
         The caller passes each item id at most once."""
         now = time.time()
-        with self._tx() as con:
+        with self._db.tx() as con:
             if deletes:
                 con.execute(f"DELETE FROM {ITEMS_TABLE} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))", [list(deletes)])
             if puts:
@@ -165,7 +128,7 @@ class DuckDBItems:
     def get(self, item_ids: Sequence[str]) -> dict[str, Row]:
         if not item_ids:
             return {}
-        with self._read() as con:
+        with self._db.read() as con:
             rows = con.execute(f"{_SELECT} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))", [list(item_ids)]).fetchall()
         return {r[0]: _row(r) for r in rows}
 
@@ -177,7 +140,7 @@ class DuckDBItems:
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             params += [int(limit), int(offset)]
-        with self._read() as con:
+        with self._db.read() as con:
             return [_row(r) for r in con.execute(sql, params).fetchall()]
 
     def keyword(self, prefix: Sequence[str], terms: Sequence[str], limit: int) -> tuple[list[tuple[Row, list[str]]], dict[str, int], int]:
@@ -185,7 +148,7 @@ class DuckDBItems:
         it has; plus each term's document frequency under the prefix and the number of items there."""
         p = ns_path(prefix)
         terms = list(dict.fromkeys(terms))
-        with self._read() as con:
+        with self._db.read() as con:
             total = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE} WHERE {_UNDER}", [p, p, p]).fetchone()
             if not terms:
                 return [], {}, int(total[0]) if total else 0
@@ -203,22 +166,15 @@ class DuckDBItems:
         return [(_row(r), list(r[-1])) for r in rows], {t: int(n) for t, n in df}, int(total[0]) if total else 0
 
     def namespaces(self) -> list[tuple[str, ...]]:
-        with self._read() as con:
+        with self._db.read() as con:
             rows = con.execute(f"SELECT DISTINCT namespace FROM {ITEMS_TABLE}").fetchall()
         return [tuple(r[0]) for r in rows]
 
     def count(self) -> int:
-        with self._read() as con:
+        with self._db.read() as con:
             row = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE}").fetchone()
         return int(row[0]) if row else 0
 
     # --- lifecycle -----------------------------------------------------------------------------------
     def close(self) -> None:
-        with self._lock:
-            con, self._con = self._con, None
-            if con is None:
-                return
-            try:
-                con.execute("CHECKPOINT")
-            finally:
-                con.close()
+        self._db.close()

@@ -1,0 +1,83 @@
+"""One guarded DuckDB connection: open with a clear lock error, run transactions, close cleanly.
+
+Shared by every DuckDB-backed adapter. The connection is not safe for concurrent use, and LangGraph
+may run nodes in a thread pool, so every use goes through one lock.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import duckdb
+
+from .datadir_lock import read_holder
+from .errors import DataDirLocked, StoreUnavailable
+
+# DuckDB 2.0: 'IO Error: Could not set lock on file "<path>": Conflicting lock is held in <prog> (PID <n>)'
+LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.*?) \(PID (?P<pid>\d+)\)")
+
+
+class GuardedConnection:
+    def __init__(self, database: str, data_dir: str, tier: str, schema: Iterable[str]):
+        self.database, self.data_dir, self.tier = database, data_dir, tier
+        self.lock = threading.Lock()
+        try:
+            self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(database)
+        except duckdb.IOException as exc:
+            match = LOCK_RE.search(str(exc))
+            if match is None and "Could not set lock" not in str(exc):
+                raise
+            holder = f"pid={match['pid']} ({match['prog']})" if match else f"another process ({exc})"
+            # The data-dir lock file (stores.datadir_lock) says more (command line, start time).
+            described = read_holder(data_dir)
+            if match and described.startswith(f"pid={match['pid']} "):
+                holder = described
+            raise DataDirLocked(data_dir, holder) from None
+        with self.tx() as con:
+            for statement in schema:
+                con.execute(statement)
+
+    @property
+    def is_open(self) -> bool:
+        return self._con is not None
+
+    def live(self) -> duckdb.DuckDBPyConnection:
+        """The connection; callers hold ``lock``."""
+        if self._con is None:
+            raise StoreUnavailable(self.tier, f"{self.database} was closed; open the store again")
+        return self._con
+
+    @contextmanager
+    def tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.lock:
+            con = self.live()
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.lock:
+            yield self.live()
+
+    def checkpoint(self) -> None:
+        with self.lock:
+            self.live().execute("CHECKPOINT")
+
+    def close(self) -> None:
+        """Checkpoint and release the file (and DuckDB's file lock). Idempotent."""
+        with self.lock:
+            con, self._con = self._con, None
+            if con is None:
+                return
+            try:
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
