@@ -16,6 +16,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from stores.errors import LuminaError
+
+from .logging_setup import configure_logging
 from stores.settings import LuminaSettings
 
 console = Console()
@@ -250,8 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    configure_logging(level="INFO" if args.verbose else None)
     try:
         return args.func(args)
     except LuminaError as exc:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from typing import Callable
@@ -27,6 +28,7 @@ from nodes.services import Services, default_services
 from nodes.upsert_long_term import upsert_long_term
 
 from .context import RunContext
+from .logging_setup import configure_logging
 from .state import InputState, MemoryState, OutputState
 
 log = logging.getLogger("lumina.graph")
@@ -52,11 +54,16 @@ def _bind(fn: NodeFn, services: Callable[[], Services]):
             ctx = RunContext(**ctx)
         started = time.perf_counter()
         update = fn(state, ctx, services())
+        # Flush nodes write closed segments (in `pending`), not the open one: log those.
+        pending = [p.get("segment_id", "") for p in state.get("pending") or []]
+        segment = ",".join(pending) if fn.__name__ in TIER_OF and pending else (
+            update.get("segment_id") or state.get("segment_id", "")
+        )
         log.info(
             "node=%s user=%s segment=%s tier=%s ms=%.1f",
             fn.__name__,
             ctx.user_id,
-            update.get("segment_id") or state.get("segment_id", ""),
+            segment,
             TIER_OF.get(fn.__name__, "short-term"),
             (time.perf_counter() - started) * 1000,
         )
@@ -116,4 +123,6 @@ def build_graph(services: Services | Callable[[], Services] | None = None, check
 
 
 # What `langgraph.json` exports: no checkpointer (the server brings its own), services opened lazily.
+if os.environ.get("LUMINA_LOG_FORMAT") or os.environ.get("LUMINA_LOG_LEVEL"):
+    configure_logging()
 graph = build_graph()
