@@ -14,6 +14,7 @@ from stores.factory import Stores, open_stores
 from stores.settings import LuminaSettings, default_settings
 
 from .retrieval.keyword_index import KeywordIndex
+from .retrieval.turn_index import TurnIndex
 from .text.embedder import CachedEmbedder, make_embedder
 
 log = logging.getLogger("lumina.services")
@@ -30,6 +31,8 @@ class Services:
     paths: dict[str, str] = field(default_factory=dict)
     """Which path each step runs (offline or llm), reported by `stats` and logs."""
     keyword_index: KeywordIndex = field(default_factory=KeywordIndex)
+    turn_index: TurnIndex = field(default_factory=TurnIndex)
+    """Per-user BM25 over archived turns and their conversation order (turn-level recall)."""
 
     def close(self) -> None:
         self.stores.close()

@@ -1,5 +1,8 @@
 """upsert_long_term: promote important segments to the user's long-term vectors (L4, L8, S3).
 
+Every turn of the segment also goes into the turn-level vector collection (when enabled): that is the
+index fine-grained recall searches, and it mirrors the archive rather than the promoted few.
+
 Only the top 70 % by importance go long-term (judged against the user's archived segments); a
 near-copy (≥ 0.95 similar) of a memory already there is skipped. Nothing is lost either way: every
 segment stays in the archive and the graph.
@@ -26,6 +29,9 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
 
     def write(item: dict) -> dict:
         record = record_of(item)
+        if stores.turns is not None and item.get("turns"):
+            turns = [{**t, "segment_id": record.segment_id} for t in item["turns"]]
+            stores.turns.upsert_turns(ctx.user_id, turns, services.embedder.embed([t["text"] for t in turns]))
         history = [s.importance for s in stores.archive.segments(ctx.user_id, limit=500)]
         threshold = promotion_threshold(history, settings.longterm_top_fraction)
         if record.importance < threshold:

@@ -20,10 +20,14 @@ class Stores:
     graph: GraphStore
     lock: object | None = None
     backends: dict[str, str] = field(default_factory=dict)
+    turns: object | None = None
+    """Turn-level vectors (stores.turn_vectors): every archived turn, for fine-grained recall; None when
+    settings.turn_vectors is off."""
 
     def close(self) -> None:
-        for store in (self.graph, self.vectors, self.archive, self.midterm):
-            store.close()
+        for store in (self.turns, self.graph, self.vectors, self.archive, self.midterm):
+            if store is not None:
+                store.close()
         if self.lock is not None:
             self.lock.release()  # type: ignore[attr-defined]
 
@@ -57,6 +61,24 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
                 data_dir / "qdrant" / collection, collection, dim, embedder_name, batch_size=settings.upsert_batch_size
             )
         opened.append(vectors)
+        turns = None
+        if settings.turn_vectors:
+            turn_collection = ids.collection_name("turns", embedder_name, dim)
+            if settings.qdrant_url:
+                from .turn_vectors import client_turn_vectors
+
+                turns = client_turn_vectors().from_url(
+                    settings.qdrant_url, api_key, turn_collection, dim, embedder_name
+                )
+                turns.batch_size = settings.upsert_batch_size
+            else:
+                from .turn_vectors import EdgeTurnVectors
+
+                turns = EdgeTurnVectors(
+                    data_dir / "qdrant" / turn_collection, turn_collection, dim, embedder_name,
+                    batch_size=settings.upsert_batch_size,
+                )
+            opened.append(turns)
         if settings.neo4j_uri:
             from .graph_neo4j import Neo4jGraph
 
@@ -77,4 +99,4 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
         "graph": graph.backend,
     }
     log.info("stores opened data_dir=%s backends=%s", data_dir, backends)
-    return Stores(midterm, archive, vectors, graph, lock, backends)
+    return Stores(midterm, archive, vectors, graph, lock, backends, turns)

