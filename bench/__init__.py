@@ -1,0 +1,1 @@
+"""Benchmarks: the LoCoMo retrieval harness (bench.locomo) and the load benchmark (bench.perf)."""

@@ -1,0 +1,359 @@
+"""LoCoMo retrieval harness: evidence recall@B and hit@B of our memory against baselines, in one run.
+
+    python -m bench.locomo --data PATH [--budget 1024[,256]] [--conversations ID,…] [--json OUT]
+                           [--no-ablation] [--no-mem0] [--keep-data DIR]
+
+Each conversation is ingested through the real memory graph (graphs.memory_graph.build_graph, services from
+nodes.services.open_services on a fresh data dir): one user per conversation (user id = sample_id), session
+date-times as turn timestamps (30 s apart within a session), ``source_id`` = dia_id, speaker_a → "user" and
+speaker_b → "lumina" with the real name kept in the text ("Caroline: …"), blip captions appended as text.
+Every category 1–4 question with evidence is asked through nodes.retrieval.recall.recall (purpose
+"question"); the items are taken in rank order while they fit in B tokens (nodes.retrieval.budget: a CJK
+character is one token, other text counts its words) and the dia_ids they were built from are compared to the
+evidence. Baselines (bench.baselines) run on the same turns, embedder and budget. The last line is
+``RESULT recall=<float> hit=<float> baseline_best=<float>`` for the first budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import platform
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from bench.baselines import (
+    BM25Baseline,
+    InMemoryStoreBaseline,
+    Mem0Baseline,
+    RRFBaseline,
+    embed_alone_seconds,
+    mem0_unavailable_reason,
+)
+from bench.common import bench_settings, peak_rss_mb, percentiles
+from bench.locomo_data import CATEGORY_NAMES, Conversation, load
+from nodes.retrieval.budget import count_tokens, pack
+from nodes.retrieval.recall import SWITCHES, Timings, recall
+
+OURS = "lumina"
+BASELINE_LIMIT = 400  # ranked raw turns per baseline query: far more than any budget here can hold
+
+
+def _progress(total: int, desc: str, quiet: bool):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=desc, file=sys.stderr, disable=quiet, leave=False, dynamic_ncols=True)
+    except ImportError:  # pragma: no cover
+        class _Null:
+            def update(self, n=1): ...
+            def close(self): ...
+        return _Null()
+
+
+class Scores:
+    """Per-question evidence recall and hit, by category, for one system at one budget."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, float, bool, int]] = []  # (category, recall, hit, tokens)
+        self.latency_ms: list[float] = []
+        self.latency_embed_ms: list[float] = []
+
+    def add(self, category: int, evidence: Sequence[str], covered: set[str], tokens: int) -> None:
+        found = sum(1 for e in evidence if e in covered)
+        self.rows.append((category, found / len(evidence), found == len(evidence), tokens))
+
+    def summary(self) -> dict[str, Any]:
+        def agg(rows):
+            if not rows:
+                return {"n": 0, "recall": float("nan"), "hit": float("nan")}
+            return {
+                "n": len(rows),
+                "recall": round(float(np.mean([r[1] for r in rows])), 4),
+                "hit": round(float(np.mean([r[2] for r in rows])), 4),
+            }
+
+        out = agg(self.rows)
+        out["by_category"] = {CATEGORY_NAMES[c]: agg([r for r in self.rows if r[0] == c]) for c in sorted(CATEGORY_NAMES)}
+        out["context_tokens_mean"] = round(float(np.mean([r[3] for r in self.rows])), 1) if self.rows else 0.0
+        if self.latency_ms:
+            out["latency_ms"] = percentiles(self.latency_ms, (50, 95))
+        if self.latency_embed_ms:
+            out["latency_with_embedding_ms"] = percentiles(self.latency_embed_ms, (50, 95))
+        return out
+
+
+def _rows(conv: Conversation) -> list[dict]:
+    return [{"speaker": t.speaker, "text": t.text, "ts": t.ts, "source_id": t.dia_id} for t in conv.turns]
+
+
+def ingest(conv: Conversation, data_dir: Path, quiet: bool) -> tuple[Any, Any, dict]:
+    """Open fresh services on ``data_dir`` and replay the conversation through the real graph."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.memory_graph import build_graph
+    from graphs.replay import replay
+    from nodes.services import open_services
+
+    settings = bench_settings(data_dir)
+    services = open_services(settings)
+    done = services.stores.archive.counts(conv.sample_id)["turns"]
+    if done == len(conv.turns):
+        return settings, services, {"turns": done, "seconds": float("nan"), "reused": True}
+    graph = build_graph(services, checkpointer=InMemorySaver())
+    bar = _progress(len(conv.turns), f"ingest {conv.sample_id}", quiet)
+    started = time.perf_counter()
+    replay(graph, conv.sample_id, _rows(conv), progress=bar.update)
+    elapsed = time.perf_counter() - started
+    bar.close()
+    stats = {
+        "turns": len(conv.turns),
+        "seconds": round(elapsed, 3),
+        "segments": services.stores.archive.counts(conv.sample_id)["segments"],
+        "long_term_points": services.stores.vectors.count(conv.sample_id),
+        "reused": False,
+    }
+    return settings, services, stats
+
+
+def _evaluate(
+    conv: Conversation,
+    budgets: Sequence[int],
+    search: Callable[[str, np.ndarray, int], list[dict]],
+    scores: dict[int, Scores],
+    qvecs: list[np.ndarray],
+    embed_ms: list[float],
+) -> None:
+    for q, qvec, e_ms in zip(conv.questions, qvecs, embed_ms):
+        started = time.perf_counter()
+        ranked = search(q.question, qvec, BASELINE_LIMIT)
+        ms = (time.perf_counter() - started) * 1000
+        for budget in budgets:
+            packed, covered, tokens = pack(ranked, budget)
+            scores[budget].add(q.category, q.evidence, covered, tokens)
+            scores[budget].latency_ms.append(ms)
+            scores[budget].latency_embed_ms.append(ms + e_ms)
+
+
+def run(args) -> dict[str, Any]:
+    budgets = [int(b) for b in str(args.budget).split(",") if b.strip()]
+    wanted = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
+    conversations = load(args.data, wanted)
+    if not conversations:
+        raise SystemExit(f"no conversations found in {args.data} (asked for {wanted})")
+    quiet = args.quiet
+    from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+    from stores.redis_server import stop_server
+
+    # The baselines' embedder: same model, its own instance and cache (so nothing is shared with ours).
+    ref_embedder = CachedEmbedder(Usem3Embedder(threads=2), 100_000)
+    systems = [OURS, "bm25", "vectors", "rrf"]
+    mem0_reason = None if args.mem0 else "disabled by --no-mem0"
+    if mem0_reason is None:
+        mem0_reason = mem0_unavailable_reason()
+    if mem0_reason is None:
+        systems.append("mem0")
+    scores: dict[str, dict[int, Scores]] = {s: {b: Scores() for b in budgets} for s in systems}
+    ablations = [s for s in SWITCHES] if args.ablation else []
+    ablation_scores: dict[str, dict[int, Scores]] = {a: {b: Scores() for b in budgets} for a in ablations}
+    ingest_stats: dict[str, Any] = defaultdict(float)
+    baseline_ingest: dict[str, float] = defaultdict(float)
+    keep = Path(args.keep_data) if args.keep_data else None
+    tmp = tempfile.TemporaryDirectory(prefix="locomo-") if keep is None else None
+    root = keep or Path(tmp.name)
+    channel_ms: dict[str, list[float]] = defaultdict(list)
+    total_questions = sum(len(c.questions) for c in conversations)
+    qbar = _progress(total_questions, "questions", quiet)
+    for conv in conversations:
+        data_dir = root / conv.sample_id
+        settings, services, stats = ingest(conv, data_dir, quiet)
+        try:
+            texts = [t.text for t in conv.turns]
+            embed_s, _ = embed_alone_seconds(ref_embedder, texts)
+            if not stats["reused"]:
+                ingest_stats["turns"] += stats["turns"]
+                ingest_stats["seconds"] += stats["seconds"]
+                ingest_stats["embed_alone_seconds"] += embed_s
+            ingest_stats["segments"] += services.stores.archive.counts(conv.sample_id)["segments"]
+            # Questions: our embedder (uncached for them) gives the "with embedding" latency.
+            qvecs, embed_ms = [], []
+            for q in conv.questions:
+                started = time.perf_counter()
+                qvecs.append(services.embedder.embed([q.question])[0])
+                embed_ms.append((time.perf_counter() - started) * 1000)
+            ref_embedder.embed([q.question for q in conv.questions])  # baselines' cache: same queries
+            for q, qvec, e_ms in zip(conv.questions, qvecs, embed_ms):
+                timings = Timings()
+                started = time.perf_counter()
+                items = recall(services, conv.sample_id, q.question, purpose="question", budget=max(budgets),
+                               query_vector=qvec, timings=timings)
+                ms = (time.perf_counter() - started) * 1000
+                for name, value in timings.channels.items():
+                    channel_ms[name].append(value)
+                for budget in budgets:
+                    if budget != max(budgets):
+                        items_b = recall(services, conv.sample_id, q.question, purpose="question", budget=budget, query_vector=qvec)
+                    else:
+                        items_b = items
+                    packed, covered, tokens = pack(items_b, budget)
+                    real = sum(count_tokens(i["text"]) for i in packed)
+                    assert real <= budget and len(packed) == len(items_b), (real, budget, len(packed), len(items_b))
+                    scores[OURS][budget].add(q.category, q.evidence, covered, real)
+                    scores[OURS][budget].latency_ms.append(ms)
+                    scores[OURS][budget].latency_embed_ms.append(ms + e_ms)
+                    for name in ablations:
+                        ab = recall(services, conv.sample_id, q.question, purpose="question", budget=budget,
+                                    query_vector=qvec, disabled=(name,))
+                        _p, ab_cov, ab_tokens = pack(ab, budget)
+                        ablation_scores[name][budget].add(q.category, q.evidence, ab_cov, ab_tokens)
+                qbar.update(1)
+            # Baselines on the same turns and budget.
+            bm25 = BM25Baseline(conv.turns)
+            vectors = InMemoryStoreBaseline(conv.turns, ref_embedder, (conv.sample_id, "turns"))
+            rrf = RRFBaseline(bm25, vectors)
+            baselines = [bm25, vectors, rrf]
+            if "mem0" in systems:
+                try:
+                    baselines.append(Mem0Baseline(conv.turns, ref_embedder, conv.sample_id))
+                except Exception as exc:  # noqa: BLE001
+                    mem0_reason = f"mem0 failed here: {type(exc).__name__}: {exc}"
+                    systems.remove("mem0")
+                    scores.pop("mem0", None)
+            for baseline in baselines:
+                baseline_ingest[baseline.name] += baseline.ingest_s
+                _evaluate(conv, budgets, baseline.search, scores[baseline.name], qvecs, embed_ms)
+                if hasattr(baseline, "close"):
+                    baseline.close()
+        finally:
+            services.close()
+            stop_server(settings)
+            gc.collect()
+    qbar.close()
+    if tmp is not None:
+        tmp.cleanup()
+    turns = ingest_stats.get("turns", 0)
+    report: dict[str, Any] = {
+        "data": str(args.data),
+        "conversations": [c.sample_id for c in conversations],
+        "questions": total_questions,
+        "budgets": budgets,
+        "machine": f"{platform.machine()} {platform.processor() or ''} {platform.python_version()}".strip(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": " ".join(["python -m bench.locomo", *sys.argv[1:]]),
+        "ingest": {
+            "turns": int(turns),
+            "turns_per_s": round(turns / ingest_stats["seconds"], 1) if ingest_stats.get("seconds") else None,
+            "seconds": round(ingest_stats.get("seconds", 0.0), 2),
+            "embedder_alone_seconds": round(ingest_stats.get("embed_alone_seconds", 0.0), 2),
+            "pipeline_overhead_vs_embedder": (
+                round((ingest_stats["seconds"] - ingest_stats["embed_alone_seconds"]) / ingest_stats["embed_alone_seconds"], 2)
+                if ingest_stats.get("embed_alone_seconds") else None
+            ),
+            "segments": int(ingest_stats.get("segments", 0)),
+            "baseline_ingest_seconds": {k: round(v, 2) for k, v in baseline_ingest.items()},
+        },
+        "results": {s: {str(b): scores[s][b].summary() for b in budgets} for s in scores},
+        "ablation": {a: {str(b): ablation_scores[a][b].summary() for b in budgets} for a in ablations},
+        "channel_latency_ms": {k: percentiles(v, (50, 95)) for k, v in channel_ms.items()},
+        "mem0": mem0_reason or "ran",
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+    return report
+
+
+def _fmt(x: float) -> str:
+    return "  —  " if x != x else f"{x:.3f}"
+
+
+def render(report: dict[str, Any]) -> str:
+    lines: list[str] = []
+    budgets = report["budgets"]
+    lines.append(f"LoCoMo retrieval — {report['data']} — {len(report['conversations'])} conversations, "
+                 f"{report['questions']} questions (categories 1–4 with evidence)")
+    ing = report["ingest"]
+    if ing["turns"]:
+        lines.append(
+            f"ingest through the graph: {ing['turns']} turns in {ing['seconds']} s = {ing['turns_per_s']} turns/s; "
+            f"embedder alone on the same texts {ing['embedder_alone_seconds']} s "
+            f"(pipeline overhead = {ing['pipeline_overhead_vs_embedder']}× the embedder time); {ing['segments']} segments"
+        )
+    else:
+        lines.append("ingest: reused kept data dirs (no ingest timing in this run)")
+    lines.append(f"baseline ingest seconds: {ing['baseline_ingest_seconds']}")
+    if report["mem0"] != "ran":
+        lines.append(f"mem0: not run — {report['mem0']}")
+    for budget in budgets:
+        b = str(budget)
+        lines.append("")
+        lines.append(f"## budget B = {budget} tokens")
+        header = f"| system | recall@B | hit@B | " + " | ".join(f"{n} R / H" for n in CATEGORY_NAMES.values()) + \
+            " | ctx tokens | p50 / p95 ms | p50 / p95 ms incl. query embedding |"
+        lines.append(header)
+        lines.append("|" + "---|" * (header.count("|") - 1))
+        for system, per in report["results"].items():
+            s = per[b]
+            cats = " | ".join(f"{_fmt(s['by_category'][n]['recall'])} / {_fmt(s['by_category'][n]['hit'])}" for n in CATEGORY_NAMES.values())
+            lat = s.get("latency_ms", {})
+            late = s.get("latency_with_embedding_ms", {})
+            lines.append(
+                f"| {system} | {_fmt(s['recall'])} | {_fmt(s['hit'])} | {cats} | {s['context_tokens_mean']} | "
+                f"{lat.get('p50', '')} / {lat.get('p95', '')} | {late.get('p50', '')} / {late.get('p95', '')} |"
+            )
+        if report["ablation"]:
+            full = report["results"][OURS][b]
+            lines.append("")
+            lines.append(f"ablation at B = {budget} (each channel/stage off in turn):")
+            lines.append("| switched off | recall@B | Δ recall | hit@B | Δ hit |")
+            lines.append("|---|---|---|---|---|")
+            lines.append(f"| (nothing) | {_fmt(full['recall'])} | | {_fmt(full['hit'])} | |")
+            for name, per in report["ablation"].items():
+                s = per[b]
+                lines.append(f"| {name} | {_fmt(s['recall'])} | {s['recall'] - full['recall']:+.3f} | {_fmt(s['hit'])} | "
+                             f"{s['hit'] - full['hit']:+.3f} |")
+    if report["channel_latency_ms"]:
+        lines.append("")
+        lines.append("recall channel latency (ms, p50/p95): " + ", ".join(
+            f"{k} {v['p50']}/{v['p95']}" for k, v in report["channel_latency_ms"].items()))
+    lines.append(f"peak RSS {report['peak_rss_mb']} MB; {report['machine']}; {report['date']}")
+    return "\n".join(lines)
+
+
+def result_line(report: dict[str, Any]) -> str:
+    b = str(report["budgets"][0])
+    ours = report["results"][OURS][b]
+    best = max(per[b]["recall"] for system, per in report["results"].items() if system != OURS)
+    return f"RESULT recall={ours['recall']:.4f} hit={ours['hit']:.4f} baseline_best={best:.4f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.locomo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, help="a LoCoMo-format JSON file")
+    parser.add_argument("--budget", default="1024", help="context budget in tokens; several as 1024,256 (RESULT uses the first)")
+    parser.add_argument("--conversations", default="", help="comma-separated sample_ids (default: all)")
+    parser.add_argument("--json", default="", help="also write the full report here")
+    parser.add_argument("--no-ablation", dest="ablation", action="store_false", help="skip the ablation table")
+    parser.add_argument("--no-mem0", dest="mem0", action="store_false", help="skip the mem0 baseline")
+    parser.add_argument("--keep-data", default="", help="keep data dirs here and reuse complete ones (development)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    report = run(args)
+    print(render(report))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(result_line(report))
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING)
+    sys.exit(main())

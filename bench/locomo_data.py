@@ -1,0 +1,157 @@
+"""Reading LoCoMo-format files: conversations, turns with timestamps, and questions with clean evidence.
+
+Works on any file of that layout, English or Japanese. Quirks handled (see ../shared/data/README.md):
+``session_N`` keys are iterated (never the ``*_date_time`` keys), malformed evidence ids are split and
+normalised ("D8:6; D9:17" → D8:6, D9:17; "D:11:26" → D11:26; "D" dropped), questions without usable
+evidence are left out, ``blip_caption`` becomes part of its turn's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+_SESSION = re.compile(r"^session_(\d+)$")
+_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+         ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"),
+         ("nov", "november"), ("dec", "december")],
+        1,
+    )
+    for m in names
+}
+# Speakers the memory accepts; LoCoMo's two named speakers are mapped onto two of them and the real
+# name stays in the text ("Caroline: ..."), because questions ask by name.
+SPEAKER_A, SPEAKER_B = "user", "lumina"
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    speaker: str  # user / lumina
+    name: str  # the real speaker name
+    text: str  # "Name: text [image: caption]"
+    ts: float
+    session: int
+
+
+@dataclass
+class Question:
+    question: str
+    evidence: list[str]
+    category: int
+    answer: str = ""
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    speaker_a: str
+    speaker_b: str
+    turns: list[Turn] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+
+
+def parse_when(value: str, fallback: datetime) -> datetime:
+    """'1:56 pm on 8 May, 2023', '2023-05-08 13:56', '2023年5月8日 13:56' ... → UTC datetime.
+
+    Anything unreadable falls back to ``fallback`` (the previous session + 1 day) so that order survives."""
+    text = str(value or "").strip().lower()
+    if not text:
+        return fallback
+    try:
+        parsed = datetime.fromisoformat(text.replace("/", "-"))
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    except ValueError:
+        pass
+    year = month = day = None
+    hour, minute = 12, 0
+    jp = re.search(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日", text)
+    iso = re.search(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", text)
+    if jp or iso:
+        year, month, day = (int(x) for x in (jp or iso).groups())
+    else:
+        ym = re.search(r"(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})", text) or None
+        my = re.search(r"([a-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})", text) or None
+        if ym and ym.group(2) in _MONTHS:
+            day, month, year = int(ym.group(1)), _MONTHS[ym.group(2)], int(ym.group(3))
+        elif my and my.group(1) in _MONTHS:
+            month, day, year = _MONTHS[my.group(1)], int(my.group(2)), int(my.group(3))
+    if year is None:
+        return fallback
+    clock = re.search(r"(\d{1,2})\s*[:時]\s*(\d{2})?\s*(am|pm|午前|午後)?", text)
+    pm = "pm" in text or "午後" in text
+    am = "am" in text or "午前" in text
+    if clock:
+        hour, minute = int(clock.group(1)), int(clock.group(2) or 0)
+        if pm and hour < 12:
+            hour += 12
+        if am and hour == 12:
+            hour = 0
+    try:
+        return datetime(year, month, day, min(hour, 23), min(minute, 59), tzinfo=timezone.utc)
+    except ValueError:
+        return fallback
+
+
+def normalise_evidence(raw) -> list[str]:
+    out: list[str] = []
+    for item in raw if isinstance(raw, list) else [raw]:
+        for d, t in _EVIDENCE.findall(str(item)):
+            ident = f"D{int(d)}:{int(t)}"
+            if ident not in out:
+                out.append(ident)
+    return out
+
+
+def load(path: str | Path, conversations: list[str] | None = None, turn_gap_seconds: float = 30.0) -> list[Conversation]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = [data]
+    out: list[Conversation] = []
+    for index, sample in enumerate(data):
+        sample_id = str(sample.get("sample_id") or f"conv-{index}")
+        if conversations and sample_id not in conversations:
+            continue
+        conv = sample["conversation"]
+        a, b = conv.get("speaker_a", "A"), conv.get("speaker_b", "B")
+        item = Conversation(sample_id, a, b)
+        sessions = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.match(k)) and isinstance(conv[k], list))
+        clock = datetime(2000, 1, 1, tzinfo=timezone.utc)
+        seen: set[str] = set()
+        for number, key in sessions:
+            when = parse_when(conv.get(f"{key}_date_time", ""), clock + timedelta(days=1))
+            clock = when
+            for i, raw in enumerate(conv[key]):
+                dia = str(raw.get("dia_id") or f"D{number}:{i + 1}")
+                if dia in seen:
+                    continue
+                seen.add(dia)
+                name = str(raw.get("speaker") or "")
+                text = str(raw.get("text") or "").strip()
+                caption = str(raw.get("blip_caption") or "").strip()
+                if caption:
+                    text = f"{text} [image: {caption}]".strip()
+                if not text:
+                    continue
+                speaker = SPEAKER_B if name == b else SPEAKER_A
+                item.turns.append(Turn(dia, speaker, name, f"{name}: {text}" if name else text,
+                                       when.timestamp() + i * turn_gap_seconds, number))
+        for qa in sample.get("qa", []):
+            try:
+                category = int(qa.get("category", 0))
+            except (TypeError, ValueError):
+                continue
+            evidence = normalise_evidence(qa.get("evidence", []))
+            if category not in CATEGORY_NAMES or not evidence or not qa.get("question"):
+                continue
+            item.questions.append(Question(str(qa["question"]), evidence, category, str(qa.get("answer", ""))))
+        out.append(item)
+    return out

