@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections import defaultdict
@@ -253,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    configure_logging(level="INFO" if args.verbose else None)
+    if args.verbose or os.environ.get("LUMINA_LOG_FORMAT") or os.environ.get("LUMINA_LOG_LEVEL"):
+        configure_logging(level="INFO" if args.verbose else None)
     try:
         return args.func(args)
     except LuminaError as exc:

@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, Iterable
 
-from stores import ids
+from stores import cypher, ids
 from stores.datadir_lock import DataDirLock
 from stores.errors import DataDirLocked
 from stores.settings import LuminaSettings
@@ -284,12 +284,12 @@ class _Doctor:
         db = ladybug.Database(str(path), read_only=True)
         try:
             conn = ladybug.Connection(db)
-            rows = conn.execute("CALL show_tables() RETURN *").rows_as_dict().get_all()
+            rows = conn.execute(cypher.LADYBUG_SHOW_TABLES).rows_as_dict().get_all()
             tables = {r["name"] for r in rows}
             missing = [t for t in (*GRAPH_NODE_TABLES, *GRAPH_REL_TABLES) if t not in tables]
             if missing:
                 return [Check("graph", "schema", FAIL, f"{version}: {path} lacks tables {', '.join(missing)}")]
-            counts = {t: conn.execute(f"MATCH (n:{t}) RETURN count(n)").get_all()[0][0] for t in ("Segment", "Concept")}
+            counts = {t: conn.execute(cypher.COUNT_NODES_ALL[t]).get_all()[0][0] for t in ("Segment", "Concept")}
             conn.close()
             return [Check("graph", "schema", OK,
                           f"{version}: 8 tables; {counts['Segment']} segments, {counts['Concept']} concepts")]
@@ -311,9 +311,9 @@ class _Doctor:
                 return [Check("graph", "reachable", FAIL, f"cannot reach {s.neo4j_uri}: {exc}")]
             out = [Check("graph", "reachable", OK, f"{agent} at {s.neo4j_uri}")]
             with driver.session(database=s.neo4j_database) as session:
-                labels = {r[0] for r in session.run("CALL db.labels()")}
+                labels = {r[0] for r in session.run(cypher.NEO4J_LABELS)}
                 try:
-                    constraints = {r["name"] for r in session.run("SHOW CONSTRAINTS YIELD name")}
+                    constraints = {r["name"] for r in session.run(cypher.NEO4J_SHOW_CONSTRAINTS)}
                 except neo4j.exceptions.Neo4jError:
                     constraints = None  # FalkorDB and other Bolt servers without SHOW CONSTRAINTS
             present = [label for label in GRAPH_NODE_TABLES if label in labels]

@@ -64,6 +64,19 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record, not at set-up: a handler that
+    kept a replaced stream (a notebook cell's, a test runner's) would write to a closed file."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
 def configure_logging(
     fmt: Literal["text", "json"] | None = None,
     level: int | str | None = None,
@@ -80,7 +93,7 @@ def configure_logging(
     for handler in list(logger.handlers):
         if getattr(handler, "_lumina", False):
             logger.removeHandler(handler)
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = logging.StreamHandler(stream) if stream is not None else _CurrentStderr()
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     handler._lumina = True  # type: ignore[attr-defined]
     logger.addHandler(handler)

@@ -149,6 +149,11 @@ COUNT_EDGES_USER: Final[dict[str, str]] = {
     ),
 }
 
+# --- diagnostics (lumina-memory doctor; read-only) -----------------------------------------------------
+LADYBUG_SHOW_TABLES: Final = "CALL show_tables() RETURN *"
+NEO4J_LABELS: Final = "CALL db.labels()"
+NEO4J_SHOW_CONSTRAINTS: Final = "SHOW CONSTRAINTS YIELD name"
+
 # === backend-specific schema =========================================================================
 
 # ladybug (like Kùzu) is schema-first: a label or edge type must be a table before MERGE can use it.
