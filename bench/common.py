@@ -33,6 +33,8 @@ def peak_rss_mb() -> float:
 
 
 def dir_bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
     total = 0
     for root, _dirs, files in os.walk(path):
         for name in files:
