@@ -3,7 +3,8 @@
 Every turn of the segment also goes into the turn-level vector collection (when enabled): that is the
 index fine-grained recall searches, and it mirrors the archive rather than the promoted few.
 
-Only the top 70 % by importance go long-term (judged against the user's archived segments); a
+Small talk, error dumps and near-empty segments (S3) never go long-term. Of the rest, only the top
+70 % by importance go long-term (judged against the user's archived segments); a
 near-copy (≥ 0.95 similar) of a memory already there is skipped. Nothing is lost either way: every
 segment stays in the archive and the graph.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .pending import advance, record_of
+from .text.value import low_value_reason
 
 _MIN_HISTORY = 10  # below this there is no distribution to take a percentile of
 
@@ -32,6 +34,9 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
         if stores.turns is not None and item.get("turns"):
             turns = [{**t, "segment_id": record.segment_id} for t in item["turns"]]
             stores.turns.upsert_turns(ctx.user_id, turns, services.embedder.embed([t["text"] for t in turns]))
+        reason = low_value_reason([t["text"] for t in item.get("turns", [])], settings.low_value_min_terms)
+        if reason:
+            return {"long_term": f"not promoted (low value: {reason})"}
         history = [s.importance for s in stores.archive.segments(ctx.user_id, limit=500)]
         threshold = promotion_threshold(history, settings.longterm_top_fraction)
         if record.importance < threshold:

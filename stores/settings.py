@@ -98,6 +98,7 @@ class LuminaSettings(BaseSettings):
     novelty_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
     novelty_neighbours: int = Field(default=5, ge=1)
     upsert_batch_size: int = Field(default=100, ge=1, le=10_000, description="L12 batch upserts.")
+    low_value_min_terms: int = Field(default=3, ge=0, le=100, description="S3: fewer content words = low value.")
     dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="S3 dedup at store time.")
 
     # --- L5/A3 associations ----------------------------------------------------------------------

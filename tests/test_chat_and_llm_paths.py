@@ -86,3 +86,14 @@ def test_short_term_state_stays_bounded(memory):
     assert memory.services.stores.archive.counts("kim")["segments"] >= 1
     archived = memory.services.stores.archive.counts("kim")["turns"]
     assert archived + len(state["turns"]) == 18  # nothing dropped on the way out of state
+
+
+def test_small_talk_stays_out_of_long_term(memory):
+    config = {"configurable": {"thread_id": "smalltalk"}}
+    ctx = {"user_id": "lee", "respond": False}
+    for i, (speaker, text) in enumerate([("user", "おはよう！"), ("lumina", "おはよう"), ("user", "うん")]):
+        memory.graph.invoke({"turn": {"speaker": speaker, "text": text, "ts": 1_790_000_000 + i}}, config, context=ctx)
+    memory.graph.invoke({"flush": True}, config, context=ctx)
+    stores = memory.services.stores
+    assert stores.archive.counts("lee") == {"turns": 3, "segments": 1}  # kept in the archive ...
+    assert stores.vectors.count("lee") == 0  # ... but not a long-term memory
