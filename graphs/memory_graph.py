@@ -119,7 +119,9 @@ def build_graph(services: Services | Callable[[], Services] | None = None, check
     builder.add_conditional_edges("link_associations", after_flush, ["retrieve_context", END])
     builder.add_edge("retrieve_context", "respond")
     builder.add_edge("respond", END)
-    return builder.compile(checkpointer=checkpointer, name="lumina-memory")
+    compiled = builder.compile(checkpointer=checkpointer, name="lumina-memory")
+    compiled.lumina_services = provider  # replay() embeds a transcript's texts ahead, in batches
+    return compiled
 
 
 # What `langgraph.json` exports: no checkpointer (the server brings its own), services opened lazily.

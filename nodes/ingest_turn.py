@@ -27,6 +27,17 @@ def default_source_id(speaker: str, ts: float, text: str) -> str:
     return f"t-{digest}"
 
 
+def transcript_turn(raw: object, max_chars: int) -> tuple[str, str, float, str | None]:
+    """(speaker, text, ts, source_id or None) of a transcript turn, validated and normalised exactly as
+    the graph stores it. Raises InvalidInput naming the field."""
+    if not isinstance(raw, dict):
+        raise InvalidInput("turn", "must be an object with speaker, text and ts")
+    speaker = validate_speaker(raw.get("speaker", "user"))
+    text = validate_text(raw.get("text"), max_chars)
+    ts = parse_ts(raw.get("ts"))
+    return speaker, text, ts, raw.get("source_id")
+
+
 def ingest_turn(state: dict, ctx, services) -> dict:
     settings = services.settings
     user_id = validate_user_id(ctx.user_id)
@@ -34,12 +45,7 @@ def ingest_turn(state: dict, ctx, services) -> dict:
     if state.get("flush") and not raw:
         return {"incoming": None, "turn": None}
     if raw:
-        if not isinstance(raw, dict):
-            raise InvalidInput("turn", "must be an object with speaker, text and ts")
-        speaker = validate_speaker(raw.get("speaker", "user"))
-        text = validate_text(raw.get("text"), settings.max_message_chars)
-        ts = parse_ts(raw.get("ts"))
-        source = raw.get("source_id")
+        speaker, text, ts, source = transcript_turn(raw, settings.max_message_chars)
     else:
         human = _last_human(state.get("messages", []))
         if human is None:

@@ -45,6 +45,11 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
 
+    @property
+    def capacity(self) -> int:
+        """How many texts the cache holds (0: caching off)."""
+        return self._size
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         out: list[np.ndarray | None] = [None] * len(texts)
