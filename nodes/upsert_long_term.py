@@ -37,7 +37,10 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
         reason = low_value_reason([t["text"] for t in item.get("turns", [])], settings.low_value_min_terms)
         if reason:
             return {"long_term": f"not promoted (low value: {reason})"}
-        history = [s.importance for s in stores.archive.segments(ctx.user_id, limit=500)]
+        if hasattr(stores.archive, "recent_importances"):  # one column, not 500 records with embeddings
+            history = stores.archive.recent_importances(ctx.user_id, 500)
+        else:
+            history = [s.importance for s in stores.archive.segments(ctx.user_id, limit=500)]
         threshold = promotion_threshold(history, settings.longterm_top_fraction)
         if record.importance < threshold:
             return {"long_term": f"not promoted (importance {record.importance:.3f} < {threshold:.3f})"}

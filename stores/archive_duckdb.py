@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -25,6 +26,7 @@ from .ids import AUDIT_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
 from .models import SegmentRecord, Turn
 
 ARCHIVE_FILENAME = "archive.duckdb"
+_ABSENT_MAX = 100_000
 MEMORY = ":memory:"
 
 # --- schema --------------------------------------------------------------------------------------
@@ -134,6 +136,11 @@ class DuckDBArchive:
     def __init__(self, location: str | os.PathLike[str] = MEMORY):
         self.database, self.data_dir = _resolve(location)
         self._db = GuardedConnection(self.database, self.data_dir, "archive", _SCHEMA)
+        # (user_id, turn_id) pairs found missing by missing_turns(): has_turn() answers them without a
+        # query. Sound because this adapter is the file's only writer (DuckDB locks the file to one
+        # process, and nothing else in it writes the turn table): put_turns() drops the pairs it
+        # writes, under the same lock, before writing them.
+        self._absent: set[tuple[str, str]] = set()
 
     @staticmethod
     def _turn(row: Sequence[Any]) -> Turn:
@@ -144,28 +151,38 @@ class DuckDBArchive:
         return SegmentRecord(**dict(zip(_SEG_COLS, row)))
 
     # --- writes ------------------------------------------------------------------------------------
+    @staticmethod
+    def _check_turn(t: Turn) -> None:
+        validate_id(t.user_id, "user_id")
+        validate_id(t.turn_id, "turn_id")
+        if t.segment_id:
+            validate_id(t.segment_id, "segment_id")
+        _text("text", t.text)
+        _text("source_id", t.source_id)
+        _text("speaker", t.speaker)
+
     def put_turns(self, turns: Sequence[Turn]) -> None:
         # Last occurrence wins within a batch: one INSERT .. ON CONFLICT may not touch a row twice.
         latest: dict[str, Turn] = {}
         for t in turns:
-            validate_id(t.user_id, "user_id")
-            validate_id(t.turn_id, "turn_id")
-            if t.segment_id:
-                validate_id(t.segment_id, "segment_id")
-            _text("text", t.text)
-            _text("source_id", t.source_id)
-            _text("speaker", t.speaker)
+            self._check_turn(t)
             latest.pop(t.turn_id, None)  # re-insert so order follows the last occurrence
             latest[t.turn_id] = t
         if not latest:
             return
-        batch = list(latest.values())
+        with self._db.tx() as con:
+            self._write_turns(con, list(latest.values()))
+
+    def _write_turns(self, con, batch: list[Turn]) -> None:
+        """Upsert validated, de-duplicated turns inside the caller's transaction (lock held)."""
+        if self._absent:
+            self._absent.difference_update((t.user_id, t.turn_id) for t in batch)
         columns = [[getattr(t, c) for t in batch] for c in _TURN_COLS]
         params = [*columns, list(range(1, len(batch) + 1))]
-        with self._db.tx() as con:
-            con.execute(_UPSERT_TURNS, [time.time(), *params])
+        con.execute(_UPSERT_TURNS, [time.time(), *params])
 
-    def put_segment(self, record: SegmentRecord) -> None:
+    @staticmethod
+    def _segment_values(record: SegmentRecord) -> list[Any]:
         validate_id(record.user_id, "user_id")
         validate_id(record.segment_id, "segment_id")
         for field in ("summary", "text", "domain", "close_reason", "summary_method"):
@@ -173,9 +190,19 @@ class DuckDBArchive:
         for field in ("turn_ids", "source_ids", "characters", "keywords"):
             for item in getattr(record, field):
                 _text(field, item)
-        values = [getattr(record, c) for c in _SEG_COLS]
+        return [getattr(record, c) for c in _SEG_COLS]
+
+    def put_segment(self, record: SegmentRecord) -> None:
+        values = self._segment_values(record)
         with self._db.tx() as con:
             con.execute(_UPSERT_SEGMENT, [*values, time.time()])
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Writes inside the block are one transaction (one commit, one WAL fsync): a closed segment's
+        turns and the segment itself land together or not at all."""
+        with self._db.tx():
+            yield
 
     def append_audit(self, event: str, user_id: str, detail: str = "") -> None:
         validate_id(user_id, "user_id")
@@ -204,10 +231,31 @@ class DuckDBArchive:
     def has_turn(self, user_id: str, turn_id: str) -> bool:
         validate_id(user_id, "user_id")
         with self._db.read() as con:
+            if (user_id, turn_id) in self._absent:
+                return False
             row = con.execute(
                 f"SELECT 1 FROM {TURNS_TABLE} WHERE user_id = ? AND turn_id = ?", [user_id, turn_id]
             ).fetchone()
         return row is not None
+
+    def missing_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[str]:
+        """Which of ``turn_ids`` the user has no archived turn for, in the order asked (one query
+        for a batch; has_turn() then answers these without one until they are written)."""
+        validate_id(user_id, "user_id")
+        wanted = list(dict.fromkeys(turn_ids))
+        if not wanted:
+            return []
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT turn_id FROM {TURNS_TABLE} WHERE user_id = ? AND turn_id IN (SELECT unnest(?::VARCHAR[]))",
+                [user_id, wanted],
+            ).fetchall()
+            found = {r[0] for r in rows}
+            missing = [t for t in wanted if t not in found]
+            if len(self._absent) + len(missing) > _ABSENT_MAX:
+                self._absent.clear()  # ids asked about but never ingested (a run that failed) pile up
+            self._absent.update((user_id, t) for t in missing)
+        return missing
 
     def get_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[Turn]:
         """The user's turns among ``turn_ids``, in the order asked; unknown ids are skipped and a
@@ -254,6 +302,20 @@ class DuckDBArchive:
         with self._db.read() as con:
             rows = con.execute(sql, params).fetchall()
         return [self._segment(r) for r in rows]
+
+    def recent_importances(self, user_id: str, limit: int) -> list[float]:
+        """Importance of the user's newest ``limit`` segments (the order of ``segments``), without
+        reading their text and embeddings."""
+        validate_id(user_id, "user_id")
+        if limit <= 0:
+            return []
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT importance FROM {SEGMENTS_TABLE} WHERE user_id = ? "
+                "ORDER BY end_ts DESC, segment_id LIMIT ?",
+                [user_id, int(limit)],
+            ).fetchall()
+        return [float(r[0]) for r in rows]
 
     def counts(self, user_id: str | None = None) -> dict[str, int]:
         where, params = ("", []) if user_id is None else (" WHERE user_id = ?", [validate_id(user_id, "user_id")])

@@ -23,7 +23,8 @@ LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.*?) \(PID (?P<pid>\
 class GuardedConnection:
     def __init__(self, database: str, data_dir: str, tier: str, schema: Iterable[str]):
         self.database, self.data_dir, self.tier = database, data_dir, tier
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entrant: a tx() inside a tx() joins the outer transaction
+        self._depth = 0
         try:
             self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(database)
         except duckdb.IOException as exc:
@@ -52,14 +53,26 @@ class GuardedConnection:
 
     @contextmanager
     def tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One transaction; nested in another tx() of the same thread, part of that one (the outer
+        block commits, or rolls everything back)."""
         with self.lock:
             con = self.live()
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield con
+                finally:
+                    self._depth -= 1
+                return
             con.execute("BEGIN TRANSACTION")
+            self._depth = 1
             try:
                 yield con
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
+            finally:
+                self._depth = 0
             con.execute("COMMIT")
 
     @contextmanager
