@@ -12,15 +12,7 @@ def link_associations(state: dict, ctx, services) -> dict:
 
     def write(item: dict) -> None:
         record = record_of(item)
-        stores.graph.upsert_segment(
-            ctx.user_id,
-            record.segment_id,
-            record.characters,
-            record.keywords,
-            record.summary,
-            record.end_ts,
-            record.importance,
-        )
+        neighbours: list[tuple[str, float]] = []
         if settings.association_max_links:
             hits = stores.vectors.search(ctx.user_id, record.embedding, settings.association_max_links + 1)
             neighbours = [
@@ -28,6 +20,15 @@ def link_associations(state: dict, ctx, services) -> dict:
                 for h in hits
                 if h.payload.get("segment_id") != record.segment_id and h.score >= settings.association_similarity
             ][: settings.association_max_links]
+        segment = (
+            ctx.user_id, record.segment_id, record.characters, record.keywords, record.summary, record.end_ts,
+            record.importance,
+        )
+        if hasattr(stores.graph, "upsert_linked_segment"):  # one transaction
+            stores.graph.upsert_linked_segment(*segment, neighbours)
+            return
+        stores.graph.upsert_segment(*segment)
+        if settings.association_max_links:
             stores.graph.link_segments(ctx.user_id, record.segment_id, neighbours)
 
     done = advance(state, "graph", write)

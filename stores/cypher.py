@@ -79,6 +79,12 @@ DELETE_USER_NODE: Final = "MATCH (u:User {id: $user_id}) DETACH DELETE u"
 # --- reads -------------------------------------------------------------------------------------------
 # Rows > 0 when $segment_id is already taken by another user: upserting would hijack it (Neo4j/FalkorDB)
 # or hit a primary-key violation (ladybug), so the caller refuses first with a clear error.
+# Who owns segment $segment_id: no row for a new segment, else its user (a clash shows another).
+SEGMENT_OWNERS: Final = """
+MATCH (s:Segment {id: $segment_id})
+RETURN s.user_id AS user_id
+"""
+
 SEGMENT_OWNED_BY_OTHER: Final = """
 MATCH (s:Segment {id: $segment_id})
 WHERE s.user_id <> $user_id

@@ -83,6 +83,34 @@ class CypherGraph:
         ts: float,
         importance: float,
     ) -> None:
+        self._write(self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance))
+
+    def upsert_linked_segment(
+        self,
+        user_id: str,
+        segment_id: str,
+        characters: Sequence[str],
+        concepts: Sequence[str],
+        summary: str,
+        ts: float,
+        importance: float,
+        neighbours: Sequence[tuple[str, float]],
+    ) -> None:
+        """``upsert_segment`` then ``link_segments``, as one unit of work (one commit)."""
+        steps = self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance)
+        steps += self._link_steps(user_id, segment_id, neighbours)
+        self._write(steps)
+
+    def _segment_steps(
+        self,
+        user_id: str,
+        segment_id: str,
+        characters: Sequence[str],
+        concepts: Sequence[str],
+        summary: str,
+        ts: float,
+        importance: float,
+    ) -> list[Step]:
         ids.validate_id(user_id, "user_id")
         ids.validate_id(segment_id, "segment_id")
         if isinstance(characters, str):
@@ -96,27 +124,36 @@ class CypherGraph:
         names = _concept_names(concepts)
         concept_rows = [{"id": ids.concept_id(user_id, n), "name": n} for n in names]
         seg: Params = {"user_id": user_id, "segment_id": segment_id}
+        owners = {str(r["user_id"]) for r in self._read(cypher.SEGMENT_OWNERS, seg)}
         # Segment ids are uuid5 of the user, so a clash means a caller bug; refusing beats silently
         # moving another user's segment (Neo4j) or a raw primary-key error (ladybug).
-        if _single_count(self._read(cypher.SEGMENT_OWNED_BY_OTHER, seg)):
+        if owners - {user_id}:
             raise InvalidInput("segment_id", f"{segment_id!r} already belongs to another user")
         steps: list[Step] = [
             (
                 cypher.UPSERT_SEGMENT,
                 {**seg, "summary": summary, "ts": _finite(ts, "ts"), "importance": _finite(importance, "importance")},
             ),
-            (cypher.DROP_STALE_PARTICIPANTS, {**seg, "characters": chars}),
-            (cypher.DROP_STALE_MENTIONS, {**seg, "concept_ids": [c["id"] for c in concept_rows]}),
         ]
+        if owners:  # a re-upsert: edges the segment no longer has go (a new one has none to drop)
+            steps += [
+                (cypher.DROP_STALE_PARTICIPANTS, {**seg, "characters": chars}),
+                (cypher.DROP_STALE_MENTIONS, {**seg, "concept_ids": [c["id"] for c in concept_rows]}),
+            ]
         # UNWIND over an empty list is a no-op everywhere, but ladybug cannot type an empty list
         # of maps: skip the statement instead of sending one.
         if chars:
             steps.append((cypher.ADD_PARTICIPANTS, {**seg, "characters": chars}))
         if concept_rows:
             steps.append((cypher.ADD_MENTIONS, {**seg, "concepts": concept_rows}))
-        self._write(steps)
+        return steps
 
     def link_segments(self, user_id: str, segment_id: str, neighbours: Sequence[tuple[str, float]]) -> None:
+        steps = self._link_steps(user_id, segment_id, neighbours)
+        if steps:
+            self._write(steps)
+
+    def _link_steps(self, user_id: str, segment_id: str, neighbours: Sequence[tuple[str, float]]) -> list[Step]:
         ids.validate_id(user_id, "user_id")
         ids.validate_id(segment_id, "segment_id")
         best: dict[str, float] = {}
@@ -130,9 +167,9 @@ class CypherGraph:
             if other != segment_id and score >= best.get(other, -math.inf):
                 best[other] = score
         if not best:
-            return
+            return []
         rows = [{"id": k, "score": v} for k, v in best.items()]
-        self._write([(cypher.LINK_SEGMENTS, {"user_id": user_id, "segment_id": segment_id, "neighbours": rows})])
+        return [(cypher.LINK_SEGMENTS, {"user_id": user_id, "segment_id": segment_id, "neighbours": rows})]
 
     def associated(self, user_id: str, segment_ids: Sequence[str], limit: int) -> list[tuple[str, float]]:
         ids.validate_id(user_id, "user_id")
