@@ -7,6 +7,7 @@ wrong guess would cut a segment in two.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 DOMAINS: dict[str, tuple[str, ...]] = {
     "movie": ("映画", "監督", "上映", "俳優", "シネマ", "movie", "film", "cinema"),
@@ -22,6 +23,7 @@ DOMAINS: dict[str, tuple[str, ...]] = {
 }
 
 
+@lru_cache(maxsize=8192)  # each open-segment turn is judged again on every later turn of the segment
 def detect_domain(text: str, min_hits: int = 2) -> str:
     """The domain with the most cue words, if it has at least ``min_hits`` and no rival ties it."""
     norm = unicodedata.normalize("NFKC", text).lower()

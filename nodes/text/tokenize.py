@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from functools import lru_cache
 
 _local = threading.local()  # a Sudachi tokenizer is not safe to share between threads
 
@@ -56,8 +57,24 @@ def _english_stem(word: str) -> str:
     return word
 
 
+# Both views are pure functions of the text, and the same texts come back often: a segment's turns
+# are tokenised for its keywords, its mention counts and its low-value check, and again by the BM25
+# indexes. Cached per text (tuples, so a caller cannot change a cached answer).
+_CACHE_SIZE = 8192
+
+
 def terms(text: str) -> list[str]:
     """Content words, normalised and lower-cased; English words stemmed lightly."""
+    return list(_terms(text))
+
+
+def nouns(text: str) -> list[str]:
+    """Noun keyword candidates in order of appearance (with repeats)."""
+    return list(_nouns(text))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _terms(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for m in _morphemes(text):
         surface = m.surface().strip().lower()
@@ -72,11 +89,11 @@ def terms(text: str) -> list[str]:
             norm = m.normalized_form()
             if norm not in STOP_NOUNS:
                 out.append(norm)
-    return out
+    return tuple(out)
 
 
-def nouns(text: str) -> list[str]:
-    """Noun keyword candidates in order of appearance (with repeats)."""
+@lru_cache(maxsize=_CACHE_SIZE)
+def _nouns(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for m in _morphemes(text):
         surface = m.surface().strip()
@@ -95,4 +112,4 @@ def nouns(text: str) -> list[str]:
         if surface in STOP_NOUNS:
             continue
         out.append(surface)
-    return out
+    return tuple(out)
