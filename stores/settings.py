@@ -126,6 +126,14 @@ class LuminaSettings(BaseSettings):
     recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
     recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
     recall_temporal: bool = Field(default=True, description="Boost memories inside a time window the query names.")
+    recall_speakers: bool = Field(
+        default=True,
+        description="Focus on the turns of the speakers the query names (nodes/retrieval/query.py, fusion.py).",
+    )
+    recall_speaker_focus: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="Share of their relevance that turns of speakers the query does not name keep, when it names some.",
+    )
     recall_mmr: bool = Field(default=True, description="S6 MMR re-ranking of the top of the ranking.")
     recall_context: bool = Field(
         default=True, description="Pack each hit turn with its neighbouring turns (detail) when the budget allows."

@@ -8,6 +8,7 @@ conversation order lets recall pack a hit with its neighbouring turns.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -26,6 +27,12 @@ class UserTurns:
     postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # term -> [(turn index, tf)]
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0))
     avg: float = 1.0
+    labels: list[str] = field(default_factory=list)  # who said each turn: the "Name:" prefix, else its speaker
+
+    @property
+    def speakers(self) -> list[str]:
+        """The distinct speaker labels, most frequent first."""
+        return [label for label, _ in Counter(self.labels).most_common()]
 
     @classmethod
     def build(cls, turns: list[Turn]) -> "UserTurns":
@@ -37,7 +44,8 @@ class UserTurns:
             for term, tf in counts.items():
                 postings[term].append((i, tf))
         avg = float(lengths.mean()) if len(turns) else 1.0
-        return cls(turns, {t.turn_id: i for i, t in enumerate(turns)}, dict(postings), lengths, avg or 1.0)
+        return cls(turns, {t.turn_id: i for i, t in enumerate(turns)}, dict(postings), lengths, avg or 1.0,
+                   speaker_labels(turns))
 
     def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
         n = len(self.turns)
@@ -56,6 +64,17 @@ class UserTurns:
             return []
         top = nonzero[np.argsort(-scores[nonzero], kind="stable")[:limit]]
         return [(int(i), float(scores[i])) for i in top]
+
+
+_NAME_PREFIX = re.compile(r"^\s*([^:：\n\[\]]{1,40}?)\s*[:：]\s*")
+
+
+def speaker_labels(turns: list[Turn]) -> list[str]:
+    """Who said each turn. Transcripts often keep the speaker's name in the text ("Caroline: …",
+    "キャロライン：…"); a prefix that starts at least 3 turns names a speaker, else the turn's own speaker role."""
+    prefixes = [(m.group(1).strip() if (m := _NAME_PREFIX.match(t.text)) else "") for t in turns]
+    frequent = {p for p, c in Counter(prefixes).items() if p and c >= 3 and len(p.split()) <= 3}
+    return [p if p in frequent else t.speaker for p, t in zip(prefixes, turns)]
 
 
 class TurnIndex:

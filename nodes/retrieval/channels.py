@@ -1,0 +1,104 @@
+"""Candidate channels of recall: each returns a ranking, fused by nodes.retrieval.fusion.
+
+Turn channels rank turns (indices into the user's UserTurns); segment channels rank segments, whose score is
+later lent to their turns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..text.tokenize import nouns
+
+TIER = {
+    "turn_dense": "long-term",
+    "turn_keyword": "archive",
+    "segment_dense": "long-term",
+    "segment_keyword": "archive",
+    "midterm": "mid-term",
+    "graph": "graph",
+    "short-term": "short-term",
+}
+
+
+@dataclass
+class Candidates:
+    turn_rankings: dict[str, list[int]] = field(default_factory=dict)  # channel -> turn indices, best first
+    vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    seg_score: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    seg_tiers: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    seg_importance: dict[str, float] = field(default_factory=dict)
+    ms: dict[str, float] = field(default_factory=dict)
+
+
+def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list[str], on: dict, out: Candidates) -> None:
+    stores, settings = services.stores, services.settings
+    K = settings.recall_turn_candidates
+    if on["turn_dense"] and index.turns:
+        t0 = time.perf_counter()
+        ranking: list[int] = []
+        for hit, vec in stores.turns.search_with_vectors(user_id, qvec.tolist(), K):
+            i = index.position.get(hit.payload.get("turn_id", ""))
+            if i is None:
+                continue
+            ranking.append(i)
+            if vec:
+                out.vectors[i] = np.asarray(vec, dtype=np.float32)
+        out.turn_rankings["turn_dense"] = ranking
+        out.ms["turn_dense"] = (time.perf_counter() - t0) * 1000
+    if on["turn_keyword"] and index.turns:
+        t0 = time.perf_counter()
+        out.turn_rankings["turn_keyword"] = [i for i, _score in index.search(q_terms, K)]
+        out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
+
+
+def segment_channels(services, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,
+                     out: Candidates) -> None:
+    stores, settings = services.stores, services.settings
+    k = settings.recall_rrf_k
+    S = settings.recall_segment_candidates
+
+    def add(name: str, ranked: Sequence[tuple[str, float]]) -> None:
+        for rank, (seg_id, signal) in enumerate(ranked):
+            out.seg_score[seg_id] += signal / (k + rank + 1)
+            out.seg_tiers[seg_id].add(TIER[name])
+
+    seeds: list[str] = []
+    if on["segment_dense"] and S:
+        t0 = time.perf_counter()
+        hits = stores.vectors.search(user_id, qvec.tolist(), S, character=character)
+        add("segment_dense", [(h.payload["segment_id"], 1.0) for h in hits])
+        for h in hits:
+            out.seg_importance[h.payload["segment_id"]] = float(h.payload.get("importance", 0.0))
+        seeds = [h.payload["segment_id"] for h in hits[:3]]
+        out.ms["segment_dense"] = (time.perf_counter() - t0) * 1000
+    if on["segment_keyword"] and S:
+        t0 = time.perf_counter()
+        add("segment_keyword", [(s, 1.0) for s, _ in services.keyword_index.search(stores.archive, user_id, query, S)])
+        out.ms["segment_keyword"] = (time.perf_counter() - t0) * 1000
+    if on["midterm"] and settings.retrieve_recent:
+        t0 = time.perf_counter()
+        recent = stores.midterm.recent_segments(user_id, settings.retrieve_recent)
+        # Recent segments are candidates by recency alone: ranked among themselves by similarity.
+        sims = [float(np.dot(np.asarray(r.embedding, dtype=np.float32), qvec)) if r.embedding else 0.0 for r in recent]
+        order = sorted(range(len(recent)), key=lambda j: -sims[j])
+        add("midterm", [(recent[j].segment_id, 0.5) for j in order])
+        for r in recent:
+            out.seg_importance[r.segment_id] = r.importance
+        out.ms["midterm"] = (time.perf_counter() - t0) * 1000
+    if on["graph"] and settings.retrieve_graph:
+        t0 = time.perf_counter()
+        concepts = list(dict.fromkeys(nouns(query)))
+        ranked: list[tuple[str, float]] = []
+        if concepts:
+            ranked += [(s, 0.5 * c / len(concepts))
+                       for s, c in stores.graph.segments_for_concepts(user_id, concepts, settings.retrieve_graph)]
+        if seeds:
+            ranked += [(s, 0.5 * float(score)) for s, score in stores.graph.associated(user_id, seeds, settings.retrieve_graph)]
+        add("graph", sorted(ranked, key=lambda kv: -kv[1]))
+        out.ms["graph"] = (time.perf_counter() - t0) * 1000

@@ -1,0 +1,74 @@
+"""Fusing the channels into one relevance per turn.
+
+1. Turn channels: weighted reciprocal rank (k = recall_rrf_k).
+2. Segment channels lend a share of their segment's fused score to its turns.
+3. Neighbours: each turn passes a share of its relevance to the adjacent turns of the same exchange (an answer
+   sits next to the question that prompted it).
+4. Speakers (nodes.retrieval.query): when the query names one speaker, the other speakers' turns keep only
+   ``recall_speaker_focus`` of their relevance; when it names several, each named speaker's turns are
+   normalised to the same top, so the ranking alternates between them instead of following one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .channels import TIER, Candidates
+from .query import QueryPlan
+
+
+def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple[np.ndarray, dict[int, set[str]]]:
+    turns = index.turns
+    n = len(turns)
+    k = settings.recall_rrf_k
+    w_dense, w_keyword, w_segment = settings.recall_channel_weights
+    weight = {"turn_dense": w_dense, "turn_keyword": w_keyword}
+    rel = np.zeros(n, dtype=np.float64)
+    tiers: dict[int, set[str]] = defaultdict(set)
+    for name, ranking in cands.turn_rankings.items():
+        for rank, i in enumerate(ranking):
+            rel[i] += weight[name] / (k + rank + 1)
+            tiers[i].add(TIER[name])
+
+    if cands.seg_score and n:
+        top = max(cands.seg_score.values())
+        members: dict[str, list[int]] = defaultdict(list)
+        for i, t in enumerate(turns):
+            if t.segment_id in cands.seg_score:
+                members[t.segment_id].append(i)
+        turn_top = rel.max() if rel.any() else 1.0 / (k + 1)
+        for seg_id, score in cands.seg_score.items():
+            share = w_segment * turn_top * score / top
+            for i in members.get(seg_id, []):
+                # A segment lends weight to the turns that match the query on their own, and a little
+                # to the rest (so a segment found only by a segment channel can still surface).
+                rel[i] += share * (0.5 if rel[i] > 0 else 0.25)
+                tiers[i] |= cands.seg_tiers[seg_id]
+
+    spread = settings.recall_neighbour_spread if on["context"] else 0.0
+    if spread and n > 1:
+        base = rel.copy()
+        same_prev = np.array([turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
+                              for i in range(1, n)])
+        left = np.zeros(n)
+        right = np.zeros(n)
+        left[1:] = np.where(same_prev, base[:-1], 0.0)  # relevance of the previous turn
+        right[:-1] = np.where(same_prev, base[1:], 0.0)  # relevance of the next turn
+        rel = base + spread * np.maximum(left, right)
+        for i in np.flatnonzero((base == 0) & (rel > 0)):
+            tiers[int(i)].add("archive")
+
+    if on.get("speakers") and plan.speakers and n and rel.any():
+        labels = np.asarray(index.labels)
+        named = np.isin(labels, plan.speakers)
+        rel = np.where(named, rel, rel * settings.recall_speaker_focus)
+        if len(plan.speakers) > 1:
+            top = rel.max()
+            for name in plan.speakers:
+                mask = labels == name
+                best = rel[mask].max() if mask.any() else 0.0
+                if best > 0:
+                    rel[mask] *= top / best
+    return rel, tiers

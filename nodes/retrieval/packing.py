@@ -1,0 +1,161 @@
+"""Packing ranked turns into items (A1): adjacent turns merge into one dated item; or one item per segment.
+
+Every item carries ``source_ids``/``turn_ids`` of exactly the turns its text was built from (segment items:
+all of the segment's ids, with ``quoted_source_ids`` for those whose text is in the item).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Sequence
+
+from .budget import count_tokens
+from .temporal import date_label as _date
+
+
+def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -> list[dict[str, Any]]:
+    """One item per segment, segments ranked by their hit turns (best counts fully, the next ones half,
+    a quarter ...). Text: the segment's date and summary, then its best raw turns the summary lacks."""
+    stores = services.stores
+    hits: dict[str, list[tuple]] = defaultdict(list)
+    seg_rank: dict[str, float] = defaultdict(float)
+    for cand in ordered:
+        seg = turns[cand[1]].segment_id
+        seg_rank[seg] += cand[0] * 0.5 ** len(hits[seg])
+        hits[seg].append(cand)
+    items: list[dict[str, Any]] = []
+    used = 0
+    for seg in sorted(seg_rank, key=lambda s: -seg_rank[s]):
+        if max_items is not None and len(items) >= max_items:
+            break
+        record = stores.midterm.get_segment(user_id, seg) or stores.archive.get_segment(user_id, seg)
+        if record is None:
+            continue
+        best = hits[seg][:2]
+        raw = [turns[c[1]] for c in sorted(best, key=lambda c: c[1]) if turns[c[1]].text[:40] not in record.summary]
+        text = f"[{_date(record.end_ts)}] {record.summary}" + "".join(f"\n{t.text}" for t in raw)
+        cost = count_tokens(text)
+        if budget is not None and used + cost > budget:
+            continue
+        used += cost
+        by_turn = {t.turn_id: t for t in turns if t.segment_id == seg} if raw else {}
+        quoted = [sid for tid, sid in zip(record.turn_ids, record.source_ids)
+                  if tid in {t.turn_id for t in raw} or (by_turn.get(tid) and by_turn[tid].text[:40] in record.summary)]
+        item_tiers: list[str] = []
+        for c in hits[seg]:
+            for tier in sorted(tiers.get(c[1], {"archive"})):
+                if tier not in item_tiers:
+                    item_tiers.append(tier)
+        top = hits[seg][0]
+        items.append(
+            {
+                "segment_id": seg,
+                "kind": "segment",
+                "text": text,
+                "date": _date(record.end_ts),
+                "tiers": item_tiers,
+                "source_ids": list(record.source_ids),
+                "turn_ids": list(record.turn_ids),
+                "quoted_source_ids": quoted,
+                "keywords": list(record.keywords),
+                "score": round(seg_rank[seg], 4),
+                "relevance": round(top[2], 4),
+                "recency": round(top[3], 4),
+                "importance": float(record.importance),
+                "tokens": cost,
+            }
+        )
+    return items
+
+
+def pack_turns(kept, turns, tiers, budget, limit, settings, wanted) -> list[dict[str, Any]]:
+    """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
+    prefix, conversation order). Returns the items in rank order of their best turn."""
+    groups: list[dict[str, Any]] = []  # each: {"lo", "hi", "rank", "members", "score", ...}
+    by_index: dict[int, dict[str, Any]] = {}
+    used = 0
+    max_items = limit or (None if budget else wanted)
+    for rank, (score, i, relevance, recency) in enumerate(kept):
+        if i in by_index:
+            continue
+        cost = count_tokens(turns[i].text)
+        if budget is not None and used + cost > budget:
+            continue
+        date = _date(turns[i].ts)
+        joinable = [g for g in (by_index.get(i - 1), by_index.get(i + 1)) if g is not None and g["date"] == date]
+        extra = 0 if joinable else 1  # a new item pays for its "[date]" prefix
+        if budget is not None and used + cost + extra > budget:
+            continue
+        if not joinable and max_items is not None and len(groups) >= max_items:
+            if budget is None:
+                break
+            continue
+        used += cost + extra
+        if not joinable:
+            group = {"lo": i, "hi": i, "rank": rank, "score": score, "relevance": relevance, "recency": recency,
+                     "date": date, "members": {i}}
+            groups.append(group)
+        else:
+            group = joinable[0]
+            if len(joinable) == 2 and joinable[1] is not group:  # i bridges two items: merge them
+                other = joinable[1]
+                group["members"] |= other["members"]
+                group["lo"], group["hi"] = min(group["lo"], other["lo"]), max(group["hi"], other["hi"])
+                group["rank"] = min(group["rank"], other["rank"])
+                group["score"] = max(group["score"], other["score"])
+                for m in other["members"]:
+                    by_index[m] = group
+                groups.remove(other)
+                used -= 1  # the merged item needs one date prefix, not two
+            group["members"].add(i)
+            group["lo"], group["hi"] = min(group["lo"], i), max(group["hi"], i)
+        by_index[i] = group
+    items = []
+    for group in sorted(groups, key=lambda g: g["rank"]):
+        members = sorted(group["members"])
+        chosen = [turns[m] for m in members]
+        text = f"[{group['date']}] " + "\n".join(t.text for t in chosen)
+        item_tiers: list[str] = []
+        for m in members:
+            for tier in sorted(tiers.get(m, {"archive"})):
+                if tier not in item_tiers:
+                    item_tiers.append(tier)
+        items.append(
+            {
+                "segment_id": chosen[0].segment_id,
+                "kind": "turns",
+                "text": text,
+                "date": group["date"],
+                "tiers": item_tiers,
+                "source_ids": [t.source_id for t in chosen],
+                "quoted_source_ids": [t.source_id for t in chosen],
+                "turn_ids": [t.turn_id for t in chosen],
+                "speakers": [t.speaker for t in chosen],
+                "keywords": [],
+                "score": round(group["score"], 4),
+                "relevance": round(group["relevance"], 4),
+                "recency": round(group["recency"], 4),
+                "importance": 0.0,
+                "tokens": count_tokens(text),
+            }
+        )
+    return items
+
+
+def open_segment_item(turns: Sequence[dict]) -> dict:
+    text = " / ".join(f"{t['speaker']}: {t['text']}" for t in turns[-6:])
+    return {
+        "segment_id": "(open)",
+        "kind": "short-term",
+        "text": text,
+        "date": _date(turns[-1]["ts"]),
+        "tiers": ["short-term"],
+        "source_ids": [t["source_id"] for t in turns[-6:]],
+        "turn_ids": [t["turn_id"] for t in turns[-6:]],
+        "keywords": [],
+        "score": 1.0,
+        "relevance": 1.0,
+        "recency": 1.0,
+        "importance": 0.0,
+        "tokens": count_tokens(text),
+    }

@@ -1,0 +1,32 @@
+"""Query analysis and speaker focus (nodes/retrieval/query.py, turn_index.speaker_labels)."""
+
+from nodes.retrieval.query import analyse
+from nodes.retrieval.turn_index import speaker_labels
+from stores.models import Turn
+
+
+def _turn(i: int, speaker: str, text: str) -> Turn:
+    return Turn(turn_id=f"t{i}", source_id=f"D1:{i}", user_id="u", speaker=speaker, text=text, ts=float(i))
+
+
+def test_speaker_labels_from_name_prefixes_else_role():
+    turns = [_turn(i, "user" if i % 2 else "lumina", f"{'Caroline' if i % 2 else 'Melanie'}: hello {i}") for i in range(8)]
+    turns.append(_turn(9, "user", "no prefix here"))
+    turns.append(_turn(10, "user", "Once: a one-off colon"))
+    labels = speaker_labels(turns)
+    assert labels[:2] == ["Melanie", "Caroline"]
+    assert labels[-2:] == ["user", "user"]
+    ja = [_turn(i, "user", f"{'キャロライン' if i % 2 else 'メラニー'}：こんにちは") for i in range(6)]
+    assert set(speaker_labels(ja)) == {"キャロライン", "メラニー"}
+
+
+def test_analyse_names_subjects_not_possessives():
+    names = ["Caroline", "Melanie"]
+    assert analyse("What did Melanie paint?", names).speakers == ["Melanie"]
+    assert analyse("What do Caroline and Melanie both like?", names).speakers == ["Caroline", "Melanie"]
+    assert analyse("What did Caroline say about Melanie's pottery?", names).speakers == ["Caroline"]
+    assert analyse("What do Melanie's kids like?", names).speakers == ["Melanie"]
+    assert analyse("Where did they go camping?", names).speakers == []
+    assert analyse("Mel painted what?", names).speakers == []  # whole words only
+    assert analyse("メラニーは何を描いた？", ["キャロライン", "メラニー"]).speakers == ["メラニー"]
+    assert analyse("What did Melanie paint?", ["Melanie"]).speakers == []  # one speaker: nothing to focus
