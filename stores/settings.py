@@ -150,6 +150,11 @@ class LuminaSettings(BaseSettings):
     recall_mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0, description="S6: λ of MMR.")
     recall_mmr_pool: int = Field(default=3, ge=1, le=10, description="S6: MMR pool = this × items wanted.")
     recall_dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="Near-duplicates dropped.")
+    recall_excerpt_tokens: int = Field(
+        default=32, ge=0, le=10_000,
+        description="When packing into a budget, a turn longer than this keeps its speaker prefix and the sentences "
+        "closest to the query (0 = whole turns).",
+    )
     recall_context_window: int = Field(default=1, ge=0, le=5, description="Turns each side packed with a hit.")
     recall_mixed_turn_share: float = Field(
         default=0.6, ge=0.0, le=1.0, description="'mixed' granularity: share of the budget for raw turns first."

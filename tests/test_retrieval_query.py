@@ -30,3 +30,19 @@ def test_analyse_names_subjects_not_possessives():
     assert analyse("Mel painted what?", names).speakers == []  # whole words only
     assert analyse("メラニーは何を描いた？", ["キャロライン", "メラニー"]).speakers == ["メラニー"]
     assert analyse("What did Melanie paint?", ["Melanie"]).speakers == []  # one speaker: nothing to focus
+
+
+def test_excerpt_keeps_prefix_and_query_sentences_within_cap():
+    from nodes.retrieval.budget import count_tokens
+    from nodes.retrieval.packing import excerpt
+    from nodes.text.tokenize import terms
+
+    text = ("Caroline: Thanks, Mel! Your backing really means a lot to me these days. I gave a talk at the school "
+            "about adoption last week. It was great to see how the audience related to it all. [image: a stage]")
+    short = excerpt(text, set(terms("What did Caroline talk about at the school?")), 20)
+    assert short.startswith("Caroline: ") and "talk at the school about adoption" in short
+    assert count_tokens(short) <= 20 and count_tokens(short) < count_tokens(text)
+    assert excerpt("Caroline: short turn.", {"x"}, 20) == "Caroline: short turn."
+    assert excerpt(text, set(), 0) == text
+    ja = "メラニー：昨日は公園に行きました。娘と一緒に絵を描きました。とても楽しかったです。"
+    assert excerpt(ja, set(terms("メラニーは何を描いた？")), 16) == "メラニー：娘と一緒に絵を描きました。"

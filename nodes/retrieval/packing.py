@@ -6,9 +6,11 @@ all of the segment's ids, with ``quoted_source_ids`` for those whose text is in 
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any, Sequence
 
+from ..text.tokenize import terms
 from .budget import count_tokens
 from .temporal import date_label as _date
 
@@ -68,9 +70,50 @@ def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -
     return items
 
 
-def pack_turns(kept, turns, tiers, budget, limit, settings, wanted) -> list[dict[str, Any]]:
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\s+(?=\[image: )")
+_PREFIX = re.compile(r"^([^:：\n\[\]]{1,40}?[:：]\s*)")
+
+
+def excerpt(text: str, q_terms: set[str], max_tokens: int) -> str:
+    """A turn longer than ``max_tokens``: its speaker prefix and the sentences sharing most terms with the
+    query (ties: earlier first), kept in their order and joined by " … " — still a quote of that turn only."""
+    if not max_tokens or count_tokens(text) <= max_tokens:
+        return text
+    m = _PREFIX.match(text)
+    prefix = m.group(1) if m else ""
+    sentences = [x for x in _SENTENCE.split(text[len(prefix):]) if x.strip()]
+    if len(sentences) < 2:
+        return text
+    overlap = [len(q_terms.intersection(terms(x))) for x in sentences]
+    order = sorted(range(len(sentences)), key=lambda j: (-overlap[j], j))
+    chosen: list[int] = []
+    used = count_tokens(prefix)
+    for j in order:
+        cost = count_tokens(sentences[j])
+        if chosen and used + cost > max_tokens:
+            continue
+        chosen.append(j)
+        used += cost
+    out = ""
+    last = -1
+    for j in sorted(chosen):
+        out += ("" if last < 0 else " " if j == last + 1 else " … ") + sentences[j]
+        last = j
+    return prefix + out
+
+
+def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=()) -> list[dict[str, Any]]:
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn."""
+    limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
+    wanted_terms = set(q_terms)
+    texts: dict[int, str] = {}
+
+    def text_of(i: int) -> str:
+        if i not in texts:
+            texts[i] = excerpt(turns[i].text, wanted_terms, limit_tokens)
+        return texts[i]
+
     groups: list[dict[str, Any]] = []  # each: {"lo", "hi", "rank", "members", "score", ...}
     by_index: dict[int, dict[str, Any]] = {}
     used = 0
@@ -78,7 +121,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted) -> list[dict
     for rank, (score, i, relevance, recency) in enumerate(kept):
         if i in by_index:
             continue
-        cost = count_tokens(turns[i].text)
+        cost = count_tokens(text_of(i))
         if budget is not None and used + cost > budget:
             continue
         date = _date(turns[i].ts)
@@ -114,7 +157,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted) -> list[dict
     for group in sorted(groups, key=lambda g: g["rank"]):
         members = sorted(group["members"])
         chosen = [turns[m] for m in members]
-        text = f"[{group['date']}] " + "\n".join(t.text for t in chosen)
+        text = f"[{group['date']}] " + "\n".join(text_of(m) for m in members)
         item_tiers: list[str] = []
         for m in members:
             for tier in sorted(tiers.get(m, {"archive"})):

@@ -152,7 +152,7 @@ def recall(
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
     if granularity == "mixed" and budget is not None:
-        items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted)
+        items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted, q_terms)
         seen = {turns[index.position[t]].segment_id for item in items for t in item["turn_ids"]}
         used = sum(item["tokens"] for item in items)
         rest_ordered = [c for c in ordered if turns[c[1]].segment_id not in seen]
@@ -160,7 +160,7 @@ def recall(
     elif granularity == "segments":
         items = segment_items(ordered, turns, tiers, services, user_id, budget, limit or (None if budget else wanted))
     else:
-        items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted)
+        items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms)
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:
