@@ -176,6 +176,9 @@ LADYBUG_SCHEMA: Final[tuple[str, ...]] = (
     "CREATE REL TABLE IF NOT EXISTS ASSOCIATED(FROM Segment TO Segment, score DOUBLE)",
 )
 
+# Session setting, not schema: ladybug checkpoints its WAL once it holds this many bytes.
+LADYBUG_CHECKPOINT_THRESHOLD: Final = "CALL checkpoint_threshold=2097152"
+
 # Neo4j is schema-optional: these only add uniqueness and lookup speed. FalkorDB's Bolt endpoint
 # rejects all of them (with a generic UnknownError), so the Neo4j adapter runs them one by one and
 # tolerates exactly that failure. Named + IF NOT EXISTS keeps them idempotent on Neo4j 5.

@@ -64,6 +64,10 @@ class LadybugGraph(CypherGraph):
         try:
             for statement in cypher.LADYBUG_SCHEMA:  # IF NOT EXISTS: cheap and idempotent on reopen
                 self._conn.execute(statement)
+            # MERGE slows down with every uncheckpointed write still in the WAL: at the default 16 MB
+            # threshold, upserting 1,000 segments took 5 s on an empty graph and 20 s by the 8th user's
+            # thousand. Checkpointing every 2 MB keeps it near 5-9 s (see bench/README.md).
+            self._conn.execute(cypher.LADYBUG_CHECKPOINT_THRESHOLD)
         except BaseException:
             self.close()
             raise
