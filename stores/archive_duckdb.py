@@ -327,6 +327,11 @@ class DuckDBArchive:
             ).fetchall()
         return [float(r[0]) for r in rows]
 
+    @property
+    def generation(self) -> int:
+        """Changes whenever a write transaction ends; equal values mean nothing was written in between."""
+        return self._db.generation
+
     def counts(self, user_id: str | None = None) -> dict[str, int]:
         where, params = ("", []) if user_id is None else (" WHERE user_id = ?", [validate_id(user_id, "user_id")])
         with self._db.read() as con:

@@ -25,6 +25,10 @@ class GuardedConnection:
         self.database, self.data_dir, self.tier = database, data_dir, tier
         self.lock = threading.RLock()  # re-entrant: a tx() inside a tx() joins the outer transaction
         self._depth = 0
+        # Bumped when an outermost transaction ends (committed or not): in-process indexes built from
+        # this database compare it instead of re-counting rows on every read. The file is locked to one
+        # connection, so no write can land here without passing through tx().
+        self.generation = 0
         try:
             self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(database)
         except duckdb.IOException as exc:
@@ -67,13 +71,16 @@ class GuardedConnection:
             con.execute("BEGIN TRANSACTION")
             self._depth = 1
             try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+                try:
+                    yield con
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+                finally:
+                    self._depth = 0
+                con.execute("COMMIT")
             finally:
-                self._depth = 0
-            con.execute("COMMIT")
+                self.generation += 1
 
     @contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:

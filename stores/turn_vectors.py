@@ -78,7 +78,7 @@ class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
             vec = p.vector
             if isinstance(vec, dict):
                 vec = next(iter(vec.values()), None)
-            out.append((VectorHit(point_id=str(p.id), score=float(p.score), payload=payload), list(vec or [])))
+            out.append((VectorHit(point_id=str(p.id), score=float(p.score), payload=payload), vec or []))
         return out
 
 
@@ -98,7 +98,7 @@ class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
             if isinstance(vec, dict):
                 vec = next(iter(vec.values()), None)
             if vec:
-                out[wanted[str(record.id)]] = list(vec)
+                out[wanted[str(record.id)]] = vec
         return out
 
 

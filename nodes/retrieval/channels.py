@@ -58,7 +58,9 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
 
 
 def segment_channels(services, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,
-                     out: Candidates) -> None:
+                     out: Candidates, recent_signal: float = 0.5) -> None:
+    """``recent_signal``: how much a mid-term segment counts for being recent alone (the purpose's recency
+    weight relative to its relevance weight, see ``recall``)."""
     stores, settings = services.stores, services.settings
     k = settings.recall_rrf_k
     S = settings.recall_segment_candidates
@@ -87,7 +89,7 @@ def segment_channels(services, user_id: str, query: str, qvec: np.ndarray, on: d
         # Recent segments are candidates by recency alone: ranked among themselves by similarity.
         sims = [float(np.dot(np.asarray(r.embedding, dtype=np.float32), qvec)) if r.embedding else 0.0 for r in recent]
         order = sorted(range(len(recent)), key=lambda j: -sims[j])
-        add("midterm", [(recent[j].segment_id, 0.5) for j in order])
+        add("midterm", [(recent[j].segment_id, recent_signal) for j in order])
         for r in recent:
             out.seg_importance[r.segment_id] = r.importance
         out.ms["midterm"] = (time.perf_counter() - t0) * 1000

@@ -19,6 +19,7 @@ class _UserIndex:
         self.lengths: dict[str, int] = {}
         self.postings: dict[str, set[str]] = defaultdict(set)
         self.total = 0
+        self.generation: int | None = None  # the archive's write generation last checked against
 
     def add(self, segment_id: str, text: str) -> None:
         if segment_id in self.docs:
@@ -55,6 +56,10 @@ class KeywordIndex:
     def search(self, archive, user_id: str, query: str, limit: int) -> list[tuple[str, float]]:
         with self._lock:
             index = self._users.setdefault(user_id, _UserIndex())
+            generation = getattr(archive, "generation", None)
+            if generation is not None and index.generation == generation:
+                return index.search(query, limit)
+            index.generation = generation
             if len(index.docs) != archive.counts(user_id)["segments"]:
                 for segment in archive.segments(user_id):
                     index.add(segment.segment_id, f"{segment.text}\\n{' '.join(segment.keywords)}")

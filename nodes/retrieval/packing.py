@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import lru_cache
 from typing import Any, Sequence
 
 from ..text.tokenize import terms
@@ -74,22 +75,34 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\s+(?=\[image: 
 _PREFIX = re.compile(r"^([^:：\n\[\]]{1,40}?[:：]\s*)")
 
 
-def excerpt(text: str, q_terms: set[str], max_tokens: int) -> str:
-    """A turn longer than ``max_tokens``: its speaker prefix and the sentences sharing most terms with the
-    query (ties: earlier first), kept in their order and joined by " … " — still a quote of that turn only."""
-    if not max_tokens or count_tokens(text) <= max_tokens:
-        return text
+@lru_cache(maxsize=65_536)
+def _tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+@lru_cache(maxsize=16_384)
+def _sentences(text: str) -> tuple[str, int, tuple[tuple[str, int, frozenset[str]], ...]]:
+    """A turn's speaker prefix (and its tokens) and its sentences, each with its tokens and terms. Cached
+    per text: the packer looks at hundreds of candidate turns per query, mostly the same ones."""
     m = _PREFIX.match(text)
     prefix = m.group(1) if m else ""
     sentences = [x for x in _SENTENCE.split(text[len(prefix):]) if x.strip()]
+    return prefix, count_tokens(prefix), tuple((x, count_tokens(x), frozenset(terms(x))) for x in sentences)
+
+
+def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int) -> str:
+    """A turn longer than ``max_tokens``: its speaker prefix and the sentences sharing most terms with the
+    query (ties: earlier first), kept in their order and joined by " … " — still a quote of that turn only."""
+    if not max_tokens or _tokens(text) <= max_tokens:
+        return text
+    prefix, used, sentences = _sentences(text)
     if len(sentences) < 2:
         return text
-    overlap = [len(q_terms.intersection(terms(x))) for x in sentences]
+    overlap = [len(q_terms & x[2]) for x in sentences]
     order = sorted(range(len(sentences)), key=lambda j: (-overlap[j], j))
     chosen: list[int] = []
-    used = count_tokens(prefix)
     for j in order:
-        cost = count_tokens(sentences[j])
+        cost = sentences[j][1]
         if chosen and used + cost > max_tokens:
             continue
         chosen.append(j)
@@ -97,7 +110,7 @@ def excerpt(text: str, q_terms: set[str], max_tokens: int) -> str:
     out = ""
     last = -1
     for j in sorted(chosen):
-        out += ("" if last < 0 else " " if j == last + 1 else " … ") + sentences[j]
+        out += ("" if last < 0 else " " if j == last + 1 else " … ") + sentences[j][0]
         last = j
     return prefix + out
 
@@ -106,7 +119,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=()) 
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
-    wanted_terms = set(q_terms)
+    wanted_terms = frozenset(q_terms)
     texts: dict[int, str] = {}
 
     def text_of(i: int) -> str:
@@ -119,9 +132,11 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=()) 
     used = 0
     max_items = limit or (None if budget else wanted)
     for rank, (score, i, relevance, recency) in enumerate(kept):
+        if budget is not None and used >= budget:
+            break  # every turn costs at least one token
         if i in by_index:
             continue
-        cost = count_tokens(text_of(i))
+        cost = _tokens(text_of(i))
         if budget is not None and used + cost > budget:
             continue
         date = _date(turns[i].ts)

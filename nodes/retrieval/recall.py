@@ -106,7 +106,10 @@ def recall(
         name_terms = {t for name in plan.speakers for t in terms(name)}
         q_terms = [t for t in q_terms if t not in name_terms] or q_terms
     turn_channels(services, index, user_id, qvec, q_terms, on, cands)
-    segment_channels(services, user_id, query, qvec, on, character, cands)
+    # Recent segments are candidates for being recent, so they count as much as the purpose values recency
+    # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
+    recent_signal = 0.5 * beta / max(alpha, beta)
+    segment_channels(services, user_id, query, qvec, on, character, cands, recent_signal)
     rel, tiers = fuse(index, cands, settings, on, plan)
     vectors = cands.vectors
     seg_importance = cands.seg_importance

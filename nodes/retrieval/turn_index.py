@@ -28,6 +28,7 @@ class UserTurns:
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0))
     avg: float = 1.0
     labels: list[str] = field(default_factory=list)  # who said each turn: the "Name:" prefix, else its speaker
+    generation: int | None = None  # the archive's write generation this index was checked against
 
     @property
     def speakers(self) -> list[str]:
@@ -85,9 +86,14 @@ class TurnIndex:
     def get(self, archive, user_id: str) -> UserTurns:
         with self._lock:
             index = self._users.get(user_id)
+            # Read before counting: a write landing meanwhile leaves an older stamp, so the next call re-checks.
+            generation = getattr(archive, "generation", None)
+            if index is not None and generation is not None and index.generation == generation:
+                return index
             count = archive.counts(user_id)["turns"]
             if index is None or len(index.turns) != count:
                 index = self._users[user_id] = UserTurns.build(archive.all_turns(user_id))
+            index.generation = generation
             return index
 
     def forget(self, user_id: str) -> None:
