@@ -344,3 +344,31 @@ def test_concurrent_threads_share_one_archive(archive: DuckDBArchive) -> None:
         list(pool.map(work, range(12)))
     assert archive.counts() == {"turns": 60, "segments": 0}
     assert sum(len(archive.audit(f"user{u}")) for u in range(3)) == 12
+
+
+def test_write_generation_moves_on_every_write_and_only_then(archive: DuckDBArchive) -> None:
+    """Recall's in-process indexes trust an unchanged generation instead of re-counting rows, so every
+    kind of write (and a failed one) must move it, and reads must not."""
+    from nodes.retrieval.turn_index import TurnIndex
+
+    index = TurnIndex()
+    turns = [make_turn("alice", n) for n in range(1, 4)]
+    archive.put_turns(turns[:2])
+    assert len(index.get(archive, "alice").turns) == 2
+    before = archive.generation
+    archive.all_turns("alice"), archive.counts("alice"), archive.segments("alice")
+    assert archive.generation == before
+    archive.put_turns(turns[2:])
+    assert archive.generation > before
+    assert len(index.get(archive, "alice").turns) == 3  # rebuilt: the new turn is searchable at once
+    before = archive.generation
+    archive.put_segment(make_segment("alice", turns, 3.0))
+    assert archive.generation > before
+    before = archive.generation
+    with pytest.raises(RuntimeError):
+        with archive.transaction():
+            archive.put_turns([make_turn("alice", 9)])
+            raise RuntimeError("crash inside the transaction")
+    assert archive.generation > before and not archive.has_turn("alice", turn_id("alice", "D1:9"))
+    archive.delete_user("alice")
+    assert index.get(archive, "alice").turns == []
