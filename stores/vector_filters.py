@@ -9,10 +9,11 @@ the same whichever engine produced it. Each adapter implements five small engine
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal, Mapping, Sequence, TypeVar
+
+import numpy as np
 
 from . import ids
 from .errors import EmbedderMismatch, InvalidInput, StoreUnavailable
@@ -67,19 +68,23 @@ def check_vector(vector: Sequence[float], dim: int, field: str) -> list[float]:
     so they are rejected here, before anything is written.
     """
     try:
-        values = [float(x) for x in vector]
+        # numpy checks 512 floats in microseconds; a Python loop over them showed up in ingest profiles
+        arr = np.asarray(vector, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(field, f"must be a sequence of numbers ({exc})") from None
-    if len(values) != dim:
+    if arr.ndim != 1:
+        raise InvalidInput(field, f"must be a flat sequence of numbers, got shape {arr.shape}")
+    if arr.shape[0] != dim:
         raise InvalidInput(
             field,
-            f"has {len(values)} dimensions but this collection holds {dim}-d vectors; "
+            f"has {arr.shape[0]} dimensions but this collection holds {dim}-d vectors; "
             "embed with the collection's embedder",
         )
-    if not all(math.isfinite(x) for x in values):
+    if not np.isfinite(arr).all():
         raise InvalidInput(field, "contains NaN or infinity")
-    if not any(values):
+    if not arr.any():
         raise InvalidInput(field, "is all zeros; cosine similarity is undefined for it")
+    values = arr.tolist()
     return values
 
 
