@@ -144,6 +144,12 @@ class LuminaSettings(BaseSettings):
     recall_channel_weights: tuple[float, float, float] = Field(
         default=(1.0, 1.0, 0.6), description="Fusion weight of turn-dense, turn-BM25 and segment evidence."
     )
+    recall_feedback: bool = Field(
+        default=True, description="Channel: BM25 again with terms of the first hits added (pseudo-relevance feedback)."
+    )
+    recall_feedback_docs: int = Field(default=3, ge=0, le=50, description="Feedback: first hits the terms come from.")
+    recall_feedback_terms: int = Field(default=8, ge=0, le=50, description="Feedback: terms added to the query.")
+    recall_feedback_weight: float = Field(default=0.5, ge=0.0, le=2.0, description="Feedback: fusion weight.")
     recall_neighbour_spread: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
     )

@@ -46,3 +46,35 @@ def test_excerpt_keeps_prefix_and_query_sentences_within_cap():
     assert excerpt(text, set(), 0) == text
     ja = "メラニー：昨日は公園に行きました。娘と一緒に絵を描きました。とても楽しかったです。"
     assert excerpt(ja, set(terms("メラニーは何を描いた？")), 16) == "メラニー：娘と一緒に絵を描きました。"
+
+
+def test_feedback_channel_reaches_turns_that_share_words_with_the_first_hits_only():
+    """Pseudo-relevance feedback: the answer to "what did the support group lead to?" never says
+    "support group"; it shares "adoption agencies" with the first hit, and that is how it is found."""
+    from nodes.retrieval.channels import Candidates, feedback_channel
+    from nodes.retrieval.turn_index import UserTurns
+    from nodes.text.tokenize import terms
+    from stores.settings import LuminaSettings
+
+    texts = [
+        "Caroline: The support group counsellors told me about adoption agencies.",
+        "Melanie: That sounds hopeful!",
+        "Caroline: I went hiking with friends last weekend.",
+        "Melanie: My kids love painting with me.",
+        "Caroline: I researched adoption agencies that welcome single parents.",
+        "Melanie: We went camping at the beach.",
+        "Caroline: My friends gave me a necklace.",
+        "Melanie: Pottery class was relaxing this week.",
+    ]
+    index = UserTurns.build([_turn(i, "user", t) for i, t in enumerate(texts)])
+    settings = LuminaSettings()
+    q_terms = terms("What did the support group lead to?")
+    out = Candidates()
+    out.turn_rankings["turn_keyword"] = [i for i, _ in index.search(q_terms, 80)]
+    assert 4 not in out.turn_rankings["turn_keyword"]
+    feedback_channel(index, q_terms, settings, out)
+    assert out.turn_rankings["turn_feedback"][:2] == [0, 4]
+    off = Candidates()
+    off.turn_rankings["turn_keyword"] = list(out.turn_rankings["turn_keyword"])
+    feedback_channel(index, q_terms, settings.model_copy(update={"recall_feedback_terms": 0}), off)
+    assert "turn_feedback" not in off.turn_rankings

@@ -6,18 +6,20 @@ later lent to their turns.
 
 from __future__ import annotations
 
+import math
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
-from ..text.tokenize import nouns
+from ..text.tokenize import nouns, terms
 
 TIER = {
     "turn_dense": "long-term",
     "turn_keyword": "archive",
+    "turn_feedback": "archive",
     "segment_dense": "long-term",
     "segment_keyword": "archive",
     "midterm": "mid-term",
@@ -104,3 +106,34 @@ def segment_channels(services, user_id: str, query: str, qvec: np.ndarray, on: d
             ranked += [(s, 0.5 * float(score)) for s, score in stores.graph.associated(user_id, seeds, settings.retrieve_graph)]
         add("graph", sorted(ranked, key=lambda kv: -kv[1]))
         out.ms["graph"] = (time.perf_counter() - t0) * 1000
+
+
+def feedback_channel(index, q_terms: list[str], settings, out: Candidates) -> None:
+    """Pseudo-relevance feedback (RM3-style): the terms that weigh most in the first turn channels' best
+    turns, added to the query for a second BM25 pass. Multi-hop questions name one side of what they ask
+    ("What did Caroline research?"); the turns that answer it share words with the first hits, not the query."""
+    docs, extra = settings.recall_feedback_docs, settings.recall_feedback_terms
+    rankings = [r for name, r in out.turn_rankings.items() if name in ("turn_dense", "turn_keyword")]
+    if not (docs and extra and rankings and index.turns):
+        return
+    t0 = time.perf_counter()
+    first: dict[int, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, i in enumerate(ranking[: 3 * docs]):
+            first[i] += 1.0 / (settings.recall_rrf_k + rank + 1)
+    top = sorted(first, key=lambda i: -first[i])[:docs]
+    n = len(index.turns)
+    asked = set(q_terms)
+    weight: dict[str, float] = defaultdict(float)
+    for i in top:
+        counts = Counter(terms(index.turns[i].text))
+        length = sum(counts.values()) or 1
+        for term, tf in counts.items():
+            df = len(index.postings.get(term, ()))
+            if term in asked or df < 2:  # a term of one turn only cannot lead anywhere else
+                continue
+            weight[term] += (tf / length) * math.log(1 + (n - df + 0.5) / (df + 0.5))
+    expansion = sorted(weight, key=lambda t: -weight[t])[:extra]
+    if expansion:
+        out.turn_rankings["turn_feedback"] = [i for i, _ in index.search([*q_terms, *expansion], settings.recall_turn_candidates)]
+    out.ms["turn_feedback"] = (time.perf_counter() - t0) * 1000

@@ -5,6 +5,8 @@ from several candidate channels, each switchable off in settings (``recall_*``):
 
 - ``turn_dense``     dense search over the turn-vector collection (stores.turn_vectors)      tier: long-term
 - ``turn_keyword``   BM25 over the user's archived turns, Sudachi/English terms               tier: archive
+- ``feedback``       BM25 again with the terms that weigh most in the first hits (pseudo-relevance
+                     feedback, for questions whose answer shares words with a first hit only)  tier: archive
 - ``segment_dense``  long-term segment centroids                                             tier: long-term
 - ``segment_keyword`` BM25 over archived segments (summary + keywords + text)                 tier: archive
 - ``midterm``        the most recent mid-term segments (S1 "recent")                          tier: mid-term
@@ -33,7 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..text.tokenize import terms
-from .channels import TIER as _TIER, Candidates, segment_channels, turn_channels
+from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
 from .fusion import fuse
 from .packing import open_segment_item, pack_turns, segment_items
 from .presets import weights_for
@@ -42,7 +44,7 @@ from .rerank import dedup, mmr
 from .temporal import time_window
 
 DAY = 86_400.0
-CHANNELS = ("turn_dense", "turn_keyword", "segment_dense", "segment_keyword", "midterm", "graph")
+CHANNELS = ("turn_dense", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
 SWITCHES = (*CHANNELS, "speakers", "temporal", "mmr", "context")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
@@ -106,6 +108,8 @@ def recall(
         name_terms = {t for name in plan.speakers for t in terms(name)}
         q_terms = [t for t in q_terms if t not in name_terms] or q_terms
     turn_channels(services, index, user_id, qvec, q_terms, on, cands)
+    if on["feedback"]:
+        feedback_channel(index, q_terms, settings, cands)
     # Recent segments are candidates for being recent, so they count as much as the purpose values recency
     # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
     recent_signal = 0.5 * beta / max(alpha, beta)
