@@ -129,7 +129,8 @@ def feedback_channel(index, q_terms: list[str], settings, out: Candidates) -> No
         counts = Counter(terms(index.turns[i].text))
         length = sum(counts.values()) or 1
         for term, tf in counts.items():
-            df = len(index.postings.get(term, ()))
+            posting = index.postings.get(term)
+            df = 0 if posting is None else posting[0].size
             if term in asked or df < 2:  # a term of one turn only cannot lead anywhere else
                 continue
             weight[term] += (tf / length) * math.log(1 + (n - df + 0.5) / (df + 0.5))

@@ -34,10 +34,7 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
 
     if cands.seg_score and n:
         top = max(cands.seg_score.values())
-        members: dict[str, list[int]] = defaultdict(list)
-        for i, t in enumerate(turns):
-            if t.segment_id in cands.seg_score:
-                members[t.segment_id].append(i)
+        members = index.members
         turn_top = rel.max() if rel.any() else 1.0 / (k + 1)
         for seg_id, score in cands.seg_score.items():
             share = w_segment * turn_top * score / top
@@ -50,8 +47,7 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     spread = settings.recall_neighbour_spread if on["context"] else 0.0
     if spread and n > 1:
         base = rel.copy()
-        same_prev = np.array([turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
-                              for i in range(1, n)])
+        same_prev = index.same_exchange
         left = np.zeros(n)
         right = np.zeros(n)
         left[1:] = np.where(same_prev, base[:-1], 0.0)  # relevance of the previous turn
@@ -61,7 +57,7 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
             tiers[int(i)].add("archive")
 
     if on.get("speakers") and plan.speakers and n and rel.any():
-        labels = np.asarray(index.labels)
+        labels = index.label_array
         named = np.isin(labels, plan.speakers)
         rel = np.where(named, rel, rel * settings.recall_speaker_focus)
         if len(plan.speakers) > 1:

@@ -24,11 +24,16 @@ from ..text.tokenize import terms
 class UserTurns:
     turns: list[Turn] = field(default_factory=list)
     position: dict[str, int] = field(default_factory=dict)  # turn_id -> index in conversation order
-    postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # term -> [(turn index, tf)]
+    # term -> (turn indices, term frequencies), as arrays so a query term scores all its turns at once
+    postings: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0))
     avg: float = 1.0
     labels: list[str] = field(default_factory=list)  # who said each turn: the "Name:" prefix, else its speaker
     generation: int | None = None  # the archive's write generation this index was checked against
+    # Per-query fusion needs these for every turn; computed once here so a query stays O(hits), not O(turns).
+    members: dict[str, list[int]] = field(default_factory=dict)  # segment_id -> turn indices
+    same_exchange: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # turn i-1 and i belong together
+    label_array: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
 
     @property
     def speakers(self) -> list[str]:
@@ -45,8 +50,18 @@ class UserTurns:
             for term, tf in counts.items():
                 postings[term].append((i, tf))
         avg = float(lengths.mean()) if len(turns) else 1.0
-        return cls(turns, {t.turn_id: i for i, t in enumerate(turns)}, dict(postings), lengths, avg or 1.0,
-                   speaker_labels(turns))
+        members: dict[str, list[int]] = defaultdict(list)
+        for i, turn in enumerate(turns):
+            members[turn.segment_id].append(i)
+        # Adjacent turns of one segment, or less than an hour apart, are one exchange (an answer and its question).
+        same_exchange = np.array([turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
+                                  for i in range(1, len(turns))], dtype=bool)
+        labels = speaker_labels(turns)
+        arrays = {term: (np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows)),
+                         np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows)))
+                  for term, rows in postings.items()}
+        return cls(turns, {t.turn_id: i for i, t in enumerate(turns)}, arrays, lengths, avg or 1.0,
+                   labels, None, dict(members), same_exchange, np.asarray(labels, dtype=object))
 
     def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
         n = len(self.turns)
@@ -55,11 +70,13 @@ class UserTurns:
         scores = np.zeros(n, dtype=np.float32)
         for term in dict.fromkeys(query_terms):
             posting = self.postings.get(term)
-            if not posting:
+            if posting is None:
                 continue
-            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-            for i, tf in posting:
-                scores[i] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self.lengths[i] / self.avg))
+            idx, tf = posting
+            df = idx.size
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            tf64 = tf.astype(np.float64)
+            scores[idx] += idf * tf64 * (k1 + 1) / (tf64 + k1 * (1 - b + b * self.lengths[idx].astype(np.float64) / self.avg))
         nonzero = np.flatnonzero(scores)
         if not nonzero.size:
             return []
