@@ -8,6 +8,7 @@ cannot drift apart.
 from __future__ import annotations
 
 import math
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Mapping, Sequence
 
 from . import cypher, ids
@@ -59,6 +60,14 @@ class CypherGraph:
     """GraphStore over any engine that runs the statements of :mod:`stores.cypher`."""
 
     backend: str = ""
+    # True when the adapter's _exclusive() makes "is the segment new?" and the write one step, so a new
+    # segment's edges may be CREATEd instead of MERGEd (see cypher.NEW_SEGMENT). Neo4j keeps MERGE: other
+    # processes may write, and its MERGE does not slow down with the table.
+    create_new_edges: bool = False
+
+    def _exclusive(self) -> AbstractContextManager[Any]:
+        """Held around a segment's read-check-write; nothing by default."""
+        return nullcontext()
 
     # --- what an adapter provides --------------------------------------------------------------
     def _read(self, query: str, params: Mapping[str, Any]) -> Rows:
@@ -83,7 +92,8 @@ class CypherGraph:
         ts: float,
         importance: float,
     ) -> None:
-        self._write(self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance))
+        with self._exclusive():
+            self._write(self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance))
 
     def upsert_linked_segment(
         self,
@@ -97,9 +107,10 @@ class CypherGraph:
         neighbours: Sequence[tuple[str, float]],
     ) -> None:
         """``upsert_segment`` then ``link_segments``, as one unit of work (one commit)."""
-        steps = self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance)
-        steps += self._link_steps(user_id, segment_id, neighbours)
-        self._write(steps)
+        with self._exclusive():
+            steps = self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance)
+            steps += self._link_steps(user_id, segment_id, neighbours)
+            self._write(steps)
 
     def _segment_steps(
         self,
@@ -122,16 +133,18 @@ class CypherGraph:
         if not isinstance(summary, str):
             raise InvalidInput("summary", f"must be a string, got {type(summary).__name__}")
         names = _concept_names(concepts)
-        concept_rows = [{"id": ids.concept_id(user_id, n), "name": n} for n in names]
+        # One row per concept id: two names may share an id, and one statement must not touch a key twice.
+        concept_rows = list({ids.concept_id(user_id, n): {"id": ids.concept_id(user_id, n), "name": n} for n in names}.values())
         seg: Params = {"user_id": user_id, "segment_id": segment_id}
         owners = {str(r["user_id"]) for r in self._read(cypher.SEGMENT_OWNERS, seg)}
         # Segment ids are uuid5 of the user, so a clash means a caller bug; refusing beats silently
         # moving another user's segment (Neo4j) or a raw primary-key error (ladybug).
         if owners - {user_id}:
             raise InvalidInput("segment_id", f"{segment_id!r} already belongs to another user")
+        new = not owners and self.create_new_edges
         steps: list[Step] = [
             (
-                cypher.UPSERT_SEGMENT,
+                cypher.NEW_SEGMENT if new else cypher.UPSERT_SEGMENT,
                 {**seg, "summary": summary, "ts": _finite(ts, "ts"), "importance": _finite(importance, "importance")},
             ),
         ]
@@ -143,9 +156,9 @@ class CypherGraph:
         # UNWIND over an empty list is a no-op everywhere, but ladybug cannot type an empty list
         # of maps: skip the statement instead of sending one.
         if chars:
-            steps.append((cypher.ADD_PARTICIPANTS, {**seg, "characters": chars}))
+            steps.append((cypher.NEW_PARTICIPANTS if new else cypher.ADD_PARTICIPANTS, {**seg, "characters": chars}))
         if concept_rows:
-            steps.append((cypher.ADD_MENTIONS, {**seg, "concepts": concept_rows}))
+            steps.append((cypher.NEW_MENTIONS if new else cypher.ADD_MENTIONS, {**seg, "concepts": concept_rows}))
         return steps
 
     def link_segments(self, user_id: str, segment_id: str, neighbours: Sequence[tuple[str, float]]) -> None:

@@ -102,6 +102,11 @@ class LadybugGraph(CypherGraph):
         finally:
             result.close()
 
+    create_new_edges = True  # one process owns the file, and _exclusive() serialises this process's writers
+
+    def _exclusive(self) -> threading.RLock:
+        return self._lock
+
     def _read(self, query: str, params: Mapping[str, Any]) -> Rows:
         with self._lock:
             return self._execute(query, params)

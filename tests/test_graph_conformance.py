@@ -106,6 +106,18 @@ def test_upsert_is_idempotent(graph):
     assert graph.counts(A) == first
 
 
+def test_concurrent_upserts_of_one_new_segment_make_its_edges_once(graph):
+    """ladybug CREATEs a new segment's edges (its MERGE slows with the table); the new-or-not check and the
+    write must then be one step, or two writers of the same new segment would both create them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(lambda _: add(graph, A, 1, ["猫", "映画", "旅行"], ["lumina", "nox"]), range(12)))
+    counts = graph.counts(A)
+    assert counts.nodes == {"User": 1, "Character": 2, "Segment": 1, "Concept": 3}
+    assert counts.edges == {"HAD": 1, "PARTICIPATED": 2, "MENTIONS": 3, "ASSOCIATED": 0}
+
+
 def test_edges_connect_the_right_nodes(graph):
     s1 = add(graph, A, 1, ["猫"], ["lumina", "nox"])
     checks = {
