@@ -133,8 +133,7 @@ class CypherGraph:
         if not isinstance(summary, str):
             raise InvalidInput("summary", f"must be a string, got {type(summary).__name__}")
         names = _concept_names(concepts)
-        # One row per concept id: two names may share an id, and one statement must not touch a key twice.
-        concept_rows = list({ids.concept_id(user_id, n): {"id": ids.concept_id(user_id, n), "name": n} for n in names}.values())
+        concept_rows = [{"id": ids.concept_id(user_id, n), "name": n} for n in names]
         seg: Params = {"user_id": user_id, "segment_id": segment_id}
         owners = {str(r["user_id"]) for r in self._read(cypher.SEGMENT_OWNERS, seg)}
         # Segment ids are uuid5 of the user, so a clash means a caller bug; refusing beats silently
