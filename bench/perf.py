@@ -211,7 +211,7 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
     # Warm every user's in-process turn index (BM25 over its archived turns) before timing; reported apart.
     started = time.perf_counter()
     for user_id, _ in users:
-        services.turn_index.get(services.stores.archive, user_id)
+        services.turn_index.get(services.stores.archive, user_id, services.stores.turns)
         services.keyword_index.search(services.stores.archive, user_id, "warm", 1)
     warm_s = time.perf_counter() - started
     queries = [(rng.choice(users)[0], rng.randrange(len(qtexts))) for _ in range(args.queries)]

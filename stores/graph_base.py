@@ -8,6 +8,7 @@ cannot drift apart.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Mapping, Sequence
 
@@ -15,6 +16,8 @@ from . import cypher, ids
 from .errors import InvalidInput
 from .models import GraphCounts
 from .settings import CHARACTERS
+
+CONCEPT_FAN = 50  # segments read per query concept at most (see cypher.SEGMENTS_FOR_CONCEPT)
 
 Params = dict[str, Any]
 Step = tuple[str, Params]
@@ -184,27 +187,40 @@ class CypherGraph:
         return [(cypher.LINK_SEGMENTS, {"user_id": user_id, "segment_id": segment_id, "neighbours": rows})]
 
     def associated(self, user_id: str, segment_ids: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """ASSOCIATED neighbours of the seeds (not the seeds), best link score first, ties by id."""
         ids.validate_id(user_id, "user_id")
         seeds = _segment_ids(segment_ids)
         if not seeds or not _limit(limit):
             return []
-        rows = self._read(
-            cypher.ASSOCIATED_NEIGHBOURS, {"user_id": user_id, "segment_ids": seeds, "limit": limit}
-        )
-        return [(str(r["id"]), float(r["score"])) for r in rows]
+        best: dict[str, float] = {}
+        for r in self._read(cypher.ASSOCIATED_NEIGHBOURS, {"segment_ids": seeds}):
+            # A neighbour must be this user's node (links never cross users; this makes it impossible).
+            if r["owner"] != user_id or r["id"] in seeds:
+                continue
+            score = float(r["score"])
+            if score > best.get(r["id"], -math.inf):
+                best[str(r["id"])] = score
+        return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
     def segments_for_concepts(self, user_id: str, concepts: Sequence[str], limit: int) -> list[tuple[str, int]]:
+        """Segments mentioning the concepts: more concepts matched first, then more important, newer, id."""
         ids.validate_id(user_id, "user_id")
         names = _concept_names(concepts)
         if not names or not _limit(limit):
             return []
         # Concepts are looked up by their per-user id, so another user's concept of the same name
-        # is a different node and can never match.
-        concept_ids = [ids.concept_id(user_id, n) for n in names]
-        rows = self._read(
-            cypher.SEGMENTS_FOR_CONCEPTS, {"user_id": user_id, "concept_ids": concept_ids, "limit": limit}
-        )
-        return [(str(r["id"]), int(r["hits"])) for r in rows]
+        # is a different node and can never match; the owner check is a second wall.
+        hits: dict[str, int] = defaultdict(int)
+        sort_key: dict[str, tuple[float, float]] = {}
+        for concept_id in dict.fromkeys(ids.concept_id(user_id, n) for n in names):
+            for r in self._read(cypher.SEGMENTS_FOR_CONCEPT, {"concept_id": concept_id, "fan": max(CONCEPT_FAN, 10 * limit)}):
+                if r["owner"] != user_id:
+                    continue
+                seg = str(r["id"])
+                hits[seg] += 1
+                sort_key[seg] = (float(r["importance"] or 0.0), float(r["ts"] or 0.0))
+        ranked = sorted(hits, key=lambda s: (-hits[s], -sort_key[s][0], -sort_key[s][1], s))
+        return [(s, hits[s]) for s in ranked[:limit]]
 
     def concepts_of(self, user_id: str, segment_ids: Sequence[str]) -> dict[str, list[str]]:
         """Every requested id is a key (an unknown or foreign segment maps to [])."""

@@ -10,7 +10,9 @@ import base64
 import json
 import struct
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
+
+import numpy as np
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
@@ -31,6 +33,13 @@ _CONN_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 _SCAN_COUNT = 1000
 _DELETE_CHUNK = 500
 _T = TypeVar("_T")
+
+
+class RecentSignal(NamedTuple):
+    segment_id: str
+    importance: float
+    end_ts: float
+    embedding: np.ndarray  # float32; empty when the segment had none
 
 
 def _text(value: bytes | str) -> str:
@@ -171,11 +180,35 @@ class RedisMidTerm:
         user = ids.validate_id(user_id, "user_id")
         if limit <= 0:
             return []
-        return self._run("recent_segments", lambda: self._recent(user, limit))
 
-    def _recent(self, user: str, limit: int) -> list[SegmentRecord]:
+        def fetch(pipe, key: str) -> None:
+            pipe.hgetall(key)
+
+        return self._run("recent_segments", lambda: self._recent(user, limit, fetch, lambda raw: decode_segment(raw) if raw else None))
+
+    def recent_signals(self, user_id: str, limit: int) -> list[RecentSignal]:
+        """The most recent segments' id, importance and embedding only: what recall ranks them by,
+        without reading and validating their texts and id lists (a third of a query's time on this tier)."""
+        user = ids.validate_id(user_id, "user_id")
+        if limit <= 0:
+            return []
+        wanted = ("segment_id", "importance", "end_ts", EMBEDDING_FIELD)
+
+        def fetch(pipe, key: str) -> None:
+            pipe.hmget(key, wanted)
+
+        def decode(values) -> RecentSignal | None:
+            if not values or values[0] is None:
+                return None  # expired under the index
+            seg, importance, end_ts, packed = (None if v is None else _text(v) for v in values)
+            vector = np.frombuffer(base64.b64decode(packed or ""), dtype="<f4").astype(np.float32)
+            return RecentSignal(seg, float(json.loads(importance or "0")), float(json.loads(end_ts or "0")), vector)
+
+        return self._run("recent_signals", lambda: self._recent(user, limit, fetch, decode))
+
+    def _recent(self, user: str, limit: int, fetch, decode) -> list:
         recent_key = ids.redis_recent_key(user)
-        found: list[SegmentRecord] = []
+        found: list = []
         expired: list[str] = []
         start = 0
         while len(found) < limit:
@@ -186,10 +219,11 @@ class RedisMidTerm:
                 break
             pipe = self._client.pipeline(transaction=False)
             for member in members:
-                pipe.hgetall(ids.redis_segment_key(user, member))
+                fetch(pipe, ids.redis_segment_key(user, member))
             for member, raw in zip(members, pipe.execute(), strict=True):
-                if raw:
-                    found.append(decode_segment(raw))
+                record = decode(raw)
+                if record is not None:
+                    found.append(record)
                 else:
                     expired.append(member)
             start += len(members)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from .models import GraphCounts, SegmentRecord, Turn, VectorHit
 
@@ -16,6 +16,9 @@ class MidTermStore(Protocol):
     def put_segment(self, record: SegmentRecord, ttl_seconds: int) -> None: ...
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None: ...
     def recent_segments(self, user_id: str, limit: int) -> list[SegmentRecord]: ...
+    def recent_signals(self, user_id: str, limit: int) -> list[Any]:
+        """Newest first, like recent_segments, but only (segment_id, importance, end_ts, embedding)."""
+        ...
     def ttl(self, user_id: str, segment_id: str) -> int:
         """Seconds left; -2 when the record is gone."""
         ...

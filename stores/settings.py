@@ -109,6 +109,12 @@ class LuminaSettings(BaseSettings):
     retrieve_recent: int = Field(default=5, ge=0, le=100)
     retrieve_semantic: int = Field(default=5, ge=0, le=100)
     retrieve_graph: int = Field(default=5, ge=0, le=100)
+    retrieve_graph_hub_share: float = Field(
+        default=0.05, ge=0.0, le=1.0,
+        description="A3: a query concept said in more than this share of the user's turns (and in over 20) is a "
+        "hub and spreads no activation (the fan effect); the graph channel looks up the rarer ones.",
+    )
+    retrieve_graph_concepts: int = Field(default=4, ge=0, le=50, description="A3: query concepts looked up at most, rarest first.")
     retrieve_keyword: int = Field(default=5, ge=0, le=100, description="BM25 candidates over archived segments.")
     retrieve_max_items: int = Field(default=10, ge=1, le=200)
     retrieve_min_similarity: float = Field(default=0.0, ge=-1.0, le=1.0)

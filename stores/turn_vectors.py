@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from . import ids
 from .models import VectorHit
-from .vector_filters import PreparedPoint, batched, check_vector, user_conditions
+from .vector_filters import TENANT_FIELD, PreparedPoint, batched, check_vector, user_conditions
 from .vectors_edge import EdgeVectorStore, _edge_filter
 
 TURN_KIND = "turns"
@@ -56,9 +58,11 @@ class TurnPointsMixin:
 
 
 class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
-    """Turn points on qdrant-edge; searches can also return the stored vectors (for MMR)."""
+    """Turn points on qdrant-edge."""
 
-    def search_with_vectors(self, user_id: str, vector: Sequence[float], limit: int) -> list[tuple[VectorHit, list[float]]]:
+    def search_point_ids(self, user_id: str, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
+        """This user's nearest turn points as (point id, score), best first, without payloads: the caller
+        maps ids back through ``turn_point_id`` of its own turns, so a foreign id could never match."""
         import qdrant_edge as qe
 
         self._require_open()
@@ -67,49 +71,73 @@ class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
         if limit <= 0:
             return []
         request = qe.QueryRequest(
-            limit=limit, query=qe.Query.Nearest(query), filter=_edge_filter(conditions), with_payload=True,
-            with_vector=True,
+            limit=limit, query=qe.Query.Nearest(query), filter=_edge_filter(conditions), with_payload=False,
+            with_vector=False,
         )
-        out = []
-        for p in self._shard.query(request):
-            payload = dict(p.payload or {})
-            if payload.get("user_id") != user_id:
-                continue
-            vec = p.vector
-            if isinstance(vec, dict):
-                vec = next(iter(vec.values()), None)
-            out.append((VectorHit(point_id=str(p.id), score=float(p.score), payload=payload), vec or []))
-        return out
+        return [(str(p.id), float(p.score)) for p in self._shard.query(request)]
 
-
-    def vectors_of(self, user_id: str, turn_ids: Sequence[str]) -> dict[str, list[float]]:
-        """Stored vectors of this user's turns (missing ones left out)."""
+    def vectors_of(self, user_id: str, turn_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of this user's turns as one float32 array each (missing ones left out)."""
         self._require_open()
         ids.validate_id(user_id, "user_id")
         wanted = {turn_point_id(user_id, t): t for t in dict.fromkeys(turn_ids)}
-        if not wanted:
-            return {}
-        out: dict[str, list[float]] = {}
-        for record in self._shard.retrieve(list(wanted), with_payload=True, with_vector=True):
-            payload = dict(record.payload or {})
-            if payload.get("user_id") != user_id:
-                continue
-            vec = record.vector
-            if isinstance(vec, dict):
-                vec = next(iter(vec.values()), None)
-            if vec:
-                out[wanted[str(record.id)]] = vec
+        out: dict[str, np.ndarray] = {}
+        points = list(wanted)
+        for start in range(0, len(points), _RETRIEVE_BATCH):
+            records = self._shard.retrieve(points[start : start + _RETRIEVE_BATCH], with_payload=[TENANT_FIELD], with_vector=True)
+            for record in records:
+                if (record.payload or {}).get(TENANT_FIELD) != user_id:
+                    continue
+                vec = record.vector
+                if isinstance(vec, dict):
+                    vec = next(iter(vec.values()), None)
+                if vec:
+                    out[wanted[str(record.id)]] = np.fromiter(vec, dtype=np.float32, count=len(vec))
         return out
 
 
+_RETRIEVE_BATCH = 1000
+
+
 def client_turn_vectors():
-    from .vectors_client import ClientVectorStore
+    from qdrant_client import models
+
+    from .vectors_client import ClientVectorStore, _client_filter
 
     class ClientTurnVectors(TurnPointsMixin, ClientVectorStore):
-        def search_with_vectors(self, user_id, vector, limit):
-            return [(h, []) for h in self.search(user_id, vector, limit)]
+        def search_point_ids(self, user_id, vector, limit):
+            self._require_open()
+            conditions = user_conditions(user_id)
+            query = check_vector(vector, self.dim, "vector")
+            if limit <= 0:
+                return []
+            with self._guard("search"):
+                result = self._client.query_points(
+                    self.collection, query=query, query_filter=_client_filter(conditions), limit=limit,
+                    with_payload=False, with_vectors=False,
+                )
+            return [(str(p.id), float(p.score)) for p in result.points]
 
         def vectors_of(self, user_id, turn_ids):
-            return {}
+            self._require_open()
+            ids.validate_id(user_id, "user_id")
+            wanted = {turn_point_id(user_id, t): t for t in dict.fromkeys(turn_ids)}
+            out: dict[str, np.ndarray] = {}
+            points = list(wanted)
+            for start in range(0, len(points), _RETRIEVE_BATCH):
+                with self._guard("get"):
+                    records = self._client.retrieve(
+                        self.collection, ids=points[start : start + _RETRIEVE_BATCH],
+                        with_payload=models.PayloadSelectorInclude(include=[TENANT_FIELD]), with_vectors=True,
+                    )
+                for record in records:
+                    if (record.payload or {}).get(TENANT_FIELD) != user_id:
+                        continue
+                    vec = record.vector
+                    if isinstance(vec, dict):
+                        vec = next(iter(vec.values()), None)
+                    if vec:
+                        out[wanted[str(record.id)]] = np.asarray(vec, dtype=np.float32)
+            return out
 
     return ClientTurnVectors

@@ -31,7 +31,6 @@ TIER = {
 @dataclass
 class Candidates:
     turn_rankings: dict[str, list[int]] = field(default_factory=dict)  # channel -> turn indices, best first
-    vectors: dict[int, np.ndarray] = field(default_factory=dict)
     seg_score: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     seg_tiers: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     seg_importance: dict[str, float] = field(default_factory=dict)
@@ -43,15 +42,10 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
     K = settings.recall_turn_candidates
     if on["turn_dense"] and index.turns:
         t0 = time.perf_counter()
-        ranking: list[int] = []
-        for hit, vec in stores.turns.search_with_vectors(user_id, qvec.tolist(), K):
-            i = index.position.get(hit.payload.get("turn_id", ""))
-            if i is None:
-                continue
-            ranking.append(i)
-            if vec:
-                out.vectors[i] = np.asarray(vec, dtype=np.float32)
-        out.turn_rankings["turn_dense"] = ranking
+        # Ids only: a point id is uuid5(user, turn), so only this user's own turns can map back.
+        position = index.point_position
+        hits = stores.turns.search_point_ids(user_id, qvec, K)
+        out.turn_rankings["turn_dense"] = [i for i in (position.get(pid) for pid, _ in hits) if i is not None]
         out.ms["turn_dense"] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
@@ -59,7 +53,7 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
 
 
-def segment_channels(services, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,
+def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,
                      out: Candidates, recent_signal: float = 0.5) -> None:
     """``recent_signal``: how much a mid-term segment counts for being recent alone (the purpose's recency
     weight relative to its relevance weight, see ``recall``)."""
@@ -87,9 +81,9 @@ def segment_channels(services, user_id: str, query: str, qvec: np.ndarray, on: d
         out.ms["segment_keyword"] = (time.perf_counter() - t0) * 1000
     if on["midterm"] and settings.retrieve_recent:
         t0 = time.perf_counter()
-        recent = stores.midterm.recent_segments(user_id, settings.retrieve_recent)
+        recent = stores.midterm.recent_signals(user_id, settings.retrieve_recent)
         # Recent segments are candidates by recency alone: ranked among themselves by similarity.
-        sims = [float(np.dot(np.asarray(r.embedding, dtype=np.float32), qvec)) if r.embedding else 0.0 for r in recent]
+        sims = [float(np.dot(r.embedding, qvec)) if r.embedding.size == qvec.size else 0.0 for r in recent]
         order = sorted(range(len(recent)), key=lambda j: -sims[j])
         add("midterm", [(recent[j].segment_id, recent_signal) for j in order])
         for r in recent:
@@ -97,7 +91,7 @@ def segment_channels(services, user_id: str, query: str, qvec: np.ndarray, on: d
         out.ms["midterm"] = (time.perf_counter() - t0) * 1000
     if on["graph"] and settings.retrieve_graph:
         t0 = time.perf_counter()
-        concepts = list(dict.fromkeys(nouns(query)))
+        concepts = _specific_concepts(nouns(query), index, settings)
         ranked: list[tuple[str, float]] = []
         if concepts:
             ranked += [(s, 0.5 * c / len(concepts))
@@ -138,3 +132,21 @@ def feedback_channel(index, q_terms: list[str], settings, out: Candidates) -> No
     if expansion:
         out.turn_rankings["turn_feedback"] = [i for i, _ in index.search([*q_terms, *expansion], settings.recall_turn_candidates)]
     out.ms["turn_feedback"] = (time.perf_counter() - t0) * 1000
+
+
+def _specific_concepts(names: list[str], index, settings) -> list[str]:
+    """The query's concepts worth a graph lookup, rarest in the user's turns first. A concept in a large
+    share of the turns (a speaker's name, a daily word) links to so many segments that each gets almost no
+    activation (the fan effect), and reading its hundreds of MENTIONS edges was the graph channel's main
+    cost. Frequency is read from the turn index through the same normalisation as its terms ("cooked" is
+    counted as "cook"); a concept made of several terms is as rare as its rarest."""
+    n = len(index.turns)
+    hub = max(20, settings.retrieve_graph_hub_share * n)
+
+    def frequency(name: str) -> int:
+        postings = [index.postings.get(t) for t in terms(name)]
+        return min((p[0].size if p is not None else 0 for p in postings), default=0)
+
+    df = {name: frequency(name) for name in dict.fromkeys(names)}
+    specific = [name for name in df if df[name] <= hub]
+    return sorted(specific, key=lambda name: df[name])[: settings.retrieve_graph_concepts]

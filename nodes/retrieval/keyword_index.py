@@ -10,42 +10,61 @@ import math
 import threading
 from collections import Counter, defaultdict
 
+import numpy as np
+
 from ..text.tokenize import terms
 
 
 class _UserIndex:
     def __init__(self) -> None:
-        self.docs: dict[str, Counter[str]] = {}
-        self.lengths: dict[str, int] = {}
-        self.postings: dict[str, set[str]] = defaultdict(set)
-        self.total = 0
+        self.ids: list[str] = []
+        self.known: set[str] = set()
+        self.rows: dict[str, list[tuple[int, int]]] = defaultdict(list)  # term -> (doc, tf) as added
+        self.lengths: list[int] = []
         self.generation: int | None = None  # the archive's write generation last checked against
+        # term -> (docs, tfs) arrays and the lengths array, rebuilt after adds: a query term then scores
+        # all its documents at once (a Python loop over a name's postings cost 5 ms at 1,000 segments).
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+        self._length_array = np.zeros(0)
 
     def add(self, segment_id: str, text: str) -> None:
-        if segment_id in self.docs:
+        if segment_id in self.known:
             return
+        doc = len(self.ids)
+        self.ids.append(segment_id)
+        self.known.add(segment_id)
         counts = Counter(terms(text))
-        self.docs[segment_id] = counts
-        self.lengths[segment_id] = sum(counts.values())
-        self.total += self.lengths[segment_id]
-        for term in counts:
-            self.postings[term].add(segment_id)
+        self.lengths.append(sum(counts.values()))
+        for term, tf in counts.items():
+            self.rows[term].append((doc, tf))
+        self._arrays = None
+
+    def _compiled(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        if self._arrays is None:
+            self._arrays = {term: (np.fromiter((d for d, _ in rows), dtype=np.int64, count=len(rows)),
+                                   np.fromiter((tf for _, tf in rows), dtype=np.float64, count=len(rows)))
+                            for term, rows in self.rows.items()}
+            self._length_array = np.asarray(self.lengths, dtype=np.float64)
+        return self._arrays
 
     def search(self, query: str, limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[str, float]]:
-        n = len(self.docs)
+        n = len(self.ids)
         if not n:
             return []
-        avg = self.total / n or 1.0
-        scores: dict[str, float] = defaultdict(float)
+        arrays = self._compiled()
+        lengths = self._length_array
+        avg = float(lengths.mean()) or 1.0
+        scores = np.zeros(n)
         for term in dict.fromkeys(terms(query)):
-            posting = self.postings.get(term)
-            if not posting:
+            posting = arrays.get(term)
+            if posting is None:
                 continue
-            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-            for seg in posting:
-                tf = self.docs[seg][term]
-                scores[seg] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self.lengths[seg] / avg))
-        return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
+            docs, tf = posting
+            idf = math.log(1 + (n - docs.size + 0.5) / (docs.size + 0.5))
+            scores[docs] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[docs] / avg))
+        found = np.flatnonzero(scores)
+        top = found[np.argsort(-scores[found], kind="stable")[:limit]]
+        return [(self.ids[i], float(scores[i])) for i in top]
 
 
 class KeywordIndex:
@@ -60,10 +79,10 @@ class KeywordIndex:
             if generation is not None and index.generation == generation:
                 return index.search(query, limit)
             index.generation = generation
-            if len(index.docs) != archive.counts(user_id)["segments"]:
+            if len(index.ids) != archive.counts(user_id)["segments"]:
                 for segment in archive.segments(user_id):
                     index.add(segment.segment_id, f"{segment.text}\\n{' '.join(segment.keywords)}")
-                if len(index.docs) > archive.counts(user_id)["segments"]:  # an erase happened
+                if len(index.ids) > archive.counts(user_id)["segments"]:  # an erase happened
                     self._users[user_id] = index = _UserIndex()
                     for segment in archive.segments(user_id):
                         index.add(segment.segment_id, f"{segment.text}\\n{' '.join(segment.keywords)}")

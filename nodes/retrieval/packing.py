@@ -115,6 +115,12 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int) -> s
     return prefix + out
 
 
+# Once this many ranked turns in a row did not fit the budget's remainder, the packer stops looking: the
+# remainder is smaller than what turns here cost, and reading hundreds more (a broad query ranks thousands)
+# cost more time than the few tokens it might still fill.
+_MAX_MISSES = 60
+
+
 def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=()) -> list[dict[str, Any]]:
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn."""
@@ -131,14 +137,17 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=()) 
     by_index: dict[int, dict[str, Any]] = {}
     used = 0
     max_items = limit or (None if budget else wanted)
+    misses = 0
     for rank, (score, i, relevance, recency) in enumerate(kept):
-        if budget is not None and used >= budget:
-            break  # every turn costs at least one token
+        if budget is not None and (used >= budget or misses >= _MAX_MISSES):
+            break  # every turn costs at least one token; or the rest of the budget fits nothing we have
         if i in by_index:
             continue
         cost = _tokens(text_of(i))
         if budget is not None and used + cost > budget:
+            misses += 1
             continue
+        misses = 0
         date = _date(turns[i].ts)
         joinable = [g for g in (by_index.get(i - 1), by_index.get(i + 1)) if g is not None and g["date"] == date]
         extra = 0 if joinable else 1  # a new item pays for its "[date]" prefix

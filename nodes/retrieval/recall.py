@@ -27,7 +27,6 @@ turns its text was built from, plus ``tiers`` (where it was found) and ``date``.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -40,7 +39,7 @@ from .fusion import fuse
 from .packing import open_segment_item, pack_turns, segment_items
 from .presets import weights_for
 from .query import QueryPlan, analyse
-from .rerank import dedup, mmr
+from .rerank import dedup, mmr, similarities
 from .temporal import time_window
 
 DAY = 86_400.0
@@ -96,7 +95,7 @@ def recall(
         qvec = np.asarray(query_vector, dtype=np.float32)
     t_embed = time.perf_counter()
 
-    index = services.turn_index.get(stores.archive, user_id)
+    index = services.turn_index.get(stores.archive, user_id, stores.turns)
     turns = index.turns
     n = len(turns)
     plan = analyse(query, index.speakers) if on["speakers"] else QueryPlan()
@@ -113,52 +112,32 @@ def recall(
     # Recent segments are candidates for being recent, so they count as much as the purpose values recency
     # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
     recent_signal = 0.5 * beta / max(alpha, beta)
-    segment_channels(services, user_id, query, qvec, on, character, cands, recent_signal)
+    segment_channels(services, index, user_id, query, qvec, on, character, cands, recent_signal)
     rel, tiers = fuse(index, cands, settings, on, plan)
-    vectors = cands.vectors
-    seg_importance = cands.seg_importance
     channel_ms = cands.ms
 
-    candidates = np.flatnonzero(rel > 0)
     if now_ts is None:
         now_ts = max([turns[-1].ts if turns else 0.0, *(t["ts"] for t in open_turns or [])]) or time.time()
     window = time_window(query, now_ts) if on["temporal"] else None
-    t_search = time.perf_counter()
+    ordered = _rank(index, rel, cands.seg_importance, window, now_ts, (alpha, beta, gamma), settings)
 
-    # --- P6 score ------------------------------------------------------------------------------------
-    top_rel = rel[candidates].max() if candidates.size else 1.0
-    half_life = settings.recency_half_life_days * DAY
-    scored: list[tuple[float, int, float, float]] = []
-    for i in candidates:
-        turn = turns[i]
-        relevance = float(rel[i] / top_rel)
-        if window is not None and window[0] <= turn.ts <= window[1]:
-            relevance = min(1.0, relevance * 1.5 + 0.1)
-        age = max(0.0, now_ts - turn.ts)
-        recency = math.pow(0.5, age / half_life)
-        importance = seg_importance.get(turn.segment_id, 0.0)
-        score = alpha * relevance + beta * recency + gamma * importance
-        scored.append((score, int(i), relevance, recency))
-    scored.sort(key=lambda s: (-s[0], s[1]))
-
-    # --- MMR (S6) and dedup ----------------------------------------------------------------------------
+    # --- MMR (S6) and dedup over the head; the tail follows in score order -------------------------------
     wanted = limit or (max(1, budget // _AVG_TOKENS_GUESS) if budget else settings.retrieve_max_items)
     pool_size = settings.recall_mmr_pool * wanted
-    pool = scored[:pool_size]
-    rest = scored[pool_size:]
+    pool, rest = list(ordered[:pool_size]), ordered[pool_size:]
     dedup_on = settings.recall_dedup_similarity < 1.0
+    vectors: dict[int, np.ndarray] = {}
     if pool and stores.turns is not None and (on["mmr"] or dedup_on):
-        missing = [turns[c[1]].turn_id for c in pool if c[1] not in vectors]
-        if missing:
-            for turn_id, vec in stores.turns.vectors_of(user_id, missing).items():
-                vectors[index.position[turn_id]] = np.asarray(vec, dtype=np.float32)
-    ordered = mmr(pool, vectors, settings.recall_mmr_lambda) if on["mmr"] else list(pool)
-    ordered = dedup(ordered + rest, vectors, turns, settings.recall_dedup_similarity, len(pool))
+        vectors = index.vectors_for(stores.turns, user_id, [c[1] for c in pool])
+    sims = similarities(pool, vectors)
+    order = mmr(pool, sims, settings.recall_mmr_lambda, wanted) if on["mmr"] else list(range(len(pool)))
+    ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity)
 
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
     if granularity == "mixed" and budget is not None:
+        ordered = list(ordered)  # read twice below
         items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted, q_terms)
         seen = {turns[index.position[t]].segment_id for item in items for t in item["turn_ids"]}
         used = sum(item["tokens"] for item in items)
@@ -175,3 +154,48 @@ def recall(
         timings.search_ms = (time.perf_counter() - t_embed) * 1000
         timings.channels = channel_ms
     return items
+
+
+def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_ts: float, weights, settings) -> "_Ranked":
+    """P6: α·relevance + β·recency + γ·importance for every candidate turn (relevance > 0), best first;
+    a turn inside the time window the query names is boosted. Tuples (score, index, relevance, recency)."""
+    alpha, beta, gamma = weights
+    candidates = np.flatnonzero(rel > 0)
+    if not candidates.size:
+        return _Ranked(np.zeros(0), candidates, np.zeros(0), np.zeros(0))
+    relevance = rel[candidates] / rel[candidates].max()
+    ts = index.ts[candidates]
+    if window is not None:
+        inside = (ts >= window[0]) & (ts <= window[1])
+        relevance = np.where(inside, np.minimum(1.0, relevance * 1.5 + 0.1), relevance)
+    half_life = settings.recency_half_life_days * DAY
+    recency = np.power(0.5, np.maximum(0.0, now_ts - ts) / half_life)
+    per_segment = np.zeros(len(index.segment_ids))
+    for seg_id, value in seg_importance.items():
+        code = index.segment_code.get(seg_id)
+        if code is not None:
+            per_segment[code] = value
+    score = alpha * relevance + beta * recency + gamma * per_segment[index.segment_of[candidates]]
+    order = np.lexsort((candidates, -score))  # best score first, then conversation order
+    return _Ranked(score[order], candidates[order], relevance[order], recency[order])
+
+
+class _Ranked:
+    """The ranked candidates as arrays; slicing gives the (score, index, relevance, recency) tuples, built
+    only for the part the caller reads (a broad query can have thousands of candidates)."""
+
+    def __init__(self, score, index, relevance, recency) -> None:
+        self._cols = (score, index, relevance, recency)
+
+    def __len__(self) -> int:
+        return len(self._cols[0])
+
+    def __getitem__(self, part: slice):
+        score, index, relevance, recency = (c[part] for c in self._cols)
+        return _Ranked(score, index, relevance, recency)
+
+    def __iter__(self):
+        return zip(*(c.tolist() for c in self._cols))
+
+    def __bool__(self) -> bool:
+        return len(self) > 0

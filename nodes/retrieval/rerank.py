@@ -1,15 +1,18 @@
-"""S6 re-ranking: maximal marginal relevance over the top of the ranking, and near-duplicate removal."""
+"""S6 re-ranking: maximal marginal relevance over the top of the ranking, and near-duplicate removal.
+
+Both work on the pool's similarity matrix (pool × pool, one product), computed once by ``similarities``.
+"""
 
 from __future__ import annotations
+
+from typing import Iterable, Iterator
 
 import numpy as np
 
 
-def mmr(pool: list[tuple], vectors: dict[int, np.ndarray], lam: float) -> list[tuple]:
-    """S6 maximal marginal relevance over the pool: λ·score − (1−λ)·max similarity to those chosen.
-    Candidates without a vector are never penalised."""
-    if len(pool) < 2:
-        return list(pool)
+def similarities(pool: list[tuple], vectors: dict[int, np.ndarray]) -> np.ndarray:
+    """Cosine similarities between the pool's turns (vectors are unit length); a turn without a vector
+    is similar to nothing, so it is never penalised or dropped as a duplicate."""
     dim = next((v.size for v in vectors.values()), 0)
     matrix = np.zeros((len(pool), max(dim, 1)), dtype=np.float32)
     for j, cand in enumerate(pool):
@@ -17,37 +20,53 @@ def mmr(pool: list[tuple], vectors: dict[int, np.ndarray], lam: float) -> list[t
         if vec is not None:
             matrix[j] = vec
     sims = matrix @ matrix.T
-    scores = np.array([c[0] for c in pool], dtype=np.float64)
-    redundancy = np.zeros(len(pool))
-    chosen = np.zeros(len(pool), dtype=bool)
-    order: list[tuple] = []
-    for _ in range(len(pool)):
-        value = np.where(chosen, -np.inf, lam * scores - (1 - lam) * redundancy)
+    return sims
+
+
+def mmr(pool: list[tuple], sims: np.ndarray, lam: float, k: int) -> list[int]:
+    """S6 maximal marginal relevance: ``k`` pool positions chosen one by one by λ·score − (1−λ)·max
+    similarity to those chosen before, then the rest of the pool in score order (the packer may need more
+    than k when items merge or do not fit)."""
+    n = len(pool)
+    if n < 2:
+        return list(range(n))
+    base = lam * np.array([c[0] for c in pool], dtype=np.float64)
+    redundancy = np.zeros(n)
+    value = base.copy()
+    order: list[int] = []
+    for _ in range(min(k, n)):
         j = int(np.argmax(value))
-        chosen[j] = True
-        order.append(pool[j])
-        redundancy = np.maximum(redundancy, sims[j])
-    return order
+        order.append(j)
+        np.maximum(redundancy, sims[j], out=redundancy)
+        value = base - (1 - lam) * redundancy
+        value[order] = -np.inf
+    chosen = set(order)
+    return order + [j for j in range(n) if j not in chosen]
 
 
-def dedup(ordered: list[tuple], vectors: dict[int, np.ndarray], turns, threshold: float, head: int) -> list[tuple]:
-    """Drop a turn whose text repeats, or (among the first ``head``) whose vector is ≥ threshold similar
-    to one kept before it (S3 at recall time)."""
-    kept: list[tuple] = []
+def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[tuple], turns, threshold: float) -> Iterator[tuple]:
+    """The pool in ``order``, then ``rest``, without a turn whose text repeats or (in the pool) whose vector
+    is ≥ threshold similar to one kept before it (S3 at recall time). Lazy: the packer stops reading once
+    its budget is full."""
+    near: dict[int, set[int]] = {}
+    if threshold < 1.0 and len(pool) > 1:
+        # Near-duplicate pairs are rare: find them all at once instead of testing each turn against the kept.
+        pairs = np.argwhere(np.triu(sims >= threshold, 1))
+        for a, b in pairs.tolist():
+            near.setdefault(a, set()).add(b)
+            near.setdefault(b, set()).add(a)
     texts: set[str] = set()
-    dim = next((v.size for v in vectors.values()), 0)
-    kept_matrix = np.zeros((max(head, 1), max(dim, 1)), dtype=np.float32)
-    n_kept = 0
-    for pos, cand in enumerate(ordered):
+    kept: set[int] = set()
+    for j in order:
+        cand = pool[j]
         text = turns[cand[1]].text
-        if text in texts:
+        if text in texts or (j in near and near[j] & kept):
             continue
-        vec = vectors.get(cand[1]) if pos < head else None
-        if vec is not None:
-            if n_kept and float(np.max(kept_matrix[:n_kept] @ vec)) >= threshold:
-                continue
-            kept_matrix[n_kept] = vec
-            n_kept += 1
+        kept.add(j)
         texts.add(text)
-        kept.append(cand)
-    return kept
+        yield cand
+    for cand in rest:
+        text = turns[cand[1]].text
+        if text not in texts:
+            texts.add(text)
+            yield cand

@@ -3,6 +3,10 @@
 Built from the archive on first use and rebuilt when the user's turn count changes (new turns, or an
 erase), so it costs one tokenisation per turn per process. The archive stays the source of truth. The
 conversation order lets recall pack a hit with its neighbouring turns.
+
+It also keeps the turns' vectors (float16, read once from the turn-vector collection, carried over on a
+rebuild) so MMR and near-duplicate checks never fetch vectors per query: at 10,000 turns a user's matrix is
+10 MB, and fetching 100+ vectors per query from the engine cost more than the search itself.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stores.models import Turn
+from stores.turn_vectors import turn_point_id
 
 from ..text.tokenize import terms
 
@@ -34,11 +39,14 @@ class UserTurns:
     members: dict[str, list[int]] = field(default_factory=dict)  # segment_id -> turn indices
     same_exchange: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # turn i-1 and i belong together
     label_array: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
-
-    @property
-    def speakers(self) -> list[str]:
-        """The distinct speaker labels, most frequent first."""
-        return [label for label, _ in Counter(self.labels).most_common()]
+    speakers: list[str] = field(default_factory=list)  # distinct speaker labels, most frequent first
+    ts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # each turn's time, for vectorised recency
+    segment_ids: list[str] = field(default_factory=list)  # distinct segments, in order of first turn
+    segment_of: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # turn -> segment_ids index
+    segment_code: dict[str, int] = field(default_factory=dict)  # segment_id -> segment_ids index
+    point_position: dict[str, int] = field(default_factory=dict)  # turn-vector point id -> turn index
+    vectors: np.ndarray | None = None  # (turns, dim) float16 once loaded; rows of turns without one are 0
+    has_vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @classmethod
     def build(cls, turns: list[Turn]) -> "UserTurns":
@@ -60,8 +68,54 @@ class UserTurns:
         arrays = {term: (np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows)),
                          np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows)))
                   for term, rows in postings.items()}
-        return cls(turns, {t.turn_id: i for i, t in enumerate(turns)}, arrays, lengths, avg or 1.0,
-                   labels, None, dict(members), same_exchange, np.asarray(labels, dtype=object))
+        segment_ids = list(members)
+        segment_code = {seg: c for c, seg in enumerate(segment_ids)}
+        user_id = turns[0].user_id if turns else ""
+        return cls(
+            turns, {t.turn_id: i for i, t in enumerate(turns)}, arrays, lengths, avg or 1.0, labels, None,
+            dict(members), same_exchange, np.asarray(labels, dtype=object),
+            speakers=[label for label, _ in Counter(labels).most_common()],
+            ts=np.fromiter((t.ts for t in turns), dtype=np.float64, count=len(turns)),
+            segment_ids=segment_ids,
+            segment_of=np.fromiter((segment_code[t.segment_id] for t in turns), dtype=np.int32, count=len(turns)),
+            segment_code=segment_code,
+            point_position={turn_point_id(user_id, t.turn_id): i for i, t in enumerate(turns)},
+        )
+
+    def load_vectors(self, turn_vectors, user_id: str, previous: "UserTurns | None" = None) -> None:
+        """Fill ``vectors`` from ``previous`` (same turn ids) and the store for the rest."""
+        n = len(self.turns)
+        dim = getattr(turn_vectors, "dim", 0)
+        if not n or not dim:
+            return
+        matrix = np.zeros((n, dim), dtype=np.float16)
+        has = np.zeros(n, dtype=bool)
+        if previous is not None and previous.vectors is not None and previous.vectors.shape[1] == dim:
+            old = [(i, previous.position.get(t.turn_id)) for i, t in enumerate(self.turns)]
+            pairs = np.array([(i, j) for i, j in old if j is not None and previous.has_vector[j]], dtype=np.int64).reshape(-1, 2)
+            matrix[pairs[:, 0]] = previous.vectors[pairs[:, 1]]
+            has[pairs[:, 0]] = True
+        missing = [self.turns[i].turn_id for i in np.flatnonzero(~has)]
+        if missing:
+            for turn_id, vec in turn_vectors.vectors_of(user_id, missing).items():
+                i = self.position[turn_id]
+                matrix[i] = vec
+                has[i] = True
+        self.vectors, self.has_vector = matrix, has
+
+    def vectors_for(self, turn_vectors, user_id: str, positions) -> dict[int, np.ndarray]:
+        """float32 vectors of the turns at ``positions``; a turn whose vector was not stored when the matrix
+        was loaded (its segment was archived, its vectors not yet written) is fetched once more."""
+        if self.vectors is None:
+            return {}
+        positions = [int(i) for i in positions]
+        absent = [self.turns[i].turn_id for i in positions if not self.has_vector[i]]
+        if absent and turn_vectors is not None:
+            for turn_id, vec in turn_vectors.vectors_of(user_id, absent).items():
+                i = self.position[turn_id]
+                self.vectors[i] = vec
+                self.has_vector[i] = True
+        return {i: self.vectors[i].astype(np.float32) for i in positions if self.has_vector[i]}
 
     def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
         n = len(self.turns)
@@ -100,17 +154,23 @@ class TurnIndex:
         self._users: dict[str, UserTurns] = {}
         self._lock = threading.Lock()
 
-    def get(self, archive, user_id: str) -> UserTurns:
+    def get(self, archive, user_id: str, turn_vectors=None) -> UserTurns:
+        """``turn_vectors``: the turn-vector store; when given, the index also holds the turns' vectors."""
         with self._lock:
             index = self._users.get(user_id)
             # Read before counting: a write landing meanwhile leaves an older stamp, so the next call re-checks.
             generation = getattr(archive, "generation", None)
-            if index is not None and generation is not None and index.generation == generation:
-                return index
-            count = archive.counts(user_id)["turns"]
-            if index is None or len(index.turns) != count:
-                index = self._users[user_id] = UserTurns.build(archive.all_turns(user_id))
-            index.generation = generation
+            if index is None or generation is None or index.generation != generation:
+                count = archive.counts(user_id)["turns"]
+                if index is None or len(index.turns) != count:
+                    previous = index
+                    index = UserTurns.build(archive.all_turns(user_id))
+                    if turn_vectors is not None:
+                        index.load_vectors(turn_vectors, user_id, previous)
+                    self._users[user_id] = index
+                index.generation = generation
+            if turn_vectors is not None and index.vectors is None:
+                index.load_vectors(turn_vectors, user_id)
             return index
 
     def forget(self, user_id: str) -> None:
