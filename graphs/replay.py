@@ -96,27 +96,58 @@ def _prefetcher(graph, user_id: str):
     return prefetch
 
 
-def replay(graph, user_id: str, turns: Iterable[dict[str, Any]], *, flush: bool = True, progress=None) -> int:
+def _valid_prefix(rows: list[dict[str, Any]], max_chars: int) -> int:
+    """How many rows from the start the graph would accept (the rest start with a rejected one)."""
+    from nodes.ingest_turn import transcript_turn
+    from nodes.validate import validate_source_id
+
+    for index, row in enumerate(rows):
+        try:
+            source = transcript_turn(row, max_chars)[3]
+            if source is not None:
+                validate_source_id(source)
+        except InvalidInput:
+            return index
+    return len(rows)
+
+
+def replay(
+    graph, user_id: str, turns: Iterable[dict[str, Any]], *, flush: bool = True, progress=None, batch: int = PREFETCH
+) -> int:
     """Ingest each turn without replies (the transcript already has them); close the last segment
-    when ``flush`` so everything reaches every tier. Returns the number of turns sent."""
+    when ``flush`` so everything reaches every tier. Returns the number of turns sent.
+
+    Turns go in as ``transcript`` batches of ``batch`` (one graph run each, one write per tier for the
+    segments a batch closes); the memories are those of sending them one at a time (``batch=1``). A
+    rejected row raises as it would alone, after every row before it was ingested."""
     config = thread_config(user_id)
     context = {"user_id": user_id, "respond": False}
     prefetch = _prefetcher(graph, user_id)
-    # One checkpoint per turn, written when its run ends (also when it raises: a flush that fails
-    # half-way still resumes from the failed stage), instead of one per step in a background thread.
-    # A process killed mid-turn loses only that turn's run; sending the transcript again redoes it,
-    # and every tier's write is idempotent. Measured: -1 ms per turn with InMemorySaver.
+    # One checkpoint per run, written when it ends (also when it raises: a flush that fails half-way
+    # still resumes from the failed stage), instead of one per step in a background thread. A process
+    # killed mid-run loses only that run; sending the transcript again redoes it, and every tier's
+    # write is idempotent. Measured: -1 ms per turn with InMemorySaver.
     options = {"durability": "exit"} if getattr(graph, "checkpointer", None) else {}
+    provider = getattr(graph, "lumina_services", None)
+    max_chars = provider().settings.max_message_chars if provider is not None else 20_000
+    size = max(1, batch)
     sent = 0
-    for batch in _batches(turns, PREFETCH if prefetch else 1):
+    for rows in _batches(turns, max(size, PREFETCH) if prefetch else size):
         if prefetch is not None:
-            prefetch(batch)
-        for row in batch:
-            turn = {k: row[k] for k in ("speaker", "text", "ts", "source_id") if k in row}
-            graph.invoke({"turn": turn}, config, context=context, **options)
-            sent += 1
+            prefetch(rows)
+        for start in range(0, len(rows), size):
+            chunk = [{k: row[k] for k in ("speaker", "text", "ts", "source_id") if k in row} if isinstance(row, dict) else row
+                     for row in rows[start:start + size]]
+            good = _valid_prefix(chunk, max_chars) if size > 1 else len(chunk)
+            if size == 1:
+                graph.invoke({"turn": chunk[0]}, config, context=context, **options)
+            elif good:
+                graph.invoke({"transcript": chunk[:good]}, config, context=context, **options)
+            if good < len(chunk):  # the rejected row, alone: its error is the one a caller would get
+                graph.invoke({"turn": chunk[good]}, config, context=context, **options)
+            sent += len(chunk)
             if progress is not None:
-                progress(1)
+                progress(len(chunk))
     if flush:
         graph.invoke({"flush": True}, config, context=context, **options)
     return sent

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels import EphemeralValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic (and so Studio's schemas) needs it on Python < 3.12
 
@@ -33,6 +34,8 @@ class PendingSegment(TypedDict, total=False):
     close_reason: str
     record: dict[str, Any]
     """The SegmentRecord built by flush_to_redis (summary, keywords, embedding, importance)."""
+    promotion: str
+    """'promoted' or why the segment stays out of long-term memory, decided when it is scored."""
     stages: list[str]
     """Writes already done: redis, duckdb, qdrant, graph."""
 
@@ -46,12 +49,18 @@ class TurnInput(TypedDict, total=False):
 
 
 class InputState(TypedDict, total=False):
-    """What a caller sends: a chat message, or one transcript turn, or a request to close the segment."""
+    """What a caller sends: a chat message, one transcript turn or a batch of them, or a request to
+    close the segment."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     """Chat input (Studio): the last human message becomes a user turn."""
-    turn: TurnInput | None
+    # Ephemeral: a run's input lives for its first step only. A run that fails validation would
+    # otherwise leave its bad input in the checkpoint, and the thread's next run would trip on it.
+    turn: Annotated[TurnInput | None, EphemeralValue(TurnInput | None)]
     """A transcript turn with its own speaker and timestamp (replay, ingest)."""
+    transcript: Annotated[list[TurnInput] | None, EphemeralValue(list[TurnInput] | None)]
+    """Transcript turns ingested in order in one run (import, replay): the same memories as sending
+    them one `turn` at a time, with one graph run and one batched write per tier."""
     flush: bool
     """Close the open segment now and send it down the tiers."""
 
@@ -59,6 +68,8 @@ class InputState(TypedDict, total=False):
 class MemoryState(InputState, total=False):
     incoming: TurnState | None
     """The validated turn of this run, until detect_boundary places it."""
+    arrivals: list[TurnState] | None
+    """The validated, not yet seen turns of a `transcript` batch, until detect_boundary places them."""
     turns: list[TurnState]
     """The open segment's turns (at most short_term_max_turns)."""
     segment_id: str

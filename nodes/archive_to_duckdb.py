@@ -13,11 +13,20 @@ from .pending import advance, record_of
 def archive_to_duckdb(state: dict, ctx, services) -> dict:
     archive = services.stores.archive
 
-    def write(item: dict) -> None:
-        record = record_of(item)
-        turns = [Turn(user_id=ctx.user_id, segment_id=record.segment_id, **t) for t in item["turns"]]
+    def write_all(items: list[dict]) -> list[None]:
+        records = [record_of(item) for item in items]
+        turns = [
+            Turn(user_id=ctx.user_id, segment_id=record.segment_id, **t)
+            for item, record in zip(items, records)
+            for t in item["turns"]
+        ]
         with archive.transaction() if hasattr(archive, "transaction") else nullcontext():  # one commit
             archive.put_turns(turns)
-            archive.put_segment(record)
+            if hasattr(archive, "put_segments"):  # one statement for the batch
+                archive.put_segments(records)
+            else:
+                for record in records:
+                    archive.put_segment(record)
+        return [None] * len(items)
 
-    return advance(state, "duckdb", write)
+    return advance(state, "duckdb", write_all=write_all)

@@ -24,8 +24,12 @@ def segment_domain(turns: list[dict]) -> str:
     return domain if count >= 2 else ""
 
 
-def similarity_to_segment(services, turns: list[dict], text: str) -> float:
-    vectors = services.embedder.embed([t["text"] for t in turns] + [text])
+def similarity_to_segment(services, turns: list[dict], text: str, vector_of: dict[str, np.ndarray] | None = None) -> float:
+    texts = [t["text"] for t in turns] + [text]
+    if vector_of is not None:
+        vectors = np.stack([vector_of[t] for t in texts])
+    else:
+        vectors = services.embedder.embed(texts)
     centroid = vectors[:-1].mean(axis=0)
     norm = float(np.linalg.norm(centroid)) or 1.0
     return float(vectors[-1] @ centroid / norm)
@@ -60,29 +64,31 @@ def _trim_messages(state: dict, keep_last: int) -> list[RemoveMessage]:
     return [RemoveMessage(id=m.id) for m in drop if m.id]
 
 
-def detect_boundary(state: dict, ctx, services) -> dict:
+def _close_now(state: dict) -> dict:
+    """Close the open segment on request (flush)."""
+    turns = state.get("turns") or []
+    if not turns:
+        return {"flush": False, "boundary": {"close": False, "reason": "nothing to flush"}}
+    return {
+        "flush": False,
+        "pending": _close_pending(state, "explicit"),
+        "turns": [],
+        "segment_id": "",
+        "domain": "",
+        "character_turns": {c: 0 for c in _CHARACTERS},
+        "boundary": {"close": True, "reason": "explicit", "closed_segment": state["segment_id"]},
+        "messages": _trim_messages(state, 0),
+    }
+
+
+def _place(state: dict, incoming: dict, rules: BoundaryRules, ctx, services, vector_of=None) -> dict:
+    """The update that puts ``incoming`` into the open segment, closing that segment first when a
+    rule says the topic moved on."""
     turns: list[dict] = state.get("turns") or []
-    if state.get("flush"):
-        if not turns:
-            return {"flush": False, "boundary": {"close": False, "reason": "nothing to flush"}}
-        return {
-            "flush": False,
-            "pending": _close_pending(state, "explicit"),
-            "turns": [],
-            "segment_id": "",
-            "domain": "",
-            "character_turns": {c: 0 for c in _CHARACTERS},
-            "boundary": {"close": True, "reason": "explicit", "closed_segment": state["segment_id"]},
-            "messages": _trim_messages(state, 0),
-        }
-    incoming = state.get("incoming")
-    if not incoming:
-        return {}
-    rules = rules_for(services.settings, ctx)
     domain_now = detect_domain(incoming["text"])
     similarity = None
     if turns and len(turns) >= rules.similarity_min_turns:
-        similarity = similarity_to_segment(services, turns, incoming["text"])
+        similarity = similarity_to_segment(services, turns, incoming["text"], vector_of)
     decision = decide(
         BoundaryInput(
             open_turns=len(turns),
@@ -102,9 +108,8 @@ def detect_boundary(state: dict, ctx, services) -> dict:
         update["messages"] = _trim_messages(state, 1 if incoming["source_id"].startswith("msg-") else 0)
         turns = []
     if not turns:
-        user_id = ctx.user_id
         update.update(
-            segment_id=ids.segment_id(user_id, incoming["turn_id"]),
+            segment_id=ids.segment_id(ctx.user_id, incoming["turn_id"]),
             started_at=incoming["ts"],
             character_turns={c: 0 for c in _CHARACTERS},
         )
@@ -119,3 +124,44 @@ def detect_boundary(state: dict, ctx, services) -> dict:
         domain=segment_domain(new_turns),
     )
     return update
+
+
+def _place_batch(state: dict, arrivals: list[dict], rules: BoundaryRules, ctx, services) -> tuple[dict, dict]:
+    """Each arrival placed in order exactly as one run per turn would; returns (update, the state as
+    the update leaves it)."""
+    view = dict(state)
+    update: dict = {"arrivals": None, "incoming": None}
+    texts = list(dict.fromkeys([t["text"] for t in view.get("turns") or []] + [t["text"] for t in arrivals]))
+    vector_of = dict(zip(texts, services.embedder.embed(texts))) if texts else {}
+    closed: list[str] = []
+    for incoming in arrivals:
+        step = _place(view, incoming, rules, ctx, services, vector_of)
+        step.pop("messages", None)
+        if "closed_segment" in step["boundary"]:
+            closed.append(step["boundary"]["closed_segment"])
+        view.update(step)
+        update.update(step)
+    if closed:
+        update["messages"] = _trim_messages(state, 0)  # transcript turns are not chat messages
+    if arrivals:
+        update["boundary"] = {**update["boundary"], "turns": len(arrivals), "closed_segments": closed}
+    return update, view
+
+
+def detect_boundary(state: dict, ctx, services) -> dict:
+    arrivals = state.get("arrivals")
+    if arrivals is not None:
+        update, view = _place_batch(state, arrivals, rules_for(services.settings, ctx), ctx, services)
+        if state.get("flush"):
+            closing = _close_now(view)
+            if closing["boundary"]["close"]:
+                closing["boundary"]["closed_segments"] = [*update.get("boundary", {}).get("closed_segments", []), view["segment_id"]]
+                closing["messages"] = _trim_messages(state, 0)
+            update.update(closing)
+        return update
+    if state.get("flush"):
+        return _close_now(state)
+    incoming = state.get("incoming")
+    if not incoming:
+        return {}
+    return _place(state, incoming, rules_for(services.settings, ctx), ctx, services)

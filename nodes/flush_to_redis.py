@@ -8,15 +8,22 @@ import numpy as np
 
 from stores.models import SegmentRecord
 
+from . import promotion
 from .pending import advance
 from .text.emotion import analyse
 from .text.importance import importance, novelty, relatedness
 from .text.keywords import extract_keywords
 from .text.summarize import summarise
 from .text.tokenize import nouns
+from .text.value import low_value_reason
 
 
-def build_record(item: dict, user_id: str, services) -> SegmentRecord:
+def build_record(
+    item: dict, user_id: str, services, batch_before: list[SegmentRecord] = ()
+) -> tuple[SegmentRecord, tuple[str, float] | None]:
+    """The segment's mid-term record, and (segment_id, similarity) of the nearest long-term memory.
+    ``batch_before``: segments closed earlier in the same run that go long-term but are not there
+    yet — novelty and nearness count them too."""
     settings = services.settings
     turns = item["turns"]
     texts = [t["text"] for t in turns]
@@ -31,6 +38,13 @@ def build_record(item: dict, user_id: str, services) -> SegmentRecord:
     valence = float(np.mean(charged)) if charged else 0.0
     prior = services.stores.vectors.search(user_id, centroid.tolist(), settings.novelty_neighbours)
     scores = [h.score for h in prior if h.payload.get("segment_id") != item["segment_id"]]
+    nearest = (prior[0].payload.get("segment_id", ""), prior[0].score) if prior else None
+    if batch_before:
+        earlier = np.asarray([r.embedding for r in batch_before], dtype=np.float32) @ centroid.astype(np.float32)
+        scores = sorted([*scores, *(float(x) for x in earlier)], reverse=True)[: settings.novelty_neighbours]
+        best = int(np.argmax(earlier))
+        if nearest is None or float(earlier[best]) > nearest[1]:
+            nearest = (batch_before[best].segment_id, float(earlier[best]))
     mentions = max(Counter(w for t in texts for w in nouns(t)).values(), default=0)
     score = importance(
         valence,
@@ -39,7 +53,7 @@ def build_record(item: dict, user_id: str, services) -> SegmentRecord:
         mentions,
         settings.importance_weights,
     )
-    return SegmentRecord(
+    record = SegmentRecord(
         segment_id=item["segment_id"],
         user_id=user_id,
         turn_ids=[t["turn_id"] for t in turns],
@@ -57,14 +71,32 @@ def build_record(item: dict, user_id: str, services) -> SegmentRecord:
         text="\n".join(f"{s}: {t}" for s, t in zip(speakers, texts)),
         summary_method=method,
     )
+    return record, nearest
 
 
 def flush_to_redis(state: dict, ctx, services) -> dict:
-    def write(item: dict) -> dict:
-        record = SegmentRecord.model_validate(item["record"]) if item.get("record") else build_record(
-            item, ctx.user_id, services
-        )
-        services.stores.midterm.put_segment(record, services.settings.midterm_ttl_seconds)
-        return {"record": record.model_dump()}
+    settings = services.settings
 
-    return advance(state, "redis", write)
+    def write_all(items: list[dict]) -> list[dict]:
+        changes: list[dict] = []
+        promoted: list[SegmentRecord] = []  # this run's segments bound for long-term, in order
+        history: list[float] | None = None
+        for item in items:
+            if item.get("record"):  # a resumed run: scored and decided before the crash
+                record = SegmentRecord.model_validate(item["record"])
+                change = {"record": item["record"]}
+            else:
+                record, nearest = build_record(item, ctx.user_id, services, promoted)
+                low_value = low_value_reason([t["text"] for t in item["turns"]], settings.low_value_min_terms)
+                if history is None:
+                    history = promotion.recent_importances(services.stores.archive, ctx.user_id)
+                history = [record.importance, *history][: promotion.HISTORY]
+                decided = promotion.verdict(record, low_value, history, nearest, settings)
+                if decided == "promoted":
+                    promoted.append(record)
+                change = {"record": record.model_dump(), "promotion": decided}
+            services.stores.midterm.put_segment(record, settings.midterm_ttl_seconds)
+            changes.append(change)
+        return changes
+
+    return advance(state, "redis", write_all=write_all)

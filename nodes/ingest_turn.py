@@ -1,4 +1,5 @@
-"""ingest_turn: validate one incoming turn (chat message or transcript turn) and give it its id."""
+"""ingest_turn: validate the incoming turn (chat message, transcript turn, or a batch of transcript
+turns) and give each its id."""
 
 from __future__ import annotations
 
@@ -38,9 +39,52 @@ def transcript_turn(raw: object, max_chars: int) -> tuple[str, str, float, str |
     return speaker, text, ts, raw.get("source_id")
 
 
+def transcript_batch(rows: object, max_chars: int, max_rows: int) -> list[tuple[str, str, float, str]]:
+    """Validated (speaker, text, ts, source_id) of a batch; a bad row rejects the whole batch, before
+    anything is written, with the row's index in the field name."""
+    if not isinstance(rows, list):
+        raise InvalidInput("transcript", "must be a list of turns")
+    if len(rows) > max_rows:
+        raise InvalidInput("transcript", f"has {len(rows):,} turns; send at most {max_rows:,} per run")
+    parsed = []
+    for index, raw in enumerate(rows):
+        try:
+            speaker, text, ts, source = transcript_turn(raw, max_chars)
+            source = validate_source_id(source if source is not None else default_source_id(speaker, ts, text))
+        except InvalidInput as exc:
+            raise InvalidInput(f"transcript[{index}].{exc.field}", exc.problem) from None
+        parsed.append((speaker, text, ts, source))
+    return parsed
+
+
+def _ingest_batch(state: dict, user_id: str, settings, archive) -> dict:
+    rows = transcript_batch(state.get("transcript"), settings.max_message_chars, settings.max_batch_turns)
+    seen = {t["turn_id"] for t in state.get("turns", [])} | {
+        t["turn_id"] for p in state.get("pending", []) for t in p.get("turns", [])
+    }
+    fresh: dict[str, dict] = {}
+    for speaker, text, ts, source in rows:
+        turn_id = ids.turn_id(user_id, source)
+        if turn_id not in seen and turn_id not in fresh:  # the first of repeats within a batch wins
+            fresh[turn_id] = {"turn_id": turn_id, "source_id": source, "speaker": speaker, "text": text, "ts": ts}
+    if fresh and hasattr(archive, "missing_turns"):  # one query for the batch
+        missing = set(archive.missing_turns(user_id, list(fresh)))
+    else:
+        missing = {t for t in fresh if not archive.has_turn(user_id, t)}
+    arrivals = [turn for turn_id, turn in fresh.items() if turn_id in missing]
+    update: dict = {"transcript": None, "turn": None, "incoming": None, "arrivals": arrivals}
+    if not arrivals:
+        update["boundary"] = {"close": False, "reason": "duplicate", "turns": len(rows)}
+    return update
+
+
 def ingest_turn(state: dict, ctx, services) -> dict:
     settings = services.settings
     user_id = validate_user_id(ctx.user_id)
+    if state.get("transcript") is not None:
+        if state.get("turn") is not None:
+            raise InvalidInput("transcript", "send either turn or transcript in one run, not both")
+        return _ingest_batch(state, user_id, settings, services.stores.archive)
     raw = state.get("turn")
     if state.get("flush") and not raw:
         return {"incoming": None, "turn": None}

@@ -3,6 +3,8 @@ similar earlier segments (L5). The last flush stage: the segment then leaves the
 
 from __future__ import annotations
 
+from stores.graph_base import LinkedSegment
+
 from .pending import advance, record_of
 
 
@@ -10,28 +12,40 @@ def link_associations(state: dict, ctx, services) -> dict:
     settings = services.settings
     stores = services.stores
 
-    def write(item: dict) -> None:
-        record = record_of(item)
-        neighbours: list[tuple[str, float]] = []
-        if settings.association_max_links:
-            hits = stores.vectors.search(ctx.user_id, record.embedding, settings.association_max_links + 1)
-            neighbours = [
-                (h.payload["segment_id"], round(h.score, 4))
-                for h in hits
-                if h.payload.get("segment_id") != record.segment_id and h.score >= settings.association_similarity
-            ][: settings.association_max_links]
-        segment = (
-            ctx.user_id, record.segment_id, record.characters, record.keywords, record.summary, record.end_ts,
-            record.importance,
-        )
-        if hasattr(stores.graph, "upsert_linked_segment"):  # one transaction
-            stores.graph.upsert_linked_segment(*segment, neighbours)
-            return
-        stores.graph.upsert_segment(*segment)
-        if settings.association_max_links:
-            stores.graph.link_segments(ctx.user_id, record.segment_id, neighbours)
+    def write_all(items: list[dict]) -> list[None]:
+        records = [record_of(item) for item in items]
+        batch = [r.segment_id for r in records]
+        segments = []
+        for index, record in enumerate(records):
+            neighbours: list[tuple[str, float]] = []
+            if settings.association_max_links:
+                # Segments closed later in this batch are already in the vector store; one run per
+                # turn would not have seen them yet, so neither does this one.
+                later = set(batch[index + 1 :])
+                hits = stores.vectors.search(ctx.user_id, record.embedding, settings.association_max_links + 1 + len(later))
+                neighbours = [
+                    (h.payload["segment_id"], round(h.score, 4))
+                    for h in hits
+                    if h.payload.get("segment_id") not in later
+                    and h.payload.get("segment_id") != record.segment_id
+                    and h.score >= settings.association_similarity
+                ][: settings.association_max_links]
+            segments.append(
+                LinkedSegment(
+                    record.segment_id, record.characters, record.keywords, record.summary, record.end_ts,
+                    record.importance, neighbours,
+                )
+            )
+        if hasattr(stores.graph, "upsert_linked_segments"):  # one transaction for the batch
+            stores.graph.upsert_linked_segments(ctx.user_id, segments)
+        else:
+            for s in segments:
+                stores.graph.upsert_segment(ctx.user_id, *s[:6])
+                if settings.association_max_links:
+                    stores.graph.link_segments(ctx.user_id, s.segment_id, s.neighbours)
+        return [None] * len(items)
 
-    done = advance(state, "graph", write)
+    done = advance(state, "graph", write_all=write_all)
     if not done:
         return {}
     return {"pending": [p for p in done["pending"] if "graph" not in p.get("stages", [])]}

@@ -11,43 +11,34 @@ segment stays in the archive and the graph.
 
 from __future__ import annotations
 
-import numpy as np
-
+from . import promotion
 from .pending import advance, record_of
+from .promotion import promotion_threshold  # noqa: F401 - re-exported: the rule lives with its node's docs
 from .text.value import low_value_reason
-
-_MIN_HISTORY = 10  # below this there is no distribution to take a percentile of
-
-
-def promotion_threshold(importances: list[float], top_fraction: float) -> float:
-    if len(importances) < _MIN_HISTORY or top_fraction >= 1.0:
-        return 0.0
-    return float(np.quantile(importances, 1.0 - top_fraction))
 
 
 def upsert_long_term(state: dict, ctx, services) -> dict:
     settings = services.settings
     stores = services.stores
 
-    def write(item: dict) -> dict:
-        record = record_of(item)
-        if stores.turns is not None and item.get("turns"):
-            turns = [{**t, "segment_id": record.segment_id} for t in item["turns"]]
-            stores.turns.upsert_turns(ctx.user_id, turns, services.embedder.embed([t["text"] for t in turns]))
-        reason = low_value_reason([t["text"] for t in item.get("turns", [])], settings.low_value_min_terms)
-        if reason:
-            return {"long_term": f"not promoted (low value: {reason})"}
-        if hasattr(stores.archive, "recent_importances"):  # one column, not 500 records with embeddings
-            history = stores.archive.recent_importances(ctx.user_id, 500)
-        else:
-            history = [s.importance for s in stores.archive.segments(ctx.user_id, limit=500)]
-        threshold = promotion_threshold(history, settings.longterm_top_fraction)
-        if record.importance < threshold:
-            return {"long_term": f"not promoted (importance {record.importance:.3f} < {threshold:.3f})"}
-        near = stores.vectors.search(ctx.user_id, record.embedding, 1)
-        if near and near[0].payload.get("segment_id") != record.segment_id and near[0].score >= settings.dedup_similarity:
-            return {"long_term": f"duplicate of {near[0].payload.get('segment_id')} ({near[0].score:.3f})"}
-        stores.vectors.upsert([record])
-        return {"long_term": "promoted"}
+    def write_all(items: list[dict]) -> list[dict]:
+        if stores.turns is not None:  # every turn of every segment, in one upsert
+            turns = [{**t, "segment_id": item["record"]["segment_id"]} for item in items for t in item.get("turns", [])]
+            if turns:
+                stores.turns.upsert_turns(ctx.user_id, turns, services.embedder.embed([t["text"] for t in turns]))
+        return [promote(item) for item in items]
 
-    return advance(state, "qdrant", write)
+    def promote(item: dict) -> dict:
+        record = record_of(item)
+        decided = item.get("promotion")
+        if decided is None:  # a checkpoint from before verdicts were made at flush: decide now
+            low_value = low_value_reason([t["text"] for t in item.get("turns", [])], settings.low_value_min_terms)
+            history = promotion.recent_importances(stores.archive, ctx.user_id)
+            near = stores.vectors.search(ctx.user_id, record.embedding, 1)
+            nearest = (near[0].payload.get("segment_id", ""), near[0].score) if near else None
+            decided = promotion.verdict(record, low_value, history, nearest, settings)
+        if decided == "promoted":
+            stores.vectors.upsert([record])
+        return {"long_term": decided}
+
+    return advance(state, "qdrant", write_all=write_all)

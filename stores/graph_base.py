@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from . import cypher, ids
 from .errors import InvalidInput
@@ -57,6 +57,18 @@ def _concept_names(values: Sequence[str]) -> list[str]:
 
 def _single_count(rows: Rows) -> int:
     return int(rows[0]["n"]) if rows else 0
+
+
+class LinkedSegment(NamedTuple):
+    """A segment as the graph holds it, with the earlier segments it is ASSOCIATED with."""
+
+    segment_id: str
+    characters: Sequence[str]
+    concepts: Sequence[str]
+    summary: str
+    ts: float
+    importance: float
+    neighbours: Sequence[tuple[str, float]]
 
 
 class CypherGraph:
@@ -113,6 +125,20 @@ class CypherGraph:
         with self._exclusive():
             steps = self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance)
             steps += self._link_steps(user_id, segment_id, neighbours)
+            self._write(steps)
+
+    def upsert_linked_segments(self, user_id: str, segments: Sequence["LinkedSegment"]) -> None:
+        """``upsert_linked_segment`` for many, in order, as one unit of work (one commit): a
+        transcript batch closes several segments, and a later one may link to an earlier one."""
+        if not segments:
+            return
+        if len({s.segment_id for s in segments}) != len(segments):
+            raise InvalidInput("segments", "a segment id appears twice in one batch")
+        with self._exclusive():
+            steps: list[Step] = []
+            for s in segments:
+                steps += self._segment_steps(user_id, s.segment_id, s.characters, s.concepts, s.summary, s.ts, s.importance)
+                steps += self._link_steps(user_id, s.segment_id, s.neighbours)
             self._write(steps)
 
     def _segment_steps(

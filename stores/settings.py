@@ -191,6 +191,10 @@ class LuminaSettings(BaseSettings):
     embedding_cache_size: int = Field(default=4096, ge=0)
     llm: Literal["auto", "offline", "openai"] = "auto"
     max_message_chars: int = Field(default=20_000, ge=100, le=1_000_000)
+    max_batch_turns: int = Field(
+        default=1_000, ge=1, le=100_000,
+        description="Most turns one run may ingest as a `transcript` batch (the run's checkpoint holds them).",
+    )
 
     @model_validator(mode="after")
     def _check_ranges(self) -> "LuminaSettings":

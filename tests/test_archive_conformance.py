@@ -372,3 +372,24 @@ def test_write_generation_moves_on_every_write_and_only_then(archive: DuckDBArch
     assert archive.generation > before and not archive.has_turn("alice", turn_id("alice", "D1:9"))
     archive.delete_user("alice")
     assert index.get(archive, "alice").turns == []
+
+
+def test_put_segments_writes_a_batch_in_one_statement(archive: DuckDBArchive) -> None:
+    turns = [make_turn("alice", n) for n in range(1, 7)]
+    first = make_segment("alice", turns[:3], 3.0, summary="first")
+    second = make_segment("alice", turns[3:], 6.0, summary=HOSTILE).model_copy(update={"keywords": [], "embedding": []})
+    archive.put_segments([first, second])
+    assert archive.counts("alice")["segments"] == 2
+    assert archive.get_segment("alice", second.segment_id) == second
+    got = archive.get_segment("alice", first.segment_id)
+    assert got is not None and got.model_dump(exclude={"embedding"}) == first.model_dump(exclude={"embedding"})
+    # Again, with one changed: an upsert; the last occurrence in a batch wins.
+    changed = first.model_copy(update={"importance": 0.9, "summary": "rewritten"})
+    archive.put_segments([first, changed, second])
+    assert archive.counts("alice")["segments"] == 2
+    assert archive.get_segment("alice", first.segment_id).summary == "rewritten"
+    assert archive.recent_importances("alice", 10) == [second.importance, 0.9]
+    with pytest.raises(InvalidInput):
+        archive.put_segments([make_segment("bob", [make_turn("bob", 1)], 1.0), first.model_copy(update={"user_id": "../x"})])
+    assert archive.counts("bob")["segments"] == 0
+    archive.put_segments([])

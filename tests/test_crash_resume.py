@@ -13,11 +13,18 @@ class FlakyArchive(DuckDBArchive):
 
     failures_left = 1
 
-    def put_segment(self, record):
+    def _fail_once(self):
         if self.failures_left:
             self.failures_left -= 1
             raise OSError("disk unplugged (injected)")
+
+    def put_segment(self, record):
+        self._fail_once()
         return super().put_segment(record)
+
+    def put_segments(self, records):
+        self._fail_once()
+        return super().put_segments(records)
 
 
 def test_failure_after_the_redis_write_resumes_and_completes(memory):

@@ -317,3 +317,31 @@ def test_neo4j_from_settings_on_falkordb_detects_its_quirks(bolt_port, bolt_driv
         graph.counts()
     with pytest.raises(InvalidInput, match="neo4j_database"):
         Neo4jGraph(bolt_driver, database="lumina")
+
+
+def test_batch_upsert_links_within_the_batch_in_one_commit(graph):
+    from stores.graph_base import LinkedSegment
+
+    s0 = add(graph, A, 0, ["猫"])
+    s1, s2 = seg(A, 1), seg(A, 2)
+    graph.upsert_linked_segments(A, [
+        LinkedSegment(s1, ["lumina", "nox"], ["猫", "映画"], "first", 1.0, 0.4, [(s0, 0.8)]),
+        LinkedSegment(s2, ["clarisse"], ["映画"], "second", 2.0, 0.6, [(s1, 0.9), (s2, 1.0)]),  # links the batch's first
+    ])
+    assert graph.associated(A, [s2], 10) == [(s1, pytest.approx(0.9))]
+    assert graph.associated(A, [s1], 10) == [(s2, pytest.approx(0.9)), (s0, pytest.approx(0.8))]
+    assert graph.segments_for_concepts(A, ["映画"], 10) == [(s2, 1), (s1, 1)]
+    assert props(graph, A, s2) == {"summary": "second", "ts": 2.0, "imp": pytest.approx(0.6)}
+    assert graph.counts(A).nodes == {"User": 1, "Character": 3, "Segment": 3, "Concept": 2}
+    # A bad segment anywhere in the batch writes none of it.
+    s3, s4 = seg(A, 3), seg(A, 4)
+    with pytest.raises(InvalidInput):
+        graph.upsert_linked_segments(A, [
+            LinkedSegment(s3, ["lumina"], ["雨"], "ok", 3.0, 0.5, []),
+            LinkedSegment(s4, ["stranger"], ["雨"], "bad", 4.0, 0.5, []),
+        ])
+    with pytest.raises(InvalidInput, match="twice"):
+        graph.upsert_linked_segments(A, [LinkedSegment(s3, [], [], "", 3.0, 0.5, [])] * 2)
+    assert graph.counts(A).nodes["Segment"] == 3 and graph.segments_for_concepts(A, ["雨"], 10) == []
+    graph.upsert_linked_segments(A, [])
+    assert graph.counts(A).nodes["Segment"] == 3

@@ -65,51 +65,60 @@ _CACHE_SIZE = 8192
 
 def terms(text: str) -> list[str]:
     """Content words, normalised and lower-cased; English words stemmed lightly."""
-    return list(_terms(text))
+    return list(_views(text)[0])
 
 
 def nouns(text: str) -> list[str]:
     """Noun keyword candidates in order of appearance (with repeats)."""
-    return list(_nouns(text))
+    return list(_views(text)[1])
+
+
+def _term(m, surface: str) -> str | None:
+    lowered = surface.lower()
+    if lowered.isascii():
+        if _ASCII_WORD.match(lowered) and lowered not in EN_STOP:
+            return _english_stem(lowered)
+        return None
+    pos = m.part_of_speech()
+    if pos[0] in _CONTENT_POS and pos[1] != "非自立可能":
+        norm = m.normalized_form()
+        if norm not in STOP_NOUNS:
+            return norm
+    return None
+
+
+def _noun(m, surface: str) -> str | None:
+    pos = m.part_of_speech()
+    if surface.isascii():
+        word = surface.lower()
+        if pos[0] == "名詞" and _ASCII_WORD.match(word) and word not in EN_STOP and len(word) > 2:
+            return word
+        return None
+    if pos[0] != "名詞" or pos[1] in _NOUN_SKIP_SUB or pos[1] == "代名詞":
+        return None
+    if len(surface) == 1 and not _KANJI.match(surface):
+        return None  # a lone kana is almost never a topic
+    if surface in STOP_NOUNS:
+        return None
+    return surface
+
+
+_KANJI = re.compile(r"[\u4e00-\u9fff]")
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _terms(text: str) -> tuple[str, ...]:
-    out: list[str] = []
-    for m in _morphemes(text):
-        surface = m.surface().strip().lower()
-        if not surface:
-            continue
-        if surface.isascii():
-            if _ASCII_WORD.match(surface) and surface not in EN_STOP:
-                out.append(_english_stem(surface))
-            continue
-        pos = m.part_of_speech()
-        if pos[0] in _CONTENT_POS and pos[1] != "非自立可能":
-            norm = m.normalized_form()
-            if norm not in STOP_NOUNS:
-                out.append(norm)
-    return tuple(out)
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _nouns(text: str) -> tuple[str, ...]:
-    out: list[str] = []
+def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(terms, nouns) from one Sudachi pass: most texts are asked for both."""
+    out_terms: list[str] = []
+    out_nouns: list[str] = []
     for m in _morphemes(text):
         surface = m.surface().strip()
         if not surface:
             continue
-        pos = m.part_of_speech()
-        if surface.isascii():
-            word = surface.lower()
-            if pos[0] == "名詞" and _ASCII_WORD.match(word) and word not in EN_STOP and len(word) > 2:
-                out.append(word)
-            continue
-        if pos[0] != "名詞" or pos[1] in _NOUN_SKIP_SUB or pos[1] == "代名詞":
-            continue
-        if len(surface) == 1 and not re.match(r"[\u4e00-\u9fff]", surface):
-            continue  # a lone kana is almost never a topic
-        if surface in STOP_NOUNS:
-            continue
-        out.append(surface)
-    return tuple(out)
+        term = _term(m, surface)
+        if term is not None:
+            out_terms.append(term)
+        noun = _noun(m, surface)
+        if noun is not None:
+            out_nouns.append(noun)
+    return tuple(out_terms), tuple(out_nouns)
