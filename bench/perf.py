@@ -85,9 +85,12 @@ class Pool:
         return idx, vecs.astype(np.float32)
 
 
-def fill_user(services, pool: Pool, user_id: str, n: int, seed: int, segment_turns: int = 10, midterm_recent: int = 20) -> None:
+def fill_user(
+    services, pool: Pool, user_id: str, n: int, seed: int, segment_turns: int = 10, midterm_recent: int = 20, first: int = 0
+) -> None:
     """One user's n memories through the adapters: archive turns+segments, turn vectors, segment vectors,
-    mid-term (most recent segments), graph (segments and concepts)."""
+    mid-term (most recent segments), graph (segments and concepts). ``first``: the number of the first
+    memory (memories already there keep theirs; new ones come later on the clock)."""
     from nodes.text.keywords import extract_keywords
     from stores import ids
     from stores.models import SegmentRecord, Turn
@@ -98,24 +101,24 @@ def fill_user(services, pool: Pool, user_id: str, n: int, seed: int, segment_tur
     idx, vecs = pool.memories(rng, n, japanese)
     t0 = 1_700_000_000.0
     keyword_cache: dict[int, list[str]] = {}
-    for start in range(0, n, 1000):
-        stop = min(n, start + 1000)
+    for start in range(first, first + n, 1000):
+        stop = min(first + n, start + 1000)
         turns = []
         for j in range(start, stop):
             source = f"m{j}"
             turn_id = ids.turn_id(user_id, source)
             seg_first = ids.turn_id(user_id, f"m{j - j % segment_turns}")
             turns.append(Turn(turn_id=turn_id, source_id=source, user_id=user_id, speaker="user" if j % 2 == 0 else "lumina",
-                              text=f"{pool.texts[idx[j]]} (#{j})", ts=t0 + j * 600.0,
+                              text=f"{pool.texts[idx[j - first]]} (#{j})", ts=t0 + j * 600.0,
                               segment_id=ids.segment_id(user_id, seg_first)))
         stores.archive.put_turns(turns)
-        stores.turns.upsert_turns(user_id, turns, vecs[start:stop])
+        stores.turns.upsert_turns(user_id, turns, vecs[start - first : stop - first])
         records = []
         for s in range(start, stop, segment_turns):
             chunk = turns[s - start : s - start + segment_turns]
-            centroid = vecs[s : s + len(chunk)].mean(axis=0)
+            centroid = vecs[s - first : s - first + len(chunk)].mean(axis=0)
             centroid /= np.linalg.norm(centroid) or 1.0
-            key = int(idx[s])
+            key = int(idx[s - first])
             if key not in keyword_cache:
                 keyword_cache[key] = extract_keywords([pool.texts[key]], 4)
             records.append(SegmentRecord(
@@ -129,7 +132,7 @@ def fill_user(services, pool: Pool, user_id: str, n: int, seed: int, segment_tur
             stores.graph.upsert_segment(user_id, record.segment_id, record.characters, record.keywords, record.summary,
                                         record.end_ts, record.importance)
         stores.vectors.upsert(records)
-        if stop == n:
+        if stop == first + n:
             for record in records[-midterm_recent:]:
                 stores.midterm.put_segment(record, services.settings.midterm_ttl_seconds)
 
@@ -227,6 +230,7 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
         lat = run_queries(ours, queries, c)
         result["ours"][f"c{c}"] = {**percentiles(lat), "qps": round(len(lat) / (sum(lat) / 1000 / c), 1)}
         log(f"  n={n} ours c={c}: {result['ours'][f'c{c}']}")
+    result["after_new_segment"] = after_new_segment(services, pool, users, n, qtexts, qvecs, args.fresh_rounds, log)
     services.close()
     stop_server(settings)
     result["bytes_per_memory"] = {k: round(v / total, 1) for k, v in tier_bytes(data_dir, services).items()}
@@ -252,6 +256,32 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
         log(f"  n={n} InMemoryStore c={c}: {result['inmemorystore'][f'c{c}']}")
     del store
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return result
+
+
+def after_new_segment(services, pool: Pool, users, n: int, qtexts, qvecs, rounds: int, log) -> dict[str, Any]:
+    """Live chat: a segment closes, and the next recall must see it. Time that first recall (its index
+    top-up included) for each user in turn, with the in-process indexes topped up with the new turns
+    (ours) and, side by side, dropped and rebuilt from the archive (the baseline: how it was done)."""
+    from nodes.retrieval.recall import recall
+
+    rng = random.Random(n + 1)
+    timings: dict[str, list[float]] = {"topped_up": [], "rebuilt": []}
+    for r in range(rounds):
+        for mode in ("topped_up", "rebuilt"):
+            for user_id, seed in users:
+                added = n + (2 * r + (mode == "rebuilt")) * 10
+                fill_user(services, pool, user_id, 10, seed + 7919 * (added + 1), first=added)
+                if mode == "rebuilt":
+                    services.turn_index.forget(user_id)
+                    services.keyword_index.forget(user_id)
+                k = rng.randrange(len(qtexts))
+                started = time.perf_counter()
+                recall(services, user_id, qtexts[k], purpose="question", budget=1024, query_vector=qvecs[k])
+                timings[mode].append((time.perf_counter() - started) * 1000)
+    result = {mode: percentiles(lat) for mode, lat in timings.items()}
+    result["speedup_p50"] = round(result["rebuilt"]["p50"] / max(result["topped_up"]["p50"], 1e-9), 1)
+    log(f"  n={n} first recall after a new segment: topped up {result['topped_up']} vs rebuilt {result['rebuilt']}")
     return result
 
 
@@ -285,6 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--inmem-users", type=int, default=10)
+    parser.add_argument("--fresh-rounds", type=int, default=4,
+                        help="rounds of 'a segment closes, then the first recall' per user and mode")
     parser.add_argument("--pool", type=int, default=4000, help="distinct sentences embedded for the vector pool")
     parser.add_argument("--data-dir", default="", help="where the stores go (default: a temp dir, removed)")
     parser.add_argument("--out", default="bench/results/perf.json")
@@ -346,6 +378,15 @@ def render(report: dict[str, Any]) -> str:
                 cells.append(f"{v['p50']}/{v['p95']}/{v['p99']}" if v else "—")
             ingest = r["ingest_per_s"] if system == "ours" else r["inmemorystore"]["ingest_per_s"]
             lines.append(f"| {r['memories_per_user']:,} × {r['users']} | {label} | {ingest} | {' | '.join(cells)} | {r['peak_rss_mb']} |")
+    lines.append("")
+    for r in report["results"]:
+        fresh = r.get("after_new_segment")
+        if fresh:
+            lines.append(
+                f"first recall after a new segment, {r['memories_per_user']:,}/user (c1, p50/p95/p99 ms): indexes topped up "
+                f"{fresh['topped_up']['p50']}/{fresh['topped_up']['p95']}/{fresh['topped_up']['p99']} vs rebuilt from the archive "
+                f"{fresh['rebuilt']['p50']}/{fresh['rebuilt']['p95']}/{fresh['rebuilt']['p99']} ({fresh['speedup_p50']}x at p50)"
+            )
     lines.append("")
     lines.append("on-disk bytes per memory: " + "; ".join(
         f"{r['memories_per_user']:,}/user: " + ", ".join(f"{k} {v}" for k, v in r["bytes_per_memory"].items())

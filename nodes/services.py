@@ -45,7 +45,10 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
     llm_path = "llm" if (chat_model is not None or settings.use_openai) and settings.llm != "offline" else "offline"
     paths = {"embedder": f"{embedder.name} ({embedder.path})", "summary": llm_path, "responder": llm_path}
     log.info("services ready paths=%s backends=%s", paths, stores.backends)
-    return Services(settings, stores, embedder, chat_model, paths)
+    return Services(
+        settings, stores, embedder, chat_model, paths,
+        keyword_index=KeywordIndex(settings.recall_index_users), turn_index=TurnIndex(settings.recall_index_users),
+    )
 
 
 _default: Services | None = None

@@ -317,6 +317,20 @@ class DuckDBArchive:
             ).fetchall()
         return [self._turn(r) for r in rows]
 
+    def turns_since(self, user_id: str, after_seq: int = 0) -> tuple[list[Turn], int]:
+        """The user's turns that first arrived after arrival number ``after_seq``, in conversation
+        order, and the arrival number to ask from next time (``after_seq`` when there are none).
+        ``turns_since(u)`` is every turn: an index built from it can later fetch only what is new."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(_TURN_COLS)}, ingest_seq FROM {TURNS_TABLE} "
+                "WHERE user_id = ? AND ingest_seq > ? ORDER BY ts, ingest_seq",
+                [user_id, int(after_seq)],
+            ).fetchall()
+        last = max((int(r[-1]) for r in rows), default=int(after_seq))
+        return [self._turn(r[:-1]) for r in rows], last
+
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None:
         validate_id(user_id, "user_id")
         with self._db.read() as con:
@@ -338,6 +352,19 @@ class DuckDBArchive:
         with self._db.read() as con:
             rows = con.execute(sql, params).fetchall()
         return [self._segment(r) for r in rows]
+
+    def segment_texts(self, user_id: str, archived_since: float = 0.0) -> list[tuple[str, str, list[str], float]]:
+        """(segment_id, text, keywords, archived_at) of the user's segments archived (or re-archived) at or
+        after ``archived_since`` (wall clock), newest first like ``segments``: what a keyword index needs
+        to catch up, without the embeddings."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT segment_id, text, keywords, archived_at FROM {SEGMENTS_TABLE} "
+                "WHERE user_id = ? AND archived_at >= ? ORDER BY end_ts DESC, segment_id",
+                [user_id, float(archived_since)],
+            ).fetchall()
+        return [(r[0], r[1], list(r[2]), float(r[3])) for r in rows]
 
     def recent_importances(self, user_id: str, limit: int) -> list[float]:
         """Importance of the user's newest ``limit`` segments (the order of ``segments``), without

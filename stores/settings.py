@@ -171,6 +171,10 @@ class LuminaSettings(BaseSettings):
     recall_mixed_turn_share: float = Field(
         default=0.6, ge=0.0, le=1.0, description="'mixed' granularity: share of the budget for raw turns first."
     )
+    recall_index_users: int = Field(
+        default=128, ge=1, le=1_000_000,
+        description="Users whose recall indexes (turn BM25 + vectors, segment BM25) stay in memory; least recently used go first.",
+    )
     recall_granularity: Literal["auto", "turns", "segments", "mixed"] = Field(
         default="auto",
         description=(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +47,8 @@ class UserTurns:
     point_position: dict[str, int] = field(default_factory=dict)  # turn-vector point id -> turn index
     vectors: np.ndarray | None = None  # (turns, dim) float16 once loaded; rows of turns without one are 0
     has_vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    prefixes: list[str] = field(default_factory=list)  # each turn's "Name:" prefix, "" when none
+    last_seq: int = 0  # the archive's arrival number of the newest turn indexed (turns_since)
 
     @classmethod
     def build(cls, turns: list[Turn]) -> "UserTurns":
@@ -64,7 +66,8 @@ class UserTurns:
         # Adjacent turns of one segment, or less than an hour apart, are one exchange (an answer and its question).
         same_exchange = np.array([turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
                                   for i in range(1, len(turns))], dtype=bool)
-        labels = speaker_labels(turns)
+        prefixes = name_prefixes(turns)
+        labels = labels_from(prefixes, turns)
         arrays = {term: (np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows)),
                          np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows)))
                   for term, rows in postings.items()}
@@ -80,7 +83,66 @@ class UserTurns:
             segment_of=np.fromiter((segment_code[t.segment_id] for t in turns), dtype=np.int32, count=len(turns)),
             segment_code=segment_code,
             point_position={turn_point_id(user_id, t.turn_id): i for i, t in enumerate(turns)},
+            prefixes=prefixes,
         )
+
+    def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "") -> "UserTurns":
+        """This index with ``new`` turns appended (they follow every indexed turn in conversation order):
+        what a rebuild would give, at the cost of the new turns only. A new object: a query running on
+        this one keeps a consistent view."""
+        if not new:
+            return self
+        start = len(self.turns)
+        turns = [*self.turns, *new]
+        new_rows: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        new_lengths = np.zeros(len(new), dtype=np.float32)
+        for k, turn in enumerate(new):
+            counts = Counter(terms(turn.text))
+            new_lengths[k] = sum(counts.values())
+            for term, tf in counts.items():
+                new_rows[term].append((start + k, tf))
+        postings = dict(self.postings)
+        for term, rows in new_rows.items():
+            idx = np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows))
+            tfs = np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows))
+            old = postings.get(term)
+            postings[term] = (np.concatenate([old[0], idx]), np.concatenate([old[1], tfs])) if old else (idx, tfs)
+        lengths = np.concatenate([self.lengths, new_lengths])
+        members = dict(self.members)
+        segment_ids, segment_code = list(self.segment_ids), dict(self.segment_code)
+        for k, turn in enumerate(new):
+            members[turn.segment_id] = [*members.get(turn.segment_id, []), start + k]
+            if turn.segment_id not in segment_code:
+                segment_code[turn.segment_id] = len(segment_ids)
+                segment_ids.append(turn.segment_id)
+        joined = [turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
+                  for i in range(max(1, start), len(turns))]
+        prefixes = [*self.prefixes, *name_prefixes(new)]
+        labels = labels_from(prefixes, turns)
+        position = dict(self.position)
+        point_position = dict(self.point_position)
+        owner = user_id or (turns[0].user_id if turns else "")
+        for k, turn in enumerate(new):
+            position[turn.turn_id] = start + k
+            point_position[turn_point_id(owner, turn.turn_id)] = start + k
+        index = UserTurns(
+            turns, position, postings, lengths, float(lengths.mean()) or 1.0, labels, self.generation,
+            members, np.concatenate([self.same_exchange, np.asarray(joined, dtype=bool)]), np.asarray(labels, dtype=object),
+            speakers=[label for label, _ in Counter(labels).most_common()],
+            ts=np.concatenate([self.ts, np.fromiter((t.ts for t in new), dtype=np.float64, count=len(new))]),
+            segment_ids=segment_ids,
+            segment_of=np.concatenate([self.segment_of, np.fromiter((segment_code[t.segment_id] for t in new), dtype=np.int32, count=len(new))]),
+            segment_code=segment_code,
+            point_position=point_position,
+            prefixes=prefixes,
+            last_seq=self.last_seq,
+        )
+        if self.vectors is not None:
+            index.vectors = np.vstack([self.vectors, np.zeros((len(new), self.vectors.shape[1]), dtype=np.float16)])
+            index.has_vector = np.concatenate([self.has_vector, np.zeros(len(new), dtype=bool)])
+            if turn_vectors is not None:
+                index.vectors_for(turn_vectors, owner, range(start, len(turns)))
+        return index
 
     def load_vectors(self, turn_vectors, user_id: str, previous: "UserTurns | None" = None) -> None:
         """Fill ``vectors`` from ``previous`` (same turn ids) and the store for the rest."""
@@ -144,15 +206,28 @@ _NAME_PREFIX = re.compile(r"^\s*([^:：\n\[\]]{1,40}?)\s*[:：]\s*")
 def speaker_labels(turns: list[Turn]) -> list[str]:
     """Who said each turn. Transcripts often keep the speaker's name in the text ("Caroline: …",
     "キャロライン：…"); a prefix that starts at least 3 turns names a speaker, else the turn's own speaker role."""
-    prefixes = [(m.group(1).strip() if (m := _NAME_PREFIX.match(t.text)) else "") for t in turns]
+    return labels_from(name_prefixes(turns), turns)
+
+
+def name_prefixes(turns: list[Turn]) -> list[str]:
+    return [(m.group(1).strip() if (m := _NAME_PREFIX.match(t.text)) else "") for t in turns]
+
+
+def labels_from(prefixes: list[str], turns: list[Turn]) -> list[str]:
     frequent = {p for p, c in Counter(prefixes).items() if p and c >= 3 and len(p.split()) <= 3}
     return [p if p in frequent else t.speaker for p, t in zip(prefixes, turns)]
 
 
 class TurnIndex:
-    def __init__(self) -> None:
-        self._users: dict[str, UserTurns] = {}
+    """The per-user indexes of one process, at most ``max_users`` of them (least recently used go
+    first: at 10,000 turns a user's index holds ~15 MB, and a server sees many users)."""
+
+    def __init__(self, max_users: int = 128) -> None:
+        self._users: OrderedDict[str, UserTurns] = OrderedDict()
         self._lock = threading.Lock()
+        self.max_users = max_users
+        self.rebuilds = 0  # full builds from the archive (a new user, an erase, turns that arrived out of order)
+        self.extensions = 0  # top-ups with the turns archived since
 
     def get(self, archive, user_id: str, turn_vectors=None) -> UserTurns:
         """``turn_vectors``: the turn-vector store; when given, the index also holds the turns' vectors."""
@@ -163,15 +238,37 @@ class TurnIndex:
             if index is None or generation is None or index.generation != generation:
                 count = archive.counts(user_id)["turns"]
                 if index is None or len(index.turns) != count:
-                    previous = index
-                    index = UserTurns.build(archive.all_turns(user_id))
-                    if turn_vectors is not None:
-                        index.load_vectors(turn_vectors, user_id, previous)
-                    self._users[user_id] = index
+                    index = self._refreshed(archive, user_id, turn_vectors, index, count)
                 index.generation = generation
             if turn_vectors is not None and index.vectors is None:
                 index.load_vectors(turn_vectors, user_id)
+            self._users[user_id] = index
+            self._users.move_to_end(user_id)
+            while len(self._users) > self.max_users:
+                self._users.popitem(last=False)
             return index
+
+    def _refreshed(self, archive, user_id: str, turn_vectors, index: UserTurns | None, count: int) -> UserTurns:
+        incremental = hasattr(archive, "turns_since")
+        if index is not None and incremental and count > len(index.turns):
+            new, last = archive.turns_since(user_id, index.last_seq)
+            # Appending is exact when nothing went (the counts add up) and the new turns come after every
+            # indexed one in conversation order; a back-filled history or an erase rebuilds.
+            if len(index.turns) + len(new) == count and (not index.turns or not new or new[0].ts >= index.turns[-1].ts):
+                extended = index.extended(new, turn_vectors, user_id)
+                extended.last_seq = last
+                self.extensions += 1
+                return extended
+        if incremental:
+            turns, last = archive.turns_since(user_id, 0)
+        else:
+            turns, last = archive.all_turns(user_id), 0
+        rebuilt = UserTurns.build(turns)
+        rebuilt.last_seq = last
+        if turn_vectors is not None:
+            rebuilt.load_vectors(turn_vectors, user_id, index)
+        self.rebuilds += 1
+        return rebuilt
 
     def forget(self, user_id: str) -> None:
         with self._lock:

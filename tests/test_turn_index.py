@@ -1,0 +1,131 @@
+"""The per-user turn index follows the archive: topped up with new turns (exactly what a rebuild would
+give), rebuilt after an erase or a back-filled history, and bounded in how many users it keeps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphs.replay import replay
+from nodes.retrieval.recall import recall
+from nodes.retrieval.turn_index import TurnIndex, UserTurns
+from stores.archive_duckdb import DuckDBArchive
+from stores.ids import turn_id
+from stores.models import Turn
+
+ALICE = "alice"
+
+
+def _turn(user: str, n: int, ts: float, text: str, segment: str = "s1") -> Turn:
+    return Turn(turn_id=turn_id(user, f"D:{n}"), source_id=f"D:{n}", user_id=user, segment_id=segment,
+                speaker="user" if n % 2 else "lumina", text=text, ts=ts)
+
+
+def _same(a: UserTurns, b: UserTurns) -> None:
+    assert a.turns == b.turns and a.position == b.position and a.labels == b.labels and a.speakers == b.speakers
+    assert a.postings.keys() == b.postings.keys()
+    for term, (idx, tf) in a.postings.items():
+        assert np.array_equal(idx, b.postings[term][0]) and np.array_equal(tf, b.postings[term][1]), term
+    assert np.array_equal(a.lengths, b.lengths) and a.avg == pytest.approx(b.avg)
+    assert {k: list(v) for k, v in a.members.items()} == {k: list(v) for k, v in b.members.items()}
+    assert np.array_equal(a.same_exchange, b.same_exchange) and np.array_equal(a.ts, b.ts)
+    assert a.segment_ids == b.segment_ids and np.array_equal(a.segment_of, b.segment_of)
+    assert a.segment_code == b.segment_code and a.point_position == b.point_position
+
+
+TEXTS = ["Caroline: 京都で金閣寺を見たよ", "Melanie: いいね、紅葉は？", "Caroline: I went hiking with my dogs",
+         "Melanie: which trail?", "Caroline: 箱根の温泉にも行った", "Melanie: pottery class was fun",
+         "Caroline: 猫のモカが3歳になった", "Melanie: happy birthday Moka!"]
+
+
+def test_new_turns_extend_the_index_exactly_as_a_rebuild(tmp_path):
+    archive = DuckDBArchive(tmp_path)
+    try:
+        turns = [_turn(ALICE, n, 1000.0 + 60 * n, t, f"s{n // 3}") for n, t in enumerate(TEXTS)]
+        index = TurnIndex()
+        archive.put_turns(turns[:3])
+        assert len(index.get(archive, ALICE).turns) == 3 and index.rebuilds == 1
+        archive.put_turns(turns[3:5])
+        archive.put_turns(turns[5:])
+        grown = index.get(archive, ALICE)
+        assert index.rebuilds == 1 and index.extensions == 1  # topped up, not rebuilt
+        _same(grown, UserTurns.build(archive.all_turns(ALICE)))
+        assert grown.labels[:3] == ["Caroline", "Melanie", "Caroline"]  # prefixes seen 3+ times name speakers
+        assert [turns[i].turn_id for i, _ in grown.search(["moka"], 5)] == [turns[7].turn_id]
+
+        # A turn from before the newest one (a back-filled history) cannot be appended: rebuilt, in order.
+        early = _turn(ALICE, 99, 500.0, "Caroline: 最初の会話")
+        archive.put_turns([early])
+        rebuilt = index.get(archive, ALICE)
+        assert index.rebuilds == 2 and rebuilt.turns[0].turn_id == early.turn_id
+        _same(rebuilt, UserTurns.build(archive.all_turns(ALICE)))
+        # An erase shrinks the archive: rebuilt, empty.
+        archive.delete_user(ALICE)
+        assert index.get(archive, ALICE).turns == [] and index.rebuilds == 3
+    finally:
+        archive.close()
+
+
+def test_at_most_max_users_indexes_are_kept(tmp_path):
+    archive = DuckDBArchive(tmp_path)
+    try:
+        for u in range(4):
+            archive.put_turns([_turn(f"user{u}", 1, 1000.0, f"turn of user {u}")])
+        index = TurnIndex(max_users=2)
+        first = index.get(archive, "user0")
+        index.get(archive, "user1")
+        assert index.get(archive, "user0") is first  # recently used: still held
+        index.get(archive, "user2")  # user1 was least recently used
+        assert index.get(archive, "user0") is first and index.rebuilds == 3
+        index.get(archive, "user1")
+        assert index.rebuilds == 4  # built again on demand, from the archive
+    finally:
+        archive.close()
+
+
+def test_live_chat_tops_up_vectors_and_recalls_the_newest_segment(memory, demo_rows):
+    """Through the graph: the index held after a first recall takes in each newly closed segment
+    (its turns and vectors) without a rebuild, and recall finds what was just said."""
+    services = memory.services
+    replay(memory.graph, ALICE, demo_rows[:60])
+    recall(services, ALICE, "猫", budget=300)
+    assert services.turn_index.rebuilds == 1
+    replay(memory.graph, ALICE, demo_rows[60:])
+    items = recall(services, ALICE, "チーズケーキは何度で焼くんだっけ？", budget=300)
+    assert services.turn_index.rebuilds == 1 and services.turn_index.extensions == 1
+    index = services.turn_index.get(services.stores.archive, ALICE, services.stores.turns)
+    assert index.has_vector.all() and len(index.turns) == len(demo_rows)
+    fresh = UserTurns.build(services.stores.archive.all_turns(ALICE))
+    fresh.load_vectors(services.stores.turns, ALICE)
+    _same(index, fresh)
+    assert np.array_equal(index.vectors, fresh.vectors)
+    assert any("焼" in item["text"] for item in items)
+
+
+def test_segment_keyword_index_catches_up_with_new_segments_only(tmp_path):
+    from nodes.retrieval.keyword_index import KeywordIndex
+    from stores.models import SegmentRecord
+
+    archive = DuckDBArchive(tmp_path)
+
+    def segment(n: int, text: str, keywords: list[str]) -> SegmentRecord:
+        return SegmentRecord(segment_id=f"seg-{n}", user_id=ALICE, turn_ids=[], source_ids=[], characters=[], start_ts=float(n),
+                             end_ts=float(n), summary=text, keywords=keywords, embedding=[], importance=0.5, text=text)
+
+    try:
+        index = KeywordIndex(max_users=4)
+        archive.put_segments([segment(1, "京都で紅葉を見た", ["kyoto"]), segment(2, "pottery class with the kids", ["pottery"])])
+        assert [s for s, _ in index.search(archive, ALICE, "kyoto", 5)] == ["seg-1"]  # the first keyword is a term too
+        archive.put_segment(segment(3, "温泉でゆっくりした", ["hakone"]))
+        seen = []
+        real = archive.segment_texts
+        archive.segment_texts = lambda user, since=0.0: seen.append(since) or real(user, since)  # watch what is read
+        assert [s for s, _ in index.search(archive, ALICE, "hakone 温泉", 5)] == ["seg-3"]
+        assert seen and seen[0] > 0  # only segments archived since the last look were read
+        assert {s for s, _ in index.search(archive, ALICE, "pottery kyoto", 5)} == {"seg-1", "seg-2"}
+        archive.delete_user(ALICE)
+        archive.put_segment(segment(4, "new start", ["fresh"]))
+        assert index.search(archive, ALICE, "kyoto", 5) == []  # erased: the index started over
+        assert [s for s, _ in index.search(archive, ALICE, "fresh", 5)] == ["seg-4"]
+    finally:
+        archive.close()
