@@ -93,6 +93,7 @@ def fill_user(
     memory (memories already there keep theirs; new ones come later on the clock)."""
     from nodes.text.keywords import extract_keywords
     from stores import ids
+    from stores.graph_base import LinkedSegment
     from stores.models import SegmentRecord, Turn
 
     stores = services.stores
@@ -127,10 +128,10 @@ def fill_user(
                 summary=" / ".join(t.text for t in chunk[:2]), keywords=keyword_cache[key], embedding=centroid.tolist(),
                 importance=float(rng.random()), text="\n".join(t.text for t in chunk), summary_method="extractive",
             ))
-        for record in records:
-            stores.archive.put_segment(record)
-            stores.graph.upsert_segment(user_id, record.segment_id, record.characters, record.keywords, record.summary,
-                                        record.end_ts, record.importance)
+        stores.archive.put_segments(records)  # one statement and one graph commit per 1,000 memories, as the graph's batches
+        stores.graph.upsert_linked_segments(user_id, [
+            LinkedSegment(r.segment_id, r.characters, r.keywords, r.summary, r.end_ts, r.importance, []) for r in records
+        ])
         stores.vectors.upsert(records)
         if stop == first + n:
             for record in records[-midterm_recent:]:
