@@ -85,18 +85,24 @@ class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
         points = list(wanted)
         for start in range(0, len(points), _RETRIEVE_BATCH):
             records = self._shard.retrieve(points[start : start + _RETRIEVE_BATCH], with_payload=[TENANT_FIELD], with_vector=True)
-            for record in records:
-                if (record.payload or {}).get(TENANT_FIELD) != user_id:
-                    continue
-                vec = record.vector
-                if isinstance(vec, dict):
-                    vec = next(iter(vec.values()), None)
-                if vec:
-                    out[wanted[str(record.id)]] = np.fromiter(vec, dtype=np.float32, count=len(vec))
+            _collect_own(records, user_id, wanted, out)
         return out
 
 
 _RETRIEVE_BATCH = 1000
+
+
+def _collect_own(records, user_id: str, wanted: dict[str, str], out: dict[str, np.ndarray]) -> None:
+    """Each retrieved point's vector under its turn id, if the point is this user's (ids are uuid5 of the
+    user, so another user's point here would mean a collision; the payload check makes it impossible)."""
+    for record in records:
+        if (record.payload or {}).get(TENANT_FIELD) != user_id:
+            continue
+        vec = record.vector
+        if isinstance(vec, dict):
+            vec = next(iter(vec.values()), None)
+        if vec:
+            out[wanted[str(record.id)]] = np.asarray(vec, dtype=np.float32)
 
 
 def client_turn_vectors():
@@ -130,14 +136,7 @@ def client_turn_vectors():
                         self.collection, ids=points[start : start + _RETRIEVE_BATCH],
                         with_payload=models.PayloadSelectorInclude(include=[TENANT_FIELD]), with_vectors=True,
                     )
-                for record in records:
-                    if (record.payload or {}).get(TENANT_FIELD) != user_id:
-                        continue
-                    vec = record.vector
-                    if isinstance(vec, dict):
-                        vec = next(iter(vec.values()), None)
-                    if vec:
-                        out[wanted[str(record.id)]] = np.asarray(vec, dtype=np.float32)
+                _collect_own(records, user_id, wanted, out)
             return out
 
     return ClientTurnVectors
