@@ -85,6 +85,50 @@ class Pool:
         return idx, vecs.astype(np.float32)
 
 
+class _EarlierSegments:
+    """Centroids of the segments this fill wrote for one user so far, to link each new segment as
+    link_associations does (its nearest earlier segments above the threshold) without a search per segment."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self._buffer = np.zeros((0, 0), dtype=np.float32)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self._buffer[: len(self.ids)]
+
+    def add(self, segment_id: str, vector: np.ndarray) -> None:
+        if len(self.ids) == len(self._buffer):  # grow by doubling, not a copy per segment
+            grown = np.zeros((max(64, 2 * len(self._buffer)), vector.size), dtype=np.float32)
+            if self.ids:
+                grown[: len(self.ids)] = self.vectors
+            self._buffer = grown
+        self._buffer[len(self.ids)] = vector
+        self.ids.append(segment_id)
+
+
+def _associations(services, user_id: str, records, earlier: _EarlierSegments) -> list[list[tuple[str, float]]]:
+    """ASSOCIATED links of each new segment, by the product's rule (settings.association_*): the perf
+    graph then has the edges a real one has, so the graph channel pays for reading them. Segments of an
+    earlier fill_user call for this user are found through the vector store."""
+    settings = services.settings
+    k, floor = settings.association_max_links, settings.association_similarity
+    out = []
+    for r in records:
+        vector = np.asarray(r.embedding, dtype=np.float32)
+        links: list[tuple[str, float]] = []
+        if k and earlier.ids:
+            sims = earlier.vectors @ vector
+            best = np.argsort(-sims)[:k]
+            links = [(earlier.ids[i], round(float(sims[i]), 4)) for i in best if sims[i] >= floor]
+        elif k:
+            links = [(h.payload["segment_id"], round(h.score, 4)) for h in services.stores.vectors.search(user_id, r.embedding, k)
+                     if h.score >= floor and h.payload.get("segment_id") != r.segment_id]
+        out.append(links)
+        earlier.add(r.segment_id, vector)
+    return out
+
+
 def fill_user(
     services, pool: Pool, user_id: str, n: int, seed: int, segment_turns: int = 10, midterm_recent: int = 20, first: int = 0
 ) -> None:
@@ -102,6 +146,7 @@ def fill_user(
     idx, vecs = pool.memories(rng, n, japanese)
     t0 = 1_700_000_000.0
     keyword_cache: dict[int, list[str]] = {}
+    earlier = _EarlierSegments()
     for start in range(first, first + n, 1000):
         stop = min(first + n, start + 1000)
         turns = []
@@ -130,7 +175,8 @@ def fill_user(
             ))
         stores.archive.put_segments(records)  # one statement and one graph commit per 1,000 memories, as the graph's batches
         stores.graph.upsert_linked_segments(user_id, [
-            LinkedSegment(r.segment_id, r.characters, r.keywords, r.summary, r.end_ts, r.importance, []) for r in records
+            LinkedSegment(r.segment_id, r.characters, r.keywords, r.summary, r.end_ts, r.importance, links)
+            for r, links in zip(records, _associations(services, user_id, records, earlier))
         ])
         stores.vectors.upsert(records)
         if stop == first + n:

@@ -119,17 +119,25 @@ RETURN count(s) AS n
 # The seed segments by primary key and their ASSOCIATED neighbours, undirected so a link made from either
 # end counts. graph_base filters owners, drops the seeds and keeps each neighbour's best score: in Cypher
 # (max() over IN $ids, or NOT IN) ladybug planned a scan of every segment, 4 ms at 1,000 segments per user
-# against ~1 ms for this. The WITH fences the seed lookup off from the expansion: written as one pattern,
-# ladybug planned a scan of the whole Segment table to hash-join the neighbours (0.7 ms with 3,000
-# segments in the store, 8.7 ms with 40,000 — every user's segments, not just this user's), with the
-# fence it is 0.7 ms at both sizes.
+# against ~1 ms for this.
 # $segment_ids
 ASSOCIATED_NEIGHBOURS: Final = """
 UNWIND $segment_ids AS sid
-MATCH (s:Segment)
-WHERE s.id = sid
-WITH s
-MATCH (s)-[r:ASSOCIATED]-(n:Segment)
+MATCH (s:Segment {id: sid})-[r:ASSOCIATED]-(n:Segment)
+RETURN n.id AS id, n.user_id AS owner, r.score AS score
+"""
+
+# Ladybug's form of ASSOCIATED_NEIGHBOURS, one seed per query: left to itself its planner hash-joined the
+# seed's edges with a scan of the whole Segment table — every user's segments — 7-9 ms for 3 seeds at
+# 3,000 segments with their links or at 40,000 without, growing with the store. The HINT (ladybug's own
+# syntax, not portable) fixes the order: the seed by primary key, its edges, then their other ends;
+# ~0.3-0.4 ms per seed at both sizes. HINT cannot follow an UNWIND (a correlated pattern), hence one
+# query per seed.
+# $segment_id
+LADYBUG_ASSOCIATED_NEIGHBOURS_OF_ONE: Final = """
+MATCH (s:Segment)-[r:ASSOCIATED]-(n:Segment)
+WHERE s.id = $segment_id
+HINT (s JOIN r) JOIN n
 RETURN n.id AS id, n.user_id AS owner, r.score AS score
 """
 

@@ -219,7 +219,7 @@ class CypherGraph:
         if not seeds or not _limit(limit):
             return []
         best: dict[str, float] = {}
-        for r in self._read(cypher.ASSOCIATED_NEIGHBOURS, {"segment_ids": seeds}):
+        for r in self._neighbour_rows(seeds):
             # A neighbour must be this user's node (links never cross users; this makes it impossible).
             if r["owner"] != user_id or r["id"] in seeds:
                 continue
@@ -227,6 +227,10 @@ class CypherGraph:
             if score > best.get(r["id"], -math.inf):
                 best[str(r["id"])] = score
         return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+    def _neighbour_rows(self, seeds: list[str]) -> Rows:
+        """Rows (id, owner, score) of the seeds' ASSOCIATED neighbours; adapters may plan it their way."""
+        return self._read(cypher.ASSOCIATED_NEIGHBOURS, {"segment_ids": seeds})
 
     def segments_for_concepts(self, user_id: str, concepts: Sequence[str], limit: int) -> list[tuple[str, int]]:
         """Segments mentioning the concepts: more concepts matched first, then more important, newer, id."""

@@ -111,6 +111,11 @@ class LadybugGraph(CypherGraph):
         with self._lock:
             return self._execute(query, params)
 
+    def _neighbour_rows(self, seeds: list[str]) -> Rows:
+        with self._lock:  # one lock for the seeds: their reads see one state of the graph
+            return [row for seed in seeds
+                    for row in self._execute(cypher.LADYBUG_ASSOCIATED_NEIGHBOURS_OF_ONE, {"segment_id": seed})]
+
     def _write(self, steps: Sequence[Step]) -> list[Rows]:
         with self._lock:
             self._execute("BEGIN TRANSACTION", {})
