@@ -19,15 +19,16 @@ class _UserIndex:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.known: set[str] = set()
-        self.rows: dict[str, list[tuple[int, int]]] = defaultdict(list)  # term -> (doc, tf) as added
         self.lengths: list[int] = []
         self.generation: int | None = None  # the archive's write generation last checked against
         self.archived_since = 0.0  # newest archived_at seen: segments archived later are the new ones
         # term -> (docs, tfs) arrays and the lengths array: a query term then scores all its documents
-        # at once (a Python loop over a name's postings cost 5 ms at 1,000 segments). Only the terms an
-        # add touched are rebuilt (rebuilding all cost ~35 ms at 1,000 segments, after every new segment).
+        # at once (a Python loop over a name's postings cost 5 ms at 1,000 segments). Adds wait in
+        # _pending and only the terms they touched are extended (rebuilding all cost ~35 ms at 1,000
+        # segments, after every new segment). No per-term Python list outlives a search: thousands of
+        # them per user were objects every full garbage collection had to walk.
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._dirty: set[str] = set()
+        self._pending: dict[str, list[tuple[int, int]]] = defaultdict(list)  # term -> (doc, tf) not yet in _arrays
         self._length_array = np.zeros(0)
 
     def add(self, segment_id: str, text: str) -> None:
@@ -39,16 +40,16 @@ class _UserIndex:
         counts = Counter(terms(text))
         self.lengths.append(sum(counts.values()))
         for term, tf in counts.items():
-            self.rows[term].append((doc, tf))
-        self._dirty.update(counts)
+            self._pending[term].append((doc, tf))
 
     def _compiled(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        if self._dirty or len(self._length_array) != len(self.lengths):
-            for term in self._dirty:
-                rows = self.rows[term]
-                self._arrays[term] = (np.fromiter((d for d, _ in rows), dtype=np.int64, count=len(rows)),
-                                      np.fromiter((tf for _, tf in rows), dtype=np.float64, count=len(rows)))
-            self._dirty = set()
+        if self._pending or len(self._length_array) != len(self.lengths):
+            for term, rows in self._pending.items():
+                docs = np.fromiter((d for d, _ in rows), dtype=np.int64, count=len(rows))
+                tfs = np.fromiter((tf for _, tf in rows), dtype=np.float64, count=len(rows))
+                old = self._arrays.get(term)
+                self._arrays[term] = (np.concatenate([old[0], docs]), np.concatenate([old[1], tfs])) if old else (docs, tfs)
+            self._pending = defaultdict(list)
             self._length_array = np.asarray(self.lengths, dtype=np.float64)
         return self._arrays
 

@@ -16,6 +16,12 @@ from .budget import count_tokens
 from .temporal import date_label as _date
 
 
+def _turns_of(turns, segment_id: str) -> list:
+    if hasattr(turns, "column"):  # a TurnTable: find the rows by their column, make only those
+        return [turns[i] for i, s in enumerate(turns.column("segment_id")) if s == segment_id]
+    return [t for t in turns if t.segment_id == segment_id]
+
+
 def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -> list[dict[str, Any]]:
     """One item per segment, segments ranked by their hit turns (best counts fully, the next ones half,
     a quarter ...). Text: the segment's date and summary, then its best raw turns the summary lacks."""
@@ -41,7 +47,7 @@ def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -
         if budget is not None and used + cost > budget:
             continue
         used += cost
-        by_turn = {t.turn_id: t for t in turns if t.segment_id == seg} if raw else {}
+        by_turn = {t.turn_id: t for t in _turns_of(turns, seg)} if raw else {}
         quoted = [sid for tid, sid in zip(record.turn_ids, record.source_ids)
                   if tid in {t.turn_id for t in raw} or (by_turn.get(tid) and by_turn[tid].text[:40] in record.summary)]
         item_tiers: list[str] = []

@@ -16,6 +16,7 @@ import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -25,9 +26,73 @@ from stores.turn_vectors import turn_point_id
 from ..text.tokenize import terms
 
 
+class IndexedTurn(NamedTuple):
+    """A turn as the index hands it out: the fields of stores.models.Turn in a plain tuple of strings
+    and floats, made on access from a TurnTable's columns."""
+
+    turn_id: str
+    source_id: str
+    user_id: str
+    speaker: str
+    text: str
+    ts: float
+    segment_id: str
+
+
+class TurnTable(Sequence[IndexedTurn]):
+    """The index's turns in conversation order, held as one list per field: a row object per turn, even a
+    named tuple, stays on the cyclic garbage collector's books, and at 100 users × 10,000 turns those were
+    a million objects each full collection walked, paid for by whichever recall happened to trigger it.
+    Rows are made on access (recall reads a few hundred per query)."""
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, columns: tuple[list, ...] | None = None) -> None:
+        self._columns = columns if columns is not None else tuple([] for _ in IndexedTurn._fields)
+
+    @classmethod
+    def of(cls, turns) -> "TurnTable":
+        if isinstance(turns, TurnTable):
+            return turns
+        columns = tuple([] for _ in IndexedTurn._fields)
+        for t in turns:
+            for column, value in zip(columns, (t.turn_id, t.source_id, t.user_id, t.speaker, t.text, float(t.ts), t.segment_id)):
+                column.append(value)
+        return cls(columns)
+
+    def column(self, name: str) -> list:
+        return self._columns[IndexedTurn._fields.index(name)]
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [IndexedTurn(*row) for row in zip(*(c[i] for c in self._columns))]
+        return IndexedTurn(*(c[i] for c in self._columns))
+
+    def __iter__(self) -> Iterator[IndexedTurn]:
+        return map(IndexedTurn._make, zip(*self._columns))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TurnTable):
+            return self._columns == other._columns
+        return isinstance(other, (list, tuple)) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable columns, like a list
+
+    def __repr__(self) -> str:
+        return f"TurnTable({len(self)} turns)"
+
+    def __add__(self, other) -> "TurnTable":
+        """A new table (this one is left as it is: a query running on it keeps its view)."""
+        more = TurnTable.of(other)
+        return TurnTable(tuple(a + b for a, b in zip(self._columns, more._columns)))
+
+
 @dataclass
 class UserTurns:
-    turns: list[Turn] = field(default_factory=list)
+    turns: TurnTable = field(default_factory=TurnTable)
     position: dict[str, int] = field(default_factory=dict)  # turn_id -> index in conversation order
     # term -> (turn indices, term frequencies), as arrays so a query term scores all its turns at once
     postings: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -36,7 +101,7 @@ class UserTurns:
     labels: list[str] = field(default_factory=list)  # who said each turn: the "Name:" prefix, else its speaker
     generation: int | None = None  # the archive's write generation this index was checked against
     # Per-query fusion needs these for every turn; computed once here so a query stays O(hits), not O(turns).
-    members: dict[str, list[int]] = field(default_factory=dict)  # segment_id -> turn indices
+    members: dict[str, tuple[int, ...]] = field(default_factory=dict)  # segment_id -> turn indices
     same_exchange: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # turn i-1 and i belong together
     label_array: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     speakers: list[str] = field(default_factory=list)  # distinct speaker labels, most frequent first
@@ -52,6 +117,7 @@ class UserTurns:
 
     @classmethod
     def build(cls, turns: list[Turn]) -> "UserTurns":
+        turns = TurnTable.of(turns)
         postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         lengths = np.zeros(len(turns), dtype=np.float32)
         for i, turn in enumerate(turns):
@@ -76,7 +142,7 @@ class UserTurns:
         user_id = turns[0].user_id if turns else ""
         return cls(
             turns, {t.turn_id: i for i, t in enumerate(turns)}, arrays, lengths, avg or 1.0, labels, None,
-            dict(members), same_exchange, np.asarray(labels, dtype=object),
+            {seg: tuple(m) for seg, m in members.items()}, same_exchange, np.asarray(labels, dtype=object),
             speakers=[label for label, _ in Counter(labels).most_common()],
             ts=np.fromiter((t.ts for t in turns), dtype=np.float64, count=len(turns)),
             segment_ids=segment_ids,
@@ -92,8 +158,9 @@ class UserTurns:
         this one keeps a consistent view."""
         if not new:
             return self
+        new = TurnTable.of(new)
         start = len(self.turns)
-        turns = [*self.turns, *new]
+        turns = self.turns + new
         new_rows: dict[str, list[tuple[int, int]]] = defaultdict(list)
         new_lengths = np.zeros(len(new), dtype=np.float32)
         for k, turn in enumerate(new):
@@ -111,7 +178,7 @@ class UserTurns:
         members = dict(self.members)
         segment_ids, segment_code = list(self.segment_ids), dict(self.segment_code)
         for k, turn in enumerate(new):
-            members[turn.segment_id] = [*members.get(turn.segment_id, []), start + k]
+            members[turn.segment_id] = (*members.get(turn.segment_id, ()), start + k)
             if turn.segment_id not in segment_code:
                 segment_code[turn.segment_id] = len(segment_ids)
                 segment_ids.append(turn.segment_id)
