@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from graphs.replay import replay
-from nodes.retrieval.recall import recall
+from nodes.retrieval.recall import Timings, recall
+from nodes.retrieval.turn_index import IndexedTurn, TurnTable
 from nodes.retrieval.turn_index import TurnIndex, UserTurns
 from stores.archive_duckdb import DuckDBArchive
 from stores.ids import turn_id
@@ -91,8 +92,12 @@ def test_live_chat_tops_up_vectors_and_recalls_the_newest_segment(memory, demo_r
     recall(services, ALICE, "猫", budget=300)
     assert services.turn_index.rebuilds == 1
     replay(memory.graph, ALICE, demo_rows[60:])
-    items = recall(services, ALICE, "チーズケーキは何度で焼くんだっけ？", budget=300)
+    timings = Timings()
+    items = recall(services, ALICE, "チーズケーキは何度で焼くんだっけ？", budget=300, timings=timings)
     assert services.turn_index.rebuilds == 1 and services.turn_index.extensions == 1
+    # Every stage after the embedding is timed, and the stages add up to no more than the whole search.
+    assert set(timings.stages) == {"index", "candidates", "rank", "rerank", "pack"}
+    assert all(v >= 0 for v in timings.stages.values()) and sum(timings.stages.values()) <= timings.search_ms + 0.01
     index = services.turn_index.get(services.stores.archive, ALICE, services.stores.turns)
     assert index.has_vector.all() and len(index.turns) == len(demo_rows)
     fresh = UserTurns.build(services.stores.archive.all_turns(ALICE))
@@ -129,3 +134,14 @@ def test_segment_keyword_index_catches_up_with_new_segments_only(tmp_path):
         assert [s for s, _ in index.search(archive, ALICE, "fresh", 5)] == ["seg-4"]
     finally:
         archive.close()
+
+
+def test_turn_table_reads_like_the_list_of_turns_it_was_made_from():
+    turns = [Turn(turn_id=f"t{i}", source_id=f"s{i}", user_id="alice", speaker="user", text=f"テキスト{i}", ts=float(i),
+                  segment_id=f"g{i // 2}") for i in range(5)]
+    table = TurnTable.of(turns[:3])
+    grown = table + turns[3:]
+    assert len(table) == 3 and len(grown) == 5  # the table it grew from is left as it was
+    assert grown[-1] == IndexedTurn("t4", "s4", "alice", "user", "テキスト4", 4.0, "g2")
+    assert [t.text for t in grown] == [t.text for t in turns] and grown[1:3] == [grown[1], grown[2]]
+    assert grown == TurnTable.of(turns) and grown != table and grown.column("segment_id") == ["g0", "g0", "g1", "g1", "g2"]

@@ -53,6 +53,10 @@ class Timings:
     embed_ms: float = 0.0
     search_ms: float = 0.0
     channels: dict[str, float] = field(default_factory=dict)
+    # Wall time of each stage after the query embedding: index (the user's in-process indexes, topped up
+    # if the archive moved), candidates (all channels), rank (fusion + P6 scoring), rerank (MMR + dedup),
+    # pack (items into the budget).
+    stages: dict[str, float] = field(default_factory=dict)
 
 
 def _enabled(settings, name: str, disabled: Sequence[str]) -> bool:
@@ -96,6 +100,7 @@ def recall(
     t_embed = time.perf_counter()
 
     index = services.turn_index.get(stores.archive, user_id, stores.turns)
+    t_index = time.perf_counter()
     turns = index.turns
     n = len(turns)
     plan = analyse(query, index.speakers) if on["speakers"] else QueryPlan()
@@ -113,6 +118,7 @@ def recall(
     # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
     recent_signal = 0.5 * beta / max(alpha, beta)
     segment_channels(services, index, user_id, query, qvec, on, character, cands, recent_signal)
+    t_candidates = time.perf_counter()
     rel, tiers = fuse(index, cands, settings, on, plan)
     channel_ms = cands.ms
 
@@ -121,6 +127,7 @@ def recall(
     window = time_window(query, now_ts) if on["temporal"] else None
     ordered = _rank(index, rel, cands.seg_importance, window, now_ts, (alpha, beta, gamma), settings)
 
+    t_rank = time.perf_counter()
     # --- MMR (S6) and dedup over the head; the tail follows in score order -------------------------------
     wanted = limit or (max(1, budget // _AVG_TOKENS_GUESS) if budget else settings.retrieve_max_items)
     pool_size = settings.recall_mmr_pool * wanted
@@ -133,6 +140,7 @@ def recall(
     order = mmr(pool, sims, settings.recall_mmr_lambda, wanted) if on["mmr"] else list(range(len(pool)))
     ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity)
 
+    t_rerank = time.perf_counter()
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
@@ -153,6 +161,10 @@ def recall(
         timings.embed_ms = (t_embed - started) * 1000
         timings.search_ms = (time.perf_counter() - t_embed) * 1000
         timings.channels = channel_ms
+        t_pack = time.perf_counter()
+        timings.stages = {name: round((b - a) * 1000, 3) for name, a, b in (
+            ("index", t_embed, t_index), ("candidates", t_index, t_candidates), ("rank", t_candidates, t_rank),
+            ("rerank", t_rank, t_rerank), ("pack", t_rerank, t_pack))}
     return items
 
 
