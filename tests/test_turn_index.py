@@ -97,7 +97,7 @@ def test_live_chat_tops_up_vectors_and_recalls_the_newest_segment(memory, demo_r
     assert services.turn_index.rebuilds == 1 and services.turn_index.extensions == 1
     # Every stage after the embedding is timed, and the stages add up to no more than the whole search.
     assert set(timings.stages) == {"index", "candidates", "rank", "rerank", "pack"}
-    assert all(v >= 0 for v in timings.stages.values()) and sum(timings.stages.values()) <= timings.search_ms + 0.01
+    assert all(v >= 0 for v in timings.stages.values()) and sum(timings.stages.values()) <= timings.search_ms + 0.005  # rounding
     index = services.turn_index.get(services.stores.archive, ALICE, services.stores.turns)
     assert index.has_vector.all() and len(index.turns) == len(demo_rows)
     fresh = UserTurns.build(services.stores.archive.all_turns(ALICE))

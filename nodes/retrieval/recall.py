@@ -158,10 +158,10 @@ def recall(
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:
-        timings.embed_ms = (t_embed - started) * 1000
-        timings.search_ms = (time.perf_counter() - t_embed) * 1000
-        timings.channels = channel_ms
         t_pack = time.perf_counter()
+        timings.embed_ms = (t_embed - started) * 1000
+        timings.search_ms = (t_pack - t_embed) * 1000
+        timings.channels = channel_ms
         timings.stages = {name: round((b - a) * 1000, 3) for name, a, b in (
             ("index", t_embed, t_index), ("candidates", t_index, t_candidates), ("rank", t_candidates, t_rank),
             ("rerank", t_rank, t_rerank), ("pack", t_rerank, t_pack))}

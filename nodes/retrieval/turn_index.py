@@ -69,7 +69,8 @@ class TurnTable(Sequence[IndexedTurn]):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [IndexedTurn(*row) for row in zip(*(c[i] for c in self._columns))]
-        return IndexedTurn(*(c[i] for c in self._columns))
+        a, b, c, d, e, f, g = self._columns  # spelled out: recall reads hundreds of rows per query
+        return IndexedTurn(a[i], b[i], c[i], d[i], e[i], f[i], g[i])
 
     def __iter__(self) -> Iterator[IndexedTurn]:
         return map(IndexedTurn._make, zip(*self._columns))
