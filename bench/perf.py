@@ -107,25 +107,27 @@ class _EarlierSegments:
         self.ids.append(segment_id)
 
 
-def _associations(services, user_id: str, records, earlier: _EarlierSegments) -> list[list[tuple[str, float]]]:
+def _associations(services, user_id: str, records, earlier: _EarlierSegments | None) -> list[list[tuple[str, float]]]:
     """ASSOCIATED links of each new segment, by the product's rule (settings.association_*): the perf
-    graph then has the edges a real one has, so the graph channel pays for reading them. Segments of an
-    earlier fill_user call for this user are found through the vector store."""
+    graph then has the edges a real one has, so the graph channel pays for reading them. ``earlier``: the
+    segments this fill wrote so far; None when the user had segments before it (a top-up), which are then
+    found through the vector store."""
     settings = services.settings
     k, floor = settings.association_max_links, settings.association_similarity
     out = []
     for r in records:
         vector = np.asarray(r.embedding, dtype=np.float32)
         links: list[tuple[str, float]] = []
-        if k and earlier.ids:
+        if k and earlier is None:
+            links = [(h.payload["segment_id"], round(h.score, 4)) for h in services.stores.vectors.search(user_id, r.embedding, k)
+                     if h.score >= floor and h.payload.get("segment_id") != r.segment_id]
+        elif k and earlier.ids:
             sims = earlier.vectors @ vector
             best = np.argsort(-sims)[:k]
             links = [(earlier.ids[i], round(float(sims[i]), 4)) for i in best if sims[i] >= floor]
-        elif k:
-            links = [(h.payload["segment_id"], round(h.score, 4)) for h in services.stores.vectors.search(user_id, r.embedding, k)
-                     if h.score >= floor and h.payload.get("segment_id") != r.segment_id]
         out.append(links)
-        earlier.add(r.segment_id, vector)
+        if earlier is not None:
+            earlier.add(r.segment_id, vector)
     return out
 
 
@@ -146,7 +148,7 @@ def fill_user(
     idx, vecs = pool.memories(rng, n, japanese)
     t0 = 1_700_000_000.0
     keyword_cache: dict[int, list[str]] = {}
-    earlier = _EarlierSegments()
+    earlier = _EarlierSegments() if first == 0 else None
     for start in range(first, first + n, 1000):
         stop = min(first + n, start + 1000)
         turns = []
