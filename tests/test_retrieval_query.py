@@ -14,8 +14,8 @@ def test_speaker_labels_from_name_prefixes_else_role():
     turns.append(_turn(9, "user", "no prefix here"))
     turns.append(_turn(10, "user", "Once: a one-off colon"))
     labels = speaker_labels(turns)
-    assert labels[:2] == ["Melanie", "Caroline"]
-    assert labels[-2:] == ["user", "user"]
+    assert labels[:2] == ("Melanie", "Caroline")
+    assert labels[-2:] == ("user", "user")
     ja = [_turn(i, "user", f"{'キャロライン' if i % 2 else 'メラニー'}：こんにちは") for i in range(6)]
     assert set(speaker_labels(ja)) == {"キャロライン", "メラニー"}
 

@@ -40,15 +40,17 @@ class IndexedTurn(NamedTuple):
 
 
 class TurnTable(Sequence[IndexedTurn]):
-    """The index's turns in conversation order, held as one list per field: a row object per turn, even a
+    """The index's turns in conversation order, held as one tuple per field: a row object per turn, even a
     named tuple, stays on the cyclic garbage collector's books, and at 100 users × 10,000 turns those were
     a million objects each full collection walked, paid for by whichever recall happened to trigger it.
+    Tuples, not lists: a list is walked item by item on every full collection (~300 ms for 100 users'
+    columns), a tuple of strings and floats is dropped from the collector's books after the first one.
     Rows are made on access (recall reads a few hundred per query)."""
 
     __slots__ = ("_columns",)
 
-    def __init__(self, columns: tuple[list, ...] | None = None) -> None:
-        self._columns = columns if columns is not None else tuple([] for _ in IndexedTurn._fields)
+    def __init__(self, columns: tuple[tuple, ...] | None = None) -> None:
+        self._columns = columns if columns is not None else tuple(() for _ in IndexedTurn._fields)
 
     @classmethod
     def of(cls, turns) -> "TurnTable":
@@ -58,9 +60,9 @@ class TurnTable(Sequence[IndexedTurn]):
         for t in turns:
             for column, value in zip(columns, (t.turn_id, t.source_id, t.user_id, t.speaker, t.text, float(t.ts), t.segment_id)):
                 column.append(value)
-        return cls(columns)
+        return cls(tuple(tuple(c) for c in columns))
 
-    def column(self, name: str) -> list:
+    def column(self, name: str) -> tuple:
         return self._columns[IndexedTurn._fields.index(name)]
 
     def __len__(self) -> int:
@@ -99,7 +101,8 @@ class UserTurns:
     postings: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0))
     avg: float = 1.0
-    labels: list[str] = field(default_factory=list)  # who said each turn: the "Name:" prefix, else its speaker
+    # Per-turn and per-segment sequences are tuples for the garbage collector (see TurnTable).
+    labels: tuple[str, ...] = ()  # who said each turn: the "Name:" prefix, else its speaker
     generation: int | None = None  # the archive's write generation this index was checked against
     # Per-query fusion needs these for every turn; computed once here so a query stays O(hits), not O(turns).
     members: dict[str, tuple[int, ...]] = field(default_factory=dict)  # segment_id -> turn indices
@@ -107,13 +110,13 @@ class UserTurns:
     label_array: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     speakers: list[str] = field(default_factory=list)  # distinct speaker labels, most frequent first
     ts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # each turn's time, for vectorised recency
-    segment_ids: list[str] = field(default_factory=list)  # distinct segments, in order of first turn
+    segment_ids: tuple[str, ...] = ()  # distinct segments, in order of first turn
     segment_of: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # turn -> segment_ids index
     segment_code: dict[str, int] = field(default_factory=dict)  # segment_id -> segment_ids index
     point_position: dict[str, int] = field(default_factory=dict)  # turn-vector point id -> turn index
     vectors: np.ndarray | None = None  # (turns, dim) float16 once loaded; rows of turns without one are 0
     has_vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    prefixes: list[str] = field(default_factory=list)  # each turn's "Name:" prefix, "" when none
+    prefixes: tuple[str, ...] = ()  # each turn's "Name:" prefix, "" when none
     last_seq: int = 0  # the archive's arrival number of the newest turn indexed (turns_since)
 
     @classmethod
@@ -138,7 +141,7 @@ class UserTurns:
         arrays = {term: (np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows)),
                          np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows)))
                   for term, rows in postings.items()}
-        segment_ids = list(members)
+        segment_ids = tuple(members)
         segment_code = {seg: c for c, seg in enumerate(segment_ids)}
         user_id = turns[0].user_id if turns else ""
         return cls(
@@ -185,7 +188,7 @@ class UserTurns:
                 segment_ids.append(turn.segment_id)
         joined = [turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
                   for i in range(max(1, start), len(turns))]
-        prefixes = [*self.prefixes, *name_prefixes(new)]
+        prefixes = (*self.prefixes, *name_prefixes(new))
         labels = labels_from(prefixes, turns)
         position = dict(self.position)
         point_position = dict(self.point_position)
@@ -198,7 +201,7 @@ class UserTurns:
             members, np.concatenate([self.same_exchange, np.asarray(joined, dtype=bool)]), np.asarray(labels, dtype=object),
             speakers=[label for label, _ in Counter(labels).most_common()],
             ts=np.concatenate([self.ts, np.fromiter((t.ts for t in new), dtype=np.float64, count=len(new))]),
-            segment_ids=segment_ids,
+            segment_ids=tuple(segment_ids),
             segment_of=np.concatenate([self.segment_of, np.fromiter((segment_code[t.segment_id] for t in new), dtype=np.int32, count=len(new))]),
             segment_code=segment_code,
             point_position=point_position,
@@ -271,19 +274,19 @@ class UserTurns:
 _NAME_PREFIX = re.compile(r"^\s*([^:：\n\[\]]{1,40}?)\s*[:：]\s*")
 
 
-def speaker_labels(turns: list[Turn]) -> list[str]:
+def speaker_labels(turns: list[Turn]) -> tuple[str, ...]:
     """Who said each turn. Transcripts often keep the speaker's name in the text ("Caroline: …",
     "キャロライン：…"); a prefix that starts at least 3 turns names a speaker, else the turn's own speaker role."""
     return labels_from(name_prefixes(turns), turns)
 
 
-def name_prefixes(turns: list[Turn]) -> list[str]:
-    return [(m.group(1).strip() if (m := _NAME_PREFIX.match(t.text)) else "") for t in turns]
+def name_prefixes(turns: list[Turn]) -> tuple[str, ...]:
+    return tuple((m.group(1).strip() if (m := _NAME_PREFIX.match(t.text)) else "") for t in turns)
 
 
-def labels_from(prefixes: list[str], turns: list[Turn]) -> list[str]:
+def labels_from(prefixes: Sequence[str], turns: Sequence[Turn]) -> tuple[str, ...]:
     frequent = {p for p, c in Counter(prefixes).items() if p and c >= 3 and len(p.split()) <= 3}
-    return [p if p in frequent else t.speaker for p, t in zip(prefixes, turns)]
+    return tuple(p if p in frequent else t.speaker for p, t in zip(prefixes, turns))
 
 
 class TurnIndex:
