@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from . import ids
@@ -24,12 +25,28 @@ class Stores:
     """Turn-level vectors (stores.turn_vectors): every archived turn, for fine-grained recall; None when
     settings.turn_vectors is off."""
 
+    def optimize(self) -> list[dict]:
+        """Index the vector collections (see VectorStoreBase.optimize): a maintenance step, not a turn's."""
+        out = []
+        for store in (self.vectors, self.turns):
+            if store is not None:
+                started = time.perf_counter()
+                report = store.optimize()  # type: ignore[attr-defined]
+                out.append({**report, "seconds": round(time.perf_counter() - started, 2)})
+                log.info("optimized %s", out[-1])
+        return out
+
     def close(self) -> None:
         for store in (self.turns, self.graph, self.vectors, self.archive, self.midterm):
             if store is not None:
                 store.close()
         if self.lock is not None:
             self.lock.release()  # type: ignore[attr-defined]
+
+
+def _edge_index_settings(settings: LuminaSettings) -> dict:
+    return {"indexing_threshold_kb": settings.vector_indexing_threshold_kb,
+            "full_scan_threshold_kb": settings.vector_full_scan_threshold_kb}
 
 
 def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Stores:
@@ -58,7 +75,8 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
             from .vectors_edge import EdgeVectorStore
 
             vectors = EdgeVectorStore(
-                data_dir / "qdrant" / collection, collection, dim, embedder_name, batch_size=settings.upsert_batch_size
+                data_dir / "qdrant" / collection, collection, dim, embedder_name, batch_size=settings.upsert_batch_size,
+                **_edge_index_settings(settings),
             )
         opened.append(vectors)
         turns = None
@@ -76,7 +94,7 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
 
                 turns = EdgeTurnVectors(
                     data_dir / "qdrant" / turn_collection, turn_collection, dim, embedder_name,
-                    batch_size=settings.upsert_batch_size,
+                    batch_size=settings.upsert_batch_size, **_edge_index_settings(settings),
                 )
             opened.append(turns)
         if settings.neo4j_uri:

@@ -71,6 +71,9 @@ class VectorStore(Protocol):
     def info(self) -> dict:
         """{'collection', 'embedder', 'dim', 'points'}"""
         ...
+    def optimize(self) -> dict:
+        """Build the vector index where the engine waits to be asked (maintenance, not per turn)."""
+        ...
     def close(self) -> None: ...
 
 

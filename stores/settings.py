@@ -98,6 +98,16 @@ class LuminaSettings(BaseSettings):
     novelty_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
     novelty_neighbours: int = Field(default=5, ge=1)
     upsert_batch_size: int = Field(default=100, ge=1, le=10_000, description="L12 batch upserts.")
+    vector_indexing_threshold_kb: int | None = Field(
+        default=None, ge=1, le=100_000_000,
+        description="Embedded qdrant-edge: a shard segment above this many KB of vectors gets its per-user vector "
+        "index at the next `lumina-memory optimize` (None = the engine's 10,000 KB). A Qdrant server indexes by itself.",
+    )
+    vector_full_scan_threshold_kb: int | None = Field(
+        default=None, ge=1, le=100_000_000,
+        description="Embedded qdrant-edge: a user whose vectors take less than this many KB is searched by an exact "
+        "scan even when indexed (None = the engine's 10,000 KB, ~5,000 vectors at 512-d).",
+    )
     low_value_min_terms: int = Field(default=3, ge=0, le=100, description="S3: fewer content words = low value.")
     dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="S3 dedup at store time.")
 

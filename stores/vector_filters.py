@@ -32,6 +32,13 @@ INDEXED_FIELDS: tuple[tuple[str, IndexKind], ...] = (
 )
 TENANT_FIELD = "user_id"
 
+# The vector index, built per tenant: every search filters on one user, so a graph over all users' points
+# (m) would only be walked through a 1 % filter; payload_m builds one small graph per user_id value
+# instead (Qdrant's multitenancy setting). A search with no user filter, which recall never makes, scans.
+HNSW_M = 0
+HNSW_PAYLOAD_M = 16
+HNSW_EF_CONSTRUCT = 100
+
 # Keys of the embedder record (a JSON file beside an edge shard, collection metadata on a Qdrant server).
 # Prefixed so they cannot clash with metadata other tools put on a shared server.
 META_EMBEDDER = "lumina_embedder"
@@ -161,6 +168,10 @@ class VectorStoreBase(ABC):
     @abstractmethod
     def _delete(self, conditions: list[Match]) -> None: ...
 
+    def _optimize(self) -> bool:
+        """Build the engine's vector index where it does not do so by itself; False when it does."""
+        return False
+
     @abstractmethod
     def _release(self) -> None:
         """Flush and let go of the engine (files, locks, connections)."""
@@ -217,6 +228,20 @@ class VectorStoreBase(ABC):
         if n:
             self._delete(conditions)
         return n
+
+    def optimize(self) -> dict[str, Any]:
+        """Index what has been written since the last call (qdrant-edge only indexes when asked; a Qdrant
+        server does it in the background, so there this changes nothing). Until then new points are found
+        by an exact scan of the user's points: correct, only slower. Synchronous and CPU-bound: run it after
+        a bulk import or from a maintenance job (``lumina-memory optimize``), not inside a turn."""
+        self._require_open()
+        ran = self._optimize()
+        return {"collection": self.collection, "backend": self.backend, "optimized": ran,
+                "indexed_vectors": self.indexed_vectors()}
+
+    def indexed_vectors(self) -> int | None:
+        """Points inside the vector index (the rest are scanned); None when the engine does not say."""
+        return None
 
     def info(self) -> dict[str, Any]:
         return {

@@ -22,6 +22,9 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from .errors import DataDirLocked, EmbedderMismatch, LuminaError, StoreUnavailable
 from .vector_filters import (
+    HNSW_EF_CONSTRUCT,
+    HNSW_M,
+    HNSW_PAYLOAD_M,
     INDEXED_FIELDS,
     META_DIM,
     META_EMBEDDER,
@@ -147,6 +150,7 @@ class ClientVectorStore(VectorStoreBase):
                 self._client.create_collection(
                     name,
                     vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE),
+                    hnsw_config=models.HnswConfigDiff(m=HNSW_M, payload_m=HNSW_PAYLOAD_M, ef_construct=HNSW_EF_CONSTRUCT),
                     metadata=embedder_metadata(self.embedder_name, self.dim),
                 )
             except UnexpectedResponse as exc:

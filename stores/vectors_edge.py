@@ -17,6 +17,9 @@ import qdrant_edge as qe
 
 from .errors import DataDirLocked, EmbedderMismatch, StoreUnavailable
 from .vector_filters import (
+    HNSW_EF_CONSTRUCT,
+    HNSW_M,
+    HNSW_PAYLOAD_M,
     INDEXED_FIELDS,
     TENANT_FIELD,
     TIER,
@@ -56,9 +59,15 @@ class EdgeVectorStore(VectorStoreBase):
     backend = "qdrant-edge"
 
     def __init__(
-        self, path: Path, collection: str, dim: int, embedder_name: str, *, batch_size: int = 100
+        self, path: Path, collection: str, dim: int, embedder_name: str, *, batch_size: int = 100,
+        indexing_threshold_kb: int | None = None, full_scan_threshold_kb: int | None = None,
     ) -> None:
+        """``indexing_threshold_kb``: a segment of the shard bigger than this gets a vector index at the
+        next ``optimize()``; ``full_scan_threshold_kb``: a user whose vectors take less than this is
+        scanned exactly even when indexed. None = the engine's defaults (10,000 KB each: ~5,000 vectors
+        at 512-d)."""
         self._init_common(collection, dim, embedder_name, batch_size)
+        self._indexing_threshold_kb, self._full_scan_threshold_kb = indexing_threshold_kb, full_scan_threshold_kb
         self.shard_dir = Path(path).expanduser().resolve()
         self._meta_path = self.shard_dir / META_FILE
         self._shard = self._open()
@@ -70,7 +79,18 @@ class EdgeVectorStore(VectorStoreBase):
 
     # --- opening ----------------------------------------------------------------------------------
     def _open(self) -> qe.EdgeShard:
-        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine))
+        # Given on every open: a shard made before these settings adopts them (the engine persists what
+        # it is given) and indexes accordingly at its next optimize().
+        hnsw = qe.HnswIndexConfig(
+            m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, payload_m=HNSW_PAYLOAD_M,
+            full_scan_threshold=self._full_scan_threshold_kb if self._full_scan_threshold_kb is not None else 10_000,
+        )
+        optimizers = (qe.EdgeOptimizersConfig(indexing_threshold=self._indexing_threshold_kb)
+                      if self._indexing_threshold_kb is not None else None)
+        config = qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine), hnsw_config=hnsw,
+            optimizers=optimizers,
+        )
         stored = self._read_meta()
         if stored is not None:
             # Checked before the engine opens anything, so a mismatch never touches the shard.
@@ -155,6 +175,13 @@ class EdgeVectorStore(VectorStoreBase):
 
     def _delete(self, conditions: list[Match]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points_by_filter(_edge_filter(conditions)))
+
+    def _optimize(self) -> bool:
+        self._shard.optimize()
+        return True
+
+    def indexed_vectors(self) -> int | None:
+        return int(self._shard.info().indexed_vectors_count)
 
     def _release(self) -> None:
         try:

@@ -49,6 +49,8 @@ def test_ingest_recall_stats_and_chat(cli, tmp_path):
     path.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), encoding="utf-8")
     out = cli("ingest", str(path)).stdout
     assert "ivy: 3 turns" in out and "jay: 1 turns" in out
+    optimized = cli("optimize").stdout
+    assert optimized.count("(qdrant-edge): indexed") == 2, optimized  # segment and turn collections
     rec = cli("recall", "--user", "ivy", "富士山に登るのはいつ？", "--json").stdout
     items = json.loads(rec)
     assert items and "富士山" in items[0]["text"] and len(items[0]["source_ids"]) == 3

@@ -213,3 +213,48 @@ def test_unreachable_server_is_store_unavailable() -> None:
     with pytest.raises(StoreUnavailable) as err:
         ClientVectorStore.from_url("http://127.0.0.1:9", None, COLLECTION, DIM, EMBEDDER, timeout=2)
     assert err.value.tier == "long-term"
+
+
+def test_optimize_keeps_every_search_the_same(store: VectorStore) -> None:
+    # Below the engine's thresholds nothing is indexed, but optimize() must run, report, and change no answer.
+    rng = np.random.default_rng(21)
+    store.upsert([record(user, n, unit(rng)) for user in ("alice", "bob") for n in range(30)])
+    query = unit(rng)
+    before = [(h.point_id, round(h.score, 5)) for h in store.search("alice", query, 10)]
+    report = store.optimize()  # type: ignore[attr-defined]
+    assert report["collection"] == store.collection and isinstance(report["optimized"], bool)
+    assert [(h.point_id, round(h.score, 5)) for h in store.search("alice", query, 10)] == before
+
+
+def test_edge_optimize_builds_a_per_user_index_that_finds_what_a_scan_finds(tmp_path: Path) -> None:
+    # Thresholds of 1 KB so 2 users × 400 small vectors get indexed and searched through the index.
+    dim = 32
+    collection = ids.collection_name("segments", EMBEDDER, dim)
+    store = EdgeVectorStore(tmp_path / "q" / collection, collection, dim, EMBEDDER,
+                            indexing_threshold_kb=1, full_scan_threshold_kb=1)
+    rng = np.random.default_rng(5)
+    vectors = {user: [unit(rng, dim) for _ in range(400)] for user in ("alice", "bob")}
+    store.upsert([record(user, n, v) for user, vs in vectors.items() for n, v in enumerate(vs)])
+    assert store.indexed_vectors() == 0
+    queries = [unit(rng, dim) for _ in range(20)]
+
+    def exact(user: str, q: list[float]) -> list[str]:
+        scores = np.asarray(vectors[user]) @ np.asarray(q)
+        return [ids.point_id(user, f"seg-{n}") for n in np.argsort(-scores)[:10]]
+
+    assert all([h.point_id for h in store.search("alice", q, 10)] == exact("alice", q) for q in queries)
+    report = store.optimize()
+    assert report["optimized"] and report["indexed_vectors"] == 800
+    overlap = []
+    for user in ("alice", "bob"):
+        for q in queries:
+            hits = store.search(user, q, 10)
+            assert {h.payload["user_id"] for h in hits} == {user}  # the index never crosses users
+            overlap.append(len({h.point_id for h in hits} & set(exact(user, q))) / 10)
+    assert np.mean(overlap) >= 0.95
+    store.close()
+    reopened = EdgeVectorStore(tmp_path / "q" / collection, collection, dim, EMBEDDER)
+    try:
+        assert reopened.indexed_vectors() == 800 and reopened.count() == 800  # the index is on disk
+    finally:
+        reopened.close()
