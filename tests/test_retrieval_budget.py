@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from nodes.retrieval.budget import count_tokens, pack
-from nodes.retrieval.temporal import time_window
+from nodes.retrieval.temporal import date_label, time_window
 
 
 def test_tokens_count_cjk_chars_and_english_words():
@@ -39,3 +39,9 @@ def test_time_windows_on_the_conversations_clock():
     assert (day(start), day(end)) == ("2023-05-01", "2023-06-01")
     assert time_window("May I ask you something?", now) is None
     assert time_window("猫の名前は？", now) is None
+
+
+def test_date_labels_are_the_utc_day_including_day_edges_and_before_1970():
+    for ts in (0.0, -0.5, -86_400.0, 86_399.999, 86_400.0, 1_700_000_000.25, 951_782_400.0):  # 951782400 = 2000-02-29
+        assert date_label(ts) == datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d"), ts
+    assert date_label(951_782_400.0) == "2000-02-29" and date_label(-0.5) == "1969-12-31"

@@ -32,6 +32,7 @@ def _same(a: UserTurns, b: UserTurns) -> None:
     assert np.array_equal(a.same_exchange, b.same_exchange) and np.array_equal(a.ts, b.ts)
     assert a.segment_ids == b.segment_ids and np.array_equal(a.segment_of, b.segment_of)
     assert a.segment_code == b.segment_code and a.point_position == b.point_position
+    assert np.array_equal(a.token_counts, b.token_counts) and len(a.token_counts) == len(a.turns)
 
 
 TEXTS = ["Caroline: 京都で金閣寺を見たよ", "Melanie: いいね、紅葉は？", "Caroline: I went hiking with my dogs",

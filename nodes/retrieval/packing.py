@@ -127,17 +127,28 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int) -> s
 _MAX_MISSES = 60
 
 
-def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=()) -> list[dict[str, Any]]:
+def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), token_counts=None) -> list[dict[str, Any]]:
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
-    prefix, conversation order). Returns the items in rank order of their best turn."""
+    prefix, conversation order). Returns the items in rank order of their best turn. ``token_counts``:
+    each turn's length in budget tokens, when the caller's index has it."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
     texts: dict[int, str] = {}
+    costs: dict[int, int] = {}
 
     def text_of(i: int) -> str:
         if i not in texts:
-            texts[i] = excerpt(turns[i].text, wanted_terms, limit_tokens)
+            if token_counts is not None and (not limit_tokens or token_counts[i] <= limit_tokens):
+                texts[i], costs[i] = turns[i].text, int(token_counts[i])  # whole turn: its length is known
+            else:
+                texts[i] = excerpt(turns[i].text, wanted_terms, limit_tokens)
         return texts[i]
+
+    def cost_of(i: int) -> int:
+        text = text_of(i)
+        if i not in costs:
+            costs[i] = _tokens(text)
+        return costs[i]
 
     groups: list[dict[str, Any]] = []  # each: {"lo", "hi", "rank", "members", "score", ...}
     by_index: dict[int, dict[str, Any]] = {}
@@ -149,7 +160,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=()) 
             break  # every turn costs at least one token; or the rest of the budget fits nothing we have
         if i in by_index:
             continue
-        cost = _tokens(text_of(i))
+        cost = cost_of(i)
         if budget is not None and used + cost > budget:
             misses += 1
             continue

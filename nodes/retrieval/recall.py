@@ -146,7 +146,8 @@ def recall(
         granularity = "turns" if budget is not None else "segments"
     if granularity == "mixed" and budget is not None:
         ordered = list(ordered)  # read twice below
-        items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted, q_terms)
+        items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted, q_terms,
+                           index.token_counts)
         seen = {turns[index.position[t]].segment_id for item in items for t in item["turn_ids"]}
         used = sum(item["tokens"] for item in items)
         rest_ordered = [c for c in ordered if turns[c[1]].segment_id not in seen]
@@ -154,7 +155,8 @@ def recall(
     elif granularity == "segments":
         items = segment_items(ordered, turns, tiers, services, user_id, budget, limit or (None if budget else wanted))
     else:
-        items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms)
+        items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms,
+                           index.token_counts)
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:

@@ -4,9 +4,11 @@ prefixed with its date so "when did …" questions can be answered from the cont
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 DAY = 86_400.0
 _MONTHS = {
@@ -74,4 +76,10 @@ def time_window(query: str, now_ts: float) -> tuple[float, float] | None:
 
 
 def date_label(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+    # By UTC day number: the packer labels dozens of candidate turns per query, a handful of days.
+    return _day_label(math.floor(ts / 86_400))
+
+
+@lru_cache(maxsize=65_536)
+def _day_label(day: int) -> str:
+    return datetime.fromtimestamp(day * 86_400, tz=timezone.utc).strftime("%Y-%m-%d")

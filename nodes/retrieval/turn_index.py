@@ -24,6 +24,7 @@ from stores.models import Turn
 from stores.turn_vectors import turn_point_id
 
 from ..text.tokenize import terms
+from .budget import count_tokens
 
 
 class IndexedTurn(NamedTuple):
@@ -117,6 +118,9 @@ class UserTurns:
     vectors: np.ndarray | None = None  # (turns, dim) float16 once loaded; rows of turns without one are 0
     has_vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     prefixes: tuple[str, ...] = ()  # each turn's "Name:" prefix, "" when none
+    # Each turn's length as the budget counts it (budget.count_tokens), so packing a first visit's
+    # candidates does not count hundreds of texts the process has not seen yet.
+    token_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     last_seq: int = 0  # the archive's arrival number of the newest turn indexed (turns_since)
 
     @classmethod
@@ -154,6 +158,7 @@ class UserTurns:
             segment_code=segment_code,
             point_position={turn_point_id(user_id, t.turn_id): i for i, t in enumerate(turns)},
             prefixes=prefixes,
+            token_counts=_token_counts(turns.column("text")),
         )
 
     def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "") -> "UserTurns":
@@ -206,6 +211,7 @@ class UserTurns:
             segment_code=segment_code,
             point_position=point_position,
             prefixes=prefixes,
+            token_counts=np.concatenate([self.token_counts, _token_counts(new.column("text"))]),
             last_seq=self.last_seq,
         )
         if self.vectors is not None:
@@ -272,6 +278,10 @@ class UserTurns:
 
 
 _NAME_PREFIX = re.compile(r"^\s*([^:：\n\[\]]{1,40}?)\s*[:：]\s*")
+
+
+def _token_counts(texts: Sequence[str]) -> np.ndarray:
+    return np.fromiter((count_tokens(t) for t in texts), dtype=np.int32, count=len(texts))
 
 
 def speaker_labels(turns: list[Turn]) -> tuple[str, ...]:
