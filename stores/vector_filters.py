@@ -156,8 +156,10 @@ class VectorStoreBase(ABC):
     def _write(self, points: Sequence[PreparedPoint]) -> None: ...
 
     @abstractmethod
-    def _query(self, vector: list[float], conditions: list[Match], limit: int) -> list[tuple[str, float, dict]]:
-        """(point id, score, payload), best first."""
+    def _query(
+        self, vector: list[float], conditions: list[Match], limit: int, fields: Sequence[str] | None = None
+    ) -> list[tuple[str, float, dict]]:
+        """(point id, score, payload), best first; ``fields``: only these payload keys (None = all)."""
 
     @abstractmethod
     def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]: ...
@@ -188,8 +190,11 @@ class VectorStoreBase(ABC):
             self._write(batch)
 
     def search(
-        self, user_id: str, vector: Sequence[float], limit: int, character: str | None = None
+        self, user_id: str, vector: Sequence[float], limit: int, character: str | None = None,
+        fields: Sequence[str] | None = None,
     ) -> list[VectorHit]:
+        """``fields``: the payload keys the caller reads (the tenant key always comes too). A segment's
+        payload holds its whole text; reading it for every hit is most of a warm search."""
         self._require_open()
         conditions = user_conditions(user_id, character)
         query = check_vector(vector, self.dim, "vector")
@@ -197,7 +202,8 @@ class VectorStoreBase(ABC):
             raise InvalidInput("limit", f"must be a non-negative integer, got {limit!r}")
         if limit == 0:
             return []
-        hits = self._query(query, conditions, limit)
+        wanted = None if fields is None else list(dict.fromkeys([TENANT_FIELD, *fields]))
+        hits = self._query(query, conditions, limit, wanted)
         # The filter already scopes to the user; checking again costs nothing and makes a leak impossible.
         return [VectorHit(point_id=p, score=s, payload=pl) for p, s, pl in hits if pl.get(TENANT_FIELD) == user_id]
 

@@ -186,10 +186,13 @@ class ClientVectorStore(VectorStoreBase):
         with self._guard("upsert"):
             self._client.upsert(self.collection, points=batch, wait=True)
 
-    def _query(self, vector: list[float], conditions: list[Match], limit: int) -> list[tuple[str, float, dict]]:
+    def _query(
+        self, vector: list[float], conditions: list[Match], limit: int, fields: Sequence[str] | None = None
+    ) -> list[tuple[str, float, dict]]:
         with self._guard("search"):
             result = self._client.query_points(
-                self.collection, query=vector, query_filter=_client_filter(conditions), limit=limit, with_payload=True
+                self.collection, query=vector, query_filter=_client_filter(conditions), limit=limit,
+                with_payload=True if fields is None else list(fields),
             )
         return [(str(p.id), float(p.score), dict(p.payload or {})) for p in result.points]
 

@@ -157,9 +157,12 @@ class EdgeVectorStore(VectorStoreBase):
         batch = [qe.Point(p.point_id, p.vector, p.payload) for p in points]
         self._shard.update(qe.UpdateOperation.upsert_points(batch))
 
-    def _query(self, vector: list[float], conditions: list[Match], limit: int) -> list[tuple[str, float, dict]]:
+    def _query(
+        self, vector: list[float], conditions: list[Match], limit: int, fields: Sequence[str] | None = None
+    ) -> list[tuple[str, float, dict]]:
         request = qe.QueryRequest(
-            limit=limit, query=qe.Query.Nearest(vector), filter=_edge_filter(conditions), with_payload=True
+            limit=limit, query=qe.Query.Nearest(vector), filter=_edge_filter(conditions),
+            with_payload=True if fields is None else list(fields),
         )
         # Ids come back as uuid.UUID; the protocol speaks strings.
         return [(str(p.id), float(p.score), dict(p.payload or {})) for p in self._shard.query(request)]

@@ -258,3 +258,15 @@ def test_edge_optimize_builds_a_per_user_index_that_finds_what_a_scan_finds(tmp_
         assert reopened.indexed_vectors() == 800 and reopened.count() == 800  # the index is on disk
     finally:
         reopened.close()
+
+
+def test_search_can_return_only_the_payload_fields_asked_for(store: VectorStore) -> None:
+    rng = np.random.default_rng(8)
+    store.upsert([record(user, n, unit(rng)) for user in ("alice", "bob") for n in range(12)])
+    query = unit(rng)
+    full = store.search("alice", query, 5)
+    slim = store.search("alice", query, 5, fields=["segment_id", "importance"])
+    assert [(h.point_id, round(h.score, 5)) for h in slim] == [(h.point_id, round(h.score, 5)) for h in full]
+    assert all(set(h.payload) == {"user_id", "segment_id", "importance"} for h in slim)  # the tenant key always comes
+    assert [h.payload["importance"] for h in slim] == [h.payload["importance"] for h in full]
+    assert "text" in full[0].payload and all(h.payload["user_id"] == "alice" for h in slim)

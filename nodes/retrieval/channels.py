@@ -69,7 +69,7 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
     seeds: list[str] = []
     if on["segment_dense"] and S:
         t0 = time.perf_counter()
-        hits = stores.vectors.search(user_id, qvec.tolist(), S, character=character)
+        hits = stores.vectors.search(user_id, qvec.tolist(), S, character=character, fields=("segment_id", "importance"))
         add("segment_dense", [(h.payload["segment_id"], 1.0) for h in hits])
         for h in hits:
             out.seg_importance[h.payload["segment_id"]] = float(h.payload.get("importance", 0.0))
