@@ -186,7 +186,7 @@ class DuckDBArchive:
             latest[t.turn_id] = t
         if not latest:
             return
-        with self._db.tx() as con:
+        with self._db.tx(touches={t.user_id for t in latest.values()}) as con:
             self._write_turns(con, list(latest.values()))
 
     def _write_turns(self, con, batch: list[Turn]) -> None:
@@ -213,7 +213,7 @@ class DuckDBArchive:
 
     def put_segment(self, record: SegmentRecord) -> None:
         values = self._segment_values(record)
-        with self._db.tx() as con:
+        with self._db.tx(touches=(record.user_id,)) as con:
             existing = con.execute(
                 f"SELECT 1 FROM {SEGMENTS_TABLE} WHERE segment_id = ?", [record.segment_id]
             ).fetchone()
@@ -226,7 +226,7 @@ class DuckDBArchive:
             return
         rows = list(latest.values())
         columns = [[row[i] for row in rows] for i in range(len(_SEG_COLS))]
-        with self._db.tx() as con:
+        with self._db.tx(touches={r.user_id for r in records}) as con:
             existing = con.execute(
                 f"SELECT 1 FROM {SEGMENTS_TABLE} WHERE segment_id IN (SELECT unnest(?::VARCHAR[])) LIMIT 1",
                 [columns[0]],
@@ -251,7 +251,7 @@ class DuckDBArchive:
         """Erase the user's turns and segments; returns how many rows went. The audit log keeps
         its rows (append-only) and gains a 'user_erased' record that carries counts, no content."""
         validate_id(user_id, "user_id")
-        with self._db.tx() as con:
+        with self._db.tx(touches=(user_id,)) as con:
             turns = con.execute(f"DELETE FROM {TURNS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
             segs = con.execute(f"DELETE FROM {SEGMENTS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
             n_turns, n_segs = (turns[0] if turns else 0), (segs[0] if segs else 0)
@@ -385,12 +385,25 @@ class DuckDBArchive:
         """Changes whenever a write transaction ends; equal values mean nothing was written in between."""
         return self._db.generation
 
-    def counts(self, user_id: str | None = None) -> dict[str, int]:
+    def generation_of(self, user_id: str) -> int:
+        """Changes whenever a write transaction that touched this user's turns or segments ends (the
+        audit log aside); equal values mean none did in between. Writes reach the file only through this
+        process (DuckDB locks it), so the stamp misses none."""
+        return self._db.key_generation.get(user_id, 0)
+
+    def counts(self, user_id: str | None = None, which: Sequence[str] = ("turns", "segments")) -> dict[str, int]:
+        """``which``: the counts wanted (an index that checks one table need not scan the other)."""
         where, params = ("", []) if user_id is None else (" WHERE user_id = ?", [validate_id(user_id, "user_id")])
+        tables = {"turns": TURNS_TABLE, "segments": SEGMENTS_TABLE}
+        unknown = [w for w in which if w not in tables]
+        if unknown:
+            raise InvalidInput("which", f"unknown counts {unknown}; expected some of {sorted(tables)}")
+        out: dict[str, int] = {}
         with self._db.read() as con:
-            turns = con.execute(f"SELECT count(*) FROM {TURNS_TABLE}{where}", params).fetchone()
-            segs = con.execute(f"SELECT count(*) FROM {SEGMENTS_TABLE}{where}", params).fetchone()
-        return {"turns": int(turns[0]) if turns else 0, "segments": int(segs[0]) if segs else 0}
+            for name in which:
+                row = con.execute(f"SELECT count(*) FROM {tables[name]}{where}", params).fetchone()
+                out[name] = int(row[0]) if row else 0
+        return out
 
     def audit(self, user_id: str) -> list[dict[str, Any]]:
         """The user's audit rows, oldest first: {'seq', 'at', 'event', 'user_id', 'detail'}."""

@@ -29,6 +29,11 @@ class GuardedConnection:
         # this database compare it instead of re-counting rows on every read. The file is locked to one
         # connection, so no write can land here without passing through tx().
         self.generation = 0
+        # The generation at which a transaction touching each key (a user id) last ended, and the keys
+        # the open transaction touched. Per-user indexes compare their user's stamp, so one user's write
+        # does not make every other user's next read re-check the archive.
+        self.key_generation: dict[str, int] = {}
+        self._touched: set[str] = set()
         try:
             self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(database)
         except duckdb.IOException as exc:
@@ -56,10 +61,12 @@ class GuardedConnection:
         return self._con
 
     @contextmanager
-    def tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def tx(self, touches: Iterable[str] = ()) -> Iterator[duckdb.DuckDBPyConnection]:
         """One transaction; nested in another tx() of the same thread, part of that one (the outer
-        block commits, or rolls everything back)."""
+        block commits, or rolls everything back). ``touches``: the keys (user ids) whose rows it may
+        write; their stamps in ``key_generation`` move when the outermost transaction ends."""
         with self.lock:
+            self._touched.update(touches)
             con = self.live()
             if self._depth:
                 self._depth += 1
@@ -81,6 +88,10 @@ class GuardedConnection:
                 con.execute("COMMIT")
             finally:
                 self.generation += 1
+                # Committed or rolled back: either way a reader that looked inside must look again.
+                for key in self._touched:
+                    self.key_generation[key] = self.generation
+                self._touched.clear()
 
     @contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -374,6 +374,65 @@ def test_write_generation_moves_on_every_write_and_only_then(archive: DuckDBArch
     assert index.get(archive, "alice").turns == []
 
 
+def test_a_users_write_stamp_moves_with_that_users_writes_only(archive: DuckDBArchive) -> None:
+    """Per-user indexes compare ``generation_of(user)``: every write of the user's turns or segments (a
+    batch, a failed transaction, an erase) moves it; another user's writes, the audit log and reads do not."""
+    from nodes.retrieval.turn_index import TurnIndex
+
+    alice = [make_turn("alice", n) for n in range(1, 5)]
+    archive.put_turns(alice[:2])
+    stamp = archive.generation_of("alice")
+
+    def moved() -> bool:
+        nonlocal stamp
+        now = archive.generation_of("alice")
+        changed, stamp = now != stamp, now
+        return changed
+
+    archive.put_turns([make_turn("bob", 1)])
+    archive.put_segments([make_segment("bob", [make_turn("bob", 1)], 1.0)])
+    archive.append_audit("note", "alice", "audit rows are not memories")
+    archive.all_turns("alice"), archive.counts("alice", which=("turns",)), archive.segments("alice")
+    assert not moved()
+    archive.put_turns(alice[2:3])
+    assert moved()
+    archive.put_segments([make_segment("alice", alice[:3], 3.0)])
+    assert moved()
+    archive.put_segment(make_segment("alice", alice[:3], 3.0, summary="again"))
+    assert moved()
+    with pytest.raises(RuntimeError):
+        with archive.transaction():
+            archive.put_turns([alice[3], make_turn("bob", 2)])
+            raise RuntimeError("crash inside the transaction")
+    assert moved() and not archive.has_turn("alice", alice[3].turn_id)
+    archive.delete_user("alice")
+    assert moved()
+
+    # So bob's writes leave alice's index alone: no count query on alice's next recall.
+    index = TurnIndex()
+    archive.put_turns(alice[:3])
+    assert len(index.get(archive, "alice").turns) == 3
+    asked: list[str] = []
+    real = archive.counts
+    archive.counts = lambda user=None, which=("turns", "segments"): asked.append(user) or real(user, which)  # type: ignore[method-assign]
+    archive.put_turns([make_turn("bob", 3)])
+    assert len(index.get(archive, "alice").turns) == 3 and asked == []
+    archive.put_turns(alice[3:])
+    assert len(index.get(archive, "alice").turns) == 4 and asked == ["alice"]
+
+
+def test_counts_reads_only_the_tables_asked_for(archive: DuckDBArchive) -> None:
+    turns = [make_turn("alice", n) for n in range(1, 4)]
+    archive.put_turns(turns)
+    archive.put_segment(make_segment("alice", turns, 3.0))
+    assert archive.counts("alice") == {"turns": 3, "segments": 1}
+    assert archive.counts("alice", which=("segments",)) == {"segments": 1}
+    assert archive.counts(which=("turns",)) == {"turns": 3}
+    with pytest.raises(InvalidInput, match="which"):
+        archive.counts("alice", which=("turns; DROP TABLE turn_archive",))
+    assert archive.counts("alice")["turns"] == 3
+
+
 def test_put_segments_writes_a_batch_in_one_statement(archive: DuckDBArchive) -> None:
     turns = [make_turn("alice", n) for n in range(1, 7)]
     first = make_segment("alice", turns[:3], 3.0, summary="first")

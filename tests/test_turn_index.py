@@ -33,6 +33,8 @@ def _same(a: UserTurns, b: UserTurns) -> None:
     assert a.segment_ids == b.segment_ids and np.array_equal(a.segment_of, b.segment_of)
     assert a.segment_code == b.segment_code and a.point_position == b.point_position
     assert np.array_equal(a.token_counts, b.token_counts) and len(a.token_counts) == len(a.turns)
+    assert list(a.label_array) == list(a.labels) == list(b.label_array)
+    assert a.prefix_counts == b.prefix_counts and a.label_counts == b.label_counts
 
 
 TEXTS = ["Caroline: 京都で金閣寺を見たよ", "Melanie: いいね、紅葉は？", "Caroline: I went hiking with my dogs",
@@ -54,6 +56,16 @@ def test_new_turns_extend_the_index_exactly_as_a_rebuild(tmp_path):
         _same(grown, UserTurns.build(archive.all_turns(ALICE)))
         assert grown.labels[:3] == ("Caroline", "Melanie", "Caroline")  # prefixes seen 3+ times name speakers
         assert [turns[i].turn_id for i, _ in grown.search(["moka"], 5)] == [turns[7].turn_id]
+        # Once the speakers are known, a top-up labels only its own turns (and a newcomer's prefix too,
+        # the third time it is seen).
+        more = [_turn(ALICE, 10 + n, 2000.0 + 60 * n, t, f"s{10 + n // 2}") for n, t in enumerate(
+            ["Caroline: 次は北海道", "Ken: hello there", "Melanie: 雪まつり?", "Ken: I'm Ken", "Ken: Melanie's cousin"])]
+        for n in range(1, len(more) + 1):
+            archive.put_turns(more[n - 1 : n])
+            grown = index.get(archive, ALICE)
+            _same(grown, UserTurns.build(archive.all_turns(ALICE)))
+        assert index.rebuilds == 1 and index.extensions == 6
+        assert grown.labels[-5:] == ("Caroline", "Ken", "Melanie", "Ken", "Ken") and "Ken" in grown.speakers
 
         # A turn from before the newest one (a back-filled history) cannot be appended: rebuilt, in order.
         early = _turn(ALICE, 99, 500.0, "Caroline: 最初の会話")
@@ -92,10 +104,16 @@ def test_live_chat_tops_up_vectors_and_recalls_the_newest_segment(memory, demo_r
     replay(memory.graph, ALICE, demo_rows[:60])
     recall(services, ALICE, "猫", budget=300)
     assert services.turn_index.rebuilds == 1
-    replay(memory.graph, ALICE, demo_rows[60:])
+    replay(memory.graph, ALICE, demo_rows[60:90])
+    recall(services, ALICE, "猫", budget=300)
+    held = services.turn_index.get(services.stores.archive, ALICE, services.stores.turns)
+    held_vectors = held.vectors.copy()
+    replay(memory.graph, ALICE, demo_rows[90:])
     timings = Timings()
     items = recall(services, ALICE, "チーズケーキは何度で焼くんだっけ？", budget=300, timings=timings)
-    assert services.turn_index.rebuilds == 1 and services.turn_index.extensions == 1
+    assert services.turn_index.rebuilds == 1 and services.turn_index.extensions == 2
+    # The index a running query still holds keeps its own view: its rows unchanged, none added.
+    assert held.vectors.shape == held_vectors.shape and np.array_equal(held.vectors, held_vectors)
     # Every stage after the embedding is timed, and the stages add up to no more than the whole search.
     assert set(timings.stages) == {"index", "candidates", "rank", "rerank", "pack"}
     assert all(v >= 0 for v in timings.stages.values()) and sum(timings.stages.values()) <= timings.search_ms + 0.005  # rounding

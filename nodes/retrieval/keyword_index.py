@@ -13,6 +13,7 @@ from collections import Counter, OrderedDict, defaultdict
 import numpy as np
 
 from ..text.tokenize import terms
+from .turn_index import write_stamp
 
 
 class _UserIndex:
@@ -97,11 +98,11 @@ class KeywordIndex:
             self._users.move_to_end(user_id)
             while len(self._users) > self.max_users:
                 self._users.popitem(last=False)
-            generation = getattr(archive, "generation", None)
+            generation = write_stamp(archive, user_id)
             if generation is not None and index.generation == generation:
                 return index.search(query, limit)
             index.generation = generation
-            count = archive.counts(user_id)["segments"]
+            count = archive.counts(user_id, which=("segments",))["segments"]
             if len(index.ids) != count:
                 if hasattr(archive, "segment_texts"):  # only what was archived since, without embeddings
                     _catch_up(index, archive.segment_texts(user_id, index.archived_since))

@@ -122,6 +122,13 @@ class UserTurns:
     # candidates does not count hundreds of texts the process has not seen yet.
     token_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     last_seq: int = 0  # the archive's arrival number of the newest turn indexed (turns_since)
+    # How often each "Name:" prefix and each label occur, so a top-up relabels only the new turns unless
+    # a prefix just became frequent enough to name a speaker.
+    prefix_counts: Counter = field(default_factory=Counter)
+    label_counts: Counter = field(default_factory=Counter)
+    # ``vectors`` is a view of the first rows of this buffer; the spare rows take a top-up's new turns
+    # without copying the whole matrix (10 MB at 10,000 turns) after every closed segment.
+    vector_buffer: np.ndarray | None = None
 
     @classmethod
     def build(cls, turns: list[Turn]) -> "UserTurns":
@@ -141,7 +148,9 @@ class UserTurns:
         same_exchange = np.array([turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
                                   for i in range(1, len(turns))], dtype=bool)
         prefixes = name_prefixes(turns)
-        labels = labels_from(prefixes, turns)
+        prefix_counts = Counter(prefixes)
+        labels = labels_from(prefixes, turns, prefix_counts)
+        label_counts = Counter(labels)
         arrays = {term: (np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows)),
                          np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows)))
                   for term, rows in postings.items()}
@@ -151,7 +160,7 @@ class UserTurns:
         return cls(
             turns, {t.turn_id: i for i, t in enumerate(turns)}, arrays, lengths, avg or 1.0, labels, None,
             {seg: tuple(m) for seg, m in members.items()}, same_exchange, np.asarray(labels, dtype=object),
-            speakers=[label for label, _ in Counter(labels).most_common()],
+            speakers=[label for label, _ in label_counts.most_common()],
             ts=np.fromiter((t.ts for t in turns), dtype=np.float64, count=len(turns)),
             segment_ids=segment_ids,
             segment_of=np.fromiter((segment_code[t.segment_id] for t in turns), dtype=np.int32, count=len(turns)),
@@ -159,6 +168,8 @@ class UserTurns:
             point_position={turn_point_id(user_id, t.turn_id): i for i, t in enumerate(turns)},
             prefixes=prefixes,
             token_counts=_token_counts(turns.column("text")),
+            prefix_counts=prefix_counts,
+            label_counts=label_counts,
         )
 
     def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "") -> "UserTurns":
@@ -193,8 +204,18 @@ class UserTurns:
                 segment_ids.append(turn.segment_id)
         joined = [turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
                   for i in range(max(1, start), len(turns))]
-        prefixes = (*self.prefixes, *name_prefixes(new))
-        labels = labels_from(prefixes, turns)
+        new_prefixes = name_prefixes(new)
+        prefixes = (*self.prefixes, *new_prefixes)
+        prefix_counts = self.prefix_counts + Counter(new_prefixes)
+        if _speaker_prefixes(prefix_counts) == _speaker_prefixes(self.prefix_counts):
+            new_labels = labels_from(new_prefixes, new, prefix_counts)
+            labels = (*self.labels, *new_labels)
+            label_counts = self.label_counts + Counter(new_labels)
+            label_array = np.concatenate([self.label_array, np.asarray(new_labels, dtype=object)])
+        else:  # a prefix became a speaker's name: earlier turns may now carry it too
+            labels = labels_from(prefixes, turns, prefix_counts)
+            label_counts = Counter(labels)
+            label_array = np.asarray(labels, dtype=object)
         position = dict(self.position)
         point_position = dict(self.point_position)
         owner = user_id or (turns[0].user_id if turns else "")
@@ -203,8 +224,8 @@ class UserTurns:
             point_position[turn_point_id(owner, turn.turn_id)] = start + k
         index = UserTurns(
             turns, position, postings, lengths, float(lengths.mean()) or 1.0, labels, self.generation,
-            members, np.concatenate([self.same_exchange, np.asarray(joined, dtype=bool)]), np.asarray(labels, dtype=object),
-            speakers=[label for label, _ in Counter(labels).most_common()],
+            members, np.concatenate([self.same_exchange, np.asarray(joined, dtype=bool)]), label_array,
+            speakers=[label for label, _ in label_counts.most_common()],
             ts=np.concatenate([self.ts, np.fromiter((t.ts for t in new), dtype=np.float64, count=len(new))]),
             segment_ids=tuple(segment_ids),
             segment_of=np.concatenate([self.segment_of, np.fromiter((segment_code[t.segment_id] for t in new), dtype=np.int32, count=len(new))]),
@@ -213,9 +234,19 @@ class UserTurns:
             prefixes=prefixes,
             token_counts=np.concatenate([self.token_counts, _token_counts(new.column("text"))]),
             last_seq=self.last_seq,
+            prefix_counts=prefix_counts,
+            label_counts=label_counts,
         )
         if self.vectors is not None:
-            index.vectors = np.vstack([self.vectors, np.zeros((len(new), self.vectors.shape[1]), dtype=np.float16)])
+            size = len(turns)
+            buffer = self.vector_buffer
+            if buffer is None or buffer.shape[0] < size or buffer.shape[1] != self.vectors.shape[1]:
+                buffer = _vector_buffer(size, self.vectors.shape[1])
+                buffer[:start] = self.vectors
+            else:
+                buffer[start:size] = 0  # rows past every earlier view's end: no running query reads them
+            index.vector_buffer = buffer
+            index.vectors = buffer[:size]
             index.has_vector = np.concatenate([self.has_vector, np.zeros(len(new), dtype=bool)])
             if turn_vectors is not None:
                 index.vectors_for(turn_vectors, owner, range(start, len(turns)))
@@ -227,7 +258,8 @@ class UserTurns:
         dim = getattr(turn_vectors, "dim", 0)
         if not n or not dim:
             return
-        matrix = np.zeros((n, dim), dtype=np.float16)
+        buffer = _vector_buffer(n, dim)
+        matrix = buffer[:n]
         has = np.zeros(n, dtype=bool)
         if previous is not None and previous.vectors is not None and previous.vectors.shape[1] == dim:
             old = [(i, previous.position.get(t.turn_id)) for i, t in enumerate(self.turns)]
@@ -240,7 +272,7 @@ class UserTurns:
                 i = self.position[turn_id]
                 matrix[i] = vec
                 has[i] = True
-        self.vectors, self.has_vector = matrix, has
+        self.vectors, self.has_vector, self.vector_buffer = matrix, has, buffer
 
     def vectors_for(self, turn_vectors, user_id: str, positions) -> dict[int, np.ndarray]:
         """float32 vectors of the turns at ``positions``; a turn whose vector was not stored when the matrix
@@ -280,6 +312,12 @@ class UserTurns:
 _NAME_PREFIX = re.compile(r"^\s*([^:：\n\[\]]{1,40}?)\s*[:：]\s*")
 
 
+def _vector_buffer(rows: int, dim: int) -> np.ndarray:
+    """A zeroed float16 matrix for ``rows`` turns' vectors and those likely to come (~5 % more, at least a
+    few dozen segments' turns), so live chat's top-ups fill spare rows instead of copying the matrix."""
+    return np.zeros((rows + max(256, rows // 20), dim), dtype=np.float16)
+
+
 def _token_counts(texts: Sequence[str]) -> np.ndarray:
     return np.fromiter((count_tokens(t) for t in texts), dtype=np.int32, count=len(texts))
 
@@ -294,9 +332,25 @@ def name_prefixes(turns: list[Turn]) -> tuple[str, ...]:
     return tuple((m.group(1).strip() if (m := _NAME_PREFIX.match(t.text)) else "") for t in turns)
 
 
-def labels_from(prefixes: Sequence[str], turns: Sequence[Turn]) -> tuple[str, ...]:
-    frequent = {p for p, c in Counter(prefixes).items() if p and c >= 3 and len(p.split()) <= 3}
-    return tuple(p if p in frequent else t.speaker for p, t in zip(prefixes, turns))
+def _speaker_prefixes(prefix_counts: Counter) -> set[str]:
+    """The prefixes that name a speaker: seen at least 3 times, at most 3 words."""
+    return {p for p, c in prefix_counts.items() if p and c >= 3 and len(p.split()) <= 3}
+
+
+def labels_from(prefixes: Sequence[str], turns, prefix_counts: Counter | None = None) -> tuple[str, ...]:
+    """Each turn's label. ``prefix_counts``: the counts to judge prefixes by, when ``prefixes`` are only
+    some of the turns (a top-up); by default their own."""
+    frequent = _speaker_prefixes(prefix_counts if prefix_counts is not None else Counter(prefixes))
+    speakers = turns.column("speaker") if isinstance(turns, TurnTable) else [t.speaker for t in turns]
+    return tuple(p if p in frequent else speaker for p, speaker in zip(prefixes, speakers))
+
+
+def write_stamp(archive, user_id: str) -> int | None:
+    """What an in-process index of ``user_id`` compares to know nothing was written since it last looked:
+    the archive's per-user stamp, else its global write generation, else None (always look)."""
+    if hasattr(archive, "generation_of"):
+        return archive.generation_of(user_id)
+    return getattr(archive, "generation", None)
 
 
 class TurnIndex:
@@ -315,9 +369,9 @@ class TurnIndex:
         with self._lock:
             index = self._users.get(user_id)
             # Read before counting: a write landing meanwhile leaves an older stamp, so the next call re-checks.
-            generation = getattr(archive, "generation", None)
+            generation = write_stamp(archive, user_id)
             if index is None or generation is None or index.generation != generation:
-                count = archive.counts(user_id)["turns"]
+                count = archive.counts(user_id, which=("turns",))["turns"]
                 if index is None or len(index.turns) != count:
                     index = self._refreshed(archive, user_id, turn_vectors, index, count)
                 index.generation = generation
