@@ -86,11 +86,13 @@ def parse_when(value: str, fallback: datetime) -> datetime:
             month, day, year = _MONTHS[my.group(1)], int(my.group(2)), int(my.group(3))
     if year is None:
         return fallback
-    clock = re.search(r"(\d{1,2})\s*[:時]\s*(\d{2})?\s*(am|pm|午前|午後)?", text)
+    # "13:56", "1:56 pm", "午後1時56分", "0時5分", "1時半" (half past)
+    clock = re.search(r"(\d{1,2})\s*(?::\s*(\d{2})|時\s*(?:(\d{1,2})\s*分|(半))?)", text)
     pm = "pm" in text or "午後" in text
     am = "am" in text or "午前" in text
     if clock:
-        hour, minute = int(clock.group(1)), int(clock.group(2) or 0)
+        hour = int(clock.group(1))
+        minute = int(clock.group(2) or clock.group(3) or 0) if not clock.group(4) else 30
         if pm and hour < 12:
             hour += 12
         if am and hour == 12:

@@ -93,3 +93,6 @@ def test_loader_handles_the_data_quirks():
     assert parse_when("1:56 pm on 8 May, 2023", None).strftime("%Y-%m-%d %H:%M") == "2023-05-08 13:56"
     assert parse_when("2024年1月8日 19:30", None).strftime("%Y-%m-%d %H:%M") == "2024-01-08 19:30"
     assert parse_when("12:48 am on 1 February, 2023", None).strftime("%H:%M") == "00:48"
+    for japanese, clock in (("2023年5月8日 午前0時5分", "00:05"), ("2023年5月8日（月）午後1時56分", "13:56"),
+                            ("午後1時半 2023年5月8日", "13:30"), ("2023年5月8日 21時", "21:00")):
+        assert parse_when(japanese, None).strftime("%Y-%m-%d %H:%M") == f"2023-05-08 {clock}", japanese
