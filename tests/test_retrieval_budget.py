@@ -41,6 +41,25 @@ def test_time_windows_on_the_conversations_clock():
     assert time_window("猫の名前は？", now) is None
 
 
+def test_time_windows_read_counts_in_words_and_the_day_before_yesterday():
+    now = datetime(2024, 5, 15, 12, tzinfo=timezone.utc).timestamp()
+    day = lambda ts: datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
+
+    def span(query: str) -> tuple[str, str]:
+        window = time_window(query, now)
+        assert window is not None, query
+        return day(window[0]), day(window[1])
+
+    # Words and digits, English and Japanese, point at the same days.
+    assert span("two weeks ago") == span("2 weeks ago") == span("二週間前") == span("2週間前")
+    assert span("three days ago") == span("三日前") == span("3日前") == ("2024-05-11", "2024-05-13")
+    assert span("a week ago") == span("1 week ago") and span("a few days ago") == span("数日前")
+    # 一昨日 contains 昨日 but is the day before it; おととい is the same day in kana.
+    assert span("一昨日の夕飯は？") == span("おとといの夕飯は？") == span("the day before yesterday") == ("2024-05-12", "2024-05-14")
+    assert span("昨日の話") == ("2024-05-13", "2024-05-15")
+    assert time_window("She called an hour ago", now) is None  # hours are not a day-level cue
+
+
 def test_date_labels_are_the_utc_day_including_day_edges_and_before_1970():
     for ts in (0.0, -0.5, -86_400.0, 86_399.999, 86_400.0, 1_700_000_000.25, 951_782_400.0):  # 951782400 = 2000-02-29
         assert date_label(ts) == datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d"), ts

@@ -25,6 +25,8 @@ _UNIT_DAYS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months":
               "日": 1, "週間": 7, "週": 7, "ヶ月": 30, "か月": 30, "カ月": 30, "ヵ月": 30, "月": 30, "年": 365}
 _RELATIVE: list[tuple[re.Pattern, float, float]] = [
     # (pattern, window start in days before now, window end in days before now)
+    # Before "yesterday": 一昨日 contains 昨日.
+    (re.compile(r"\bday before yesterday\b|一昨日|おととい|おとつい"), 3, 1.5),
     (re.compile(r"\byesterday\b|昨日|きのう"), 2, 0.5),
     (re.compile(r"\btoday\b|\btonight\b|今日|きょう|今夜"), 1, -1),
     (re.compile(r"\blast night\b|昨夜|昨晩"), 1.5, 0.3),
@@ -36,7 +38,18 @@ _RELATIVE: list[tuple[re.Pattern, float, float]] = [
     (re.compile(r"\blast year\b|去年|昨年"), 731, 330),
     (re.compile(r"\brecently\b|\blately\b|最近|この前|こないだ"), 30, -1),
 ]
-_AGO = re.compile(r"(\d+)\s*(days?|weeks?|months?|years?)\s+ago|(\d+)\s*(日|週間|週|ヶ月|か月|カ月|ヵ月|年)前")
+# Counts in words as well as digits: "two weeks ago", "a month ago", "a few days ago", "三日前", "数日前".
+_COUNT_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3, "few": 3, "several": 4,
+    "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "数": 3, "何": 3,
+}
+_EN_COUNT = "|".join(sorted((w for w in _COUNT_WORDS if w.isascii()), key=len, reverse=True))
+_JP_COUNT = "|".join(w for w in _COUNT_WORDS if not w.isascii())
+_AGO = re.compile(
+    rf"\b(\d+|{_EN_COUNT})\s*(days?|weeks?|months?|years?)\s+ago\b"
+    rf"|(\d+|{_JP_COUNT})\s*(日|週間|週|ヶ月|か月|カ月|ヵ月|年)前"
+)
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?,?\s*(\d{4})?")
 _JP_MONTH_YEAR = re.compile(r"(?:(\d{4})年)?\s*(\d{1,2})月(?!\d)")
 _YEAR = re.compile(r"\b(?:in|during|of)\s+(19\d{2}|20\d{2})\b|(19\d{2}|20\d{2})年(?!\s*\d{1,2}月)")
@@ -56,7 +69,8 @@ def time_window(query: str, now_ts: float) -> tuple[float, float] | None:
             return now_ts - start_days * DAY, now_ts - end_days * DAY
     ago = _AGO.search(text)
     if ago:
-        n = int(ago.group(1) or ago.group(3))
+        count = ago.group(1) or ago.group(3)
+        n = int(count) if count.isdigit() else _COUNT_WORDS[count]
         unit = _UNIT_DAYS[ago.group(2) or ago.group(4)]
         centre = now_ts - n * unit * DAY
         slack = max(1.0, 0.35 * n * unit) * DAY
