@@ -58,6 +58,7 @@ def test_time_windows_read_counts_in_words_and_the_day_before_yesterday():
     assert span("一昨日の夕飯は？") == span("おとといの夕飯は？") == span("the day before yesterday") == ("2024-05-12", "2024-05-14")
     assert span("昨日の話") == ("2024-05-13", "2024-05-15")
     assert time_window("She called an hour ago", now) is None  # hours are not a day-level cue
+    assert time_window("何年前に引っ越したの？", now) is None  # asks how long ago: no window to look in
 
 
 def test_date_labels_are_the_utc_day_including_day_edges_and_before_1970():

@@ -42,7 +42,7 @@ _RELATIVE: list[tuple[re.Pattern, float, float]] = [
 _COUNT_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3, "few": 3, "several": 4,
-    "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "数": 3, "何": 3,
+    "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "数": 3,  # not 何: "何年前" asks how long ago
 }
 _EN_COUNT = "|".join(sorted((w for w in _COUNT_WORDS if w.isascii()), key=len, reverse=True))
 _JP_COUNT = "|".join(w for w in _COUNT_WORDS if not w.isascii())
