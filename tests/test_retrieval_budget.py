@@ -54,6 +54,10 @@ def test_time_windows_read_counts_in_words_and_the_day_before_yesterday():
     assert span("two weeks ago") == span("2 weeks ago") == span("二週間前") == span("2週間前")
     assert span("three days ago") == span("三日前") == span("3日前") == ("2024-05-11", "2024-05-13")
     assert span("a week ago") == span("1 week ago") and span("a few days ago") == span("数日前")
+    # Compound kanji numerals: 二十日前 is twenty days back, not ten.
+    assert span("二十日前") == span("20日前") == span("20 days ago")
+    assert span("十五日前") == span("15日前") and span("二十三年前") == span("23年前")
+    assert span("十日前") == span("10日前") != span("二十日前")
     # 一昨日 contains 昨日 but is the day before it; おととい is the same day in kana.
     assert span("一昨日の夕飯は？") == span("おとといの夕飯は？") == span("the day before yesterday") == ("2024-05-12", "2024-05-14")
     assert span("昨日の話") == ("2024-05-13", "2024-05-15")

@@ -42,10 +42,11 @@ _RELATIVE: list[tuple[re.Pattern, float, float]] = [
 _COUNT_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3, "few": 3, "several": 4,
-    "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "数": 3,  # not 何: "何年前" asks how long ago
+    "数": 3,  # not 何: "何年前" asks how long ago
 }
+_KANJI_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _EN_COUNT = "|".join(sorted((w for w in _COUNT_WORDS if w.isascii()), key=len, reverse=True))
-_JP_COUNT = "|".join(w for w in _COUNT_WORDS if not w.isascii())
+_JP_COUNT = "[一二三四五六七八九十百]+|数"
 _AGO = re.compile(
     rf"\b(\d+|{_EN_COUNT})\s*(days?|weeks?|months?|years?)\s+ago\b"
     rf"|(\d+|{_JP_COUNT})\s*(日|週間|週|ヶ月|か月|カ月|ヵ月|年)前"
@@ -53,6 +54,18 @@ _AGO = re.compile(
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?,?\s*(\d{4})?")
 _JP_MONTH_YEAR = re.compile(r"(?:(\d{4})年)?\s*(\d{1,2})月(?!\d)")
 _YEAR = re.compile(r"\b(?:in|during|of)\s+(19\d{2}|20\d{2})\b|(19\d{2}|20\d{2})年(?!\s*\d{1,2}月)")
+
+
+def _kanji_number(text: str) -> int:
+    """A kanji numeral below 1,000: 三 3, 十五 15, 二十 20, 二十三 23, 百二 102."""
+    total, digit = 0, 0
+    for ch in text:
+        if ch in _KANJI_DIGITS:
+            digit = _KANJI_DIGITS[ch]
+        else:  # 十 or 百 multiplies the digit before it (一 when there is none)
+            total += (digit or 1) * (10 if ch == "十" else 100)
+            digit = 0
+    return total + digit
 
 
 def _month_window(year: int, month: int) -> tuple[float, float]:
@@ -70,7 +83,7 @@ def time_window(query: str, now_ts: float) -> tuple[float, float] | None:
     ago = _AGO.search(text)
     if ago:
         count = ago.group(1) or ago.group(3)
-        n = int(count) if count.isdigit() else _COUNT_WORDS[count]
+        n = int(count) if count.isdigit() else _COUNT_WORDS.get(count) or _kanji_number(count)
         unit = _UNIT_DAYS[ago.group(2) or ago.group(4)]
         centre = now_ts - n * unit * DAY
         slack = max(1.0, 0.35 * n * unit) * DAY
