@@ -89,6 +89,15 @@ def test_japanese_tokenisation_keeps_compounds_and_drops_particles():
     assert nouns("猫のモカは3歳") == ["猫", "モカ"]
 
 
+def test_english_words_are_stemmed_terms_and_only_nouns_are_keyword_candidates():
+    text = "I walked to Tokyo and felt happy. Happy dogs, happy cats!"
+    # Stop words go, the rest is lower-cased and lightly stemmed; a word repeated is a term each time.
+    assert terms(text) == ["walk", "tokyo", "felt", "happy", "happy", "dog", "happy", "cat"]
+    # Sudachi tags "happy" as an adjectival noun (形状詞), so it is a term but never a keyword candidate,
+    # however often it comes back; short words ("to") are not candidates either.
+    assert nouns(text) == ["walked", "tokyo", "felt", "dogs", "cats"]
+
+
 def test_keywords_prefer_repeated_nouns():
     kws = extract_keywords(["猫のモカが好き", "モカは茶トラ", "モカのおやつ"], 3)
     assert kws[0] == "モカ"

@@ -73,34 +73,29 @@ def nouns(text: str) -> list[str]:
     return list(_views(text)[1])
 
 
-def _term(m, surface: str) -> str | None:
-    lowered = surface.lower()
-    if lowered.isascii():
-        if _ASCII_WORD.match(lowered) and lowered not in EN_STOP:
-            return _english_stem(lowered)
-        return None
+@lru_cache(maxsize=_CACHE_SIZE)
+def _ascii_views(lowered: str) -> tuple[str | None, str | None]:
+    """(term, noun if the morpheme is a noun) of an ASCII surface: neither depends on the context, and
+    English text repeats few words, so they are worked out once per word."""
+    if not _ASCII_WORD.match(lowered) or lowered in EN_STOP:
+        return None, None
+    return _english_stem(lowered), (lowered if len(lowered) > 2 else None)
+
+
+def _japanese_views(m, surface: str) -> tuple[str | None, str | None]:
     pos = m.part_of_speech()
+    term = None
     if pos[0] in _CONTENT_POS and pos[1] != "非自立可能":
         norm = m.normalized_form()
         if norm not in STOP_NOUNS:
-            return norm
-    return None
-
-
-def _noun(m, surface: str) -> str | None:
-    pos = m.part_of_speech()
-    if surface.isascii():
-        word = surface.lower()
-        if pos[0] == "名詞" and _ASCII_WORD.match(word) and word not in EN_STOP and len(word) > 2:
-            return word
-        return None
+            term = norm
     if pos[0] != "名詞" or pos[1] in _NOUN_SKIP_SUB or pos[1] == "代名詞":
-        return None
+        return term, None
     if len(surface) == 1 and not _KANJI.match(surface):
-        return None  # a lone kana is almost never a topic
+        return term, None  # a lone kana is almost never a topic
     if surface in STOP_NOUNS:
-        return None
-    return surface
+        return term, None
+    return term, surface
 
 
 _KANJI = re.compile(r"[\u4e00-\u9fff]")
@@ -115,10 +110,14 @@ def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         surface = m.surface().strip()
         if not surface:
             continue
-        term = _term(m, surface)
+        if surface.isascii():
+            term, noun = _ascii_views(surface.lower())
+            if noun is not None and m.part_of_speech()[0] != "名詞":
+                noun = None
+        else:
+            term, noun = _japanese_views(m, surface)
         if term is not None:
             out_terms.append(term)
-        noun = _noun(m, surface)
         if noun is not None:
             out_nouns.append(noun)
     return tuple(out_terms), tuple(out_nouns)
