@@ -94,7 +94,7 @@ def test_english_words_are_stemmed_terms_and_only_nouns_are_keyword_candidates()
     # Stop words go, the rest is lower-cased and lightly stemmed; a word repeated is a term each time.
     assert terms(text) == ["walk", "tokyo", "felt", "happy", "happy", "dog", "happy", "cat"]
     # Sudachi tags "happy" as an adjectival noun (形状詞), so it is a term but never a keyword candidate,
-    # however often it comes back; short words ("to") are not candidates either.
+    # however often it comes back; stop words ("I", "to", "and") are neither.
     assert nouns(text) == ["walked", "tokyo", "felt", "dogs", "cats"]
 
 
