@@ -136,6 +136,10 @@ class LuminaSettings(BaseSettings):
         default=True, description="Also index every archived turn as a vector (second collection) for recall."
     )
     recall_turn_dense: bool = Field(default=True, description="Channel: dense search over turn vectors.")
+    recall_turn_content: bool = Field(
+        default=True,
+        description="Channel: dense search with the query's content view (no question words, no names of the speakers asked about).",
+    )
     recall_turn_keyword: bool = Field(default=True, description="Channel: BM25 over archived turns (Sudachi terms).")
     recall_segment_dense: bool = Field(default=True, description="Channel: long-term segment vectors.")
     recall_segment_keyword: bool = Field(default=True, description="Channel: BM25 over archived segments.")

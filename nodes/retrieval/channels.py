@@ -18,6 +18,7 @@ from ..text.tokenize import nouns, terms
 
 TIER = {
     "turn_dense": "long-term",
+    "turn_content": "long-term",
     "turn_keyword": "archive",
     "turn_feedback": "archive",
     "segment_dense": "long-term",
@@ -37,16 +38,20 @@ class Candidates:
     ms: dict[str, float] = field(default_factory=dict)
 
 
-def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list[str], on: dict, out: Candidates) -> None:
+def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list[str], on: dict, out: Candidates,
+                  content_vec: np.ndarray | None = None) -> None:
+    """``content_vec``: the embedding of the query's content view (None: the query has no other view)."""
     stores, settings = services.stores, services.settings
     K = settings.recall_turn_candidates
-    if on["turn_dense"] and index.turns:
+    for name, vec in (("turn_dense", qvec), ("turn_content", content_vec)):
+        if vec is None or not on[name] or not index.turns:
+            continue
         t0 = time.perf_counter()
         # Ids only: a point id is uuid5(user, turn), so only this user's own turns can map back.
         position = index.point_position
-        hits = stores.turns.search_point_ids(user_id, qvec, K)
-        out.turn_rankings["turn_dense"] = [i for i in (position.get(pid) for pid, _ in hits) if i is not None]
-        out.ms["turn_dense"] = (time.perf_counter() - t0) * 1000
+        hits = stores.turns.search_point_ids(user_id, vec, K)
+        out.turn_rankings[name] = [i for i in (position.get(pid) for pid, _ in hits) if i is not None]
+        out.ms[name] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
         out.turn_rankings["turn_keyword"] = [i for i, _score in index.search(q_terms, K)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..text.tokenize import terms
 from .budget import _CJK_RE
 
 
@@ -39,3 +40,47 @@ def analyse(query: str, speakers: list[str]) -> QueryPlan:
     if subjects:  # "What did Jon say about Gina's store?" is about what Jon said, in Jon's turns
         found = subjects
     return QueryPlan([name for _pos, _poss, name in found])
+
+
+# --- the query's content view --------------------------------------------------------------------------
+# A question embeds as a question: its wh-word and auxiliaries ("What did … do?") and the names of the people
+# it is about pull its vector towards other questions and towards every turn of that person ("Melanie: …"),
+# while the memories that answer it are statements about the topic. A second dense search with only the
+# question's content ("activities partake in") finds turns the question as asked ranks far down; the speaker
+# focus already takes care of whose turns they are.
+_EN_SCAFFOLD = re.compile(
+    r"\b(?:what|when|where|which|who|whom|whose|why|how|does|do|did|is|are|was|were|has|have|had|would|"
+    r"could|can|will)\b",
+    re.IGNORECASE,
+)
+# Japanese: the sentence-final question forms (ですか, ましたか, のか …), then interrogatives with the particle
+# that follows them (何を, どこで, 誰と); 何か, 誰か, どこか ("something", "someone") are not questions.
+_JA_ENDING = re.compile(r"(?:でしょう|でした|ました|です|ます|だった|んだ|の)?か?[？?]\s*$|(?:でしょう|でした|ました|です|ます|だった|の)か\s*$")
+_JA_INTERROGATIVE = re.compile(
+    r"(?:どうして|なぜ|何|なに|なん|いつ|どこ|どちら|どれ|どの|どんな|どう|誰|だれ|いくつ|いくら)(?!か)"
+    r"(?:を|が|に|で|と|へ|の|は|から|まで)?"
+)
+_QUESTION_MARKS = re.compile(r"[?？]")
+_JA_NAME_TAIL = "(?:さん|ちゃん|くん|君|様)?(?:は|が|の|も|と|に|を)?"
+
+
+def content_view(query: str, speakers: list[str] | tuple[str, ...] = ()) -> str | None:
+    """``query`` without its question scaffolding (wh-words, auxiliaries, question marks; Japanese
+    interrogatives and ですか-style endings) and without the names in ``speakers`` (the speakers a
+    question is about, possessives included). None when that leaves nothing of the query's own, or
+    nothing was removed (the query already is its content)."""
+    text = query
+    for name in speakers:
+        if not name:
+            continue
+        if _CJK_RE.search(name):
+            text = re.sub(re.escape(name) + _JA_NAME_TAIL, " ", text)
+        else:
+            text = re.sub(rf"(?<![\w]){re.escape(name)}(?:'s|’s)?(?![\w])", " ", text, flags=re.IGNORECASE)
+    text = _JA_INTERROGATIVE.sub(" ", _JA_ENDING.sub("", text.strip()))
+    text = _QUESTION_MARKS.sub(" ", text)
+    text = _EN_SCAFFOLD.sub(" ", text)
+    text = " ".join(text.split())
+    if text == " ".join(query.split()) or not terms(text):
+        return None  # nothing removed, or nothing left with a content word ("How are you?" -> "you")
+    return text

@@ -4,6 +4,8 @@
 from several candidate channels, each switchable off in settings (``recall_*``):
 
 - ``turn_dense``     dense search over the turn-vector collection (stores.turn_vectors)      tier: long-term
+- ``turn_content``   dense search again with the query's content view: without its question scaffolding
+                     and the names of the speakers it asks about (nodes.retrieval.query.content_view) tier: long-term
 - ``turn_keyword``   BM25 over the user's archived turns, Sudachi/English terms               tier: archive
 - ``feedback``       BM25 again with the terms that weigh most in the first hits (pseudo-relevance
                      feedback, for questions whose answer shares words with a first hit only)  tier: archive
@@ -38,12 +40,12 @@ from .channels import TIER as _TIER, Candidates, feedback_channel, segment_chann
 from .fusion import fuse
 from .packing import open_segment_item, pack_turns, segment_items
 from .presets import weights_for
-from .query import QueryPlan, analyse
+from .query import QueryPlan, analyse, content_view
 from .rerank import dedup, mmr, similarities
 from .temporal import time_window
 
 DAY = 86_400.0
-CHANNELS = ("turn_dense", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
+CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
 SWITCHES = (*CHANNELS, "speakers", "temporal", "mmr", "context")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
@@ -91,7 +93,7 @@ def recall(
     alpha, beta, gamma = weights_for(purpose)
     on = {name: _enabled(settings, name, disabled) for name in SWITCHES}
     if stores.turns is None:
-        on["turn_dense"] = False
+        on["turn_dense"] = on["turn_content"] = False
     started = time.perf_counter()
     if query_vector is None:
         qvec = services.embedder.embed([query])[0]
@@ -111,7 +113,15 @@ def recall(
         # would only dilute the content terms in BM25.
         name_terms = {t for name in plan.speakers for t in terms(name)}
         q_terms = [t for t in q_terms if t not in name_terms] or q_terms
-    turn_channels(services, index, user_id, qvec, q_terms, on, cands)
+    content_vec = None
+    view = content_view(query, plan.speakers) if on["turn_content"] and index.turns else None
+    if view is not None:
+        t_view = time.perf_counter()
+        content_vec = services.embedder.embed([view])[0]
+        embed_extra = time.perf_counter() - t_view  # a query embedding too: reported with embed_ms
+    else:
+        embed_extra = 0.0
+    turn_channels(services, index, user_id, qvec, q_terms, on, cands, content_vec)
     if on["feedback"]:
         feedback_channel(index, q_terms, settings, cands)
     # Recent segments are candidates for being recent, so they count as much as the purpose values recency
@@ -161,11 +171,11 @@ def recall(
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:
         t_pack = time.perf_counter()
-        timings.embed_ms = (t_embed - started) * 1000
-        timings.search_ms = (t_pack - t_embed) * 1000
+        timings.embed_ms = (t_embed - started + embed_extra) * 1000
+        timings.search_ms = (t_pack - t_embed - embed_extra) * 1000
         timings.channels = channel_ms
         timings.stages = {name: round((b - a) * 1000, 3) for name, a, b in (
-            ("index", t_embed, t_index), ("candidates", t_index, t_candidates), ("rank", t_candidates, t_rank),
+            ("index", t_embed, t_index), ("candidates", t_index + embed_extra, t_candidates), ("rank", t_candidates, t_rank),
             ("rerank", t_rank, t_rerank), ("pack", t_rerank, t_pack))}
     return items
 
