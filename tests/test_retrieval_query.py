@@ -78,3 +78,57 @@ def test_feedback_channel_reaches_turns_that_share_words_with_the_first_hits_onl
     off.turn_rankings["turn_keyword"] = list(out.turn_rankings["turn_keyword"])
     feedback_channel(index, q_terms, settings.model_copy(update={"recall_feedback_terms": 0}), off)
     assert "turn_feedback" not in off.turn_rankings
+
+
+def test_content_view_drops_question_scaffolding_and_the_speakers_asked_about():
+    from nodes.retrieval.query import content_view
+
+    assert content_view("What activities does Melanie partake in?", ["Melanie"]) == "activities partake in"
+    assert content_view("What do Melanie's kids like?", ["Melanie"]) == "kids like"
+    assert content_view("Where is Kyoto?") == "Kyoto"
+    # Japanese: interrogative + its particle, the question ending, the name with its honorific and particle
+    assert content_view("メラニーは何を描いた？", ["メラニー"]) == "描いた"
+    assert content_view("メラニーさんは週末どこに行きましたか？", ["メラニー"]) == "週末 行きました"
+    assert content_view("メラニーさんは週末どこに行きましたか", ["メラニー"]) == "週末 行きました"
+    assert content_view("京都は好きですか？") == "京都は好き"
+    assert content_view("ノクスの好きな映画はなんですか") == "ノクスの好きな映画は"
+    assert content_view("先月、誰と京都へ行ったの？") == "先月、 京都へ行った"
+    assert content_view("何か食べた？") == "何か食べた"  # 何か is "something", not a question word
+    # No other view: nothing removed, or nothing with a content word left
+    assert content_view("映画が好き") is None
+    assert content_view("部屋は静か") is None  # 静か ends in か and is no question
+    assert content_view("green tea") is None
+    assert content_view("What?") is None
+    assert content_view("How are you?") is None
+    assert content_view("何？") is None
+
+
+def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
+    from graphs.replay import replay
+    from nodes.retrieval.recall import Timings, recall
+
+    rows = [
+        {"speaker": "user", "text": "Caroline: I went to a pottery class and made a bowl.", "ts": 1_700_000_000 + i * 30,
+         "source_id": f"D1:{i}"} if i % 2 == 0 else
+        {"speaker": "lumina", "text": f"Melanie: I'm off to go swimming with the kids, round {i}.",
+         "ts": 1_700_000_000 + i * 30, "source_id": f"D1:{i}"}
+        for i in range(8)
+    ]
+    replay(memory.graph, "alice", rows)
+    replay(memory.graph, "bob", [{**r, "text": r["text"].replace("swimming", "skiing")} for r in rows])
+    services = memory.services
+    question = "What activities does Melanie partake in?"
+    qvec = services.embedder.embed([question])[0]
+    timings = Timings()
+    items = recall(services, "alice", question, budget=200, query_vector=qvec, timings=timings)
+    assert "turn_content" in timings.channels and "turn_dense" in timings.channels
+    assert timings.embed_ms > 0  # the view was embedded here, and is counted as query embedding
+    assert items and all("skiing" not in i["text"] for i in items)  # only alice's turns, through every channel
+    assert any("long-term" in i["tiers"] for i in items)
+
+    off = Timings()
+    recall(services, "alice", question, budget=200, query_vector=qvec, timings=off, disabled=("turn_content",))
+    assert "turn_content" not in off.channels and "turn_dense" in off.channels
+    plain = Timings()
+    recall(services, "alice", "swimming kids", budget=200, timings=plain)  # a query that is all content
+    assert "turn_content" not in plain.channels

@@ -53,9 +53,9 @@ _EN_SCAFFOLD = re.compile(
     r"could|can|will)\b",
     re.IGNORECASE,
 )
-# Japanese: the sentence-final question forms (ですか, ましたか, のか …), then interrogatives with the particle
+# Japanese: the sentence-final question forms (ですか, のか, か？ — 行きましたか keeps 行きました), then interrogatives with the particle
 # that follows them (何を, どこで, 誰と); 何か, 誰か, どこか ("something", "someone") are not questions.
-_JA_ENDING = re.compile(r"(?:でしょう|でした|ました|です|ます|だった|んだ|の)?か?[？?]\s*$|(?:でしょう|でした|ました|です|ます|だった|の)か\s*$")
+_JA_ENDING = re.compile(r"(?:でしょう|です|だった)?(?:か|の)?[？?]\s*$|(?:でしょう|です|の)か\s*$|(?<=[たすだい])か\s*$")
 _JA_INTERROGATIVE = re.compile(
     r"(?:どうして|なぜ|何|なに|なん|いつ|どこ|どちら|どれ|どの|どんな|どう|誰|だれ|いくつ|いくら)(?!か)"
     r"(?:を|が|に|で|と|へ|の|は|から|まで)?"
