@@ -69,3 +69,28 @@ def test_date_labels_are_the_utc_day_including_day_edges_and_before_1970():
     for ts in (0.0, -0.5, -86_400.0, 86_399.999, 86_400.0, 1_700_000_000.25, 951_782_400.0):  # 951782400 = 2000-02-29
         assert date_label(ts) == datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d"), ts
     assert date_label(951_782_400.0) == "2000-02-29" and date_label(-0.5) == "1969-12-31"
+
+
+def test_time_windows_of_named_days_ranges_and_yearless_months():
+    now = datetime(2024, 1, 10, 12, tzinfo=timezone.utc).timestamp()
+    day = lambda ts: datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
+
+    def span(query: str) -> tuple[str, str] | None:
+        window = time_window(query, now)
+        return None if window is None else (day(window[0]), day(window[1]))
+
+    # A named day, written any of the usual ways, in English or Japanese: that day and its neighbours.
+    may7 = ("2023-05-06", "2023-05-09")
+    assert span("What did he do on May 7, 2023?") == span("on 7 May, 2023") == span("May 7th 2023") == may7
+    assert span("2023年5月7日に何をした？") == span("2023-05-07") == span("2023/5/7") == may7
+    # A named date beats a relative cue in the same question ("recently, as mentioned on 3 June, 2023").
+    assert span("What did Maria start recently, as mentioned on 3 June, 2023?") == ("2023-06-02", "2023-06-05")
+    # A range between two days; the year said once covers both.
+    assert span("Where was John between August 11 and August 15 2023?") == ("2023-08-10", "2023-08-17")
+    # Without a year, a month or a day is the most recent one, not next year's.
+    assert span("the second week of November") == ("2023-11-01", "2023-12-01")
+    assert span("5月7日に何をした？") == may7
+    assert span("on January 9") == ("2024-01-08", "2024-01-11")
+    # Not dates: the verb "may", a clock time, a day that does not exist falls back to its month.
+    assert span("May 7 people come?") is None
+    assert span("June 31, 2023") == ("2023-06-01", "2023-07-01")

@@ -1,4 +1,4 @@
-"""Temporal cues in a query ("last week", "先月", "in May 2023", "3日前") → a time window on the
+"""Temporal cues in a query ("on 3 June, 2023", "5月7日", "last week", "先月", "in May 2023", "3日前") → a time window on the
 conversation's own clock. Memories inside the window get a relevance boost; every packed item is
 prefixed with its date so "when did …" questions can be answered from the context."""
 
@@ -51,8 +51,24 @@ _AGO = re.compile(
     rf"\b(\d+|{_EN_COUNT})\s*(days?|weeks?|months?|years?)\s+ago\b"
     rf"|(\d+|{_JP_COUNT})\s*(日|週間|週|ヶ月|か月|カ月|ヵ月|年)前"
 )
-_MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?,?\s*(\d{4})?")
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# Day-level dates: "3 June, 2023", "June 3rd, 2023", "May 7", "2023年5月7日", "5月7日", "2023-05-07", "2023/5/7".
+_DAY_DATES = re.compile(
+    rf"\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b\.?,?(?:\s*(?P<y1>\d{{4}})\b)?"
+    rf"|\b(?P<m2>{_MONTH_NAMES})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*:)(?:,?\s*(?P<y2>\d{{4}})\b)?"
+    r"|(?:(?P<y3>\d{4})年)?\s*(?P<m3>\d{1,2})月\s*(?P<d3>\d{1,2})日"
+    r"|\b(?P<y4>\d{4})[-/](?P<m4>\d{1,2})[-/](?P<d4>\d{1,2})\b"
+)
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_YEAR = re.compile(r"\b(" + _MONTH_NAMES + r")\b\.?,?\s*(\d{4})?")
 _JP_MONTH_YEAR = re.compile(r"(?:(\d{4})年)?\s*(\d{1,2})月(?!\d)")
+# Day-level dates: "3 June, 2023", "June 3rd, 2023", "May 7", "2023年5月7日", "5月7日", "2023-05-07", "2023/5/7".
+_DAY_DATES = re.compile(
+    rf"\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b\.?,?(?:\s*(?P<y1>\d{{4}})\b)?"
+    rf"|\b(?P<m2>{_MONTH_NAMES})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*:)(?:,?\s*(?P<y2>\d{{4}})\b)?"
+    r"|(?:(?P<y3>\d{4})年)?\s*(?P<m3>\d{1,2})月\s*(?P<d3>\d{1,2})日"
+    r"|\b(?P<y4>\d{4})[-/](?P<m4>\d{1,2})[-/](?P<d4>\d{1,2})\b"
+)
 _YEAR = re.compile(r"\b(?:in|during|of)\s+(19\d{2}|20\d{2})\b|(19\d{2}|20\d{2})年(?!\s*\d{1,2}月)")
 
 
@@ -74,9 +90,46 @@ def _month_window(year: int, month: int) -> tuple[float, float]:
     return start.timestamp(), end.timestamp()
 
 
+def _past_year(month: int, day: int, now: datetime) -> int:
+    """The year of the most recent ``month``/``day`` not after ``now``: a date said without its year is
+    one that has been (memories are of the past), not next year's."""
+    return now.year if (month, day) <= (now.month, now.day) else now.year - 1
+
+
+def _day_dates(text: str, now: datetime) -> list[datetime]:
+    found: list[tuple[int | None, int, int]] = []
+    for m in _DAY_DATES.finditer(text):
+        g = m.groupdict()
+        if g["m1"] or g["m2"]:
+            month = _MONTHS[g["m1"] or g["m2"]]
+            day, year = int(g["d1"] or g["d2"]), g["y1"] or g["y2"]
+            if (g["m1"] or g["m2"]) == "may" and g["m2"] and not year:
+                continue  # "may 7 people come?": the verb, unless a year makes it a date
+        else:
+            month, day, year = int(g["m3"] or g["m4"]), int(g["d3"] or g["d4"]), g["y3"] or g["y4"]
+        found.append((int(year) if year else None, month, day))
+    # "between August 11 and August 15, 2023": a year said once covers the dates around it.
+    known = [y for y, _m, _d in found if y is not None]
+    dates = []
+    for year, month, day in found:
+        try:
+            dates.append(datetime(year or (known[-1] if known else _past_year(month, day, now)), month, day, tzinfo=timezone.utc))
+        except ValueError:  # 31 June: not a date
+            continue
+    return dates
+
+
 def time_window(query: str, now_ts: float) -> tuple[float, float] | None:
-    """The span of time the query points at, or None. Relative cues count back from ``now_ts``."""
+    """The span of time the query points at, or None. A date the query names (a day, or a range between
+    two days) comes first; relative cues ("last week", "3日前") count back from ``now_ts``; a month or a
+    year without the other is the most recent one."""
     text = unicodedata.normalize("NFKC", query).lower()
+    now = datetime.fromtimestamp(now_ts, tz=timezone.utc)
+    days = _day_dates(text, now)
+    if days:
+        # A day and its neighbours: what was said that day is often about the day before, and a
+        # conversation's clock and the question's calendar can sit a time zone apart.
+        return (min(days) - timedelta(days=1)).timestamp(), (max(days) + timedelta(days=2)).timestamp()
     for pattern, start_days, end_days in _RELATIVE:
         if pattern.search(text):
             return now_ts - start_days * DAY, now_ts - end_days * DAY
@@ -88,13 +141,14 @@ def time_window(query: str, now_ts: float) -> tuple[float, float] | None:
         centre = now_ts - n * unit * DAY
         slack = max(1.0, 0.35 * n * unit) * DAY
         return centre - slack, centre + slack
-    now_year = datetime.fromtimestamp(now_ts, tz=timezone.utc).year
     m = _MONTH_YEAR.search(text)
     if m and (m.group(2) or m.group(1) not in ("may", "mar")):  # "may" alone is usually the verb
-        return _month_window(int(m.group(2) or now_year), _MONTHS[m.group(1)])
+        month = _MONTHS[m.group(1)]
+        return _month_window(int(m.group(2) or _past_year(month, 1, now)), month)
     jm = _JP_MONTH_YEAR.search(text)
     if jm and 1 <= int(jm.group(2)) <= 12:
-        return _month_window(int(jm.group(1) or now_year), int(jm.group(2)))
+        month = int(jm.group(2))
+        return _month_window(int(jm.group(1) or _past_year(month, 1, now)), month)
     y = _YEAR.search(text)
     if y:
         year = int(y.group(1) or y.group(2))
