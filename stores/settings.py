@@ -158,6 +158,10 @@ class LuminaSettings(BaseSettings):
     recall_context: bool = Field(
         default=True, description="Pack each hit turn with its neighbouring turns (detail) when the budget allows."
     )
+    recall_keyword_context: float = Field(
+        default=1.0, ge=0.0, le=2.0,
+        description="Turn BM25: weight of the previous turn's words (same exchange) in each turn's document; 0 = turns alone.",
+    )
     recall_turn_candidates: int = Field(default=80, ge=1, le=2000, description="Candidates per turn channel.")
     recall_segment_candidates: int = Field(default=10, ge=0, le=500, description="Candidates per segment channel.")
     recall_rrf_k: float = Field(default=30.0, gt=0, description="Reciprocal-rank fusion constant.")

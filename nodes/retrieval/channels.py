@@ -54,7 +54,8 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         out.ms[name] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
-        out.turn_rankings["turn_keyword"] = [i for i, _score in index.search(q_terms, K)]
+        context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
+        out.turn_rankings["turn_keyword"] = [i for i, _score in index.search(q_terms, K, context=context)]
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
 
 

@@ -46,7 +46,7 @@ from .temporal import time_window
 
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
-SWITCHES = (*CHANNELS, "speakers", "temporal", "mmr", "context")
+SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 

@@ -288,20 +288,45 @@ class UserTurns:
                 self.has_vector[i] = True
         return {i: self.vectors[i].astype(np.float32) for i in positions if self.has_vector[i]}
 
-    def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
+    def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75,
+               context: float = 0.0) -> list[tuple[int, float]]:
+        """BM25 over the turns, best first. ``context`` > 0: each turn's document also holds the words of
+        the turn before it in the same exchange, at this weight — a reply ("They loved the dinosaurs!") is
+        about what it answers ("How were the kids at the museum?"). Worked out from the same postings."""
         n = len(self.turns)
         if not n or not query_terms:
             return []
-        scores = np.zeros(n, dtype=np.float32)
+        scores = np.zeros(n, dtype=np.float64)
+        if context > 0 and n > 1:
+            follows = np.zeros(n, dtype=bool)  # follows[i]: turn i answers turn i-1 (same exchange)
+            follows[1:] = self.same_exchange[: n - 1]
+            lengths = self.lengths[:n].astype(np.float64)
+            lengths[1:] += context * np.where(follows[1:], lengths[:-1], 0.0)
+            avg = float(lengths.mean()) or 1.0
+            tf_ctx = np.zeros(n, dtype=np.float64)
+        else:
+            lengths, avg = self.lengths[:n].astype(np.float64), self.avg
+        norm = k1 * (1 - b + b * lengths / avg)
         for term in dict.fromkeys(query_terms):
             posting = self.postings.get(term)
             if posting is None:
                 continue
             idx, tf = posting
-            df = idx.size
+            if context > 0 and n > 1:
+                tf_ctx[:] = 0.0
+                tf_ctx[idx] = tf
+                nxt = idx + 1
+                keep = nxt < n
+                nxt, carried = nxt[keep], tf[keep]
+                keep = follows[nxt]
+                tf_ctx[nxt[keep]] += context * carried[keep]
+                docs = np.flatnonzero(tf_ctx)
+                term_tf = tf_ctx[docs]
+            else:
+                docs, term_tf = idx, tf.astype(np.float64)
+            df = docs.size
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            tf64 = tf.astype(np.float64)
-            scores[idx] += idf * tf64 * (k1 + 1) / (tf64 + k1 * (1 - b + b * self.lengths[idx].astype(np.float64) / self.avg))
+            scores[docs] += idf * term_tf * (k1 + 1) / (term_tf + norm[docs])
         nonzero = np.flatnonzero(scores)
         if not nonzero.size:
             return []
