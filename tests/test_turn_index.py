@@ -180,3 +180,30 @@ def test_an_index_leaves_no_per_turn_container_on_the_garbage_collectors_books()
     grown += [(name, len(index.turns)) for name in IndexedTurn._fields if gc.is_tracked(index.turns.column(name))]
     assert grown == []
     assert index.turns.column("text")[599] == turns[599].text and index.labels[0] == "Caroline"
+
+
+def test_keyword_search_in_context_reads_the_turn_each_reply_answers():
+    """A reply is about what it answers: "They loved the dinosaur bones!" is found for "kids at the museum"
+    through the question before it, but never across an exchange (another segment, hours later)."""
+    hour = 3600.0
+    turns = [
+        _turn(ALICE, 1, 0.0, "Caroline: How were the kids at the museum?", "s1"),
+        _turn(ALICE, 2, 30.0, "Melanie: They loved the dinosaur bones!", "s1"),
+        _turn(ALICE, 3, 60.0, "Caroline: I painted a lake yesterday.", "s1"),
+        _turn(ALICE, 4, 5 * hour, "Melanie: The garden is blooming.", "s2"),  # a new exchange: no carry
+        _turn(ALICE, 5, 5 * hour + 30, "Caroline: Lovely, I love gardens.", "s2"),
+        _turn(ALICE, 6, 5 * hour + 60, "Melanie: My kids planted tomatoes.", "s2"),
+    ]
+    index = UserTurns.build(turns)
+    from nodes.text.tokenize import terms
+
+    q = terms("What did the kids like at the museum?")
+    alone = [i for i, _ in index.search(q, 10)]
+    paired = dict(index.search(q, 10, context=1.0))
+    assert 1 not in alone and 1 in paired  # the reply, through its question
+    assert 0 in paired and paired[0] > paired[1]  # the question itself still ranks first
+    assert 3 not in paired  # "lake" turn answers nothing about kids
+    # 5 hours and a segment apart: turn 4 does not carry turn 3's words.
+    assert [i for i, _ in index.search(terms("painted lake"), 10, context=1.0)] == [2]
+    # Weight 0 is the plain BM25, score for score.
+    assert index.search(q, 10, context=0.0) == index.search(q, 10)
