@@ -79,6 +79,7 @@ def flush_to_redis(state: dict, ctx, services) -> dict:
 
     def write_all(items: list[dict]) -> list[dict]:
         changes: list[dict] = []
+        records: list[SegmentRecord] = []
         promoted: list[SegmentRecord] = []  # this run's segments bound for long-term, in order
         history: list[float] | None = None
         for item in items:
@@ -95,8 +96,10 @@ def flush_to_redis(state: dict, ctx, services) -> dict:
                 if decided == "promoted":
                     promoted.append(record)
                 change = {"record": record.model_dump(), "promotion": decided}
-            services.stores.midterm.put_segment(record, settings.midterm_ttl_seconds)
+            records.append(record)
             changes.append(change)
+        # One transaction for the batch's segments (nothing above reads mid-term back).
+        services.stores.midterm.put_segments(records, settings.midterm_ttl_seconds)
         return changes
 
     return advance(state, "redis", write_all=write_all)

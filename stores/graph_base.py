@@ -135,22 +135,48 @@ class CypherGraph:
         if len({s.segment_id for s in segments}) != len(segments):
             raise InvalidInput("segments", "a segment id appears twice in one batch")
         with self._exclusive():
+            ids.validate_id(user_id, "user_id")
+            wanted = [ids.validate_id(s.segment_id, "segment_id") for s in segments]
+            owners: dict[str, set[str]] = defaultdict(set)
+            for r in self._read(cypher.SEGMENT_OWNERS_OF_MANY, {"segment_ids": wanted}):
+                owners[str(r["id"])].add(str(r["user_id"]))
+            if self.create_new_edges and not owners:
+                self._write(self._new_segments_steps(user_id, segments))
+                return
             steps: list[Step] = []
             for s in segments:
-                steps += self._segment_steps(user_id, s.segment_id, s.characters, s.concepts, s.summary, s.ts, s.importance)
+                steps += self._segment_steps(user_id, s.segment_id, s.characters, s.concepts, s.summary, s.ts,
+                                             s.importance, owners=owners.get(s.segment_id, set()))
                 steps += self._link_steps(user_id, s.segment_id, s.neighbours)
             self._write(steps)
 
-    def _segment_steps(
-        self,
-        user_id: str,
-        segment_id: str,
-        characters: Sequence[str],
-        concepts: Sequence[str],
-        summary: str,
-        ts: float,
-        importance: float,
-    ) -> list[Step]:
+    def _new_segments_steps(self, user_id: str, segments: Sequence["LinkedSegment"]) -> list[Step]:
+        """The batch form of ``_segment_steps`` + ``_link_steps`` for segments that do not exist yet:
+        the same checks, the same nodes and edges, one statement per kind for the whole batch."""
+        rows: list[Params] = []
+        participants: list[Params] = []
+        mentions: list[Params] = []
+        links: list[Params] = []
+        for s in segments:
+            chars, concept_rows = self._checked(user_id, s.segment_id, s.characters, s.concepts, s.summary)
+            rows.append({"id": s.segment_id, "summary": s.summary, "ts": _finite(s.ts, "ts"),
+                         "importance": _finite(s.importance, "importance")})
+            participants += [{"segment_id": s.segment_id, "character": c} for c in chars]
+            mentions += [{"segment_id": s.segment_id, **c} for c in concept_rows]
+            for step in self._link_steps(user_id, s.segment_id, s.neighbours):
+                links += [{"segment_id": s.segment_id, **nb} for nb in step[1]["neighbours"]]
+        params: Params = {"user_id": user_id}
+        # An empty list is skipped, not sent: ladybug cannot type an empty list of maps.
+        steps: list[Step] = [(cypher.NEW_SEGMENTS, {**params, "segments": rows})]
+        for query, batch in ((cypher.NEW_PARTICIPANTS_OF_MANY, participants), (cypher.NEW_MENTIONS_OF_MANY, mentions),
+                             (cypher.LINK_MANY_SEGMENTS, links)):
+            if batch:
+                steps.append((query, {**params, "rows": batch}))
+        return steps
+
+    def _checked(self, user_id: str, segment_id: str, characters: Sequence[str], concepts: Sequence[str],
+                 summary: str) -> tuple[list[str], list[Params]]:
+        """Validated characters and concept rows ({id, name}) of one segment."""
         ids.validate_id(user_id, "user_id")
         ids.validate_id(segment_id, "segment_id")
         if isinstance(characters, str):
@@ -162,9 +188,24 @@ class CypherGraph:
         if not isinstance(summary, str):
             raise InvalidInput("summary", f"must be a string, got {type(summary).__name__}")
         names = _concept_names(concepts)
-        concept_rows = [{"id": ids.concept_id(user_id, n), "name": n} for n in names]
+        return chars, [{"id": ids.concept_id(user_id, n), "name": n} for n in names]
+
+    def _segment_steps(
+        self,
+        user_id: str,
+        segment_id: str,
+        characters: Sequence[str],
+        concepts: Sequence[str],
+        summary: str,
+        ts: float,
+        importance: float,
+        owners: set[str] | None = None,
+    ) -> list[Step]:
+        """``owners``: who already has ``segment_id`` (read here when not given)."""
+        chars, concept_rows = self._checked(user_id, segment_id, characters, concepts, summary)
         seg: Params = {"user_id": user_id, "segment_id": segment_id}
-        owners = {str(r["user_id"]) for r in self._read(cypher.SEGMENT_OWNERS, seg)}
+        if owners is None:
+            owners = {str(r["user_id"]) for r in self._read(cypher.SEGMENT_OWNERS, seg)}
         # Segment ids are uuid5 of the user, so a clash means a caller bug; refusing beats silently
         # moving another user's segment (Neo4j) or a raw primary-key error (ladybug).
         if owners - {user_id}:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
@@ -151,25 +151,34 @@ class RedisMidTerm:
     # --- MidTermStore --------------------------------------------------------------------------------
 
     def put_segment(self, record: SegmentRecord, ttl_seconds: int) -> None:
-        user = ids.validate_id(record.user_id, "user_id")
-        segment = ids.validate_id(record.segment_id, "segment_id")
+        self.put_segments([record], ttl_seconds)
+
+    def put_segments(self, records: Sequence[SegmentRecord], ttl_seconds: int) -> None:
+        """``put_segment`` for many (the segments one transcript batch closed): every record is checked
+        before anything is written, then one transaction per user — a user's keys share a hash slot, so
+        this also holds on Redis Cluster."""
         if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int) or ttl_seconds < 1:
             raise InvalidInput("ttl_seconds", f"{ttl_seconds!r}: must be a whole number of seconds >= 1")
-        seg_key = ids.redis_segment_key(user, segment)
-        recent_key = ids.redis_recent_key(user)
-        fields = encode_segment(record)
+        by_recent_key: dict[str, list[tuple[str, str, dict, float]]] = {}
+        for record in records:
+            user = ids.validate_id(record.user_id, "user_id")
+            segment = ids.validate_id(record.segment_id, "segment_id")
+            by_recent_key.setdefault(ids.redis_recent_key(user), []).append(
+                (segment, ids.redis_segment_key(user, segment), encode_segment(record), record.end_ts))
+        for recent_key, rows in by_recent_key.items():
 
-        def transaction(pipe: redis.client.Pipeline) -> None:
-            # The index must outlive every hash it points to, so a short TTL never shortens it.
-            remaining = int(pipe.ttl(recent_key))
-            pipe.multi()
-            pipe.delete(seg_key)  # exact replacement: no fields left over from an older schema
-            pipe.hset(seg_key, mapping=cast(Mapping[Any, Any], fields))
-            pipe.expire(seg_key, ttl_seconds)
-            pipe.zadd(recent_key, {segment: record.end_ts})
-            pipe.expire(recent_key, max(ttl_seconds, remaining))
+            def transaction(pipe: redis.client.Pipeline, recent_key=recent_key, rows=rows) -> None:
+                # The index must outlive every hash it points to, so a short TTL never shortens it.
+                remaining = int(pipe.ttl(recent_key))
+                pipe.multi()
+                for _segment, seg_key, fields, _end in rows:
+                    pipe.delete(seg_key)  # exact replacement: no fields left over from an older schema
+                    pipe.hset(seg_key, mapping=cast(Mapping[Any, Any], fields))
+                    pipe.expire(seg_key, ttl_seconds)
+                pipe.zadd(recent_key, {segment: end for segment, _k, _f, end in rows})
+                pipe.expire(recent_key, max(ttl_seconds, remaining))
 
-        self._run("put_segment", lambda: self._client.transaction(transaction, recent_key))
+            self._run("put_segment", lambda: self._client.transaction(transaction, recent_key))
 
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None:
         key = ids.redis_segment_key(ids.validate_id(user_id, "user_id"), ids.validate_id(segment_id, "segment_id"))

@@ -345,3 +345,28 @@ def test_batch_upsert_links_within_the_batch_in_one_commit(graph):
     assert graph.counts(A).nodes["Segment"] == 3 and graph.segments_for_concepts(A, ["雨"], 10) == []
     graph.upsert_linked_segments(A, [])
     assert graph.counts(A).nodes["Segment"] == 3
+
+
+def test_batch_upsert_mixing_new_and_existing_segments_and_refusing_foreign_ones(graph):
+    """A batch of only new segments takes the one-statement-per-kind path on ladybug; one that re-states
+    an existing segment goes segment by segment; both leave the same graph. Another user's segment id in a
+    batch is refused before anything is written."""
+    from stores.graph_base import LinkedSegment
+
+    s1, s2, s3 = seg(A, 11), seg(A, 12), seg(A, 13)
+    graph.upsert_linked_segments(A, [LinkedSegment(s1, ["lumina"], ["海", "夏"], "one", 1.0, 0.4, [])])
+    graph.upsert_linked_segments(A, [
+        LinkedSegment(s1, ["nox"], ["海"], "one again", 1.5, 0.5, []),  # exists: its edges are restated
+        LinkedSegment(s2, ["clarisse"], ["海", "山"], "two", 2.0, 0.6, [(s1, 0.7)]),  # new
+    ])
+    assert props(graph, A, s1) == {"summary": "one again", "ts": 1.5, "imp": pytest.approx(0.5)}
+    assert graph.concepts_of(A, [s1, s2]) == {s1: ["海"], s2: ["山", "海"]}
+    assert graph.associated(A, [s2], 10) == [(s1, pytest.approx(0.7))]
+    assert graph.segments_for_concepts(A, ["夏"], 10) == []
+    foreign = seg(B, 14)
+    graph.upsert_linked_segments(B, [LinkedSegment(foreign, ["lumina"], ["海"], "b's", 1.0, 0.5, [])])
+    with pytest.raises(InvalidInput, match="another user"):
+        graph.upsert_linked_segments(A, [LinkedSegment(s3, ["lumina"], ["川"], "new", 3.0, 0.5, []),
+                                         LinkedSegment(foreign, ["lumina"], ["川"], "hijack", 3.0, 0.5, [])])
+    assert graph.counts(A).nodes["Segment"] == 2 and graph.segments_for_concepts(A, ["川"], 10) == []
+    assert props(graph, B, foreign)["summary"] == "b's"

@@ -156,6 +156,27 @@ def test_reput_is_idempotent(store: RedisMidTerm) -> None:
     assert got is not None and got.summary == "changed"
 
 
+def test_put_segments_writes_a_batch_across_users_or_nothing(store: RedisMidTerm) -> None:
+    alice, bob = new_user(), new_user()
+    batch = [record(alice, "a1", 10.0), record(alice, "a2", 30.0), record(bob, "b1", 20.0), record(alice, "a3", 20.0)]
+    store.put_segments(batch, TTL)
+    assert [r.segment_id for r in store.recent_segments(alice, 10)] == ["a2", "a3", "a1"]
+    assert [r.segment_id for r in store.recent_segments(bob, 10)] == ["b1"]
+    assert all(0 < store.ttl(r.user_id, r.segment_id) <= TTL for r in batch)
+    got = store.get_segment(alice, "a2")
+    assert got is not None and got.model_dump(exclude={"embedding"}) == batch[1].model_dump(exclude={"embedding"})
+    # One bad record (a hostile id) rejects the whole batch before anything is written.
+    carol = new_user()
+    with pytest.raises(InvalidInput):
+        store.put_segments([record(carol, "c1", 1.0), record(carol, "c1", 2.0).model_copy(update={"segment_id": "../x"})], TTL)
+    assert store.count(carol) == 0
+    with pytest.raises(InvalidInput):
+        store.put_segments([record(carol, "c1", 1.0)], 0)
+    assert store.count(carol) == 0
+    store.put_segments([], TTL)  # nothing to write is not an error
+    assert store.count() == 4
+
+
 def test_recent_newest_first_with_limit(store: RedisMidTerm) -> None:
     user = new_user()
     stamps = [50.0, 10.0, 40.0, 20.0, 30.0]

@@ -122,3 +122,16 @@ def test_only_the_top_seventy_percent_is_promoted():
     history = [i / 100 for i in range(100)]
     assert promotion_threshold(history, 0.7) == pytest.approx(0.297, abs=0.01)
     assert promotion_threshold(history[:5], 0.7) == 0.0  # too little history to judge
+
+
+def test_boundary_decision_as_dict_matches_dataclasses_asdict():
+    from dataclasses import asdict
+
+    from nodes.boundary_rules import BoundaryDecision
+
+    for decision in (BoundaryDecision(True, "idle", {"idle": True, "turn_cap": False}, 0.12, 900.0),
+                     BoundaryDecision(False, "", {"first_turn": True})):
+        as_dict = decision.as_dict()
+        assert as_dict == asdict(decision)  # a field added later must be added to as_dict too
+        as_dict["verdicts"]["idle"] = "changed"
+        assert decision.verdicts.get("idle") != "changed"  # a copy, not the decision's own dict
