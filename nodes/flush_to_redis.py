@@ -36,7 +36,8 @@ def build_record(
     emotions = [analyse(t) for t in texts]
     charged = [e.valence for e in emotions if e.valence]
     valence = float(np.mean(charged)) if charged else 0.0
-    prior = services.stores.vectors.search(user_id, centroid.tolist(), settings.novelty_neighbours)
+    prior = services.stores.vectors.search(user_id, centroid.tolist(), settings.novelty_neighbours,
+                                           fields=("segment_id",))  # ids and scores are all this needs
     scores = [h.score for h in prior if h.payload.get("segment_id") != item["segment_id"]]
     nearest = (prior[0].payload.get("segment_id", ""), prior[0].score) if prior else None
     if batch_before:

@@ -22,7 +22,8 @@ def link_associations(state: dict, ctx, services) -> dict:
                 # Segments closed later in this batch are already in the vector store; one run per
                 # turn would not have seen them yet, so neither does this one.
                 later = set(batch[index + 1 :])
-                hits = stores.vectors.search(ctx.user_id, record.embedding, settings.association_max_links + 1 + len(later))
+                hits = stores.vectors.search(ctx.user_id, record.embedding, settings.association_max_links + 1 + len(later),
+                                             fields=("segment_id",))  # a segment's payload carries its whole text
                 neighbours = [
                     (h.payload["segment_id"], round(h.score, 4))
                     for h in hits

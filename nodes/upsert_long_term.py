@@ -34,7 +34,7 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
         if decided is None:  # a checkpoint from before verdicts were made at flush: decide now
             low_value = low_value_reason([t["text"] for t in item.get("turns", [])], settings.low_value_min_terms)
             history = promotion.recent_importances(stores.archive, ctx.user_id)
-            near = stores.vectors.search(ctx.user_id, record.embedding, 1)
+            near = stores.vectors.search(ctx.user_id, record.embedding, 1, fields=("segment_id",))
             nearest = (near[0].payload.get("segment_id", ""), near[0].score) if near else None
             decided = promotion.verdict(record, low_value, history, nearest, settings)
         if decided == "promoted":
