@@ -132,3 +132,14 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
     plain = Timings()
     recall(services, "alice", "swimming kids", budget=200, timings=plain)  # a query that is all content
     assert "turn_content" not in plain.channels
+
+    # Without a precomputed vector, the question and its view go to the embedder in one call (one request
+    # to a remote embedding API, not two).
+    calls: list[list[str]] = []
+    real_embed = services.embedder.embed
+    services.embedder.embed = lambda texts: (calls.append(list(texts)), real_embed(texts))[1]
+    try:
+        recall(services, "alice", "Where did Melanie go swimming?", budget=200)
+    finally:
+        services.embedder.embed = real_embed
+    assert calls == [["Where did Melanie go swimming?", "go swimming"]]
