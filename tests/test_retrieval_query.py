@@ -94,6 +94,8 @@ def test_content_view_drops_question_scaffolding_and_the_speakers_asked_about():
     assert content_view("ノクスの好きな映画はなんですか") == "ノクスの好きな映画は"
     assert content_view("先月、誰と京都へ行ったの？") == "先月、 京都へ行った"
     assert content_view("何か食べた？") == "何か食べた"  # 何か is "something", not a question word
+    assert content_view("いつものカフェで何を飲んだ？") == "いつものカフェで 飲んだ"  # いつも is "always"
+    assert content_view("どうぞよろしく") is None and content_view("なんて素敵な映画") is None
     # No other view: nothing removed, or nothing with a content word left
     assert content_view("映画が好き") is None
     assert content_view("部屋は静か") is None  # 静か ends in か and is no question

@@ -54,10 +54,11 @@ _EN_SCAFFOLD = re.compile(
     re.IGNORECASE,
 )
 # Japanese: the sentence-final question forms (ですか, のか, か？ — 行きましたか keeps 行きました), then interrogatives with the particle
-# that follows them (何を, どこで, 誰と); 何か, 誰か, どこか ("something", "someone") are not questions.
+# that follows them (何を, どこで, 誰と); 何か, 誰か, いつも, 何も, どうぞ, なんて ("something", "always",
+# "please", "how …!") are not questions.
 _JA_ENDING = re.compile(r"(?:でしょう|です|だった)?(?:か|の)?[？?]\s*$|(?:でしょう|です|の)か\s*$|(?<=[たすだい])か\s*$")
 _JA_INTERROGATIVE = re.compile(
-    r"(?:どうして|なぜ|何|なに|なん|いつ|どこ|どちら|どれ|どの|どんな|どう|誰|だれ|いくつ|いくら)(?!か)"
+    r"(?:どうして|なぜ|何|なに|なん(?![てと])|いつ|どこ|どちら|どれ|どの|どんな|どう(?![ぞせ])|誰|だれ|いくつ|いくら)(?![かも])"
     r"(?:を|が|に|で|と|へ|の|は|から|まで)?"
 )
 _QUESTION_MARKS = re.compile(r"[?？]")
