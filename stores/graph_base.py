@@ -163,8 +163,7 @@ class CypherGraph:
                          "importance": _finite(s.importance, "importance")})
             participants += [{"segment_id": s.segment_id, "character": c} for c in chars]
             mentions += [{"segment_id": s.segment_id, **c} for c in concept_rows]
-            for step in self._link_steps(user_id, s.segment_id, s.neighbours):
-                links += [{"segment_id": s.segment_id, **nb} for nb in step[1]["neighbours"]]
+            links += [{"segment_id": s.segment_id, **nb} for nb in self._link_rows(user_id, s.segment_id, s.neighbours)]
         params: Params = {"user_id": user_id}
         # An empty list is skipped, not sent: ladybug cannot type an empty list of maps.
         steps: list[Step] = [(cypher.NEW_SEGMENTS, {**params, "segments": rows})]
@@ -236,6 +235,13 @@ class CypherGraph:
             self._write(steps)
 
     def _link_steps(self, user_id: str, segment_id: str, neighbours: Sequence[tuple[str, float]]) -> list[Step]:
+        rows = self._link_rows(user_id, segment_id, neighbours)
+        if not rows:
+            return []
+        return [(cypher.LINK_SEGMENTS, {"user_id": user_id, "segment_id": segment_id, "neighbours": rows})]
+
+    def _link_rows(self, user_id: str, segment_id: str, neighbours: Sequence[tuple[str, float]]) -> list[Params]:
+        """Validated {id, score} rows of the segment's links: no self-loop, each neighbour once (best score)."""
         ids.validate_id(user_id, "user_id")
         ids.validate_id(segment_id, "segment_id")
         best: dict[str, float] = {}
@@ -248,10 +254,7 @@ class CypherGraph:
             # MERGE of the same key twice in one statement differs between engines).
             if other != segment_id and score >= best.get(other, -math.inf):
                 best[other] = score
-        if not best:
-            return []
-        rows = [{"id": k, "score": v} for k, v in best.items()]
-        return [(cypher.LINK_SEGMENTS, {"user_id": user_id, "segment_id": segment_id, "neighbours": rows})]
+        return [{"id": k, "score": v} for k, v in best.items()]
 
     def associated(self, user_id: str, segment_ids: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """ASSOCIATED neighbours of the seeds (not the seeds), best link score first, ties by id."""
