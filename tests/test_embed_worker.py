@@ -1,0 +1,117 @@
+"""Bulk embedding in worker processes: the same vectors as in-process, in order; the cache filled
+ahead; a worker that dies costs nothing but speed; a replay's runs grow only from finished batches."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from graphs.replay import replay, thread_config
+from nodes.text.embed_worker import EmbedWorkers, WorkerBroken
+from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+
+TEXTS = [
+    "昨日は東京駅でラーメンを食べたよ。",
+    "I adopted a cat named Mochi last spring.",
+    "ノクスは星の話が好きだね 🌙",
+    "Clarisse recommended Inception; we watched it twice.",
+    "",  # an empty text is a text too
+    "長い文章" * 400,
+    "mixed: 週末に hiking へ行く予定です",
+]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    workers = EmbedWorkers(2)  # a private pool: the shared one stays untouched for other tests
+    assert workers.wait_ready(), workers.broken
+    yield workers
+    for worker in workers.workers:
+        worker.shutdown()
+
+
+def _usem3_on(pool: EmbedWorkers) -> Usem3Embedder:
+    embedder = Usem3Embedder(worker=True)
+    embedder._worker = lambda: pool  # the real worker processes of this module's pool
+    return embedder
+
+
+def test_workers_give_the_in_process_vectors_in_order(pool):
+    embedder = _usem3_on(pool)
+    here = embedder.embed(TEXTS)
+    ahead = embedder.embed_async(TEXTS)
+    there = ahead.result()
+    assert ahead.done()
+    assert there.shape == (len(TEXTS), embedder.dim)
+    # Same model, same text -> same vector up to float rounding (BLAS thread count and batch shape).
+    assert np.allclose(there, here, atol=1e-5)
+    # Each row is its own text's vector, not a neighbour's: the split over two workers keeps order.
+    assert (np.argmax(there @ here.T, axis=1) == np.arange(len(TEXTS))).all()
+    assert embedder.ahead_path == "2 worker process(es)"
+
+
+def test_embed_ahead_fills_the_cache_so_the_graph_hits_it(pool):
+    cached = CachedEmbedder(_usem3_on(pool), 1000)
+    ahead = cached.embed_ahead(TEXTS[:4] + TEXTS[:2])  # repeats are sent once
+    ahead.wait()
+    assert cached.misses == 4
+    vectors = cached.embed(TEXTS[:4])
+    assert cached.hits == 4 and cached.misses == 4
+    assert np.allclose(vectors, cached.inner.embed(TEXTS[:4]), atol=1e-5)
+    assert cached.embed_ahead(TEXTS[:4]).done()  # nothing left to embed
+
+
+def test_a_dead_worker_costs_speed_not_vectors(caplog):
+    workers = EmbedWorkers(2)
+    assert workers.wait_ready()
+    embedder = _usem3_on(workers)
+    cached = CachedEmbedder(embedder, 1000)
+    workers.workers[1]._process.kill()
+    workers.workers[1]._process.wait()
+    ahead = cached.embed_ahead(TEXTS)  # sent while the second worker is already dead
+    with caplog.at_level("WARNING", logger="lumina.embedder"):
+        ahead.wait()
+    assert "embedder worker off" in caplog.text  # said, not silent
+    assert np.allclose(cached.embed(TEXTS), embedder.embed(TEXTS), atol=1e-5)  # every text arrived
+    assert workers.workers[1].broken and not workers.workers[0].broken
+    with pytest.raises(WorkerBroken):
+        workers.workers[1].submit(["x"])
+    # The surviving worker takes the next batches alone.
+    assert np.allclose(embedder.embed_async(TEXTS[:3]).result(), embedder.embed(TEXTS[:3]), atol=1e-5)
+    for worker in workers.workers:
+        worker.shutdown()
+    assert all(w._process.poll() is not None for w in workers.workers)  # no process left behind
+
+
+def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):
+    # multiprocessing's spawn would re-run this script in the child; the worker is its own program.
+    marker = tmp_path / "runs.txt"
+    script = tmp_path / "user_script.py"
+    script.write_text(textwrap.dedent(f"""
+        with open({str(marker)!r}, "a") as f:
+            f.write("ran\\n")
+        from nodes.text.embedder import Usem3Embedder
+        e = Usem3Embedder(worker=True)
+        assert e.start_worker(wait=True), e.ahead_path
+        print(e.embed_async(["こんにちは", "hello"]).result().shape)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "(2, 512)" in out.stdout
+    assert marker.read_text() == "ran\n"
+
+
+def test_replay_raises_a_reading_error_after_the_rows_before_it(memory, demo_rows):
+    def rows():
+        yield from demo_rows[:90]
+        raise OSError("disk gone while reading the transcript")
+
+    with pytest.raises(OSError, match="disk gone"):
+        replay(memory.graph, "erin", rows(), batch=256)
+    state = memory.graph.get_state(thread_config("erin")).values
+    placed = len(state.get("turns") or []) + memory.services.stores.archive.counts("erin")["turns"]
+    assert placed == 90
