@@ -17,7 +17,7 @@ def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]
         "long-term": {"backend": stores.vectors.backend, "points": stores.vectors.count(user_id),
                       "collection": stores.vectors.collection},
         "graph": {"backend": stores.graph.backend, "nodes": graph.nodes, "edges": graph.edges},
-        "paths": dict(services.paths),
+        "paths": {**services.paths, "bulk_embedding": services.embedder.ahead_path},
     }
 
 

@@ -39,8 +39,8 @@ PREFETCH = 64
 # Batches embedding ahead of the graph during a replay (in the embedder's worker processes, see
 # nodes/text/embed_worker.py), so the graph's writes and the embedding overlap.
 IN_FLIGHT = 8
-# The longest graph run a replay makes by default (turns): runs grow up to it only when the graph
-# falls behind the embedder. Measured on LoCoMo: per-run writes cost ~40 % less per turn at 256 than at 64.
+# A replay's graph run by default (turns). Measured on LoCoMo: each run's writes (one statement per
+# tier and kind) cost the same at any length, so the pipeline costs ~30 % less per turn at 256 than at 64.
 MAX_RUN = 256
 
 
@@ -86,6 +86,8 @@ def _prefetcher(graph, user_id: str, batch: int):
         # must leave the same memories. Waiting costs the workers' start once per process (~2 s).
         start_workers(wait=True)
 
+    had_turns = services.stores.archive.counts(user_id)["turns"] > 0
+
     def prefetch(rows: list[dict[str, Any]]):
         texts: dict[str, str] = {}  # turn_id -> text, as ingest_turn will see it
         for row in rows:
@@ -98,8 +100,12 @@ def _prefetcher(graph, user_id: str, batch: int):
         if not texts:
             return NOTHING_AHEAD
         # A transcript replayed again: its archived turns are skipped by the graph, so not embedded.
+        # A user with nothing archived when the replay began has none of them (one query, not one
+        # per batch: ~3 ms each in DuckDB); a repeat inside the transcript is a cache hit anyway.
         archive = services.stores.archive
-        if hasattr(archive, "missing_turns"):  # one query, and ingest_turn's checks then cost none
+        if not had_turns:
+            missing = set(texts)
+        elif hasattr(archive, "missing_turns"):  # one query, and ingest_turn's checks then cost none
             missing = set(archive.missing_turns(user_id, list(texts)))
         else:
             archived = {t.turn_id for t in archive.get_turns(user_id, list(texts))}
@@ -110,11 +116,9 @@ def _prefetcher(graph, user_id: str, batch: int):
 
 
 def _runs(batches: Iterator[list[dict[str, Any]]], prefetch, depth: int, size: int) -> Iterator[list[dict[str, Any]]]:
-    """Rows in graph runs of at most ``size``, while up to ``depth`` batches embed in the background.
-    A run is the first waiting batch plus the next ones whose vectors are already there: when the
-    graph keeps up with the embedder, runs stay one batch long; when it falls behind, they grow and
-    its per-run writes are shared by more turns. An error reading the rows is raised after the rows
-    before it were handed out, as without the lookahead."""
+    """Rows in graph runs of ``size`` (the last ones shorter), while up to ``depth`` batches embed in
+    the background. An error reading the rows is raised after the rows before it were handed out, as
+    without the lookahead."""
     queue: deque = deque()
     exhausted = False
 
@@ -140,7 +144,14 @@ def _runs(batches: Iterator[list[dict[str, Any]]], prefetch, depth: int, size: i
         if ahead is not None:
             ahead.wait()
         run = list(rows)
-        while queue and queue[0][0] is not None and len(run) + len(queue[0][0]) <= size and queue[0][1] is not None and queue[0][1].done():
+        while queue and queue[0][0] is not None and queue[0][1] is not None and len(run) + len(queue[0][0]) <= size:
+            # Mid-transcript, a run waits to be full: the embedder is busy with the batches behind it
+            # anyway, and each run's writes cost the same whatever its length. Near the end (the rest
+            # fits in one run), it takes only what is ready, so the last run — the one nothing
+            # overlaps — stays short.
+            rest = len(run) + sum(len(r) for r, _ in queue if r is not None)
+            if not queue[0][1].done() and exhausted and rest <= size:
+                break
             more, ahead = queue.popleft()
             ahead.wait()
             run.extend(more)

@@ -35,9 +35,7 @@ def pool():
 
 
 def _usem3_on(pool: EmbedWorkers) -> Usem3Embedder:
-    embedder = Usem3Embedder(worker=True)
-    embedder._worker = lambda: pool  # the real worker processes of this module's pool
-    return embedder
+    return Usem3Embedder(worker=True, pool=pool)  # the real worker processes of a pool of its own
 
 
 def test_workers_give_the_in_process_vectors_in_order(pool):
@@ -115,3 +113,25 @@ def test_replay_raises_a_reading_error_after_the_rows_before_it(memory, demo_row
     state = memory.graph.get_state(thread_config("erin")).values
     placed = len(state.get("turns") or []) + memory.services.stores.archive.counts("erin")["turns"]
     assert placed == 90
+
+
+def test_runs_fill_up_mid_transcript_and_take_only_ready_batches_at_the_end():
+    from graphs.replay import _runs
+    from nodes.text.embedder import Ahead
+
+    waited: list[int] = []
+
+    def prefetch(rows):
+        first = rows[0]["n"]
+        # Batches from row 12 on are still embedding when first looked at: waiting for them would
+        # make the last run long, with nothing left to overlap it.
+        return Ahead(lambda: waited.append(first), lambda: first < 12)
+
+    rows = ({"n": n} for n in range(20))
+    batches = ([next(rows), next(rows)] for _ in range(10))  # ten batches of two
+    runs = [[r["n"] for r in run] for run in _runs(batches, prefetch, depth=3, size=6)]
+    assert [n for run in runs for n in run] == list(range(20))  # every row once, in order
+    assert runs[0] == [0, 1, 2, 3, 4, 5]  # mid-transcript: a full run
+    assert all(len(run) <= 6 for run in runs)
+    assert runs[-1] == [18, 19]  # the end: one batch at a time once the rest fits in a run
+    assert waited == sorted(waited) and len(waited) == 10  # each batch's vectors collected once, in order

