@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from functools import lru_cache
 
 from .errors import InvalidInput
 
@@ -28,18 +29,27 @@ def validate_id(value: object, field: str) -> str:
     return value
 
 
+# uuid5 is a SHA-1 and a UUID object per call; ingest asks for the same ids several times per turn
+# (prefetch, ingest, archive, turn points, recall's index top-up). Pure functions of their strings.
+_IDS_CACHED = 65_536
+
+
+@lru_cache(maxsize=_IDS_CACHED)
 def turn_id(user_id: str, source_id: str) -> str:
     return str(uuid.uuid5(NAMESPACE, f"turn|{user_id}|{source_id}"))
 
 
+@lru_cache(maxsize=_IDS_CACHED)
 def segment_id(user_id: str, first_turn_id: str) -> str:
     return str(uuid.uuid5(NAMESPACE, f"segment|{user_id}|{first_turn_id}"))
 
 
+@lru_cache(maxsize=_IDS_CACHED)
 def concept_id(user_id: str, keyword: str) -> str:
     return str(uuid.uuid5(NAMESPACE, f"concept|{user_id}|{keyword}"))
 
 
+@lru_cache(maxsize=_IDS_CACHED)
 def point_id(user_id: str, segment: str) -> str:
     """Qdrant point id of a segment (Qdrant accepts UUID strings)."""
     return str(uuid.uuid5(NAMESPACE, f"point|{user_id}|{segment}"))
