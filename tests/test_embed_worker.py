@@ -135,3 +135,19 @@ def test_runs_fill_up_mid_transcript_and_take_only_ready_batches_at_the_end():
     assert all(len(run) <= 6 for run in runs)
     assert runs[-1] == [18, 19]  # the end: one batch at a time once the rest fits in a run
     assert waited == sorted(waited) and len(waited) == 10  # each batch's vectors collected once, in order
+
+
+def test_a_worker_that_cannot_start_leaves_embedding_in_process(monkeypatch, caplog):
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    with caplog.at_level("WARNING", logger="lumina.embedder"):
+        workers = EmbedWorkers(2)
+    assert all(w.broken and "could not start" in w.broken for w in workers.workers)
+    assert "embedder worker off" in caplog.text
+    embedder = Usem3Embedder(worker=True, pool=workers)
+    assert not embedder.start_worker(wait=True)
+    assert embedder.ahead_path.startswith("in-process (workers broke")
+    cached = CachedEmbedder(embedder, 100)
+    ahead = cached.embed_ahead(TEXTS[:3])
+    ahead.wait()
+    assert np.allclose(cached.embed(TEXTS[:3]), embedder.embed(TEXTS[:3]), atol=1e-6)
+    assert cached.hits == 3

