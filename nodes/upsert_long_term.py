@@ -26,12 +26,21 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
             turns = [{**t, "segment_id": item["record"]["segment_id"]} for item in items for t in item.get("turns", [])]
             if turns:
                 stores.turns.upsert_turns(ctx.user_id, turns, services.embedder.embed([t["text"] for t in turns]))
+        if all(item.get("promotion") is not None for item in items):
+            # Verdicts made at flush (they already count the batch's earlier segments): one upsert for
+            # the promoted ones instead of one per segment.
+            promoted = [record_of(item) for item in items if item["promotion"] == "promoted"]
+            if promoted:
+                stores.vectors.upsert(promoted)
+            return [{"long_term": item["promotion"]} for item in items]
         return [promote(item) for item in items]
 
     def promote(item: dict) -> dict:
+        """A segment from a checkpoint made before verdicts were made at flush: decided here, in
+        order, each upsert before the next segment's near-copy search."""
         record = record_of(item)
         decided = item.get("promotion")
-        if decided is None:  # a checkpoint from before verdicts were made at flush: decide now
+        if decided is None:
             low_value = low_value_reason([t["text"] for t in item.get("turns", [])], settings.low_value_min_terms)
             history = promotion.recent_importances(stores.archive, ctx.user_id)
             near = stores.vectors.search(ctx.user_id, record.embedding, 1, fields=("segment_id",))
