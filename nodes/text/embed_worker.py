@@ -266,6 +266,26 @@ class EmbedWorkers:
         return (lambda: np.vstack([p.result() for p in pending])), (lambda: all(p.done() for p in pending))
 
 
+MAX_WORKERS = 4  # each holds its own model (~150 MB); past a few, ingest is bound by the pipeline anyway
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (a container's CPU set, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(asked: int | None = None) -> int:
+    """How many workers a pool gets: ``asked``, else one per usable core up to MAX_WORKERS; 0 (embed
+    in-process) on a single core, where a worker could only take time from the pipeline."""
+    cores = usable_cores()
+    if asked is not None:
+        return max(0, asked)
+    return 0 if cores < 2 else min(cores, MAX_WORKERS)
+
+
 _pools: dict[int, EmbedWorkers] = {}
 _pools_lock = threading.Lock()
 

