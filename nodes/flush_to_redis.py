@@ -18,26 +18,33 @@ from .text.tokenize import nouns
 from .text.value import low_value_reason
 
 
+def segment_vectors(item: dict, services) -> tuple[np.ndarray, np.ndarray]:
+    """The segment's turn vectors and their normalised centroid (the segment's embedding)."""
+    vectors = services.embedder.embed([t["text"] for t in item["turns"]])
+    centroid = vectors.mean(axis=0)
+    return vectors, centroid / (float(np.linalg.norm(centroid)) or 1.0)
+
+
 def build_record(
-    item: dict, user_id: str, services, batch_before: list[SegmentRecord] = ()
+    item: dict, user_id: str, services, batch_before: list[SegmentRecord] = (), prior: list | None = None
 ) -> tuple[SegmentRecord, tuple[str, float] | None]:
     """The segment's mid-term record, and (segment_id, similarity) of the nearest long-term memory.
     ``batch_before``: segments closed earlier in the same run that go long-term but are not there
-    yet — novelty and nearness count them too."""
+    yet — novelty and nearness count them too. ``prior``: the long-term search for the segment's
+    centroid when the caller made it already (a run searches for all its segments in one call)."""
     settings = services.settings
     turns = item["turns"]
     texts = [t["text"] for t in turns]
     speakers = [t["speaker"] for t in turns]
-    vectors = services.embedder.embed(texts)
-    centroid = vectors.mean(axis=0)
-    centroid = centroid / (float(np.linalg.norm(centroid)) or 1.0)
+    vectors, centroid = segment_vectors(item, services)
     summary, method = summarise(settings, speakers, texts, vectors, services.chat_model)
     keywords = extract_keywords(texts, settings.keywords_max)
     emotions = [analyse(t) for t in texts]
     charged = [e.valence for e in emotions if e.valence]
     valence = float(np.mean(charged)) if charged else 0.0
-    prior = services.stores.vectors.search(user_id, centroid.tolist(), settings.novelty_neighbours,
-                                           fields=("segment_id",))  # ids and scores are all this needs
+    if prior is None:
+        prior = services.stores.vectors.search(user_id, centroid.tolist(), settings.novelty_neighbours,
+                                               fields=("segment_id",))  # ids and scores are all this needs
     scores = [h.score for h in prior if h.payload.get("segment_id") != item["segment_id"]]
     nearest = (prior[0].payload.get("segment_id", ""), prior[0].score) if prior else None
     if batch_before:
@@ -83,12 +90,20 @@ def flush_to_redis(state: dict, ctx, services) -> dict:
         records: list[SegmentRecord] = []
         promoted: list[SegmentRecord] = []  # this run's segments bound for long-term, in order
         history: list[float] | None = None
+        # The long-term neighbours of every new segment, in one search: what is there before this run
+        # (its earlier segments are counted by build_record from `promoted`).
+        fresh = [item for item in items if not item.get("record")]
+        centroids = [segment_vectors(item, services)[1].tolist() for item in fresh]
+        found = services.stores.vectors.search_many(
+            ctx.user_id, centroids, [settings.novelty_neighbours] * len(centroids), fields=("segment_id",)
+        ) if centroids else []
+        prior_of = {id(item): hits for item, hits in zip(fresh, found)}
         for item in items:
             if item.get("record"):  # a resumed run: scored and decided before the crash
                 record = SegmentRecord.model_validate(item["record"])
                 change = {"record": item["record"]}
             else:
-                record, nearest = build_record(item, ctx.user_id, services, promoted)
+                record, nearest = build_record(item, ctx.user_id, services, promoted, prior_of[id(item)])
                 low_value = low_value_reason([t["text"] for t in item["turns"]], settings.low_value_min_terms)
                 if history is None:
                     history = promotion.recent_importances(services.stores.archive, ctx.user_id)

@@ -207,6 +207,33 @@ class VectorStoreBase(ABC):
         # The filter already scopes to the user; checking again costs nothing and makes a leak impossible.
         return [VectorHit(point_id=p, score=s, payload=pl) for p, s, pl in hits if pl.get(TENANT_FIELD) == user_id]
 
+    def search_many(
+        self, user_id: str, vectors: Sequence[Sequence[float]], limits: Sequence[int], fields: Sequence[str] | None = None
+    ) -> list[list[VectorHit]]:
+        """``search(user_id, vectors[i], limits[i], fields=fields)`` for every i, in one engine call
+        (a run's flush searches once per segment it closed; each call has a fixed cost)."""
+        self._require_open()
+        if len(vectors) != len(limits):
+            raise InvalidInput("limits", "one limit per vector")
+        conditions = user_conditions(user_id)
+        queries = [check_vector(v, self.dim, f"vectors[{i}]") for i, v in enumerate(vectors)]
+        for limit in limits:
+            if not isinstance(limit, int) or limit < 0:
+                raise InvalidInput("limits", f"must be non-negative integers, got {limit!r}")
+        wanted = None if fields is None else list(dict.fromkeys([TENANT_FIELD, *fields]))
+        asked = [i for i, limit in enumerate(limits) if limit > 0]
+        found = self._query_many([queries[i] for i in asked], conditions, [limits[i] for i in asked], wanted) if asked else []
+        out: list[list[VectorHit]] = [[] for _ in vectors]
+        for i, hits in zip(asked, found):
+            out[i] = [VectorHit(point_id=p, score=s, payload=pl) for p, s, pl in hits if pl.get(TENANT_FIELD) == user_id]
+        return out
+
+    def _query_many(
+        self, vectors: list[list[float]], conditions: list[Match], limits: list[int], fields: Sequence[str] | None
+    ) -> list[list[tuple[str, float, dict]]]:
+        """One ``_query`` per vector; engines with a batch call override this."""
+        return [self._query(v, conditions, limit, fields) for v, limit in zip(vectors, limits)]
+
     def get(self, user_id: str, segment_ids: Sequence[str]) -> list[VectorHit]:
         """Stored points of this user's segments, in the order asked, missing ones left out (score 0.0)."""
         self._require_open()

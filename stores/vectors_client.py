@@ -196,6 +196,17 @@ class ClientVectorStore(VectorStoreBase):
             )
         return [(str(p.id), float(p.score), dict(p.payload or {})) for p in result.points]
 
+    def _query_many(
+        self, vectors: list[list[float]], conditions: list[Match], limits: list[int], fields: Sequence[str] | None
+    ) -> list[list[tuple[str, float, dict]]]:
+        flt = _client_filter(conditions)
+        payload = True if fields is None else list(fields)
+        requests = [models.QueryRequest(query=v, filter=flt, limit=limit, with_payload=payload)
+                    for v, limit in zip(vectors, limits)]
+        with self._guard("search"):
+            results = self._client.query_batch_points(self.collection, requests=requests)
+        return [[(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points] for r in results]
+
     def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]:
         with self._guard("get"):
             records = self._client.retrieve(self.collection, ids=point_ids, with_payload=True, with_vectors=False)

@@ -167,6 +167,17 @@ class EdgeVectorStore(VectorStoreBase):
         # Ids come back as uuid.UUID; the protocol speaks strings.
         return [(str(p.id), float(p.score), dict(p.payload or {})) for p in self._shard.query(request)]
 
+    def _query_many(
+        self, vectors: list[list[float]], conditions: list[Match], limits: list[int], fields: Sequence[str] | None
+    ) -> list[list[tuple[str, float, dict]]]:
+        flt = _edge_filter(conditions)
+        payload = True if fields is None else list(fields)
+        requests = [qe.QueryRequest(limit=limit, query=qe.Query.Nearest(v), filter=flt, with_payload=payload)
+                    for v, limit in zip(vectors, limits)]
+        # One call: the shard searches on its own thread pool, and each call pays a hand-off to it.
+        return [[(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
+                for points in self._shard.query_batch(qe.QueryBatchRequest(requests))]
+
     def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]:
         # with_vector must be passed: the binding rejects a call without it, despite the stub's default.
         records = self._shard.retrieve(point_ids, with_payload=True, with_vector=False)

@@ -270,3 +270,24 @@ def test_search_can_return_only_the_payload_fields_asked_for(store: VectorStore)
     assert all(set(h.payload) == {"user_id", "segment_id", "importance"} for h in slim)  # the tenant key always comes
     assert [h.payload["importance"] for h in slim] == [h.payload["importance"] for h in full]
     assert "text" in full[0].payload and all(h.payload["user_id"] == "alice" for h in slim)
+
+
+def test_search_many_is_one_search_per_vector_in_one_call(store: VectorStore) -> None:
+    rng = np.random.default_rng(9)
+    store.upsert([record(user, n, unit(rng)) for user in ("alice", "bob") for n in range(15)])
+    queries = [unit(rng) for _ in range(4)]
+    limits = [3, 0, 7, 1]
+    many = store.search_many("alice", queries, limits, fields=["segment_id"])
+    assert [len(h) for h in many] == [3, 0, 7, 1]
+    for query, limit, hits in zip(queries, limits, many):
+        one = store.search("alice", query, limit, fields=["segment_id"])
+        assert [(h.point_id, round(h.score, 5), h.payload) for h in hits] == [(h.point_id, round(h.score, 5), h.payload) for h in one]
+    assert all(h.payload["user_id"] == "alice" for hits in many for h in hits)  # never another user's
+    assert store.search_many("carol", queries, limits) == [[], [], [], []]
+    assert store.search_many("alice", [], []) == []
+    with pytest.raises(InvalidInput, match="limits"):
+        store.search_many("alice", queries, [1, 2])
+    with pytest.raises(InvalidInput, match=r"vectors\[1\]"):
+        store.search_many("alice", [queries[0], [0.0] * DIM], [1, 1])
+    with pytest.raises(InvalidInput):
+        store.search_many("../bob", queries[:1], [1])
