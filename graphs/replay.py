@@ -66,8 +66,8 @@ def _batches(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[st
 
 def _prefetcher(graph, user_id: str, batch: int):
     """A function that starts embedding the new texts of a batch of rows into the graph's embedder
-    cache and returns their ``Ahead`` (wait for them / are they there); None when the graph has no Lumina services
-    or the cache cannot hold the batches in flight."""
+    cache and returns their ``Ahead`` (wait for them / are they there); None when the graph has no
+    Lumina services or the cache cannot hold the batches in flight."""
     provider = getattr(graph, "lumina_services", None)
     if provider is None:
         return None
@@ -83,7 +83,7 @@ def _prefetcher(graph, user_id: str, batch: int):
     if start_workers is not None:
         # Every batch of a replay goes the same way (the workers, or in-process if they cannot start):
         # vectors from the two paths differ in the last float bits, and a transcript replayed twice
-        # must leave the same memories. Waiting costs the workers' start once per process (~2 s).
+        # must leave the same memories. Waiting costs the workers' start once per process (~1 s).
         start_workers(wait=True)
 
     had_turns = services.stores.archive.counts(user_id)["turns"] > 0
