@@ -64,13 +64,33 @@ class InMemoryStoreBaseline:
         )
         started = time.perf_counter()
         ops = [PutOp(namespace, t.dia_id, {"text": t.text, "dia_id": t.dia_id}) for t in turns]
-        for start in range(0, len(ops), 256):
-            self.store.batch(ops[start : start + 256])
+        for batch in _batches_without_repeated_text(ops, 256):
+            self.store.batch(batch)
         self.ingest_s = time.perf_counter() - started
 
     def search(self, query: str, qvec, limit: int) -> list[dict]:
         hits = self.store.search(self.namespace, query=query, limit=limit)
         return [_item(h.value["text"], h.value["dia_id"]) for h in hits]
+
+
+def _batches_without_repeated_text(ops: Sequence[Any], size: int) -> list[list[Any]]:
+    """Batches of at most ``size`` puts in which no text appears twice: InMemoryStore.batch embeds each
+    distinct text once and then raises when two items of a batch share one ("Number of embeddings (N)
+    does not match number of indices (M)", langchain-ai/langgraph#8822, open) — a transcript where
+    two turns say the same thing ("Thanks!") would stop the baseline."""
+    batches: list[list[Any]] = []
+    current: list[Any] = []
+    seen: set[str] = set()
+    for op in ops:
+        text = op.value["text"]
+        if len(current) == size or text in seen:
+            batches.append(current)
+            current, seen = [], set()
+        current.append(op)
+        seen.add(text)
+    if current:
+        batches.append(current)
+    return batches
 
 
 class RRFBaseline:

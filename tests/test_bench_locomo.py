@@ -96,3 +96,20 @@ def test_loader_handles_the_data_quirks():
     for japanese, clock in (("2023年5月8日 午前0時5分", "00:05"), ("2023年5月8日（月）午後1時56分", "13:56"),
                             ("午後1時半 2023年5月8日", "13:30"), ("2023年5月8日 21時", "21:00")):
         assert parse_when(japanese, None).strftime("%Y-%m-%d %H:%M") == f"2023-05-08 {clock}", japanese
+
+
+def test_vector_baseline_takes_turns_that_repeat_a_text():
+    # LangGraph's InMemoryStore.batch raises when two items of one batch share their text
+    # (langchain-ai/langgraph#8822); a transcript saying "Thanks!" twice must still be measured.
+    import dataclasses
+
+    from bench.baselines import InMemoryStoreBaseline
+    from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+
+    turns = load(MINI)[0].turns[:6]
+    again = dataclasses.replace(turns[2], dia_id="D9:1")
+    baseline = InMemoryStoreBaseline([*turns, again, dataclasses.replace(turns[2], dia_id="D9:2")],
+                                     CachedEmbedder(Usem3Embedder(), 100), ("u", "turns"))
+    found = [item["source_ids"] for item in baseline.search(turns[2].text, None, 8)]
+    assert {turns[2].dia_id, "D9:1", "D9:2"} <= {d for ids in found for d in ids}
+    assert len(found) == 8  # every turn is in the store, the repeats too

@@ -357,3 +357,13 @@ def test_an_interrupted_update_never_scores_an_item_by_its_other_value(store):
     store.put(("t",), "b", {"text": "zany zebra Xerxes again"})  # the retry completes it
     assert {r.key for r in store.search(("t",), query="zany zebra Xerxes", limit=2)} == {"a", "b"}
     assert min(r.score for r in store.search(("t",), query="zany zebra Xerxes", limit=2)) > 0.5
+
+
+def test_a_batch_of_items_with_the_same_text_indexes_each(store):
+    # LangGraph's own InMemoryStore raises here (langchain-ai/langgraph#8822); ours stores and finds both.
+    store.batch([PutOp(("notes", "u1"), "a", {"text": "猫の名前はモチ"}),
+                 PutOp(("notes", "u1"), "b", {"text": "猫の名前はモチ"}),
+                 PutOp(("notes", "u1"), "c", {"text": "週末は山に登った"})])
+    hits = store.search(("notes", "u1"), query="猫の名前", limit=3)
+    assert {h.key for h in hits[:2]} == {"a", "b"}
+    assert hits[0].score == pytest.approx(hits[1].score, abs=1e-6)
