@@ -26,17 +26,19 @@ def segment_vectors(item: dict, services) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_record(
-    item: dict, user_id: str, services, batch_before: list[SegmentRecord] = (), prior: list | None = None
+    item: dict, user_id: str, services, batch_before: list[SegmentRecord] = (), prior: list | None = None,
+    embedded: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[SegmentRecord, tuple[str, float] | None]:
     """The segment's mid-term record, and (segment_id, similarity) of the nearest long-term memory.
     ``batch_before``: segments closed earlier in the same run that go long-term but are not there
-    yet — novelty and nearness count them too. ``prior``: the long-term search for the segment's
-    centroid when the caller made it already (a run searches for all its segments in one call)."""
+    yet — novelty and nearness count them too. ``prior`` and ``embedded``: the long-term search for
+    the segment's centroid and its ``segment_vectors``, when the caller has them already (a run
+    searches for all its segments in one call)."""
     settings = services.settings
     turns = item["turns"]
     texts = [t["text"] for t in turns]
     speakers = [t["speaker"] for t in turns]
-    vectors, centroid = segment_vectors(item, services)
+    vectors, centroid = embedded if embedded is not None else segment_vectors(item, services)
     summary, method = summarise(settings, speakers, texts, vectors, services.chat_model)
     keywords = extract_keywords(texts, settings.keywords_max)
     emotions = [analyse(t) for t in texts]
@@ -93,17 +95,19 @@ def flush_to_redis(state: dict, ctx, services) -> dict:
         # The long-term neighbours of every new segment, in one search: what is there before this run
         # (its earlier segments are counted by build_record from `promoted`).
         fresh = [item for item in items if not item.get("record")]
-        centroids = [segment_vectors(item, services)[1].tolist() for item in fresh]
+        embedded = [segment_vectors(item, services) for item in fresh]
         found = services.stores.vectors.search_many(
-            ctx.user_id, centroids, [settings.novelty_neighbours] * len(centroids), fields=("segment_id",)
-        ) if centroids else []
-        prior_of = {id(item): hits for item, hits in zip(fresh, found)}
+            ctx.user_id, [centroid.tolist() for _, centroid in embedded], [settings.novelty_neighbours] * len(fresh),
+            fields=("segment_id",),
+        ) if fresh else []
+        ready = {id(item): (e, hits) for item, e, hits in zip(fresh, embedded, found)}
         for item in items:
             if item.get("record"):  # a resumed run: scored and decided before the crash
                 record = SegmentRecord.model_validate(item["record"])
                 change = {"record": item["record"]}
             else:
-                record, nearest = build_record(item, ctx.user_id, services, promoted, prior_of[id(item)])
+                own, prior = ready[id(item)]
+                record, nearest = build_record(item, ctx.user_id, services, promoted, prior, own)
                 low_value = low_value_reason([t["text"] for t in item["turns"]], settings.low_value_min_terms)
                 if history is None:
                     history = promotion.recent_importances(services.stores.archive, ctx.user_id)

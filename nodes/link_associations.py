@@ -15,20 +15,19 @@ def link_associations(state: dict, ctx, services) -> dict:
     def write_all(items: list[dict]) -> list[None]:
         records = [record_of(item) for item in items]
         batch = [r.segment_id for r in records]
+        # Segments closed later in this batch are already in the vector store; one run per turn would
+        # not have seen them yet, so neither does this one: each search asks for as many more hits as
+        # there are later segments, and drops them. One engine call for the run.
+        laters = [set(batch[index + 1 :]) for index in range(len(records))]
         found: list[list] = [[] for _ in records]
         if settings.association_max_links:
-            # Segments closed later in this batch are already in the vector store; one run per turn
-            # would not have seen them yet, so neither does this one: each search asks for as many
-            # more hits as there are later segments, and drops them. One engine call for the run.
-            limits = [settings.association_max_links + 1 + len(set(batch[index + 1 :])) for index in range(len(records))]
+            limits = [settings.association_max_links + 1 + len(later) for later in laters]
             found = stores.vectors.search_many(ctx.user_id, [r.embedding for r in records], limits,
                                                fields=("segment_id",))  # a segment's payload carries its whole text
         segments = []
-        for index, record in enumerate(records):
+        for record, later, hits in zip(records, laters, found):
             neighbours: list[tuple[str, float]] = []
             if settings.association_max_links:
-                later = set(batch[index + 1 :])
-                hits = found[index]
                 neighbours = [
                     (h.payload["segment_id"], round(h.score, 4))
                     for h in hits

@@ -95,6 +95,16 @@ def check_vector(vector: Sequence[float], dim: int, field: str) -> list[float]:
     return values
 
 
+def _wanted(fields: Sequence[str] | None) -> list[str] | None:
+    """The payload keys to read: ``fields`` and always the tenant key (None: the whole payload)."""
+    return None if fields is None else list(dict.fromkeys([TENANT_FIELD, *fields]))
+
+
+def _own_hits(hits: Sequence[tuple[str, float, dict]], user_id: str) -> list[VectorHit]:
+    # The filter already scopes to the user; checking again costs nothing and makes a leak impossible.
+    return [VectorHit(point_id=p, score=s, payload=pl) for p, s, pl in hits if pl.get(TENANT_FIELD) == user_id]
+
+
 def prepare_points(records: Sequence[SegmentRecord], dim: int) -> list[PreparedPoint]:
     """Validate every record first, so a bad one in a batch writes nothing at all."""
     by_id: dict[str, PreparedPoint] = {}
@@ -202,10 +212,7 @@ class VectorStoreBase(ABC):
             raise InvalidInput("limit", f"must be a non-negative integer, got {limit!r}")
         if limit == 0:
             return []
-        wanted = None if fields is None else list(dict.fromkeys([TENANT_FIELD, *fields]))
-        hits = self._query(query, conditions, limit, wanted)
-        # The filter already scopes to the user; checking again costs nothing and makes a leak impossible.
-        return [VectorHit(point_id=p, score=s, payload=pl) for p, s, pl in hits if pl.get(TENANT_FIELD) == user_id]
+        return _own_hits(self._query(query, conditions, limit, _wanted(fields)), user_id)
 
     def search_many(
         self, user_id: str, vectors: Sequence[Sequence[float]], limits: Sequence[int], fields: Sequence[str] | None = None
@@ -220,12 +227,11 @@ class VectorStoreBase(ABC):
         for limit in limits:
             if not isinstance(limit, int) or limit < 0:
                 raise InvalidInput("limits", f"must be non-negative integers, got {limit!r}")
-        wanted = None if fields is None else list(dict.fromkeys([TENANT_FIELD, *fields]))
         asked = [i for i, limit in enumerate(limits) if limit > 0]
-        found = self._query_many([queries[i] for i in asked], conditions, [limits[i] for i in asked], wanted) if asked else []
+        found = self._query_many([queries[i] for i in asked], conditions, [limits[i] for i in asked], _wanted(fields)) if asked else []
         out: list[list[VectorHit]] = [[] for _ in vectors]
         for i, hits in zip(asked, found):
-            out[i] = [VectorHit(point_id=p, score=s, payload=pl) for p, s, pl in hits if pl.get(TENANT_FIELD) == user_id]
+            out[i] = _own_hits(hits, user_id)
         return out
 
     def _query_many(

@@ -52,14 +52,6 @@ _AGO = re.compile(
     rf"|(\d+|{_JP_COUNT})\s*(日|週間|週|ヶ月|か月|カ月|ヵ月|年)前"
 )
 _MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
-# Day-level dates: "3 June, 2023", "June 3rd, 2023", "May 7", "2023年5月7日", "5月7日", "2023-05-07", "2023/5/7".
-_DAY_DATES = re.compile(
-    rf"\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b\.?,?(?:\s*(?P<y1>\d{{4}})\b)?"
-    rf"|\b(?P<m2>{_MONTH_NAMES})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*:)(?:,?\s*(?P<y2>\d{{4}})\b)?"
-    r"|(?:(?P<y3>\d{4})年)?\s*(?P<m3>\d{1,2})月\s*(?P<d3>\d{1,2})日"
-    r"|\b(?P<y4>\d{4})[-/](?P<m4>\d{1,2})[-/](?P<d4>\d{1,2})\b"
-)
-_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _MONTH_YEAR = re.compile(r"\b(" + _MONTH_NAMES + r")\b\.?,?\s*(\d{4})?")
 _JP_MONTH_YEAR = re.compile(r"(?:(\d{4})年)?\s*(\d{1,2})月(?!\d)")
 # Day-level dates: "3 June, 2023", "June 3rd, 2023", "May 7", "2023年5月7日", "5月7日", "2023-05-07", "2023/5/7".
