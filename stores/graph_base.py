@@ -108,7 +108,8 @@ class CypherGraph:
         importance: float,
     ) -> None:
         with self._exclusive():
-            self._write(self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance))
+            self._write(self._segment_steps(
+                user_id, LinkedSegment(segment_id, characters, concepts, summary, ts, importance, ())))
 
     def upsert_linked_segment(
         self,
@@ -123,7 +124,8 @@ class CypherGraph:
     ) -> None:
         """``upsert_segment`` then ``link_segments``, as one unit of work (one commit)."""
         with self._exclusive():
-            steps = self._segment_steps(user_id, segment_id, characters, concepts, summary, ts, importance)
+            steps = self._segment_steps(
+                user_id, LinkedSegment(segment_id, characters, concepts, summary, ts, importance, neighbours))
             steps += self._link_steps(user_id, segment_id, neighbours)
             self._write(steps)
 
@@ -145,8 +147,7 @@ class CypherGraph:
                 return
             steps: list[Step] = []
             for s in segments:
-                steps += self._segment_steps(user_id, s.segment_id, s.characters, s.concepts, s.summary, s.ts,
-                                             s.importance, owners=owners.get(s.segment_id, set()))
+                steps += self._segment_steps(user_id, s, owners=owners.get(s.segment_id, set()))
                 steps += self._link_steps(user_id, s.segment_id, s.neighbours)
             self._write(steps)
 
@@ -189,18 +190,10 @@ class CypherGraph:
         names = _concept_names(concepts)
         return chars, [{"id": ids.concept_id(user_id, n), "name": n} for n in names]
 
-    def _segment_steps(
-        self,
-        user_id: str,
-        segment_id: str,
-        characters: Sequence[str],
-        concepts: Sequence[str],
-        summary: str,
-        ts: float,
-        importance: float,
-        owners: set[str] | None = None,
-    ) -> list[Step]:
-        """``owners``: who already has ``segment_id`` (read here when not given)."""
+    def _segment_steps(self, user_id: str, segment: "LinkedSegment", owners: set[str] | None = None) -> list[Step]:
+        """The segment's node and its edges (not its links). ``owners``: who already has the segment id
+        (read here when not given)."""
+        segment_id, characters, concepts, summary, ts, importance, _neighbours = segment
         chars, concept_rows = self._checked(user_id, segment_id, characters, concepts, summary)
         seg: Params = {"user_id": user_id, "segment_id": segment_id}
         if owners is None:
