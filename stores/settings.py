@@ -231,6 +231,64 @@ class LuminaSettings(BaseSettings):
         description="Most turns one run may ingest as a `transcript` batch (the run's checkpoint holds them).",
     )
 
+    # --- trust (issue 16): limits on what callers send ---------------------------------------------
+    max_query_chars: int = Field(
+        default=2_000, ge=10, le=1_000_000,
+        description="Longest recall question / store search query; longer ones are refused naming the field.",
+    )
+    max_store_value_bytes: int = Field(
+        default=256_000, ge=1_000, le=100_000_000,
+        description="Largest LangGraph-store value (its JSON); larger ones are refused before anything is written.",
+    )
+    long_message_chunk_tokens: int = Field(
+        default=2_000, ge=50, le=100_000, description="S3: a message over the limit is stored in chunks of this many tokens."
+    )
+    long_message_chunk_overlap: int = Field(default=200, ge=0, le=10_000, description="S3: overlap between chunks.")
+
+    # --- trust (issue 16): erasure, audit, backups (L10, L11) -----------------------------------------
+    erase_token_ttl_seconds: int = Field(
+        default=600, ge=10, le=86_400, description="L11: how long an erase confirmation token stays valid."
+    )
+    backup_location: str | None = Field(
+        default=None,
+        description="L10: where `backup` and the maintenance graph write snapshots: a folder or s3://bucket/prefix "
+        "(unset: <data_dir>/../<data_dir name>-backups).",
+    )
+    backup_redis_seconds: int = Field(default=1_800, ge=60, description="L10: Redis snapshot every 30 min.")
+    backup_archive_seconds: int = Field(default=86_400, ge=60, description="L10: archive tables exported daily.")
+    backup_vectors_seconds: int = Field(default=604_800, ge=60, description="L10: vectors fully backed up weekly.")
+    backup_keep: int = Field(default=7, ge=1, le=10_000, description="Snapshots kept per location; older ones are pruned.")
+    s3_region: str = Field(default="us-east-1", validation_alias=AliasChoices("LUMINA_S3_REGION", "AWS_DEFAULT_REGION"))
+    s3_multipart_mb: int = Field(default=8, ge=5, le=5_000, description="Files above this go up in multipart parts.")
+
+    # --- trust (issue 16): privacy and retention (S7, L9) ---------------------------------------------
+    pii_redaction: bool = Field(default=True, description="S7: redact PII before anything is stored or embedded.")
+    pii_kinds: tuple[str, ...] = Field(
+        default=("email", "phone", "card", "my_number", "ip", "secret"),
+        description="S7: which kinds of PII are redacted (email, phone, card, my_number, ip, secret).",
+    )
+    retention_raw_turns_days: int | None = Field(
+        default=None, ge=1, description="Raw turns kept this long (None: forever; recall quality depends on them)."
+    )
+    retention_segments_days: int | None = Field(default=None, ge=1, description="Segments kept this long (None: forever).")
+    retention_knowledge_days: int | None = Field(default=None, ge=1, description="Knowledge items kept this long (None: forever).")
+    retention_logs_days: int = Field(default=90, ge=1, description="Activity logs and journals kept this long.")
+    retention_backups_days: int = Field(default=30, ge=1, description="Backups older than this are pruned.")
+    storage_policy: Literal["keep", "A", "B"] = Field(
+        default="keep",
+        description="L9 after the raw-turn retention: 'keep' raw turns; 'A' keeps only summaries in vector search; "
+        "'B' moves raw turns to Parquet files (storage_policy_b_location) that deliberate recall reads through DuckDB.",
+    )
+    storage_policy_b_location: str | None = Field(
+        default=None, description="L9 policy B: a folder or s3://bucket/prefix for the Parquet logs (unset: <data_dir>/logs)."
+    )
+
+    # --- trust (issue 16): activity log and streaming journal (A10, A11) -----------------------------
+    activity_log_max_bytes: int = Field(default=5_000_000, ge=10_000, description="A10: rotate a user's activity log at this size.")
+    activity_log_keep: int = Field(default=5, ge=1, le=1_000, description="A10: rotated activity logs kept per user.")
+    journal_flush_seconds: float = Field(default=1.0, gt=0, le=60, description="A11: journal flush interval.")
+    journal_flush_chars: int = Field(default=500, ge=1, le=1_000_000, description="A11: journal flush every this many characters.")
+
     @model_validator(mode="after")
     def _check_ranges(self) -> "LuminaSettings":
         if self.short_term_min_turns > self.short_term_max_turns:

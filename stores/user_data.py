@@ -1,0 +1,47 @@
+"""The one registry of every place that holds user data (L10, L11).
+
+Erasure, backups, restore and the residue test walk this registry and nothing else: a capability
+that adds a new kind of user data (a log, a table, a collection, lifecycle state, knowledge,
+profiles) adds a ``UserDataPlace`` here, and is then erased, backed up, restored and scanned for
+residue with the rest, without any of those knowing it exists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class UserDataPlace(Protocol):
+    """A place that holds user data: a table, a key space, a collection, a graph, a folder of files."""
+
+    name: str
+    """Stable name, used in erase reports, backup manifests and restore (e.g. 'archive.turns')."""
+
+    def count(self, user_id: str) -> int:
+        """How many records of this user the place holds (erase reports, round-trip checks)."""
+        ...
+
+    def erase(self, user_id: str) -> int:
+        """Delete every record of the user; returns how many went. Another user's records are untouched."""
+        ...
+
+    def scrub(self) -> None:
+        """Rewrite whatever keeps freed bytes (WAL, free pages, snapshots) so erased data is gone from
+        the raw files, not only from queries."""
+        ...
+
+    def raw_paths(self) -> list[Path]:
+        """Files or folders whose raw bytes hold this place's data (the residue test scans them)."""
+        ...
+
+    def export(self, dest: Path) -> int:
+        """Write every record into files under ``dest`` (a folder of its own); returns the record count."""
+        ...
+
+    def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
+        """Load records written by ``export`` from ``src``, leaving out every user for whom
+        ``is_erased(user_id)`` is true (erased after the snapshot: the erasure ledger keeps only keyed
+        hashes of their ids); returns the records loaded."""
+        ...
