@@ -28,6 +28,7 @@ from nodes.services import Services, default_services
 from nodes.upsert_long_term import upsert_long_term
 
 from .context import RunContext
+from .input_guard import guard
 from .logging_setup import configure_logging
 from .state import InputState, MemoryState, OutputState
 
@@ -119,7 +120,8 @@ def build_graph(services: Services | Callable[[], Services] | None = None, check
     builder.add_conditional_edges("link_associations", after_flush, ["retrieve_context", END])
     builder.add_edge("retrieve_context", "respond")
     builder.add_edge("respond", END)
-    compiled = builder.compile(checkpointer=checkpointer, name="lumina-memory")
+    # guard(): input and the thread's owner are checked before a run writes its input to the checkpoint.
+    compiled = guard(builder.compile(checkpointer=checkpointer, name="lumina-memory"))
     compiled.lumina_services = provider  # replay() embeds a transcript's texts ahead, in batches
     return compiled
 

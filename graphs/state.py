@@ -66,6 +66,8 @@ class InputState(TypedDict, total=False):
 
 
 class MemoryState(InputState, total=False):
+    owner: str
+    """The user_id of the thread's first run: a thread belongs to one user, other users' runs are refused."""
     incoming: TurnState | None
     """The validated turn of this run, until detect_boundary places it."""
     arrivals: list[TurnState] | None

@@ -11,7 +11,9 @@ from langchain_core.messages import HumanMessage
 from stores import ids
 from stores.errors import InvalidInput
 
-from .validate import parse_ts, validate_source_id, validate_speaker, validate_text, validate_user_id
+from .input_check import check_owner, message_text
+from .text.chunking import split_message
+from .validate import parse_ts, redaction_kinds, validate_message, validate_source_id, validate_speaker, validate_user_id
 
 
 def _last_human(messages: list[Any]) -> HumanMessage | None:
@@ -28,20 +30,40 @@ def default_source_id(speaker: str, ts: float, text: str) -> str:
     return f"t-{digest}"
 
 
-def transcript_turn(raw: object, max_chars: int) -> tuple[str, str, float, str | None]:
-    """(speaker, text, ts, source_id or None) of a transcript turn, validated and normalised exactly as
-    the graph stores it. Raises InvalidInput naming the field."""
+def _turn_fields(raw: object, kinds: tuple[str, ...] | None) -> tuple[str, str, float, str | None, int | None]:
     if not isinstance(raw, dict):
         raise InvalidInput("turn", "must be an object with speaker, text and ts")
     speaker = validate_speaker(raw.get("speaker", "user"))
-    text = validate_text(raw.get("text"), max_chars)
+    text, original, _ = validate_message(raw.get("text"), kinds=kinds)
     ts = parse_ts(raw.get("ts"))
-    return speaker, text, ts, raw.get("source_id")
+    return speaker, text, ts, raw.get("source_id"), original
 
 
-def transcript_batch(rows: object, max_chars: int, max_rows: int) -> list[tuple[str, str, float, str]]:
-    """Validated (speaker, text, ts, source_id) of a batch; a bad row rejects the whole batch, before
-    anything is written, with the row's index in the field name."""
+def transcript_turn(raw: object, max_chars: int, kinds: tuple[str, ...] | None = None) -> tuple[str, str, float, str | None]:
+    """(speaker, text, ts, source_id or None) of a transcript turn, validated and normalised exactly as
+    the graph stores it (compacted, PII of ``kinds`` redacted: None = every kind; a text over
+    ``max_chars`` is kept whole here, ingest chunks it). Raises InvalidInput naming the field."""
+    return _turn_fields(raw, kinds)[:4]
+
+
+def _turn_dicts(user_id: str, speaker: str, text: str, ts: float, source: str, original: int | None, settings) -> list[dict]:
+    """The turn, or its parts when the text is over max_message_chars (S3): part k has the source id
+    ``<source>:part<k>``, the parent's time, and ``parent``/``part`` fields; recall joins parts back."""
+    parts = split_message(text, settings.max_message_chars, settings.long_message_chunk_tokens,
+                          settings.long_message_chunk_overlap)
+    out = []
+    for index, part in enumerate(parts):
+        sid = source if len(parts) == 1 else ids.part_source_id(source, index)
+        turn = {"turn_id": ids.turn_id(user_id, sid), "source_id": sid, "speaker": speaker, "text": part, "ts": ts}
+        if len(parts) > 1:
+            turn.update(parent=source, part=index, parts=len(parts))
+        if original is not None:
+            turn["original_chars"] = original  # degenerate text was compacted: its length as sent
+        out.append(turn)
+    return out
+
+
+def _batch_rows(rows: object, max_rows: int, kinds: tuple[str, ...] | None) -> list[tuple[str, str, float, str, int | None]]:
     if not isinstance(rows, list):
         raise InvalidInput("transcript", "must be a list of turns")
     if len(rows) > max_rows:
@@ -49,24 +71,30 @@ def transcript_batch(rows: object, max_chars: int, max_rows: int) -> list[tuple[
     parsed = []
     for index, raw in enumerate(rows):
         try:
-            speaker, text, ts, source = transcript_turn(raw, max_chars)
+            speaker, text, ts, source, original = _turn_fields(raw, kinds)
             source = validate_source_id(source if source is not None else default_source_id(speaker, ts, text))
         except InvalidInput as exc:
             raise InvalidInput(f"transcript[{index}].{exc.field}", exc.problem) from None
-        parsed.append((speaker, text, ts, source))
+        parsed.append((speaker, text, ts, source, original))
     return parsed
 
 
+def transcript_batch(rows: object, max_chars: int, max_rows: int, kinds: tuple[str, ...] | None = None) -> list[tuple[str, str, float, str]]:
+    """Validated (speaker, text, ts, source_id) of a batch; a bad row rejects the whole batch, before
+    anything is written, with the row's index in the field name."""
+    return [row[:4] for row in _batch_rows(rows, max_rows, kinds)]
+
+
 def _ingest_batch(state: dict, user_id: str, settings, archive) -> dict:
-    rows = transcript_batch(state.get("transcript"), settings.max_message_chars, settings.max_batch_turns)
+    rows = _batch_rows(state.get("transcript"), settings.max_batch_turns, redaction_kinds(settings))
     seen = {t["turn_id"] for t in state.get("turns", [])} | {
         t["turn_id"] for p in state.get("pending", []) for t in p.get("turns", [])
     }
     fresh: dict[str, dict] = {}
-    for speaker, text, ts, source in rows:
-        turn_id = ids.turn_id(user_id, source)
-        if turn_id not in seen and turn_id not in fresh:  # the first of repeats within a batch wins
-            fresh[turn_id] = {"turn_id": turn_id, "source_id": source, "speaker": speaker, "text": text, "ts": ts}
+    for speaker, text, ts, source, original in rows:
+        for turn in _turn_dicts(user_id, speaker, text, ts, source, original, settings):
+            if turn["turn_id"] not in seen and turn["turn_id"] not in fresh:  # the first of repeats within a batch wins
+                fresh[turn["turn_id"]] = turn
     if fresh and hasattr(archive, "missing_turns"):  # one query for the batch
         missing = set(archive.missing_turns(user_id, list(fresh)))
     else:
@@ -81,6 +109,11 @@ def _ingest_batch(state: dict, user_id: str, settings, archive) -> dict:
 def ingest_turn(state: dict, ctx, services) -> dict:
     settings = services.settings
     user_id = validate_user_id(ctx.user_id)
+    check_owner(state.get("owner"), user_id)  # graphs.input_guard refuses it earlier, before any write
+    return {**_ingest(state, user_id, settings, services), "owner": user_id}
+
+
+def _ingest(state: dict, user_id: str, settings, services) -> dict:
     if state.get("transcript") is not None:
         if state.get("turn") is not None:
             raise InvalidInput("transcript", "send either turn or transcript in one run, not both")
@@ -88,26 +121,29 @@ def ingest_turn(state: dict, ctx, services) -> dict:
     raw = state.get("turn")
     if state.get("flush") and not raw:
         return {"incoming": None, "turn": None}
+    original = None
     if raw:
-        speaker, text, ts, source = transcript_turn(raw, settings.max_message_chars)
+        speaker, text, ts, source, original = _turn_fields(raw, redaction_kinds(settings))
     else:
         human = _last_human(state.get("messages", []))
         if human is None:
             return {"incoming": None, "turn": None}
         speaker = "user"
-        content = human.content if isinstance(human.content, str) else str(human.content)
-        text = validate_text(content, settings.max_message_chars, field="messages")
+        # LangChain's standard content blocks ([{"type": "text", "text": ...}]) give their text parts.
+        text, original, _ = validate_message(message_text(human.content), "messages", redaction_kinds(settings))
         ts = parse_ts(None)
         # The message id (set by add_messages) keeps a re-run from ingesting the same message twice.
         source = f"msg-{human.id}" if human.id else None
     if source is None:
         source = default_source_id(speaker, ts, text)
     source = validate_source_id(source)
-    turn_id = ids.turn_id(user_id, source)
+    turns = _turn_dicts(user_id, speaker, text, ts, source, original, settings)
+    turn_id = turns[0]["turn_id"]
     already = {t["turn_id"] for t in state.get("turns", [])} | {
         t["turn_id"] for p in state.get("pending", []) for t in p.get("turns", [])
     }
     if turn_id in already or services.stores.archive.has_turn(user_id, turn_id):
         return {"incoming": None, "turn": None, "boundary": {"close": False, "reason": "duplicate", "turn_id": turn_id}}
-    incoming = {"turn_id": turn_id, "source_id": source, "speaker": speaker, "text": text, "ts": ts}
-    return {"incoming": incoming, "turn": None}
+    if len(turns) > 1:  # a long message: its parts arrive together, as a transcript's turns do
+        return {"incoming": None, "turn": None, "arrivals": turns}
+    return {"incoming": turns[0], "turn": None}

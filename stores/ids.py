@@ -16,13 +16,14 @@ NAMESPACE = uuid.UUID("6f1c8a52-3d0e-5b7a-9c41-4c756d696e61")  # fixed forever: 
 
 # Letters, digits and a few separators; must start with a letter or digit. Rejects "../x", quotes,
 # spaces, braces and everything else a query language or a file system could read as syntax.
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+# fullmatch, never `$`: `$` also matches before a final newline, so "alice\n" would pass as another user.
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 
 
 def validate_id(value: object, field: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidInput(field, "must be a non-empty string")
-    if ".." in value or not _ID_RE.match(value):
+    if ".." in value or not _ID_RE.fullmatch(value):
         raise InvalidInput(
             field, f"{value[:40]!r} is not allowed; use 1-128 letters, digits or _ . : @ - (no '..')"
         )
@@ -55,6 +56,24 @@ def point_id(user_id: str, segment: str) -> str:
     return str(uuid.uuid5(NAMESPACE, f"point|{user_id}|{segment}"))
 
 
+def user_file_stem(user_id: str) -> str:
+    """A user's file name stem in the data dir (activity log, journals): a hash, so no file name is a
+    user id (ids may be look-alikes or sensitive, and file systems fold case)."""
+    return "u-" + uuid.uuid5(NAMESPACE, f"user-file|{user_id}").hex[:24]
+
+
+PART_MARK = ":part"
+
+
+def part_source_id(parent: str, index: int) -> str:
+    """Source id of part ``index`` (0-based) of a long message chunked under ``parent`` (S3); a parent
+    too long to take the suffix keeps its head and a hash of the rest, so ids stay within 128 chars."""
+    suffix = f"{PART_MARK}{index}"
+    if len(parent) + len(suffix) > 128:
+        parent = f"{parent[:100]}.{uuid.uuid5(NAMESPACE, parent).hex[:12]}"
+    return parent + suffix
+
+
 # --- Redis -------------------------------------------------------------------------------------------
 REDIS_PREFIX = "lumina"
 
@@ -77,6 +96,7 @@ def redis_user_pattern(user_id: str) -> str:
 TURNS_TABLE = "turn_archive"
 SEGMENTS_TABLE = "session_archive"  # the design notes' name for the archive of threads/segments
 AUDIT_TABLE = "session_log"
+OUTBOX_TABLE = "derive_outbox"  # derived-tier work owed per archived segment (crash safety, outages)
 
 
 # --- Qdrant ------------------------------------------------------------------------------------------

@@ -1,0 +1,68 @@
+"""The compiled memory graph, refusing bad input and other users' threads before a run writes anything.
+
+Why here and not only in ``ingest_turn``: LangGraph saves a run's input into the thread's checkpoint
+(``source: "input"``) before the first node runs, whatever the durability mode the caller (the CLI, a
+notebook, ``langgraph dev``/Studio, a LangGraph server) picks. A turn refused inside the graph would
+stay in the checkpoint database — any caller could grow it with input we refuse, and another user's
+text would sit in the thread of the user it was aimed at. Every way of running a Pregel graph
+(``invoke``, ``ainvoke``, ``batch``, ``astream_events``, the server's runs) goes through ``stream`` or
+``astream``, so checking there, before ``super()`` starts the loop, leaves no trace of a refused run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from nodes.input_check import check_owner, check_run_input, thread_owner
+
+from .context import RunContext
+
+
+def _user_id(config: dict | None, context: Any) -> object:
+    if isinstance(context, RunContext):
+        return context.user_id
+    if isinstance(context, dict) and "user_id" in context:
+        return context["user_id"]
+    return ((config or {}).get("configurable") or {}).get("user_id")
+
+
+class GuardedGraph(CompiledStateGraph):
+    """``CompiledStateGraph`` whose runs check their input and the thread's owner first."""
+
+    def _settings(self):
+        provider = getattr(self, "lumina_services", None)
+        return provider().settings if provider is not None else None
+
+    def _has_thread(self, config: dict | None) -> bool:
+        configurable = (config or {}).get("configurable") or {}
+        return "thread_id" in configurable and (self.checkpointer not in (None, False) or "__pregel_checkpointer" in configurable)
+
+    def _check(self, input: Any, config: dict | None, context: Any) -> object | None:
+        """Validate the input; return the run's user id when the thread's owner must be checked."""
+        if context is None and not ((config or {}).get("configurable") or {}).get("user_id"):
+            return None  # no run context: the graph's own error ("missing run context") says so
+        settings = self._settings()
+        user_id = _user_id(config, context)
+        if settings is not None:
+            check_run_input(input, user_id, settings.max_message_chars, settings.max_batch_turns)
+        return user_id if self._has_thread(config) else None
+
+    def stream(self, input: Any, config: dict | None = None, *, context: Any = None, **kwargs: Any):
+        user_id = self._check(input, config, context)
+        if user_id is not None:
+            check_owner(thread_owner(self.get_state(config, subgraphs=False).values), user_id)
+        return super().stream(input, config, context=context, **kwargs)
+
+    async def astream(self, input: Any, config: dict | None = None, *, context: Any = None, **kwargs: Any):
+        user_id = self._check(input, config, context)
+        if user_id is not None:
+            check_owner(thread_owner((await self.aget_state(config, subgraphs=False)).values), user_id)
+        async for chunk in super().astream(input, config, context=context, **kwargs):
+            yield chunk
+
+
+def guard(compiled: CompiledStateGraph) -> GuardedGraph:
+    """The same compiled graph (same nodes, checkpointer, store, name) as a GuardedGraph."""
+    return GuardedGraph(**{k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"})

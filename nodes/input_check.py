@@ -1,0 +1,88 @@
+"""Check a run's input before the graph persists any of it, and claim a thread for one user.
+
+LangGraph writes a run's input into the thread's checkpoint (the ``input`` checkpoint) before the first
+node runs, so a rejection inside ``ingest_turn`` comes too late: the refused text would already sit in
+the checkpoint database. ``check_run_input`` applies the same validation as ``ingest_turn`` to the input
+itself; the graph (graphs.input_guard) calls it before a run starts. ``ingest_turn`` still validates
+everything (a caller may drive the nodes another way); this is the early, write-free copy of it.
+
+A thread belongs to the user of its first run (``owner`` in the state): another user's run on it would
+read the owner's open segment in recall, and a flush would archive the owner's turns under the other
+user. ``check_owner`` refuses that, answering "not found" rather than "forbidden" (L11: a caller learns
+nothing about other users' threads).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
+
+from stores.errors import InvalidInput
+
+from .validate import validate_source_id, validate_text, validate_user_id
+
+INPUT_KEYS = ("messages", "turn", "transcript", "flush")
+
+
+def message_text(content: object) -> str | object:
+    """The text of a chat message's content: a string as is; LangChain's standard content blocks
+    (``[{"type": "text", "text": ...}, "plain string", {"type": "image", ...}]``) → their text parts
+    joined by newlines. Anything else is returned unchanged, for validate_text to refuse by type."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "\n".join(parts)
+    return content
+
+
+def _messages(raw: object) -> list[BaseMessage]:
+    if raw is None:
+        return []
+    try:
+        return convert_to_messages(raw if isinstance(raw, list) else [raw])
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        raise InvalidInput("messages", f"not chat messages ({str(exc)[:120]})") from None
+
+
+def check_run_input(data: object, user_id: object, max_chars: int, max_rows: int) -> None:
+    """Raise InvalidInput (naming the field) for any input ``ingest_turn`` would refuse; return quietly
+    for input that is not a dict (a resume Command, None): the graph deals with those itself."""
+    from .ingest_turn import transcript_batch, transcript_turn
+
+    validate_user_id(user_id)
+    if not isinstance(data, Mapping):
+        return
+    if data.get("transcript") is not None:
+        if data.get("turn") is not None:
+            raise InvalidInput("transcript", "send either turn or transcript in one run, not both")
+        transcript_batch(data["transcript"], max_chars, max_rows)
+    elif data.get("turn"):
+        source = transcript_turn(data["turn"], max_chars)[3]
+        if source is not None:
+            validate_source_id(source)
+    # Every message of the input is kept in the thread's state, not only the one ingested: check them all.
+    for index, message in enumerate(_messages(data.get("messages"))):
+        text = message_text(message.content)
+        if isinstance(message, HumanMessage):
+            validate_text(text, max_chars, field="messages")
+        elif text != "":  # an AI message with only tool calls has no text
+            validate_text(text, max_chars, field=f"messages[{index}]")
+
+
+def check_owner(owner: object, user_id: str) -> None:
+    """A thread already used by another user is, for this user, a thread that does not exist."""
+    if owner and owner != user_id:
+        raise InvalidInput(
+            "thread_id", f"not found for user_id {user_id!r}; a thread belongs to one user, start a new thread"
+        )
+
+
+def thread_owner(values: Mapping[str, Any] | None) -> str | None:
+    return (values or {}).get("owner") or None
