@@ -59,7 +59,8 @@ def make_store(
             store.close()
         lock.release()
         raise
-    return LuminaStore(items, vectors, embedder.embed, index=index, tokenize=terms, on_close=lock.release)
+    return LuminaStore(items, vectors, embedder.embed, index=index, tokenize=terms, on_close=lock.release,
+                       max_query_chars=settings.max_query_chars, max_value_bytes=settings.max_store_value_bytes)
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messag
 
 from stores.errors import InvalidInput
 
-from .validate import validate_source_id, validate_text, validate_user_id
+from .validate import clean_text, validate_source_id, validate_user_id
 
 INPUT_KEYS = ("messages", "turn", "transcript", "flush")
 
@@ -62,18 +62,19 @@ def check_run_input(data: object, user_id: object, max_chars: int, max_rows: int
     if data.get("transcript") is not None:
         if data.get("turn") is not None:
             raise InvalidInput("transcript", "send either turn or transcript in one run, not both")
-        transcript_batch(data["transcript"], max_chars, max_rows)
+        transcript_batch(data["transcript"], max_chars, max_rows, kinds=())  # kinds=(): check only, redact nothing
     elif data.get("turn"):
-        source = transcript_turn(data["turn"], max_chars)[3]
+        source = transcript_turn(data["turn"], max_chars, kinds=())[3]
         if source is not None:
             validate_source_id(source)
     # Every message of the input is kept in the thread's state, not only the one ingested: check them all.
     for index, message in enumerate(_messages(data.get("messages"))):
+        # clean_text, as ingest_turn's: a text over max_message_chars is chunked there (S3), not refused.
         text = message_text(message.content)
         if isinstance(message, HumanMessage):
-            validate_text(text, max_chars, field="messages")
+            clean_text(text, "messages")
         elif text != "":  # an AI message with only tool calls has no text
-            validate_text(text, max_chars, field=f"messages[{index}]")
+            clean_text(text, f"messages[{index}]")
 
 
 def check_owner(owner: object, user_id: str) -> None:

@@ -56,6 +56,7 @@ from langgraph.store.base import (
 from . import ids
 from .errors import InvalidInput
 from .kv_duckdb import DuckDBItems, NewRow, Row, ns_path
+from .lgstore_ids import item_id, legacy_rows
 from .vector_filters import Match, PreparedPoint, VectorStoreBase, batched, check_vector
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -64,14 +65,13 @@ Tokenize = Callable[[str], list[str]]
 MAX_KEY_CHARS = 1024
 ITEM_FIELD, NS_FIELD, HASH_FIELD = "lg_item", "lg_ns", "lg_hash"
 MAX_ID_FILTER = 2_000  # a filtered search restricts the vector query to at most this many candidate ids
+# Defaults of settings.max_query_chars / max_store_value_bytes (graphs.lumina_store passes the settings'):
+# an unbounded query or value costs minutes of tokenising and embedding before anything is refused.
+MAX_QUERY_CHARS, MAX_VALUE_BYTES = 2_000, 256_000
 
 
 def _default_tokenize(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
-
-
-def item_id(namespace: Sequence[str], key: str) -> str:
-    return str(uuid.uuid5(ids.NAMESPACE, f"lgstore|{ns_path(namespace)}|{key}"))
 
 
 def _check_key(key: object) -> str:
@@ -86,12 +86,14 @@ def _check_key(key: object) -> str:
     return key
 
 
-def _check_labels(namespace: Sequence[str]) -> None:
+def _check_labels(namespace: Sequence[str], field: str = "namespace") -> None:
     for label in namespace:
+        if len(label) > MAX_KEY_CHARS or "\x00" in label:
+            raise InvalidInput(field, f"labels must be at most {MAX_KEY_CHARS} characters without NUL bytes")
         try:
             label.encode("utf-8")
         except UnicodeEncodeError:
-            raise InvalidInput("namespace", f"label {label[:40]!r} is not valid UTF-8 text") from None
+            raise InvalidInput(field, f"label {label[:40]!r} is not valid UTF-8 text") from None
 
 
 def _prefixes(namespace: Sequence[str]) -> list[str]:
@@ -146,9 +148,12 @@ class LuminaStore(BaseStore):
     collection's dimension. ``index``: LangGraph's IndexConfig ``fields`` (JSON paths; "$" is the whole
     value); default: every string in the value. ``tokenize``: text → terms for the keyword channel.
     ``dense_weight``: share of the cosine in the fused score. ``on_close``: called last by ``close()``.
+    ``max_query_chars``, ``max_value_bytes``: a longer search query, a larger value (its JSON in UTF-8)
+    is refused (InvalidInput naming ``query`` / ``value``) before anything is embedded or written.
     """
 
-    __slots__ = ("items", "vectors", "embed", "tokenize", "fields", "dense_weight", "_on_close", "_lock", "_closed")
+    __slots__ = ("items", "vectors", "embed", "tokenize", "fields", "dense_weight", "_on_close", "_lock", "_closed",
+                 "max_query_chars", "max_value_bytes")
 
     def __init__(
         self,
@@ -160,6 +165,8 @@ class LuminaStore(BaseStore):
         tokenize: Tokenize | None = None,
         dense_weight: float = 0.7,
         on_close: Callable[[], None] | None = None,
+        max_query_chars: int = MAX_QUERY_CHARS,
+        max_value_bytes: int = MAX_VALUE_BYTES,
     ) -> None:
         if not 0.0 <= dense_weight <= 1.0:
             raise InvalidInput("dense_weight", "must be within [0, 1]")
@@ -171,6 +178,27 @@ class LuminaStore(BaseStore):
         self._on_close = on_close  # e.g. release the data-directory lock the factory took
         self._lock = threading.RLock()  # one batch at a time keeps the table and the vectors in step
         self._closed = False
+        self.max_query_chars, self.max_value_bytes = max_query_chars, max_value_bytes
+        try:
+            self._rekey_legacy()
+        except BaseException:
+            self.close()  # the caller gets no store to close
+            raise
+
+    def _rekey_legacy(self) -> None:
+        """Move items written under the first id scheme with a '|' in a label or key to their current id
+        (stores.lgstore_ids): their row and vector points go under the new id, re-indexed with the store's
+        index fields; created_at becomes now. Nothing to do (one scan) for every other item."""
+        legacy = legacy_rows(self.items)
+        if not legacy:
+            return
+        with self._lock:
+            self._apply({item_id(r.namespace, r.key): PutOp(r.namespace, r.key, r.value, None if r.index_hash else False)
+                         for r in legacy})
+            old = [r.item_id for r in legacy]
+            for chunk in batched(old, MAX_ID_FILTER):
+                self.vectors._delete([Match(ITEM_FIELD, tuple(chunk))])
+            self.items.write([], old)
 
     # --- the required core -----------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -180,10 +208,23 @@ class LuminaStore(BaseStore):
             if isinstance(op, (GetOp, PutOp)):
                 _check_key(op.key)
                 _check_labels(op.namespace)
-            elif not isinstance(op, (SearchOp, ListNamespacesOp)):
+                if isinstance(op, PutOp) and op.value is not None:
+                    self._check_size(op.value)
+            elif isinstance(op, SearchOp):
+                _check_labels(op.namespace_prefix, "namespace_prefix")
+                if op.query is not None and (not isinstance(op.query, str) or len(op.query) > self.max_query_chars):
+                    raise InvalidInput("query", f"must be a string of at most {self.max_query_chars:,} characters "
+                                       "(LUMINA_MAX_QUERY_CHARS)")
+            elif not isinstance(op, ListNamespacesOp):
                 raise ValueError(f"Unknown operation type: {type(op)}")
         with self._lock:
             return self._run(ops)
+
+    def _check_size(self, value: Any) -> None:
+        size = len(_value_json(value).encode("utf-8"))
+        if size > self.max_value_bytes:
+            raise InvalidInput("value", f"has {size:,} bytes as JSON; the limit is {self.max_value_bytes:,} "
+                               "(LUMINA_MAX_STORE_VALUE_BYTES)")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # DuckDB and the vector engine block: keep them off the event loop (LangGraph server forbids it).
