@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from nodes.input_check import check_owner, check_run_input, thread_owner
+from nodes.validate import redact_run_input, redaction_kinds
 
 from .context import RunContext
 
@@ -49,17 +50,22 @@ class GuardedGraph(CompiledStateGraph):
             check_run_input(input, user_id, settings.max_message_chars, settings.max_batch_turns)
         return user_id if self._has_thread(config) else None
 
+    def _redacted(self, input: Any) -> Any:
+        """S7: the input as the checkpoint may keep it, PII redacted (nodes.validate.redact_run_input)."""
+        settings = self._settings()
+        return redact_run_input(input, redaction_kinds(settings)) if settings is not None else input
+
     def stream(self, input: Any, config: dict | None = None, *, context: Any = None, **kwargs: Any):
         user_id = self._check(input, config, context)
         if user_id is not None:
             check_owner(thread_owner(self.get_state(config, subgraphs=False).values), user_id)
-        return super().stream(input, config, context=context, **kwargs)
+        return super().stream(self._redacted(input), config, context=context, **kwargs)
 
     async def astream(self, input: Any, config: dict | None = None, *, context: Any = None, **kwargs: Any):
         user_id = self._check(input, config, context)
         if user_id is not None:
             check_owner(thread_owner((await self.aget_state(config, subgraphs=False)).values), user_id)
-        async for chunk in super().astream(input, config, context=context, **kwargs):
+        async for chunk in super().astream(self._redacted(input), config, context=context, **kwargs):
             yield chunk
 
 

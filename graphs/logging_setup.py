@@ -11,7 +11,11 @@ The graph already logs one line per node (graphs.memory_graph ``_bind``)::
      "segment": "5f0c...", "tier": "mid-term", "ms": 3.2}
 
 Only the ``lumina`` logger tree is configured (it stops propagating to the root), so a host application —
-``langgraph dev``, a notebook, your service — keeps its own logging untouched. Stdlib only.
+``langgraph dev``, a notebook, your service — keeps its own logging untouched.
+
+No raw PII reaches a log line (S7): the handler's ``RedactFilter`` passes every message, its
+``extra=`` fields and its traceback through ``nodes.text.redact`` (every kind, whatever
+``LUMINA_PII_KINDS`` says: a log has no use for an e-mail address or a card number).
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ import logging
 import os
 import re
 import sys
+import traceback
 from datetime import datetime, timezone
 from typing import Literal, TextIO
+
+from nodes.text.redact import redact_text, redact_value
 
 LOGGER = "lumina"
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -42,6 +49,22 @@ def _number(value: str) -> object:
             return value
 
 
+class RedactFilter(logging.Filter):
+    """Replaces PII in a record's message, its ``extra=`` fields and its traceback by placeholders."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = redact_text(message)
+        if redacted != message or record.args:
+            record.msg, record.args = redacted, ()
+        for key, value in list(vars(record).items()):
+            if key not in _STANDARD and isinstance(value, (str, dict, list, tuple)):
+                setattr(record, key, redact_value(value))
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact_text("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record; a ``k=v k=v`` message becomes fields, any other stays in ``msg``."""
 
@@ -59,7 +82,9 @@ class JsonFormatter(logging.Formatter):
         for key, value in vars(record).items():
             if key not in _STANDARD and key not in out:
                 out[key] = value
-        if record.exc_info:
+        if record.exc_text:
+            out["exc"] = record.exc_text  # already redacted by RedactFilter
+        elif record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
         return json.dumps(out, ensure_ascii=False, default=str)
 
@@ -95,6 +120,7 @@ def configure_logging(
             logger.removeHandler(handler)
     handler = logging.StreamHandler(stream) if stream is not None else _CurrentStderr()
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.addFilter(RedactFilter())
     handler._lumina = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
     logger.setLevel(level)

@@ -59,6 +59,12 @@ def make_store(
             store.close()
         lock.release()
         raise
+    if settings.pii_redaction:  # S7: values and queries redacted before they are stored or embedded
+        from nodes.store_redaction import RedactingStore
+
+        return RedactingStore(items, vectors, embedder.embed, index=index, tokenize=terms, on_close=lock.release,
+                              pii_kinds=settings.pii_kinds, max_query_chars=settings.max_query_chars,
+                              max_value_bytes=settings.max_store_value_bytes)
     return LuminaStore(items, vectors, embedder.embed, index=index, tokenize=terms, on_close=lock.release,
                        max_query_chars=settings.max_query_chars, max_value_bytes=settings.max_store_value_bytes)
 

@@ -12,6 +12,7 @@ from stores import ids
 from stores.errors import InvalidInput
 
 from .input_check import check_owner, message_text
+from .activity import record
 from .text.chunking import split_message
 from .validate import parse_ts, redaction_kinds, validate_message, validate_source_id, validate_speaker, validate_user_id
 
@@ -110,7 +111,13 @@ def ingest_turn(state: dict, ctx, services) -> dict:
     settings = services.settings
     user_id = validate_user_id(ctx.user_id)
     check_owner(state.get("owner"), user_id)  # graphs.input_guard refuses it earlier, before any write
-    return {**_ingest(state, user_id, settings, services), "owner": user_id}
+    update = _ingest(state, user_id, settings, services)
+    arrived = update.get("arrivals") or ([update["incoming"]] if update.get("incoming") else [])
+    if arrived:  # A10: what came in (ids, counts, times; never the text)
+        record(services, user_id, "turns", count=len(arrived), first=arrived[0]["turn_id"], last=arrived[-1]["turn_id"],
+               ts=[arrived[0]["ts"], arrived[-1]["ts"]],
+               chunked=sum(1 for t in arrived if "parent" in t), compacted=sum(1 for t in arrived if "original_chars" in t))
+    return {**update, "owner": user_id}
 
 
 def _ingest(state: dict, user_id: str, settings, services) -> dict:
@@ -122,6 +129,7 @@ def _ingest(state: dict, user_id: str, settings, services) -> dict:
     if state.get("flush") and not raw:
         return {"incoming": None, "turn": None}
     original = None
+    replaced: list = []  # the chat message with its stored text, when that differs (PII redacted, compacted)
     if raw:
         speaker, text, ts, source, original = _turn_fields(raw, redaction_kinds(settings))
     else:
@@ -131,6 +139,8 @@ def _ingest(state: dict, user_id: str, settings, services) -> dict:
         speaker = "user"
         # LangChain's standard content blocks ([{"type": "text", "text": ...}]) give their text parts.
         text, original, _ = validate_message(message_text(human.content), "messages", redaction_kinds(settings))
+        if text != human.content and human.id:
+            replaced = [HumanMessage(content=text, id=human.id, name=human.name)]  # add_messages replaces by id
         ts = parse_ts(None)
         # The message id (set by add_messages) keeps a re-run from ingesting the same message twice.
         source = f"msg-{human.id}" if human.id else None
@@ -144,6 +154,7 @@ def _ingest(state: dict, user_id: str, settings, services) -> dict:
     }
     if turn_id in already or services.stores.archive.has_turn(user_id, turn_id):
         return {"incoming": None, "turn": None, "boundary": {"close": False, "reason": "duplicate", "turn_id": turn_id}}
+    update: dict = {"messages": replaced} if replaced else {}
     if len(turns) > 1:  # a long message: its parts arrive together, as a transcript's turns do
-        return {"incoming": None, "turn": None, "arrivals": turns}
-    return {"incoming": turns[0], "turn": None}
+        return {**update, "incoming": None, "turn": None, "arrivals": turns}
+    return {**update, "incoming": turns[0], "turn": None}

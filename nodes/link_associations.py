@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from stores.graph_base import LinkedSegment
 
+from .activity import record as record_event
 from .pending import advance, record_of
 
 
@@ -48,9 +49,14 @@ def link_associations(state: dict, ctx, services) -> dict:
                 stores.graph.upsert_segment(ctx.user_id, *s[:6])
                 if settings.association_max_links:
                     stores.graph.link_segments(ctx.user_id, s.segment_id, s.neighbours)
+        for r, s in zip(records, segments):  # A10: the segment reached every tier
+            record_event(services, ctx.user_id, "segment_closed", segment_id=r.segment_id, turns=len(r.turn_ids),
+                   reason=r.close_reason, importance=round(r.importance, 4), ts=[r.start_ts, r.end_ts],
+                   links=len(s.neighbours))
         return [None] * len(items)
 
-    done = advance(state, "graph", write_all=write_all)
+    # The last stage: the archive's outbox rows of these segments go (or keep what is still deferred).
+    done = advance(state, "graph", write_all=write_all, outbox=(stores.archive, ctx.user_id))
     if not done:
         return {}
     return {"pending": [p for p in done["pending"] if "graph" not in p.get("stages", [])]}

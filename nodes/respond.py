@@ -2,15 +2,27 @@
 
 ChatOpenAI when configured (or any chat model passed in); otherwise a deterministic offline responder
 that speaks in the character's voice and cites the memory it used. ``reply_path`` says which ran.
+
+A11: the reply is journalled while it is generated (the model's stream, chunk by chunk; offline, the
+reply text), flushed with fsync every ``journal_flush_seconds`` or ``journal_flush_chars``. A process
+that dies mid-reply leaves the journal file; ``recover_replies`` (run once per process before the first
+reply, or by an operator) turns every orphan into a ``reply_interrupted`` event in the activity log.
+S7: the reply is redacted before it joins the conversation (a model can echo what it should not keep).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from stores import ids
+from stores.journal import Journal
+
+from .activity import record
+from .text.redact import redact_text
+from .validate import redaction_kinds
 
 log = logging.getLogger("lumina.respond")
 
@@ -35,7 +47,16 @@ def offline_reply(character: str, query: str, recalled: list[dict]) -> str:
     return f"{remembered}{top['date']}に話したこと — {top['text'][:120]}"
 
 
-def _llm_reply(chat_model, character: str, query: str, recalled: list[dict]) -> str:
+def _chunk_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content blocks
+        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
+                       if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+    return str(content)
+
+
+def _llm_reply(chat_model, character: str, query: str, recalled: list[dict], entry=None) -> str:
     context = "\n".join(f"- [{r['date']}, {'/'.join(r['tiers'])}] {r['text']}" for r in recalled[:8])
     messages = [
         SystemMessage(
@@ -44,7 +65,43 @@ def _llm_reply(chat_model, character: str, query: str, recalled: list[dict]) -> 
         ),
         HumanMessage(query),
     ]
-    return str(chat_model.invoke(messages).content).strip()
+    parts: list[str] = []
+    for chunk in chat_model.stream(messages):  # models without streaming yield one chunk
+        text = _chunk_text(chunk.content)
+        parts.append(text)
+        if entry is not None:
+            entry.write(text)
+    return "".join(parts).strip()
+
+
+_recovered: set[str] = set()
+_recover_lock = threading.Lock()
+
+
+def recover_replies(services) -> list[dict]:
+    """A11: replies whose process died while generating them, read from their journal files (a torn
+    last line skipped), recorded as ``reply_interrupted`` in the user's activity log; files removed."""
+    journal = Journal.for_settings(services.settings)
+    found = journal.recover_orphans()
+    for entry in found:
+        record(services, entry["user"], "reply_interrupted", reply_id=entry.get("reply_id"),
+               character=entry.get("character"), chars=len(entry["text"]), chunks=entry["chunks"],
+               started=entry.get("at"), text=entry["text"][:2_000])
+    if found:
+        log.warning("recovered interrupted replies count=%d", len(found))
+    return found
+
+
+def _recover_once(services) -> None:
+    key = str(services.settings.resolved_data_dir())
+    with _recover_lock:
+        if key in _recovered:
+            return
+        _recovered.add(key)
+    try:
+        recover_replies(services)
+    except OSError as exc:
+        log.warning("journal recovery failed error=%s", exc)
 
 
 def respond(state: dict, ctx, services) -> dict:
@@ -64,13 +121,25 @@ def respond(state: dict, ctx, services) -> dict:
             api_key=key.get_secret_value() if key else "unused",
             base_url=services.settings.openai_base_url,
         )
+    _recover_once(services)
+    source = f"reply-{turns[-1]['source_id']}"[:128]
+    kinds = redaction_kinds(services.settings)
+    entry = Journal.for_settings(services.settings).open(
+        ctx.user_id, ids.turn_id(ctx.user_id, source), redact=(lambda t: redact_text(t, kinds)) if kinds else None,
+        character=character, turn_id=turns[-1]["turn_id"],
+    )
     if chat_model is not None:
-        text, path = _llm_reply(chat_model, character, query, recalled), "llm"
+        text, path = _llm_reply(chat_model, character, query, recalled, entry), "llm"
     else:
         text, path = offline_reply(character, query, recalled), "offline"
+        entry.write(text)
+    entry.flush()
+    text = redact_text(text, kinds) if kinds else text
+    entry.finish()
     log.info("reply character=%s path=%s recalled=%d", character, path, len(recalled))
+    record(services, ctx.user_id, "reply", turn_id=ids.turn_id(ctx.user_id, source), character=character, path=path,
+           chars=len(text))
     # The reply is part of the conversation: it joins the open segment as the character's turn.
-    source = f"reply-{turns[-1]['source_id']}"[:128]
     reply_turn = {
         "turn_id": ids.turn_id(ctx.user_id, source),
         "source_id": source,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .activity import QUERY_CHARS, record
 from .character_select import choose_character
 from .retrieval.recall import recall
 
@@ -20,4 +21,7 @@ def retrieve_context(state: dict, ctx, services) -> dict:
         now_ts=turns[-1]["ts"],
     )
     responder = choose_character(query, state.get("character_turns") or {}, ctx.character)
+    # A10: the question (already redacted, S7), what came back, and from where.
+    record(services, ctx.user_id, "recall", turn_id=turns[-1]["turn_id"], query=query[:QUERY_CHARS], items=len(items),
+           segments=[i["segment_id"] for i in items[:5]], tiers=sorted({t for i in items for t in i["tiers"]}))
     return {"recalled": items, "responder": responder}

@@ -11,6 +11,7 @@ from collections import defaultdict
 from functools import lru_cache
 from typing import Any, Sequence
 
+from ..text.chunking import join_parts, parse_part
 from ..text.tokenize import terms
 from .budget import count_tokens
 from .temporal import date_label as _date
@@ -198,7 +199,12 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     for group in sorted(groups, key=lambda g: g["rank"]):
         members = sorted(group["members"])
         chosen = [turns[m] for m in members]
-        text = f"[{group['date']}] " + "\n".join(text_of(m) for m in members)
+        # The parts of a long message (S3) that were hit next to each other read as one text again.
+        text = f"[{group['date']}] " + join_parts(
+            [(turns[m].source_id, text_of(m), text_of(m) == turns[m].text) for m in members],
+            settings.long_message_chunk_overlap,
+        )
+        sources = list(dict.fromkeys((parse_part(t.source_id) or (t.source_id,))[0] for t in chosen))
         item_tiers: list[str] = []
         for m in members:
             for tier in sorted(tiers.get(m, {"archive"})):
@@ -211,8 +217,8 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 "text": text,
                 "date": group["date"],
                 "tiers": item_tiers,
-                "source_ids": [t.source_id for t in chosen],
-                "quoted_source_ids": [t.source_id for t in chosen],
+                "source_ids": sources,  # a chunked message's parts are quoted under its one id
+                "quoted_source_ids": sources,
                 "turn_ids": [t.turn_id for t in chosen],
                 "speakers": [t.speaker for t in chosen],
                 "keywords": [],
@@ -243,3 +249,18 @@ def open_segment_item(turns: Sequence[dict]) -> dict:
         "importance": 0.0,
         "tokens": count_tokens(text),
     }
+
+
+def read_message(archive, user_id: str, source_id: str, overlap: int = 200, max_parts: int = 1_000) -> str | None:
+    """The whole text of the message ``source_id`` as stored: one turn, or the parts of a long message
+    (S3) read from the archive and joined back; None when it is not there."""
+    from stores import ids
+
+    whole = archive.get_turns(user_id, [ids.turn_id(user_id, source_id)])
+    if whole:
+        return whole[0].text
+    wanted = [ids.turn_id(user_id, ids.part_source_id(source_id, k)) for k in range(max_parts)]
+    parts = sorted(archive.get_turns(user_id, wanted), key=lambda t: parse_part(t.source_id)[1])
+    if not parts:
+        return None
+    return join_parts([(t.source_id, t.text, True) for t in parts], overlap, sep=" … ")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from stores.ids import PART_MARK
+
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 
@@ -39,6 +41,13 @@ def chunk_text(text: str, size: int = 2000, overlap: int = 200) -> list[str]:
     return chunks
 
 
+def split_message(text: str, max_chars: int, size: int = 2000, overlap: int = 200) -> list[str]:
+    """A message as stored: whole when it has at most ``max_chars`` characters, else its chunks (S3)."""
+    if len(text) <= max_chars:
+        return [text]
+    return chunk_text(text, size, overlap)
+
+
 def reassemble(chunks: Sequence[str], overlap: int = 200) -> str:
     """Undo ``chunk_text`` (up to white space around the whole text, which ingest strips anyway):
     drop each later chunk's first ``overlap`` tokens, already in the previous chunk."""
@@ -52,3 +61,29 @@ def reassemble(chunks: Sequence[str], overlap: int = 200) -> str:
             glue = chunk[spans[overlap - 1][1] : cut]
             text += glue + chunk[cut:]
     return text
+
+
+_PART = re.compile(rf"^(?P<parent>.+){re.escape(PART_MARK)}(?P<index>\d+)$")
+
+
+def parse_part(source_id: str) -> tuple[str, int] | None:
+    """(parent source id, part index) of a chunk's source id (stores.ids.part_source_id), else None."""
+    m = _PART.match(source_id)
+    return (m.group("parent"), int(m.group("index"))) if m else None
+
+
+def join_parts(entries: Sequence[tuple[str, str, bool]], overlap: int = 200, sep: str = "\n") -> str:
+    """Texts of turns in conversation order, ``(source_id, text, whole)`` each, joined by ``sep``; the
+    consecutive parts of one chunked message are joined back into its text (their overlap dropped)
+    instead — or by " … " when one of them is an excerpt (``whole`` false)."""
+    out: list[str] = []
+    previous: tuple[str, int] | None = None
+    previous_whole = True
+    for source_id, text, whole in entries:
+        part = parse_part(source_id)
+        if part and previous and part[0] == previous[0] and part[1] == previous[1] + 1:
+            out[-1] = reassemble([out[-1], text], overlap) if whole and previous_whole else f"{out[-1]} … {text}"
+        else:
+            out.append(text)
+        previous, previous_whole = part, whole
+    return sep.join(out)
