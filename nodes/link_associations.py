@@ -51,8 +51,8 @@ def link_associations(state: dict, ctx, services) -> dict:
                     stores.graph.link_segments(ctx.user_id, s.segment_id, s.neighbours)
         for r, s in zip(records, segments):  # A10: the segment reached every tier
             record_event(services, ctx.user_id, "segment_closed", segment_id=r.segment_id, turns=len(r.turn_ids),
-                   reason=r.close_reason, importance=round(r.importance, 4), ts=[r.start_ts, r.end_ts],
-                   links=len(s.neighbours))
+                         reason=r.close_reason, importance=round(r.importance, 4), ts=[r.start_ts, r.end_ts],
+                         links=len(s.neighbours))
         return [None] * len(items)
 
     # The last stage: the archive's outbox rows of these segments go (or keep what is still deferred).

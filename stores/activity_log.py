@@ -70,6 +70,7 @@ class ActivityLog:
         self.folder = Path(folder)
         self.max_bytes, self.keep = max_bytes, keep
         self._lock = _lock_for(self.folder.resolve())
+        self._checked: set[Path] = set()  # files whose last line was checked for a tear in this process
 
     @classmethod
     def for_settings(cls, settings) -> "ActivityLog":
@@ -91,8 +92,24 @@ class ActivityLog:
             path = self.path_of(user_id)
             if path.exists() and path.stat().st_size >= self.max_bytes:
                 self._rotate(user_id)
+            if path not in self._checked:
+                self._end_torn_line(path)
+                self._checked.add(path)
             append_line(path, line)
         return line
+
+    @staticmethod
+    def _end_torn_line(path: Path) -> None:
+        """A line torn by a crash would swallow the next event: end it first (it stays unreadable)."""
+        try:
+            with path.open("rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                torn = handle.read(1) != b"\n"
+        except (FileNotFoundError, OSError):
+            return
+        if torn:
+            with path.open("ab") as handle:
+                handle.write(b"\n")
 
     def _rotate(self, user_id: str) -> None:
         oldest = self.path_of(user_id, self.keep)
