@@ -160,18 +160,9 @@ def cmd_chat(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    from .replay import read_jsonl
+    from .ingest_file import ingest_file  # valid lines in, rejected ones to a rejects file (exit 2)
 
-    rows = list(read_jsonl(Path(args.file)))
-    services, graph, conn = _open()
-    try:
-        counts = _ingest_rows(graph, rows, f"ingesting {Path(args.file).name}")
-        for user_id, n in counts.items():
-            console.print(f"{user_id}: {n} turns")
-    finally:
-        services.close()
-        conn.close()
-    return 0
+    return ingest_file(args, _open, _ingest_rows, console)
 
 
 def cmd_recall(args) -> int:
@@ -246,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.set_defaults(func=cmd_chat)
     ingest = sub.add_parser("ingest", help="ingest a JSONL transcript (user_id, speaker, text, ts per line)")
     ingest.add_argument("file")
+    ingest.add_argument("--rejects", default=None, help="where rejected lines go (default: FILE.rejects.jsonl)")
     ingest.set_defaults(func=cmd_ingest)
     rec = sub.add_parser("recall", help="what the memory brings back for a question")
     rec.add_argument("--user", required=True)

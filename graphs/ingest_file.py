@@ -1,0 +1,146 @@
+"""`lumina-memory ingest FILE`: every valid line goes in, every rejected one goes to a rejects file.
+
+A bad row used to stop the import where it stood: turns before it half-imported (stuck in the checkpoint,
+their segment never flushed), the next user's rows never read, and an error naming neither line nor user;
+a gzip, binary or Latin-1 file ended in a UnicodeDecodeError traceback. Now:
+
+1. The file is checked to be UTF-8 text first (nothing is read into memory before that): otherwise one
+   clear error naming the file and the line and byte where it stops being text; nothing is ingested.
+2. Every line is validated as the graph would (JSON object, user_id, speaker, text, ts, source_id) before
+   anything is written. Valid lines are ingested per user, in file order, each user's last segment flushed.
+3. Rejected lines go to ``<FILE>.rejects.jsonl`` (or ``--rejects PATH``), one JSON object per line:
+   ``{"line", "user_id", "field", "reason", "raw"}`` — ``raw`` is the line as it was, so a fixed file can
+   be ingested again (accepted lines are recognised and skipped). The file is private (0600): it holds
+   what users said. A summary is printed; the exit status is 2 (as for any refused input) when any line
+   was rejected, 0 when none was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from stores.errors import InvalidInput
+
+GZIP_MAGIC = b"\x1f\x8b"
+# Files that other tools produce by mistake in place of JSONL, recognised by their first bytes.
+_MAGIC = {GZIP_MAGIC: "gzip-compressed (gunzip it first)", b"PK\x03\x04": "a zip archive",
+          b"\x89PNG": "a PNG image", b"%PDF": "a PDF document"}
+
+
+@dataclass
+class Reject:
+    line: int
+    user_id: str | None
+    field: str
+    reason: str
+    raw: str
+
+
+def rejects_path(source: Path, override: str | None = None) -> Path:
+    return Path(override) if override else source.with_name(source.name + ".rejects.jsonl")
+
+
+def check_text_file(path: Path) -> None:
+    """InvalidInput("file", ...) naming the file and where, unless the file is UTF-8 text."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InvalidInput("file", f"{path}: cannot be read ({exc.strerror})") from None
+    with handle:
+        head = handle.read(8)
+        for magic, what in _MAGIC.items():
+            if head.startswith(magic):
+                raise InvalidInput("file", f"{path} is {what}, not UTF-8 JSONL text")
+        handle.seek(0)
+        offset = 0
+        for lineno, line in enumerate(handle, 1):
+            nul = line.find(b"\x00")
+            if nul >= 0:
+                raise InvalidInput("file", f"{path} is binary, not text: a NUL byte on line {lineno} (byte {offset + nul})")
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    "file", f"{path} is not UTF-8 text: line {lineno}, byte {offset + exc.start} "
+                    f"(0x{line[exc.start]:02x}); convert it, e.g. `iconv -f latin1 -t utf-8`"
+                ) from None
+            offset += len(line)
+
+
+def _check_row(row: Any, max_chars: int) -> str:
+    """The row's user id, or InvalidInput naming the field, exactly as the graph would refuse it."""
+    from nodes.ingest_turn import transcript_turn
+    from nodes.validate import validate_source_id, validate_user_id
+
+    if not isinstance(row, dict):
+        raise InvalidInput("line", "must be a JSON object")
+    user_id = validate_user_id(row.get("user_id"))
+    source = transcript_turn(row, max_chars, kinds=())[3]
+    if source is not None:
+        validate_source_id(source)
+    return user_id
+
+
+def read_rows(path: Path, max_chars: int) -> tuple[list[dict[str, Any]], list[Reject]]:
+    """Valid rows in file order, and the rejected lines. Call check_text_file first."""
+    rows: list[dict[str, Any]] = []
+    rejects: list[Reject] = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            row: Any = None
+            try:
+                row = json.loads(line)
+                _check_row(row, max_chars)
+            except json.JSONDecodeError as exc:
+                rejects.append(Reject(lineno, None, "line", f"not JSON ({exc.msg})", line.rstrip("\r\n")))
+                continue
+            except InvalidInput as exc:
+                user = row.get("user_id") if isinstance(row, dict) else None
+                rejects.append(Reject(lineno, user if isinstance(user, str) else None, exc.field, exc.problem,
+                                      line.rstrip("\r\n")))
+                continue
+            rows.append(row)
+    return rows, rejects
+
+
+def write_rejects(path: Path, rejects: list[Reject]) -> None:
+    """The rejected lines, private to the owner (they hold what users said); replaced atomically."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+        for reject in rejects:
+            handle.write(json.dumps(asdict(reject), ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def ingest_file(args, open_graph, ingest_rows, console) -> int:
+    """The `ingest` command: ``open_graph()`` → (services, graph, conn); ``ingest_rows(graph, rows, label)``
+    → turns sent per user."""
+    source = Path(args.file)
+    check_text_file(source)
+    services, graph, conn = open_graph()
+    try:
+        rows, rejects = read_rows(source, services.settings.max_message_chars)
+        counts = ingest_rows(graph, rows, f"ingesting {source.name}") if rows else {}
+    finally:
+        services.close()
+        conn.close()
+    for user_id, n in counts.items():
+        console.print(f"{user_id}: {n} turns")
+    if not rejects:
+        console.print(f"{len(rows)} lines ingested, none rejected")
+        return 0
+    target = rejects_path(source, getattr(args, "rejects", None))
+    write_rejects(target, rejects)
+    console.print(f"[yellow]{len(rows)} lines ingested, {len(rejects)} rejected[/yellow] "
+                  f"(lines {', '.join(str(r.line) for r in rejects[:10])}{' …' if len(rejects) > 10 else ''}); "
+                  f"each with its reason in {target}")
+    for reject in rejects[:5]:
+        console.print(f"  line {reject.line}: invalid {reject.field}: {reject.reason}", markup=False)
+    return 2
