@@ -51,7 +51,7 @@ def validate_text(text: object, max_chars: int, field: str = "text") -> str:
 
 # Degenerate text (S3): a run of white space, or of one character (or a unit of up to 4 repeated), longer
 # than this carries no more meaning than its first few; 100,000 「あ」 would otherwise become 50 chunks.
-_SPACE_RUN = re.compile(r"[ \t\u3000]{9,}|\s*\n\s*\n\s*\n\s*")
+_SPACE_RUN = re.compile(r"\s*\n\s*\n\s*\n\s*|[ \t\u3000]{9,}")  # blank lines first: one match per run
 _CHAR_RUN = re.compile(r"(.)\1{16,}", re.DOTALL)
 _UNIT_RUN = re.compile(r"(.{2,4}?)\1{8,}", re.DOTALL)
 _KEEP_RUN = 8
