@@ -99,18 +99,36 @@ def _rows(conv: Conversation) -> list[dict]:
 
 
 def ingest(conv: Conversation, data_dir: Path, quiet: bool) -> tuple[Any, Any, dict]:
-    """Open fresh services on ``data_dir`` and replay the conversation through the real graph."""
+    """Open fresh services on ``data_dir`` and replay the conversation through the real graph; on any
+    error, close them and stop the data dir's Redis before raising."""
+    from nodes.services import open_services
+    from stores.redis_server import stop_server
+
+    settings = bench_settings(data_dir)
+    try:
+        services = open_services(settings)
+    except BaseException:
+        stop_server(settings)  # it may have started before another store failed to open
+        raise
+    try:
+        return settings, services, _ingest_into(conv, settings, services, quiet)
+    except BaseException:
+        # Whatever fails (an input the graph rejects, Ctrl-C), what this started stops here: the
+        # caller's temporary data dir is about to go, and a Redis without its directory ignores SIGTERM.
+        services.close()
+        stop_server(settings)
+        raise
+
+
+def _ingest_into(conv: Conversation, settings, services, quiet: bool) -> dict:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.memory_graph import build_graph
     from graphs.replay import replay
-    from nodes.services import open_services
 
-    settings = bench_settings(data_dir)
-    services = open_services(settings)
     done = services.stores.archive.counts(conv.sample_id)["turns"]
     if done == len(conv.turns):
-        return settings, services, {"turns": done, "seconds": float("nan"), "reused": True}
+        return {"turns": done, "seconds": float("nan"), "reused": True}
     graph = build_graph(services, checkpointer=InMemorySaver())
     # The embedder's worker processes load their model once per process, like the in-process model
     # when services open: neither load is ingest time.
@@ -134,7 +152,7 @@ def ingest(conv: Conversation, data_dir: Path, quiet: bool) -> tuple[Any, Any, d
         "embedding": services.embedder.ahead_path if workers else "in-process",
         "reused": False,
     }
-    return settings, services, stats
+    return stats
 
 
 def _evaluate(
@@ -164,7 +182,6 @@ def run(args) -> dict[str, Any]:
         raise SystemExit(f"no conversations found in {args.data} (asked for {wanted})")
     quiet = args.quiet
     from nodes.text.embedder import CachedEmbedder, Usem3Embedder
-    from stores.redis_server import stop_server
 
     # The baselines' embedder: same model, its own instance and cache (so nothing is shared with ours).
     ref_embedder = CachedEmbedder(Usem3Embedder(threads=2), 100_000)
@@ -177,11 +194,22 @@ def run(args) -> dict[str, Any]:
     scores: dict[str, dict[int, Scores]] = {s: {b: Scores() for b in budgets} for s in systems}
     ablations = [s for s in SWITCHES] if args.ablation else []
     ablation_scores: dict[str, dict[int, Scores]] = {a: {b: Scores() for b in budgets} for a in ablations}
-    ingest_stats: dict[str, Any] = defaultdict(float)
-    baseline_ingest: dict[str, float] = defaultdict(float)
     keep = Path(args.keep_data) if args.keep_data else None
     tmp = tempfile.TemporaryDirectory(prefix="locomo-") if keep is None else None
-    root = keep or Path(tmp.name)
+    try:
+        return _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, ablations, ablation_scores,
+                    mem0_reason, keep or Path(tmp.name))
+    finally:
+        if tmp is not None:  # after every server in it stopped (each conversation's finally)
+            tmp.cleanup()
+
+
+def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, ablations, ablation_scores,
+         mem0_reason, root: Path) -> dict[str, Any]:
+    from stores.redis_server import stop_server
+
+    ingest_stats: dict[str, Any] = defaultdict(float)
+    baseline_ingest: dict[str, float] = defaultdict(float)
     channel_ms: dict[str, list[float]] = defaultdict(list)
     total_questions = sum(len(c.questions) for c in conversations)
     qbar = _progress(total_questions, "questions", quiet)
@@ -256,8 +284,6 @@ def run(args) -> dict[str, Any]:
             stop_server(settings)
             gc.collect()
     qbar.close()
-    if tmp is not None:
-        tmp.cleanup()
     turns = ingest_stats.get("turns", 0)
     report: dict[str, Any] = {
         "data": str(args.data),

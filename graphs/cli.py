@@ -85,6 +85,13 @@ def print_stats(services, user_id: str | None) -> None:
     table.add_row("graph", stats["graph"]["backend"], f"nodes: {nodes}\nedges: {edges}")
     console.print(table)
     console.print("paths: " + ", ".join(f"{k}={v}" for k, v in stats["paths"].items()))
+    owed = stats.get("derivations", {})
+    if owed.get("segments") or owed.get("degraded"):  # degraded mode: say what waits, and why
+        console.print(f"[yellow]degraded: {owed['segments']} archived segment(s) owe derived writes "
+                      f"({', '.join(f'{k} {v}' for k, v in owed['owed'].items()) or 'none'}); tiers down: "
+                      f"{', '.join(owed['degraded']) or 'none now'}[/yellow]")
+    else:
+        console.print("derivations: every derived tier is up to date with the archive")
 
 
 def print_recall(services, user_id: str, question: str, purpose: str, limit: int) -> list[dict]:
@@ -256,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     svc.set_defaults(func=cmd_services)
     doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")
     doctor.set_defaults(func=cmd_doctor)
+    __import__("graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
     return parser
 
 

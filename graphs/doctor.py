@@ -63,6 +63,9 @@ class _Doctor:
         self.locked_by: str | None = None  # holder text when another process owns the data dir
         self.embedder_name: str | None = None
         self.embedder_dim: int | None = None
+        # What the checks saw, compared by derivation_checks: the archive is the base every other
+        # tier is derived from, so a tier holding less than the archive says is an incomplete derivation.
+        self.seen: dict[str, object] = {}
 
     # --- data dir ---------------------------------------------------------------------------------
     def data_dir_checks(self) -> list[Check]:
@@ -152,6 +155,7 @@ class _Doctor:
             name = "valkey" if "valkey_version" in info else "redis"
             version = info.get("valkey_version") or info.get("redis_version")
             out = [Check("mid-term", "reachable", OK, f"{name} {version} at {where}")]
+            self.seen["midterm_segments"] = sum(1 for _ in client.scan_iter(match=ids.redis_segment_key("*", "*"), count=1000))
             keys = client.scan(0, match=ids.redis_segment_key("*", "*"), count=1000)[1]
             if not keys:
                 out.append(Check("mid-term", "schema", OK, "no segment records yet"))
@@ -183,6 +187,13 @@ class _Doctor:
                 return [Check("archive", "schema", FAIL, f"duckdb {version}: {path} lacks tables {', '.join(missing)}")]
             turns = con.execute(f"SELECT count(*) FROM {ids.TURNS_TABLE}").fetchone()[0]
             segs = con.execute(f"SELECT count(*) FROM {ids.SEGMENTS_TABLE}").fetchone()[0]
+            self.seen.update(archive_turns=turns, archive_segments=segs)
+            if ids.OUTBOX_TABLE in tables:
+                self.seen["outbox"] = con.execute(
+                    f"SELECT user_id, segment_id, stages FROM {ids.OUTBOX_TABLE} ORDER BY seq").fetchall()
+            ttl = self.settings.midterm_ttl_seconds
+            self.seen["archived_within_ttl"] = con.execute(
+                f"SELECT count(*) FROM {ids.SEGMENTS_TABLE} WHERE archived_at > epoch(now()) - ?", [ttl]).fetchone()[0]
             return [Check("archive", "schema", OK, f"duckdb {version}: {turns} turns, {segs} segments")]
         finally:
             con.close()
@@ -236,6 +247,7 @@ class _Doctor:
                 points = int(engine.count(qe.CountRequest(exact=True)))
             finally:
                 engine.close()
+            self.seen[f"points:{collection.split('_')[1]}"] = points
             out.append(Check("long-term", "collection", OK, f"{version}: {collection}, {points} points"))
         if others:
             out.append(Check("long-term", "other collections", OK,
@@ -290,6 +302,7 @@ class _Doctor:
             if missing:
                 return [Check("graph", "schema", FAIL, f"{version}: {path} lacks tables {', '.join(missing)}")]
             counts = {t: conn.execute(cypher.COUNT_NODES_ALL[t]).get_all()[0][0] for t in ("Segment", "Concept")}
+            self.seen["graph_segments"] = counts["Segment"]
             conn.close()
             return [Check("graph", "schema", OK,
                           f"{version}: 8 tables; {counts['Segment']} segments, {counts['Concept']} concepts")]
@@ -330,6 +343,46 @@ class _Doctor:
             return out
         finally:
             driver.close()
+
+    # --- derivations -----------------------------------------------------------------------------
+    def derivation_checks(self) -> list[Check]:
+        """Does every derived tier hold what the archive says it should? Pending outbox rows are work
+        a crash or an outage left owed (completed when the data dir is next opened, or when the store is
+        back); a tier holding fewer segments or turns than the archive, with nothing owed, lost them."""
+        seen = self.seen
+        if "archive_segments" not in seen:
+            return [Check("derivations", "complete", SKIP, "archive not readable now (see archive row)")]
+        out: list[Check] = []
+        rows = seen.get("outbox") or []
+        if rows:
+            owed: dict[str, int] = {}
+            for _user, _segment, stages in rows:
+                for stage in stages:
+                    owed[stage] = owed.get(stage, 0) + 1
+            users = len({r[0] for r in rows})
+            out.append(Check("derivations", "outbox", WARN,
+                             f"{len(rows)} archived segment(s) of {users} user(s) still owe derived writes "
+                             f"({', '.join(f'{k} {v}' for k, v in sorted(owed.items()))}): a crash or an outage "
+                             "left them; they complete when the data dir is next opened (any command) or the store is back"))
+        else:
+            out.append(Check("derivations", "outbox", OK, "no derived writes owed"))
+        archived, pending = int(seen["archive_segments"]), len(rows)
+        short = []
+        if "graph_segments" in seen and int(seen["graph_segments"]) + pending < archived:
+            short.append(f"the graph holds {seen['graph_segments']} of {archived} archived segments")
+        if "points:turns" in seen and int(seen["points:turns"]) < int(seen["archive_turns"]) and not pending:
+            short.append(f"the turn vectors hold {seen['points:turns']} of {seen['archive_turns']} archived turns")
+        if short:
+            out.append(Check("derivations", "complete", FAIL, "; ".join(short) + " with nothing owed: re-ingest "
+                             "the transcript (ids are deterministic) to rebuild them"))
+        elif "midterm_segments" in seen and int(seen["midterm_segments"]) < int(seen.get("archived_within_ttl", 0)):
+            out.append(Check("derivations", "mid-term", WARN,
+                             f"mid-term holds {seen['midterm_segments']} records, the archive has "
+                             f"{seen['archived_within_ttl']} segments within the TTL: restored from the archive "
+                             "when the data dir is next opened"))
+        else:
+            out.append(Check("derivations", "complete", OK, "every derived tier holds what the archive says"))
+        return out
 
     # --- backups ----------------------------------------------------------------------------------
     def s3_checks(self) -> list[Check]:
@@ -372,6 +425,7 @@ def run_doctor(settings: LuminaSettings) -> list[Check]:
         checks += _guarded("archive", "schema", doc.archive_checks)
         checks += _guarded("long-term", "collection", doc.vector_checks)
         checks += _guarded("graph", "schema", doc.graph_checks)
+        checks += _guarded("derivations", "complete", doc.derivation_checks)
         checks += _guarded("backups", "s3", doc.s3_checks)
         checks += _guarded("tracing", "langsmith", doc.tracing_checks)
     finally:

@@ -1,5 +1,10 @@
 """archive_to_duckdb: every turn and the segment, durably, right after the Redis copy — so no
-memory is ever lost to the 24 h TTL."""
+memory is ever lost to the 24 h TTL.
+
+The same transaction queues, in the archive's outbox, the derived writes each segment still owes
+(long-term and turn vectors, the graph, and mid-term when Redis was down) with the promotion verdict
+made at flush. The archive is then never the only witness: a process killed after this commit, or a
+store that is down, leaves rows that nodes.recovery completes from the archive."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from contextlib import nullcontext
 
 from stores.models import Turn
 
-from .pending import advance, record_of
+from .pending import advance, owed, record_of
 
 
 def archive_to_duckdb(state: dict, ctx, services) -> dict:
@@ -27,6 +32,9 @@ def archive_to_duckdb(state: dict, ctx, services) -> dict:
             else:
                 for record in records:
                     archive.put_segment(record)
+            if hasattr(archive, "put_outbox"):
+                archive.put_outbox([(ctx.user_id, item["segment_id"], owed(item), item.get("promotion") or "")
+                                    for item in items])
         return [None] * len(items)
 
     return advance(state, "duckdb", write_all=write_all)

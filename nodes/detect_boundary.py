@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 
 import numpy as np
@@ -13,6 +14,35 @@ from .boundary_rules import BoundaryInput, BoundaryRules, decide
 from .domain import detect_domain
 
 _CHARACTERS = ("lumina", "clarisse", "nox")
+_CHECKED_MAX = 100_000
+log = logging.getLogger("lumina.recovery")
+
+
+def reconcile_open_segment(state: dict, ctx, services) -> dict:
+    """The update that empties the open segment when its turns are archived already.
+
+    A checkpoint can be older than the archive: a process killed after a run's archive commit and
+    before that run's checkpoint leaves the open segment of the previous run in the state, while its
+    turns went into a closed, archived segment. Going on with it would put those turns in a second
+    segment (with the first one's id). The turns of an open segment are archived together or not at
+    all, so its first turn tells; each open segment is looked up once per process."""
+    turns = state.get("turns") or []
+    if not turns:
+        return {}
+    checked = getattr(services, "open_segments_checked", None)
+    key = (ctx.user_id, turns[0]["turn_id"])
+    if checked is not None and key in checked:
+        return {}
+    if not services.stores.archive.has_turn(ctx.user_id, turns[0]["turn_id"]):
+        if checked is not None:
+            if len(checked) >= _CHECKED_MAX:
+                checked.clear()
+            checked.add(key)
+        return {}
+    log.warning("user=%s segment=%s: the open segment's %d turn(s) are archived already (the checkpoint "
+                "predates the last archive commit); starting a new segment", ctx.user_id,
+                state.get("segment_id", ""), len(turns))
+    return {"turns": [], "segment_id": "", "domain": "", "character_turns": {c: 0 for c in _CHARACTERS}}
 
 
 def segment_domain(turns: list[dict]) -> str:
@@ -149,6 +179,13 @@ def _place_batch(state: dict, arrivals: list[dict], rules: BoundaryRules, ctx, s
 
 
 def detect_boundary(state: dict, ctx, services) -> dict:
+    reset = reconcile_open_segment(state, ctx, services)
+    if reset:
+        return {**reset, **_detect(state | reset, ctx, services)}
+    return _detect(state, ctx, services)
+
+
+def _detect(state: dict, ctx, services) -> dict:
     arrivals = state.get("arrivals")
     if arrivals is not None:
         update, view = _place_batch(state, arrivals, rules_for(services.settings, ctx), ctx, services)

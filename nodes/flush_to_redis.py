@@ -1,14 +1,21 @@
-"""flush_to_redis: summarise a closed segment and keep it in mid-term memory for 24 h (L3)."""
+"""flush_to_redis: summarise a closed segment and keep it in mid-term memory for 24 h (L3).
+
+Redis down does not stop the flush: the record is built, the mid-term write is deferred (the archive's
+outbox keeps it, nodes.recovery re-puts it with its remaining TTL when Redis is back). Qdrant down: the
+segment is scored without long-term neighbours (logged). Before a flush, work deferred by an earlier
+outage is retried first, so derived writes land in their order."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 
 import numpy as np
 
+from stores.errors import StoreUnavailable
 from stores.models import SegmentRecord
 
-from . import promotion
+from . import promotion, recovery
 from .pending import advance
 from .text.emotion import analyse
 from .text.importance import importance, novelty, relatedness
@@ -16,6 +23,8 @@ from .text.keywords import extract_keywords
 from .text.summarize import summarise
 from .text.tokenize import nouns
 from .text.value import low_value_reason
+
+log = logging.getLogger("lumina.recovery")
 
 
 def segment_vectors(item: dict, services) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +95,7 @@ def build_record(
 
 def flush_to_redis(state: dict, ctx, services) -> dict:
     settings = services.settings
+    recovery.retry_deferred(services)
 
     def write_all(items: list[dict]) -> list[dict]:
         changes: list[dict] = []
@@ -96,10 +106,15 @@ def flush_to_redis(state: dict, ctx, services) -> dict:
         # (its earlier segments are counted by build_record from `promoted`).
         fresh = [item for item in items if not item.get("record")]
         embedded = [segment_vectors(item, services) for item in fresh]
-        found = services.stores.vectors.search_many(
-            ctx.user_id, [centroid.tolist() for _, centroid in embedded], [settings.novelty_neighbours] * len(fresh),
-            fields=("segment_id",),
-        ) if fresh else []
+        try:
+            found = services.stores.vectors.search_many(
+                ctx.user_id, [centroid.tolist() for _, centroid in embedded], [settings.novelty_neighbours] * len(fresh),
+                fields=("segment_id",),
+            ) if fresh else []
+        except StoreUnavailable as exc:
+            log.warning("tier=long-term unavailable: %d segment(s) scored without long-term neighbours: %s", len(fresh), exc)
+            recovery.note_degraded(services, "qdrant", exc)
+            found = [[] for _ in fresh]
         ready = {id(item): (e, hits) for item, e, hits in zip(fresh, embedded, found)}
         for item in items:
             if item.get("record"):  # a resumed run: scored and decided before the crash
@@ -119,7 +134,12 @@ def flush_to_redis(state: dict, ctx, services) -> dict:
             records.append(record)
             changes.append(change)
         # One transaction for the batch's segments (nothing above reads mid-term back).
-        services.stores.midterm.put_segments(records, settings.midterm_ttl_seconds)
+        try:
+            services.stores.midterm.put_segments(records, settings.midterm_ttl_seconds)
+        except StoreUnavailable as exc:
+            log.warning("tier=mid-term unavailable, %d segment(s) wait in the outbox: %s", len(records), exc)
+            recovery.note_degraded(services, "redis", exc)
+            changes = [{**change, "deferred": [*item.get("deferred", []), "redis"]} for item, change in zip(items, changes)]
         return changes
 
     return advance(state, "redis", write_all=write_all)

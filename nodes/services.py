@@ -33,6 +33,13 @@ class Services:
     keyword_index: KeywordIndex = field(default_factory=KeywordIndex)
     turn_index: TurnIndex = field(default_factory=TurnIndex)
     """Per-user BM25 over archived turns and their conversation order (turn-level recall)."""
+    degraded: dict[str, str] = field(default_factory=dict)
+    """Tiers found down since the last successful write to them (tier -> error): stats and doctor show them."""
+    outbox_retry_seconds: float = 30.0
+    """While derived writes are owed (an outage), how often a flush first retries them."""
+    outbox_tried_at: float = 0.0
+    open_segments_checked: set = field(default_factory=set)
+    """(user, first turn) of open segments found not archived: detect_boundary asks the archive once."""
 
     def close(self) -> None:
         self.stores.close()
@@ -45,10 +52,23 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
     llm_path = "llm" if (chat_model is not None or settings.use_openai) and settings.llm != "offline" else "offline"
     paths = {"embedder": f"{embedder.name} ({embedder.path})", "summary": llm_path, "responder": llm_path}
     log.info("services ready paths=%s backends=%s", paths, stores.backends)
-    return Services(
+    services = Services(
         settings, stores, embedder, chat_model, paths,
         keyword_index=KeywordIndex(settings.recall_index_users), turn_index=TurnIndex(settings.recall_index_users),
     )
+    from . import recovery
+
+    # The archive is the durable base: what a crash or an outage left owed is completed now, and a
+    # mid-term server that lost records (restarted before its snapshot) gets them back. Later, the
+    # mid-term adapter asks for the same check whenever it had to reconnect.
+    if hasattr(stores.midterm, "on_reconnect"):
+        stores.midterm.on_reconnect = lambda: recovery.rebuild_midterm(services, reason="mid-term reconnected")
+    try:
+        recovery.on_startup(services)
+    except BaseException:
+        stores.close()
+        raise
+    return services
 
 
 _default: Services | None = None

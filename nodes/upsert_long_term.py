@@ -11,7 +11,7 @@ segment stays in the archive and the graph.
 
 from __future__ import annotations
 
-from . import promotion
+from . import promotion, recovery
 from .pending import advance, record_of
 from .promotion import promotion_threshold  # noqa: F401 - re-exported: the rule lives with its node's docs
 from .text.value import low_value_reason
@@ -50,4 +50,4 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
             stores.vectors.upsert([record])
         return {"long_term": decided}
 
-    return advance(state, "qdrant", write_all=write_all)
+    return advance(state, "qdrant", write_all=write_all, on_deferred=lambda stage, exc: recovery.note_degraded(services, stage, exc))

@@ -22,7 +22,7 @@ from typing import Any, Self
 
 from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
-from .ids import AUDIT_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
+from .ids import AUDIT_TABLE, OUTBOX_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
 from .models import SegmentRecord, Turn
 
 ARCHIVE_FILENAME = "archive.duckdb"
@@ -73,6 +73,15 @@ _SCHEMA = (
     f"CREATE INDEX IF NOT EXISTS {TURNS_TABLE}_user_idx ON {TURNS_TABLE} (user_id)",
     f"CREATE INDEX IF NOT EXISTS {SEGMENTS_TABLE}_user_idx ON {SEGMENTS_TABLE} (user_id)",
     f"CREATE INDEX IF NOT EXISTS {AUDIT_TABLE}_user_idx ON {AUDIT_TABLE} (user_id)",
+    # Derived-tier work still owed for archived segments (see the outbox methods): written in the same
+    # transaction as the segments, emptied as the later tiers confirm. No key: rows are few and short-lived.
+    f"""CREATE TABLE IF NOT EXISTS {OUTBOX_TABLE} (
+        segment_id VARCHAR NOT NULL,
+        user_id VARCHAR NOT NULL,
+        stages VARCHAR[] NOT NULL,
+        promotion VARCHAR NOT NULL,
+        seq BIGINT NOT NULL,
+        queued_at DOUBLE NOT NULL)""",
 )
 
 _TURN_COLS = ("turn_id", "source_id", "user_id", "segment_id", "speaker", "text", "ts")
@@ -254,6 +263,7 @@ class DuckDBArchive:
         with self._db.tx(touches=(user_id,)) as con:
             turns = con.execute(f"DELETE FROM {TURNS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
             segs = con.execute(f"DELETE FROM {SEGMENTS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
+            con.execute(f"DELETE FROM {OUTBOX_TABLE} WHERE user_id = ?", [user_id])
             n_turns, n_segs = (turns[0] if turns else 0), (segs[0] if segs else 0)
             con.execute(
                 _INSERT_AUDIT, [time.time(), "user_erased", user_id, f"turns={n_turns} segments={n_segs}"]
@@ -262,6 +272,84 @@ class DuckDBArchive:
         # Cheap: erasure is rare, and an in-memory database ignores it.
         self._db.checkpoint()
         return int(n_turns) + int(n_segs)
+
+    # --- derivation outbox (crash safety, outages) ---------------------------------------------------
+    # The archive is the durable base; the other tiers are derived from it. A segment's row says which
+    # derived writes (redis, qdrant, graph) it still owes and the promotion verdict made at flush, so a
+    # crash or an outage between the archive commit and the last derived write is completed later from
+    # the archive (nodes.recovery) instead of being lost.
+    def put_outbox(self, entries: Sequence[tuple[str, str, Sequence[str], str]]) -> None:
+        """(user_id, segment_id, stages still owed, promotion verdict) per segment, in the order given
+        (recovery applies them in that order). Inside ``transaction()`` it commits with the segments."""
+        rows = [(validate_id(u, "user_id"), validate_id(s, "segment_id"), [str(x) for x in st], str(p or ""))
+                for u, s, st, p in entries]
+        if not rows:
+            return
+        with self._db.tx() as con:
+            con.execute(f"DELETE FROM {OUTBOX_TABLE} WHERE segment_id IN (SELECT unnest(?::VARCHAR[]))",
+                        [[r[1] for r in rows]])
+            con.execute(
+                f"INSERT INTO {OUTBOX_TABLE} SELECT b.s, b.u, b.st, b.p, m.base + b.ord, ? FROM (SELECT "
+                "unnest(?::VARCHAR[]) AS s, unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[][]) AS st, "
+                "unnest(?::VARCHAR[]) AS p, unnest(?::BIGINT[]) AS ord) AS b, "
+                f"(SELECT coalesce(max(seq), 0) AS base FROM {OUTBOX_TABLE}) AS m",
+                [time.time(), [r[1] for r in rows], [r[0] for r in rows], [r[2] for r in rows],
+                 [r[3] for r in rows], list(range(1, len(rows) + 1))],
+            )
+
+    def settle_outbox(self, user_id: str, remaining: dict[str, Sequence[str]]) -> None:
+        """Record what each segment still owes after a pass: an empty list removes its row."""
+        validate_id(user_id, "user_id")
+        if not remaining:
+            return
+        done = [s for s, st in remaining.items() if not st]
+        left = {s: list(st) for s, st in remaining.items() if st}
+        with self._db.tx() as con:
+            if done:
+                con.execute(f"DELETE FROM {OUTBOX_TABLE} WHERE user_id = ? AND segment_id IN (SELECT unnest(?::VARCHAR[]))",
+                            [user_id, done])
+            for segment, stages in left.items():
+                con.execute(f"UPDATE {OUTBOX_TABLE} SET stages = ? WHERE user_id = ? AND segment_id = ?",
+                            [stages, user_id, segment])
+
+    def outbox(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Pending rows, oldest first: {'user_id', 'segment_id', 'stages', 'promotion', 'seq', 'queued_at'}."""
+        where, params = ("", []) if user_id is None else (" WHERE user_id = ?", [validate_id(user_id, "user_id")])
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT user_id, segment_id, stages, promotion, seq, queued_at FROM {OUTBOX_TABLE}{where} ORDER BY seq",
+                params,
+            ).fetchall()
+        keys = ("user_id", "segment_id", "stages", "promotion", "seq", "queued_at")
+        return [dict(zip(keys, (r[0], r[1], list(r[2]), r[3], int(r[4]), float(r[5])))) for r in rows]
+
+    def outbox_size(self) -> int:
+        """How many segments still owe derived writes (all users): one cheap count before a flush."""
+        with self._db.read() as con:
+            row = con.execute(f"SELECT count(*) FROM {OUTBOX_TABLE}").fetchone()
+        return int(row[0]) if row else 0
+
+    def outbox_count_user(self, user_id: str) -> int:
+        with self._db.read() as con:
+            row = con.execute(f"SELECT count(*) FROM {OUTBOX_TABLE} WHERE user_id = ?",
+                              [validate_id(user_id, "user_id")]).fetchone()
+        return int(row[0]) if row else 0
+
+    def outbox_erase_user(self, user_id: str) -> int:
+        validate_id(user_id, "user_id")
+        with self._db.tx(touches=(user_id,)) as con:
+            row = con.execute(f"DELETE FROM {OUTBOX_TABLE} WHERE user_id = ?", [user_id]).fetchone()
+        return int(row[0]) if row else 0
+
+    def archived_since(self, since: float) -> list[tuple[str, str, float]]:
+        """(user_id, segment_id, archived_at) of every segment archived at or after ``since`` (wall clock),
+        oldest first: what mid-term should still hold within its TTL."""
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT user_id, segment_id, archived_at FROM {SEGMENTS_TABLE} WHERE archived_at >= ? "
+                "ORDER BY archived_at, segment_id", [float(since)],
+            ).fetchall()
+        return [(r[0], r[1], float(r[2])) for r in rows]
 
     # --- reads -------------------------------------------------------------------------------------
     def has_turn(self, user_id: str, turn_id: str) -> bool:

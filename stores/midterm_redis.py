@@ -100,6 +100,11 @@ class RedisMidTerm:
         self.backend = backend
         self._revive = revive
         self._where = where or _describe(client)
+        self.on_reconnect: Callable[[], object] | None = None
+        """Called once a call succeeded after connection errors (a restarted server may have lost
+        records: the caller compares with the archive and re-puts them)."""
+        self._reconnecting = False
+        self._in_hook = False
 
     @classmethod
     def from_settings(cls, settings: LuminaSettings | None = None) -> RedisMidTerm:
@@ -125,6 +130,7 @@ class RedisMidTerm:
     # --- plumbing ------------------------------------------------------------------------------------
 
     def _before_retry(self, state: RetryCallState) -> None:
+        self._reconnecting = True
         if self._revive is not None:
             self._revive()  # its StoreUnavailable (binary missing, start failed) says more than ours
 
@@ -137,12 +143,21 @@ class RedisMidTerm:
             reraise=True,
         )
         try:
-            return retrying(call)
+            result = retrying(call)
         except _CONN_ERRORS as exc:
+            self._reconnecting = True  # the next call that gets through checks what the server kept
             raise StoreUnavailable(
                 TIER, f"{what} failed on {self._where} ({type(exc).__name__}: {exc}); "
                 "check that the server runs, or REDIS_URL"
             ) from exc
+        if self._reconnecting and self.on_reconnect is not None and not self._in_hook:
+            self._reconnecting = False
+            self._in_hook = True  # the hook's own calls must not re-enter it
+            try:
+                self.on_reconnect()
+            finally:
+                self._in_hook = False
+        return result
 
     def _scan(self, pattern: str) -> set[str]:
         # SCAN may return a key twice while the keyspace rehashes; the set makes counts exact.
@@ -250,6 +265,23 @@ class RedisMidTerm:
         user = "*" if user_id is None else ids.validate_id(user_id, "user_id")
         pattern = ids.redis_segment_key(user, "*")
         return self._run("count", lambda: len(self._scan(pattern)))
+
+    def missing(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (user_id, segment_id) pairs without a record here, in the order given (pipelined EXISTS;
+        on Redis Cluster the pipeline is split per node)."""
+        wanted = [(ids.validate_id(u, "user_id"), ids.validate_id(s, "segment_id")) for u, s in pairs]
+
+        def check() -> list[tuple[str, str]]:
+            out: list[tuple[str, str]] = []
+            for start in range(0, len(wanted), _SCAN_COUNT):
+                chunk = wanted[start : start + _SCAN_COUNT]
+                pipe = self._client.pipeline(transaction=False)
+                for user, segment in chunk:
+                    pipe.exists(ids.redis_segment_key(user, segment))
+                out += [pair for pair, found in zip(chunk, pipe.execute()) if not found]
+            return out
+
+        return self._run("missing", check) if wanted else []
 
     def delete_user(self, user_id: str) -> int:
         """Removes every key of the user; returns how many segment records were removed."""

@@ -13,6 +13,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +33,36 @@ MAX_SOCKET_PATH = 100
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 60.0
 LOCK_TIMEOUT = 90.0  # longer than a start or stop, so a waiter outlasts a healthy lock holder
+WATCHDOG_SECONDS = 1.0
+
+# Started beside every private server (a separate, tiny process: the server is daemonized and outlives
+# whoever started it). A server whose data directory was deleted under it can no longer snapshot and
+# then ignores SIGTERM (a test's or a benchmark's temporary directory, removed on an error path): the
+# watchdog SIGKILLs it, removes its socket, and exits; it also exits when the server stops. It checks
+# the process is still a redis-server before the signal, so a recycled pid is never hit.
+_WATCHDOG = r"""
+import os, signal, sys, time
+pid, root, sock, period = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
+def ours():
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"redis-server" in f.read()
+    except OSError:
+        return False
+while ours():
+    if not os.path.isdir(root):
+        os.kill(pid, signal.SIGKILL)
+        try:
+            os.unlink(sock)
+            os.rmdir(os.path.dirname(sock))
+        except OSError:
+            pass
+        break
+    time.sleep(period)
+"""
 
 
 @dataclass(frozen=True)
@@ -247,6 +278,7 @@ def _start(settings: LuminaSettings, paths: ServerPaths) -> None:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise StoreUnavailable(TIER, f"could not run {binary}: {exc}") from exc
     if done.returncode == 0 and _wait_ready(paths, None, START_TIMEOUT):
+        _start_watchdog(paths)
         return
     pid = _read_pid(paths.pidfile)
     if pid is not None and _pid_alive(pid):
@@ -257,6 +289,23 @@ def _start(settings: LuminaSettings, paths: ServerPaths) -> None:
         TIER, f"redis-server failed to start (exit {done.returncode}) on {paths.socket}; "
         f"log {paths.logfile}, tail:\n{_log_tail(paths.logfile, log_offset)}"
     )
+
+
+def _start_watchdog(paths: ServerPaths) -> None:
+    """The server's watchdog (see _WATCHDOG); without procfs (macOS) there is none."""
+    pid = _read_pid(paths.pidfile)
+    if pid is None or not Path(f"/proc/{pid}").is_dir():
+        return
+    _watchdogs[:] = [w for w in _watchdogs if w.poll() is None]  # reap the ones whose server stopped
+    _watchdogs.append(subprocess.Popen(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-S", "-c", _WATCHDOG, str(pid), str(paths.root), str(paths.socket), str(WATCHDOG_SECONDS)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,  # not in the caller's process group: Ctrl-C there must not end it
+        close_fds=True,
+    ))
+
+
+_watchdogs: list[subprocess.Popen] = []  # kept so they are reaped, never left as zombies of ours
 
 
 def _wait_ready(paths: ServerPaths, pid: int | None, timeout: float) -> bool:

@@ -1,0 +1,222 @@
+"""Recovery: complete every derived tier from the archive, the durable base.
+
+Two witnesses are compared with the archive, never trusted alone:
+
+- the archive's **outbox** (written in the same transaction as the segments by archive_to_duckdb):
+  a segment's row lists the derived writes it still owes — a process killed after the archive commit,
+  or a store that was down. ``recover`` rebuilds those segments from the archived record and turns and
+  runs the SAME node write paths (upsert_long_term, link_associations; mid-term with the remaining TTL),
+  idempotent writes with deterministic ids, in the order the rows were queued;
+- **mid-term** itself: Redis may lose records without any crash of ours (a private server killed before
+  its snapshot, a production server restarted without persistence). ``rebuild_midterm`` re-puts every
+  segment archived within the TTL window that Redis lacks, with its remaining TTL.
+
+Both run when services open (start-up, so also on every re-run of an import); ``retry_deferred`` runs
+them again before a flush while work is owed (an outage that ended), at most every
+``Services.outbox_retry_seconds``; the mid-term adapter calls ``rebuild_midterm`` after it had to
+reconnect (a restarted server). Each logs what it repaired.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from itertools import groupby
+
+from stores.errors import StoreUnavailable
+
+from .pending import DEFERRABLE, TIER_OF_STAGE, owed, settle
+
+log = logging.getLogger("lumina.recovery")
+
+
+@dataclass
+class _Ctx:
+    """The little of a run's context the flush nodes read."""
+
+    user_id: str
+
+
+def note_degraded(services, stage: str, exc: Exception) -> None:
+    """Remember that a tier is down (for stats/doctor); recovery clears it once the tier takes writes."""
+    degraded = getattr(services, "degraded", None)
+    if degraded is not None:
+        degraded[TIER_OF_STAGE.get(stage, stage)] = f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _items(archive, user_id: str, rows: list[dict]) -> tuple[list[dict], list[str]]:
+    """Pending items as the flush nodes see them, rebuilt from the archive; and the segment ids of rows
+    whose segment the archive no longer has (erased since): nothing to complete."""
+    items, gone = [], []
+    for row in rows:
+        record = archive.get_segment(user_id, row["segment_id"])
+        if record is None:
+            gone.append(row["segment_id"])
+            continue
+        turns = [
+            {"turn_id": t.turn_id, "source_id": t.source_id, "speaker": t.speaker, "text": t.text, "ts": t.ts}
+            for t in archive.get_turns(user_id, record.turn_ids)
+        ]
+        owed_now = set(row["stages"])
+        items.append({
+            "segment_id": record.segment_id,
+            "turns": turns,
+            "domain": record.domain,
+            "close_reason": record.close_reason,
+            "record": record.model_dump(),
+            "promotion": row["promotion"] or None,
+            "stages": [s for s in ("redis", "duckdb", "qdrant", "graph") if s not in owed_now],
+            "queued_at": row["queued_at"],  # the archive commit's time: mid-term's TTL runs from there
+        })
+    return items, gone
+
+
+def _midterm_stage(services, user_id: str, items: list[dict]) -> list[dict]:
+    """Mid-term writes owed: each record re-put with the TTL it has left (nothing when it expired)."""
+    todo = [item for item in items if "redis" not in item["stages"]]
+    if not todo:
+        return items
+    try:
+        _put_remaining(services, user_id, todo)
+        done = {"redis"}
+        deferred: list[str] = []
+    except StoreUnavailable as exc:
+        note_degraded(services, "redis", exc)
+        done, deferred = {"redis"}, ["redis"]
+    return [
+        {**item, "stages": [*item["stages"], *done], "deferred": [*item.get("deferred", []), *deferred]}
+        if item in todo else item
+        for item in items
+    ]
+
+
+def _put_remaining(services, user_id: str, items: list[dict]) -> int:
+    """Re-put the items' records into mid-term with their remaining TTL; returns how many went in."""
+    from stores.models import SegmentRecord
+
+    ttl = services.settings.midterm_ttl_seconds
+    now = time.time()
+    put = 0
+    for item in items:
+        remaining = int(ttl - (now - item.get("queued_at", now)))
+        if remaining >= 1:
+            services.stores.midterm.put_segments([SegmentRecord.model_validate(item["record"])], remaining)
+            put += 1
+    return put
+
+
+def recover(services, user_id: str | None = None, reason: str = "start-up") -> dict:
+    """Complete every derived write the outbox says is owed (all users, or one); returns counts."""
+    from .link_associations import link_associations
+    from .upsert_long_term import upsert_long_term
+
+    archive = services.stores.archive
+    if not hasattr(archive, "outbox"):
+        return {}
+    rows = archive.outbox(user_id)
+    report: Counter = Counter()
+    if not rows:
+        return dict(report)
+    owed_before = Counter(stage for row in rows for stage in row["stages"])
+    # Oldest first; a user's rows are completed together (one batch per tier, like the run that queued them).
+    ordered = sorted(rows, key=lambda r: r["seq"])
+    users = list(dict.fromkeys(r["user_id"] for r in ordered))
+    for user in users:
+        user_rows = [r for r in ordered if r["user_id"] == user]
+        items, gone = _items(archive, user, user_rows)
+        if gone:
+            archive.settle_outbox(user, {s: [] for s in gone})
+        if not items:
+            continue
+        ctx = _Ctx(user)
+        state: dict = {"pending": _midterm_stage(services, user, items)}
+        state.update(upsert_long_term(state, ctx, services) or {})
+        # What is owed now (graph included when not done yet), before the graph stage settles its rows.
+        settle(archive, user, state["pending"])
+        link_associations(state, ctx, services)
+        report["segments"] += len(items)
+    left = archive.outbox(user_id)
+    owed_after = Counter(stage for row in left for stage in row["stages"])
+    report.update({f"completed {TIER_OF_STAGE[s]}": owed_before[s] - owed_after[s] for s in DEFERRABLE if owed_before[s]})
+    report["still owed"] = len(left)
+    degraded = getattr(services, "degraded", None)
+    if degraded is not None:
+        for stage in DEFERRABLE:
+            if not owed_after[stage]:
+                degraded.pop(TIER_OF_STAGE[stage], None)
+    level = logging.WARNING if report["segments"] else logging.INFO
+    log.log(level, "recovery (%s): %s", reason, ", ".join(f"{k}={v}" for k, v in report.items()))
+    return dict(report)
+
+
+def rebuild_midterm(services, reason: str = "start-up") -> int:
+    """Re-put every segment archived within the mid-term TTL that Redis lacks; returns how many."""
+    archive, midterm = services.stores.archive, services.stores.midterm
+    if not hasattr(archive, "archived_since") or not hasattr(midterm, "missing"):
+        return 0
+    ttl = services.settings.midterm_ttl_seconds
+    expected = archive.archived_since(time.time() - ttl + 1)
+    if not expected:
+        return 0
+    missing = midterm.missing([(u, s) for u, s, _at in expected])
+    if not missing:
+        return 0
+    at = {(u, s): a for u, s, a in expected}
+    now = time.time()
+    put = 0
+    for user_id, group in groupby(sorted(missing), key=lambda p: p[0]):
+        for _user, segment_id in group:
+            record = archive.get_segment(user_id, segment_id)
+            remaining = int(ttl - (now - at[(user_id, segment_id)]))
+            if record is not None and remaining >= 1:
+                midterm.put_segments([record], remaining)
+                put += 1
+    log.warning("recovery (%s): mid-term lacked %d of the %d segments archived within its TTL; "
+                "restored %d from the archive with their remaining TTL", reason, len(missing), len(expected), put)
+    return put
+
+
+def on_startup(services) -> None:
+    """What opening services runs: the outbox, then mid-term against the archive. A store that is down
+    now leaves its work owed (logged); start-up goes on."""
+    try:
+        recover(services, reason="start-up")
+    except StoreUnavailable as exc:
+        log.warning("recovery (start-up) postponed: %s", exc)
+    try:
+        rebuild_midterm(services, reason="start-up")
+    except StoreUnavailable as exc:
+        note_degraded(services, "redis", exc)
+        log.warning("mid-term check (start-up) postponed: %s", exc)
+
+
+def retry_deferred(services) -> None:
+    """Before a flush: complete work owed from before (a store that was down), oldest first, at most
+    every ``outbox_retry_seconds`` while anything is owed."""
+    archive = services.stores.archive
+    if not hasattr(archive, "outbox_size"):
+        return
+    now = time.monotonic()
+    if now - getattr(services, "outbox_tried_at", 0.0) < getattr(services, "outbox_retry_seconds", 30.0):
+        return
+    if not archive.outbox_size():
+        return
+    services.outbox_tried_at = now
+    try:
+        recover(services, reason="store back")
+        if "mid-term" in getattr(services, "degraded", {}):
+            rebuild_midterm(services, reason="store back")
+    except StoreUnavailable as exc:
+        log.warning("owed derived writes wait longer: %s", exc)
+
+
+def outbox_summary(archive) -> dict:
+    """{'segments': n, 'owed': {tier: n}} of the outbox (stats, doctor)."""
+    rows = archive.outbox() if hasattr(archive, "outbox") else []
+    owed_tiers = Counter(TIER_OF_STAGE[s] for r in rows for s in r["stages"])
+    return {"segments": len(rows), "owed": dict(owed_tiers)}
+
+
+__all__ = ["recover", "rebuild_midterm", "retry_deferred", "on_startup", "note_degraded", "outbox_summary", "owed"]
