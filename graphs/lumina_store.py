@@ -37,8 +37,8 @@ def make_store(
     settings = settings or default_settings()
     embedder = embedder or make_embedder(settings)
     data_dir = settings.resolved_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    lock = DataDirLock(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = DataDirLock(data_dir)  # also makes the directory and the files created in it private
     lock.acquire()  # re-entrant within a process: the memory graph's services may hold it too
     opened: list = []
     try:

@@ -11,7 +11,9 @@ def retrieve_context(state: dict, ctx, services) -> dict:
     turns = state.get("turns") or []
     if not turns or turns[-1]["speaker"] != "user":
         return {}
-    query = turns[-1]["text"]
+    # A recall query is limited (max_query_chars) and a turn may be longer (a part of a long message):
+    # its end is what the user asks now.
+    query = turns[-1]["text"][-services.settings.max_query_chars:]
     items = recall(
         services,
         ctx.user_id,

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Self
 
 from .errors import DataDirLocked
+from .private_files import make_private, private_umask
 
 LOCK_FILENAME = ".lock"
 _MAX_HOLDER_CHARS = 1000  # the holder text ends up in an error message; keep it readable
@@ -99,10 +100,11 @@ class DataDirLock:
         return self
 
     def _lock_new(self) -> int:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_umask()  # the engines opened after the lock create their files private (stores.private_files)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         # No O_TRUNC: the current holder's description must survive until we own the lock.
         # os.open descriptors are non-inheritable, so child programs do not keep the lock alive.
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -119,6 +121,7 @@ class DataDirLock:
             os.pwrite(fd, _describe_self().encode("utf-8", errors="replace"), 0)
         except OSError:
             pass  # the description is a courtesy; the flock alone is the lock
+        make_private(self.data_dir)  # ours now: repair a directory created world-readable before issue 16
         return fd
 
     def release(self) -> None:

@@ -55,9 +55,11 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
     from .midterm_redis import RedisMidTerm
 
     data_dir = settings.resolved_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = DataDirLock(data_dir)
-    lock.acquire()  # before any embedded engine opens its files: a second process gets a clear error
+    # Before any embedded engine opens its files: a second process gets a clear error, and the lock makes
+    # the data directory and the files the engines create private (0700/0600, stores.private_files).
+    lock.acquire()
     opened: list = []
     try:
         midterm = RedisMidTerm.from_settings(settings)

@@ -35,6 +35,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from stores.errors import InvalidInput
+from stores.ids import validate_id
+
 from ..text.tokenize import terms
 from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
 from .fusion import fuse
@@ -89,6 +92,8 @@ def recall(
     ``character``: restricts the long-term segment channel to segments this character took part in.
     """
     settings = services.settings
+    validate_id(user_id, "user_id")
+    check_query(query, settings.max_query_chars)
     stores = services.stores
     alpha, beta, gamma = weights_for(purpose)
     on = {name: _enabled(settings, name, disabled) for name in SWITCHES}
@@ -172,6 +177,20 @@ def recall(
             ("index", started, t_index), ("candidates", t_embed, t_candidates), ("rank", t_candidates, t_rank),
             ("rerank", t_rank, t_rerank), ("pack", t_rerank, t_pack))}
     return items
+
+
+def check_query(query: object, max_chars: int) -> str:
+    """The query, or InvalidInput("query") before any work: a 1 MB question once took 105 s to tokenise,
+    embed and score before anything could refuse it."""
+    if not isinstance(query, str):
+        raise InvalidInput("query", f"must be a string, got {type(query).__name__}")
+    if len(query) > max_chars:
+        raise InvalidInput("query", f"has {len(query):,} characters; the limit is {max_chars:,} (LUMINA_MAX_QUERY_CHARS)")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput("query", f"is not valid Unicode (lone surrogate at position {exc.start})") from None
+    return query
 
 
 def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_ts: float, weights, settings) -> "_Ranked":
