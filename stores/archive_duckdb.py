@@ -503,6 +503,41 @@ class DuckDBArchive:
             ).fetchall()
         return [dict(zip(("seq", "at", "event", "user_id", "detail"), r)) for r in rows]
 
+    # --- retention (L9, S7): nodes.retention decides, these read and remove ---------------------------
+    def turns_before(self, before_ts: float) -> list[Turn]:
+        """Every user's turns whose message time is before ``before_ts``, by user then conversation order."""
+        with self._db.read() as con:
+            rows = con.execute(f"{_SELECT_TURNS} WHERE ts < ? ORDER BY user_id, ts, ingest_seq", [before_ts]).fetchall()
+        return [self._turn(r) for r in rows]
+
+    def segments_before(self, before_ts: float) -> list[SegmentRecord]:
+        """Every user's segments that ended before ``before_ts``."""
+        with self._db.read() as con:
+            rows = con.execute(f"{_SELECT_SEGMENTS} WHERE end_ts < ? ORDER BY user_id, end_ts", [before_ts]).fetchall()
+        return [self._segment(r) for r in rows]
+
+    def delete_turns(self, user_id: str, turn_ids: Sequence[str]) -> int:
+        validate_id(user_id, "user_id")
+        with self._db.tx(touches=(user_id,)) as con:
+            row = con.execute(f"DELETE FROM {TURNS_TABLE} WHERE user_id = ? AND turn_id IN (SELECT unnest(?::VARCHAR[]))",
+                              [user_id, list(turn_ids)]).fetchone()
+        return int(row[0]) if row else 0
+
+    def delete_segments(self, user_id: str, segment_ids: Sequence[str]) -> int:
+        validate_id(user_id, "user_id")
+        with self._db.tx(touches=(user_id,)) as con:
+            row = con.execute(f"DELETE FROM {SEGMENTS_TABLE} WHERE user_id = ? AND segment_id IN (SELECT unnest(?::VARCHAR[]))",
+                              [user_id, list(segment_ids)]).fetchone()
+        return int(row[0]) if row else 0
+
+    def clear_segment_texts(self, user_id: str, segment_ids: Sequence[str]) -> int:
+        """Blank the raw-turn text of segments (summary, keywords, embedding stay): storage policies A/B."""
+        validate_id(user_id, "user_id")
+        with self._db.tx(touches=(user_id,)) as con:
+            row = con.execute(f"UPDATE {SEGMENTS_TABLE} SET text = '' WHERE user_id = ? AND text <> '' AND segment_id IN "
+                              "(SELECT unnest(?::VARCHAR[]))", [user_id, list(segment_ids)]).fetchone()
+        return int(row[0]) if row else 0
+
     # --- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
         """Checkpoint and release the file (and DuckDB's file lock). Idempotent."""

@@ -1,0 +1,126 @@
+"""Retention per data kind (S7) and the storage policy (L9), enforced by the maintenance graph.
+
+``enforce_retention(services, now=None)`` applies, on the conversation's clock for turns and segments
+(their message times) and on the wall clock for logs (``now`` defaults to the time of the call):
+
+- raw turns older than ``retention_raw_turns_days``, by ``storage_policy``:
+  ``keep`` (default) — nothing: raw turns stay, recall quality depends on them;
+  ``A`` — the turns leave the archive and the turn vectors, and the raw text leaves their segments (archive
+  rows and long-term payloads): only summaries, keywords and embeddings stay in search;
+  ``B`` — as A, after the turns were written to Parquet files (stores.cold_turns) that deliberate recall
+  reads through DuckDB (``cold_turns``);
+- segments that ended more than ``retention_segments_days`` ago leave the archive and the long-term vectors
+  (their turns follow the raw-turn rule; a mid-term record expires by its own TTL);
+- activity-log events older than ``retention_logs_days`` are dropped.
+
+Backups are pruned by the backup code (``retention_backups_days``). Returns what was done, per kind.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from typing import Any
+
+from stores.cold_turns import ColdTurns
+from stores.models import Turn
+from stores.vector_filters import TENANT_FIELD, Match
+
+from .activity import activity_log, record
+
+log = logging.getLogger("lumina.retention")
+DAY = 86_400.0
+_CHUNK = 500  # ids per vector delete filter
+
+
+def _by_user(rows) -> dict[str, list]:
+    out: dict[str, list] = defaultdict(list)
+    for row in rows:
+        out[row.user_id].append(row)
+    return out
+
+
+def _delete_points(vectors, user_id: str, field: str, values: list[str]) -> None:
+    for start in range(0, len(values), _CHUNK):
+        vectors._delete([Match(TENANT_FIELD, (user_id,)), Match(field, tuple(values[start:start + _CHUNK]))])
+
+
+def _strip_segment_texts(services, user_id: str, segment_ids: list[str]) -> int:
+    """Policies A/B: the segments keep their summary, keywords and embedding; their raw lines go."""
+    stores = services.stores
+    cleared = stores.archive.clear_segment_texts(user_id, segment_ids)
+    promoted = {h.payload.get("segment_id") for h in stores.vectors.get(user_id, segment_ids)}
+    records = [r for r in (stores.archive.get_segment(user_id, s) for s in segment_ids if s in promoted) if r is not None]
+    if records:
+        stores.vectors.upsert(records)  # the archive's record, text now blank: the payload's raw text goes
+    return cleared
+
+
+def _raw_turns(services, now: float) -> dict[str, Any]:
+    settings = services.settings
+    days, policy = settings.retention_raw_turns_days, settings.storage_policy
+    if days is None:
+        return {"policy": policy, "days": None, "turns": 0}
+    if policy == "keep":
+        return {"policy": policy, "days": days, "turns": 0, "note": "storage_policy keep: raw turns are kept"}
+    stores = services.stores
+    cold = ColdTurns.for_settings(settings) if policy == "B" else None
+    expired = _by_user(stores.archive.turns_before(now - days * DAY))
+    report: dict[str, Any] = {"policy": policy, "days": days, "turns": 0, "segments_stripped": 0, "users": len(expired)}
+    for user_id, turns in expired.items():
+        if cold is not None:
+            cold.write(user_id, turns)  # first: the archive rows go only once they are in a file
+        turn_ids = [t.turn_id for t in turns]
+        if stores.turns is not None:
+            _delete_points(stores.turns, user_id, "turn_id", turn_ids)
+        segments = sorted({t.segment_id for t in turns if t.segment_id})
+        stripped = _strip_segment_texts(services, user_id, segments) if segments else 0
+        deleted = stores.archive.delete_turns(user_id, turn_ids)
+        _forget_indexes(services, user_id)
+        report["turns"] += deleted
+        report["segments_stripped"] += stripped
+        record(services, user_id, "maintenance", step="retention.raw_turns", policy=policy, turns=deleted,
+               segments_stripped=stripped)
+    return report
+
+
+def _segments(services, now: float) -> dict[str, Any]:
+    days = services.settings.retention_segments_days
+    if days is None:
+        return {"days": None, "segments": 0}
+    stores = services.stores
+    expired = _by_user(stores.archive.segments_before(now - days * DAY))
+    total = 0
+    for user_id, segments in expired.items():
+        ids = [s.segment_id for s in segments]
+        _delete_points(stores.vectors, user_id, "segment_id", ids)
+        total += stores.archive.delete_segments(user_id, ids)
+        _forget_indexes(services, user_id)
+        record(services, user_id, "maintenance", step="retention.segments", segments=len(ids))
+    return {"days": days, "segments": total, "users": len(expired)}
+
+
+def _forget_indexes(services, user_id: str) -> None:
+    """The in-process recall indexes hold the removed rows: rebuilt from the archive on next use."""
+    for index in (services.turn_index, services.keyword_index):
+        index.forget(user_id)
+
+
+def enforce_retention(services, now: float | None = None) -> dict[str, Any]:
+    """Apply every retention setting once (see the module docstring); returns counts per kind."""
+    now = time.time() if now is None else float(now)
+    report = {
+        "raw_turns": _raw_turns(services, now),
+        "segments": _segments(services, now),
+        "logs": {"days": services.settings.retention_logs_days,
+                 "events": activity_log(services.settings).prune(now - services.settings.retention_logs_days * DAY)},
+    }
+    log.info("retention turns=%d segments=%d log_events=%d", report["raw_turns"]["turns"],
+             report["segments"]["segments"], report["logs"]["events"])
+    return report
+
+
+def cold_turns(services, user_id: str, contains: str | None = None, limit: int = 100) -> list[Turn]:
+    """Deliberate recall of raw turns that policy B moved to Parquet (DuckDB ``read_parquet``)."""
+    return ColdTurns.for_settings(services.settings).read(user_id, contains, limit)
