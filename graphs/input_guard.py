@@ -32,6 +32,13 @@ def _user_id(config: dict | None, context: Any) -> object:
 class GuardedGraph(CompiledStateGraph):
     """``CompiledStateGraph`` whose runs check their input and the thread's owner first."""
 
+    def __init__(self, *, lumina_services: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Kept through copy()/with_config() (the LangGraph server copies the graph for each run): the
+        # settings' limits come from it. Pregel's own __init__ drops attributes it does not know.
+        if lumina_services is not None:
+            self.lumina_services = lumina_services
+
     def _settings(self):
         provider = getattr(self, "lumina_services", None)
         return provider().settings if provider is not None else None
