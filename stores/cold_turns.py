@@ -68,8 +68,7 @@ class ColdTurns:
         con = duckdb.connect()
         try:
             select = ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(_COLS, _TYPES))
-            con.execute(f"CREATE TABLE cold AS SELECT {select}", columns)
-            con.execute(f"COPY cold TO '{_literal(tmp)}' (FORMAT parquet)")
+            con.sql(f"SELECT {select}", params=columns).write_parquet(str(tmp))
         finally:
             con.close()
         tmp.chmod(0o600)
