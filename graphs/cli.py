@@ -80,8 +80,9 @@ def print_stats(services, user_id: str | None) -> None:
                   f"{stats['archive']['turns']} turns, {stats['archive']['segments']} segments")
     table.add_row("long-term", stats["long-term"]["backend"],
                   f"{stats['long-term']['points']} points in {stats['long-term']['collection']}")
-    nodes = ", ".join(f"{k} {v}" for k, v in stats["graph"]["nodes"].items())
-    edges = ", ".join(f"{k} {v}" for k, v in stats["graph"]["edges"].items())
+    graph = stats["graph"]  # a string when the graph is down (degraded mode)
+    nodes = ", ".join(f"{k} {v}" for k, v in graph["nodes"].items()) if isinstance(graph["nodes"], dict) else graph["nodes"]
+    edges = ", ".join(f"{k} {v}" for k, v in graph["edges"].items()) if isinstance(graph["edges"], dict) else graph["edges"]
     table.add_row("graph", stats["graph"]["backend"], f"nodes: {nodes}\nedges: {edges}")
     console.print(table)
     console.print("paths: " + ", ".join(f"{k}={v}" for k, v in stats["paths"].items()))

@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from nodes.recovery import outbox_summary
 from nodes.services import Services
 from stores.errors import StoreUnavailable
 
 
+def _answer(services, tier: str, read: Callable[[], Any]) -> Any:
+    """A tier's figure, or "unavailable (...)" when its store is down: stats still answers in degraded
+    mode, and the tier is noted as down."""
+    try:
+        return read()
+    except StoreUnavailable as exc:
+        services.degraded.setdefault(tier, str(exc)[:300])
+        return f"unavailable ({exc.tier})"
+
+
 def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]:
     stores = services.stores
-    archive = stores.archive.counts(user_id)
-    graph = stores.graph.counts(user_id)
-    try:
-        midterm_segments: int | str = stores.midterm.count(user_id)
-    except StoreUnavailable as exc:  # degraded mode: the other tiers still answer, and stats says so
-        midterm_segments = f"unavailable ({exc.tier})"
-        services.degraded.setdefault("mid-term", str(exc)[:300])
+    archive = stores.archive.counts(user_id)  # the durable base: embedded, never "down"
+    graph = _answer(services, "graph", lambda: stores.graph.counts(user_id))
     return {
-        "mid-term": {"backend": stores.midterm.backend, "segments": midterm_segments},
+        "mid-term": {"backend": stores.midterm.backend,
+                     "segments": _answer(services, "mid-term", lambda: stores.midterm.count(user_id))},
         "archive": {"backend": stores.archive.backend, **archive},
-        "long-term": {"backend": stores.vectors.backend, "points": stores.vectors.count(user_id),
+        "long-term": {"backend": stores.vectors.backend,
+                      "points": _answer(services, "long-term", lambda: stores.vectors.count(user_id)),
                       "collection": stores.vectors.collection},
-        "graph": {"backend": stores.graph.backend, "nodes": graph.nodes, "edges": graph.edges},
+        "graph": {"backend": stores.graph.backend, "nodes": graph if isinstance(graph, str) else graph.nodes,
+                  "edges": graph if isinstance(graph, str) else graph.edges},
         "paths": {**services.paths, "bulk_embedding": services.embedder.ahead_path},
         # Degraded mode: derived writes owed (a crash, or a store that is down) and the tiers found down.
         "derivations": {**outbox_summary(stores.archive), "degraded": dict(getattr(services, "degraded", {}))},

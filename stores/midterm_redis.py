@@ -105,6 +105,12 @@ class RedisMidTerm:
         records: the caller compares with the archive and re-puts them)."""
         self._reconnecting = False
         self._in_hook = False
+        # redis-py reconnects a pooled connection silently when the server went away between two calls
+        # (a restart): count connections, and treat every one after the first as a reconnect to check.
+        self._connects = 0
+        kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", None)
+        if isinstance(kwargs, dict) and "redis_connect_func" not in kwargs:
+            kwargs["redis_connect_func"] = self._connected
 
     @classmethod
     def from_settings(cls, settings: LuminaSettings | None = None) -> RedisMidTerm:
@@ -128,6 +134,12 @@ class RedisMidTerm:
         return cls(client, backend="redis-embedded", revive=lambda: ensure_server(settings), where=f"unix://{socket}")
 
     # --- plumbing ------------------------------------------------------------------------------------
+
+    def _connected(self, connection) -> None:
+        connection.on_connect()  # what redis-py does when no connect function is given
+        self._connects += 1
+        if self._connects > 1:
+            self._reconnecting = True
 
     def _before_retry(self, state: RetryCallState) -> None:
         self._reconnecting = True
