@@ -128,12 +128,20 @@ def respond(state: dict, ctx, services) -> dict:
         ctx.user_id, ids.turn_id(ctx.user_id, source), redact=(lambda t: redact_text(t, kinds)) if kinds else None,
         character=character, turn_id=turns[-1]["turn_id"],
     )
-    if chat_model is not None:
-        text, path = _llm_reply(chat_model, character, query, recalled, entry), "llm"
-    else:
-        text, path = offline_reply(character, query, recalled), "offline"
-        entry.write(text)
-    entry.flush()
+    try:
+        if chat_model is not None:
+            text, path = _llm_reply(chat_model, character, query, recalled, entry), "llm"
+        else:
+            text, path = offline_reply(character, query, recalled), "offline"
+            entry.write(text)
+    except BaseException:
+        # The model failed mid-reply in a process that lives on: record what came, as start-up would.
+        entry.flush()
+        partial = Journal.for_settings(services.settings).read(entry.path) or {"text": "", "chunks": 0}
+        record(services, ctx.user_id, "reply_interrupted", reply_id=ids.turn_id(ctx.user_id, source),
+               character=character, chars=len(partial["text"]), chunks=partial["chunks"], text=partial["text"][:2_000])
+        entry.finish()
+        raise
     text = redact_text(text, kinds) if kinds else text
     entry.finish()
     log.info("reply character=%s path=%s recalled=%d", character, path, len(recalled))

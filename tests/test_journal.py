@@ -120,3 +120,28 @@ def test_flush_by_size_and_by_time(tmp_path):
     assert journal.read(redacting.path)["text"] == "my [secret]"
     redacting.finish()
     assert journal.count("v") == 0
+
+
+def test_a_model_failing_mid_reply_is_recorded_at_once(memory):
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    class Breaks(GenericFakeChatModel):
+        def _stream(self, *args, **kwargs):
+            for n, chunk in enumerate(super()._stream(*args, **kwargs)):
+                if n == 3:
+                    raise ConnectionError("stream cut")
+                yield chunk
+
+    memory.services.chat_model = Breaks(messages=iter([AIMessage("one two three four five six")]))
+    memory.settings.journal_flush_chars = 1
+    config = {"configurable": {"thread_id": "breaks"}}
+    try:
+        memory.graph.invoke({"messages": [HumanMessage("ねえ、聞いて")]}, config, context={"user_id": "max"})
+    except ConnectionError:
+        pass
+    else:
+        raise AssertionError("the model's error must reach the caller")
+    (event,) = recent_activity(memory.services, "max", 10, events=("reply_interrupted",))
+    assert event["text"] == "one two" and event["character"]  # the three chunks before the error
+    assert list(Journal.for_settings(memory.settings).folder.iterdir()) == []
