@@ -264,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     svc.set_defaults(func=cmd_services)
     doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")
     doctor.set_defaults(func=cmd_doctor)
+    __import__("graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
     return parser
 
 

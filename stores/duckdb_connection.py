@@ -112,3 +112,31 @@ class GuardedConnection:
                 con.execute("CHECKPOINT")
             finally:
                 con.close()
+
+    def rewrite(self) -> None:
+        """Copy every table into a fresh file and swap it in (L11): DuckDB leaves deleted rows in freed
+        blocks of the file, so erasure must rewrite it for the bytes to go. In-memory: nothing to do."""
+        import os
+
+        with self.lock:
+            con = self.live()
+            if self.database == ":memory:":
+                return
+            fresh = self.database + ".rewrite"
+            for leftover in (fresh, fresh + ".wal"):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
+            con.execute("CHECKPOINT")
+            (name,) = con.execute("SELECT current_database()").fetchone()
+            con.execute("ATTACH ? AS lumina_rewrite", [fresh])
+            try:
+                con.execute(f'COPY FROM DATABASE "{name}" TO lumina_rewrite')
+            finally:
+                con.execute("DETACH lumina_rewrite")
+            self._con = None
+            con.close()
+            os.chmod(fresh, 0o600)
+            os.replace(fresh, self.database)
+            if os.path.exists(self.database + ".wal"):
+                os.remove(self.database + ".wal")
+            self._con = duckdb.connect(self.database)

@@ -12,7 +12,7 @@ from collections import defaultdict
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from . import cypher, ids
+from . import cypher, cypher_backup, ids
 from .errors import InvalidInput
 from .models import GraphCounts
 from .settings import CHARACTERS
@@ -325,3 +325,25 @@ class CypherGraph:
             ]
         )
         return sum(_single_count(rows) for rows in results[: len(counted)])
+
+    # --- backups and erasure (L10, L11) -------------------------------------------------------------
+    def dump(self) -> dict[str, Rows]:
+        """Every node and edge, by kind (see stores.cypher_backup.DUMP); each row names its user."""
+        return {kind: self._read(query, {}) for kind, query in cypher_backup.DUMP.items()}
+
+    def load(self, rows: Mapping[str, Rows], batch: int = 500) -> int:
+        """Write rows of ``dump`` back (MERGE: loading twice changes nothing); returns rows written."""
+        n = 0
+        for kind, query in cypher_backup.LOAD.items():
+            items = list(rows.get(kind, []))
+            for start in range(0, len(items), batch):
+                self._write([(query, {"rows": items[start : start + batch]})])
+            n += len(items)
+        return n
+
+    def rewrite(self) -> None:
+        """Make deleted nodes leave the raw files; a server (Neo4j) manages its own store files."""
+
+    def raw_paths(self) -> list:
+        return []
+

@@ -149,5 +149,25 @@ class LadybugGraph(CypherGraph):
             finally:
                 self._release()
 
+    def raw_paths(self) -> list[Path]:
+        return [p for p in self.path.parent.glob(self.path.name + "*")]
+
+    def rewrite(self) -> None:
+        """Dump the live graph, delete the database files and load it into a new one (L11): ladybug keeps
+        deleted nodes' strings in the file's freed pages."""
+        with self._lock:
+            rows = self.dump()
+            self.close()
+            for path in self.raw_paths():
+                if path.is_dir():
+                    import shutil
+
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+            self.__init__(self.path)  # type: ignore[misc]  # same file, a fresh database
+            self.load(rows)
+            self._execute("CHECKPOINT", {})
+
     def __repr__(self) -> str:
         return f"LadybugGraph({str(self.path)!r})"

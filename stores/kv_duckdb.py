@@ -175,6 +175,46 @@ class DuckDBItems:
             row = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE}").fetchone()
         return int(row[0]) if row else 0
 
+    # --- backups and erasure (L10, L11) --------------------------------------------------------------
+    def with_label(self, label: str) -> list[tuple[tuple[str, ...], str]]:
+        """(namespace, key) of every item whose namespace has ``label`` as one of its labels."""
+        with self._db.read() as con:
+            rows = con.execute(
+                f'SELECT namespace, "key" FROM {ITEMS_TABLE} WHERE list_contains(namespace, ?)', [label]
+            ).fetchall()
+        return [(tuple(r[0]), r[1]) for r in rows]
+
+    def dump_rows(self) -> list[dict[str, Any]]:
+        """Every row with all its columns (a backup's records)."""
+        names = [c.strip('"') for c in _COLS]
+        with self._db.read() as con:
+            rows = con.execute(_SELECT).fetchall()
+        return [dict(zip(names, [list(v) if isinstance(v, tuple) else v for v in r])) for r in rows]
+
+    def load_rows(self, rows: Sequence[dict[str, Any]]) -> int:
+        """Write rows of ``dump_rows`` back as they were (timestamps included)."""
+        if not rows:
+            return 0
+        names = [c.strip('"') for c in _COLS]
+        with self._db.tx() as con:
+            con.execute(
+                f"INSERT OR REPLACE INTO {ITEMS_TABLE} ({', '.join(_COLS)}) SELECT * FROM (SELECT "
+                + ", ".join(
+                    f"unnest(?::{t}) AS c{i}"
+                    for i, t in enumerate(("VARCHAR[]", "VARCHAR[]", "VARCHAR[][]", "VARCHAR[]", "VARCHAR[]",
+                                           "VARCHAR[][]", "VARCHAR[]", "DOUBLE[]", "DOUBLE[]"))
+                ) + ")",
+                [[r[n] for r in rows] for n in names],
+            )
+        return len(rows)
+
+    def rewrite(self) -> None:
+        """Copy the table into a fresh file (deleted items linger in DuckDB's freed blocks)."""
+        self._db.rewrite()
+
+    def raw_paths(self) -> list[Path]:
+        return [] if self.database == ":memory:" else [Path(self.database), Path(self.database + ".wal")]
+
     # --- lifecycle -----------------------------------------------------------------------------------
     def close(self) -> None:
         self._db.close()

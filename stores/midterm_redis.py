@@ -322,6 +322,56 @@ class RedisMidTerm:
     def close(self) -> None:
         self._client.close()
 
+    # --- backups and erasure (L10, L11) --------------------------------------------------------------
+    def dump_keys(self) -> list[dict[str, Any]]:
+        """Every key of ours with its type, value and remaining TTL in ms (-1: none): a backup's records."""
+        def dump() -> list[dict[str, Any]]:
+            out: list[dict[str, Any]] = []
+            for key in sorted(self._scan(f"{ids.REDIS_PREFIX}:*")):
+                kind = _text(self._client.type(key))
+                if kind == "hash":
+                    value: Any = {_text(k): _text(v) for k, v in self._client.hgetall(key).items()}
+                elif kind == "zset":
+                    value = [[_text(m), float(s)] for m, s in self._client.zrange(key, 0, -1, withscores=True)]
+                else:
+                    continue  # gone meanwhile, or not a type this tier writes
+                out.append({"key": key, "type": kind, "value": value, "pttl": int(self._client.pttl(key))})
+            return out
+
+        return self._run("dump_keys", dump)
+
+    def load_keys(self, records: Sequence[Mapping[str, Any]]) -> int:
+        """Write records of ``dump_keys`` back (replacing those keys), with their TTLs."""
+        def load() -> int:
+            for r in records:
+                pipe = self._client.pipeline(transaction=True)
+                pipe.delete(r["key"])
+                if r["type"] == "hash":
+                    pipe.hset(r["key"], mapping=dict(r["value"]))
+                else:
+                    pipe.zadd(r["key"], {m: s for m, s in r["value"]})
+                if int(r["pttl"]) > 0:
+                    pipe.pexpire(r["key"], int(r["pttl"]))
+                pipe.execute()
+            return len(records)
+
+        return self._run("load_keys", load)
+
+    def save_snapshot(self) -> str:
+        """Write the snapshot now so erased keys leave the RDB file too (embedded server: SAVE; a
+        production server: BGSAVE, where the provider allows it)."""
+        def save() -> str:
+            if self.backend == "redis-embedded":
+                self._client.save()
+                return "saved"
+            try:
+                self._client.bgsave()
+                return "background save started"
+            except redis.ResponseError as exc:  # managed services often refuse it
+                return f"not allowed here ({exc})"
+
+        return self._run("save_snapshot", save)
+
 
 def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
     for i in range(0, len(items), size):

@@ -45,3 +45,14 @@ class UserDataPlace(Protocol):
         ``is_erased(user_id)`` is true (erased after the snapshot: the erasure ledger keeps only keyed
         hashes of their ids); returns the records loaded."""
         ...
+
+    def forget_in_export(self, src: Path, user_id: str) -> int:
+        """Rewrite files written by ``export`` in ``src`` without the user's records (erasure reaches
+        existing backups this way, with no store open); returns the records removed."""
+        ...
+
+
+def missing_methods(place: object) -> list[str]:
+    """The protocol's members ``place`` lacks (the registry test asserts none for every place)."""
+    wanted = ["name", "count", "erase", "scrub", "raw_paths", "export", "restore", "forget_in_export"]
+    return [m for m in wanted if not hasattr(place, m) or (m != "name" and not callable(getattr(place, m)))]

@@ -225,3 +225,49 @@ class ClientVectorStore(VectorStoreBase):
     def _release(self) -> None:
         if self._close_client:
             self._client.close()  # local mode: persists and frees the folder lock for the next process
+
+    # --- backups and erasure (L10, L11) -------------------------------------------------------------
+    def _scroll(self, page: int = 1_000):
+        """Every point as (id, vector, payload), in pages (backups, rewrite)."""
+        offset = None
+        while True:
+            with self._guard("scroll"):
+                records, offset = self._client.scroll(
+                    self.collection, limit=page, offset=offset, with_payload=True, with_vectors=True)
+            for r in records:
+                vec = r.vector
+                if isinstance(vec, dict):
+                    vec = next(iter(vec.values()), None)
+                yield str(r.id), [float(x) for x in (vec or [])], dict(r.payload or {})
+            if offset is None or not records:
+                return
+
+    def raw_paths(self) -> list[Path]:
+        path = self._client.init_options.get("path")
+        return [Path(path)] if path else []
+
+    def rewrite(self) -> None:
+        """Local mode keeps deleted points' payloads in free pages of its SQLite file: copy the live points
+        into a new collection of the same name (L11). A Qdrant server reclaims deleted points itself (its
+        optimizer rewrites segments), so nothing is done there."""
+        self._require_open()
+        if not self._local:
+            return
+        points = [PreparedPoint(pid, vec, payload) for pid, vec, payload in self._scroll()]
+        with self._guard("rewrite"):
+            self._client.delete_collection(self.collection)
+            self._ensure_collection()
+        for start in range(0, len(points), self.batch_size):
+            self._write(points[start : start + self.batch_size])
+        path = self._client.init_options.get("path")
+        if path:
+            import sqlite3
+
+            for db in Path(path).rglob("storage.sqlite"):
+                con = sqlite3.connect(db)  # the local client keeps its own connection; VACUUM needs none open
+                try:
+                    con.execute("VACUUM")
+                except sqlite3.OperationalError:
+                    pass  # the client holds a transaction open; its rewrite of the table already dropped the rows
+                finally:
+                    con.close()

@@ -202,3 +202,43 @@ class EdgeVectorStore(VectorStoreBase):
             self._shard.flush()
         finally:
             self._shard.close()  # releases the WAL lock so a later process can open the shard
+
+    # --- backups and erasure (L10, L11) -------------------------------------------------------------
+    def _scroll(self, page: int = 1_000):
+        """Every point as (id, vector, payload), in pages (backups, rewrite)."""
+        offset = None
+        while True:
+            records, offset = self._shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=page, with_payload=True, with_vector=True))
+            for r in records:
+                vec = r.vector
+                if isinstance(vec, dict):
+                    vec = next(iter(vec.values()), None)
+                yield str(r.id), [float(x) for x in (vec or [])], dict(r.payload or {})
+            if offset is None or not records:
+                return
+
+    def raw_paths(self) -> list[Path]:
+        return [self.shard_dir]
+
+    def rewrite(self) -> None:
+        """Rebuild the shard from its live points (L11): deleted points stay in the engine's WAL and
+        payload pages until then. The old directory is removed only after the new shard holds them all."""
+        import shutil
+
+        self._require_open()
+        points = [PreparedPoint(pid, vec, payload) for pid, vec, payload in self._scroll()]
+        self._shard.flush()
+        self._shard.close()
+        old = self.shard_dir.with_name(self.shard_dir.name + ".old")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(self.shard_dir, old)
+        self.shard_dir.mkdir(parents=True)
+        os.replace(old / META_FILE, self._meta_path)
+        self._shard = self._open()
+        self._ensure_indexes()
+        for start in range(0, len(points), self.batch_size):
+            self._write(points[start : start + self.batch_size])
+        self._shard.flush()
+        shutil.rmtree(old)

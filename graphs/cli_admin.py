@@ -1,0 +1,197 @@
+"""Operator commands of `lumina-memory`: erase, audit, backup, restore, backups, maintain."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def _services():
+    from nodes.services import open_services
+    from stores.settings import LuminaSettings
+
+    return open_services(LuminaSettings())
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+
+def cmd_erase(args) -> int:
+    from .erase import erase_plan, erase_user
+
+    services = _services()
+    try:
+        if args.confirm is None:
+            plan = erase_plan(services, args.user)
+            if args.json:
+                _print_json({"counts": plan["counts"], "token": plan["token"],
+                             "expires_at": plan["expires_at"], "user_id": args.user})
+                return 0
+            table = Table(title=f"Erasing {args.user} would remove")
+            table.add_column("place")
+            table.add_column("records", justify="right")
+            for name, n in plan["counts"].items():
+                table.add_row(name, str(n))
+            console.print(table)
+            left = plan["expires_at"] - int(time.time())
+            console.print(f"To erase, within {left} s:\n  lumina-memory erase --user {args.user} --confirm {plan['token']}")
+            return 0
+        report = erase_user(services, args.user, args.confirm, actor=args.actor)
+        if args.json:
+            _print_json(report)
+        else:
+            for name, n in report["removed"].items():
+                console.print(f"{name}: {n} removed")
+            for url, snaps in report["backups"].items():
+                console.print(f"backups at {url}: {sum(snaps.values())} records removed from {len(snaps)} snapshots")
+            console.print("[green]erased[/green] (recorded in the audit log and the erasure ledgers)")
+        return 0
+    finally:
+        services.close()
+
+
+def cmd_audit(args) -> int:
+    from .erase import audit_log
+
+    services = _services()
+    try:
+        log = audit_log(services)
+        if args.verify:
+            result = log.verify()
+            if args.json:
+                _print_json(result)
+            elif result["ok"]:
+                console.print(f"[green]audit chain intact[/green]: {result['rows']} rows")
+            else:
+                console.print(f"[red]audit chain broken at seq {result['broken_at']}[/red]: {result['problem']}")
+            return 0 if result["ok"] else 1
+        rows = log.rows()
+        if args.json:
+            _print_json(rows)
+            return 0
+        table = Table(title="Audit log")
+        for column in ("seq", "when (UTC)", "event", "actor", "user (keyed hash)", "detail"):
+            table.add_column(column)
+        for r in rows:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["at"]))
+            table.add_row(str(r["seq"]), when, r["event"], r["actor"], r["user_ref"], r["detail"][:120])
+        console.print(table)
+        return 0
+    finally:
+        services.close()
+
+
+def cmd_backup(args) -> int:
+    from .erase import backup_now
+
+    services = _services()
+    try:
+        manifest = backup_now(services, args.to, groups=args.group or None, actor=args.actor)
+        if args.json:
+            _print_json(manifest)
+        else:
+            console.print(f"snapshot {manifest['id']}: " + ", ".join(f"{n} {e['count']}" for n, e in manifest["places"].items()))
+        return 0
+    finally:
+        services.close()
+
+
+def cmd_restore(args) -> int:
+    from .erase import restore_from
+
+    services = _services()
+    try:
+        report = restore_from(services, args.source, args.snapshot, actor=args.actor)
+        if args.json:
+            _print_json(report)
+        else:
+            console.print(f"restored from {', '.join(report['snapshots'])}: "
+                          + ", ".join(f"{n} {c}" for n, c in report["restored"].items()))
+        return 0
+    finally:
+        services.close()
+
+
+def cmd_backups(args) -> int:
+    from stores.backup import manifests
+    from stores.backup_location import open_location
+    from stores.settings import LuminaSettings
+
+    settings = LuminaSettings()
+    where = args.location or settings.backup_location
+    if where is None:
+        data_dir = settings.resolved_data_dir()
+        where = str(data_dir.parent / f"{data_dir.name}-backups")
+    found = manifests(open_location(where, settings))
+    if args.json:
+        _print_json([{"id": m["id"], "created_at": m["created_at"], "groups": m.get("groups"),
+                      "counts": {n: e["count"] for n, e in m["places"].items()}} for m in found])
+        return 0
+    table = Table(title=f"Backups in {where}")
+    for column in ("id", "created (UTC)", "places", "records"):
+        table.add_column(column)
+    for m in found:
+        table.add_row(m["id"], time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(m["created_at"])),
+                      str(len(m["places"])), str(sum(e["count"] for e in m["places"].values())))
+    console.print(table)
+    return 0
+
+
+def cmd_maintain(args) -> int:
+    from .maintenance_graph import run_maintenance
+
+    services = _services()
+    try:
+        report = run_maintenance(services, force=args.force)
+        if args.json:
+            _print_json(report)
+        else:
+            for step, outcome in report.items():
+                console.print(f"{step}: {outcome}")
+        return 0
+    finally:
+        services.close()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    erase = sub.add_parser("erase", help="erase every trace of a user (first shows what and a confirmation token)")
+    erase.add_argument("--user", required=True)
+    erase.add_argument("--confirm", metavar="TOKEN", default=None, help="the token the first call printed")
+    erase.add_argument("--json", action="store_true")
+    erase.add_argument("--actor", default="cli", help="who asks (recorded in the audit log)")
+    erase.set_defaults(func=cmd_erase)
+    audit = sub.add_parser("audit", help="the hash-chained audit log (erasures, restores, backups, settings)")
+    audit.add_argument("--verify", action="store_true", help="check the chain; exit 1 when broken")
+    audit.add_argument("--json", action="store_true")
+    audit.set_defaults(func=cmd_audit)
+    backup = sub.add_parser("backup", help="snapshot every place holding user data")
+    backup.add_argument("--to", default=None, help="a folder or s3://bucket/prefix (default: backup_location)")
+    backup.add_argument("--group", action="append", choices=["redis", "archive", "vectors"],
+                        help="only these schedule groups (default: everything)")
+    backup.add_argument("--json", action="store_true")
+    backup.add_argument("--actor", default="cli")
+    backup.set_defaults(func=cmd_backup)
+    restore = sub.add_parser("restore", help="restore a backup into an empty data directory or the configured servers")
+    restore.add_argument("--from", dest="source", required=True)
+    restore.add_argument("--snapshot", default=None, help="a snapshot id (default: the newest of each place)")
+    restore.add_argument("--json", action="store_true")
+    restore.add_argument("--actor", default="cli")
+    restore.set_defaults(func=cmd_restore)
+    listing = sub.add_parser("backups", help="list complete backups")
+    listing.add_argument("--list", action="store_true", help="(the default action)")
+    listing.add_argument("--location", default=None)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=cmd_backups)
+    maintain = sub.add_parser("maintain", help="run the maintenance steps that are due (backups, pruning, retention)")
+    maintain.add_argument("--force", action="store_true", help="run every backup group now")
+    maintain.add_argument("--json", action="store_true")
+    maintain.set_defaults(func=cmd_maintain)

@@ -1,0 +1,101 @@
+"""THE registry of every place holding user data for an opened Services (L10, L11).
+
+``user_data_places`` is the one function that builds it: the stores' places (stores.places: Redis keys,
+archive tables, the audit log's clear ids, segment and turn vectors, the graph, the LangGraph store's items
+and vectors, the checkpoint database, and what other modules register there) plus the in-process caches of
+this process. Erasure, backups, restore and the residue test walk this list and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from nodes.services import Services
+from stores.kv_duckdb import STORE_FILENAME
+from stores.places import store_places
+
+
+class _MemoryOnly:
+    """Shared behaviour of in-process places: nothing on disk, nothing to back up."""
+
+    def scrub(self) -> None:
+        return None
+
+    def raw_paths(self) -> list[Path]:
+        return []
+
+    def export(self, dest: Path) -> int:
+        return 0
+
+    def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
+        return 0
+
+    def forget_in_export(self, src: Path, user_id: str) -> int:
+        return 0
+
+
+class IndexCachePlace(_MemoryOnly):
+    """A per-user in-process index (services.keyword_index, services.turn_index): 1 when it holds the user."""
+
+    def __init__(self, name: str, index):
+        self.name, self.index = name, index
+
+    def count(self, user_id: str) -> int:
+        return int(user_id in self.index._users)
+
+    def erase(self, user_id: str) -> int:
+        n = self.count(user_id)
+        self.index.forget(user_id)
+        return n
+
+class EmbedderCachePlace(_MemoryOnly):
+    """The embedder's LRU cache of text -> vector. Its texts are not filed by user, so erasure empties it
+    whole (other users only lose cache warmth); ``count`` is the texts it holds, whoever said them."""
+
+    name = "cache.embedder"
+
+    def __init__(self, embedder):
+        self.embedder = embedder
+
+    def count(self, user_id: str) -> int:
+        return len(self.embedder._cache)
+
+    def erase(self, user_id: str) -> int:
+        with self.embedder._lock:
+            n = len(self.embedder._cache)
+            self.embedder._cache.clear()
+        return n
+
+
+def user_data_places(services: Services, *, store=None, checkpoints: Path | None = None) -> list:
+    """Every place of ``services`` (and of ``store``, an open LuminaStore, when given) holding user data."""
+    places = store_places(services.stores, services.settings, lg_store=store, checkpoints=checkpoints)
+    places += [
+        IndexCachePlace("cache.keyword_index", services.keyword_index),
+        IndexCachePlace("cache.turn_index", services.turn_index),
+        EmbedderCachePlace(services.embedder),
+    ]
+    return places
+
+
+@contextlib.contextmanager
+def open_registry(
+    services: Services, *, store=None, checkpoints: Path | None = None, open_store: bool | None = None
+) -> Iterator[list]:
+    """``user_data_places`` with the LangGraph store of the data directory opened for the duration when
+    the caller has none open (a server passes its own: the embedded engines allow one handle).
+    ``open_store``: None opens it when its file exists; True always (a restore into an empty data dir)."""
+    opened = None
+    if open_store is None:
+        open_store = (services.settings.resolved_data_dir() / STORE_FILENAME).exists()
+    if store is None and open_store:
+        from .lumina_store import make_store
+
+        store = opened = make_store(services.settings, embedder=services.embedder)
+    try:
+        yield user_data_places(services, store=store, checkpoints=checkpoints)
+    finally:
+        if opened is not None:
+            opened.close()

@@ -1,0 +1,50 @@
+"""The erasure ledger: which users were erased, as salted hashes only, so a restore never brings them back.
+
+One ledger in the data directory and one beside every backup location's snapshots. Each holds its own
+random salt, so it is readable wherever it travels (a restore into a new data directory reads the
+location's ledger) without holding any erased id in clear.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+from .secret import keyed_hash
+
+LEDGER_FILE = "erasure-ledger.json"
+
+
+class Ledger:
+    def __init__(self, text: str | None):
+        data = json.loads(text) if text else {}
+        self.salt = bytes.fromhex(data.get("salt") or secrets.token_hex(16))
+        self.erased: set[str] = set(data.get("erased", []))
+
+    def _hash(self, user_id: str) -> str:
+        return keyed_hash(self.salt, user_id)
+
+    def add(self, user_id: str) -> None:
+        self.erased.add(self._hash(user_id))
+
+    def __contains__(self, user_id: object) -> bool:
+        return isinstance(user_id, str) and self._hash(user_id) in self.erased
+
+    def text(self) -> str:
+        return json.dumps({"format": 1, "salt": self.salt.hex(), "erased": sorted(self.erased)}, indent=1) + "\n"
+
+
+def read_file_ledger(data_dir: Path) -> Ledger:
+    path = Path(data_dir) / LEDGER_FILE
+    return Ledger(path.read_text(encoding="utf-8") if path.exists() else None)
+
+
+def write_file_ledger(data_dir: Path, ledger: Ledger) -> None:
+    from .backup_location import LocalLocation
+
+    LocalLocation(Path(data_dir)).write_text(LEDGER_FILE, ledger.text())
+
+
+def location_ledger(location) -> Ledger:
+    return Ledger(location.read_text(LEDGER_FILE))

@@ -1,0 +1,58 @@
+"""Every place of the stores that holds user data, as UserDataPlaces (see stores.user_data).
+
+``store_places`` builds the stores' part of the registry; graphs.registry adds the in-process caches of a
+running Services and is the one function callers use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ..settings import LuminaSettings
+from .archive import archive_places
+from .checkpoints_place import FILE as CHECKPOINTS_FILE, CheckpointsPlace
+from .graph_place import GraphPlace
+from .lgstore_place import LuminaStorePlace
+from .redis_place import RedisPlace
+from .vector_place import VectorPlace
+
+# Modules other capabilities add that provide places of their own; a module that is absent (not built
+# yet in this version) is skipped. Each exposes ``user_data_places(settings) -> list[UserDataPlace]``.
+PLACE_MODULES = ("stores.activity_log", "stores.journal", "stores.cold_turns")
+
+
+def _module_places(settings: LuminaSettings) -> list:
+    out: list = []
+    for name in PLACE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise  # the module exists but something it imports is missing: a real error
+            continue
+        factory = getattr(module, "user_data_places", None)
+        if factory is not None:
+            out += list(factory(settings))
+    return out
+
+
+def store_places(stores, settings: LuminaSettings, *, lg_store=None, checkpoints: Path | None = None) -> list:
+    """``stores``: an open stores.factory.Stores; ``lg_store``: an open LuminaStore or None;
+    ``checkpoints``: the LangGraph SQLite checkpoint file (default ``<data_dir>/checkpoints.sqlite``)."""
+    data_dir = settings.resolved_data_dir()
+    snapshot = None
+    if stores.midterm.backend == "redis-embedded":
+        from ..redis_server import server_paths
+
+        snapshot = server_paths(settings).rdb
+    places: list = [RedisPlace(stores.midterm, snapshot), *archive_places(stores.archive)]
+    places.append(VectorPlace("vectors.segments", stores.vectors))
+    if stores.turns is not None:
+        places.append(VectorPlace("vectors.turns", stores.turns))
+    places.append(GraphPlace(stores.graph))
+    if lg_store is not None:
+        places.append(LuminaStorePlace(lg_store))
+    places.append(CheckpointsPlace(checkpoints or data_dir / CHECKPOINTS_FILE))
+    places += _module_places(settings)
+    return places

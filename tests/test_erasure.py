@@ -1,0 +1,125 @@
+"""Erasure (L11): the registry, confirmation tokens, isolation whatever the ids, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from graphs.erase import erase_plan, erase_user
+from graphs.lumina_store import make_store
+from graphs.registry import open_registry
+from graphs.replay import replay
+from stores.erasure import check_token, make_token
+from stores.errors import InvalidInput
+from stores.user_data import UserDataPlace, missing_methods
+
+
+def _turns(user: str, n: int = 12) -> list[dict]:
+    return [{"speaker": "user" if i % 2 == 0 else "lumina", "text": f"{user}の猫の話 その{i} 猫は元気です",
+             "ts": 1_760_000_000 + 60 * i, "source_id": f"{user}-{i}"} for i in range(n)]
+
+
+def test_every_place_of_the_registry_implements_the_whole_protocol(memory):
+    store = make_store(memory.settings, embedder=memory.services.embedder)
+    store.put(("memories", "ann"), "k", {"text": "hello"})
+    store.close()
+    with open_registry(memory.services) as places:
+        names = [p.name for p in places]
+        assert len(names) == len(set(names)), names
+        for place in places:
+            assert missing_methods(place) == [], place.name
+            assert isinstance(place, UserDataPlace), place.name
+    for expected in ("midterm.redis", "archive.turn_archive", "archive.session_archive", "archive.session_log",
+                     "vectors.segments", "vectors.turns", "graph", "store.items", "checkpoints",
+                     "cache.keyword_index", "cache.turn_index", "cache.embedder"):
+        assert expected in names
+
+
+def test_a_token_is_bound_to_its_user_its_data_dir_and_its_expiry():
+    key, other_key = b"k" * 32, b"o" * 32
+    token, expiry = make_token(key, "alice", 60, now=1_000)
+    assert expiry == 1_060
+    check_token(key, "alice", token, now=1_030)
+    for user, k, now in (("alice2", key, 1_030), ("alic", key, 1_030), ("alice", other_key, 1_030)):
+        with pytest.raises(InvalidInput) as err:
+            check_token(k, user, token, now=now)
+        assert err.value.field == "token"
+    with pytest.raises(InvalidInput, match="expired"):
+        check_token(key, "alice", token, now=1_061)
+    for bad in ("", "nonsense", "12.34.56", None, 5):
+        with pytest.raises(InvalidInput):
+            check_token(key, "alice", bad)
+
+
+def test_erasing_a_prefix_id_leaves_the_longer_one_and_bad_ids_erase_nothing(memory):
+    for user in ("bob", "bob2", "bob.x"):
+        replay(memory.graph, user, _turns(user))
+    services = memory.services
+    with open_registry(services) as places:
+        before = {u: {p.name: p.count(u) for p in places} for u in ("bob2", "bob.x")}
+    assert before["bob2"]["archive.turn_archive"] == 12
+    # Glob characters and a Cyrillic look-alike are refused, naming the field, before anything is read.
+    for bad in ("bob*", "bo?", "b[o]b", "bоb", "bob\n", "bob/../x"):
+        with pytest.raises(InvalidInput) as err:
+            erase_plan(services, bad)
+        assert err.value.field == "user_id"
+    plan = erase_plan(services, "bob")
+    assert plan["counts"]["archive.turn_archive"] == 12 and plan["token"]
+    with pytest.raises(InvalidInput):  # bob's token does not erase bob2
+        erase_user(services, "bob2", plan["token"])
+    report = erase_user(services, "bob", plan["token"])
+    assert report["removed"]["archive.turn_archive"] == 12
+    with open_registry(services) as places:
+        after = {u: {p.name: p.count(u) for p in places} for u in ("bob2", "bob.x")}
+        assert all(p.count("bob") == 0 for p in places if p.name != "cache.embedder")
+    for user in ("bob2", "bob.x"):
+        assert {k: v for k, v in after[user].items() if not k.startswith("cache.")} == \
+               {k: v for k, v in before[user].items() if not k.startswith("cache.")}
+    # The erasure is in the audit log, with the user only as a keyed hash.
+    from graphs.erase import audit_log
+
+    rows = audit_log(services).rows()
+    assert rows[-1]["event"] == "user_erased" and rows[-1]["user_ref"].startswith("u:")
+    assert "bob" not in json.dumps(rows[-1], ensure_ascii=False).replace(rows[-1]["user_ref"], "")
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200",
+           "LUMINA_BACKUP_LOCATION": str(tmp_path / "backups")}
+    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        env.pop(key, None)
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        if check:
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
+    yield run
+    run("services", "stop", check=False)
+
+
+def test_cli_erase_shows_counts_and_a_token_then_erases_with_it(cli, tmp_path):
+    lines = [{"user_id": u, **t} for u in ("ivy", "ivy2") for t in _turns(u, 6)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), encoding="utf-8")
+    cli("ingest", str(path))
+    shown = json.loads(cli("erase", "--user", "ivy", "--json").stdout)
+    assert shown["counts"]["archive.turn_archive"] == 6 and shown["user_id"] == "ivy"
+    assert shown["token"] and shown["expires_at"] > 0
+    assert (tmp_path / "data" / "lumina.secret").stat().st_mode & 0o777 == 0o600
+    wrong = cli("erase", "--user", "ivy", "--confirm", "123.abc", check=False)
+    assert wrong.returncode == 2 and "token" in wrong.stdout
+    done = json.loads(cli("erase", "--user", "ivy", "--confirm", shown["token"], "--json").stdout)
+    assert done["removed"]["archive.turn_archive"] == 6
+    again = json.loads(cli("erase", "--user", "ivy", "--json").stdout)
+    assert all(n == 0 for name, n in again["counts"].items() if name != "cache.embedder")
+    assert "6 turns" in cli("stats", "--user", "ivy2").stdout
+    audit = cli("audit", "--verify").stdout
+    assert "intact" in audit
