@@ -1,0 +1,88 @@
+"""The audit log: append-only, hash-chained, tamper-evident, never an id in clear (L11)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stores.archive_duckdb import DuckDBArchive
+from stores.audit import AuditLog, AuditPlace
+from stores.errors import InvalidInput
+from stores.ids import AUDIT_TABLE
+from stores.places.archive import FileRewriter
+
+
+@pytest.fixture
+def archive(tmp_path):
+    with DuckDBArchive(tmp_path / "archive.duckdb") as a:
+        yield a
+
+
+def _con(archive):
+    return archive._db.live()
+
+
+def test_rows_chain_and_verify(archive):
+    log = AuditLog(archive, b"k" * 32)
+    first = log.append("backup", "cli", None, '{"snapshot": "s1"}')
+    second = log.append("user_erased", "ops@example", "carol", '{"removed": 3}')
+    assert second["prev_hash"] == first["hash"] and first["prev_hash"] == "0" * 64
+    assert second["user_ref"].startswith("u:") and "carol" not in str(second)
+    result = log.verify()
+    assert result == {"ok": True, "rows": 2, "broken_at": None, "problem": ""}
+    with pytest.raises(InvalidInput) as err:
+        log.append("x", "")
+    assert err.value.field == "actor"
+
+
+@pytest.mark.parametrize("tamper, problem", [
+    (f"UPDATE {AUDIT_TABLE} SET detail = 'nothing happened' WHERE seq = 2", "content"),
+    (f"UPDATE {AUDIT_TABLE} SET event = 'backup' WHERE seq = 2", "content"),
+    (f"UPDATE {AUDIT_TABLE} SET \"at\" = \"at\" + 1 WHERE seq = 2", "content"),
+    (f"DELETE FROM {AUDIT_TABLE} WHERE seq = 2", "link"),
+])
+def test_tampering_is_detected_at_the_row_it_touched(archive, tamper, problem):
+    log = AuditLog(archive, b"k" * 32)
+    for i in range(4):
+        log.append("settings_changed", "cli", None, f'{{"n": {i}}}')
+    assert log.verify()["ok"]
+    _con(archive).execute(tamper)
+    result = log.verify()
+    assert not result["ok"] and problem in result["problem"]
+    assert result["broken_at"] in (2, 3)  # the edited row, or the one after a removed row
+
+
+def test_rows_written_before_the_chain_are_sealed_and_their_ids_can_be_blanked(archive):
+    # The pre-chain table (as DuckDBArchive.append_audit writes it): clear user ids, no hashes.
+    archive.append_audit("ingest", "dave", "3 turns")
+    archive.append_audit("ingest", "dave2", "1 turn")
+    log = AuditLog(archive, b"k" * 32)  # migrates the table: new columns, then seals old rows
+    log.append("backup", "cli")
+    rows = log.rows()
+    assert [r["event"] for r in rows] == ["ingest", "ingest", "backup"]
+    assert rows[0]["user_ref"] == log.ref("dave") and rows[1]["user_ref"] == log.ref("dave2")
+    assert log.verify()["ok"]
+    place = AuditPlace(archive, FileRewriter(archive._db))
+    assert place.count("dave") == 1 and place.count("dave2") == 1
+    assert place.erase("dave") == 1
+    place.scrub()
+    left = _con(archive).execute(f"SELECT user_id FROM {AUDIT_TABLE} ORDER BY seq").fetchall()
+    assert [r[0] for r in left] == ["", "dave2", ""]
+    assert log.verify()["ok"], "blanking a clear id must not break the chain"
+    assert archive.audit("dave2")[0]["event"] == "ingest"  # the archive's own API still reads its rows
+
+
+def test_a_restored_log_continues_its_chain(tmp_path, archive):
+    log = AuditLog(archive, b"k" * 32)
+    log.append("backup", "cli")
+    archive.append_audit("ingest", "erin", "2 turns")
+    log.append("restore", "cli")
+    place = AuditPlace(archive, FileRewriter(archive._db))
+    assert place.export(tmp_path / "exp") == 3
+    with DuckDBArchive(tmp_path / "other.duckdb") as fresh:
+        target = AuditPlace(fresh, FileRewriter(fresh._db))
+        assert target.restore(tmp_path / "exp", lambda u: u == "erin") == 3
+        new_log = AuditLog(fresh, b"k" * 32)
+        new_log.append("after", "cli")
+        assert new_log.verify() == {"ok": True, "rows": 4, "broken_at": None, "problem": ""}
+        ids = [r[0] for r in fresh._db.live().execute(f"SELECT user_id FROM {AUDIT_TABLE}").fetchall()]
+        assert "erin" not in ids
