@@ -16,6 +16,7 @@ import numpy as np
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+import redis.cluster
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
@@ -67,6 +68,18 @@ def decode_segment(raw: Mapping[Any, Any]) -> SegmentRecord:
     packed = base64.b64decode(fields.get(EMBEDDING_FIELD, ""))
     data["embedding"] = list(struct.unpack(f"<{len(packed) // 4}f", packed))
     return SegmentRecord.model_validate(data)
+
+
+def _cluster_enabled(url: str, options: dict[str, Any]) -> bool:
+    """Whether the server at REDIS_URL runs in cluster mode (one INFO on a connection of its own when the
+    store opens). Unreachable now: a plain client, and the first call says the server is unavailable."""
+    probe = redis.Redis.from_url(url, **options)
+    try:
+        return int(probe.info("cluster").get("cluster_enabled", 0)) == 1
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+        return False
+    finally:
+        probe.close()
 
 
 def _redact(url: str) -> str:
@@ -127,6 +140,13 @@ class RedisMidTerm:
                 client = redis.Redis.from_url(url, **common)
             except ValueError as exc:
                 raise InvalidInput("redis_url", f"{_redact(url)!r}: {exc}") from exc
+            if _cluster_enabled(url, common):
+                # A Redis Cluster: a cluster-aware client (slots, MOVED/ASK). Every key of a user carries
+                # the user's hash tag, so each transaction stays in one slot. Its own retries are ours too.
+                client.close()
+                client = redis.cluster.RedisCluster.from_url(
+                    url, socket_timeout=5.0, socket_connect_timeout=5.0, retry=Retry(NoBackoff(), 0))
+                return cls(client, backend="redis-cluster", where=_redact(url))
             return cls(client, backend="redis", where=_redact(url))
         socket = ensure_server(settings)
         client = redis.Redis(unix_socket_path=socket, **common)
