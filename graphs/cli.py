@@ -226,6 +226,27 @@ def cmd_services(args) -> int:
     return 0
 
 
+def cmd_recover(args) -> int:
+    """Opening the data dir completes what a crash or an outage left owed (see nodes.recovery);
+    ``--rederive`` also rebuilds every derived tier of a user from the archive."""
+    from nodes.recovery import outbox_summary, rederive
+
+    services, _graph, conn = _open()  # the start-up recovery runs here, and logs what it repaired
+    try:
+        if args.rederive:
+            if not args.user:
+                console.print("[red]--rederive needs --user ID[/red]")
+                return 2
+            report = rederive(services, args.user)
+            console.print(f"{args.user}: " + (", ".join(f"{k} {v}" for k, v in report.items()) or "nothing to do"))
+        owed = outbox_summary(services.stores.archive)
+        console.print(f"derived writes still owed: {owed['segments']} segment(s) {owed['owed'] or ''}".rstrip())
+        return 1 if owed["segments"] else 0
+    finally:
+        services.close()
+        conn.close()
+
+
 def cmd_doctor(args) -> int:
     from .doctor import doctor_command
 
@@ -262,6 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
     svc = sub.add_parser("services", help="the embedded Redis server")
     svc.add_argument("action", choices=["status", "stop"])
     svc.set_defaults(func=cmd_services)
+    rcv = sub.add_parser("recover", help="complete derived writes a crash or an outage left owed")
+    rcv.add_argument("--user", default=None)
+    rcv.add_argument("--rederive", action="store_true", help="rebuild the user's derived tiers from the archive")
+    rcv.set_defaults(func=cmd_recover)
     doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")
     doctor.set_defaults(func=cmd_doctor)
     __import__("graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain

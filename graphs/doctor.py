@@ -373,8 +373,9 @@ class _Doctor:
         if "points:turns" in seen and int(seen["points:turns"]) < int(seen["archive_turns"]) and not pending:
             short.append(f"the turn vectors hold {seen['points:turns']} of {seen['archive_turns']} archived turns")
         if short:
-            out.append(Check("derivations", "complete", FAIL, "; ".join(short) + " with nothing owed: re-ingest "
-                             "the transcript (ids are deterministic) to rebuild them"))
+            out.append(Check("derivations", "complete", FAIL, "; ".join(short) + " with nothing owed (a crash "
+                             "before the outbox existed): rebuild them from the archive with "
+                             "`lumina-memory recover --user ID --rederive` for each user"))
         elif "midterm_segments" in seen and int(seen["midterm_segments"]) < int(seen.get("archived_within_ttl", 0)):
             out.append(Check("derivations", "mid-term", WARN,
                              f"mid-term holds {seen['midterm_segments']} records, the archive has "

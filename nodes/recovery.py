@@ -151,6 +151,19 @@ def recover(services, user_id: str | None = None, reason: str = "start-up") -> d
     return dict(report)
 
 
+def rederive(services, user_id: str) -> dict:
+    """Queue every archived segment of the user for every derived tier and complete them: the repair
+    for a data dir damaged before the outbox existed (doctor's "derivations complete" FAIL). Writes are
+    idempotent; segments go oldest first, as they were first written. Promotion verdicts are made again."""
+    archive = services.stores.archive
+    segments = sorted(archive.segments(user_id), key=lambda r: (r.end_ts, r.segment_id))
+    owed_stages = ["qdrant", "graph"]  # mid-term: only what was archived within its TTL, below
+    archive.put_outbox([(user_id, r.segment_id, owed_stages, "") for r in segments])
+    report = recover(services, user_id, reason="rederive")
+    rebuild_midterm(services, reason="rederive")
+    return report
+
+
 def rebuild_midterm(services, reason: str = "start-up") -> int:
     """Re-put every segment archived within the mid-term TTL that Redis lacks; returns how many."""
     archive, midterm = services.stores.archive, services.stores.midterm
@@ -219,4 +232,4 @@ def outbox_summary(archive) -> dict:
     return {"segments": len(rows), "owed": dict(owed_tiers)}
 
 
-__all__ = ["recover", "rebuild_midterm", "retry_deferred", "on_startup", "note_degraded", "outbox_summary", "owed"]
+__all__ = ["recover", "rederive", "rebuild_midterm", "retry_deferred", "on_startup", "note_degraded", "outbox_summary", "owed"]

@@ -9,6 +9,8 @@ exactly). The figures at scale come from ``python -m bench.faults``.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -96,3 +98,42 @@ def test_private_redis_killed_mid_import_loses_nothing(transcript, tmp_path, rer
         faults.ingest = original
     assert any("mid-term lacked" in line for line in lines), "the lost records were not detected and logged"
     _same(reference, got)
+
+
+def test_production_redis_down_mid_import_loses_nothing(transcript, tmp_path):
+    """REDIS_URL's server killed mid-import and back, empty, a second later: the flushes in between defer
+    mid-term to the outbox, the import exits 0, and every tier equals the reference."""
+    file, users, reference = transcript
+    got = faults.redis_outage_trial(file, tmp_path / "data", users, random.Random(5), down_seconds=1.0)
+    _same(reference, got)
+
+
+def test_doctor_fails_when_a_tier_lacks_what_the_archive_holds_and_nothing_is_owed(transcript, tmp_path):
+    """A data dir damaged before the outbox existed (derived writes lost, nothing owed): doctor FAILs and
+    says how to rebuild, instead of "all well"."""
+    from stores.archive_duckdb import DuckDBArchive
+
+    file, users, _reference = transcript
+    data_dir = tmp_path / "data"
+    try:
+        assert faults.ingest_crashing_at(file, data_dir, "upsert_long_term", 1).killed
+        with DuckDBArchive(data_dir) as archive:  # forget what is owed, as an older version never knew it
+            for row in archive.outbox():
+                archive.settle_outbox(row["user_id"], {row["segment_id"]: []})
+        checks = {(c.component, c.check): c for c in run_doctor(make_settings(data_dir))}
+        assert checks[("derivations", "outbox")].status == OK
+        bad = checks[("derivations", "complete")]
+        assert bad.status == FAIL and "archived segments" in bad.detail and "--rederive" in bad.detail
+        for user in users:  # the repair doctor names
+            done = subprocess.run([sys.executable, "-m", "graphs.cli", "recover", "--user", user, "--rederive"],
+                                  cwd=faults.REPO, env=faults.cli_env(data_dir), capture_output=True, text=True)
+            assert done.returncode == 0, done.stdout + done.stderr
+        checks = {(c.component, c.check): c.status for c in run_doctor(make_settings(data_dir))}
+        assert checks[("derivations", "complete")] == OK
+        got = faults.fingerprint(data_dir, users)  # every derived tier holds what the (partial) archive holds
+        segments = {(u, s) for u, s, _turns in got["archive segments"]}
+        assert segments and got["mid-term"] == segments
+        assert {x for x in got["graph segments"] if len(x) == 2} == segments
+        assert {x for x in got["turn points"] if len(x) == 2} == {(u, t) for u, t, _s in got["archive turns"]}
+    finally:
+        faults.stop_private_redis(data_dir)
