@@ -198,8 +198,21 @@ def stop_private_redis(data_dir: Path) -> None:
     stop_server(LuminaSettings(data_dir=data_dir, redis_url=None))
 
 
-def kill_trial(file: Path, data_dir: Path, users: list[str], rng: random.Random, after_archive: bool) -> dict[str, set]:
-    """Import killed once (after the n-th archive log line, or at a random node line), then re-run."""
+def owed_after_crash(data_dir: Path) -> int:
+    """Segments the archive's outbox says still owe derived writes (read with the data dir closed)."""
+    from stores.archive_duckdb import DuckDBArchive
+
+    if not (data_dir / "archive.duckdb").exists():
+        return 0
+    with DuckDBArchive(data_dir) as archive:
+        return archive.outbox_size()
+
+
+def kill_trial(file: Path, data_dir: Path, users: list[str], rng: random.Random, after_archive: bool,
+               seen: dict | None = None) -> dict[str, set]:
+    """Import killed once (after the n-th archive log line, or at a random node line), then re-run.
+    ``seen`` gets 'killed' (the kill landed before the import ended) and 'owed' (segments the archive
+    had and a derived tier did not, at the kill: what was lost for good before the outbox)."""
     try:
         if after_archive:
             target = rng.randint(1, 6)
@@ -212,7 +225,10 @@ def kill_trial(file: Path, data_dir: Path, users: list[str], rng: random.Random,
                 if "node=" in line:
                     seen[0] += 1
                 return seen[0] >= target
-        ingest(file, data_dir, kill_when=when)
+        first = ingest(file, data_dir, kill_when=when)
+        if seen is not None:
+            seen["killed"] = first.killed and first.returncode != 0
+            seen["owed"] = owed_after_crash(data_dir)
         final = ingest(file, data_dir)
         if final.returncode != 0:
             raise RuntimeError("re-run failed:\n" + "\n".join(final.lines[-20:]))
@@ -361,13 +377,17 @@ def main(argv: list[str] | None = None) -> int:
             for n, (name, flag) in enumerate(plan):
                 data_dir = root / f"trial-{n}"
                 progress.update(task, description=name)
+                seen: dict = {}
                 if name.startswith("kill -9 importer"):
-                    got = kill_trial(file, data_dir, users, rng, flag)
+                    got = kill_trial(file, data_dir, users, rng, flag, seen)
                 elif name.startswith("production"):
                     got = redis_outage_trial(file, data_dir, users, rng, down_seconds=rng.uniform(0.2, 2.0))
                 else:
                     got = redis_kill_trial(file, data_dir, users, rng, flag)
-                row = rows.setdefault(name, {"trials": [0], "lost": [0], "duplicated": [0], "bad trials": [0]})
+                row = rows.setdefault(name, {"trials": [0], "killed mid-import": [0], "left owed work": [0],
+                                             "lost": [0], "duplicated": [0], "bad trials": [0]})
+                row["killed mid-import"][0] += int(seen.get("killed", True))
+                row["left owed work"][0] += int(bool(seen.get("owed", 0)))
                 diff = compare(reference, got)
                 lost, dup = sum(d[0] for d in diff.values()), sum(d[1] for d in diff.values())
                 row["trials"][0] += 1
@@ -378,10 +398,12 @@ def main(argv: list[str] | None = None) -> int:
                     console.print(f"[red]{name} (trial {n}): {diff}[/]")
                 progress.advance(task)
     table = Table(title=f"fault trials: {args.turns} turns, {args.users} users, ids compared per tier")
-    for column in ("trial", "trials", "lost ids", "duplicated ids", "trials with a difference"):
+    columns = ("trials", "killed mid-import", "left owed work", "lost", "duplicated", "bad trials")
+    for column in ("trial", "trials", "killed before the end", "derived writes owed at the kill", "lost ids",
+                   "duplicated ids", "trials with a difference"):
         table.add_column(column)
     for name, row in rows.items():
-        table.add_row(name, *(str(row[k][0]) for k in ("trials", "lost", "duplicated", "bad trials")))
+        table.add_row(name, *(str(row[k][0]) for k in columns))
     console.print(table)
     if args.json:
         Path(args.json).write_text(json.dumps({k: {m: v[0] for m, v in r.items()} for k, r in rows.items()}, indent=2))

@@ -85,9 +85,10 @@ def _midterm_stage(services, user_id: str, items: list[dict]) -> list[dict]:
     except StoreUnavailable as exc:
         note_degraded(services, "redis", exc)
         done, deferred = {"redis"}, ["redis"]
+    owed_ids = {item["segment_id"] for item in todo}
     return [
         {**item, "stages": [*item["stages"], *done], "deferred": [*item.get("deferred", []), *deferred]}
-        if item in todo else item
+        if item["segment_id"] in owed_ids else item
         for item in items
     ]
 
@@ -122,9 +123,10 @@ def recover(services, user_id: str | None = None, reason: str = "start-up") -> d
     owed_before = Counter(stage for row in rows for stage in row["stages"])
     # Oldest first; a user's rows are completed together (one batch per tier, like the run that queued them).
     ordered = sorted(rows, key=lambda r: r["seq"])
-    users = list(dict.fromkeys(r["user_id"] for r in ordered))
-    for user in users:
-        user_rows = [r for r in ordered if r["user_id"] == user]
+    by_user: dict[str, list[dict]] = {}
+    for row in ordered:
+        by_user.setdefault(row["user_id"], []).append(row)
+    for user, user_rows in by_user.items():
         items, gone = _items(archive, user, user_rows)
         if gone:
             archive.settle_outbox(user, {s: [] for s in gone})
