@@ -191,8 +191,10 @@ def replay(
     prefetch = _prefetcher(graph, user_id, PREFETCH)
     # One checkpoint per run, written when it ends (also when it raises: a flush that fails half-way
     # still resumes from the failed stage), instead of one per step in a background thread. A process
-    # killed mid-run loses only that run; sending the transcript again redoes it, and every tier's
-    # write is idempotent. Measured: -1 ms per turn with InMemorySaver.
+    # killed mid-run leaves a checkpoint older than the archive: what the run archived is completed in
+    # every derived tier from the archive's outbox when services next open (nodes.recovery), the open
+    # segment is reconciled with the archive (detect_boundary), and sending the transcript again redoes
+    # the rest; every tier's write is idempotent. Measured: -1 ms per turn with InMemorySaver.
     options = {"durability": "exit"} if getattr(graph, "checkpointer", None) else {}
     max_chars = provider().settings.max_message_chars if provider is not None else 20_000
     sent = 0
