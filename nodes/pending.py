@@ -61,7 +61,8 @@ def advance(
         else:
             updated.append({**item, **(changes[id(item)] or {}), "stages": [*item.get("stages", []), stage]})
     if outbox is not None and todo:
-        settle(outbox[0], outbox[1], [item for item in updated if id(item) not in {id(p) for p in pending}])
+        unchanged = {id(item) for item in pending}
+        settle(outbox[0], outbox[1], [item for item in updated if id(item) not in unchanged])
     return {"pending": updated}
 
 
