@@ -219,12 +219,12 @@ def kill_trial(file: Path, data_dir: Path, users: list[str], rng: random.Random,
             when = lambda line, archived: "node=archive_to_duckdb" in line and archived >= target  # noqa: E731
         else:
             target = rng.randint(1, 40)
-            seen = [0]
+            node_lines = [0]
 
             def when(line: str, archived: int) -> bool:
                 if "node=" in line:
-                    seen[0] += 1
-                return seen[0] >= target
+                    node_lines[0] += 1
+                return node_lines[0] >= target
         first = ingest(file, data_dir, kill_when=when)
         if seen is not None:
             seen["killed"] = first.killed and first.returncode != 0
