@@ -123,3 +123,53 @@ def test_cli_erase_shows_counts_and_a_token_then_erases_with_it(cli, tmp_path):
     assert "6 turns" in cli("stats", "--user", "ivy2").stdout
     audit = cli("audit", "--verify").stdout
     assert "intact" in audit
+
+
+def test_threads_are_the_users_by_id_or_by_their_states_owner(tmp_path):
+    """A LangGraph server's threads have uuid ids: the state's owner says whose they are."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from graphs.memory_graph import build_graph
+    from nodes.services import open_services
+    from stores.places.checkpoints_place import CheckpointsPlace
+    from stores.redis_server import stop_server
+
+    from .conftest import make_settings
+
+    settings = make_settings(tmp_path / "data")
+    services = open_services(settings)
+    conn = sqlite3.connect(tmp_path / "data" / "checkpoints.sqlite", check_same_thread=False)
+    try:
+        graph = build_graph(services, checkpointer=SqliteSaver(conn))
+        for thread, user in (("3f1c-uuid-a", "uma"), ("3f1c-uuid-b", "uma2"), ("user:uma", "uma")):
+            graph.invoke({"turn": {"speaker": "user", "text": f"{user} の秘密の話 SECRETQ{user}", "ts": 1_760_000_000}},
+                         {"configurable": {"thread_id": thread}}, context={"user_id": user, "respond": False})
+        place = CheckpointsPlace(tmp_path / "data" / "checkpoints.sqlite")
+        assert place.threads_of("uma") == ["3f1c-uuid-a", "user:uma"]
+        assert place.erase("uma") == 2
+        place.scrub()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert place.threads_of("uma") == [] and place.threads_of("uma2") == ["3f1c-uuid-b"]
+        raw = b"".join(p.read_bytes() for p in place.raw_paths() if p.exists())
+        assert b"SECRETQuma" not in raw.replace(b"SECRETQuma2", b"") and b"SECRETQuma2" in raw
+        assert graph.get_state({"configurable": {"thread_id": "3f1c-uuid-a"}}).values == {}
+    finally:
+        conn.close()
+        services.close()
+        stop_server(settings)
+
+
+def test_cli_audit_verify_fails_when_a_row_was_edited(cli, tmp_path):
+    import duckdb
+
+    cli("backup")
+    cli("backup")
+    assert "intact" in cli("audit", "--verify").stdout
+    cli("services", "stop")
+    con = duckdb.connect(str(tmp_path / "data" / "archive.duckdb"))
+    con.execute("UPDATE session_log SET detail = '{}' WHERE event = 'backup' AND seq = (SELECT min(seq) FROM session_log)")
+    con.close()
+    broken = cli("audit", "--verify", check=False)
+    assert broken.returncode == 1 and "broken at seq" in broken.stdout
