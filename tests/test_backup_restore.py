@@ -172,6 +172,32 @@ def test_erasure_rewrites_backups_and_the_ledger_keeps_the_user_out(source, tmp_
     assert opened.picture()["places"] == frank_before
 
 
+def test_erasure_reaches_backups_of_places_this_configuration_lacks(source, tmp_path):
+    from stores.backup import forget_in_backups
+
+    root, opened = source
+    manifest = backup_now(opened.services, str(tmp_path / "b"))
+    location = LocalLocation(tmp_path / "b")
+    removed = forget_in_backups([], location, "frank")  # no place known: rewritten by file format
+    assert removed[manifest["id"]] > 0
+    snapshot = tmp_path / "b" / manifest["id"]
+    for rel in ("vectors.turns/points.jsonl", "graph/Segment.jsonl", "midterm.redis/keys.jsonl"):
+        assert b"frank" not in (snapshot / rel).read_bytes(), rel
+    import duckdb
+
+    rows = duckdb.sql(f"SELECT count(*) FROM read_parquet('{snapshot}/archive.turn_archive/turn_archive.parquet') "
+                      "WHERE user_id = 'frank'").fetchall()
+    assert rows == [(0,)]
+    rewritten = manifests(location)[-1]
+    assert backups_verify(snapshot, rewritten) == []
+
+
+def backups_verify(folder, manifest):
+    from stores.backup import verify
+
+    return verify(folder, manifest)
+
+
 def test_prune_keeps_the_newest(tmp_path, source):
     root, opened = source
     where = tmp_path / "pruned"
