@@ -50,6 +50,7 @@ class IndexCachePlace(_MemoryOnly):
         self.index.forget(user_id)
         return n
 
+
 class EmbedderCachePlace(_MemoryOnly):
     """The embedder's LRU cache of text -> vector. Its texts are not filed by user, so erasure empties it
     whole (other users only lose cache warmth); ``count`` is the texts it holds, whoever said them."""
