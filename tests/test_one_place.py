@@ -15,11 +15,13 @@ def _offenders(pattern: str, allowed: set[str]) -> list[str]:
 
 
 def test_cypher_lives_in_the_cypher_module():
-    assert _offenders(r"\b(MERGE|DETACH DELETE)\s*\(|MATCH \(\w*:", {"cypher.py"}) == []
+    # cypher_backup.py holds the dump/load statements of backups and scrubbing, beside cypher.py
+    assert _offenders(r"\b(MERGE|DETACH DELETE)\s*\(|MATCH \(\w*:", {"cypher.py", "cypher_backup.py"}) == []
 
 
 def test_sql_lives_in_the_duckdb_adapters():
-    allowed = {"archive_duckdb.py", "kv_duckdb.py"}
+    # audit.py is the audit table's adapter; places/archive.py erases/exports the archive's user tables
+    allowed = {"archive_duckdb.py", "kv_duckdb.py", "audit.py", "archive.py"}
     assert _offenders(r"\b(INSERT INTO|DELETE FROM|CREATE TABLE)\b", allowed) == []
 
 
