@@ -42,6 +42,7 @@ def _open(settings: LuminaSettings | None = None):
     services = open_services(settings)
     data_dir = settings.resolved_data_dir()
     conn = sqlite3.connect(data_dir / "checkpoints.sqlite", check_same_thread=False)
+    conn.execute("PRAGMA secure_delete=ON")  # a deleted thread's pages are zeroed, not left holding its text
     graph = build_graph(services, checkpointer=SqliteSaver(conn))
     return services, graph, conn
 

@@ -49,8 +49,6 @@ class GuardedGraph(CompiledStateGraph):
 
     def _check(self, input: Any, config: dict | None, context: Any) -> object | None:
         """Validate the input; return the run's user id when the thread's owner must be checked."""
-        if context is None and not ((config or {}).get("configurable") or {}).get("user_id"):
-            return None  # no run context: the graph's own error ("missing run context") says so
         settings = self._settings()
         user_id = _user_id(config, context)
         if settings is not None:

@@ -215,6 +215,8 @@ class LuminaStore(BaseStore):
                 if op.query is not None and (not isinstance(op.query, str) or len(op.query) > self.max_query_chars):
                     raise InvalidInput("query", f"must be a string of at most {self.max_query_chars:,} characters "
                                        "(LUMINA_MAX_QUERY_CHARS)")
+                if op.query and not _is_utf8(op.query):
+                    raise InvalidInput("query", "is not valid UTF-8 text (a lone surrogate)")
             elif not isinstance(op, ListNamespacesOp):
                 raise ValueError(f"Unknown operation type: {type(op)}")
         with self._lock:
@@ -399,6 +401,14 @@ class LuminaStore(BaseStore):
         if op.max_depth is not None:
             namespaces = list({ns[: op.max_depth] for ns in namespaces})
         return sorted(namespaces)[op.offset : op.offset + op.limit]
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _value_json(value: Any) -> str:
