@@ -281,9 +281,10 @@ def run(examples: int, tally: Tally, data_root: Path) -> None:
     def record(target: str, fn, *args) -> None:
         try:
             tally.add(target, fn(*args))
-        except AssertionError as exc:
+        except Exception as exc:  # noqa: BLE001 - counted, and the trials go on
             tally.add(target, "FAILED")
-            tally.failures.append(f"{target}: {exc} args={[repr(a)[:80] for a in args[1:]]}")
+            what = str(exc) if isinstance(exc, AssertionError) else f"crash: {type(exc).__name__}: {exc}"
+            tally.failures.append(f"{target}: {what[:300]} args={[repr(a)[:80] for a in args[1:]]}")
 
     common = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck), derandomize=False)
     mem = Memory(data_root / "graph")

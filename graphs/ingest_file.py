@@ -113,9 +113,14 @@ def write_rejects(path: Path, rejects: list[Reject]) -> None:
     """The rejected lines, private to the owner (they hold what users said); replaced atomically."""
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
         for reject in rejects:
-            handle.write(json.dumps(asdict(reject), ensure_ascii=False) + "\n")
+            line = json.dumps(asdict(reject), ensure_ascii=False)
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (a user_id sent as "\ud800"): escaped, as it came
+                line = json.dumps(asdict(reject))
+            handle.write(line + "\n")
     os.replace(tmp, path)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from bench import hostile as H
 from graphs.lumina_store import make_store
@@ -46,6 +46,8 @@ def test_hostile_input_through_the_graph(victim_memory, kind, user_id, speaker, 
 
 @settings(max_examples=60, **BOUNDED)
 @given(line=H.hostile_lines())
+@example(line='{"user_id": "\\ud800", "speaker": "user", "text": "", "ts": 1700000000}')  # found by bench/hostile.py
+@example(line='{"user_id": "alice\\n", "speaker": "user", "text": "x", "ts": 1}')
 def test_hostile_lines_through_the_cli_ingest(victim_memory, tmp_path_factory, line):
     mem, snapshot = victim_memory
     workdir = tmp_path_factory.mktemp("files")
