@@ -189,7 +189,7 @@ def ingest_trial(mem, workdir: Path, victim: dict, raw_line: str, serial: int) -
         assert not rejects.exists()
     else:
         assert code == 2
-        lines = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]
+        lines = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]  # splitlines: as readers do
         assert [r["line"] for r in lines] == [2] and lines[0]["reason"], lines
         outcome = f"rejected:{lines[0]['field'].split('[')[0]}"
     try:

@@ -31,6 +31,10 @@ _MAGIC = {GZIP_MAGIC: "gzip-compressed (gunzip it first)", b"PK\x03\x04": "a zip
           b"\x89PNG": "a PNG image", b"%PDF": "a PDF document"}
 
 
+# JSON leaves these raw, and str.splitlines() (many JSONL readers) splits on them: escaped in the rejects file.
+_LINE_BREAKS = {c: f"\\u{c:04x}" for c in (0x85, 0x2028, 0x2029)}
+
+
 @dataclass
 class Reject:
     line: int
@@ -115,7 +119,7 @@ def write_rejects(path: Path, rejects: list[Reject]) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         for reject in rejects:
-            line = json.dumps(asdict(reject), ensure_ascii=False)
+            line = json.dumps(asdict(reject), ensure_ascii=False).translate(_LINE_BREAKS)
             try:
                 line.encode("utf-8")
             except UnicodeEncodeError:  # a lone surrogate (a user_id sent as "\ud800"): escaped, as it came

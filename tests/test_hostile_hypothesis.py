@@ -48,6 +48,7 @@ def test_hostile_input_through_the_graph(victim_memory, kind, user_id, speaker, 
 @given(line=H.hostile_lines())
 @example(line='{"user_id": "\\ud800", "speaker": "user", "text": "", "ts": 1700000000}')  # found by bench/hostile.py
 @example(line='{"user_id": "alice\\n", "speaker": "user", "text": "x", "ts": 1}')
+@example(line='{"user_id": "x\\u0085\\u2028", "speaker": "user", "text": "t", "ts": 1}')  # line breaks to splitlines()
 def test_hostile_lines_through_the_cli_ingest(victim_memory, tmp_path_factory, line):
     mem, snapshot = victim_memory
     workdir = tmp_path_factory.mktemp("files")
