@@ -144,9 +144,18 @@ def graph_trial(mem, victim: dict, kind: str, user_id: Any, speaker: Any, text: 
         outcome = _refusal(exc)
         assert len(list(mem.graph.get_state_history(config))) == checkpoints, "a refused run left a checkpoint"
         assert mem.services.stores.archive.counts(None) == total, "a refused run wrote to the archive"
-    if user_id != VICTIM:
-        assert victim_graph_snapshot(mem) == victim, "another user's data changed"
+    _check_victim(mem, victim, changed_by_victim=user_id == VICTIM)
     return outcome
+
+
+def _check_victim(mem, victim: dict, changed_by_victim: bool) -> None:
+    """Another user's trial leaves the victim's data as it was; a trial of the victim's own (a generated
+    "alice" that is valid) may change it, and becomes the new reference."""
+    now = victim_graph_snapshot(mem)
+    if changed_by_victim:
+        victim.clear()
+        victim.update(now)
+    assert now == victim, f"another user's data changed: {victim} -> {now}"
 
 
 # --- the CLI's ingest (in process: the same functions `lumina-memory ingest` runs) ----------------------
@@ -196,8 +205,7 @@ def ingest_trial(mem, workdir: Path, victim: dict, raw_line: str, serial: int) -
         hostile_user = json.loads(raw_line).get("user_id")
     except (ValueError, AttributeError):
         hostile_user = None
-    if hostile_user != VICTIM:  # a valid line of alice's own may change her data
-        assert victim_graph_snapshot(mem) == victim, "another user's data changed"
+    _check_victim(mem, victim, changed_by_victim=hostile_user == VICTIM)  # a valid line of alice's own may change it
     return outcome
 
 
