@@ -92,7 +92,8 @@ def recover_replies(services) -> list[dict]:
     return found
 
 
-def _recover_once(services) -> None:
+def recover_replies_once(services) -> None:
+    """``recover_replies`` the first time a process asks for a data directory (at start-up: open_services)."""
     key = str(services.settings.resolved_data_dir())
     with _recover_lock:
         if key in _recovered:
@@ -121,7 +122,7 @@ def respond(state: dict, ctx, services) -> dict:
             api_key=key.get_secret_value() if key else "unused",
             base_url=services.settings.openai_base_url,
         )
-    _recover_once(services)
+    recover_replies_once(services)
     source = f"reply-{turns[-1]['source_id']}"[:128]
     kinds = redaction_kinds(services.settings)
     entry = Journal.for_settings(services.settings).open(

@@ -201,7 +201,8 @@ class CypherGraph:
         # Segment ids are uuid5 of the user, so a clash means a caller bug; refusing beats silently
         # moving another user's segment (Neo4j) or a raw primary-key error (ladybug).
         if owners - {user_id}:
-            raise InvalidInput("segment_id", f"{segment_id!r} already belongs to another user")
+            # Worded as "not found": a refusal must not confirm that another user has the id (S7).
+            raise InvalidInput("segment_id", f"{segment_id!r} not found for this user (segment ids derive from their user)")
         new = not owners and self.create_new_edges
         steps: list[Step] = [
             (

@@ -190,7 +190,7 @@ def test_users_are_isolated(graph):
     assert graph.associated(B, [b1], 10) == [] and graph.associated(A, [a1], 10) == [(a2, pytest.approx(0.9))]
     assert graph.counts(B).nodes == {"User": 1, "Character": 1, "Segment": 1, "Concept": 1}
     assert graph.counts(B).edges == {"HAD": 1, "PARTICIPATED": 1, "MENTIONS": 1, "ASSOCIATED": 0}
-    with pytest.raises(InvalidInput, match="another user"):
+    with pytest.raises(InvalidInput, match="not found for this user"):
         graph.upsert_segment(B, a1, [], ["x"], "hijack", 1.0, 0.1)
     assert props(graph, A, a1)["summary"] == "s1" and graph.concepts_of(A, [a1]) == {a1: ["猫", "秘密"]}
 
@@ -365,7 +365,7 @@ def test_batch_upsert_mixing_new_and_existing_segments_and_refusing_foreign_ones
     assert graph.segments_for_concepts(A, ["夏"], 10) == []
     foreign = seg(B, 14)
     graph.upsert_linked_segments(B, [LinkedSegment(foreign, ["lumina"], ["海"], "b's", 1.0, 0.5, [])])
-    with pytest.raises(InvalidInput, match="another user"):
+    with pytest.raises(InvalidInput, match="not found for this user"):
         graph.upsert_linked_segments(A, [LinkedSegment(s3, ["lumina"], ["川"], "new", 3.0, 0.5, []),
                                          LinkedSegment(foreign, ["lumina"], ["川"], "hijack", 3.0, 0.5, [])])
     assert graph.counts(A).nodes["Segment"] == 2 and graph.segments_for_concepts(A, ["川"], 10) == []
