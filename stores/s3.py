@@ -33,14 +33,15 @@ class S3Location:
         self._staged: dict[str, str] = {}
 
     @classmethod
-    def from_url(cls, url: str, settings=None) -> "S3Location":
+    def from_url(cls, url: str, settings=None, field: str = "backup_location") -> "S3Location":
+        """``field``: the setting ``url`` came from, named in the error when it is malformed."""
         import boto3
         from botocore.config import Config
 
         rest = url[len("s3://"):]
         bucket, _, prefix = rest.partition("/")
         if not bucket:
-            raise InvalidInput("backup_location", f"{url!r}: expected s3://bucket/prefix")
+            raise InvalidInput(field, f"{url!r}: expected s3://bucket/prefix")
         endpoint = getattr(settings, "s3_endpoint_url", None)
         region = getattr(settings, "s3_region", "us-east-1")
         client = boto3.client("s3", endpoint_url=endpoint, region_name=region,

@@ -102,3 +102,18 @@ def _ready(endpoint: str) -> bool:
         return True
     except Exception:  # noqa: BLE001 - not ready yet; the caller waits and retries until its deadline
         return False
+
+
+@contextmanager
+def s3_credentials() -> Iterator[None]:
+    """The server's keys in boto3's usual environment variables for the block, then the caller's back."""
+    saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    os.environ.update(AWS_ACCESS_KEY_ID=ACCESS_KEY, AWS_SECRET_ACCESS_KEY=SECRET_KEY)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
