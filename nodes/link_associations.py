@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from stores.graph_base import LinkedSegment
 
+from . import recovery
 from .activity import record as record_event
 from .pending import advance, record_of
 
@@ -56,7 +57,9 @@ def link_associations(state: dict, ctx, services) -> dict:
         return [None] * len(items)
 
     # The last stage: the archive's outbox rows of these segments go (or keep what is still deferred).
-    done = advance(state, "graph", write_all=write_all, outbox=(stores.archive, ctx.user_id))
+    # A graph that is down is remembered as degraded (stats, doctor) until recovery completes its writes.
+    done = advance(state, "graph", write_all=write_all, outbox=(stores.archive, ctx.user_id),
+                   on_deferred=lambda stage, exc: recovery.note_degraded(services, stage, exc))
     if not done:
         return {}
     return {"pending": [p for p in done["pending"] if "graph" not in p.get("stages", [])]}

