@@ -2,7 +2,8 @@
 indexes or embeds them (``graphs.lumina_store.make_store`` builds this class when ``pii_redaction`` is on).
 
 A subclass rather than a hook inside ``stores``: ``stores`` imports nothing from ``nodes``, and every
-operation — ``put``/``aput``/``search``/``abatch`` — goes through ``batch``. Keys and namespace labels are
+operation — ``put``/``aput``/``search``/``abatch`` — goes through ``batch``, which checks each op
+(ids, size limits) and then hands it to ``_prepare``. Keys and namespace labels are
 left as they are (they are identifiers the caller reads back by, not text).
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from langgraph.store.base import Op, PutOp, Result, SearchOp
+from langgraph.store.base import Op, PutOp, SearchOp
 
 from stores.langgraph_store import LuminaStore
 
@@ -24,10 +25,7 @@ class RedactingStore(LuminaStore):
         super().__init__(*args, **kwargs)
         self.pii_kinds = tuple(pii_kinds)
 
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return super().batch([self._redacted(op) for op in ops])
-
-    def _redacted(self, op: Op) -> Op:
+    def _prepare(self, op: Op) -> Op:
         if isinstance(op, PutOp) and isinstance(op.value, dict):
             return op._replace(value=redact_value(op.value, self.pii_kinds))
         if isinstance(op, SearchOp) and isinstance(op.query, str):

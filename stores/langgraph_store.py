@@ -203,24 +203,33 @@ class LuminaStore(BaseStore):
     # --- the required core -----------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        for op in ops:
-            validate_op_namespace(op)  # before anything runs: a bad op in a batch changes nothing
-            if isinstance(op, (GetOp, PutOp)):
-                _check_key(op.key)
-                _check_labels(op.namespace)
-                if isinstance(op, PutOp) and op.value is not None:
-                    self._check_size(op.value)
-            elif isinstance(op, SearchOp):
-                _check_labels(op.namespace_prefix, "namespace_prefix")
-                if op.query is not None and (not isinstance(op.query, str) or len(op.query) > self.max_query_chars):
-                    raise InvalidInput("query", f"must be a string of at most {self.max_query_chars:,} characters "
-                                       "(LUMINA_MAX_QUERY_CHARS)")
-                if op.query and not _is_utf8(op.query):
-                    raise InvalidInput("query", "is not valid UTF-8 text (a lone surrogate)")
-            elif not isinstance(op, ListNamespacesOp):
-                raise ValueError(f"Unknown operation type: {type(op)}")
+        for op in ops:  # before anything runs: a bad op in a batch changes nothing
+            self._check_op(op)
+        ops = [self._prepare(op) for op in ops]
         with self._lock:
             return self._run(ops)
+
+    def _prepare(self, op: Op) -> Op:
+        """What is stored or searched for ``op`` once it passed the checks (a subclass redacts PII here,
+        after the size limits, so an oversized value is refused before any work is done on it)."""
+        return op
+
+    def _check_op(self, op: Op) -> None:
+        validate_op_namespace(op)
+        if isinstance(op, (GetOp, PutOp)):
+            _check_key(op.key)
+            _check_labels(op.namespace)
+            if isinstance(op, PutOp) and op.value is not None:
+                self._check_size(op.value)
+        elif isinstance(op, SearchOp):
+            _check_labels(op.namespace_prefix, "namespace_prefix")
+            if op.query is not None and (not isinstance(op.query, str) or len(op.query) > self.max_query_chars):
+                raise InvalidInput("query", f"must be a string of at most {self.max_query_chars:,} characters "
+                                   "(LUMINA_MAX_QUERY_CHARS)")
+            if op.query and not _is_utf8(op.query):
+                raise InvalidInput("query", "is not valid UTF-8 text (a lone surrogate)")
+        elif not isinstance(op, ListNamespacesOp):
+            raise ValueError(f"Unknown operation type: {type(op)}")
 
     def _check_size(self, value: Any) -> None:
         size = len(_value_json(value).encode("utf-8"))

@@ -105,6 +105,14 @@ def _own_hits(hits: Sequence[tuple[str, float, dict]], user_id: str) -> list[Vec
     return [VectorHit(point_id=p, score=s, payload=pl) for p, s, pl in hits if pl.get(TENANT_FIELD) == user_id]
 
 
+def point_row(point_id: object, vector: object, payload: object) -> tuple[str, list[float], dict]:
+    """A scrolled point as (id, vector, payload) whatever the engine returned (a named-vector dict, None):
+    the one shape backups and shard rewrites read."""
+    if isinstance(vector, dict):
+        vector = next(iter(vector.values()), None)
+    return str(point_id), [float(x) for x in (vector or [])], dict(payload or {})
+
+
 def prepare_points(records: Sequence[SegmentRecord], dim: int) -> list[PreparedPoint]:
     """Validate every record first, so a bad one in a batch writes nothing at all."""
     by_id: dict[str, PreparedPoint] = {}

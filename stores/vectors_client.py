@@ -35,6 +35,7 @@ from .vector_filters import (
     VectorStoreBase,
     check_embedder,
     embedder_metadata,
+    point_row,
 )
 
 try:  # grpc is a qdrant-client dependency, but only prefer_grpc=True clients raise its errors
@@ -235,10 +236,7 @@ class ClientVectorStore(VectorStoreBase):
                 records, offset = self._client.scroll(
                     self.collection, limit=page, offset=offset, with_payload=True, with_vectors=True)
             for r in records:
-                vec = r.vector
-                if isinstance(vec, dict):
-                    vec = next(iter(vec.values()), None)
-                yield str(r.id), [float(x) for x in (vec or [])], dict(r.payload or {})
+                yield point_row(r.id, r.vector, r.payload)
             if offset is None or not records:
                 return
 

@@ -28,6 +28,7 @@ from .vector_filters import (
     VectorStoreBase,
     check_embedder,
     embedder_metadata,
+    point_row,
 )
 
 META_FILE = "lumina_collection.json"
@@ -211,10 +212,7 @@ class EdgeVectorStore(VectorStoreBase):
             records, offset = self._shard.scroll(
                 qe.ScrollRequest(offset=offset, limit=page, with_payload=True, with_vector=True))
             for r in records:
-                vec = r.vector
-                if isinstance(vec, dict):
-                    vec = next(iter(vec.values()), None)
-                yield str(r.id), [float(x) for x in (vec or [])], dict(r.payload or {})
+                yield point_row(r.id, r.vector, r.payload)
             if offset is None or not records:
                 return
 
