@@ -1,0 +1,28 @@
+"""Lumina Memory's graphs and their entry points (CLI, LangGraph server, notebooks)."""
+
+import logging
+
+
+def _finish_interrupted_erasures(services) -> None:
+    # Cheap when nothing is pending (a stat); graphs.erase and its imports load only when something is.
+    from stores.erasure import erasures_in_progress
+
+    if erasures_in_progress(services.settings.resolved_data_dir()):
+        from stores.errors import StoreUnavailable
+
+        from .erase import finish_interrupted_erasures
+
+        try:
+            finish_interrupted_erasures(services)
+        except StoreUnavailable as exc:  # the user stays refused (input_guard) until a later open finishes it
+            logging.getLogger("lumina.erase").warning("interrupted erasure still unfinished: %s", exc)
+
+
+def _register_startup_hooks() -> None:
+    from nodes.services import STARTUP_HOOKS
+
+    if _finish_interrupted_erasures not in STARTUP_HOOKS:
+        STARTUP_HOOKS.append(_finish_interrupted_erasures)
+
+
+_register_startup_hooks()

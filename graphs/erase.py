@@ -9,6 +9,7 @@ Both walk the registry (graphs.registry), so a place added later is covered with
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,16 @@ from nodes.services import Services
 from stores import backup as backups
 from stores.audit import AuditLog
 from stores.backup_location import open_location
-from stores.erasure import check_token, erase_places, make_token, plan
+from stores.erasure import (
+    check_token, erase_places, erasures_in_progress, make_token, mark_erasure_finished, mark_erasure_started, plan,
+)
 from stores.ids import validate_id
 from stores.ledger import location_ledger, read_file_ledger, write_file_ledger, LEDGER_FILE
 from stores.secret import data_dir_secret
 
 from .registry import open_registry
+
+log = logging.getLogger("lumina.erase")
 
 
 def default_backup_location(services: Services) -> str:
@@ -55,6 +60,16 @@ def erase_user(
     validate_id(user_id, "user_id")
     data_dir = services.settings.resolved_data_dir()
     check_token(data_dir_secret(data_dir), user_id, token)
+    return _erase_everywhere(services, user_id, actor=actor, store=store, checkpoints=checkpoints,
+                             backup_locations=backup_locations)
+
+
+def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=None, checkpoints: Path | None = None,
+                      backup_locations: list[str] | None = None) -> dict[str, Any]:
+    data_dir = services.settings.resolved_data_dir()
+    # Marked before anything goes: until the mark is cleared nothing is ingested for the id, and the next
+    # open finishes the erasure (finish_interrupted_erasures).
+    mark_erasure_started(data_dir, user_id)
     # The ledgers first: an erasure that dies half-way must still keep restores from resurrecting the user.
     ledger = read_file_ledger(data_dir)
     ledger.add(user_id)
@@ -70,7 +85,17 @@ def erase_user(
     detail = json.dumps({"removed": {k: v for k, v in removed.items() if v},
                          "backups": {url: sum(v.values()) for url, v in in_backups.items()}}, sort_keys=True)
     audit_log(services).append("user_erased", actor, user_id, detail)
+    mark_erasure_finished(data_dir, user_id)
     return {"removed": removed, "backups": in_backups}
+
+
+def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: Path | None = None) -> list[str]:
+    """Complete every erasure a dead process left half-done (its confirmation was given then); the users."""
+    users = erasures_in_progress(services.settings.resolved_data_dir())
+    for user_id in users:
+        log.warning("finishing the interrupted erasure of a user (audit log has the keyed id)")
+        _erase_everywhere(services, user_id, actor="recovery: interrupted erasure", store=store, checkpoints=checkpoints)
+    return users
 
 
 def is_erased_for(services: Services, location=None):

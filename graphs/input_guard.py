@@ -17,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from nodes.input_check import check_owner, check_run_input, thread_owner
 from nodes.validate import redact_run_input, redaction_kinds
+from stores.erasure import refuse_while_erasing
 
 from .context import RunContext
 
@@ -53,6 +54,7 @@ class GuardedGraph(CompiledStateGraph):
         user_id = _user_id(config, context)
         if settings is not None:
             check_run_input(input, user_id, settings.max_message_chars, settings.max_batch_turns)
+            refuse_while_erasing(settings.resolved_data_dir(), user_id)
         return user_id if self._has_thread(config) else None
 
     def _redacted(self, input: Any) -> Any:

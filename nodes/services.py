@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
+from typing import Callable
 
 from stores.factory import Stores, open_stores
 from stores.settings import LuminaSettings, default_settings
@@ -45,6 +46,11 @@ class Services:
         self.stores.close()
 
 
+STARTUP_HOOKS: list[Callable[[Services], None]] = []
+"""Run by every open_services after recovery. graphs/ registers what needs more than the stores (finishing
+an interrupted erasure walks the registry of every place)."""
+
+
 def open_services(settings: LuminaSettings | None = None, chat_model: object | None = None) -> Services:
     settings = settings or default_settings()
     embedder = make_embedder(settings)
@@ -68,6 +74,8 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
         from .respond import recover_replies_once
 
         recover_replies_once(services)  # A11: replies a dead process was generating, from their journal
+        for hook in STARTUP_HOOKS:
+            hook(services)
     except BaseException:
         stores.close()
         raise

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from .errors import InvalidInput
 from .ids import validate_id
@@ -48,3 +50,47 @@ def erase_places(places: Sequence, user_id: str) -> dict[str, int]:
     for place in places:
         place.scrub()
     return removed
+
+
+# An erasure in progress, by clear id: an erasure killed half-way (kill -9, power) must be finished before
+# the user's id is used again, or a flush of the thread's open turns would archive them anew. The file lives
+# only while an erasure runs; the ids in it are about to be erased anyway, and it is private (0600).
+IN_PROGRESS_FILE = "erasures-in-progress.json"
+
+
+def _in_progress_path(data_dir) -> Path:
+    return Path(data_dir) / IN_PROGRESS_FILE
+
+
+def erasures_in_progress(data_dir) -> list[str]:
+    path = _in_progress_path(data_dir)
+    try:
+        return sorted(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return []
+
+
+def _write_in_progress(data_dir, users: list[str]) -> None:
+    from .backup_location import LocalLocation
+
+    if users:
+        LocalLocation(_in_progress_path(data_dir).parent).write_text(IN_PROGRESS_FILE, json.dumps(sorted(set(users))))
+    else:
+        _in_progress_path(data_dir).unlink(missing_ok=True)
+
+
+def mark_erasure_started(data_dir, user_id: str) -> None:
+    _write_in_progress(data_dir, [*erasures_in_progress(data_dir), user_id])
+
+
+def mark_erasure_finished(data_dir, user_id: str) -> None:
+    _write_in_progress(data_dir, [u for u in erasures_in_progress(data_dir) if u != user_id])
+
+
+def refuse_while_erasing(data_dir, user_id: object) -> None:
+    """InvalidInput('user_id') while an erasure of the user is unfinished."""
+    if isinstance(user_id, str) and user_id in erasures_in_progress(data_dir):
+        raise InvalidInput(
+            "user_id", f"{user_id!r} is being erased (an erasure was interrupted): it is finished when the memory "
+            "next opens (or run `lumina-memory erase --user ID` again); nothing is ingested for this id until then"
+        )
