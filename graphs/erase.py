@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,10 @@ def audit_log(services: Services) -> AuditLog:
     return AuditLog(services.stores.archive, data_dir_secret(services.settings.resolved_data_dir()))
 
 
-def erase_plan(services: Services, user_id: str, *, store=None, checkpoints: Path | None = None) -> dict[str, Any]:
+def erase_plan(services: Services, user_id: str, *, store=None, checkpoints: Path | None = None,
+               extra_places: Sequence = ()) -> dict[str, Any]:
     validate_id(user_id, "user_id")
-    with open_registry(services, store=store, checkpoints=checkpoints) as places:
+    with open_registry(services, store=store, checkpoints=checkpoints, extra_places=extra_places) as places:
         counts = plan(places, user_id)
     key = data_dir_secret(services.settings.resolved_data_dir())
     token, expiry = make_token(key, user_id, services.settings.erase_token_ttl_seconds)
@@ -52,7 +54,7 @@ def erase_plan(services: Services, user_id: str, *, store=None, checkpoints: Pat
 
 def erase_user(
     services: Services, user_id: str, token: str, *, actor: str = "api", store=None,
-    checkpoints: Path | None = None, backup_locations: list[str] | None = None,
+    checkpoints: Path | None = None, backup_locations: list[str] | None = None, extra_places: Sequence = (),
 ) -> dict[str, Any]:
     """Erase every trace of the user: every place, scrubbed; every backup at ``backup_locations``
     (default: the configured one) rewritten; the ledgers record the erasure so no restore brings the user
@@ -61,11 +63,11 @@ def erase_user(
     data_dir = services.settings.resolved_data_dir()
     check_token(data_dir_secret(data_dir), user_id, token)
     return _erase_everywhere(services, user_id, actor=actor, store=store, checkpoints=checkpoints,
-                             backup_locations=backup_locations)
+                             backup_locations=backup_locations, extra_places=extra_places)
 
 
 def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=None, checkpoints: Path | None = None,
-                      backup_locations: list[str] | None = None) -> dict[str, Any]:
+                      backup_locations: list[str] | None = None, extra_places: Sequence = ()) -> dict[str, Any]:
     data_dir = services.settings.resolved_data_dir()
     # Marked before anything goes: until the mark is cleared nothing is ingested for the id, and the next
     # open finishes the erasure (finish_interrupted_erasures).
@@ -79,7 +81,7 @@ def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=Non
         remote = location_ledger(location)
         remote.add(user_id)
         location.write_text(LEDGER_FILE, remote.text())
-    with open_registry(services, store=store, checkpoints=checkpoints) as places:
+    with open_registry(services, store=store, checkpoints=checkpoints, extra_places=extra_places) as places:
         removed = erase_places(places, user_id)
         in_backups = {loc.url: backups.forget_in_backups(places, loc, user_id) for loc in locations}
     detail = json.dumps({"removed": {k: v for k, v in removed.items() if v},

@@ -9,7 +9,7 @@ this process. Erasure, backups, restore and the residue test walk this list and 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from nodes.services import Services
@@ -70,20 +70,24 @@ class EmbedderCachePlace(_MemoryOnly):
         return n
 
 
-def user_data_places(services: Services, *, store=None, checkpoints: Path | None = None) -> list:
-    """Every place of ``services`` (and of ``store``, an open LuminaStore, when given) holding user data."""
+def user_data_places(services: Services, *, store=None, checkpoints: Path | None = None,
+                     extra_places: Sequence = ()) -> list:
+    """Every place of ``services`` (and of ``store``, an open LuminaStore, when given) holding user data,
+    then ``extra_places``: places only the caller can reach (a LangGraph server's threads, from inside it)."""
     places = store_places(services.stores, services.settings, lg_store=store, checkpoints=checkpoints)
     places += [
         IndexCachePlace("cache.keyword_index", services.keyword_index),
         IndexCachePlace("cache.turn_index", services.turn_index),
         EmbedderCachePlace(services.embedder),
+        *extra_places,
     ]
     return places
 
 
 @contextlib.contextmanager
 def open_registry(
-    services: Services, *, store=None, checkpoints: Path | None = None, open_store: bool | None = None
+    services: Services, *, store=None, checkpoints: Path | None = None, open_store: bool | None = None,
+    extra_places: Sequence = (),
 ) -> Iterator[list]:
     """``user_data_places`` with the LangGraph store of the data directory opened for the duration when
     the caller has none open (a server passes its own: the embedded engines allow one handle).
@@ -96,7 +100,7 @@ def open_registry(
 
         store = opened = make_store(services.settings, embedder=services.embedder)
     try:
-        yield user_data_places(services, store=store, checkpoints=checkpoints)
+        yield user_data_places(services, store=store, checkpoints=checkpoints, extra_places=extra_places)
     finally:
         if opened is not None:
             opened.close()
