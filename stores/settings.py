@@ -42,6 +42,12 @@ class LuminaSettings(BaseSettings):
         default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "LUMINA_NEO4J_PASSWORD")
     )
     neo4j_database: str | None = Field(default=None)
+    graph_timeout_seconds: float = Field(
+        default=10.0, gt=0, allow_inf_nan=False,
+        description="Longest wait for the graph server (NEO4J_URI) per call: connecting, taking a pooled connection, "
+        "each query or transaction. A frozen or overloaded server then counts as unavailable: the call fails as "
+        "StoreUnavailable and the graph's writes wait in the outbox. Env LUMINA_GRAPH_TIMEOUT_SECONDS.",
+    )
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "LUMINA_OPENAI_API_KEY")
     )
