@@ -16,7 +16,14 @@ from __future__ import annotations
 from typing import Final
 
 NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept")
-EDGE_TYPES: Final[tuple[str, ...]] = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED")
+
+# Typed memory relations (issue 17, F6) between two segments of one user, next to ASSOCIATED: one edge type
+# per kind, each with a score. The kind is the API's word, the edge type its Cypher name. Edge types cannot
+# be $parameters, so each statement below exists once per type, built from this fixed table only.
+RELATION_KINDS: Final[tuple[str, ...]] = ("continues", "references", "derived_from", "contradicts", "same_topic")
+RELATION_EDGES: Final[dict[str, str]] = {kind: kind.upper() for kind in RELATION_KINDS}
+
+EDGE_TYPES: Final[tuple[str, ...]] = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED", *RELATION_EDGES.values())
 
 # --- writes ------------------------------------------------------------------------------------------
 # $segment_id, $user_id, $summary, $ts, $importance
@@ -135,7 +142,110 @@ MERGE (a)-[r:ASSOCIATED]->(b)
 SET r.score = nb.score
 """
 
-# DETACH DELETE also removes every HAD/PARTICIPATED/MENTIONS/ASSOCIATED edge of these nodes;
+# --- memory relations (per edge type; see RELATION_EDGES) -------------------------------------------------
+# $user_id, $rows: list of {src, dst, score} (non-empty). Ends that are not this user's segments do not MATCH.
+SET_RELATIONS: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $rows AS r
+MATCH (a:Segment {{id: r.src, user_id: $user_id}})
+MATCH (b:Segment {{id: r.dst, user_id: $user_id}})
+MERGE (a)-[x:{edge}]->(b)
+SET x.score = r.score
+"""
+    for edge in RELATION_EDGES.values()
+}
+
+# $user_id, $rows: list of {src, dst} (non-empty)
+DROP_RELATIONS: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $rows AS r
+MATCH (a:Segment {{id: r.src, user_id: $user_id}})-[x:{edge}]->(b:Segment {{id: r.dst, user_id: $user_id}})
+DELETE x
+"""
+    for edge in RELATION_EDGES.values()
+}
+
+# Every relation leaving one of the user's segments, found from the User node by its key (HAD), not by a
+# scan of every user's segments. graph_base keeps only those whose other end is the user's too. $user_id
+USER_RELATIONS: Final[dict[str, str]] = {
+    edge: f"""
+MATCH (:User {{id: $user_id}})-[:HAD]->(a:Segment)-[x:{edge}]->(b:Segment)
+RETURN a.id AS src, b.id AS dst, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
+"""
+    for edge in RELATION_EDGES.values()
+}
+
+# Relations leaving ($segment_ids as src) or entering ($segment_ids as dst) the given segments. $segment_ids
+RELATIONS_FROM: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $segment_ids AS sid
+MATCH (a:Segment {{id: sid}})-[x:{edge}]->(b:Segment)
+RETURN a.id AS src, b.id AS dst, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
+"""
+    for edge in RELATION_EDGES.values()
+}
+RELATIONS_TO: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $segment_ids AS sid
+MATCH (a:Segment)-[x:{edge}]->(b:Segment {{id: sid}})
+RETURN a.id AS src, b.id AS dst, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
+"""
+    for edge in RELATION_EDGES.values()
+}
+
+# Ladybug's form of RELATIONS_FROM/TO, one seed per query, every relation type at once: the UNWIND forms
+# scanned the Segment table (~2 ms each at 6,000 segments, ten per call, growing with the store); with the
+# seed by primary key first (HINT, as LADYBUG_ASSOCIATED_NEIGHBOURS_OF_ONE) ~0.45 ms. ``label`` and the
+# type alternation are ladybug's. $segment_id
+_RELATION_TYPES = "|".join(RELATION_EDGES.values())
+LADYBUG_RELATIONS_FROM_ONE: Final = f"""
+MATCH (a:Segment)-[x:{_RELATION_TYPES}]->(b:Segment)
+WHERE a.id = $segment_id
+HINT (a JOIN x) JOIN b
+RETURN a.id AS src, b.id AS dst, label(x) AS edge, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
+"""
+LADYBUG_RELATIONS_TO_ONE: Final = f"""
+MATCH (a:Segment)-[x:{_RELATION_TYPES}]->(b:Segment)
+WHERE b.id = $segment_id
+HINT (b JOIN x) JOIN a
+RETURN a.id AS src, b.id AS dst, label(x) AS edge, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
+"""
+
+# --- deleting single segments (a forgotten memory) ----------------------------------------------------------
+# $user_id, $segment_ids: the concepts these segments mention (read before they go, to tidy up after).
+CONCEPT_IDS_OF: Final = """
+UNWIND $segment_ids AS sid
+MATCH (s:Segment {id: sid, user_id: $user_id})-[:MENTIONS]->(c:Concept)
+RETURN DISTINCT c.id AS id
+"""
+
+# $user_id, $segment_ids
+COUNT_SEGMENTS_OF: Final = """
+UNWIND $segment_ids AS sid
+MATCH (s:Segment {id: sid, user_id: $user_id})
+RETURN count(s) AS n
+"""
+
+# DETACH DELETE takes every edge of the segments with them: HAD, PARTICIPATED, MENTIONS, ASSOCIATED and
+# the relations. $user_id, $segment_ids
+DELETE_SEGMENTS_OF: Final = """
+UNWIND $segment_ids AS sid
+MATCH (s:Segment {id: sid, user_id: $user_id})
+DETACH DELETE s
+"""
+
+# Of $concept_ids, the user's concepts no segment mentions any more: a forgotten memory's names should not
+# outlive it when nothing else said them. $user_id, $concept_ids
+DELETE_UNMENTIONED_CONCEPTS: Final = """
+UNWIND $concept_ids AS cid
+MATCH (c:Concept {id: cid, user_id: $user_id})
+OPTIONAL MATCH (c)<-[m:MENTIONS]-(:Segment)
+WITH c, count(m) AS uses
+WHERE uses = 0
+DETACH DELETE c
+"""
+
+# DETACH DELETE also removes every HAD/PARTICIPATED/MENTIONS/ASSOCIATED/relation edge of these nodes;
 # Character nodes are shared by all users and stay. $user_id
 DELETE_USER_CONCEPTS: Final = "MATCH (c:Concept {user_id: $user_id}) DETACH DELETE c"
 DELETE_USER_SEGMENTS: Final = "MATCH (s:Segment {user_id: $user_id}) DETACH DELETE s"
@@ -220,6 +330,7 @@ COUNT_EDGES_ALL: Final[dict[str, str]] = {
     "PARTICIPATED": "MATCH (:Character)-[r:PARTICIPATED]->(:Segment) RETURN count(r) AS n",
     "MENTIONS": "MATCH (:Segment)-[r:MENTIONS]->(:Concept) RETURN count(r) AS n",
     "ASSOCIATED": "MATCH (:Segment)-[r:ASSOCIATED]->(:Segment) RETURN count(r) AS n",
+    **{edge: f"MATCH (:Segment)-[r:{edge}]->(:Segment) RETURN count(r) AS n" for edge in RELATION_EDGES.values()},
 }
 
 # A user's share: their own nodes, the characters who took part in their segments, and every edge
@@ -240,6 +351,9 @@ COUNT_EDGES_USER: Final[dict[str, str]] = {
         "MATCH (a:Segment)-[r:ASSOCIATED]->(b:Segment) "
         "WHERE a.user_id = $user_id OR b.user_id = $user_id RETURN count(r) AS n"
     ),
+    # Relations never cross users (both ends are matched with the user), so the source's owner is enough.
+    **{edge: f"MATCH (a:Segment {{user_id: $user_id}})-[r:{edge}]->(:Segment) RETURN count(r) AS n"
+       for edge in RELATION_EDGES.values()},
 }
 
 # --- diagnostics (lumina-memory doctor; read-only) -----------------------------------------------------
@@ -261,6 +375,7 @@ LADYBUG_SCHEMA: Final[tuple[str, ...]] = (
     "CREATE REL TABLE IF NOT EXISTS PARTICIPATED(FROM Character TO Segment)",
     "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Segment TO Concept)",
     "CREATE REL TABLE IF NOT EXISTS ASSOCIATED(FROM Segment TO Segment, score DOUBLE)",
+    *(f"CREATE REL TABLE IF NOT EXISTS {edge}(FROM Segment TO Segment, score DOUBLE)" for edge in RELATION_EDGES.values()),
 )
 
 # Session setting, not schema: ladybug checkpoints its WAL once it holds this many bytes.

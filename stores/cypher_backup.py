@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from .cypher import RELATION_EDGES
+
 # kind -> statement returning that kind's rows; each row names the user it belongs to (user_id, or None
 # for the shared Character nodes).
 DUMP: Final[dict[str, str]] = {
@@ -24,6 +26,8 @@ DUMP: Final[dict[str, str]] = {
         "MATCH (s:Segment)-[x:ASSOCIATED]->(t:Segment) RETURN s.id AS a, t.id AS b, x.score AS score, "
         "s.user_id AS user_id"
     ),
+    **{edge: (f"MATCH (s:Segment)-[x:{edge}]->(t:Segment) RETURN s.id AS a, t.id AS b, x.score AS score, "
+              "s.user_id AS user_id") for edge in RELATION_EDGES.values()},
 }
 
 # kind -> statement taking $rows (the DUMP rows of that kind); nodes before edges (the order of LOAD).
@@ -46,6 +50,10 @@ LOAD: Final[dict[str, str]] = {
         "UNWIND $rows AS r MATCH (s:Segment {id: r.a}) MATCH (t:Segment {id: r.b}) "
         "MERGE (s)-[x:ASSOCIATED]->(t) SET x.score = r.score"
     ),
+    # Memory relations: both ends must be the row's user's, as set_relations writes them.
+    **{edge: ("UNWIND $rows AS r MATCH (s:Segment {id: r.a, user_id: r.user_id}) "
+              f"MATCH (t:Segment {{id: r.b, user_id: r.user_id}}) MERGE (s)-[x:{edge}]->(t) SET x.score = r.score")
+       for edge in RELATION_EDGES.values()},
 }
 
 # Everything (a rewrite empties the graph before loading it back). Nodes' edges go with them.

@@ -116,6 +116,12 @@ class LadybugGraph(CypherGraph):
             return [row for seed in seeds
                     for row in self._execute(cypher.LADYBUG_ASSOCIATED_NEIGHBOURS_OF_ONE, {"segment_id": seed})]
 
+    def _relation_rows(self, seeds: list[str]) -> Rows:
+        with self._lock:
+            return [row for seed in seeds
+                    for query in (cypher.LADYBUG_RELATIONS_FROM_ONE, cypher.LADYBUG_RELATIONS_TO_ONE)
+                    for row in self._execute(query, {"segment_id": seed})]
+
     def _write(self, steps: Sequence[Step]) -> list[Rows]:
         with self._lock:
             self._execute("BEGIN TRANSACTION", {})

@@ -332,6 +332,24 @@ class RedisMidTerm:
     def _delete(self, keys: list[str]) -> int:
         return int(self._client.delete(*keys))
 
+    def delete_segments(self, user_id: str, segment_ids: Sequence[str]) -> int:
+        """Remove these segments of this user (their records and their places in the recent index);
+        returns how many records were removed. Another user's ids name other keys, so they stay."""
+        user = ids.validate_id(user_id, "user_id")
+        if isinstance(segment_ids, str):  # a bare string is a Sequence too; iterating it would yield letters
+            raise InvalidInput("segment_ids", "must be a list of segment ids, not a single string")
+        wanted = sorted({ids.validate_id(s, "segment_ids[]") for s in segment_ids})
+        recent_key = ids.redis_recent_key(user)
+
+        def delete(chunk: list[str]) -> int:
+            # One MULTI per chunk: a record and its index entry go together (all one slot on a cluster).
+            pipe = self._client.pipeline(transaction=True)
+            pipe.delete(*(ids.redis_segment_key(user, s) for s in chunk))
+            pipe.zrem(recent_key, *chunk)
+            return int(pipe.execute()[0])
+
+        return self._run("delete_segments", lambda: sum(delete(c) for c in _chunks(wanted, _DELETE_CHUNK)))
+
     def ping(self) -> str:
         """"redis 8.2.3" or "valkey 9.1.0" (Valkey also reports a redis_version for compatibility)."""
         info = self._run("ping", lambda: self._client.info("server"))

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import ids
 from .models import VectorHit
-from .vector_filters import TENANT_FIELD, PreparedPoint, batched, check_vector, user_conditions
+from .vector_filters import TENANT_FIELD, PreparedPoint, batched, check_id_list, check_vector, user_conditions
 from .vectors_edge import EdgeVectorStore, _edge_filter
 
 TURN_KIND = "turns"
@@ -27,7 +27,14 @@ def turn_point_id(user_id: str, turn_id: str) -> str:
 
 
 class TurnPointsMixin:
-    """Adds ``upsert_turns`` to a VectorStoreBase adapter."""
+    """Adds ``upsert_turns`` to a VectorStoreBase adapter, and ``delete`` by turn instead of by segment."""
+
+    def delete(self, user_id: str, turn_ids: Sequence[str]) -> int:  # type: ignore[override]
+        """Remove these turns' points of this user; returns how many there were (0 for ids that are
+        missing or another user's, so a second call returns 0)."""
+        self._require_open()  # type: ignore[attr-defined]
+        user = ids.validate_id(user_id, "user_id")
+        return self._delete_matching(user, "turn_id", check_id_list(turn_ids, "turn_ids"))  # type: ignore[attr-defined]
 
     def upsert_turns(self, user_id: str, turns: Sequence[Any], vectors: Sequence[Sequence[float]]) -> int:
         """``turns``: objects or dicts with turn_id, source_id, speaker, text, ts, segment_id."""

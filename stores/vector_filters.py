@@ -4,14 +4,17 @@
 talk to the engine. Everything that decides *what* is written or returned lives here, once, so the two can
 never drift apart: a record is validated the same way, a search is always scoped to one user, and a hit looks
 the same whichever engine produced it. Each adapter implements five small engine primitives (``_write``,
-``_query``, ``_retrieve``, ``_count``, ``_delete``) on neutral ``Match`` conditions.
+``_query``, ``_retrieve``, ``_count``, ``_delete``) on neutral conditions (``Match``, ``AtMost``), plus
+``_patch`` for the lifecycle's in-place changes (new vectors, merged payload fields).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Mapping, Sequence, TypeVar
+from typing import Any, Iterator, Literal, Mapping, Sequence, TypeVar, Union
 
 import numpy as np
 
@@ -22,15 +25,28 @@ from .models import SegmentRecord, VectorHit
 TIER = "long-term"
 
 # Payload fields with an index, and its kind. user_id is the tenant key: every read filters on it.
-IndexKind = Literal["keyword", "float"]
+IndexKind = Literal["keyword", "float", "integer"]
 INDEXED_FIELDS: tuple[tuple[str, IndexKind], ...] = (
     ("user_id", "keyword"),
     ("characters", "keyword"),
     ("segment_id", "keyword"),
     ("end_ts", "float"),
     ("importance", "float"),
+    ("level", "integer"),
 )
 TENANT_FIELD = "user_id"
+SEGMENT_FIELD = "segment_id"
+
+# A memory's compression level (issue 17): 1 full text ... 4 archived. Points written before the lifecycle
+# existed carry no level and are full-strength memories, so a missing level counts as 1.
+LEVEL_FIELD = "level"
+LEVELS: tuple[int, ...] = (1, 2, 3, 4)
+MISSING_LEVEL = 1
+# What names a point: changing these in place would move it to another user or segment under the same id.
+IDENTITY_FIELDS = frozenset({TENANT_FIELD, SEGMENT_FIELD})
+# Plain names only: a dot or bracket would be read as a nested path by the engines' filters and set_payload.
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_FILTER_CHUNK = 1_000  # ids per MatchAny condition
 
 # The vector index, built per tenant: every search filters on one user, so a graph over all users' points
 # (m) would only be walked through a 1 % filter; payload_m builds one small graph per user_id value
@@ -54,6 +70,31 @@ class Match:
 
     key: str
     values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AtMost:
+    """One payload condition: numeric ``key`` <= ``limit``; a point without the key counts as ``missing``."""
+
+    key: str
+    limit: float
+    missing: float
+
+    @property
+    def missing_passes(self) -> bool:
+        return self.missing <= self.limit
+
+
+Condition = Union[Match, AtMost]
+
+
+@dataclass(frozen=True)
+class Patch:
+    """An in-place change of one existing point: a new vector (None: keep it) and payload fields to merge."""
+
+    point_id: str
+    vector: list[float] | None
+    fields: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -126,12 +167,52 @@ def prepare_points(records: Sequence[SegmentRecord], dim: int) -> list[PreparedP
     return list(by_id.values())
 
 
-def user_conditions(user_id: str, character: str | None = None) -> list[Match]:
-    """The scope of every read: one user's points, optionally those a given character spoke in."""
-    conditions = [Match(TENANT_FIELD, (ids.validate_id(user_id, "user_id"),))]
+def user_conditions(user_id: str, character: str | None = None, max_level: int | None = None) -> list[Condition]:
+    """The scope of every read: one user's points, optionally those a given character spoke in, and
+    optionally only memories at ``max_level`` or below (priming leaves out archived ones, level 4)."""
+    conditions: list[Condition] = [Match(TENANT_FIELD, (ids.validate_id(user_id, "user_id"),))]
     if character is not None:
         conditions.append(Match("characters", (ids.validate_id(character, "character"),)))
+    if max_level is not None:
+        if isinstance(max_level, bool) or not isinstance(max_level, int):
+            raise InvalidInput("max_level", f"must be a whole number or None, got {max_level!r}")
+        conditions.append(AtMost(LEVEL_FIELD, max_level, MISSING_LEVEL))
     return conditions
+
+
+def check_fields(fields: object, where: str) -> dict[str, Any]:
+    """Payload fields a caller may merge into existing points: plain names, not the point's identity,
+    JSON values (no NaN: it would poison any ranking that reads them), ``level`` one of LEVELS."""
+    if not isinstance(fields, Mapping):
+        raise InvalidInput(where, f"must be a mapping of field name to value, got {type(fields).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if not isinstance(key, str) or not _FIELD_NAME.fullmatch(key):
+            raise InvalidInput(where, f"field name {str(key)[:40]!r} is not allowed; use 1-64 letters, digits or _")
+        if key in IDENTITY_FIELDS:
+            raise InvalidInput(where, f"{key!r} names the point and cannot be changed in place")
+        if key == LEVEL_FIELD and (isinstance(value, bool) or not isinstance(value, int) or value not in LEVELS):
+            raise InvalidInput(where, f"level must be one of {list(LEVELS)}, got {value!r}")
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(where, f"{key!r} must be a JSON value without NaN or infinity ({exc})") from None
+        out[key] = value
+    return out
+
+
+def check_id_list(values: object, field: str) -> list[str]:
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise InvalidInput(field, "must be a list of ids, not a single string")
+    return list(dict.fromkeys(ids.validate_id(v, f"{field}[]") for v in values))
+
+
+def _segment_map(values: object, field: str) -> Mapping[Any, Any]:
+    if not isinstance(values, Mapping):
+        raise InvalidInput(field, f"must be a mapping keyed by segment id, got {type(values).__name__}")
+    for key in values:
+        ids.validate_id(key, f"{field} key")
+    return values
 
 
 def embedder_metadata(embedder_name: str, dim: int) -> dict[str, Any]:
@@ -175,18 +256,23 @@ class VectorStoreBase(ABC):
 
     @abstractmethod
     def _query(
-        self, vector: list[float], conditions: list[Match], limit: int, fields: Sequence[str] | None = None
+        self, vector: list[float], conditions: list[Condition], limit: int, fields: Sequence[str] | None = None
     ) -> list[tuple[str, float, dict]]:
         """(point id, score, payload), best first; ``fields``: only these payload keys (None = all)."""
 
     @abstractmethod
-    def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]: ...
+    def _retrieve(self, point_ids: list[str], fields: Sequence[str] | None = None) -> list[tuple[str, dict]]:
+        """(point id, payload) of the points that exist; ``fields``: only these payload keys (None = all)."""
 
     @abstractmethod
-    def _count(self, conditions: list[Match] | None) -> int: ...
+    def _count(self, conditions: list[Condition] | None) -> int: ...
 
     @abstractmethod
-    def _delete(self, conditions: list[Match]) -> None: ...
+    def _delete(self, conditions: list[Condition]) -> None: ...
+
+    @abstractmethod
+    def _patch(self, patches: Sequence[Patch]) -> None:
+        """Apply in-place changes to points that exist (the caller checked): vectors first, then fields."""
 
     def _optimize(self) -> bool:
         """Build the engine's vector index where it does not do so by itself; False when it does."""
@@ -209,12 +295,13 @@ class VectorStoreBase(ABC):
 
     def search(
         self, user_id: str, vector: Sequence[float], limit: int, character: str | None = None,
-        fields: Sequence[str] | None = None,
+        fields: Sequence[str] | None = None, *, max_level: int | None = None,
     ) -> list[VectorHit]:
         """``fields``: the payload keys the caller reads (the tenant key always comes too). A segment's
-        payload holds its whole text; reading all of it for 40 hits cost ~0.3 ms of a ~1.5 ms warm search."""
+        payload holds its whole text; reading all of it for 40 hits cost ~0.3 ms of a ~1.5 ms warm search.
+        ``max_level``: only memories at this level or below (a point without a level counts as 1)."""
         self._require_open()
-        conditions = user_conditions(user_id, character)
+        conditions = user_conditions(user_id, character, max_level)
         query = check_vector(vector, self.dim, "vector")
         if not isinstance(limit, int) or limit < 0:
             raise InvalidInput("limit", f"must be a non-negative integer, got {limit!r}")
@@ -223,14 +310,15 @@ class VectorStoreBase(ABC):
         return _own_hits(self._query(query, conditions, limit, _wanted(fields)), user_id)
 
     def search_many(
-        self, user_id: str, vectors: Sequence[Sequence[float]], limits: Sequence[int], fields: Sequence[str] | None = None
+        self, user_id: str, vectors: Sequence[Sequence[float]], limits: Sequence[int], fields: Sequence[str] | None = None,
+        *, max_level: int | None = None,
     ) -> list[list[VectorHit]]:
-        """``search(user_id, vectors[i], limits[i], fields=fields)`` for every i, in one engine call
-        (a run's flush searches once per segment it closed; each call has a fixed cost)."""
+        """``search(user_id, vectors[i], limits[i], fields=fields, max_level=max_level)`` for every i, in one
+        engine call (a run's flush searches once per segment it closed; each call has a fixed cost)."""
         self._require_open()
         if len(vectors) != len(limits):
             raise InvalidInput("limits", "one limit per vector")
-        conditions = user_conditions(user_id)
+        conditions = user_conditions(user_id, max_level=max_level)
         queries = [check_vector(v, self.dim, f"vectors[{i}]") for i, v in enumerate(vectors)]
         for limit in limits:
             if not isinstance(limit, int) or limit < 0:
@@ -243,7 +331,7 @@ class VectorStoreBase(ABC):
         return out
 
     def _query_many(
-        self, vectors: list[list[float]], conditions: list[Match], limits: list[int], fields: Sequence[str] | None
+        self, vectors: list[list[float]], conditions: list[Condition], limits: list[int], fields: Sequence[str] | None
     ) -> list[list[tuple[str, float, dict]]]:
         """One ``_query`` per vector; engines with a batch call override this."""
         return [self._query(v, conditions, limit, fields) for v, limit in zip(vectors, limits)]
@@ -275,6 +363,69 @@ class VectorStoreBase(ABC):
         if n:
             self._delete(conditions)
         return n
+
+    # --- per-memory changes (the forgetting lifecycle, issue 17) ---------------------------------------
+    def delete(self, user_id: str, segment_ids: Sequence[str]) -> int:
+        """Remove these segments' points of this user; returns how many there were (0 for ids that are
+        missing or another user's, so a second call returns 0)."""
+        self._require_open()
+        user = ids.validate_id(user_id, "user_id")
+        return self._delete_matching(user, SEGMENT_FIELD, check_id_list(segment_ids, "segment_ids"))
+
+    def _delete_matching(self, user: str, key: str, values: list[str]) -> int:
+        removed = 0
+        for chunk in batched(values, _FILTER_CHUNK):
+            conditions = [*user_conditions(user), Match(key, tuple(chunk))]
+            n = self._count(conditions)
+            if n:
+                self._delete(conditions)
+            removed += n
+        return removed
+
+    def set_payload(self, user_id: str, fields_by_segment: Mapping[str, Mapping[str, Any]]) -> int:
+        """Merge fields (level, retention, protected, ...) into the payloads of this user's existing points,
+        other fields kept; returns how many points changed. Missing or foreign segments are skipped."""
+        self._require_open()
+        user = ids.validate_id(user_id, "user_id")
+        wanted = {seg: check_fields(fields, f"fields_by_segment[{seg}]")
+                  for seg, fields in _segment_map(fields_by_segment, "fields_by_segment").items()}
+        existing = self._existing(user, [seg for seg, fields in wanted.items() if fields])
+        patches = [Patch(ids.point_id(user, seg), None, wanted[seg]) for seg in existing]
+        for batch in batched(patches, self.batch_size):
+            self._patch(batch)
+        return len(patches)
+
+    def replace_vector(
+        self, user_id: str, vectors_by_segment: Mapping[str, Sequence[float]],
+        fields_by_segment: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> int:
+        """A new vector for this user's existing points (a memory re-embedded from its compressed text),
+        their payload kept, plus ``fields_by_segment`` merged in; returns how many points changed.
+        Every vector and field is checked before anything is written."""
+        self._require_open()
+        user = ids.validate_id(user_id, "user_id")
+        vectors = {seg: check_vector(v, self.dim, f"vectors_by_segment[{seg}]")
+                   for seg, v in _segment_map(vectors_by_segment, "vectors_by_segment").items()}
+        fields = {seg: check_fields(f, f"fields_by_segment[{seg}]")
+                  for seg, f in _segment_map(fields_by_segment or {}, "fields_by_segment").items()}
+        stray = [seg for seg in fields if seg not in vectors]
+        if stray:
+            raise InvalidInput("fields_by_segment", f"{stray[0]!r} has no new vector; use set_payload for fields alone")
+        existing = self._existing(user, list(vectors))
+        patches = [Patch(ids.point_id(user, seg), vectors[seg], fields.get(seg, {})) for seg in existing]
+        for batch in batched(patches, self.batch_size):
+            self._patch(batch)
+        return len(patches)
+
+    def _existing(self, user: str, segment_ids: list[str]) -> list[str]:
+        """The segments of ``segment_ids`` that have a point of this user, in the order given."""
+        found: set[str] = set()
+        for chunk in batched(segment_ids, _FILTER_CHUNK):
+            pids = {ids.point_id(user, seg): seg for seg in chunk}
+            for pid, payload in self._retrieve(list(pids), [TENANT_FIELD]):
+                if payload.get(TENANT_FIELD) == user and pid in pids:
+                    found.add(pids[pid])
+        return [seg for seg in segment_ids if seg in found]
 
     def optimize(self) -> dict[str, Any]:
         """Index what has been written since the last call (qdrant-edge only indexes when asked; a Qdrant

@@ -30,7 +30,9 @@ from .vector_filters import (
     META_EMBEDDER,
     TENANT_FIELD,
     TIER,
-    Match,
+    AtMost,
+    Condition,
+    Patch,
     PreparedPoint,
     VectorStoreBase,
     check_embedder,
@@ -46,20 +48,29 @@ except ImportError:  # pragma: no cover
     _RPC_ERRORS = ()
 
 
-def _client_filter(conditions: list[Match]) -> models.Filter:
-    must: list[Any] = []
-    for c in conditions:
-        match: Any = (
-            models.MatchValue(value=c.values[0]) if len(c.values) == 1 else models.MatchAny(any=list(c.values))
-        )
-        must.append(models.FieldCondition(key=c.key, match=match))
-    return models.Filter(must=must)
+def _client_condition(c: Condition) -> Any:
+    if isinstance(c, AtMost):
+        at_most = models.FieldCondition(key=c.key, range=models.Range(lte=float(c.limit)))
+        if not c.missing_passes:
+            return at_most
+        # IsEmpty also matches a key that is null or []: none of them is a level, so all count as missing.
+        return models.Filter(should=[at_most, models.IsEmptyCondition(is_empty=models.PayloadField(key=c.key))])
+    match: Any = models.MatchValue(value=c.values[0]) if len(c.values) == 1 else models.MatchAny(any=list(c.values))
+    return models.FieldCondition(key=c.key, match=match)
+
+
+def _client_filter(conditions: list[Condition]) -> models.Filter:
+    return models.Filter(must=[_client_condition(c) for c in conditions])
+
+
+_SCHEMA_TYPES = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT,
+                 "integer": models.PayloadSchemaType.INTEGER}
 
 
 def _index_schema(field: str, kind: str) -> Any:
     if field == TENANT_FIELD:
         return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
-    return models.PayloadSchemaType.KEYWORD if kind == "keyword" else models.PayloadSchemaType.FLOAT
+    return _SCHEMA_TYPES[kind]
 
 
 class ClientVectorStore(VectorStoreBase):
@@ -188,7 +199,7 @@ class ClientVectorStore(VectorStoreBase):
             self._client.upsert(self.collection, points=batch, wait=True)
 
     def _query(
-        self, vector: list[float], conditions: list[Match], limit: int, fields: Sequence[str] | None = None
+        self, vector: list[float], conditions: list[Condition], limit: int, fields: Sequence[str] | None = None
     ) -> list[tuple[str, float, dict]]:
         with self._guard("search"):
             result = self._client.query_points(
@@ -198,7 +209,7 @@ class ClientVectorStore(VectorStoreBase):
         return [(str(p.id), float(p.score), dict(p.payload or {})) for p in result.points]
 
     def _query_many(
-        self, vectors: list[list[float]], conditions: list[Match], limits: list[int], fields: Sequence[str] | None
+        self, vectors: list[list[float]], conditions: list[Condition], limits: list[int], fields: Sequence[str] | None
     ) -> list[list[tuple[str, float, dict]]]:
         flt = _client_filter(conditions)
         payload = True if fields is None else list(fields)
@@ -208,20 +219,34 @@ class ClientVectorStore(VectorStoreBase):
             results = self._client.query_batch_points(self.collection, requests=requests)
         return [[(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points] for r in results]
 
-    def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]:
+    def _retrieve(self, point_ids: list[str], fields: Sequence[str] | None = None) -> list[tuple[str, dict]]:
+        payload: Any = True if fields is None else models.PayloadSelectorInclude(include=list(fields))
         with self._guard("get"):
-            records = self._client.retrieve(self.collection, ids=point_ids, with_payload=True, with_vectors=False)
+            records = self._client.retrieve(self.collection, ids=point_ids, with_payload=payload, with_vectors=False)
         return [(str(r.id), dict(r.payload or {})) for r in records]
 
-    def _count(self, conditions: list[Match] | None) -> int:
+    def _count(self, conditions: list[Condition] | None) -> int:
         flt = _client_filter(conditions) if conditions else None
         with self._guard("count"):
             return int(self._client.count(self.collection, count_filter=flt, exact=True).count)
 
-    def _delete(self, conditions: list[Match]) -> None:
+    def _delete(self, conditions: list[Condition]) -> None:
         selector = models.FilterSelector(filter=_client_filter(conditions))
         with self._guard("delete"):
             self._client.delete(self.collection, points_selector=selector, wait=True)
+
+    def _patch(self, patches: Sequence[Patch]) -> None:
+        operations: list[Any] = []
+        vectors = [models.PointVectors(id=p.point_id, vector=p.vector) for p in patches if p.vector is not None]
+        if vectors:
+            operations.append(models.UpdateVectorsOperation(update_vectors=models.UpdateVectors(points=vectors)))
+        operations += [
+            models.SetPayloadOperation(set_payload=models.SetPayload(payload=p.fields, points=[p.point_id]))
+            for p in patches if p.fields
+        ]
+        if operations:  # one request, applied in order: vectors, then every point's fields
+            with self._guard("update"):
+                self._client.batch_update_points(self.collection, operations, wait=True)
 
     def _release(self) -> None:
         if self._close_client:

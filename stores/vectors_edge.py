@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,7 +24,9 @@ from .vector_filters import (
     INDEXED_FIELDS,
     TENANT_FIELD,
     TIER,
-    Match,
+    AtMost,
+    Condition,
+    Patch,
     PreparedPoint,
     VectorStoreBase,
     check_embedder,
@@ -34,20 +37,29 @@ from .vector_filters import (
 META_FILE = "lumina_collection.json"
 
 
-def _edge_filter(conditions: list[Match]) -> qe.Filter:
-    must: list[Any] = []
-    for c in conditions:
-        # MatchValue on an array field (characters) matches when the array contains the value.
-        match = qe.MatchValue(c.values[0]) if len(c.values) == 1 else qe.MatchAny(list(c.values))
-        must.append(qe.FieldCondition(key=c.key, match=match))
-    return qe.Filter(must=must)
+def _edge_condition(c: Condition) -> Any:
+    if isinstance(c, AtMost):
+        at_most = qe.FieldCondition(key=c.key, range=qe.RangeFloat(lte=float(c.limit)))
+        # IsEmpty also matches a key that is null or []: none of them is a level, so all count as missing.
+        return qe.Filter(should=[at_most, qe.IsEmptyCondition(c.key)]) if c.missing_passes else at_most
+    # MatchValue on an array field (characters) matches when the array contains the value.
+    match = qe.MatchValue(c.values[0]) if len(c.values) == 1 else qe.MatchAny(list(c.values))
+    return qe.FieldCondition(key=c.key, match=match)
+
+
+def _edge_filter(conditions: list[Condition]) -> qe.Filter:
+    return qe.Filter(must=[_edge_condition(c) for c in conditions])
+
+
+_SCHEMA_TYPES = {"keyword": qe.PayloadSchemaType.Keyword, "float": qe.PayloadSchemaType.Float,
+                 "integer": qe.PayloadSchemaType.Integer}
 
 
 def _index_schema(field: str, kind: str) -> Any:
     if field == TENANT_FIELD:
         # is_tenant lets the engine co-locate each user's points, which is what user-scoped search wants.
         return qe.KeywordIndexParams(is_tenant=True)
-    return qe.PayloadSchemaType.Keyword if kind == "keyword" else qe.PayloadSchemaType.Float
+    return _SCHEMA_TYPES[kind]
 
 
 class EdgeVectorStore(VectorStoreBase):
@@ -159,7 +171,7 @@ class EdgeVectorStore(VectorStoreBase):
         self._shard.update(qe.UpdateOperation.upsert_points(batch))
 
     def _query(
-        self, vector: list[float], conditions: list[Match], limit: int, fields: Sequence[str] | None = None
+        self, vector: list[float], conditions: list[Condition], limit: int, fields: Sequence[str] | None = None
     ) -> list[tuple[str, float, dict]]:
         request = qe.QueryRequest(
             limit=limit, query=qe.Query.Nearest(vector), filter=_edge_filter(conditions),
@@ -169,7 +181,7 @@ class EdgeVectorStore(VectorStoreBase):
         return [(str(p.id), float(p.score), dict(p.payload or {})) for p in self._shard.query(request)]
 
     def _query_many(
-        self, vectors: list[list[float]], conditions: list[Match], limits: list[int], fields: Sequence[str] | None
+        self, vectors: list[list[float]], conditions: list[Condition], limits: list[int], fields: Sequence[str] | None
     ) -> list[list[tuple[str, float, dict]]]:
         flt = _edge_filter(conditions)
         payload = True if fields is None else list(fields)
@@ -179,17 +191,31 @@ class EdgeVectorStore(VectorStoreBase):
         return [[(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
                 for points in self._shard.query_batch(qe.QueryBatchRequest(requests))]
 
-    def _retrieve(self, point_ids: list[str]) -> list[tuple[str, dict]]:
+    def _retrieve(self, point_ids: list[str], fields: Sequence[str] | None = None) -> list[tuple[str, dict]]:
         # with_vector must be passed: the binding rejects a call without it, despite the stub's default.
-        records = self._shard.retrieve(point_ids, with_payload=True, with_vector=False)
+        payload = True if fields is None else list(fields)
+        records = self._shard.retrieve(point_ids, with_payload=payload, with_vector=False)
         return [(str(r.id), dict(r.payload or {})) for r in records]
 
-    def _count(self, conditions: list[Match] | None) -> int:
+    def _count(self, conditions: list[Condition] | None) -> int:
         flt = _edge_filter(conditions) if conditions else None
         return int(self._shard.count(qe.CountRequest(exact=True, filter=flt)))
 
-    def _delete(self, conditions: list[Match]) -> None:
+    def _delete(self, conditions: list[Condition]) -> None:
         self._shard.update(qe.UpdateOperation.delete_points_by_filter(_edge_filter(conditions)))
+
+    def _patch(self, patches: Sequence[Patch]) -> None:
+        vectors = [qe.PointVectors(p.point_id, p.vector) for p in patches if p.vector is not None]
+        if vectors:
+            self._shard.update(qe.UpdateOperation.update_vectors(vectors))
+        # The shard takes one payload per set_payload operation; the same fields (a level many memories
+        # moved to) go to all their points in one.
+        by_fields: dict[str, list[str]] = defaultdict(list)
+        for p in patches:
+            if p.fields:
+                by_fields[json.dumps(p.fields, sort_keys=True)].append(p.point_id)
+        for fields, point_ids in by_fields.items():
+            self._shard.update(qe.UpdateOperation.set_payload(point_ids, json.loads(fields)))
 
     def _optimize(self) -> bool:
         self._shard.optimize()

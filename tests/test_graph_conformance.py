@@ -19,7 +19,7 @@ from typing import Iterator
 import neo4j
 import pytest
 
-from stores import ids
+from stores import cypher, ids
 from stores.errors import DataDirLocked, InvalidInput, StoreUnavailable
 from stores.graph_base import CypherGraph
 from stores.graph_ladybug import LadybugGraph
@@ -29,6 +29,7 @@ from stores.settings import LuminaSettings
 from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
 
 A, B = "alice", "bob"
+NO_RELATIONS = {edge: 0 for edge in cypher.RELATION_EDGES.values()}
 HOSTILE = [
     "x') DETACH DELETE n //",
     "it's \"quoted\" `back` \\' \\\\ }{ $user_id ${x}",
@@ -102,7 +103,7 @@ def test_upsert_is_idempotent(graph):
         graph.link_segments(A, s1, [(s2, 0.8)])
         first = graph.counts()
         assert first.nodes == {"User": 1, "Character": 3, "Segment": 2, "Concept": 2}
-        assert first.edges == {"HAD": 2, "PARTICIPATED": 3, "MENTIONS": 3, "ASSOCIATED": 1}
+        assert first.edges == {"HAD": 2, "PARTICIPATED": 3, "MENTIONS": 3, "ASSOCIATED": 1, **NO_RELATIONS}
     assert graph.counts(A) == first
 
 
@@ -115,7 +116,7 @@ def test_concurrent_upserts_of_one_new_segment_make_its_edges_once(graph):
         list(pool.map(lambda _: add(graph, A, 1, ["猫", "映画", "旅行"], ["lumina", "nox"]), range(12)))
     counts = graph.counts(A)
     assert counts.nodes == {"User": 1, "Character": 2, "Segment": 1, "Concept": 3}
-    assert counts.edges == {"HAD": 1, "PARTICIPATED": 2, "MENTIONS": 3, "ASSOCIATED": 0}
+    assert counts.edges == {"HAD": 1, "PARTICIPATED": 2, "MENTIONS": 3, "ASSOCIATED": 0, **NO_RELATIONS}
 
 
 def test_edges_connect_the_right_nodes(graph):
@@ -189,7 +190,7 @@ def test_users_are_isolated(graph):
     graph.link_segments(A, a1, [(b1, 0.99)])
     assert graph.associated(B, [b1], 10) == [] and graph.associated(A, [a1], 10) == [(a2, pytest.approx(0.9))]
     assert graph.counts(B).nodes == {"User": 1, "Character": 1, "Segment": 1, "Concept": 1}
-    assert graph.counts(B).edges == {"HAD": 1, "PARTICIPATED": 1, "MENTIONS": 1, "ASSOCIATED": 0}
+    assert graph.counts(B).edges == {"HAD": 1, "PARTICIPATED": 1, "MENTIONS": 1, "ASSOCIATED": 0, **NO_RELATIONS}
     with pytest.raises(InvalidInput, match="not found for this user"):
         graph.upsert_segment(B, a1, [], ["x"], "hijack", 1.0, 0.1)
     assert props(graph, A, a1)["summary"] == "s1" and graph.concepts_of(A, [a1]) == {a1: ["猫", "秘密"]}
@@ -370,3 +371,123 @@ def test_batch_upsert_mixing_new_and_existing_segments_and_refusing_foreign_ones
                                          LinkedSegment(foreign, ["lumina"], ["川"], "hijack", 3.0, 0.5, [])])
     assert graph.counts(A).nodes["Segment"] == 2 and graph.segments_for_concepts(A, ["川"], 10) == []
     assert props(graph, B, foreign)["summary"] == "b's"
+
+
+# --- per-memory operations of the forgetting lifecycle (issue 17) ------------------------------------
+def edges_of(graph: CypherGraph, segment: str) -> int:
+    """Every edge touching the segment, of any type (a deleted segment must keep none)."""
+    return sum(r["n"] for r in graph._read("MATCH (s:Segment {id: $id})-[r]-() RETURN count(r) AS n", {"id": segment}))
+
+
+def test_delete_segments_removes_only_those_segments_of_that_user(graph):
+    a1 = add(graph, A, 1, ["猫", "秘密の場所"], ["lumina", "nox"])
+    a2, a3 = add(graph, A, 2, ["猫"]), add(graph, A, 3, ["雨"])
+    graph.link_segments(A, a2, [(a1, 0.8), (a3, 0.6)])
+    graph.set_relations(A, [(a1, a2, "continues", 0.9), (a3, a1, "references", 0.4), (a2, a3, "same_topic", 0.86)])
+    b1 = add(graph, B, 1, ["秘密の場所"], ["lumina"])
+    before_b = graph.counts(B)
+    assert edges_of(graph, a1) > 0
+    assert graph.delete_segments(A, [a1, b1, seg(A, 99)]) == 1  # B's id and a missing one count nothing
+    assert edges_of(graph, a1) == 0 and props_or_none(graph, A, a1) is None
+    assert graph.associated(A, [a2], 10) == [(a3, pytest.approx(0.6))]
+    assert graph.relations(A) == [(a2, a3, "same_topic", pytest.approx(0.86))]
+    # The concept only the forgotten segment named goes with it; one another segment names stays.
+    assert graph.segments_for_concepts(A, ["秘密の場所"], 5) == [] and graph.segments_for_concepts(A, ["猫"], 5) == [(a2, 1)]
+    counts = graph.counts(A)
+    assert counts.nodes == {"User": 1, "Character": 1, "Segment": 2, "Concept": 2}
+    assert counts.edges["CONTINUES"] == counts.edges["REFERENCES"] == 0 and counts.edges["SAME_TOPIC"] == 1
+    assert graph.counts(B) == before_b and graph.concepts_of(B, [b1]) == {b1: ["秘密の場所"]}
+    assert graph.delete_segments(A, [a1]) == 0  # idempotent
+    assert graph.delete_segments(A, []) == 0
+    assert graph.delete_segments(B, [a2, a3]) == 0 and graph.counts(A) == counts  # not B's to delete
+
+
+def props_or_none(graph: CypherGraph, user: str, segment: str) -> dict | None:
+    rows = graph._read("MATCH (s:Segment {id: $id, user_id: $u}) RETURN s.summary AS summary", {"id": segment, "u": user})
+    return rows[0] if rows else None
+
+
+def test_set_relations_mirrors_the_given_set(graph):
+    s = [add(graph, A, n) for n in range(5)]
+    first = [(s[0], s[1], "continues", 0.9), (s[0], s[1], "references", 0.3), (s[2], s[0], "derived_from", 0.5),
+             (s[3], s[4], "contradicts", 0.7), (s[1], s[3], "same_topic", 0.88)]
+    assert graph.set_relations(A, first) == 5
+    assert graph.relations(A) == sorted((a, b, k, pytest.approx(v)) for a, b, k, v in first)
+    counts = graph.counts(A)
+    assert counts.edges["CONTINUES"] == counts.edges["REFERENCES"] == counts.edges["SAME_TOPIC"] == 1
+    assert graph.set_relations(A, first) == 5 and graph.counts(A) == counts  # a second call changes nothing
+    # Only what touches s[3], at either end.
+    assert graph.relations(A, [s[3]]) == sorted([(s[3], s[4], "contradicts", pytest.approx(0.7)),
+                                                 (s[1], s[3], "same_topic", pytest.approx(0.88))])
+    assert graph.relations(A, []) == []
+    # A new set replaces the old one: dropped, re-scored, re-pointed (retention flipped), added.
+    second = [(s[1], s[0], "continues", 0.9), (s[0], s[1], "references", 0.6), (s[4], s[2], "same_topic", 0.91)]
+    assert graph.set_relations(A, second) == 3
+    assert graph.relations(A) == sorted((a, b, k, pytest.approx(v)) for a, b, k, v in second)
+    assert sum(graph.counts(A).edges[e] for e in cypher.RELATION_EDGES.values()) == 3
+    assert graph.associated(A, [s[0]], 5) == []  # relations are not ASSOCIATED links
+    assert graph.set_relations(A, []) == 0 and graph.relations(A) == []
+
+
+def test_relations_never_cross_users(graph):
+    a1, a2 = add(graph, A, 1), add(graph, A, 2)
+    b1, b2 = add(graph, B, 1), add(graph, B, 2)
+    graph.set_relations(B, [(b1, b2, "continues", 0.5)])
+    # An end that is another user's segment (or no segment at all) is not found: that relation is left out.
+    assert graph.set_relations(A, [(a1, a2, "same_topic", 0.9), (a1, b1, "same_topic", 0.95),
+                                   (b2, a2, "references", 0.9), (a1, seg(A, 77), "continues", 0.9)]) == 1
+    assert graph.relations(A) == [(a1, a2, "same_topic", pytest.approx(0.9))]
+    assert graph.relations(A, [b1, b2]) == [] and graph.relations(B, [a1, a2]) == []
+    assert graph.relations(B) == [(b1, b2, "continues", pytest.approx(0.5))]
+    # B replacing "their" set with A's ids touches neither A's relations nor their own beyond the mirror.
+    assert graph.set_relations(B, [(a1, a2, "contradicts", 0.1)]) == 0
+    assert graph.relations(A) == [(a1, a2, "same_topic", pytest.approx(0.9))] and graph.relations(B) == []
+    assert graph.counts(B).edges["CONTRADICTS"] == 0
+    assert graph.delete_user(A) == 1 + 2
+    assert set(graph.counts(A).edges.values()) == {0} and graph.relations(A) == []
+
+
+def test_relation_input_is_checked_before_writing(graph):
+    a1, a2 = add(graph, A, 1), add(graph, A, 2)
+    graph.set_relations(A, [(a1, a2, "continues", 0.5)])
+    bad = [
+        [(a1, a2, "loves", 0.5)],
+        [(a1, a2, "CONTINUES", 0.5)],
+        [(a1, a2, ["continues"], 0.5)],
+        [(a1, a2, "continues", float("nan"))],
+        [(a1, a2, "continues", "0.5")],
+        [(a1, a1, "same_topic", 1.0)],
+        [(a1, a2, "continues", 0.5), (a1, a2, "continues", 0.7)],
+        [(a1, a2, "continues")],
+        "continues",
+        *([(hostile, a2, "continues", 0.5)] for hostile in HOSTILE),
+        *([(a1, hostile, "references", 0.5)] for hostile in HOSTILE),
+    ]
+    for relations in bad:
+        with pytest.raises(InvalidInput):
+            graph.set_relations(A, relations)  # type: ignore[arg-type]
+    for call in (lambda: graph.relations(HOSTILE[0]), lambda: graph.relations(A, "abc"),
+                 lambda: graph.relations(A, [HOSTILE[1]]), lambda: graph.delete_segments(A, [HOSTILE[4]]),
+                 lambda: graph.delete_segments(A, a1), lambda: graph.delete_segments(HOSTILE[0], [a1])):
+        with pytest.raises(InvalidInput):
+            call()
+    assert graph.relations(A) == [(a1, a2, "continues", pytest.approx(0.5))]
+    assert graph.counts(A).nodes["Segment"] == 2
+
+
+def test_relations_survive_dump_and_load(graph):
+    s = [add(graph, A, n, ["猫"]) for n in range(3)]
+    b = [add(graph, B, n) for n in range(2)]
+    graph.set_relations(A, [(s[0], s[1], "continues", 0.9), (s[2], s[0], "contradicts", 0.25)])
+    graph.set_relations(B, [(b[1], b[0], "same_topic", 0.87)])
+    before = {u: graph.relations(u) for u in (A, B)}
+    counts = graph.counts()
+    rows = graph.dump()
+    assert {r["user_id"] for e in cypher.RELATION_EDGES.values() for r in rows[e]} == {A, B}  # erasable per user
+    from stores import cypher_backup
+
+    graph._write([(statement, {}) for statement in cypher_backup.CLEAR])
+    assert graph.relations(A) == [] and graph.counts().edges["CONTINUES"] == 0
+    for _ in range(2):  # loading twice changes nothing
+        graph.load(rows)
+        assert {u: graph.relations(u) for u in (A, B)} == before and graph.counts() == counts

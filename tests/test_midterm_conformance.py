@@ -229,6 +229,40 @@ def test_delete_user_removes_all_and_only_that_user(store: RedisMidTerm) -> None
     assert store.delete_user(a) == 0
 
 
+def test_delete_segments_removes_only_those_segments_of_that_user(store: RedisMidTerm) -> None:
+    a = new_user()
+    neighbour = f"{a}:x"  # shares a's prefix: only the hash-tag braces keep the two apart
+    store.put_segments([record(a, f"s{i}", float(i)) for i in range(5)], TTL)
+    store.put_segments([record(u, f"s{i}", float(i)) for u in (neighbour, new_user()) for i in range(3)], TTL)
+    total = store.count()
+    assert store.delete_segments(a, ["s1", "s3", "s9", "s1"]) == 2  # a missing id counts nothing
+    assert store.get_segment(a, "s1") is None and store.get_segment(a, "s3") is None
+    assert [r.segment_id for r in store.recent_segments(a, 10)] == ["s4", "s2", "s0"]
+    recent = {m.decode() if isinstance(m, bytes) else m for m in store._client.zrange(ids.redis_recent_key(a), 0, -1)}
+    assert recent == {"s0", "s2", "s4"}  # gone from the index too, not only expired under it
+    assert store.count(neighbour) == 3 and store.get_segment(neighbour, "s1") is not None
+    assert store.count() == total - 2
+    assert store.delete_segments(a, ["s1", "s3"]) == 0  # idempotent
+    assert store.delete_segments(a, []) == 0 and store.delete_segments(new_user(), ["s0"]) == 0
+    assert store.count() == total - 2
+    for bad in ("*", "s?", "a[b]", "../x", "", "{x}"):
+        with pytest.raises(InvalidInput):
+            store.delete_segments(a, ["s0", bad])
+        with pytest.raises(InvalidInput):
+            store.delete_segments(bad, ["s0"])
+    with pytest.raises(InvalidInput):
+        store.delete_segments(a, "s0")
+    assert store.count(a) == 3
+
+
+def test_delete_segments_in_chunks(store: RedisMidTerm) -> None:
+    a = new_user()
+    store.put_segments([record(a, f"s{i}", float(i), dim=4) for i in range(1203)], TTL)
+    assert store.delete_segments(a, [f"s{i}" for i in range(1, 1203)]) == 1202  # three MULTI blocks of <= 500
+    assert store.count(a) == 1 and [r.segment_id for r in store.recent_segments(a, 5)] == ["s0"]
+    assert store._client.zcard(ids.redis_recent_key(a)) == 1
+
+
 def test_invalid_ids_are_rejected(store: RedisMidTerm) -> None:
     with pytest.raises(InvalidInput):
         store.delete_user("*")

@@ -59,6 +59,7 @@ def _fill_graph(graph) -> None:
         for i, seg in enumerate(segs):
             graph.upsert_linked_segment(user, seg, ["lumina", "nox"], [f"猫{i}", mark], f"summary {mark} {i}",
                                         1_760_000_000.0 + i, 0.5, [(s, 0.8) for s in segs[:i]])
+        graph.set_relations(user, [(segs[0], segs[1], "continues", 0.9), (segs[2], segs[0], "same_topic", 0.87)])
 
 
 @pytest.mark.parametrize("kind", ["ladybug", "neo4j"])
@@ -68,12 +69,14 @@ def test_graph_place(kind, tmp_path, request):
         _fill_graph(graph)
         place = GraphPlace(graph)
         assert place.count("pia") == 1 + 3 + 4 and place.count("pia2") == 8  # User, Segments, Concepts
-        kept = graph.counts("pia2")
+        kept, kept_relations = graph.counts("pia2"), graph.relations("pia2")
+        assert len(kept_relations) == 2 and kept.edges["CONTINUES"] == 1
         assert place.export(tmp_path / "exp") > 0
         assert place.erase("pia") == 8
         place.scrub()
-        assert place.count("pia") == 0 and graph.counts("pia2") == kept
+        assert place.count("pia") == 0 and graph.counts("pia2") == kept and graph.relations("pia") == []
         assert graph.associated("pia2", [ids.segment_id("pia2", "t0")], 5)
+        assert graph.relations("pia2") == kept_relations  # the rewrite (ladybug) carried them over
         if kind == "ladybug":  # the rewrite leaves no freed page holding her strings
             raw = _raw(place.raw_paths())
             assert USERS["pia"].encode() not in raw and USERS["pia2"].encode() in raw
@@ -83,6 +86,7 @@ def test_graph_place(kind, tmp_path, request):
             graph._write([(statement, {})])
         assert place.restore(tmp_path / "exp", lambda u: u == "pia") > 0
         assert place.count("pia") == 0 and graph.counts("pia2") == kept
+        assert graph.relations("pia2") == kept_relations and graph.relations("pia") == []
         assert graph.segments_for_concepts("pia2", ["猫1"], 5) == [(ids.segment_id("pia2", "t1"), 1)]
         # ...and erasing her from the export itself.
         assert place.forget_in_export(tmp_path / "exp", "pia") > 0

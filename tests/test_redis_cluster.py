@@ -16,6 +16,8 @@ from tests.test_midterm_conformance import (  # noqa: F401 - collected here, run
     make_settings,
     new_user,
     record,
+    test_delete_segments_in_chunks,
+    test_delete_segments_removes_only_those_segments_of_that_user,
     test_delete_user_removes_all_and_only_that_user,
     test_expiry,
     test_invalid_ids_are_rejected,

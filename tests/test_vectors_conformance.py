@@ -291,3 +291,204 @@ def test_search_many_is_one_search_per_vector_in_one_call(store: VectorStore) ->
         store.search_many("alice", [queries[0], [0.0] * DIM], [1, 1])
     with pytest.raises(InvalidInput):
         store.search_many("../bob", queries[:1], [1])
+
+
+# --- per-memory operations of the forgetting lifecycle (issue 17) ------------------------------------
+HOSTILE_IDS = ["../etc", "x') OR 1=1 --", "a b", "", "猫", "seg-1\n", "a..b"]
+
+
+def _payloads(store: VectorStore, user: str, segs: list[str]) -> dict[str, dict]:
+    return {h.payload["segment_id"]: h.payload for h in store.get(user, segs)}
+
+
+def test_delete_removes_only_those_segments_of_that_user(store: VectorStore) -> None:
+    rng = np.random.default_rng(31)
+    store.upsert([record(u, n, unit(rng)) for u in ("alice", "bob") for n in range(6)])
+    assert store.delete("alice", ["seg-1", "seg-4", "seg-99", "seg-1"]) == 2  # a missing id counts nothing
+    assert store.count("alice") == 4 and store.count("bob") == 6  # bob's seg-1 and seg-4 are other points
+    assert [h.payload["segment_id"] for h in store.get("alice", ["seg-0", "seg-1", "seg-4"])] == ["seg-0"]
+    assert all(h.payload["segment_id"] not in {"seg-1", "seg-4"} for h in store.search("alice", unit(rng), 10))
+    assert store.delete("alice", ["seg-1", "seg-4"]) == 0  # idempotent
+    assert store.delete("carol", ["seg-0"]) == 0 and store.delete("alice", []) == 0
+    assert store.count() == 10
+    for bad in (*HOSTILE_IDS, None):
+        with pytest.raises(InvalidInput):
+            store.delete("alice", [bad])  # type: ignore[list-item]
+    with pytest.raises(InvalidInput):
+        store.delete("alice", "seg-0")
+    with pytest.raises(InvalidInput):
+        store.delete("../bob", ["seg-0"])
+    assert store.count() == 10
+
+
+def test_set_payload_merges_fields_and_keeps_the_rest(store: VectorStore) -> None:
+    rng = np.random.default_rng(32)
+    recs = {u: [record(u, n, unit(rng)) for n in range(4)] for u in ("alice", "bob")}
+    store.upsert(recs["alice"] + recs["bob"])
+    changed = store.set_payload("alice", {
+        "seg-0": {"level": 2, "retention": 41.5, "text_at_level": "要約: 映画の話"},
+        "seg-1": {"level": 2, "retention": 12.0, "protected": True, "tags": ["joy", "calm"]},
+        "seg-9": {"level": 3},  # no such point: skipped
+        "seg-2": {},  # nothing to merge
+    })
+    assert changed == 2
+    got = _payloads(store, "alice", ["seg-0", "seg-1", "seg-2"])
+    assert got["seg-0"] == {**recs["alice"][0].payload(), "level": 2, "retention": 41.5, "text_at_level": "要約: 映画の話"}
+    assert got["seg-1"] == {**recs["alice"][1].payload(), "level": 2, "retention": 12.0, "protected": True,
+                            "tags": ["joy", "calm"]}
+    assert got["seg-2"] == recs["alice"][2].payload()
+    # A later merge changes only what it names.
+    assert store.set_payload("alice", {"seg-0": {"retention": 40.0, "archived": False}}) == 1
+    assert _payloads(store, "alice", ["seg-0"])["seg-0"] == {**got["seg-0"], "retention": 40.0, "archived": False}
+    assert store.set_payload("carol", {"seg-0": {"level": 4}}) == 0
+    assert {s: p for s, p in _payloads(store, "bob", [f"seg-{n}" for n in range(4)]).items()} == {
+        r.segment_id: r.payload() for r in recs["bob"]}  # same segment ids, other user's points: untouched
+    assert store.count() == 8
+
+
+@pytest.mark.parametrize("fields", [
+    {"user_id": "bob"}, {"segment_id": "seg-3"}, {"level": 5}, {"level": 0}, {"level": True}, {"level": "2"},
+    {"retention": float("nan")}, {"retention": float("inf")}, {"a.b": 1}, {"tags[0]": "x"}, {"": 1}, {"x y": 1},
+    {"obj": object()}, "level=2",
+])
+def test_set_payload_refuses_bad_fields_before_writing(store: VectorStore, fields: object) -> None:
+    rng = np.random.default_rng(33)
+    recs = [record("alice", n, unit(rng)) for n in range(2)]
+    store.upsert(recs)
+    with pytest.raises(InvalidInput):
+        store.set_payload("alice", {"seg-0": {"level": 2}, "seg-1": fields})  # type: ignore[dict-item]
+    assert _payloads(store, "alice", ["seg-0", "seg-1"]) == {r.segment_id: r.payload() for r in recs}
+
+
+def test_set_payload_and_replace_vector_refuse_hostile_ids(store: VectorStore) -> None:
+    rng = np.random.default_rng(34)
+    store.upsert([record("alice", 0, unit(rng))])
+    for bad in HOSTILE_IDS:
+        with pytest.raises(InvalidInput):
+            store.set_payload("alice", {"seg-0": {"level": 2}, bad: {"level": 2}})
+        with pytest.raises(InvalidInput):
+            store.replace_vector("alice", {bad: unit(rng)})
+        with pytest.raises(InvalidInput):
+            store.set_payload(bad, {"seg-0": {"level": 2}})
+    with pytest.raises(InvalidInput):
+        store.set_payload("alice", [("seg-0", {"level": 2})])  # type: ignore[arg-type]
+    assert "level" not in store.get("alice", ["seg-0"])[0].payload
+
+
+def test_replace_vector_keeps_the_payload(store: VectorStore) -> None:
+    rng = np.random.default_rng(35)
+    recs = {u: [record(u, n, unit(rng)) for n in range(5)] for u in ("alice", "bob")}
+    store.upsert(recs["alice"] + recs["bob"])
+    store.set_payload("alice", {"seg-2": {"retention": 33.0, "protected": False}})
+    fresh = unit(rng)
+    assert store.replace_vector("alice", {"seg-2": fresh, "seg-8": unit(rng)},
+                                {"seg-2": {"level": 3, "text_at_level": "映画, 週末"}}) == 1
+    hit = store.search("alice", fresh, 1)[0]
+    assert hit.payload["segment_id"] == "seg-2" and hit.score > 0.999
+    assert hit.payload == {**recs["alice"][2].payload(), "retention": 33.0, "protected": False, "level": 3,
+                           "text_at_level": "映画, 週末"}
+    old = store.search("alice", recs["alice"][2].embedding, 5)
+    assert all(h.payload["segment_id"] != "seg-2" or h.score < 0.99 for h in old)  # the old vector is gone
+    # bob's seg-2 is another point: still found by its own vector, payload untouched.
+    bob = store.search("bob", recs["bob"][2].embedding, 1)[0]
+    assert bob.score > 0.999 and bob.payload == recs["bob"][2].payload()
+    assert store.replace_vector("bob", {"seg-7": fresh}) == 0 and store.count() == 10
+    assert store.replace_vector("alice", {"seg-3": unit(rng)}) == 1  # fields are optional
+    assert store.get("alice", ["seg-3"])[0].payload == recs["alice"][3].payload()
+
+
+def test_replace_vector_checks_everything_before_writing(store: VectorStore) -> None:
+    rng = np.random.default_rng(36)
+    recs = [record("alice", n, unit(rng)) for n in range(3)]
+    store.upsert(recs)
+    good = unit(rng)
+    bad_calls = [
+        ({"seg-0": good, "seg-1": [0.0] * DIM}, None),
+        ({"seg-0": good, "seg-1": unit(rng, DIM + 1)}, None),
+        ({"seg-0": good, "seg-1": [float("nan")] * DIM}, None),
+        ({"seg-0": good}, {"seg-0": {"level": 9}}),
+        ({"seg-0": good}, {"seg-1": {"level": 2}}),  # fields for a point with no new vector
+        ({"seg-0": good}, {"seg-0": {"user_id": "bob"}}),
+    ]
+    for vectors, fields in bad_calls:
+        with pytest.raises(InvalidInput):
+            store.replace_vector("alice", vectors, fields)
+    assert store.search("alice", recs[0].embedding, 1)[0].score > 0.999  # nothing was written
+    assert _payloads(store, "alice", ["seg-0", "seg-1", "seg-2"]) == {r.segment_id: r.payload() for r in recs}
+
+
+def test_max_level_leaves_out_higher_levels_and_treats_no_level_as_one(store: VectorStore) -> None:
+    rng = np.random.default_rng(37)
+    casts = [["lumina"], ["nox"]]
+    store.upsert([record(u, n, unit(rng), casts[n % 2]) for u in ("alice", "bob") for n in range(8)])
+    # seg-0, seg-1: no level (older data); seg-2..7: levels 1, 2, 3, 4, 4, 2.
+    levels = {"seg-2": 1, "seg-3": 2, "seg-4": 3, "seg-5": 4, "seg-6": 4, "seg-7": 2}
+    assert store.set_payload("alice", {s: {"level": lv} for s, lv in levels.items()}) == 6
+    store.set_payload("bob", {f"seg-{n}": {"level": 4} for n in range(8)})  # all of bob's are archived
+
+    def found(**kw: object) -> set[str]:
+        return {h.payload["segment_id"] for h in store.search("alice", unit(rng), 20, **kw)}  # type: ignore[arg-type]
+
+    everything = {f"seg-{n}" for n in range(8)}
+    assert found() == found(max_level=4) == found(max_level=10) == everything
+    assert found(max_level=3) == everything - {"seg-5", "seg-6"}
+    assert found(max_level=2) == {"seg-0", "seg-1", "seg-2", "seg-3", "seg-7"}
+    assert found(max_level=1) == {"seg-0", "seg-1", "seg-2"}
+    assert found(max_level=0) == set()
+    assert found(max_level=3, character="nox") == {"seg-1", "seg-3", "seg-7"}  # filters combine
+    assert store.search("bob", unit(rng), 20, max_level=3) == [] and len(store.search("bob", unit(rng), 20)) == 8
+    many = store.search_many("alice", [unit(rng), unit(rng)], [20, 2], fields=["level"], max_level=3)
+    assert {h.point_id for h in many[0]} == {ids.point_id("alice", s) for s in everything - {"seg-5", "seg-6"}}
+    assert len(many[1]) == 2 and all(h.payload.get("level", 1) <= 3 for hits in many for h in hits)
+    for bad in ("3", 2.5, True):
+        with pytest.raises(InvalidInput, match="max_level"):
+            store.search("alice", unit(rng), 5, max_level=bad)  # type: ignore[arg-type]
+
+
+def test_max_level_holds_through_the_vector_index(tmp_path: Path) -> None:
+    """After optimize() qdrant-edge searches the level filter through its payload index, not a scan."""
+    store = EdgeVectorStore(tmp_path / "q" / COLLECTION, COLLECTION, DIM, EMBEDDER,
+                            indexing_threshold_kb=1, full_scan_threshold_kb=1)
+    try:
+        rng = np.random.default_rng(38)
+        store.upsert([record("alice", n, unit(rng)) for n in range(300)])
+        store.set_payload("alice", {f"seg-{n}": {"level": 4} for n in range(0, 300, 3)})
+        store.optimize()
+        assert store.indexed_vectors() == 300
+        for _ in range(10):
+            hits = store.search("alice", unit(rng), 50, max_level=3)
+            assert len(hits) == 50 and all(int(h.payload["segment_id"][4:]) % 3 != 0 for h in hits)
+    finally:
+        store.close()
+
+
+@pytest.fixture(params=["edge", "client"])
+def turn_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
+    from stores.turn_vectors import EdgeTurnVectors, client_turn_vectors
+
+    collection = ids.collection_name("turns", EMBEDDER, DIM)
+    if request.param == "edge":
+        store = EdgeTurnVectors(tmp_path / "turns", collection, DIM, EMBEDDER)
+    else:
+        store = client_turn_vectors().local(tmp_path / "turns-local", collection, DIM, EMBEDDER)
+    yield store
+    store.close()
+
+
+def test_turn_delete_removes_only_those_turns_of_that_user(turn_store) -> None:
+    rng = np.random.default_rng(39)
+    for user in ("alice", "bob"):
+        turns = [{"turn_id": f"t{n}", "source_id": f"D1:{n}", "speaker": "lumina", "text": f"{user} {n}",
+                  "ts": float(n), "segment_id": "seg-1"} for n in range(5)]
+        turn_store.upsert_turns(user, turns, [unit(rng) for _ in turns])
+    assert turn_store.delete("alice", ["t1", "t3", "t9"]) == 2
+    assert sorted(turn_store.vectors_of("alice", [f"t{n}" for n in range(5)])) == ["t0", "t2", "t4"]
+    assert sorted(turn_store.vectors_of("bob", [f"t{n}" for n in range(5)])) == [f"t{n}" for n in range(5)]
+    assert turn_store.delete("alice", ["t1", "t3"]) == 0 and turn_store.delete("carol", ["t0"]) == 0
+    assert turn_store.count("alice") == 3 and turn_store.count("bob") == 5
+    for bad in HOSTILE_IDS:
+        with pytest.raises(InvalidInput):
+            turn_store.delete("alice", [bad])
+    with pytest.raises(InvalidInput):
+        turn_store.delete("alice", "t0")
+    assert turn_store.count() == 8

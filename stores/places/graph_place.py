@@ -43,7 +43,10 @@ class GraphPlace:
     def export(self, dest: Path) -> int:
         n = 0
         for kind, rows in self.graph.dump().items():
-            n += jsonl.write_rows(dest / f"{kind}.jsonl", ((r.get("user_id"), r) for r in rows))
+            # A kind with no rows (a relation type nobody has yet) gets no file: restore reads a missing
+            # file as empty, and a backup then lists no empty files.
+            if rows:
+                n += jsonl.write_rows(dest / f"{kind}.jsonl", ((r.get("user_id"), r) for r in rows))
         return n
 
     def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
