@@ -291,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")
     doctor.set_defaults(func=cmd_doctor)
     __import__("graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
+    __import__("graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
     return parser
 
 

@@ -151,7 +151,17 @@ def cmd_maintain(args) -> int:
 
     services = _services()
     try:
-        report = run_maintenance(services, force=args.force)
+        now = None
+        if args.now:
+            from datetime import datetime
+
+            try:
+                now = datetime.fromisoformat(args.now).timestamp()
+            except ValueError:
+                from stores.errors import InvalidInput
+
+                raise InvalidInput("--now", f"{args.now!r} is not an ISO-8601 time (e.g. 2026-03-01T03:00+09:00)") from None
+        report = run_maintenance(services, force=args.force, now=now, user_id=args.user)
         if args.json:
             _print_json(report)
         else:
@@ -191,7 +201,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("--location", default=None)
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(func=cmd_backups)
-    maintain = sub.add_parser("maintain", help="run the maintenance steps that are due (backups, pruning, retention)")
+    maintain = sub.add_parser("maintain", help="run the maintenance steps that are due (lifecycle, backups, pruning, retention)")
     maintain.add_argument("--force", action="store_true", help="run every backup group now")
+    maintain.add_argument("--user", default=None, help="run the lifecycle for this user only")
+    maintain.add_argument("--now", default=None, help="ISO-8601 time to run as (a simulated clock)")
     maintain.add_argument("--json", action="store_true")
     maintain.set_defaults(func=cmd_maintain)

@@ -1,7 +1,7 @@
 """The ``maintenance`` graph: the operational steps a LangGraph server runs on a cron (langgraph.json),
 and `lumina-memory maintain` runs by hand or from cron.
 
-    record_settings → scheduled_backups → prune_backups → retention → END
+    record_settings → lifecycle → scheduled_backups → prune_backups → retention → END
 
 Each step is a plain node (state in, a report entry out), so later issues add theirs (the lifecycle's
 daily steps) as more nodes. What the steps last did is kept in ``<data_dir>/maintenance-state.json``:
@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 from nodes.services import Services, default_services
 from stores.backup import GROUPS, prune
 from stores.backup_location import LocalLocation, open_location
+from stores.ids import validate_id
 
 from .erase import audit_log, backup_now, default_backup_location
 
@@ -41,6 +42,8 @@ class MaintenanceState(TypedDict, total=False):
     force: bool
     """Run every backup group now, whatever the schedules say."""
     now: float
+    user_id: str
+    """Only this user's lifecycle (the other steps are per data directory)."""
     report: Annotated[dict[str, Any], _merge]
     """What each step did, by step name."""
     log: Annotated[list[str], operator.add]
@@ -106,7 +109,16 @@ def retention(state: MaintenanceState, services: Services) -> dict:
     return {"report": {"retention": module.enforce_retention(services, now=state.get("now"))}}
 
 
-STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (record_settings, scheduled_backups, prune_backups, retention)
+def lifecycle(state: MaintenanceState, services: Services) -> dict:
+    """F9: the forgetting lifecycle's daily batch, every missed day once (nodes.lifecycle.run)."""
+    from nodes.lifecycle.run import run_lifecycle
+
+    report = run_lifecycle(services, now=state.get("now") or time.time(), user_id=state.get("user_id"))
+    return {"report": {"lifecycle": report}}
+
+
+STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
+    record_settings, lifecycle, scheduled_backups, prune_backups, retention)
 
 
 def build_maintenance_graph(services: Callable[[], Services] = default_services):
@@ -126,8 +138,12 @@ def build_maintenance_graph(services: Callable[[], Services] = default_services)
     return builder.compile()
 
 
-def run_maintenance(services: Services, *, force: bool = False, now: float | None = None) -> dict[str, Any]:
-    out = build_maintenance_graph(lambda: services).invoke({"force": force, "now": now or time.time(), "report": {}})
+def run_maintenance(services: Services, *, force: bool = False, now: float | None = None,
+                    user_id: str | None = None) -> dict[str, Any]:
+    state: dict[str, Any] = {"force": force, "now": now or time.time(), "report": {}}
+    if user_id is not None:
+        state["user_id"] = validate_id(user_id, "user_id")
+    out = build_maintenance_graph(lambda: services).invoke(state)
     return out["report"]
 
 

@@ -14,13 +14,16 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from nodes.lifecycle.params import LifecycleParams
+
 CHARACTERS: tuple[str, ...] = ("lumina", "clarisse", "nox")
 SPEAKERS: tuple[str, ...] = ("user", *CHARACTERS)
 
 
 class LuminaSettings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="LUMINA_", env_file=".env", extra="ignore", validate_default=True, populate_by_name=True
+        env_prefix="LUMINA_", env_file=".env", extra="ignore", validate_default=True, populate_by_name=True,
+        env_nested_delimiter="__",
     )
 
     # --- where things live -------------------------------------------------------------------
@@ -294,6 +297,20 @@ class LuminaSettings(BaseSettings):
     activity_log_keep: int = Field(default=5, ge=1, le=1_000, description="A10: rotated activity logs kept per user.")
     journal_flush_seconds: float = Field(default=1.0, gt=0, le=60, description="A11: journal flush interval.")
     journal_flush_chars: int = Field(default=500, ge=1, le=1_000_000, description="A11: journal flush every this many characters.")
+
+    # --- F1–F11 forgetting lifecycle (issue 17) ---------------------------------------------------------
+    timezone: str = Field(default="Asia/Tokyo", description="LUMINA_TIMEZONE: the local day of the daily batch (F9).")
+    lifecycle: LifecycleParams = Field(
+        default_factory=LifecycleParams,
+        description="Every parameter of the forgetting notes (README table); env LUMINA_LIFECYCLE__<NAME>, "
+        "e.g. LUMINA_LIFECYCLE__MAX_PROTECTED_MEMORIES=80.",
+    )
+
+    @model_validator(mode="after")
+    def _one_timezone(self) -> "LuminaSettings":
+        if self.lifecycle.timezone != self.timezone:  # LUMINA_TIMEZONE is the one the batch follows
+            self.lifecycle = LifecycleParams(**{**self.lifecycle.model_dump(), "timezone": self.timezone})
+        return self
 
     @model_validator(mode="after")
     def _check_ranges(self) -> "LuminaSettings":

@@ -40,6 +40,7 @@ from stores.ids import validate_id
 
 from ..text.tokenize import terms
 from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
+from ..lifecycle.recall_view import apply_lifecycle
 from .fusion import fuse
 from .packing import open_segment_item, pack_turns, segment_items
 from .presets import weights_for
@@ -49,7 +50,7 @@ from .temporal import time_window
 
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
-SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context")
+SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -166,6 +167,8 @@ def recall(
     else:
         items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms,
                            index.token_counts)
+    if on["lifecycle"]:
+        items = apply_lifecycle(services, user_id, items, purpose)
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:

@@ -1,0 +1,101 @@
+"""`lumina-memory memories | protect | unprotect | forget`: the lifecycle's memories, one user at a time.
+
+The names and the ``--json`` fields are fixed (scripts depend on them); see README "Watching memories fade".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+LEVEL_NAMES = {1: "full", 2: "summary", 3: "keywords", 4: "archived"}
+
+
+def _open():
+    from nodes.services import open_services
+    from stores.settings import LuminaSettings
+
+    return open_services(LuminaSettings())
+
+
+def cmd_memories(args) -> int:
+    from nodes.lifecycle.manage import list_memories
+
+    services = _open()
+    try:
+        items = list_memories(services, args.user, level=args.level)
+    finally:
+        services.close()
+    if args.json:
+        sys.stdout.write(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
+        return 0
+    table = Table(title=f"memories of {args.user} ({len(items)})")
+    for column in ("memory", "level", "retention", "intensity", "category", "recalls", "flags", "text"):
+        table.add_column(column, overflow="fold")
+    for m in items:
+        flags = " ".join(f for f, on in (("protected", m["protected"]), ("archived", m["archived"]),
+                                        ("revival", m["revival_requested"])) if on)
+        table.add_row(m["memory_id"], f"{m['level']} {LEVEL_NAMES[m['level']]}", f"{m['retention']:.1f}",
+                      f"{m['intensity']:.0f}", m["category"], str(m["recall_count"]), flags, (m["text"] or "")[:80])
+    console.print(table)
+    return 0
+
+
+def _set_protected(args, protected: bool) -> int:
+    from nodes.lifecycle.manage import set_protected
+
+    services = _open()
+    try:
+        out = set_protected(services, args.user, args.memory_id, protected)
+    finally:
+        services.close()
+    state = "protected" if protected else "not protected"
+    console.print(f"{args.memory_id}: {state}" + ("" if out["changed"] else " (already)"))
+    return 0
+
+
+def cmd_protect(args) -> int:
+    return _set_protected(args, True)
+
+
+def cmd_unprotect(args) -> int:
+    return _set_protected(args, False)
+
+
+def cmd_forget(args) -> int:
+    from nodes.lifecycle.manage import forget_memory
+
+    services = _open()
+    try:
+        removed = forget_memory(services, args.user, args.memory_id, actor="cli")
+    finally:
+        services.close()
+    if args.json:
+        sys.stdout.write(json.dumps(removed, indent=1, sort_keys=True) + "\n")
+    else:
+        console.print(f"forgot {args.memory_id}: " + ", ".join(f"{k} {v}" for k, v in removed.items() if v))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    mem = sub.add_parser("memories", help="a user's memories with their level, retention and emotion")
+    mem.add_argument("--user", required=True)
+    mem.add_argument("--level", type=int, choices=[1, 2, 3, 4], default=None)
+    mem.add_argument("--json", action="store_true", help="one JSON array (fields fixed; see README)")
+    mem.set_defaults(func=cmd_memories)
+    for name, func, text in (("protect", cmd_protect, "never compress or delete this memory (F8)"),
+                             ("unprotect", cmd_unprotect, "let this memory fade again")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--user", required=True)
+        p.add_argument("memory_id")
+        p.set_defaults(func=func)
+    forget = sub.add_parser("forget", help="delete one memory from every tier, its turns included")
+    forget.add_argument("--user", required=True)
+    forget.add_argument("memory_id")
+    forget.add_argument("--json", action="store_true")
+    forget.set_defaults(func=cmd_forget)

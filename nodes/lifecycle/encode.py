@@ -1,0 +1,68 @@
+"""Encoding (F1, F2, F8): a closed segment becomes a memory with its emotion, category, decay and protection.
+
+Runs inside the archive transaction that stores the segment (nodes.archive_to_duckdb), so a memory exists
+exactly when its segment is archived. Intensity and category are decided here and never change; the batch
+moves everything else.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any, Callable
+
+import numpy as np
+
+from nodes.text.emotion_f2 import EmotionReading, memory_emotion, read_emotion
+from nodes.text.protect import protect_request
+
+from .clock import initial_memory_days
+from .columns import CATEGORIES, NOT_ARCHIVED
+from .formulas import decay_coefficient
+
+log = logging.getLogger("lumina.lifecycle")
+
+
+def turn_reader(services) -> Callable[[str], EmotionReading]:
+    """The per-turn emotion reader: the chat model's when one is configured, else the lexicon (S8: the
+    reading's ``path`` and a log line say which ran). Built once per Services."""
+    reader = getattr(services, "_emotion_reader", None)
+    if reader is None:
+        from nodes.text.emotion_model import emotion_reader
+
+        reader = emotion_reader(services.settings, services.chat_model if services.paths.get("summary") == "llm" else None)
+        log.info("emotion reader path=%s", "lexicon" if reader is read_emotion else "model")
+        services._emotion_reader = reader
+    return reader
+
+
+def memory_rows(services, user_id: str, segments: list[tuple[Any, list[dict]]], protected_now: int) -> list[dict]:
+    """Rows for stores.memories_duckdb.MemoryTable.put_new: (SegmentRecord, its turns) per closed segment.
+    ``protected_now``: how many protected memories the user holds (F8 cap: past it, a request is logged and
+    the memory stays unprotected; `lumina-memory protect` then names the limit)."""
+    params = services.settings.lifecycle
+    read = turn_reader(services)
+    rows: list[dict] = []
+    for record, turns in segments:
+        readings = [read(t["text"]) for t in turns if t.get("text")]
+        emotion = memory_emotion(readings) if readings else read_emotion("")
+        asked = any(protect_request(t["text"]) for t in turns if t.get("speaker") == "user" and t.get("text"))
+        protected = asked and protected_now < params.max_protected_memories
+        if asked and not protected:
+            log.warning("protect request not applied: the user already has %d protected memories (limit %d, "
+                        "LUMINA_LIFECYCLE__MAX_PROTECTED_MEMORIES); `lumina-memory unprotect` frees one",
+                        protected_now, params.max_protected_memories)
+        protected_now += int(protected)
+        category = CATEGORIES.index(emotion.category)
+        decay = float(decay_coefficient(np.array([category], np.int8), np.array([emotion.intensity]), params)[0])
+        created = datetime.fromtimestamp(float(record.end_ts), UTC)
+        rows.append({
+            "memory_id": record.segment_id, "user_id": user_id, "created": float(record.end_ts),
+            "category": emotion.category, "intensity": float(emotion.intensity), "valence": emotion.valence,
+            "valence_score": float(emotion.valence_score), "arousal": float(emotion.arousal), "tags": list(emotion.tags),
+            "decay": decay, "memory_days": initial_memory_days(created, params.schedule_hour, params.timezone),
+            "retention": float(emotion.intensity), "level": 1, "protected": protected, "recalled": False,
+            "recall_count": 0, "unbatched": True, "idle_days": 0.0, "archived_on": NOT_ARCHIVED, "archive_reason": 0,
+            "revival_requested": False, "emotion_path": emotion.path,
+        })
+    return rows

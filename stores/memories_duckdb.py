@@ -1,0 +1,357 @@
+"""The lifecycle's state (F1–F9): one row per memory, in the archive database, as the source of truth.
+
+A *memory* is a closed segment (``memory_id`` = ``segment_id``); its turns are its detail and stay in the
+archive whatever the memory's level (forgetting changes what is remembered, not what is recorded).
+
+Tables (all with ``user_id``, so erasure, backups and the residue scan find them in the catalogue like
+the archive's own tables, stores.places.archive):
+
+- ``memories``        the lifecycle columns; ``text`` is the memory as it stands at its level (NULL at
+                      level 1: its turns are its text)
+- ``memory_relations`` typed relations (F6), pointing from the higher- to the lower-retention memory
+- ``lifecycle_days``  per user, the last local day the daily batch completed: a day's changes and this
+                      mark commit in one transaction, so a killed batch never applies a day twice
+- ``lifecycle_outbox`` derived writes a committed day still owes (re-embedding, vector payloads, graph
+                      relations): applied after the commit, idempotently, like the archive's derive outbox
+
+The batch reads columns as numpy arrays and writes them back by scanning numpy arrays registered on the
+connection (no per-row Python, no list conversion): a day over 1M memories is a handful of statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .duckdb_connection import GuardedConnection
+from .errors import InvalidInput
+from .ids import validate_id
+
+MEMORIES = "memories"
+RELATIONS = "memory_relations"
+DAYS = "lifecycle_days"
+OUTBOX = "lifecycle_outbox"
+CATEGORIES = ("casual", "work", "decision", "emotional")
+RELATION_KINDS = ("continues", "references", "derived_from", "contradicts", "same_topic")
+OUTBOX_ACTIONS = ("reembed", "payload", "relations", "delete")
+
+SCHEMA = (
+    f"CREATE SEQUENCE IF NOT EXISTS {MEMORIES}_seq START 1",
+    f"""CREATE TABLE IF NOT EXISTS {MEMORIES} (
+        memory_id VARCHAR PRIMARY KEY,
+        seq BIGINT NOT NULL DEFAULT nextval('{MEMORIES}_seq'),
+        user_id VARCHAR NOT NULL,
+        created DOUBLE NOT NULL,            -- the conversation's clock: when the segment ended
+        category VARCHAR NOT NULL,
+        intensity DOUBLE NOT NULL,
+        valence VARCHAR NOT NULL,
+        valence_score DOUBLE NOT NULL,
+        arousal DOUBLE NOT NULL,
+        tags VARCHAR[] NOT NULL,
+        decay DOUBLE NOT NULL,
+        memory_days DOUBLE NOT NULL,
+        retention DOUBLE NOT NULL,
+        level TINYINT NOT NULL,
+        protected BOOLEAN NOT NULL,
+        recalled BOOLEAN NOT NULL,          -- the notes' recalled_since_last_batch
+        recall_count BIGINT NOT NULL,
+        unbatched BOOLEAN NOT NULL,
+        idle_days DOUBLE NOT NULL,
+        archived_on BIGINT NOT NULL,        -- batch day (date ordinal) it was archived; -1 active
+        archive_reason TINYINT NOT NULL,
+        revival_requested BOOLEAN NOT NULL,
+        revival_requested_at DOUBLE,        -- NULL: none
+        text VARCHAR,
+        emotion_path VARCHAR NOT NULL)""",
+    f"CREATE INDEX IF NOT EXISTS {MEMORIES}_user_idx ON {MEMORIES} (user_id)",
+    f"""CREATE TABLE IF NOT EXISTS {RELATIONS} (
+        user_id VARCHAR NOT NULL,
+        src VARCHAR NOT NULL,
+        dst VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        score DOUBLE NOT NULL,
+        created_day BIGINT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {DAYS} (
+        user_id VARCHAR PRIMARY KEY,
+        last_day BIGINT NOT NULL,
+        ran_at DOUBLE NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {OUTBOX} (
+        user_id VARCHAR NOT NULL,
+        memory_id VARCHAR NOT NULL,
+        action VARCHAR NOT NULL,
+        day BIGINT NOT NULL)""",
+)
+
+# The lifecycle core's columns (nodes.lifecycle.columns.MemoryColumns) as the table holds them; ``category`` is
+# stored as its name and loaded as its code, ``revival_requested_at`` NULL as NaN, ``group`` is the user's index.
+CORE_COLUMNS = ("intensity", "category", "decay", "memory_days", "retention", "level", "protected", "recalled",
+                "recall_count", "unbatched", "idle_days", "created", "archived_on", "archive_reason",
+                "revival_requested", "revival_requested_at")
+WRITTEN_BY_BATCH = ("decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
+                    "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested",
+                    "revival_requested_at")
+LIST_FIELDS = ("memory_id", "user_id", "level", "retention", "intensity", "valence", "valence_score", "arousal",
+               "tags", "category", "decay", "memory_days", "recall_count", "protected", "archived_on",
+               "revival_requested", "revival_requested_at", "text", "created", "emotion_path")
+NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "valence", "valence_score", "arousal",
+               "tags", "decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
+               "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested", "emotion_path")
+_NEW_TYPES = ("VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR[]",
+              "DOUBLE", "DOUBLE", "DOUBLE", "TINYINT", "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", "DOUBLE", "BIGINT",
+              "TINYINT", "BOOLEAN", "VARCHAR")
+
+
+def _ids(values: Iterable[str], field: str) -> list[str]:
+    return [validate_id(v, field) for v in values]
+
+
+class MemoryTable:
+    """The lifecycle tables on the archive's connection (same file, same transactions as the segments)."""
+
+    def __init__(self, db: GuardedConnection):
+        self.db = db
+        with db.tx() as con:
+            for statement in SCHEMA:
+                con.execute(statement)
+
+    # --- encoding: one row per closed segment -----------------------------------------------------
+    def put_new(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert memories not yet known (a re-archived segment keeps its lifecycle); rows hold NEW_COLUMNS.
+        Inside the archive's ``transaction()`` it commits with the segments. Returns how many were new."""
+        if not rows:
+            return 0
+        for row in rows:
+            validate_id(row["user_id"], "user_id")
+            validate_id(row["memory_id"], "memory_id")
+            if row["category"] not in CATEGORIES:
+                raise InvalidInput("category", f"must be one of {CATEGORIES}, got {row['category']!r}")
+        select = ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(NEW_COLUMNS, _NEW_TYPES))
+        with self.db.tx(touches={r["user_id"] for r in rows}) as con:
+            before = con.execute(f"SELECT count(*) FROM {MEMORIES}").fetchone()[0]
+            con.execute(
+                f"INSERT INTO {MEMORIES} ({', '.join(NEW_COLUMNS)}) SELECT * FROM (SELECT {select}) "
+                "ON CONFLICT (memory_id) DO NOTHING",
+                [[r[c] for r in rows] for c in NEW_COLUMNS],
+            )
+            after = con.execute(f"SELECT count(*) FROM {MEMORIES}").fetchone()[0]
+        return int(after - before)
+
+    # --- the batch --------------------------------------------------------------------------------
+    def due_users(self, day: int, users: Sequence[str] | None = None) -> dict[str, int | None]:
+        """user -> last completed day (None: never ran) for users with memories whose last day < ``day``."""
+        params: list[Any] = [day]
+        where = ""
+        if users is not None:
+            where = " AND m.user_id IN (SELECT unnest(?::VARCHAR[]))"
+            params.append(_ids(users, "user_id"))
+        with self.db.read() as con:
+            rows = con.execute(
+                f"SELECT m.user_id, d.last_day FROM (SELECT DISTINCT user_id FROM {MEMORIES}) m "
+                f"LEFT JOIN {DAYS} d USING (user_id) WHERE (d.last_day IS NULL OR d.last_day < ?){where}",
+                params,
+            ).fetchall()
+        return {r[0]: (None if r[1] is None else int(r[1])) for r in rows}
+
+    def load(self, users: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """(core columns as numpy arrays incl. ``group``, memory ids, seqs) of the users' memories, by user then seq."""
+        users = _ids(users, "user_id")
+        cats = "[" + ", ".join(f"'{c}'" for c in CATEGORIES) + "]"
+        cols = [c for c in CORE_COLUMNS if c not in ("category", "revival_requested_at")]
+        with self.db.read() as con:
+            con.execute(
+                f"SELECT memory_id, seq, list_position(?::VARCHAR[], user_id) - 1 AS \"group\", "
+                f"coalesce(list_position({cats}, category) - 1, -1) AS category, "
+                f"coalesce(revival_requested_at, 'NaN'::DOUBLE) AS revival_requested_at, {', '.join(cols)} "
+                f"FROM {MEMORIES} WHERE user_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY \"group\", seq",
+                [users, users],
+            )
+            raw = con.fetchnumpy()
+        arrays = {k: np.asarray(v) for k, v in raw.items()}
+        ids, seq = arrays.pop("memory_id").astype(object), arrays.pop("seq").astype(np.int64)
+        return arrays, ids, seq
+
+    def relation_rows(self, users: Sequence[str]) -> list[tuple[str, str, str, str, float]]:
+        with self.db.read() as con:
+            return [tuple(r) for r in con.execute(
+                f"SELECT user_id, src, dst, kind, score FROM {RELATIONS} WHERE user_id IN (SELECT unnest(?::VARCHAR[])) "
+                "ORDER BY user_id, src, dst, kind", [_ids(users, "user_id")]).fetchall()]
+
+    def write_day(self, users: Sequence[str], day: int, seq: np.ndarray, values: Mapping[str, np.ndarray],
+                  texts: Mapping[int, str], relations: Sequence[tuple[str, str, str, str, float]] | None,
+                  outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float) -> None:
+        """One day of the batch for ``users``, in one transaction with its completion mark.
+
+        ``values``: WRITTEN_BY_BATCH columns for the rows ``seq`` (aligned); ``texts``: seq -> the text at the
+        new level; ``relations``: the users' full relation set after the day (None: unchanged); ``outbox``:
+        (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted."""
+        users = _ids(users, "user_id")
+        with self.db.tx(touches=users) as con:
+            if len(seq):
+                frame = {"seq": np.ascontiguousarray(seq, dtype=np.int64)}
+                frame.update({k: np.ascontiguousarray(values[k]) for k in WRITTEN_BY_BATCH})
+                con.register("lifecycle_day_values", frame)
+                try:
+                    sets = ", ".join(f"{k} = v.{k}" for k in WRITTEN_BY_BATCH if k != "revival_requested_at")
+                    con.execute(f"UPDATE {MEMORIES} SET {sets}, revival_requested_at = CASE WHEN isnan("
+                                "v.revival_requested_at) THEN NULL ELSE v.revival_requested_at END "
+                                f"FROM lifecycle_day_values v WHERE {MEMORIES}.seq = v.seq")
+                finally:
+                    con.unregister("lifecycle_day_values")
+            if texts:
+                keys = [int(k) for k in texts]
+                con.execute(
+                    f"UPDATE {MEMORIES} SET text = t.text FROM (SELECT unnest(?::BIGINT[]) AS s, "
+                    f"unnest(?::VARCHAR[]) AS text) t WHERE {MEMORIES}.seq = t.s", [keys, [texts[k] for k in keys]])
+            if len(delete_seq):
+                con.execute(f"DELETE FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))",
+                            [[int(x) for x in delete_seq]])
+            if relations is not None:
+                con.execute(f"DELETE FROM {RELATIONS} WHERE user_id IN (SELECT unnest(?::VARCHAR[]))", [users])
+                if relations:
+                    con.execute(
+                        f"INSERT INTO {RELATIONS} SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::DOUBLE[]), ?",
+                        [[r[0] for r in relations], [r[1] for r in relations], [r[2] for r in relations],
+                         [r[3] for r in relations], [float(r[4]) for r in relations], day])
+            if outbox:
+                con.execute(f"INSERT INTO {OUTBOX} SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+                            "unnest(?::VARCHAR[]), ?", [[o[0] for o in outbox], [o[1] for o in outbox],
+                                                        [o[2] for o in outbox], day])
+            con.execute(
+                f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?, ? ON CONFLICT (user_id) DO UPDATE "
+                "SET last_day = excluded.last_day, ran_at = excluded.ran_at", [users, day, now])
+
+    def start_users(self, users: Sequence[str], day: int, now: float) -> None:
+        """Users whose first batch day is ``day``: memories made before it start decaying from it."""
+        with self.db.tx(touches=users) as con:
+            con.execute(f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?, ? ON CONFLICT (user_id) DO NOTHING",
+                        [_ids(users, "user_id"), day, now])
+
+    def last_days(self) -> dict[str, int]:
+        with self.db.read() as con:
+            return {r[0]: int(r[1]) for r in con.execute(f"SELECT user_id, last_day FROM {DAYS}").fetchall()}
+
+    # --- derived writes owed -----------------------------------------------------------------------
+    def queue(self, user_id: str, memory_id: str, action: str, day: int = 0) -> None:
+        """One derived write owed outside a batch (a store was down when protect or recall needed it)."""
+        if action not in OUTBOX_ACTIONS:
+            raise InvalidInput("action", f"must be one of {OUTBOX_ACTIONS}")
+        with self.db.tx(touches=(user_id,)) as con:
+            con.execute(f"INSERT INTO {OUTBOX} VALUES (?, ?, ?, ?)",
+                        [validate_id(user_id, "user_id"), validate_id(memory_id, "memory_id"), action, day])
+
+    def owed(self, limit: int = 10_000) -> list[tuple[str, str, str]]:
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT DISTINCT user_id, memory_id, action FROM {OUTBOX} ORDER BY user_id, memory_id, "
+                               "action LIMIT ?", [limit]).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def settle(self, done: Sequence[tuple[str, str, str]]) -> None:
+        if not done:
+            return
+        with self.db.tx(touches={d[0] for d in done}) as con:
+            con.execute(f"DELETE FROM {OUTBOX} WHERE (user_id, memory_id, action) IN (SELECT (unnest(?::VARCHAR[]), "
+                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[])))",
+                        [[d[0] for d in done], [d[1] for d in done], [d[2] for d in done]])
+
+    # --- flags set by recall and by the user --------------------------------------------------------
+    def mark_recalled(self, user_id: str, memory_ids: Sequence[str], now: float, deliberate: bool) -> int:
+        """F3/F5: recall only sets flags; the batch reinforces (and revives archived memories that deliberate
+        recall reached). Returns how many memories were flagged."""
+        ids = _ids(memory_ids, "memory_id")
+        if not ids:
+            return 0
+        with self.db.tx(touches=(user_id,)) as con:
+            row = con.execute(
+                f"UPDATE {MEMORIES} SET recalled = recalled OR level < 4, "
+                "revival_requested_at = CASE WHEN ? AND level = 4 AND NOT revival_requested THEN ? "
+                "ELSE revival_requested_at END, revival_requested = revival_requested OR (? AND level = 4) "
+                "WHERE user_id = ? AND memory_id IN (SELECT unnest(?::VARCHAR[]))",
+                [deliberate, now, deliberate, validate_id(user_id, "user_id"), ids]).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_protected(self, user_id: str, memory_id: str, protected: bool, cap: int) -> dict[str, Any]:
+        """F8. Raises InvalidInput naming the cap when the user already has ``cap`` protected memories."""
+        validate_id(user_id, "user_id")
+        validate_id(memory_id, "memory_id")
+        with self.db.tx(touches=(user_id,)) as con:
+            found = con.execute(f"SELECT protected FROM {MEMORIES} WHERE user_id = ? AND memory_id = ?",
+                                [user_id, memory_id]).fetchone()
+            if found is None:
+                raise InvalidInput("memory_id", f"{memory_id!r} not found for user_id {user_id!r}")
+            if protected and not found[0]:
+                (held,) = con.execute(f"SELECT count(*) FROM {MEMORIES} WHERE user_id = ? AND protected",
+                                      [user_id]).fetchone()
+                if held >= cap:
+                    raise InvalidInput(
+                        "protected", f"user {user_id!r} already has {held} protected memories, the limit "
+                        f"(LUMINA_LIFECYCLE__PROTECTED_CAP={cap}); unprotect one first: "
+                        f"`lumina-memory unprotect --user {user_id} MEMORY_ID` (list them with "
+                        f"`lumina-memory memories --user {user_id} --json`)")
+            con.execute(f"UPDATE {MEMORIES} SET protected = ? WHERE user_id = ? AND memory_id = ?",
+                        [protected, user_id, memory_id])
+        return {"memory_id": memory_id, "protected": protected, "changed": bool(found[0]) != protected}
+
+    def rows_tags(self, memory_ids: Sequence[str]) -> list[tuple[str, list[str]]]:
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT memory_id, tags FROM {MEMORIES} WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
+                               [_ids(memory_ids, "memory_id")]).fetchall()
+        return [(r[0], list(r[1])) for r in rows]
+
+    def protected_count(self, user_id: str) -> int:
+        with self.db.read() as con:
+            (n,) = con.execute(f"SELECT count(*) FROM {MEMORIES} WHERE user_id = ? AND protected",
+                               [validate_id(user_id, "user_id")]).fetchone()
+        return int(n)
+
+    def delete(self, user_id: str, memory_id: str) -> int:
+        """Remove one memory's lifecycle rows and its relations (forget); the caller removes the rest."""
+        validate_id(user_id, "user_id")
+        with self.db.tx(touches=(user_id,)) as con:
+            row = con.execute(f"DELETE FROM {MEMORIES} WHERE user_id = ? AND memory_id = ?",
+                              [user_id, validate_id(memory_id, "memory_id")]).fetchone()
+            con.execute(f"DELETE FROM {RELATIONS} WHERE user_id = ? AND (src = ? OR dst = ?)", [user_id, memory_id, memory_id])
+            con.execute(f"DELETE FROM {OUTBOX} WHERE user_id = ? AND memory_id = ?", [user_id, memory_id])
+        return int(row[0]) if row else 0
+
+    # --- reads ------------------------------------------------------------------------------------
+    def rows(self, user_id: str, memory_ids: Sequence[str] | None = None, level: int | None = None) -> list[dict[str, Any]]:
+        """Memories of the user as dicts (LIST_FIELDS plus source_turn_ids, source_ids), oldest first."""
+        params: list[Any] = [validate_id(user_id, "user_id")]
+        where = "m.user_id = ?"
+        if memory_ids is not None:
+            where += " AND m.memory_id IN (SELECT unnest(?::VARCHAR[]))"
+            params.append(_ids(memory_ids, "memory_id"))
+        if level is not None:
+            where += " AND m.level = ?"
+            params.append(int(level))
+        cols = ", ".join(f"m.{c}" for c in LIST_FIELDS)
+        from .ids import SEGMENTS_TABLE
+
+        with self.db.read() as con:
+            rows = con.execute(
+                f"SELECT {cols}, s.turn_ids, s.source_ids FROM {MEMORIES} m LEFT JOIN {SEGMENTS_TABLE} s "
+                f"ON s.segment_id = m.memory_id AND s.user_id = m.user_id WHERE {where} ORDER BY m.created, m.seq",
+                params).fetchall()
+        names = (*LIST_FIELDS, "source_turn_ids", "source_ids")
+        return [dict(zip(names, r)) for r in rows]
+
+    def relations(self, user_id: str, memory_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        params: list[Any] = [validate_id(user_id, "user_id")]
+        where = "user_id = ?"
+        if memory_ids is not None:
+            ids = _ids(memory_ids, "memory_id")
+            where += " AND (src IN (SELECT unnest(?::VARCHAR[])) OR dst IN (SELECT unnest(?::VARCHAR[])))"
+            params += [ids, ids]
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT src, dst, kind, score, created_day FROM {RELATIONS} WHERE {where} "
+                               "ORDER BY src, dst, kind", params).fetchall()
+        return [dict(zip(("src", "dst", "kind", "score", "created_day"), r)) for r in rows]
+
+    def level_counts(self, user_id: str | None = None) -> dict[int, int]:
+        where, params = ("", []) if user_id is None else (" WHERE user_id = ?", [validate_id(user_id, "user_id")])
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT level, count(*) FROM {MEMORIES}{where} GROUP BY level", params).fetchall()
+        return {int(r[0]): int(r[1]) for r in rows}
