@@ -183,4 +183,6 @@ def test_recall_says_levels_priming_skips_the_archive_and_deliberate_recall_asks
     assert reached <= flagged
     primed = recall(services, "alice", question, purpose="talking", limit=10)
     assert not any(i["archived"] for i in primed)
+    ranked = [i["priority"] for i in primed]  # F7 orders what a character is primed with
+    assert ranked == sorted(ranked, reverse=True) and len(ranked) > 1
     assert not {i.get("segment_id") for i in primed} & archived

@@ -12,11 +12,39 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+
+from nodes.text.emotion_f2 import read_emotion
+
+from .columns import TAGS, VALENCES, tags_mask
+from .formulas import priority, resonance
+
 DELIBERATE = ("question",)
 
 
+def _by_priority(services, items: list[dict[str, Any]], rows: dict[str, dict], query: str) -> list[dict[str, Any]]:
+    """F7 for priming: priority = retention × match × (1 + w·recalls) + α·resonance × retention, ``match``
+    the recall score relative to the best item's. Items without a memory row (older data) count as fresh."""
+    params = services.settings.lifecycle
+    best = max((float(i.get("score") or 0.0) for i in items), default=0.0) or 1.0
+    match = np.array([float(i.get("score") or 0.0) / best for i in items])
+    mems = [rows.get(i.get("segment_id")) for i in items]
+    retention_ = np.array([float(m["retention"]) if m else 100.0 for m in mems])
+    recalls = np.array([int(m["recall_count"]) if m else 0 for m in mems])
+    feel = read_emotion(query)
+    query_valence = VALENCES[feel.valence] if feel.valence != "neutral" or feel.tags else None
+    valences = np.array([VALENCES.get(m["valence"], 0) if m else 0 for m in mems], dtype=np.int8)
+    arousal = np.array([float(m["arousal"]) if m else 0.0 for m in mems])
+    tags = np.array([tags_mask([t for t in (m["tags"] if m else []) if t in TAGS]) for m in mems], dtype=np.uint32)
+    resonance_ = resonance(query_valence, float(feel.arousal), tags_mask([t for t in feel.tags if t in TAGS]),
+                           valences, arousal, tags, params)
+    ranked = priority(retention_ / 100.0, match, recalls, resonance_, params)
+    order = sorted(range(len(items)), key=lambda k: -ranked[k])
+    return [{**items[k], "priority": round(float(ranked[k]), 4)} for k in order]
+
+
 def apply_lifecycle(services, user_id: str, items: list[dict[str, Any]], purpose: str,
-                    now: float | None = None) -> list[dict[str, Any]]:
+                    now: float | None = None, query: str = "") -> list[dict[str, Any]]:
     table = getattr(services.stores.archive, "memories", None)
     ids = sorted({i["segment_id"] for i in items if i.get("segment_id")})
     if table is None or not ids:
@@ -38,6 +66,8 @@ def apply_lifecycle(services, user_id: str, items: list[dict[str, Any]], purpose
                 shown["text"] = row["text"]
                 shown["from_record"] = False
         out.append(shown)
+    if not deliberate:
+        out = _by_priority(services, out, rows, query)
     touched = [i["segment_id"] for i in out if i.get("segment_id") in rows]
     if touched:
         table.mark_recalled(user_id, touched, now if now is not None else time.time(), deliberate)

@@ -168,7 +168,7 @@ def recall(
         items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms,
                            index.token_counts)
     if on["lifecycle"]:
-        items = apply_lifecycle(services, user_id, items, purpose)
+        items = apply_lifecycle(services, user_id, items, purpose, query=query)
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:
