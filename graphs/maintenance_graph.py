@@ -1,7 +1,7 @@
 """The ``maintenance`` graph: the operational steps a LangGraph server runs on a cron (langgraph.json),
 and `lumina-memory maintain` runs by hand or from cron.
 
-    record_settings → lifecycle → scheduled_backups → prune_backups → retention → END
+    record_settings → idle_segments → lifecycle → scheduled_backups → prune_backups → retention → END
 
 Each step is a plain node (state in, a report entry out), so later issues add theirs (the lifecycle's
 daily steps) as more nodes. What the steps last did is kept in ``<data_dir>/maintenance-state.json``:
@@ -109,6 +109,13 @@ def retention(state: MaintenanceState, services: Services) -> dict:
     return {"report": {"retention": module.enforce_retention(services, now=state.get("now"))}}
 
 
+def idle_segments(state: MaintenanceState, services: Services) -> dict:
+    """A5: quiet conversations' open segments encoded now (graphs.idle_segments)."""
+    from .idle_segments import flush_idle_threads
+
+    return {"report": {"idle_segments": flush_idle_threads(services, state.get("now"))}}
+
+
 def lifecycle(state: MaintenanceState, services: Services) -> dict:
     """F9: the forgetting lifecycle's daily batch, every missed day once (nodes.lifecycle.run)."""
     from nodes.lifecycle.run import run_lifecycle
@@ -118,7 +125,7 @@ def lifecycle(state: MaintenanceState, services: Services) -> dict:
 
 
 STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
-    record_settings, lifecycle, scheduled_backups, prune_backups, retention)
+    record_settings, idle_segments, lifecycle, scheduled_backups, prune_backups, retention)
 
 
 def build_maintenance_graph(services: Callable[[], Services] = default_services):

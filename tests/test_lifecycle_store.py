@@ -186,3 +186,32 @@ def test_recall_says_levels_priming_skips_the_archive_and_deliberate_recall_asks
     ranked = [i["priority"] for i in primed]  # F7 orders what a character is primed with
     assert ranked == sorted(ranked, reverse=True) and len(ranked) > 1
     assert not {i.get("segment_id") for i in primed} & archived
+
+
+def test_a_quiet_conversation_is_encoded_by_the_maintenance_run(tmp_path):
+    from graphs.cli import _open
+    from graphs.maintenance_graph import run_maintenance
+    from stores.redis_server import stop_server
+
+    from .conftest import make_settings
+
+    settings = make_settings(tmp_path / "data")
+    services, graph, conn = _open(settings)
+    try:
+        rows = _rows("alice")[:8]
+        replay(graph, "alice", rows, flush=False)  # the second topic's segment stays open
+        held = len(list_memories(services, "alice"))
+        archived = services.stores.archive.counts("alice")["turns"]
+        last = rows[-1]["ts"]
+        early = run_maintenance(services, now=last + 60)
+        assert early["idle_segments"] == {"flushed": 0, "turns": 0}
+        late = run_maintenance(services, now=last + settings.boundary_idle_seconds + 60)
+        assert late["idle_segments"]["flushed"] == 1
+        assert services.stores.archive.counts("alice")["turns"] == len(rows) > archived
+        assert len(list_memories(services, "alice")) == held + 1
+        again = run_maintenance(services, now=last + settings.boundary_idle_seconds + 120)
+        assert again["idle_segments"]["flushed"] == 0
+    finally:
+        services.close()
+        conn.close()
+        stop_server(settings)
