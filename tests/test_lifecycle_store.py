@@ -215,3 +215,29 @@ def test_a_quiet_conversation_is_encoded_by_the_maintenance_run(tmp_path):
         services.close()
         conn.close()
         stop_server(settings)
+
+
+def test_compression_with_a_model_uses_the_notes_prompts_and_falls_back_loudly(filled, caplog):
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from nodes.lifecycle.compress import Compressor
+
+    class ToolCallingFake(GenericFakeChatModel):
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+    def answer(trigger: str, content: str) -> AIMessage:
+        return AIMessage(content="", tool_calls=[{"name": "Compressed", "args": {"trigger": trigger, "content": content},
+                                                  "id": "c1"}])
+
+    record = filled.services.stores.archive.segments("alice")[0]
+    model = ToolCallingFake(messages=iter([answer("転職の面接について話した", "合格を一緒に喜んだ"),
+                                           answer("転職, 面接", "合格, 喜び"), AIMessage(content="ok")]))
+    compressor = Compressor(model)
+    assert compressor.text(record, ["joy"], 2) == "転職の面接について話した / 合格を一緒に喜んだ"
+    assert compressor.text(record, ["joy"], 3) == "転職, 面接 / 合格, 喜び #joy"
+    fallback = compressor.text(record, ["joy"], 2)  # prose instead of the JSON
+    assert fallback == record.summary and "compression by the model failed" in caplog.text
+    assert compressor.paths == {"model": 2, "offline (model failed)": 1}
+    assert Compressor(None).text(record, ["joy"], 3).endswith("#joy") and Compressor(None).text(record, [], 1) is None

@@ -6,7 +6,7 @@
 A user's days run from the day after their last completed one up to today's batch day (``schedule_hour`` in
 ``LUMINA_TIMEZONE``; before 03:00 it is still yesterday's). A user never batched starts today. Each day:
 load the users' columns → ``daily_batch`` (the notes' steps, nodes.lifecycle.batch) → texts for the levels
-reached (level 2: the segment's summary; 3 and 4: its keywords and emotion tags) → auto-link (same_topic at
+reached (nodes.lifecycle.compress: the notes' prompts with a model, else the summary and keywords) → auto-link (same_topic at
 cosine ≥ threshold over the segments' embeddings, matrix products) → one transaction writes the day, its
 derived writes owed (re-embedding, payloads, graph relations, deletions) and the day's completion mark.
 A batch killed before that commit left nothing of the day; killed after it, the owed writes are applied by
@@ -28,6 +28,7 @@ from stores.memories_duckdb import WRITTEN_BY_BATCH
 from .autolink import auto_link
 from .batch import daily_batch, level_transitions
 from .clock import batch_day
+from .compress import Compressor, compressor_for
 from .columns import ARCHIVED, RELATION_KINDS, MemoryColumns, Relations
 from .formulas import compression_work
 
@@ -39,16 +40,6 @@ def today_of(services, now: float) -> int:
     return batch_day(datetime.fromtimestamp(now, UTC), params.schedule_hour, params.timezone)
 
 
-def level_text(record, tags: list[str], level: int) -> str | None:
-    """A memory as it stands at ``level``: None at level 1 (its turns), the summary at 2, keywords and
-    emotion tags at 3 and 4."""
-    if level <= 1:
-        return None
-    if level == 2:
-        return record.summary
-    return " ".join([*record.keywords, *(f"#{t}" for t in tags)]).strip() or record.summary
-
-
 def _relations_of(rows, index: dict[str, int]) -> Relations:
     kept = [(index[s], index[d], RELATION_KINDS.index(k)) for _u, s, d, k, _score in rows if s in index and d in index]
     if not kept:
@@ -57,8 +48,9 @@ def _relations_of(rows, index: dict[str, int]) -> Relations:
     return Relations.of(np.array(src), np.array(dst), np.array(kind))
 
 
-def run_day(services, users: list[str], day: int, now: float) -> dict[str, Any]:
+def run_day(services, users: list[str], day: int, now: float, compressor: Compressor | None = None) -> dict[str, Any]:
     """One batch day for ``users`` (all of them due on ``day``)."""
+    compressor = compressor or compressor_for(services)
     params = services.settings.lifecycle
     archive = services.stores.archive
     table = archive.memories
@@ -85,8 +77,11 @@ def run_day(services, users: list[str], day: int, now: float) -> dict[str, Any]:
         record = records.get(ids[i])
         if record is None:
             continue
-        texts[int(seqs[i])] = level_text(record, tags.get(ids[i], []), int(after.level[i]))
-        outbox.append((user_of[i], ids[i], "reembed" if not work["revive"][i] else "payload"))
+        if work["revive"][i]:  # back from the archive at level 3: its text is already level 3's
+            outbox.append((user_of[i], ids[i], "payload"))
+            continue
+        texts[int(seqs[i])] = compressor.text(record, tags.get(ids[i], []), int(after.level[i]))
+        outbox.append((user_of[i], ids[i], "reembed"))
     # F6 auto-link over the segments' embeddings (the meaning of the conversation, not of its compressed text).
     links_added = 0
     if params.enable_auto_linking and outcome.link_candidates.any():
@@ -173,6 +168,7 @@ def run_lifecycle(services, *, now: float, user_id: str | None = None,
     (4×5 table, from level 1–4 to 1–4 or deleted), reinforced, revived, deleted, links added, writes applied."""
     table = services.stores.archive.memories
     owed_before = apply_owed(services)
+    compressor = compressor_for(services)
     today = today_of(services, now)
     due = table.due_users(today, None if user_id is None else [user_id])
     next_day = {u: (today if last is None else last + 1) for u, last in due.items()}
@@ -183,7 +179,7 @@ def run_lifecycle(services, *, now: float, user_id: str | None = None,
     while next_day:
         day = min(next_day.values())
         users = sorted(u for u, d in next_day.items() if d == day)
-        out = run_day(services, users, day, now)
+        out = run_day(services, users, day, now, compressor)
         moves += out["transitions"]
         totals.update({k: out[k] for k in ("reinforced", "revived", "deleted", "links_added")})
         days_run += 1
@@ -194,7 +190,7 @@ def run_lifecycle(services, *, now: float, user_id: str | None = None,
         if progress is not None:
             progress(done, total_days)
     applied = apply_owed(services)
-    report = {"today": today, "days": days_run, "user_days": done, "transitions": moves.tolist(), **totals,
+    report = {"today": today, "days": days_run, "compression": compressor.paths, "user_days": done, "transitions": moves.tolist(), **totals,
               "applied": applied, "applied_before": owed_before}
     log.info("lifecycle batch today=%s days=%s user_days=%s moved=%s", today, days_run, done,
              int(moves.sum() - np.trace(moves[:, :4])))
