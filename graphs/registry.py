@@ -9,15 +9,16 @@ this process. Erasure, backups, restore and the residue test walk this list and 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from nodes.services import Services
 from stores.kv_duckdb import STORE_FILENAME
 from stores.places import store_places
+from stores.user_data import NothingToBackUp
 
 
-class _MemoryOnly:
+class _MemoryOnly(NothingToBackUp):
     """Shared behaviour of in-process places: nothing on disk, nothing to back up."""
 
     def scrub(self) -> None:
@@ -25,15 +26,6 @@ class _MemoryOnly:
 
     def raw_paths(self) -> list[Path]:
         return []
-
-    def export(self, dest: Path) -> int:
-        return 0
-
-    def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
-        return 0
-
-    def forget_in_export(self, src: Path, user_id: str) -> int:
-        return 0
 
 
 class IndexCachePlace(_MemoryOnly):

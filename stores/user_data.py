@@ -56,3 +56,17 @@ def missing_methods(place: object) -> list[str]:
     """The protocol's members ``place`` lacks (the registry test asserts none for every place)."""
     wanted = ["name", "count", "erase", "scrub", "raw_paths", "export", "restore", "forget_in_export"]
     return [m for m in wanted if not hasattr(place, m) or (m != "name" and not callable(getattr(place, m)))]
+
+
+class NothingToBackUp:
+    """For places whose data no snapshot carries (in-process caches, a server's own database): export,
+    restore and rewriting an export have nothing to do."""
+
+    def export(self, dest: Path) -> int:
+        return 0
+
+    def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
+        return 0
+
+    def forget_in_export(self, src: Path, user_id: str) -> int:
+        return 0

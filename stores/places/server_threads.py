@@ -27,12 +27,13 @@ from typing import Any
 from langgraph_sdk.errors import NotFoundError
 
 from ..errors import InvalidInput
+from ..user_data import NothingToBackUp
 
 PAGE = 500
 OWNER_PATH = "values.owner"  # the guard's owner channel, as the server's thread search extracts it
 
 
-class ServerThreadsPlace:
+class ServerThreadsPlace(NothingToBackUp):
     name = "server.threads"
 
     def __init__(self, client: Any, loop: asyncio.AbstractEventLoop, *, running_thread: str | None = None,
@@ -106,12 +107,3 @@ class ServerThreadsPlace:
         """langgraph dev's files (its checkpoints and its threads and runs); [] on a database server."""
         filename = getattr(getattr(self.checkpointer, "storage", None), "filename", None)
         return [Path(filename).resolve().parent] if filename else []
-
-    def export(self, dest: Path) -> int:
-        return 0
-
-    def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
-        return 0
-
-    def forget_in_export(self, src: Path, user_id: str) -> int:
-        return 0
