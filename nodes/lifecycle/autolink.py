@@ -32,16 +32,23 @@ def _best_per_row(rows: np.ndarray, cols: np.ndarray, sims: np.ndarray, k: int):
     return rows[keep], cols[keep], sims[keep]
 
 
-def top_similar(
-    embeddings: np.ndarray, queries: np.ndarray, candidates: np.ndarray, threshold: float, k: int,
-    *, block_rows: int = 1024, block_cols: int = 8192, dtype=np.float32,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each query row, its k most similar candidate rows (cosine ≥ threshold, itself excluded).
-    Returns parallel arrays (query row, candidate row, cosine), sorted by query row then cosine descending."""
+def unit_rows(embeddings: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """Rows scaled to length 1 (zero rows stay zero: they link to nothing)."""
     vectors = np.asarray(embeddings, dtype)
     norms = np.linalg.norm(vectors, axis=1)
-    nonzero = norms > 0
-    unit = np.divide(vectors, norms[:, None], out=np.zeros_like(vectors), where=nonzero[:, None])
+    return np.divide(vectors, norms[:, None], out=np.zeros_like(vectors), where=(norms > 0)[:, None])
+
+
+def top_similar(
+    embeddings: np.ndarray, queries: np.ndarray, candidates: np.ndarray, threshold: float, k: int,
+    *, block_rows: int = 1024, block_cols: int = 8192, dtype=np.float32, unit: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each query row, its k most similar candidate rows (cosine ≥ threshold, itself excluded).
+    Returns parallel arrays (query row, candidate row, cosine), sorted by query row then cosine descending.
+    ``unit``: ``unit_rows(embeddings, dtype)`` when the caller already has it (one normalisation for many calls)."""
+    if unit is None:
+        unit = unit_rows(embeddings, dtype)
+    nonzero = np.any(unit != 0, axis=1)
     queries = queries[nonzero[queries]]
     candidates = candidates[nonzero[candidates]]
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -78,11 +85,14 @@ def auto_link(
     active = columns.level != ARCHIVED
     cap = params.max_relations_per_memory
     parts = []
+    # Normalised once for every user: per call it was 60× the matrix products at 1M memories (bench/lifecycle).
+    unit = unit_rows(embeddings, dtype)
     for group in np.unique(columns.group[new & active]):
         mine = active & (columns.group == group)
         parts.append(top_similar(
             embeddings, np.flatnonzero(mine & new), np.flatnonzero(mine),
             params.auto_link_similarity_threshold, cap, block_rows=block_rows, block_cols=block_cols, dtype=dtype,
+            unit=unit,
         ))
     if not parts:
         return Relations.empty(), np.empty(0)
