@@ -53,7 +53,11 @@ def enforce_ratios(columns: MemoryColumns, params: LifecycleParams, today: int) 
     groups, count = _groups(columns)
     counted = ~columns.protected
     total = np.bincount(groups[counted], minlength=count)
-    order = np.lexsort((columns.recall_count, columns.created, columns.retention, groups))
+    # Only rows that can move are sorted (a stable sort restricted to them keeps the same order): the
+    # archive and protected memories are most rows after a while, and the sort was most of a batch's time.
+    movable = np.flatnonzero(counted & (columns.level != ARCHIVED))
+    order = movable[np.lexsort((columns.recall_count[movable], columns.created[movable], columns.retention[movable],
+                                groups[movable]))]
     level = columns.level.copy()
     archived_now = np.zeros(len(columns), bool)
     for from_level, ratio in ((1, params.level1_ratio), (2, params.level2_ratio), (3, params.level3_ratio)):
@@ -89,8 +93,8 @@ def revive(
     room = np.maximum(_allowed(params.level3_ratio, total, params) - at_level3, 0)
 
     asked_at = np.where(np.isnan(columns.revival_requested_at), np.inf, columns.revival_requested_at)
-    order = np.lexsort((columns.created, asked_at, groups))
-    queue = order[(requested & counted)[order]]
+    asking = np.flatnonzero(requested & counted)
+    queue = asking[np.lexsort((columns.created[asking], asked_at[asking], groups[asking]))]
     fits = _rank_in_group(groups[queue]) < room[groups[queue]]
     revived = none.copy()
     revived[queue[fits]] = True
