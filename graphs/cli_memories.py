@@ -12,15 +12,10 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from .cli_admin import _services as _open
+
 console = Console()
 LEVEL_NAMES = {1: "full", 2: "summary", 3: "keywords", 4: "archived"}
-
-
-def _open():
-    from nodes.services import open_services
-    from stores.settings import LuminaSettings
-
-    return open_services(LuminaSettings())
 
 
 def cmd_memories(args) -> int:

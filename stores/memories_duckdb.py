@@ -318,7 +318,7 @@ class MemoryTable:
 
     # --- reads ------------------------------------------------------------------------------------
     def rows(self, user_id: str, memory_ids: Sequence[str] | None = None, level: int | None = None) -> list[dict[str, Any]]:
-        """Memories of the user as dicts (LIST_FIELDS plus source_turn_ids, source_ids), oldest first."""
+        """Memories of the user as dicts (LIST_FIELDS plus source_turn_ids, source_ids, segment_text), oldest first."""
         params: list[Any] = [validate_id(user_id, "user_id")]
         where = "m.user_id = ?"
         if memory_ids is not None:
@@ -332,10 +332,10 @@ class MemoryTable:
 
         with self.db.read() as con:
             rows = con.execute(
-                f"SELECT {cols}, s.turn_ids, s.source_ids FROM {MEMORIES} m LEFT JOIN {SEGMENTS_TABLE} s "
+                f"SELECT {cols}, s.turn_ids, s.source_ids, s.text FROM {MEMORIES} m LEFT JOIN {SEGMENTS_TABLE} s "
                 f"ON s.segment_id = m.memory_id AND s.user_id = m.user_id WHERE {where} ORDER BY m.created, m.seq",
                 params).fetchall()
-        names = (*LIST_FIELDS, "source_turn_ids", "source_ids")
+        names = (*LIST_FIELDS, "source_turn_ids", "source_ids", "segment_text")
         return [dict(zip(names, r)) for r in rows]
 
     def relations(self, user_id: str, memory_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:

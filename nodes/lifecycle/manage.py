@@ -24,10 +24,6 @@ def memory_table(services):
     return services.stores.archive.memories
 
 
-def _text_at_level(row: dict[str, Any], segment_text: str | None) -> str:
-    return row["text"] if row["text"] is not None else (segment_text or "")
-
-
 def list_memories(services, user_id: str, *, level: int | None = None) -> list[dict[str, Any]]:
     """The user's memories, oldest first, with exactly JSON_FIELDS (``relations``: [{kind, memory_id,
     direction}], direction "out" when this memory is the higher-retention end)."""
@@ -36,9 +32,6 @@ def list_memories(services, user_id: str, *, level: int | None = None) -> list[d
         raise InvalidInput("level", f"must be 1, 2, 3 or 4, got {level!r}")
     table = memory_table(services)
     rows = table.rows(user_id, level=level)
-    texts = {}
-    if any(r["text"] is None for r in rows):
-        texts = {s.segment_id: s.text for s in services.stores.archive.segments(user_id)}
     links: dict[str, list[dict[str, Any]]] = {}
     for rel in table.relations(user_id):
         links.setdefault(rel["src"], []).append({"kind": rel["kind"], "memory_id": rel["dst"], "direction": "out"})
@@ -52,7 +45,7 @@ def list_memories(services, user_id: str, *, level: int | None = None) -> list[d
             "memory_days": float(r["memory_days"]), "recall_count": int(r["recall_count"]),
             "protected": bool(r["protected"]), "archived": int(r["level"]) == 4,
             "revival_requested": bool(r["revival_requested"]),
-            "text": _text_at_level(r, texts.get(r["memory_id"])),
+            "text": r["text"] if r["text"] is not None else (r["segment_text"] or ""),
             "source_turn_ids": list(r["source_turn_ids"] or []), "source_ids": list(r["source_ids"] or []),
             "created": float(r["created"]), "relations": links.get(r["memory_id"], []),
         })

@@ -66,9 +66,16 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
     user_of = np.asarray(users, dtype=object)[arrays["group"]] if len(ids) else np.array([], dtype=object)
     texts: dict[int, str | None] = {}
     outbox: list[tuple[str, str, str]] = []
+    loaded: set[str] = set()
     records: dict[str, Any] = {}
+
+    def load_segments(user: str) -> None:  # once per user per day, for texts and auto-link alike
+        if user not in loaded:
+            loaded.add(user)
+            records.update({r.segment_id: r for r in archive.segments(user)})
+
     for user in sorted(set(user_of[changed])) if changed.any() else []:
-        records.update({r.segment_id: r for r in archive.segments(user)})
+        load_segments(user)
     tags = {}
     if changed.any():
         tag_rows = table.rows_tags([ids[i] for i in np.flatnonzero(changed)])
@@ -88,10 +95,11 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
         candidates_users = sorted(set(user_of[outcome.link_candidates]))
         vectors = np.zeros((len(ids), services.embedder.dim), dtype=np.float32)
         for user in candidates_users:
-            for record in archive.segments(user):
-                row = index.get(record.segment_id)
-                if row is not None and record.embedding:
-                    vectors[row] = np.asarray(record.embedding, dtype=np.float32)
+            load_segments(user)
+        for segment_id, record in records.items():
+            row = index.get(segment_id)
+            if row is not None and record.embedding:
+                vectors[row] = np.asarray(record.embedding, dtype=np.float32)
         links, _ = auto_link(vectors, outcome.link_candidates, after, outcome.relations, params)
         relations_after = outcome.relations.concat(links)
         links_added = len(links)
