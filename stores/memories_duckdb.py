@@ -242,11 +242,18 @@ class MemoryTable:
             con.execute(f"INSERT INTO {OUTBOX} VALUES (?, ?, ?, ?)",
                         [validate_id(user_id, "user_id"), validate_id(memory_id, "memory_id"), action, day])
 
-    def owed(self, limit: int = 10_000) -> list[tuple[str, str, str]]:
+    def owed(self, limit: int = 10_000, actions: Sequence[str] = OUTBOX_ACTIONS) -> list[tuple[str, str, str]]:
+        """(user, memory_id, action) owed, distinct; ``actions`` keeps each maintenance step to its own kinds."""
         with self.db.read() as con:
-            rows = con.execute(f"SELECT DISTINCT user_id, memory_id, action FROM {OUTBOX} ORDER BY user_id, memory_id, "
-                               "action LIMIT ?", [limit]).fetchall()
+            rows = con.execute(f"SELECT DISTINCT user_id, memory_id, action FROM {OUTBOX} WHERE action IN (SELECT "
+                               "unnest(?::VARCHAR[])) ORDER BY user_id, memory_id, action LIMIT ?",
+                               [list(actions), limit]).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def owed_count(self, actions: Sequence[str] = OUTBOX_ACTIONS) -> int:
+        with self.db.read() as con:
+            return int(con.execute(f"SELECT count(*) FROM (SELECT DISTINCT user_id, memory_id, action FROM {OUTBOX} "
+                                   "WHERE action IN (SELECT unnest(?::VARCHAR[])))", [list(actions)]).fetchone()[0])
 
     def settle(self, done: Sequence[tuple[str, str, str]]) -> None:
         if not done:
