@@ -10,6 +10,7 @@ import re
 import threading
 import unicodedata
 from functools import lru_cache
+from typing import NamedTuple
 
 _local = threading.local()  # a Sudachi tokenizer is not safe to share between threads
 
@@ -146,3 +147,37 @@ def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if noun is not None:
             out_nouns.append(noun)
     return tuple(out_terms), tuple(out_nouns)
+
+
+class Morpheme(NamedTuple):
+    """One Sudachi morpheme with what grammar-reading callers need (knowledge extraction)."""
+
+    surface: str
+    pos: tuple[str, ...]
+    normalized: str
+    dictionary: str
+
+
+def _grammar_tokenizer():
+    # A second per-thread tokenizer that also loads the dictionary form: the content-word views above
+    # stay on the cheaper field set, and the two share the one dictionary.
+    tok = getattr(_local, "grammar_tokenizer", None)
+    if tok is None:
+        from sudachipy import SplitMode
+
+        _tokenizer()  # makes sure the shared dictionary exists
+        tok = _dictionary.tokenizer(mode=SplitMode.C, fields={"pos", "normalized_form", "dictionary_form"})
+        _local.grammar_tokenizer = tok
+    return tok
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def morphemes(text: str) -> tuple[Morpheme, ...]:
+    """Every morpheme of an NFKC-normalised text, in order, with its part of speech and forms."""
+    text = unicodedata.normalize("NFKC", text)
+    tok = _grammar_tokenizer()
+    out: list[Morpheme] = []
+    for start in range(0, max(len(text), 1), _SLICE):
+        for m in tok.tokenize(text[start : start + _SLICE]):
+            out.append(Morpheme(m.surface(), tuple(m.part_of_speech()), m.normalized_form(), m.dictionary_form()))
+    return tuple(out)
