@@ -4,35 +4,43 @@
     report = run_lifecycle(services, now=ts, user_id="alice")    # one user
 
 A user's days run from the day after their last completed one up to today's batch day (``schedule_hour`` in
-``LUMINA_TIMEZONE``; before 03:00 it is still yesterday's). A user never batched starts today. Each day:
-load the users' columns → ``daily_batch`` (the notes' steps, nodes.lifecycle.batch) → texts for the levels
-reached (nodes.lifecycle.compress: the notes' prompts with a model, else the summary and keywords) → auto-link (same_topic at
-cosine ≥ threshold over the segments' embeddings, matrix products) → one transaction writes the day, its
-derived writes owed (re-embedding, payloads, graph relations, deletions) and the day's completion mark.
-A batch killed before that commit left nothing of the day; killed after it, the owed writes are applied by
-the next run (``apply_owed``). So no day is applied twice, and ten missed days are ten days of decay.
+``LUMINA_TIMEZONE``; before 03:00 it is still yesterday's). A user never batched starts today. Each day
+(``run_day``): load the users' columns → ``daily_batch`` (the notes' steps, nodes.lifecycle.batch) → texts for
+the levels reached (nodes.lifecycle.compress: the notes' prompts with a model, else the summary and keywords) →
+auto-link (same_topic at cosine ≥ threshold over the segments' embeddings, matrix products, a few users at a
+time) → one transaction writes the day, its derived writes owed (re-embedding, payloads, graph relations,
+deletions) and the day's completion mark. A batch killed before that commit left nothing of the day; killed
+after it, the owed writes are applied by the store-side phases (nodes.lifecycle.phases), or the next run's. So
+no day is applied twice, and ten missed days are ten days of decay.
+
+``run_lifecycle`` runs the phases in the maintenance graph's order (graphs.maintenance_lifecycle runs them as
+one node each): owed → days (``run_days``) → reembed → relations → deletions → summary.
 """
 
 from __future__ import annotations
 
-import logging
-from collections import Counter, defaultdict
+from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from stores.errors import StoreUnavailable
 from stores.memories_duckdb import WRITTEN_BY_BATCH
 
 from .autolink import auto_link
 from .batch import daily_batch, level_transitions
 from .clock import batch_day
 from .compress import Compressor, compressor_for
-from .columns import ARCHIVED, RELATION_KINDS, MemoryColumns, Relations
+from .columns import RELATION_KINDS, MemoryColumns, Relations
 from .formulas import compression_work
+from .params import LifecycleParams
+from .phases import STORE_PHASES, Progress, apply_owed, apply_phase, summarise
 
-log = logging.getLogger("lumina.lifecycle")
+LINK_CHUNK_ROWS = 50_000
+"""Rows whose embeddings are held at once for auto-link and texts (× 384 float32 ≈ 77 MB); a user larger
+than this is one chunk of their own, so memory is bounded by the largest user, not the population."""
+DAY_COUNTS = ("reinforced", "revived", "deleted", "links_added")
 
 
 def today_of(services, now: float) -> int:
@@ -48,8 +56,59 @@ def _relations_of(rows, index: dict[str, int]) -> Relations:
     return Relations.of(np.array(src), np.array(dst), np.array(kind))
 
 
-def run_day(services, users: list[str], day: int, now: float, compressor: Compressor | None = None) -> dict[str, Any]:
-    """One batch day for ``users`` (all of them due on ``day``)."""
+def user_chunks(group: np.ndarray, wanted: np.ndarray, max_rows: int = LINK_CHUNK_ROWS) -> Iterator[np.ndarray]:
+    """Every row of the users (groups) having a ``wanted`` row, whole users packed up to ``max_rows`` rows a
+    chunk (a larger user alone); each chunk's rows ascending, chunks in ascending user order."""
+    groups = np.unique(group[wanted])
+    if not len(groups):
+        return
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], groups, "left")
+    ends = np.searchsorted(group[order], groups, "right")
+    chunk: list[np.ndarray] = []
+    size = 0
+    for start, end in zip(starts, ends):
+        if chunk and size + (end - start) > max_rows:
+            yield np.sort(np.concatenate(chunk))
+            chunk, size = [], 0
+        chunk.append(order[start:end])
+        size += end - start
+    yield np.sort(np.concatenate(chunk))
+
+
+def relations_within(relations: Relations, rows: np.ndarray, size: int) -> Relations:
+    """The relations between ``rows`` (ascending), renumbered to positions in ``rows``."""
+    local = np.full(size, -1, np.int64)
+    local[rows] = np.arange(len(rows))
+    keep = (local[relations.src] >= 0) & (local[relations.dst] >= 0)
+    return Relations(local[relations.src[keep]], local[relations.dst[keep]], relations.kind[keep])
+
+
+def link_chunk(vectors: np.ndarray, rows: np.ndarray, new: np.ndarray, columns: MemoryColumns, relations: Relations,
+               params: LifecycleParams) -> tuple[Relations, np.ndarray]:
+    """``auto_link`` over whole users' ``rows`` only (``vectors``: one per row of ``rows``); links in the
+    full rows' numbering, with their cosines. Users never link across each other, so the union over chunks
+    is what one call over every row finds."""
+    found, sims = auto_link(vectors, new[rows], columns.take(rows), relations_within(relations, rows, len(columns)),
+                            params)
+    return Relations(rows[found.src], rows[found.dst], found.kind), sims
+
+
+def merge_links(parts: list[tuple[Relations, np.ndarray]]) -> Relations:
+    """Chunks' links in ``auto_link``'s own order (source row, cosine descending, target row)."""
+    if not parts:
+        return Relations.empty()
+    src = np.concatenate([p[0].src for p in parts])
+    dst = np.concatenate([p[0].dst for p in parts])
+    kind = np.concatenate([p[0].kind for p in parts])
+    sims = np.concatenate([p[1] for p in parts])
+    order = np.lexsort((dst, -sims, src))
+    return Relations(src[order], dst[order], kind[order])
+
+
+def run_day(services, users: list[str], day: int, now: float, compressor: Compressor | None = None,
+            chunk_rows: int = LINK_CHUNK_ROWS) -> dict[str, Any]:
+    """One batch day for ``users`` (all of them due on ``day``), committed in one transaction."""
     compressor = compressor or compressor_for(services)
     params = services.settings.lifecycle
     archive = services.stores.archive
@@ -63,48 +122,34 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
     after = outcome.columns
     work = compression_work(outcome.level_before, after.level)
     changed = work["summarise"] | work["keywords"] | work["revive"]
+    linking = outcome.link_candidates & bool(params.enable_auto_linking)
     user_of = np.asarray(users, dtype=object)[arrays["group"]] if len(ids) else np.array([], dtype=object)
+    tags = dict(table.rows_tags([ids[i] for i in np.flatnonzero(changed)])) if changed.any() else {}
     texts: dict[int, str | None] = {}
     outbox: list[tuple[str, str, str]] = []
-    loaded: set[str] = set()
-    records: dict[str, Any] = {}
-
-    def load_segments(user: str) -> None:  # once per user per day, for texts and auto-link alike
-        if user not in loaded:
-            loaded.add(user)
-            records.update({r.segment_id: r for r in archive.segments(user)})
-
-    for user in sorted(set(user_of[changed])) if changed.any() else []:
-        load_segments(user)
-    tags = {}
-    if changed.any():
-        tag_rows = table.rows_tags([ids[i] for i in np.flatnonzero(changed)])
-        tags = dict(tag_rows)
-    for i in np.flatnonzero(changed):
-        record = records.get(ids[i])
-        if record is None:
-            continue
-        if work["revive"][i]:  # back from the archive at level 3: its text is already level 3's
-            outbox.append((user_of[i], ids[i], "payload"))
-            continue
-        texts[int(seqs[i])] = compressor.text(record, tags.get(ids[i], []), int(after.level[i]))
-        outbox.append((user_of[i], ids[i], "reembed"))
-    # F6 auto-link over the segments' embeddings (the meaning of the conversation, not of its compressed text).
-    links_added = 0
-    if params.enable_auto_linking and outcome.link_candidates.any():
-        candidates_users = sorted(set(user_of[outcome.link_candidates]))
-        vectors = np.zeros((len(ids), services.embedder.dim), dtype=np.float32)
-        for user in candidates_users:
-            load_segments(user)
-        for segment_id, record in records.items():
-            row = index.get(segment_id)
-            if row is not None and record.embedding:
-                vectors[row] = np.asarray(record.embedding, dtype=np.float32)
-        links, _ = auto_link(vectors, outcome.link_candidates, after, outcome.relations, params)
-        relations_after = outcome.relations.concat(links)
-        links_added = len(links)
-    else:
-        relations_after = outcome.relations
+    links: list[tuple[Relations, np.ndarray]] = []
+    # A few users at a time: their segments (texts, embeddings) are read once per day and dropped after.
+    for rows in user_chunks(after.group, changed | linking, chunk_rows):
+        records = {r.segment_id: r for user in sorted(set(user_of[rows])) for r in archive.segments(user)}
+        for i in rows[changed[rows]]:
+            record = records.get(ids[i])
+            if record is None:
+                continue
+            if work["revive"][i]:  # back from the archive at level 3: its text is already level 3's
+                outbox.append((user_of[i], ids[i], "payload"))
+                continue
+            texts[int(seqs[i])] = compressor.text(record, tags.get(ids[i], []), int(after.level[i]))
+            outbox.append((user_of[i], ids[i], "reembed"))
+        if linking[rows].any():  # F6 over the segments' embeddings (the conversation's meaning, not its compressed text)
+            vectors = np.zeros((len(rows), services.embedder.dim), dtype=np.float32)
+            for k, i in enumerate(rows):
+                record = records.get(ids[i])
+                if record is not None and record.embedding:
+                    vectors[k] = np.asarray(record.embedding, dtype=np.float32)
+            links.append(link_chunk(vectors, rows, linking, after, outcome.relations, params))
+    added = merge_links(links)
+    relations_after = outcome.relations.concat(added)
+    links_added = len(added)
     # Relations go back as the users' full set when anything about them moved.
     moved = links_added or outcome.relations_removed or outcome.relations_flipped
     new_relations = None
@@ -128,68 +173,28 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
             "deleted": len(deleted), "links_added": links_added}
 
 
-def apply_owed(services) -> dict[str, int]:
-    """Derived writes committed days still owe: re-embed changed texts (long-term vector, payload), payloads,
-    graph relations, deletions. Idempotent; a store that is down leaves its rows for the next run."""
-    stores = services.stores
-    table = stores.archive.memories
-    done: list[tuple[str, str, str]] = []
-    counts: Counter = Counter()
-    by_user: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for user, memory_id, action in table.owed():
-        by_user[user].append((memory_id, action))
-    for user, rows in by_user.items():
-        try:
-            known = {r["memory_id"]: r for r in table.rows(user, [m for m, _ in rows if m != "*"])} if rows else {}
-            reembed = [m for m, a in rows if a == "reembed" and m in known]
-            if reembed:
-                fields = {m: _payload(known[m]) for m in reembed}
-                texts = [known[m]["text"] or "" for m in reembed]
-                vectors = services.embedder.embed(texts)
-                stores.vectors.replace_vector(user, {m: list(map(float, v)) for m, v in zip(reembed, vectors)}, fields)
-            payload = {m: _payload(known[m]) for m, a in rows if a == "payload" and m in known}
-            if payload:
-                stores.vectors.set_payload(user, payload)
-            deletions = [m for m, a in rows if a == "delete"]
-            if deletions:
-                stores.vectors.delete(user, deletions)
-                stores.midterm.delete_segments(user, deletions)
-                stores.graph.delete_segments(user, deletions)
-            if any(a == "relations" for _m, a in rows):
-                stores.graph.set_relations(user, [(r["src"], r["dst"], r["kind"], r["score"]) for r in table.relations(user)])
-        except StoreUnavailable as exc:
-            log.warning("lifecycle writes for a user wait: %s", exc)
-            continue
-        done += [(user, m, a) for m, a in rows]
-        counts.update(a for _m, a in rows)
-    table.settle(done)
-    return dict(counts)
-
-
-def _payload(row: dict) -> dict[str, Any]:
-    return {"level": int(row["level"]), "retention": round(float(row["retention"]), 4), "protected": bool(row["protected"])}
-
-
-def run_lifecycle(services, *, now: float, user_id: str | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Every due day for every due user (or ``user_id``), oldest first. The report: days run, level moves
-    (4×5 table, from level 1–4 to 1–4 or deleted), reinforced, revived, deleted, links added, writes applied."""
+def run_days(services, *, now: float, user_id: str | None = None, progress: Progress | None = None,
+             compressor: Compressor | None = None) -> dict[str, Any]:
+    """Every due day for every due user (or ``user_id``), oldest first, one transaction per day. The report
+    (small, JSON values): today, days run, user_days, the 4×5 level moves (from level 1–4 to 1–4 or deleted),
+    reinforced, revived, deleted, links_added, and which compression path made the texts."""
     table = services.stores.archive.memories
-    owed_before = apply_owed(services)
-    compressor = compressor_for(services)
+    compressor = compressor or compressor_for(services)
     today = today_of(services, now)
     due = table.due_users(today, None if user_id is None else [user_id])
     next_day = {u: (today if last is None else last + 1) for u, last in due.items()}
     total_days = sum(today - d + 1 for d in next_day.values())
     moves = np.zeros((4, 5), dtype=np.int64)
-    totals: Counter = Counter()
+    totals: Counter = Counter(dict.fromkeys(DAY_COUNTS, 0))
     days_run, done = 0, 0
+    if progress is not None:
+        progress(0, total_days)
     while next_day:
         day = min(next_day.values())
         users = sorted(u for u, d in next_day.items() if d == day)
         out = run_day(services, users, day, now, compressor)
         moves += out["transitions"]
-        totals.update({k: out[k] for k in ("reinforced", "revived", "deleted", "links_added")})
+        totals.update({k: out[k] for k in DAY_COUNTS})
         days_run += 1
         done += len(users)
         for u in users:
@@ -197,9 +202,16 @@ def run_lifecycle(services, *, now: float, user_id: str | None = None,
         next_day = {u: d for u, d in next_day.items() if d <= today}
         if progress is not None:
             progress(done, total_days)
-    applied = apply_owed(services)
-    report = {"today": today, "days": days_run, "compression": compressor.paths, "user_days": done, "transitions": moves.tolist(), **totals,
-              "applied": applied, "applied_before": owed_before}
-    log.info("lifecycle batch today=%s days=%s user_days=%s moved=%s", today, days_run, done,
-             int(moves.sum() - np.trace(moves[:, :4])))
-    return report
+    return {"today": today, "days": days_run, "user_days": done, "transitions": moves.tolist(),
+            **{k: int(v) for k, v in totals.items()}, "compression": dict(compressor.paths)}
+
+
+def run_lifecycle(services, *, now: float, user_id: str | None = None,
+                  progress: Progress | None = None) -> dict[str, Any]:
+    """The whole batch in one call, phase by phase as the maintenance graph runs it; ``progress`` follows the
+    days (done, total user-days). The report: ``run_days``' counts, writes ``applied`` after the days and
+    ``applied_before`` them (owed by an earlier run), and how many still wait (a store was down)."""
+    owed_before = apply_owed(services)
+    days = run_days(services, now=now, user_id=user_id, progress=progress)
+    phases = {name: apply_phase(services, name) for name in STORE_PHASES}
+    return summarise(days, owed_before, phases)
