@@ -2,6 +2,7 @@
 
     python -m bench.locomo --data PATH [--budget 1024[,256]] [--conversations ID,…] [--json OUT]
                            [--no-ablation] [--no-mem0] [--keep-data DIR]
+                           [--lifecycle [--lifecycle-days-after DAYS]]
 
 Each conversation is ingested through the real memory graph (graphs.memory_graph.build_graph, services from
 nodes.services.open_services on a fresh data dir): one user per conversation (user id = sample_id), session
@@ -12,6 +13,9 @@ Every category 1–4 question with evidence is asked through nodes.retrieval.rec
 character is one token, other text counts its words) and the dia_ids they were built from are compared to the
 evidence. Baselines (bench.baselines) run on the same turns, embedder and budget. The last line is
 ``RESULT recall=<float> hit=<float> baseline_best=<float>`` for the first budget.
+
+``--lifecycle`` also ingests every conversation with the forgetting lifecycle's daily batch run along its own
+clock, and reports deliberate recall, priming and levels against the run without it (bench.locomo_lifecycle).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -41,6 +45,7 @@ from bench.baselines import (
     embed_pool_alone_seconds,
     mem0_unavailable_reason,
 )
+from bench import locomo_lifecycle
 from bench.common import bench_settings, peak_rss_mb, percentiles
 from bench.locomo_data import CATEGORY_NAMES, Conversation, load
 from nodes.retrieval.budget import count_tokens, pack
@@ -213,6 +218,7 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
     channel_ms: dict[str, list[float]] = defaultdict(list)
     total_questions = sum(len(c.questions) for c in conversations)
     qbar = _progress(total_questions, "questions", quiet)
+    life = _LifecycleRun(budgets) if args.lifecycle else None
     for conv in conversations:
         data_dir = root / conv.sample_id
         settings, services, stats = ingest(conv, data_dir, quiet)
@@ -279,10 +285,16 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
                 _evaluate(conv, budgets, baseline.search, scores[baseline.name], qvecs, embed_ms)
                 if hasattr(baseline, "close"):
                     baseline.close()
+            if life is not None:  # what the run without the lifecycle primes, at the same end time
+                life.segments_without += services.stores.archive.counts(conv.sample_id, ("segments",))["segments"]
+                locomo_lifecycle.prime(services, conv, conv.turns[-1].ts + args.lifecycle_days_after * locomo_lifecycle.DAY,
+                                       life.priming_without)
         finally:
             services.close()
             stop_server(settings)
             gc.collect()
+        if life is not None:
+            life.conversation(conv, root, args.lifecycle_days_after, qvecs, quiet)
     qbar.close()
     turns = ingest_stats.get("turns", 0)
     report: dict[str, Any] = {
@@ -318,9 +330,53 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
         "ablation": {a: {str(b): ablation_scores[a][b].summary() for b in budgets} for a in ablations},
         "channel_latency_ms": {k: percentiles(v, (50, 95)) for k, v in channel_ms.items()},
         "mem0": mem0_reason or "ran",
-        "peak_rss_mb": round(peak_rss_mb(), 1),
     }
+    if life is not None:
+        report["lifecycle"] = life.report(report["results"][OURS], args.lifecycle_days_after)
+    report["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return report
+
+
+class _LifecycleRun:
+    """--lifecycle: each conversation again, with the daily batch along its clock (bench.locomo_lifecycle)."""
+
+    def __init__(self, budgets: Sequence[int]) -> None:
+        self.budgets = budgets
+        self.scores = {b: Scores() for b in budgets}
+        self.priming_without = locomo_lifecycle.Priming()
+        self.priming_with = locomo_lifecycle.Priming()
+        self.reached: Counter = Counter()
+        self.conversations: dict[str, dict[str, Any]] = {}
+        self.segments_without = 0
+
+    def conversation(self, conv: Conversation, root: Path, days_after: float, qvecs, quiet: bool) -> None:
+        from stores.redis_server import stop_server
+
+        bar = _progress(len(conv.turns), f"ingest {conv.sample_id} with the lifecycle", quiet)
+        settings, services, stats = locomo_lifecycle.ingest_with_lifecycle(
+            conv, root / f"{conv.sample_id}-lifecycle", days_after, quiet, lambda n, _user: bar.update(n))
+        bar.close()
+        try:
+            # The same query vectors as the run without: only the memory differs.
+            locomo_lifecycle.deliberate(services, conv, self.budgets, qvecs, self.scores, self.reached)
+            locomo_lifecycle.prime(services, conv, stats["end_now"], self.priming_with)
+            self.conversations[conv.sample_id] = stats
+        finally:
+            services.close()
+            stop_server(settings)
+            gc.collect()
+
+    def report(self, without: dict[str, Any], days_after: float) -> dict[str, Any]:
+        results = {str(b): self.scores[b].summary() for b in self.budgets}
+        return {
+            "days_after": days_after,
+            "results": results,
+            "comparison": locomo_lifecycle.compare(without, results),
+            "reached": dict(self.reached),
+            "priming": {"without": self.priming_without.summary(), "with": self.priming_with.summary()},
+            "conversations": self.conversations,
+            "totals": locomo_lifecycle.totals(self.conversations, self.segments_without),
+        }
 
 
 def _fmt(x: float) -> str:
@@ -378,6 +434,8 @@ def render(report: dict[str, Any]) -> str:
                 s = per[b]
                 lines.append(f"| {name} | {_fmt(s['recall'])} | {s['recall'] - full['recall']:+.3f} | {_fmt(s['hit'])} | "
                              f"{s['hit'] - full['hit']:+.3f} |")
+    if report.get("lifecycle"):
+        lines += locomo_lifecycle.render(report)
     if report["channel_latency_ms"]:
         lines.append("")
         lines.append("recall channel latency (ms, p50/p95): " + ", ".join(
@@ -393,6 +451,15 @@ def result_line(report: dict[str, Any]) -> str:
     return f"RESULT recall={ours['recall']:.4f} hit={ours['hit']:.4f} baseline_best={best:.4f}"
 
 
+def lifecycle_line(report: dict[str, Any]) -> str:
+    """Deliberate recall with the lifecycle against without it, first budget (printed before RESULT)."""
+    b = str(report["budgets"][0])
+    life = report["lifecycle"]
+    c = life["comparison"]["budgets"][b]
+    return (f"LIFECYCLE recall={life['results'][b]['recall']:.4f} delta={c['recall_delta']:+.4f} "
+            f"within_1_point={c['within_tolerance']} archived_primed={life['priming']['with']['archived_in_table']}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.locomo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="a LoCoMo-format JSON file")
@@ -403,12 +470,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-mem0", dest="mem0", action="store_false", help="skip the mem0 baseline")
     parser.add_argument("--keep-data", default="", help="keep data dirs here and reuse complete ones (development)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--lifecycle", action="store_true",
+                        help="also ingest with the daily forgetting batch along each conversation's clock and compare")
+    parser.add_argument("--lifecycle-days-after", type=float, default=0.0,
+                        help="with --lifecycle: the last batch runs this many days after the last turn")
     args = parser.parse_args(argv)
     report = run(args)
     print(render(report))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if report.get("lifecycle"):
+        print(lifecycle_line(report))
     print(result_line(report))
     return 0
 
