@@ -146,6 +146,79 @@ def cmd_backups(args) -> int:
     return 0
 
 
+LEVEL_NAMES = ("1 full", "2 summary", "3 keywords", "4 archived")
+LIFECYCLE_COUNTS = ("reinforced", "revived", "deleted", "links_added")
+
+
+class StepBars:
+    """A progress bar per maintenance step, on stderr (stdout stays the report's, ``--json`` stays JSON)."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=Console(stderr=True))
+        self.tasks: dict[str, Any] = {}
+        self.current: str | None = None
+
+    def __enter__(self) -> StepBars:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._finish()
+        self.progress.stop()
+
+    def __call__(self, step: str, done: int, total: int | None) -> None:
+        if step not in self.tasks:
+            self._finish()
+            self.tasks[step] = self.progress.add_task(step, total=None)
+            self.current = step
+        if total is not None:
+            self.progress.update(self.tasks[step], completed=done, total=total)
+
+    def _finish(self) -> None:  # a step is done when the next one starts (or the run ends)
+        if self.current is None:
+            return
+        task = self.progress.tasks[self.tasks[self.current]]
+        size = int(task.total or task.completed or 1)  # a step that counts nothing shows 1/1
+        self.progress.update(task.id, total=size, completed=size)
+        self.current = None
+
+
+def lifecycle_table(report: dict[str, Any]) -> Table:
+    """The batch's level moves (rows from level 1–4, columns to level 1–4 or deleted, summed over the days
+    run) and, last, how many memories each level holds now."""
+    days = f"{report['days']} day(s), {report['user_days']} user-day(s)"
+    table = Table(title=f"Lifecycle: what moved between levels ({days})",
+                  caption="moves summed over the days run; a memory that stayed is not counted")
+    table.add_column("from ↓  to →")
+    for name in (*LEVEL_NAMES, "deleted"):
+        table.add_column(name, justify="right")
+    for i, (name, row) in enumerate(zip(LEVEL_NAMES, report["transitions"])):
+        table.add_row(name, *("–" if i == j else str(n) if n else "·" for j, n in enumerate(row)))
+    table.add_row("now at level", *(str(n) for n in report["levels"]), "", end_section=True, style="bold")
+    return table
+
+
+def print_maintenance(report: dict[str, Any]) -> None:
+    for step, outcome in report.items():
+        if step == "lifecycle" or step.startswith("lifecycle_"):
+            continue
+        console.print(f"{step}: {outcome}")
+    summary = report.get("lifecycle")
+    if summary is None:
+        return
+    console.print(lifecycle_table(summary))
+    console.print(", ".join(f"{k.replace('_', ' ')} {summary[k]}" for k in LIFECYCLE_COUNTS))
+    applied = {**summary["applied_before"]}
+    for kind, n in summary["applied"].items():
+        applied[kind] = applied.get(kind, 0) + n
+    writes = ", ".join(f"{kind} {n}" for kind, n in sorted(applied.items())) or "none"
+    waiting = f"; [yellow]{summary['waiting']} waiting for a store[/yellow]" if summary.get("waiting") else ""
+    console.print(f"derived writes applied: {writes}{waiting}")
+
+
 def cmd_maintain(args) -> int:
     from .maintenance_graph import run_maintenance
 
@@ -161,12 +234,12 @@ def cmd_maintain(args) -> int:
                 from stores.errors import InvalidInput
 
                 raise InvalidInput("--now", f"{args.now!r} is not an ISO-8601 time (e.g. 2026-03-01T03:00+09:00)") from None
-        report = run_maintenance(services, force=args.force, now=now, user_id=args.user)
+        with StepBars() as bars:
+            report = run_maintenance(services, force=args.force, now=now, user_id=args.user, progress=bars)
         if args.json:
             _print_json(report)
         else:
-            for step, outcome in report.items():
-                console.print(f"{step}: {outcome}")
+            print_maintenance(report)
         return 0
     finally:
         services.close()

@@ -1,12 +1,16 @@
 """The ``maintenance`` graph: the operational steps a LangGraph server runs on a cron (langgraph.json),
 and `lumina-memory maintain` runs by hand or from cron.
 
-    record_settings → idle_segments → lifecycle → scheduled_backups → prune_backups → retention → END
+    record_settings → idle_segments → lifecycle_owed → lifecycle_days → lifecycle_reembed
+      → lifecycle_relations → lifecycle_deletions → lifecycle_summary → scheduled_backups → prune_backups
+      → retention → END
 
-Each step is a plain node (state in, a report entry out), so later issues add theirs (the lifecycle's
-daily steps) as more nodes. What the steps last did is kept in ``<data_dir>/maintenance-state.json``:
-a backup group runs when its schedule (``backup_redis_seconds``, ``backup_archive_seconds``,
-``backup_vectors_seconds``) has passed since its last run, or when ``force`` is set.
+Each step is a plain node (state in, a report entry out); the lifecycle's are graphs.maintenance_lifecycle.
+Per-run inputs come as typed context (``MaintenanceContext``: optional ``user_id`` and ``now``, what a
+LangGraph server's cron passes) or, as before, in the input state; the context wins. What the steps last
+did is kept in ``<data_dir>/maintenance-state.json``: a backup group runs when its schedule
+(``backup_redis_seconds``, ``backup_archive_seconds``, ``backup_vectors_seconds``) has passed since its last
+run, or when ``force`` is set.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ import json
 import logging
 import operator
 import time
+from datetime import datetime
 from typing import Annotated, Any, Callable
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypedDict
 
 from nodes.services import Services, default_services
@@ -27,6 +34,7 @@ from stores.backup_location import LocalLocation, open_location
 from stores.ids import validate_id
 
 from .erase import audit_log, backup_now, default_backup_location
+from .maintenance_lifecycle import LIFECYCLE_STEPS
 
 log = logging.getLogger("lumina.maintenance")
 STATE_FILE = "maintenance-state.json"
@@ -38,12 +46,31 @@ def _merge(a: dict, b: dict) -> dict:
     return {**a, **b}
 
 
+class MaintenanceContext(BaseModel):
+    """Per-run inputs, e.g. a LangGraph cron's ``context``: ``{"user_id": "kana", "now": "2026-06-01T04:00+09:00"}``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    user_id: str | None = Field(default=None, description="Only this user's lifecycle (the other steps are per data directory).")
+    now: datetime | float | None = Field(default=None, description="The time to run as: ISO-8601 or epoch seconds (default: the clock).")
+
+    @field_validator("user_id")
+    @classmethod
+    def _valid_user(cls, value: str | None) -> str | None:
+        return None if value is None else validate_id(value, "user_id")
+
+    def epoch(self) -> float | None:
+        if self.now is None:
+            return None
+        return self.now.timestamp() if isinstance(self.now, datetime) else float(self.now)
+
+
 class MaintenanceState(TypedDict, total=False):
     force: bool
     """Run every backup group now, whatever the schedules say."""
     now: float
+    """The time to run as (epoch seconds); the context's wins; the first step pins the clock when neither has it."""
     user_id: str
-    """Only this user's lifecycle (the other steps are per data directory)."""
+    """Only this user's lifecycle; the context's wins."""
     report: Annotated[dict[str, Any], _merge]
     """What each step did, by step name."""
     log: Annotated[list[str], operator.add]
@@ -116,26 +143,41 @@ def idle_segments(state: MaintenanceState, services: Services) -> dict:
     return {"report": {"idle_segments": flush_idle_threads(services, state.get("now"))}}
 
 
-def lifecycle(state: MaintenanceState, services: Services) -> dict:
-    """F9: the forgetting lifecycle's daily batch, every missed day once (nodes.lifecycle.run)."""
-    from nodes.lifecycle.run import run_lifecycle
-
-    report = run_lifecycle(services, now=state.get("now") or time.time(), user_id=state.get("user_id"))
-    return {"report": {"lifecycle": report}}
-
-
 STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
-    record_settings, idle_segments, lifecycle, scheduled_backups, prune_backups, retention)
+    record_settings, idle_segments, *LIFECYCLE_STEPS, scheduled_backups, prune_backups, retention)
+
+StepProgress = Callable[[str, int, int | None], None]
+"""(step, done, total) as steps stream it; total None: the step started and counts nothing."""
+
+
+def _inputs(state: MaintenanceState, context: MaintenanceContext | None) -> MaintenanceState:
+    """The state a step sees: the context's ``now``/``user_id`` over the state's, the clock as the last resort."""
+    resolved: dict[str, Any] = dict(state)
+    if context is not None and context.user_id is not None:
+        resolved["user_id"] = context.user_id
+    if context is not None and context.epoch() is not None:
+        resolved["now"] = context.epoch()
+    if resolved.get("user_id") is not None:
+        resolved["user_id"] = validate_id(resolved["user_id"], "user_id")
+    resolved.setdefault("now", None)
+    if resolved["now"] is None:
+        resolved["now"] = time.time()
+    return resolved  # type: ignore[return-value]
 
 
 def build_maintenance_graph(services: Callable[[], Services] = default_services):
-    builder = StateGraph(MaintenanceState)
+    builder = StateGraph(MaintenanceState, context_schema=MaintenanceContext)
     previous = START
     for step in STEPS:
-        def node(state: MaintenanceState, step=step) -> dict:
+        def node(state: MaintenanceState, runtime: Runtime[MaintenanceContext], step=step) -> dict:
+            name = step.__name__
+            runtime.stream_writer({"step": name, "done": 0, "total": None})
+            inputs = _inputs(state, runtime.context)
             started = time.perf_counter()
-            out = step(state, services())
-            log.info("maintenance step=%s seconds=%.2f", step.__name__, time.perf_counter() - started)
+            out = step(inputs, services())
+            log.info("maintenance step=%s seconds=%.2f", name, time.perf_counter() - started)
+            if state.get("now") is None:  # later steps run at the same instant as this one
+                out = {**out, "now": inputs["now"]}
             return out
 
         builder.add_node(step.__name__, node)
@@ -146,12 +188,23 @@ def build_maintenance_graph(services: Callable[[], Services] = default_services)
 
 
 def run_maintenance(services: Services, *, force: bool = False, now: float | None = None,
-                    user_id: str | None = None) -> dict[str, Any]:
-    state: dict[str, Any] = {"force": force, "now": now or time.time(), "report": {}}
+                    user_id: str | None = None, progress: StepProgress | None = None) -> dict[str, Any]:
+    """Every step once; ``now``/``user_id`` travel as the typed context. ``progress`` gets each step's
+    (step, done, total) from the graph's custom stream (the CLI's bars); it never enters the state."""
     if user_id is not None:
-        state["user_id"] = validate_id(user_id, "user_id")
-    out = build_maintenance_graph(lambda: services).invoke(state)
-    return out["report"]
+        validate_id(user_id, "user_id")  # InvalidInput (the CLI's exit 2), before the context's own check
+    context = MaintenanceContext(user_id=user_id, now=now or time.time())
+    graph = build_maintenance_graph(lambda: services)
+    state: dict[str, Any] = {"force": force, "report": {}}
+    if progress is None:
+        return graph.invoke(state, context=context)["report"]
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(state, context=context, stream_mode=["custom", "values"]):
+        if mode == "custom":
+            progress(chunk["step"], chunk["done"], chunk["total"])
+        else:
+            final = chunk
+    return final["report"]
 
 
 graph = build_maintenance_graph()  # langgraph.json: services open on the first run, not at import

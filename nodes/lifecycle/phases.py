@@ -107,15 +107,23 @@ def apply_phase(services, name: str, progress: Progress | None = None) -> dict[s
     return {"applied": applied, "waiting": services.stores.archive.memories.owed_count(actions)}
 
 
-def summarise(days: dict[str, Any], owed_before: dict[str, int], phases: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The batch's report: ``days``' counts (days, user_days, the 4×5 level moves from level 1–4 to 1–4 or
-    deleted, reinforced, revived, deleted, links_added), writes ``applied`` by kind after the days, those
-    applied before them, and those still ``waiting`` (a store was down)."""
+def level_counts(services, user_id: str | None = None) -> list[int]:
+    """Memories at level 1–4 now (the user's, or everyone's)."""
+    counts = services.stores.archive.memories.level_counts(user_id)
+    return [int(counts.get(level, 0)) for level in (1, 2, 3, 4)]
+
+
+def summarise(days: dict[str, Any], owed_before: dict[str, int], phases: dict[str, dict[str, Any]],
+              levels: list[int]) -> dict[str, Any]:
+    """The batch's report: ``days``' counts (days, user_days, the 4×5 level moves summed over the days, from
+    level 1–4 to 1–4 or deleted, reinforced, revived, deleted, links_added), ``levels`` (memories at 1–4 now),
+    writes ``applied`` by kind after the days, those applied before them, and those still ``waiting`` (a
+    store was down)."""
     applied: Counter = Counter()
     for report in phases.values():
         applied.update(report["applied"])
     moves = np.asarray(days["transitions"], dtype=np.int64)
-    report = {**days, "applied": dict(applied), "applied_before": dict(owed_before),
+    report = {**days, "levels": list(levels), "applied": dict(applied), "applied_before": dict(owed_before),
               "waiting": sum(int(r["waiting"]) for r in phases.values())}
     log.info("lifecycle batch today=%s days=%s user_days=%s moved=%s", days["today"], days["days"], days["user_days"],
              int(moves.sum() - np.trace(moves[:, :4])))

@@ -35,7 +35,7 @@ from .compress import Compressor, compressor_for
 from .columns import RELATION_KINDS, MemoryColumns, Relations
 from .formulas import compression_work
 from .params import LifecycleParams
-from .phases import STORE_PHASES, Progress, apply_owed, apply_phase, summarise
+from .phases import STORE_PHASES, Progress, apply_owed, apply_phase, level_counts, summarise
 
 LINK_CHUNK_ROWS = 50_000
 """Rows whose embeddings are held at once for auto-link and texts (× 384 float32 ≈ 77 MB); a user larger
@@ -214,4 +214,4 @@ def run_lifecycle(services, *, now: float, user_id: str | None = None,
     owed_before = apply_owed(services)
     days = run_days(services, now=now, user_id=user_id, progress=progress)
     phases = {name: apply_phase(services, name) for name in STORE_PHASES}
-    return summarise(days, owed_before, phases)
+    return summarise(days, owed_before, phases, level_counts(services, user_id))

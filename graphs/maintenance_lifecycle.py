@@ -1,0 +1,74 @@
+"""The forgetting lifecycle's daily batch (F9) as maintenance-graph nodes, one per phase (nodes.lifecycle.phases).
+
+    lifecycle_owed → lifecycle_days → lifecycle_reembed → lifecycle_relations → lifecycle_deletions → lifecycle_summary
+
+- ``lifecycle_owed``       writes earlier runs still owe (a run that stopped between these nodes, a store down)
+- ``lifecycle_days``       the notes' steps 1–8 over columns for each due day, one archive transaction per day
+                           with its completion mark and the derived writes it owes (nodes.lifecycle.run)
+- ``lifecycle_reembed``    step 3.5: compressed texts into the long-term vectors, level payloads
+- ``lifecycle_relations``  the graph tier's typed edges
+- ``lifecycle_deletions``  auto-deleted memories out of every tier
+- ``lifecycle_summary``    ``report["lifecycle"]``: level moves (from 1–4 to 1–4 or deleted), memories per level
+                           now, reinforced, revived, deleted, links added, writes applied and waiting
+
+The state carries reports only (counts and the 4×5 move table), never the columns. Each node streams its
+progress on LangGraph's custom stream as ``{"step", "done", "total"}`` (``stream_mode="custom"``): the CLI
+draws a bar per step from it, a LangGraph server's client can too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from langgraph.config import get_stream_writer
+
+from nodes.lifecycle.phases import STORE_PHASES, Progress, apply_owed, apply_phase, level_counts, summarise
+from nodes.lifecycle.run import run_days
+from nodes.services import Services
+
+if TYPE_CHECKING:
+    from .maintenance_graph import MaintenanceState
+
+
+def step_progress(step: str) -> Progress:
+    """(done, total) of ``step`` onto the run's custom stream (a no-op when nobody streams it)."""
+    write = get_stream_writer()
+    return lambda done, total: write({"step": step, "done": int(done), "total": int(total)})
+
+
+def lifecycle_owed(state: MaintenanceState, services: Services) -> dict:
+    applied = apply_owed(services, progress=step_progress("lifecycle_owed"))
+    return {"report": {"lifecycle_owed": {"applied": applied}}}
+
+
+def lifecycle_days(state: MaintenanceState, services: Services) -> dict:
+    report = run_days(services, now=state["now"], user_id=state.get("user_id"), progress=step_progress("lifecycle_days"))
+    return {"report": {"lifecycle_days": report}}
+
+
+def _store_phase(name: str):
+    step = f"lifecycle_{name}"
+
+    def node(state: MaintenanceState, services: Services) -> dict:
+        return {"report": {step: apply_phase(services, name, step_progress(step))}}
+
+    node.__name__ = node.__qualname__ = step
+    node.__doc__ = f"Apply the owed {'/'.join(STORE_PHASES[name])} writes (nodes.lifecycle.phases)."
+    return node
+
+
+lifecycle_reembed = _store_phase("reembed")
+lifecycle_relations = _store_phase("relations")
+lifecycle_deletions = _store_phase("deletions")
+
+
+def lifecycle_summary(state: MaintenanceState, services: Services) -> dict:
+    report: dict[str, Any] = state.get("report", {})
+    phases = {name: report[f"lifecycle_{name}"] for name in STORE_PHASES}
+    summary = summarise(report["lifecycle_days"], report["lifecycle_owed"]["applied"], phases,
+                        level_counts(services, state.get("user_id")))
+    return {"report": {"lifecycle": summary}}
+
+
+LIFECYCLE_STEPS = (lifecycle_owed, lifecycle_days, lifecycle_reembed, lifecycle_relations, lifecycle_deletions,
+                   lifecycle_summary)
