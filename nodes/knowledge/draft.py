@@ -1,0 +1,34 @@
+"""What a pattern finds in one sentence, before it becomes a ``KnowledgeItem`` with ids and sources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+from .models import USER
+
+
+@dataclass(frozen=True)
+class Draft:
+    attribute: str
+    value: str
+    value_key: str
+    pattern: str
+    """Pattern family, e.g. ``ja.like`` (the coverage table's rows)."""
+    subject: str = USER
+    polarity: str = "positive"
+    detail: str = ""
+    context: str = ""
+    category: str = ""
+    event_date: date | None = None
+    when_text: str = ""
+
+
+@dataclass
+class Registry:
+    """Names met so far in a user's conversation: name → (attribute, detail), so 「モカは4歳」 knows モカ."""
+
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def add(self, name: str, attribute: str, detail: str) -> None:
+        self.names.setdefault(name, (attribute, detail))

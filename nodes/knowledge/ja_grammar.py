@@ -1,0 +1,182 @@
+"""Reading Japanese grammar off Sudachi morphemes: noun phrases, the auxiliaries after a predicate, topics.
+
+The patterns in ``ja_patterns`` are written with these; nothing here knows about attributes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nodes.text.tokenize import Morpheme
+
+FIRST_PERSON = frozenset("私 僕 俺 あたし わたし うち 自分 ぼく おれ わし わたくし".split())
+HONORIFICS = frozenset("さん ちゃん くん 君 様 さま たん".split())
+_VAGUE_NOUNS = frozenset("こと もの 物 事 の ん 方 ほう 感じ 奴 やつ ところ 所 気 時 とき ため よう そう".split())
+INTERROGATIVES = frozenset("何 なに なん どこ 誰 だれ いつ どう どんな どれ なぜ 何で どちら どっち いくつ 幾つ".split())
+CLAUSE_LINKS = frozenset("けど けれど けれども が から ので のに し ながら".split())
+_KATAKANA = re.compile(r"^[\u30a0-\u30ffー・]+$")
+_HIRAGANA = re.compile(r"^[\u3040-\u309fー]+$")
+
+
+def is_katakana(text: str) -> bool:
+    return bool(_KATAKANA.match(text))
+
+
+def is_hiragana(text: str) -> bool:
+    return bool(_HIRAGANA.match(text))
+
+
+def key_of(toks: tuple[Morpheme, ...] | list[Morpheme]) -> str:
+    """Normalised forms joined: コーヒー / 珈琲 and ネコ / 猫 give one key."""
+    return "".join(t.normalized.lower() if t.surface.isascii() else t.normalized for t in toks)
+
+
+def surface_of(toks: tuple[Morpheme, ...] | list[Morpheme]) -> str:
+    return "".join(t.surface for t in toks)
+
+
+def is_noun_part(t: Morpheme) -> bool:
+    """A morpheme that can be part of a thing's name (not time words such as 最近, 毎朝)."""
+    p0, p1, p2 = t.pos[0], t.pos[1], t.pos[2]
+    if p0 == "名詞":
+        return p2 != "副詞可能" or is_katakana(t.surface)
+    return p0 == "接頭辞" or (p0 == "接尾辞" and p1 == "名詞的" and p2 != "助数詞")
+
+
+def noun_span_before(toks: tuple[Morpheme, ...], end: int) -> tuple[int, int] | None:
+    """The noun phrase ending right before ``end``: contiguous noun parts, never just a number or a vague noun."""
+    start = end
+    while start > 0 and is_noun_part(toks[start - 1]):
+        start -= 1
+    while start < end and toks[start].pos[0] == "接尾辞":  # a phrase does not start with a suffix
+        start += 1
+    span = toks[start:end]
+    if not span or all(t.pos[1] == "数詞" for t in span) or span[-1].surface in _VAGUE_NOUNS:
+        return None
+    if span[-1].pos[0] == "接頭辞":
+        return None
+    return start, end
+
+
+def noun_span_after(toks: tuple[Morpheme, ...], start: int) -> tuple[int, int] | None:
+    end = start
+    while end < len(toks) and is_noun_part(toks[end]):
+        end += 1
+    return noun_span_before(toks, end) if end > start else None
+
+
+def strip_honorific(toks: tuple[Morpheme, ...] | list[Morpheme]) -> list[Morpheme]:
+    out = list(toks)
+    while len(out) > 1 and out[-1].surface in HONORIFICS:
+        out.pop()
+    return out
+
+
+@dataclass(frozen=True)
+class Mood:
+    """What the auxiliaries after a predicate say about it."""
+
+    negated: bool = False
+    past: bool = False
+    progressive: bool = False
+    became: bool = False
+    """…なくなった, …になった: a change of state."""
+    unreal: bool = False
+    """Desire, volition, condition, question, hearsay or advice: not a statement of fact."""
+    te_form: bool = False
+    end: int = 0
+    """Index after the chain."""
+
+
+_CHAIN_PARTICLES = frozenset("て で は も ん の よ ね な わ さ ぞ ぜ っけ じゃん".split())
+_UNREAL_SUFFIX = frozenset("らしい みたい そう っぽい べき はず".split())
+_NONSTATE_AFTER = frozenset("方 ほう つもり".split())
+
+
+def mood_after(toks: tuple[Morpheme, ...], i: int) -> Mood:
+    """Read the auxiliaries after the predicate at ``i`` (its own conjugation included)."""
+    negated = past = progressive = became = unreal = False
+    head = toks[i]
+    if head.pos[0] == "動詞" and head.surface != head.dictionary and head.surface.endswith("う"):
+        unreal = True  # volitional: やめよう
+    j = i + 1
+    while j < len(toks):
+        t = toks[j]
+        p0, p1 = t.pos[0], t.pos[1]
+        if p0 == "助動詞":
+            d = t.dictionary
+            if d in ("ない", "ぬ", "ず"):
+                negated = True
+            elif d == "た":
+                if t.surface in ("たら", "だら"):
+                    unreal = True
+                past = True
+            elif d in ("たい", "う", "よう", "まい", "らしい", "べし"):
+                unreal = True
+            elif d in ("てる", "でる", "とる"):
+                progressive = True
+            elif d == "だ" and t.surface == "なら":
+                unreal = True
+        elif p0 == "形容詞" and p1 == "非自立可能" and t.dictionary == "ない":
+            negated = True
+        elif p0 == "形容詞" and t.dictionary in ("欲しい", "ほしい"):
+            unreal = True
+        elif p0 == "動詞" and p1 == "非自立可能":
+            if t.dictionary in ("いる", "おる"):
+                progressive = True
+            elif t.dictionary == "なる":
+                became = True
+            elif t.dictionary not in ("ある", "しまう", "ちゃう", "くる", "いく", "みる", "おく", "くれる", "もらう"):
+                break
+            if t.surface != t.dictionary and t.surface.endswith("う"):
+                unreal = True
+        elif p0 == "形状詞" and t.surface in _UNREAL_SUFFIX:
+            unreal = True
+        elif p0 == "助詞" and p1 == "接続助詞" and t.surface in ("て", "で"):
+            pass
+        elif p0 == "助詞" and p1 == "接続助詞" and t.surface in ("ば", "たら", "なら", "ても", "でも"):
+            unreal = True
+        elif p0 == "助詞" and p1 == "終助詞":
+            if t.surface in ("か", "かな", "かしら", "っけ"):
+                unreal = True
+        elif p0 == "助詞" and (p1 in ("準体助詞", "係助詞") or t.surface in _CHAIN_PARTICLES):
+            pass
+        else:
+            break
+        j += 1
+    if j < len(toks) and toks[j].surface in _NONSTATE_AFTER:
+        unreal = True  # やめた方がいい (advice), やめるつもり (intention)
+    if j < len(toks) and toks[j].dictionary in ("思う", "言う", "聞く"):
+        unreal = unreal or toks[j - 1].surface in ("と", "って")
+    last = toks[j - 1]
+    te_form = j > i + 1 and j < len(toks) and last.pos[1] == "接続助詞" and last.surface in ("て", "で")
+    return Mood(negated, past, progressive, became, unreal, te_form, j)
+
+
+def clause_start(toks: tuple[Morpheme, ...], i: int) -> int:
+    """Index where the clause holding ``i`` starts (after a comma or a clause-joining particle)."""
+    j = i
+    while j > 0:
+        t = toks[j - 1]
+        if t.pos[0] == "補助記号" or (t.pos[0] == "助詞" and t.pos[1] == "接続助詞" and t.surface in CLAUSE_LINKS):
+            break
+        j -= 1
+    return j
+
+
+def is_question(text: str, toks: tuple[Morpheme, ...]) -> bool:
+    return "?" in text or any(t.surface in INTERROGATIVES or t.normalized in INTERROGATIVES for t in toks)
+
+
+def reports_speech(toks: tuple[Morpheme, ...]) -> bool:
+    """「…って言ってた」「…らしい」: someone else's words, not the user's own statement."""
+    for k, t in enumerate(toks):
+        if t.dictionary in ("言う", "いう") and k > 0 and toks[k - 1].surface in ("って", "と") and t.pos[0] == "動詞":
+            # 「モカっていう猫」 names something; 「って言ってた」 reports
+            nxt = toks[k + 1] if k + 1 < len(toks) else None
+            if nxt is None or nxt.pos[0] != "名詞":
+                return True
+        if t.surface in ("らしい", "みたい") or (t.surface == "そう" and t.pos[0] == "形状詞"):
+            return True
+    return False

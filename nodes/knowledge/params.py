@@ -1,0 +1,173 @@
+"""Settings of knowledge extraction and update resolution (A6, A7), typed and validated.
+
+Which attributes hold one value at a time (a new value supersedes the old) and which accumulate (values
+coexist; only a negation ends one) is data here, never a branch in code: ``policy`` maps every attribute to
+``single`` or ``accumulate``. ``params_table_markdown`` renders the README table.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from . import lexicon
+from .models import ATTRIBUTES
+
+Policy = Literal["single", "accumulate"]
+
+DEFAULT_POLICY: dict[str, Policy] = {
+    **dict.fromkeys(ATTRIBUTES, "accumulate"),
+    **dict.fromkeys(("drink", "food", "name", "lives_in", "from", "works_at", "job", "partner", "age"), "single"),
+}
+
+ATTRIBUTE_MEANINGS: dict[str, str] = {
+    "likes": "something the user (or a person in their life) likes, loves or is into",
+    "dislikes": "something they dislike, hate or cannot stand",
+    "drink": "their current drink (a switch 「コーヒーやめて紅茶にした」, 「好きな飲み物は…」)",
+    "food": "their current favourite food (「好きな食べ物は…」, a switch)",
+    "name": "their name",
+    "lives_in": "where they live now",
+    "from": "where they are from (出身, born in, grew up in)",
+    "works_at": "where they work",
+    "job": "what they work as",
+    "sibling": "a sister or brother, by name (detail: the relation)",
+    "parent": "a parent or grandparent, by name",
+    "child": "a son or daughter, by name",
+    "partner": "a partner, by name",
+    "friend": "a friend or colleague, by name",
+    "pet": "a pet, by name (detail: the species), or a species kept (「犬を飼ってる」)",
+    "age": "age in years (of the user, or of a named person or pet)",
+    "has": "a possession (car, piano, laptop …)",
+    "plan": "something they will do, with its day when said (12月5日に京都に行く)",
+    "event": "something they did on a given day",
+    "habit": "something they do routinely (detail: how often, 毎朝 / every morning)",
+}
+
+
+class KnowledgeParams(BaseModel):
+    """Knowledge extraction, validation and update resolution; every value validated at construction."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    policy: dict[str, Policy] = Field(
+        default_factory=lambda: dict(DEFAULT_POLICY),
+        description="Per attribute: single (a new value supersedes the current one) or accumulate (values coexist).",
+    )
+    opposites: dict[str, str] = Field(
+        default_factory=lambda: {"likes": "dislikes", "dislikes": "likes"},
+        description="Attributes whose same value cannot hold at once: a new one ends the other (symmetric).",
+    )
+    extract_speakers: tuple[str, ...] = Field(
+        default=("user",), description="Speakers whose turns are read for knowledge (the characters' are not).",
+    )
+    confidence_offline: float = Field(
+        default=0.9, ge=0, le=1, description="Confidence of an item grounded offline in its source turns (A6).",
+    )
+    confidence_llm: float = Field(
+        default=0.7, ge=0, le=1, description="Confidence of an item a chat model approved (A6's LLM review).",
+    )
+    timezone: str = Field(
+        default="Asia/Tokyo", description="IANA zone in which a turn's time gives the day that 明日 / next Friday count from.",
+    )
+    max_value_chars: int = Field(
+        default=40, ge=4, description="Longer values are not kept: a fact is a short phrase, not a paragraph.",
+    )
+    relations: dict[str, str] = Field(
+        default_factory=lambda: dict(lexicon.RELATIONS),
+        description="Relation nouns (妹, sister, 猫, dog) → the attribute of the named person or pet.",
+    )
+    categories: dict[str, str] = Field(
+        default_factory=lambda: dict(lexicon.CATEGORIES),
+        description="Value words → kind (drink, food); a switch to one sets the attribute of that name.",
+    )
+    favourite_nouns: dict[str, str] = Field(
+        default_factory=lambda: dict(lexicon.FAVOURITE_NOUNS),
+        description="好きな<noun>は / my favourite <noun> is: the noun → the single-valued attribute set.",
+    )
+    context_words: tuple[str, ...] = Field(
+        default=lexicon.CONTEXT_WORDS,
+        description="A leading 「…は」 / 'on …' limiting where a fact holds; facts in different contexts coexist.",
+    )
+    habit_markers_ja: tuple[str, ...] = Field(
+        default=lexicon.HABIT_MARKERS_JA, description="Japanese frequency words that make a habit (毎朝, いつも).",
+    )
+    possessions: tuple[str, ...] = Field(
+        default=lexicon.POSSESSIONS, description="Things read as possessions after have/own/bought, 持ってる/買った.",
+    )
+    not_names: tuple[str, ...] = Field(
+        default=lexicon.NOT_NAMES, description="Words after 「猫の…」 / 'my dog …' that are never a name.",
+    )
+
+    @field_validator("policy")
+    @classmethod
+    def _every_attribute_has_a_policy(cls, value: dict[str, Policy]) -> dict[str, Policy]:
+        unknown = sorted(set(value) - set(ATTRIBUTES))
+        missing = [a for a in ATTRIBUTES if a not in value]
+        if unknown or missing:
+            raise ValueError(f"policy must name every attribute once: unknown {unknown}, missing {missing}")
+        return value
+
+    @field_validator("opposites")
+    @classmethod
+    def _opposites_symmetric(cls, value: dict[str, str]) -> dict[str, str]:
+        for a, b in value.items():
+            if a not in ATTRIBUTES or b not in ATTRIBUTES or a == b:
+                raise ValueError(f"opposites {a!r} → {b!r}: both must be distinct attributes of {ATTRIBUTES}")
+            if value.get(b) != a:
+                raise ValueError(f"opposites must be symmetric: {a!r} → {b!r} but {b!r} → {value.get(b)!r}")
+        return value
+
+    @field_validator("relations", "favourite_nouns")
+    @classmethod
+    def _targets_are_attributes(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = {word: attr for word, attr in value.items() if attr not in ATTRIBUTES}
+        if bad:
+            raise ValueError(f"these words map to unknown attributes: {bad}")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"timezone {value!r} is not an IANA time zone (e.g. Asia/Tokyo)") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _opposites_accumulate(self) -> KnowledgeParams:
+        # likes/dislikes slots are per value; an opposite pair of single-valued attributes would end each
+        # other's unrelated values.
+        single = [a for a in self.opposites if self.policy[a] == "single"]
+        if single:
+            raise ValueError(f"opposite attributes must accumulate, not be single-valued: {single}")
+        return self
+
+    def is_single(self, attribute: str) -> bool:
+        return self.policy[attribute] == "single"
+
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+
+def params_table_markdown(params: KnowledgeParams | None = None) -> str:
+    """The README tables: how each attribute is updated, then every other setting."""
+    params = params or KnowledgeParams()
+    rows = ["| attribute | update | meaning |", "|---|---|---|"]
+    for attribute in ATTRIBUTES:
+        update = "supersede (one value at a time)" if params.is_single(attribute) else "accumulate (coexist)"
+        if attribute in params.opposites:
+            update += f"; ends the same value of `{params.opposites[attribute]}`"
+        rows.append(f"| `{attribute}` | {update} | {ATTRIBUTE_MEANINGS[attribute]} |")
+    rows += ["", "| parameter | value | meaning |", "|---|---|---|"]
+    for name, field in KnowledgeParams.model_fields.items():
+        if name in ("policy", "opposites"):
+            continue
+        value = getattr(params, name)
+        shown = f"{len(value)} words" if isinstance(value, (dict, tuple)) and name != "extract_speakers" else str(value)
+        if name == "extract_speakers":
+            shown = ", ".join(value)
+        rows.append(f"| `{name}` | {shown} | {field.description} |")
+    return "\n".join(rows)
