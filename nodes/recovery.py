@@ -134,7 +134,11 @@ def recover(services, user_id: str | None = None, reason: str = "start-up") -> d
             continue
         ctx = _Ctx(user)
         state: dict = {"pending": _midterm_stage(services, user, items)}
+        owed_long_term = {item["segment_id"] for item in state["pending"] if "qdrant" not in item["stages"]}
         state.update(upsert_long_term(state, ctx, services) or {})
+        restore_level_state(services, user, [item["segment_id"] for item in state["pending"]
+                                             if item["segment_id"] in owed_long_term
+                                             and "qdrant" not in item.get("deferred", [])])
         # What is owed now (graph included when not done yet), before the graph stage settles its rows.
         settle(archive, user, state["pending"])
         link_associations(state, ctx, services)
@@ -151,6 +155,37 @@ def recover(services, user_id: str | None = None, reason: str = "start-up") -> d
     level = logging.WARNING if report["segments"] else logging.INFO
     log.log(level, "recovery (%s): %s", reason, ", ".join(f"{k}={v}" for k, v in report.items()))
     return dict(report)
+
+
+def restore_level_state(services, user_id: str, segment_ids: list[str]) -> int:
+    """Points just re-upserted from the archive carry the segment as it was archived (its full text's
+    vector, no level): the memory may have faded since (issue 17). Put back its level, retention and
+    protection as the archive's memory row holds them, and from level 2 on the vector of its text at that
+    level, as the lifecycle's re-embedding wrote them. Missing points (not promoted) are skipped by
+    the store; a store that fails now leaves the writes owed to the lifecycle's next run. Returns the
+    memories restored."""
+    from nodes.lifecycle.phases import _payload as level_payload  # the lifecycle's own payload fields
+
+    table = getattr(services.stores.archive, "memories", None)
+    if table is None or not segment_ids:
+        return 0
+    rows = table.rows(user_id, segment_ids)
+    fields = {r["memory_id"]: level_payload(r) for r in rows}
+    texts = {r["memory_id"]: r["text"] for r in rows if int(r["level"]) > 1 and r["text"]}
+    try:
+        if texts:
+            vectors = services.embedder.embed(list(texts.values()))
+            services.stores.vectors.replace_vector(
+                user_id, {m: list(map(float, v)) for m, v in zip(texts, vectors)}, {m: fields[m] for m in texts})
+        unchanged = {m: f for m, f in fields.items() if m not in texts}
+        if unchanged:
+            services.stores.vectors.set_payload(user_id, unchanged)
+    except StoreUnavailable as exc:
+        log.warning("recovery: level state of %d re-upserted memories waits for the lifecycle's next run: %s",
+                    len(fields), exc)
+        for memory_id in fields:
+            table.queue(user_id, memory_id, "reembed" if memory_id in texts else "payload")
+    return len(fields)
 
 
 def rederive(services, user_id: str) -> dict:
@@ -234,4 +269,4 @@ def outbox_summary(archive) -> dict:
     return {"segments": len(rows), "owed": dict(owed_tiers)}
 
 
-__all__ = ["recover", "rederive", "rebuild_midterm", "retry_deferred", "on_startup", "note_degraded", "outbox_summary", "owed"]
+__all__ = ["recover", "rederive", "restore_level_state", "rebuild_midterm", "retry_deferred", "on_startup", "note_degraded", "outbox_summary", "owed"]
