@@ -1,6 +1,7 @@
 """Date expressions in a sentence (12月5日, 来週の土曜, on Dec 5, next Friday) resolved against when it was said.
 
-A day without a year is the next one for a plan and the last one for a past event. "next Friday" / 来週の金曜
+A day without a year is the next one for a plan and the last one for a past event (a plan's day up to a month
+gone is left unresolved: more likely a slip than next year). "next Friday" / 来週の金曜
 is the Friday of the next calendar week (weeks start on Monday); a bare weekday is the nearest one ahead (plans)
 or behind (events). Expressions without a day (来月, next month) are kept as said, with no date.
 """
@@ -17,6 +18,7 @@ _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturda
 _MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_RX = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _ORD = r"(?:st|nd|rd|th)?"
+_AMBIGUOUS_DAYS = 31
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ _JA_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"昨日|きのう"), "-1"),
     (re.compile(r"今日|今夜|今晩|きょう"), "+0"),
     (re.compile(r"(?<![\d月])(\d{1,2})日(?![間前後目ぶ])"), "d"),
-    (re.compile(r"(?:今週末|来週末|週末|来月|再来月|今月末|来年|年末|年明け|夏休み|冬休み|春休み|ゴールデンウィーク|GW|お盆|正月)"), "vague"),
+    (re.compile(r"(?:今週末|来週末|来月|再来月|今月末|来年|年末|年明け|今度の夏休み|今度の冬休み|ゴールデンウィーク|GW)"), "vague"),
 ]
 
 _EN_RULES: list[tuple[re.Pattern[str], str]] = [
@@ -117,6 +119,8 @@ def _month_day(today: date, month: int, day: int, year: int | None, future: bool
     if this_year is None:
         return None
     if future and this_year < today:
+        if (today - this_year).days <= _AMBIGUOUS_DAYS:
+            return None  # 9月1日 said on 10 September: a slip or a past event, not next year
         return _safe_date(today.year + 1, month, day)
     if not future and this_year > today:
         return _safe_date(today.year - 1, month, day)

@@ -31,7 +31,7 @@ _CUT = re.compile(
     re.I,
 )
 _PLACE_CUT = re.compile(
-    r"\s+(?:last|next|this|a few|in \d{4}|for|with|ago|since|because|but|and|now|with|years?|months?|weeks?)\b.*$",
+    r"\s+(?:last|next|this|a few|in \d{4}|for|with|ago|since|because|but|and|now|anymore|any more|years?|months?|weeks?)\b.*$",
     re.I,
 )
 _DETERMINERS = re.compile(r"^(?:the|a|an|some|my|our|lots of|a lot of|all|any|many|much|two|three|\d+)\s+", re.I)
@@ -51,7 +51,8 @@ _IE_NOUNS = frozenset("movie cookie zombie selfie smoothie pie tie hoodie rookie
                       "veggie foodie newbie birdie sweetie".split())
 
 
-def _lemma(word: str) -> str:
+def lemma(word: str) -> str:
+    """A light English lemma of a noun: plurals to singular (movies → movie, cities → city)."""
     w = word.lower()
     if w.endswith("ies") and w[:-1] in _IE_NOUNS:
         return w[:-1]
@@ -66,7 +67,7 @@ def _lemma(word: str) -> str:
 
 def en_key(value: str) -> str:
     """Lower-cased lemmas: "Cats" and "cat" are one value."""
-    return " ".join(_lemma(w) for w in re.findall(r"[\w'&+-]+", _DETERMINERS.sub("", value)))
+    return " ".join(lemma(w) for w in re.findall(r"[\w'&+-]+", _DETERMINERS.sub("", value)))
 
 
 @dataclass
@@ -422,7 +423,7 @@ def possessions(s: EnSentence) -> list[Draft]:
         if re.match(r"\s*(?:to|got to)\b", m.group("obj"), re.I):
             continue
         for value in _objects(m.group("obj"), split=False, max_words=3):
-            head = _lemma(value.split()[-1])
+            head = lemma(value.split()[-1])
             if s.params.relations.get(head) == "pet":
                 d = s.draft("pet", head, "en.pet_kept", detail=head, value_key=head)
             elif head in s.params.possessions or value.lower() in s.params.possessions or (
@@ -436,7 +437,7 @@ def possessions(s: EnSentence) -> list[Draft]:
     for m in _RX_HAS_NOT.finditer(text):
         raw = m.group("obj") or m.group("obj2") or ""
         for value in _objects(raw, split=False, max_words=3):
-            head = _lemma(value.split()[-1])
+            head = lemma(value.split()[-1])
             if head in s.params.possessions or value.lower() in s.params.possessions:
                 d = s.draft("has", value, "en.has", polarity="negative")
                 if d:

@@ -12,14 +12,18 @@ never sent there: if the patterns read a word the turn does not hold, the patter
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from nodes.text.tokenize import terms
+from nodes.text.tokenize import EN_STOP, morphemes
 
+from .en_patterns import lemma
+from .extract import is_japanese
 from .models import USER, KnowledgeItem, SourceTurn, as_source_turn
 from .params import KnowledgeParams
 
@@ -41,8 +45,51 @@ class Validation(BaseModel):
     rejected: list[Rejection]
 
 
-def _words(text: str) -> list[str]:
-    return terms(unicodedata.normalize("NFKC", text))
+_CONTENT_POS = frozenset(("名詞", "動詞", "形容詞", "形状詞", "副詞"))
+_EN_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What the source turns hold, in the forms a word can be matched by."""
+
+    text: str
+    """NFKC, lower-cased: a value's surface found here is said (猫 in 猫好き, ポチ however Sudachi reads it)."""
+    forms: frozenset[str]
+    """Sudachi normalised and dictionary forms (住む for 住んでる, 3 for 三)."""
+    lemmas: frozenset[str]
+    """English lemmas (cat for cats)."""
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> _Said:
+        text = unicodedata.normalize("NFKC", " ".join(texts)).lower()
+        forms = {f for m in morphemes(text) for f in (m.normalized.lower(), m.dictionary.lower())}
+        return cls(text, frozenset(forms), frozenset(lemma(w) for w in _EN_WORD.findall(text)))
+
+
+def _words(text: str) -> list[tuple[str, ...]]:
+    """A field's content words, each as the forms any one of which grounds it."""
+    text = unicodedata.normalize("NFKC", text)
+    if not is_japanese(text):
+        return [(lemma(w),) for w in _EN_WORD.findall(text.lower()) if w not in EN_STOP]
+    out = []
+    for m in morphemes(text):
+        if m.pos[0] in _CONTENT_POS and m.pos[1] != "非自立可能" and m.surface.strip():
+            out.append((m.surface.lower(), m.normalized.lower(), m.dictionary.lower()))
+    return out
+
+
+def _found(form: str, said: _Said) -> bool:
+    if form in said.forms or form in said.lemmas:
+        return True
+    if not form.isascii():
+        return form in said.text  # Japanese has no spaces: 猫 is said in 猫好き
+    tail = r"\b" if form.isdigit() else ""  # "3" is not said by "30"; "cat" is by "cats"
+    return re.search(rf"\b{re.escape(form)}{tail}", said.text) is not None
+
+
+def _missing(text: str, said: _Said) -> list[str]:
+    return [forms[0] for forms in _words(text) if not any(_found(f, said) for f in forms)]
 
 
 def ungrounded_reason(item: KnowledgeItem, turns: Sequence[SourceTurn], params: KnowledgeParams) -> str | None:
@@ -51,17 +98,14 @@ def ungrounded_reason(item: KnowledgeItem, turns: Sequence[SourceTurn], params: 
         return f"none of its source turns {list(item.source_turn_ids)} was given"
     if item.subject == USER and not any(t["speaker"] in params.extract_speakers for t in turns):
         return "a fact about the user that the user did not say (source turns are the characters')"
-    said = set()
-    for t in turns:
-        said.update(_words(t["text"]))
+    said = _Said.of(t["text"] for t in turns)
     fields = {"value": item.value, "detail": item.detail, "date": item.when_text}
     if item.subject != USER:
         fields["subject"] = item.subject
-    value_words = _words(item.value)
-    if not value_words:
+    if not _words(item.value):
         return f"value {item.value!r} has no content word to check"
     for name, text in fields.items():
-        missing = [w for w in _words(text) if w not in said]
+        missing = _missing(text, said)
         if missing:
             return f"{name} word(s) {missing} not in the source turns"
     if item.method == "offline":

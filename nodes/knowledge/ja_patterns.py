@@ -80,6 +80,8 @@ def about(s: JaSentence, before: int) -> About:
         if span is None:
             if k > 0 and s.toks[k - 1].surface in FIRST_PERSON:
                 subject = USER
+            elif k > 0 and s.toks[k - 1].surface in s.params.context_words:
+                context = s.toks[k - 1].surface  # 週末は (a time word, not a noun phrase)
             continue
         words = s.toks[span[0]:span[1]]
         word = surface_of(words)
@@ -549,7 +551,8 @@ def _predicate_value(s: JaSentence, start: int) -> tuple[list[Morpheme], int] | 
         t = toks[j]
         if t.pos[0] == "補助記号" or (t.pos[0] == "助詞" and t.pos[1] == "接続助詞" and t.surface not in ("て", "で")):
             return None
-        if t.pos[0] == "動詞" and (t.pos[1] != "非自立可能" or t.dictionary in ("行く", "来る", "する")):
+        helper = j > 0 and toks[j - 1].pos[1] == "接続助詞" and toks[j - 1].surface in ("て", "で")
+        if t.pos[0] == "動詞" and (t.pos[1] != "非自立可能" or not helper):
             if t.dictionary == "する" and j > start and toks[j - 1].pos[0] == "名詞":
                 span = list(toks[start:j])  # ジョギングする → ジョギング
             else:
@@ -597,6 +600,8 @@ def plans(s: JaSentence) -> list[Draft]:
     mood = mood_after(toks, verb)
     if mood.unreal or mood.negated:
         return []
+    if mood.progressive and not mood.past:
+        return []  # 住んでる, 飲んでる: what is going on, not what is planned
     if mood.past:
         past = find_date(s.text, s.said_at, s.zone, future=False, english=False)
         day = past.day if past else None

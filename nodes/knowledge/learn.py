@@ -1,0 +1,84 @@
+"""Knowledge from episodes (A6, A7) on the stores: a closed segment's turns → grounded items → history.
+
+Runs inside the archive transaction that stores the segment (nodes.archive_to_duckdb), like encoding: the
+knowledge a segment taught commits with it, and a replay of the same segment changes nothing (item ids are
+deterministic and ``resolve`` answers "unchanged" for what is already known). The offline extractor always
+runs; the model path (when one is configured) adds to it in a later step, never replaces it.
+
+Items carry the episodes they came from (``episode_ids``: segment ids, the lifecycle's memory ids); a merge
+gives the surviving item the new episode too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .extract import extract_items
+from .ground import validate_items
+from .models import KnowledgeItem
+from .params import KnowledgeParams
+from .resolve import resolve
+
+log = logging.getLogger("lumina.knowledge")
+
+_STORE_ONLY = ("user_id", "episode_ids", "updated_at")
+_NAMED = ("pet", "sibling", "parent", "child", "partner", "friend")
+
+
+def params_of(services) -> KnowledgeParams:
+    return getattr(services.settings, "knowledge", None) or KnowledgeParams()
+
+
+def item_of(row: Mapping[str, Any]) -> KnowledgeItem:
+    """A stored row as the model (store-only columns dropped; NULL text fields as the model's defaults)."""
+    fields = {k: v for k, v in row.items() if k not in _STORE_ONLY and v is not None}
+    for key in ("source_turn_ids", "source_ids"):
+        fields[key] = tuple(fields.get(key) or ())
+    return KnowledgeItem(**fields)
+
+
+def row_of(item: KnowledgeItem, user_id: str, episode_ids: Iterable[str], now: float) -> dict[str, Any]:
+    return {**item.model_dump(), "user_id": user_id, "episode_ids": list(dict.fromkeys(episode_ids)), "updated_at": now}
+
+
+def known_names(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Names of people and pets the user has told about (モカ → (pet, 猫)), so a later 「モカは3歳」 knows whom."""
+    return {r["value"]: (r["attribute"], r["detail"] or "") for r in rows
+            if r["attribute"] in _NAMED and r["subject"] == "user" and r["polarity"] == "positive"}
+
+
+def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequence[Mapping[str, Any]]]],
+                   now: float | None = None) -> dict[str, int]:
+    """(SegmentRecord, its turns) per closed segment → the user's knowledge table. Returns counts by action
+    (add, supersede, merge, coexist, unchanged) and ``rejected`` (ungrounded extractions)."""
+    table = services.stores.archive.knowledge
+    params = params_of(services)
+    now = time.time() if now is None else now
+    rows = {r["item_id"]: r for r in table.items(user_id, history=True)}
+    counts: Counter = Counter()
+    written: dict[str, dict[str, Any]] = {}
+    for record, turns in segments:
+        items = extract_items(turns, params, known_names=known_names(rows.values()))
+        checked = validate_items(items, turns, params)
+        counts["rejected"] += len(checked.rejected)
+        for rejection in checked.rejected:
+            log.info("knowledge item rejected (ungrounded) user=%s reason=%s", user_id, rejection.reason)
+        for item in sorted(checked.kept, key=lambda i: i.said_at):
+            existing = [item_of(r) for r in rows.values()]
+            step = resolve(existing, item, params)
+            counts[step.action] += 1
+            for updated in step.updated:
+                episodes = rows[updated.item_id]["episode_ids"]
+                if step.action == "merge":
+                    episodes = [*episodes, record.segment_id]
+                written[updated.item_id] = rows[updated.item_id] = row_of(updated, user_id, episodes, now)
+            if step.item is not None:
+                written[step.item.item_id] = rows[step.item.item_id] = row_of(step.item, user_id, [record.segment_id], now)
+    table.upsert(list(written.values()))
+    if written:
+        log.info("knowledge user=%s path=offline %s", user_id, dict(counts))
+    return dict(counts)
