@@ -648,3 +648,91 @@ def test_reference_records_round_trip():
     back, back_relations, ids = ref.from_records(copy.deepcopy(records))
     assert ids == _ids(columns)
     assert_same_state(back, back_relations, records)
+
+
+# --- the batch's shortcuts: same results as the plain forms ----------------------------------------------
+def _frozen(columns: MemoryColumns) -> dict[str, bytes]:
+    return {name: getattr(columns, name).tobytes() for name in MemoryColumns.__dataclass_fields__}
+
+
+@EXAMPLES
+@given(states(), PARAMS, st.integers(41, 60))
+def test_every_step_leaves_its_input_untouched(state, params, today):
+    """Steps write private copies in place (``*_into``): the columns given to a step are never written."""
+    columns, relations, _ = state
+    before, edges = _frozen(columns), relations.src.tobytes() + relations.dst.tobytes() + relations.kind.tobytes()
+    aged, _ = age_and_reinforce(columns, params)
+    scored = score(aged)
+    compressed = compress_by_threshold(scored, params, today)
+    enforced = enforce_ratios(compressed, params, today)
+    revive(enforced, params, today)
+    repaired, _ = repair_relations(relations, enforced)
+    reorient_relations(repaired, enforced, params)
+    daily_batch(columns, relations, today, params)
+    assert _frozen(columns) == before
+    assert relations.src.tobytes() + relations.dst.tobytes() + relations.kind.tobytes() == edges
+    for step_input, step in ((columns, aged), (aged, scored), (scored, compressed), (compressed, enforced)):
+        assert all(getattr(step, name) is getattr(step_input, name) or getattr(step, name).base is None
+                   for name in MemoryColumns.__dataclass_fields__)
+
+
+def _users_of(rng: np.random.Generator, users: int, per_user: int, **overrides) -> MemoryColumns:
+    """Many memories per user with few distinct retentions and creation times (ties at every key)."""
+    n = users * per_user
+    given = dict(
+        intensity=rng.integers(0, 101, n).astype(float), decay=np.full(n, 0.95),
+        retention=rng.choice([4.0, 12.5, 12.5, 30.0, 55.0, 80.0], n) + rng.integers(0, 3, n),
+        level=rng.choice([1, 1, 2, 3, 4], n), protected=rng.random(n) < 0.02,
+        recall_count=rng.integers(0, 3, n), created=rng.integers(0, 50, n).astype(float),
+        group=np.repeat(np.arange(users), per_user),
+    )
+    given.update(overrides)
+    archived = given["level"] == ARCHIVED
+    given["archived_on"] = np.where(archived, 3, NOT_ARCHIVED)
+    given["archive_reason"] = np.where(archived, ArchiveReason.THRESHOLD, ArchiveReason.ACTIVE)
+    asked = archived & (rng.random(n) < 0.05)
+    given["revival_requested"] = asked
+    given["revival_requested_at"] = np.where(asked, rng.integers(0, 5, n).astype(float), np.nan)
+    return MemoryColumns.new(**given)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ratios_and_revival_on_thousands_per_user_equal_the_reference(seed):
+    """The ratio step sorts only the rows a level's excess can reach (a histogram per user picks them): on
+    thousands of memories per user with ties on every key, the same rows move as in the notes' full sort."""
+    rng = np.random.default_rng(seed)
+    columns = _users_of(rng, users=3, per_user=3000)
+    records = ref.to_records(columns, Relations.empty(), _ids(columns))
+    ref.enforce_ratios(records, DEFAULTS, 60)
+    enforced = enforce_ratios(columns, DEFAULTS, 60)
+    assert_same_state(enforced, Relations.empty(), records)
+    assert (enforced.level != columns.level).sum() > 100  # the excess was large and moved
+    ref.revive(records, DEFAULTS, 60)
+    revived, back, refused = revive(enforced, DEFAULTS, 60)
+    assert_same_state(revived, Relations.empty(), records)
+    assert back.any() or refused.any()
+
+
+def test_ratios_do_not_depend_on_how_users_are_numbered():
+    """Dense user numbers are used as they are; sparse or negative ones are renumbered by sorting. Same moves."""
+    rng = np.random.default_rng(7)
+    columns = _users_of(rng, users=4, per_user=500)
+    sparse = columns.with_(group=np.array([-(10**15), -3, 10**9, 10**15])[columns.group])
+    dense = enforce_ratios(columns, DEFAULTS, 60)
+    assert np.array_equal(enforce_ratios(sparse, DEFAULTS, 60).level, dense.level)
+    assert np.array_equal(daily_batch(sparse, Relations.empty(), 60, DEFAULTS).level_after,
+                          daily_batch(columns, Relations.empty(), 60, DEFAULTS).level_after)
+
+
+def test_repeated_relations_collapse_to_their_first_occurrence_in_order():
+    relations = Relations.of([3, 0, 3, 1, 0, 3, 2], [1, 2, 1, 0, 2, 1, 0], [0, 4, 0, 1, 4, 1, 1])
+    columns = MemoryColumns.new(intensity=np.full(4, 50.0), decay=np.full(4, 0.9),
+                                retention=np.array([10.0, 20.0, 30.0, 40.0]), created=np.arange(4.0))
+    out, flipped = reorient_relations(relations, columns, params_with(score_proximity_threshold=0.0))
+    # higher → lower retention: both 0 → 2 flip to 2 → 0 and collapse into the first; the second 3 → 1 goes
+    seen: dict[tuple[int, int, int], None] = {}
+    for edge in zip(*(a.tolist() for a in (out.src, out.dst, out.kind))):
+        assert edge not in seen
+        seen[edge] = None
+    assert list(seen) == [(3, 1, 0), (2, 0, 4), (1, 0, 1), (3, 1, 1), (2, 0, 1)]
+    assert flipped == 2

@@ -19,9 +19,12 @@ import numpy as np
 
 from .autolink import auto_link
 from .columns import ARCHIVED, MemoryColumns, Relations
-from .formulas import age_and_reinforce, auto_delete_mask, compress_by_threshold, score
+from .formulas import (
+    AGE_WRITES, SCORE_WRITES, THRESHOLD_WRITES, active_rows, age_and_reinforce_into, auto_delete_mask,
+    compress_by_threshold_into, score_into,
+)
 from .params import LifecycleParams
-from .ratios import enforce_ratios, revive
+from .ratios import RATIO_WRITES, REVIVE_WRITES, enforce_ratios_into, group_counts, revive_into
 from .relations import repair_relations, reorient_relations
 
 
@@ -46,6 +49,10 @@ class BatchOutcome:
         return self.columns.level
 
 
+# Every column a batch writes: copied once, then written in place by the steps (``formulas``, ``ratios``).
+BATCH_WRITES = tuple(dict.fromkeys(AGE_WRITES + SCORE_WRITES + THRESHOLD_WRITES + RATIO_WRITES + REVIVE_WRITES))
+
+
 def daily_batch(
     columns: MemoryColumns, relations: Relations, today: int, params: LifecycleParams,
     embeddings: np.ndarray | None = None, **link_options,
@@ -53,23 +60,28 @@ def daily_batch(
     """Run one batch day. ``today`` is the batch day number (archived_on uses it); ``embeddings`` (one row per
     memory) enables step 7 here; without them the caller runs ``auto_link`` after re-embedding."""
     level_before = columns.level
-    new = columns.unbatched & (columns.level != ARCHIVED)
-    columns, reinforced = age_and_reinforce(columns, params)
-    columns = score(columns)
-    columns = compress_by_threshold(columns, params, today)
-    columns = enforce_ratios(columns, params, today)
-    columns, revived, refused = revive(columns, params, today)
-    relations, removed = repair_relations(relations, columns)
-    relations, flipped = reorient_relations(relations, columns, params)
-    recompressed = (columns.level > level_before) & (columns.level != ARCHIVED)
-    link_candidates = (new | recompressed) & (columns.level != ARCHIVED)
+    work = columns.copied(BATCH_WRITES)  # the inputs are never written
+    active = active_rows(columns)  # steps 1–4 and the link candidates concern only these rows
+    reinforced = age_and_reinforce_into(work, params, active)
+    score_into(work, active)
+    compress_by_threshold_into(work, params, today, active)
+    groups = group_counts(columns)
+    enforce_ratios_into(work, params, today, groups, active)
+    revived, refused = revive_into(work, params, today, groups)
+    relations, removed = repair_relations(relations, work)
+    relations, flipped = reorient_relations(relations, work, params)
+    # new (unbatched when the batch began) or compressed further, and still active; an archived row is neither
+    level_after = work.level[active]
+    link_candidates = np.zeros(len(work), bool)
+    link_candidates[active[(columns.unbatched[active] | (level_after > level_before[active]))
+                           & (level_after != ARCHIVED)]] = True
     links = Relations.empty()
     if embeddings is not None and params.enable_auto_linking:
-        links, _ = auto_link(embeddings, link_candidates, columns, relations, params, **link_options)
+        links, _ = auto_link(embeddings, link_candidates, work, relations, params, **link_options)
         relations = relations.concat(links)
     return BatchOutcome(
-        columns=columns, relations=relations, level_before=level_before, reinforced=reinforced,
-        revived=revived, revival_refused=refused, deleted=auto_delete_mask(columns, params, today),
+        columns=work, relations=relations, level_before=level_before, reinforced=reinforced,
+        revived=revived, revival_refused=refused, deleted=auto_delete_mask(work, params, today),
         link_candidates=link_candidates, links_added=links, relations_removed=removed,
         relations_flipped=flipped,
     )

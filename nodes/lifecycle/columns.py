@@ -107,6 +107,11 @@ class MemoryColumns:
     def with_(self, **changes: np.ndarray) -> MemoryColumns:
         return replace(self, **changes)
 
+    def copied(self, names: tuple[str, ...]) -> MemoryColumns:
+        """The same columns with private copies of ``names``: a batch step writes those in place, the others
+        stay shared with ``self`` (never written)."""
+        return replace(self, **{name: getattr(self, name).copy() for name in names})
+
     def take(self, rows: np.ndarray) -> MemoryColumns:
         return MemoryColumns(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
 

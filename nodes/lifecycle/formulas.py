@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .columns import ARCHIVED, CATEGORIES, NOT_ARCHIVED, ArchiveReason, MemoryColumns
+from .columns import ARCHIVED, CATEGORIES, ArchiveReason, MemoryColumns
 from .params import LifecycleParams
 
 
@@ -73,55 +73,82 @@ def level_from_retention(score: np.ndarray, params: LifecycleParams) -> np.ndarr
 
 
 # --- batch steps 1–3 ---------------------------------------------------------------------------------
+# Each public step copies the columns it writes (``*_WRITES``) and calls its ``*_into`` form, which writes those
+# copies in place, only at the rows it concerns (active or movable ones, found once by ``flatnonzero``). A batch
+# copies every column it writes once and runs the ``*_into`` forms in a row (``batch.daily_batch``): after a
+# while most memories are archived and outside the batch, and fresh full-size arrays per step (``np.where``)
+# cost more than the arithmetic. Same operations, elementwise, on the same values.
+AGE_WRITES = ("memory_days", "decay", "idle_days", "recall_count", "recalled", "unbatched")
+SCORE_WRITES = ("retention",)
+THRESHOLD_WRITES = ("level", "archived_on", "archive_reason")
+
+
+def active_rows(columns: MemoryColumns) -> np.ndarray:
+    """Row indices of the memories outside the archive (the batch's steps 1–3 touch only these)."""
+    return np.flatnonzero(columns.level != ARCHIVED)
+
+
 def age_and_reinforce(columns: MemoryColumns, params: LifecycleParams) -> tuple[MemoryColumns, np.ndarray]:
     """Step 1. Recalled: memory_days × reduction, decay + boost (capped), recall_count + 1, flag cleared.
     Otherwise memory_days + 1 (not in a memory's first batch). Returns the columns and who was reinforced."""
-    active = columns.level != ARCHIVED
-    reinforced = active & columns.recalled
-    aged = active & ~columns.recalled & ~columns.unbatched
-    days = np.where(
-        reinforced, columns.memory_days * params.memory_days_reduction,
-        np.where(aged, columns.memory_days + 1.0, columns.memory_days),
-    )
-    decay = np.where(
-        reinforced, np.minimum(params.max_decay_coefficient, columns.decay + params.decay_coefficient_boost),
-        columns.decay,
-    )
-    idle = np.where(reinforced, 0.0, np.where(aged, columns.idle_days + 1.0, columns.idle_days))
-    return columns.with_(
-        memory_days=days, decay=decay, idle_days=idle,
-        recall_count=columns.recall_count + reinforced,
-        recalled=columns.recalled & ~active,
-        unbatched=columns.unbatched & ~active,
-    ), reinforced
+    work = columns.copied(AGE_WRITES)
+    return work, age_and_reinforce_into(work, params, active_rows(columns))
+
+
+def age_and_reinforce_into(work: MemoryColumns, params: LifecycleParams, active: np.ndarray) -> np.ndarray:
+    """Step 1 on ``work``'s own ``AGE_WRITES`` arrays, for the ``active`` rows. Returns who was reinforced."""
+    recalled = work.recalled[active]
+    hit = active[recalled]
+    aged = active[~recalled & ~work.unbatched[active]]
+    work.memory_days[hit] = work.memory_days[hit] * params.memory_days_reduction
+    work.memory_days[aged] = work.memory_days[aged] + 1.0
+    work.decay[hit] = np.minimum(params.max_decay_coefficient, work.decay[hit] + params.decay_coefficient_boost)
+    work.idle_days[hit] = 0.0
+    work.idle_days[aged] = work.idle_days[aged] + 1.0
+    work.recall_count[hit] += 1
+    work.recalled[active] = False
+    work.unbatched[active] = False
+    reinforced = np.zeros(len(work), bool)
+    reinforced[hit] = True
+    return reinforced
 
 
 def score(columns: MemoryColumns) -> MemoryColumns:
     """Step 2. Retention of every active memory; archived ones keep theirs."""
-    fresh = retention(columns.intensity, columns.decay, columns.memory_days)
-    return columns.with_(retention=np.where(columns.level != ARCHIVED, fresh, columns.retention))
+    work = columns.copied(SCORE_WRITES)
+    score_into(work, active_rows(columns))
+    return work
+
+
+def score_into(work: MemoryColumns, active: np.ndarray) -> None:
+    """Step 2 on ``work``'s own ``retention``, for the ``active`` rows."""
+    work.retention[active] = retention(work.intensity[active], work.decay[active], work.memory_days[active])
 
 
 def compress_by_threshold(columns: MemoryColumns, params: LifecycleParams, today: int) -> MemoryColumns:
     """Step 3. Levels follow the thresholds downwards only; ≤ level3_threshold archives (A9 may archive too)."""
-    movable = (columns.level != ARCHIVED) & ~columns.protected
-    by_threshold = np.maximum(columns.level, level_from_retention(columns.retention, params))
-    level = np.where(movable, by_threshold, columns.level).astype(np.int8)
-    low_activity = np.zeros(len(columns), bool)
+    work = columns.copied(THRESHOLD_WRITES)
+    compress_by_threshold_into(work, params, today, active_rows(columns))
+    return work
+
+
+def compress_by_threshold_into(work: MemoryColumns, params: LifecycleParams, today: int, active: np.ndarray) -> None:
+    """Step 3 on ``work``'s own ``THRESHOLD_WRITES`` arrays; ``active``: the rows outside the archive."""
+    movable = active[~work.protected[active]]
+    level = np.maximum(work.level[movable], level_from_retention(work.retention[movable], params))
+    low_activity = np.zeros(len(movable), bool)
     if params.low_activity_enabled:
         low_activity = (
-            movable & (level != ARCHIVED)
-            & (columns.idle_days >= params.low_activity_unused_days)
-            & (columns.recall_count < params.low_activity_min_recalls)
+            (level != ARCHIVED)
+            & (work.idle_days[movable] >= params.low_activity_unused_days)
+            & (work.recall_count[movable] < params.low_activity_min_recalls)
         )
         level[low_activity] = ARCHIVED
-    archived_now = movable & (level == ARCHIVED)
-    reason = np.where(low_activity, ArchiveReason.LOW_ACTIVITY, ArchiveReason.THRESHOLD)
-    return columns.with_(
-        level=level,
-        archived_on=np.where(archived_now, today, columns.archived_on),
-        archive_reason=np.where(archived_now, reason, columns.archive_reason).astype(np.int8),
-    )
+    work.level[movable] = level
+    now_archived = level == ARCHIVED
+    work.archived_on[movable[now_archived]] = today
+    work.archive_reason[movable[now_archived]] = np.where(
+        low_activity[now_archived], ArchiveReason.LOW_ACTIVITY, ArchiveReason.THRESHOLD)
 
 
 # --- F5 revival score and auto-delete ------------------------------------------------------------------
@@ -160,16 +187,6 @@ def compression_work(level_before: np.ndarray, level_after: np.ndarray) -> dict[
         "keywords": (before <= 2) & (after >= 3),
         "archive": (before != ARCHIVED) & (after == ARCHIVED),
         "revive": (before == ARCHIVED) & (after != ARCHIVED),
-    }
-
-
-def unarchive(columns: MemoryColumns, rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The archive fields of ``rows`` reset (used by revival)."""
-    return {
-        "archived_on": np.where(rows, NOT_ARCHIVED, columns.archived_on),
-        "archive_reason": np.where(rows, ArchiveReason.ACTIVE, columns.archive_reason).astype(np.int8),
-        "revival_requested": columns.revival_requested & ~rows,
-        "revival_requested_at": np.where(rows, np.nan, columns.revival_requested_at),
     }
 
 
