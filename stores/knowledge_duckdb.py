@@ -1,0 +1,145 @@
+"""Knowledge items (A4 semantic memory, A7 history) in the archive database, as the source of truth.
+
+One row per item ever extracted: a fact's whole history stays (a superseded item keeps its row with
+``valid_to`` and ``superseded_by``; a merged one points at its survivor). Rows hold what
+``nodes.knowledge.models.KnowledgeItem`` holds, plus the user and the episodes (segment ids) the item came
+from. ``stores`` imports nothing from ``nodes``: rows go in and out as plain dicts.
+
+The table has a ``user_id`` column, so erasure, backups and the residue scan find it in the archive's
+catalogue like the archive's own tables (stores.places.archive). Writes run inside the archive's
+transaction when the caller opened one (the knowledge of a segment commits with the segment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from .duckdb_connection import GuardedConnection
+from .errors import InvalidInput
+from .ids import validate_id
+
+KNOWLEDGE = "knowledge_items"
+STATUSES = ("current", "superseded", "merged", "coexisting")
+
+# (column, DuckDB type); the order is the row order of every statement below.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("item_id", "VARCHAR"), ("user_id", "VARCHAR"), ("subject", "VARCHAR"), ("attribute", "VARCHAR"),
+    ("value", "VARCHAR"), ("value_key", "VARCHAR"), ("polarity", "VARCHAR"), ("detail", "VARCHAR"),
+    ("context", "VARCHAR"), ("category", "VARCHAR"), ("event_date", "DATE"), ("when_text", "VARCHAR"),
+    ("text", "VARCHAR"), ("source_turn_ids", "VARCHAR[]"), ("source_ids", "VARCHAR[]"),
+    ("episode_ids", "VARCHAR[]"), ("said_at", "DOUBLE"), ("valid_from", "DOUBLE"), ("valid_to", "DOUBLE"),
+    ("superseded_by", "VARCHAR"), ("status", "VARCHAR"), ("note", "VARCHAR"), ("confidence", "DOUBLE"),
+    ("method", "VARCHAR"), ("pattern", "VARCHAR"), ("updated_at", "DOUBLE"),
+)
+NAMES = tuple(c for c, _ in COLUMNS)
+_NULLABLE = {"event_date", "valid_to", "superseded_by"}
+
+SCHEMA = (
+    f"""CREATE TABLE IF NOT EXISTS {KNOWLEDGE} ({', '.join(
+        f"{c} {t}{'' if c in _NULLABLE else ' NOT NULL'}{' PRIMARY KEY' if c == 'item_id' else ''}"
+        for c, t in COLUMNS)})""",
+    f"CREATE INDEX IF NOT EXISTS {KNOWLEDGE}_user_idx ON {KNOWLEDGE} (user_id)",
+)
+
+
+def _check(row: Mapping[str, Any]) -> None:
+    validate_id(row["user_id"], "user_id")
+    validate_id(row["item_id"], "item_id")
+    for field in ("source_turn_ids", "episode_ids"):
+        for value in row[field]:
+            validate_id(value, field)
+    if row["status"] not in STATUSES:
+        raise InvalidInput("status", f"must be one of {STATUSES}, got {row['status']!r}")
+    missing = [c for c in NAMES if c not in row and c not in _NULLABLE]
+    if missing:
+        raise InvalidInput("knowledge item", f"missing fields {missing}")
+
+
+class KnowledgeTable:
+    """The knowledge items on the archive's connection (same file, same transactions as the segments)."""
+
+    def __init__(self, db: GuardedConnection):
+        self.db = db
+        with db.tx() as con:
+            for statement in SCHEMA:
+                con.execute(statement)
+
+    def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or replace items by ``item_id`` (an item's status, validity and sources change as newer
+        facts arrive; its id never does). Returns how many rows were written."""
+        if not rows:
+            return 0
+        for row in rows:
+            _check(row)
+        owners = {r["item_id"]: r["user_id"] for r in rows}
+        placeholders = ", ".join("?" for _ in NAMES)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in NAMES if c not in ("item_id", "user_id"))
+        with self.db.tx(touches=set(owners.values())) as con:
+            # An item id belongs to one user forever: a row of another user's id is refused, never replaced.
+            clash = con.execute(
+                f"SELECT item_id, user_id FROM {KNOWLEDGE} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))",
+                [list(owners)]).fetchall()
+            for item_id, owner in clash:
+                if owners[item_id] != owner:
+                    raise InvalidInput("item_id", f"{item_id!r} belongs to another user")
+            con.executemany(
+                f"INSERT INTO {KNOWLEDGE} ({', '.join(NAMES)}) VALUES ({placeholders}) "
+                f"ON CONFLICT (item_id) DO UPDATE SET {updates}",
+                [[_value(r, c) for c in NAMES] for r in rows])
+        return len(rows)
+
+    def items(self, user_id: str, *, history: bool = False, subject: str | None = None,
+              attribute: str | None = None, item_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The user's items, oldest statement first: current and coexisting ones, or every one with
+        ``history``; optionally about one subject / attribute, or exactly ``item_ids``."""
+        where, params = ["user_id = ?"], [validate_id(user_id, "user_id")]
+        if not history and item_ids is None:
+            where.append("status IN ('current', 'coexisting') AND valid_to IS NULL")
+        if subject is not None:
+            where.append("subject = ?")
+            params.append(subject)
+        if attribute is not None:
+            where.append("attribute = ?")
+            params.append(attribute)
+        if item_ids is not None:
+            where.append("item_id IN (SELECT unnest(?::VARCHAR[]))")
+            params.append([validate_id(i, "item_id") for i in item_ids])
+        with self.db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(NAMES)} FROM {KNOWLEDGE} WHERE {' AND '.join(where)} "
+                "ORDER BY said_at, item_id", params).fetchall()
+        return [dict(zip(NAMES, r)) for r in rows]
+
+    def count(self, user_id: str) -> int:
+        with self.db.read() as con:
+            (n,) = con.execute(f"SELECT count(*) FROM {KNOWLEDGE} WHERE user_id = ?",
+                               [validate_id(user_id, "user_id")]).fetchone()
+        return int(n)
+
+    def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
+        """An episode deleted from every tier (``lumina-memory forget``) takes the items only it supports;
+        items with other sources keep them. Returns how many items went."""
+        user_id = validate_id(user_id, "user_id")
+        gone = [validate_id(e, "episode_ids") for e in episode_ids]
+        if not gone:
+            return 0
+        with self.db.tx(touches=(user_id,)) as con:
+            only_these = (f"FROM {KNOWLEDGE} WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0 "
+                          "AND len(list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e))) = 0")
+            (n,) = con.execute(f"SELECT count(*) {only_these}", [user_id, gone, gone]).fetchone()
+            con.execute(f"DELETE {only_these}", [user_id, gone, gone])
+            con.execute(
+                f"UPDATE {KNOWLEDGE} SET episode_ids = list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e)) "
+                "WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0", [gone, user_id, gone])
+        return int(n)
+
+
+def _value(row: Mapping[str, Any], column: str) -> Any:
+    value = row.get(column)
+    if column in ("source_turn_ids", "source_ids", "episode_ids"):
+        return list(value or ())
+    if column == "event_date" and isinstance(value, str):
+        return date.fromisoformat(value)
+    return value
