@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from nodes.knowledge.params import KnowledgeParams
 from nodes.lifecycle.params import LifecycleParams
 
 CHARACTERS: tuple[str, ...] = ("lumina", "clarisse", "nox")
@@ -306,10 +307,19 @@ class LuminaSettings(BaseSettings):
         "e.g. LUMINA_LIFECYCLE__MAX_PROTECTED_MEMORIES=80.",
     )
 
+    # --- A4/A6/A7 knowledge from episodes (issue 18) -------------------------------------------------------
+    knowledge: KnowledgeParams = Field(
+        default_factory=KnowledgeParams,
+        description="Knowledge extraction and update resolution (README table); env LUMINA_KNOWLEDGE__<NAME>, "
+        "e.g. LUMINA_KNOWLEDGE__POLICY='{\"drink\": \"accumulate\"}'.",
+    )
+
     @model_validator(mode="after")
     def _one_timezone(self) -> "LuminaSettings":
         if self.lifecycle.timezone != self.timezone:  # LUMINA_TIMEZONE is the one the batch follows
             self.lifecycle = LifecycleParams(**{**self.lifecycle.model_dump(), "timezone": self.timezone})
+        if self.knowledge.timezone != self.timezone:  # dates said in chat resolve in the user's day too
+            self.knowledge = KnowledgeParams(**{**self.knowledge.model_dump(), "timezone": self.timezone})
         return self
 
     @model_validator(mode="after")
