@@ -26,7 +26,7 @@ _SUBJ = (
 )
 _CUT = re.compile(
     r"\s+(?:and then|but|because|cause|so|since|when|whenever|while|although|though|if|as|now|anymore|any more|"
-    r"these days|nowadays|lately|recently|too|a lot|so much|very much|more than|at the moment|right now|instead|"
+    r"these days|nowadays|lately|recently|too|again|as well|a lot|so much|very much|more than|at the moment|right now|instead|"
     r"lol|haha|though|ever since|for (?:years|months|ages|a while|now)|which|who|that)\b.*$",
     re.I,
 )
