@@ -292,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(func=cmd_doctor)
     __import__("graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
     __import__("graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
+    __import__("graphs.cli_knowledge", fromlist=["register"]).register(sub)  # knowledge
     return parser
 
 
