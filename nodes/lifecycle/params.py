@@ -234,6 +234,35 @@ class LifecycleParams(BaseModel):
         description="A memory archived for low activity is deleted this many days later (if not revived).",
     )
 
+    # --- relations made at encoding (F6 continues / references; nodes.lifecycle.encode_relations) -------
+    enable_encoding_links: bool = Field(
+        default=True, json_schema_extra=_notes("(ours) F6 at encoding"),
+        description="A new memory gets continues and references relations when its segment is archived.",
+    )
+    relation_lookback_memories: int = Field(
+        default=200, ge=1, json_schema_extra=_notes("(ours) F6 at encoding"),
+        description="How many of the user's newest earlier memories a new memory's references are sought among.",
+    )
+    continues_max_gap_seconds: float = Field(
+        default=3600, gt=0, json_schema_extra=_notes("(ours) F6 continues"),
+        description="A memory continues the user's previous one only if it began at most this long after it ended.",
+    )
+    continues_min_similarity: float = Field(
+        default=0.55, ge=-1, le=1, json_schema_extra=_notes("(ours) F6 continues"),
+        description="Cosine of the two segments at or above which a pause (idle, flush) still continues; a turn-cap "
+                    "cut continues without it, a topic shift never.",
+    )
+    references_keyword_weight: float = Field(
+        default=0.2, ge=0, le=1, json_schema_extra=_notes("(ours) F6 references"),
+        description="Reference match = cosine(cue turn, earlier memory) + this × share of the cue's nouns among "
+                    "the earlier memory's keywords.",
+    )
+    references_min_match: float = Field(
+        default=0.45, ge=-1, json_schema_extra=_notes("(ours) F6 references"),
+        description="A turn that refers back (「この前話した…」, \"as I said\") links to its best earlier memory at "
+                    "or above this match; below it, to none.",
+    )
+
     # --- validation that names the field ---------------------------------------------------------
     @field_validator("decay_casual", "decay_work", "decay_decision", "decay_emotional")
     @classmethod
@@ -271,6 +300,15 @@ class LifecycleParams(BaseModel):
                 f"level1_ratio + level2_ratio + level3_ratio + delete_ratio must be at most 1, got "
                 f"{parts[0]} + {parts[1]} + {parts[2]} + {value}"
             )
+        return value
+
+    @field_validator("references_min_match")
+    @classmethod
+    def _match_reachable(cls, value: float, info: ValidationInfo) -> float:
+        weight = info.data.get("references_keyword_weight")
+        if weight is not None and value > 1 + weight:
+            raise ValueError(f"references_min_match ({value}) can never be reached: a match is at most "
+                             f"1 + references_keyword_weight ({1 + weight})")
         return value
 
     @field_validator("timezone")
