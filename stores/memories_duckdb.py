@@ -8,11 +8,14 @@ the archive's own tables, stores.places.archive):
 
 - ``memories``        the lifecycle columns; ``text`` is the memory as it stands at its level (NULL at
                       level 1: its turns are its text)
-- ``memory_relations`` typed relations (F6), pointing from the higher- to the lower-retention memory
+- ``memory_relations`` typed relations (F6), pointing from the higher- to the lower-retention memory:
+                      continues and references added at encoding (``add_relations``, in the archive
+                      transaction that writes the memory), same_topic by the batch's auto-link
 - ``lifecycle_days``  per user, the last local day the daily batch completed: a day's changes and this
                       mark commit in one transaction, so a killed batch never applies a day twice
-- ``lifecycle_outbox`` derived writes a committed day still owes (re-embedding, vector payloads, graph
-                      relations): applied after the commit, idempotently, like the archive's derive outbox
+- ``lifecycle_outbox`` derived writes a committed day (or an encoding that added relations) still owes
+                      (re-embedding, vector payloads, graph relations): applied after the commit by the next
+                      maintenance run (nodes.lifecycle.phases), idempotently, like the archive's outbox
 
 The batch reads columns as numpy arrays and writes them back by scanning numpy arrays registered on the
 connection (no per-row Python, no list conversion): a day over 1M memories is a handful of statements.
@@ -21,7 +24,7 @@ connection (no per-row Python, no list conversion): a day over 1M memories is a 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -103,6 +106,20 @@ _NEW_TYPES = ("VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "VARCHAR", "D
               "TINYINT", "BOOLEAN", "VARCHAR")
 
 
+class RecentMemory(TypedDict):
+    """One of a user's memories with its segment's fields, as encoding-time relations need them."""
+
+    memory_id: str
+    created: float  # when its segment ended (the conversation's clock)
+    retention: float  # as of the last batch (a new memory's: its intensity)
+    level: int
+    start_ts: float  # when its segment began
+    characters: list[str]  # who spoke in it besides the user
+    close_reason: str  # the boundary rule that closed it (nodes.boundary_rules), "explicit" for a flush
+    keywords: list[str]
+    embedding: np.ndarray  # float32, the segment's unit centroid (zero length when none)
+
+
 def _ids(values: Iterable[str], field: str) -> list[str]:
     return [validate_id(v, field) for v in values]
 
@@ -120,23 +137,80 @@ class MemoryTable:
     def put_new(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Insert memories not yet known (a re-archived segment keeps its lifecycle); rows hold NEW_COLUMNS.
         Inside the archive's ``transaction()`` it commits with the segments. Returns how many were new."""
+        return len(self.insert_new(rows))
+
+    def insert_new(self, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+        """``put_new``, returning the ids of the memories that were new (in the rows' order)."""
         if not rows:
-            return 0
+            return []
         for row in rows:
             validate_id(row["user_id"], "user_id")
             validate_id(row["memory_id"], "memory_id")
             if row["category"] not in CATEGORIES:
                 raise InvalidInput("category", f"must be one of {CATEGORIES}, got {row['category']!r}")
         select = ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(NEW_COLUMNS, _NEW_TYPES))
+        ids = [r["memory_id"] for r in rows]
         with self.db.tx(touches={r["user_id"] for r in rows}) as con:
-            before = con.execute(f"SELECT count(*) FROM {MEMORIES}").fetchone()[0]
+            known = {r[0] for r in con.execute(
+                f"SELECT memory_id FROM {MEMORIES} WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
             con.execute(
                 f"INSERT INTO {MEMORIES} ({', '.join(NEW_COLUMNS)}) SELECT * FROM (SELECT {select}) "
                 "ON CONFLICT (memory_id) DO NOTHING",
                 [[r[c] for r in rows] for c in NEW_COLUMNS],
             )
-            after = con.execute(f"SELECT count(*) FROM {MEMORIES}").fetchone()[0]
-        return int(after - before)
+        return list(dict.fromkeys(i for i in ids if i not in known))
+
+    # --- relations made at encoding (F6 continues, references) -------------------------------------
+    def recent_with_segments(self, user_id: str, until: float, limit: int,
+                             include: Sequence[str] = ()) -> list[RecentMemory]:
+        """The user's ``limit`` newest memories created at or before ``until``, and those of ``include``,
+        newest first, each with what its segment says about it (when it began, who spoke, why it closed,
+        keywords, embedding). Inside the archive's transaction it sees the memories just written there."""
+        from .ids import SEGMENTS_TABLE
+
+        user_id = validate_id(user_id, "user_id")
+        with self.db.read() as con:
+            rows = con.execute(
+                f"SELECT m.memory_id, m.created, m.retention, m.level, s.start_ts, s.characters, s.close_reason, "
+                f"s.keywords, s.embedding FROM {MEMORIES} m JOIN {SEGMENTS_TABLE} s "
+                "ON s.segment_id = m.memory_id AND s.user_id = m.user_id WHERE m.user_id = ? AND "
+                "(m.memory_id IN (SELECT unnest(?::VARCHAR[])) OR m.seq IN (SELECT seq FROM "
+                f"{MEMORIES} WHERE user_id = ? AND created <= ? ORDER BY created DESC, seq DESC LIMIT ?)) "
+                "ORDER BY m.created DESC, m.seq DESC",
+                [user_id, _ids(include, "memory_id"), user_id, float(until), int(limit)]).fetchall()
+        return [RecentMemory(memory_id=r[0], created=float(r[1]), retention=float(r[2]), level=int(r[3]),
+                             start_ts=float(r[4]), characters=list(r[5]), close_reason=r[6], keywords=list(r[7]),
+                             embedding=np.asarray(r[8], dtype=np.float32)) for r in rows]
+
+    def add_relations(self, user_id: str, relations: Sequence[tuple[str, str, str, float]], day: int) -> int:
+        """Add (src, dst, kind, score) relations of one user unless that pair already has that kind, either
+        way round (the batch may have re-pointed it), and owe the graph tier the user's relations (outbox
+        action ``relations``) in the same transaction. Returns how many were added."""
+        validate_id(user_id, "user_id")
+        wanted: dict[tuple[str, str, str], float] = {}
+        for src, dst, kind, score in relations:
+            validate_id(src, "relations.src")
+            validate_id(dst, "relations.dst")
+            if kind not in RELATION_KINDS:
+                raise InvalidInput("relations.kind", f"must be one of {RELATION_KINDS}, got {kind!r}")
+            if src == dst:
+                raise InvalidInput("relations", f"{src!r} cannot be related to itself")
+            if (dst, src, kind) not in wanted:
+                wanted.setdefault((src, dst, kind), float(score))
+        if not wanted:
+            return 0
+        keys = list(wanted)
+        with self.db.tx(touches=(user_id,)) as con:
+            (added,) = con.execute(
+                f"INSERT INTO {RELATIONS} SELECT ?, n.src, n.dst, n.kind, n.score, ? FROM (SELECT "
+                "unnest(?::VARCHAR[]) AS src, unnest(?::VARCHAR[]) AS dst, unnest(?::VARCHAR[]) AS kind, "
+                f"unnest(?::DOUBLE[]) AS score) n WHERE NOT EXISTS (SELECT 1 FROM {RELATIONS} r WHERE r.user_id = ? "
+                "AND r.kind = n.kind AND ((r.src = n.src AND r.dst = n.dst) OR (r.src = n.dst AND r.dst = n.src)))",
+                [user_id, int(day), [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys],
+                 [wanted[k] for k in keys], user_id]).fetchone()
+            if added:
+                con.execute(f"INSERT INTO {OUTBOX} VALUES (?, '*', 'relations', ?)", [user_id, int(day)])
+        return int(added)
 
     # --- the batch --------------------------------------------------------------------------------
     def due_users(self, day: int, users: Sequence[str] | None = None) -> dict[str, int | None]:
