@@ -12,7 +12,7 @@ from contextlib import nullcontext
 
 from stores.models import Turn
 
-from .lifecycle.encode import memory_rows
+from .lifecycle.encode import encode_segments
 from .pending import advance, owed, record_of
 
 
@@ -33,10 +33,8 @@ def archive_to_duckdb(state: dict, ctx, services) -> dict:
             else:
                 for record in records:
                     archive.put_segment(record)
-            if hasattr(archive, "memories"):  # F1/F2: the segment becomes a memory in the same commit
-                memories = archive.memories
-                held = memories.protected_count(ctx.user_id)
-                memories.put_new(memory_rows(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)], held))
+            if hasattr(archive, "memories"):  # F1/F2/F6: the segment becomes a memory in the same commit
+                encode_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
             if hasattr(archive, "put_outbox"):
                 archive.put_outbox([(ctx.user_id, item["segment_id"], owed(item), item.get("promotion") or "")
                                     for item in items])

@@ -1,8 +1,9 @@
-"""Encoding (F1, F2, F8): a closed segment becomes a memory with its emotion, category, decay and protection.
+"""Encoding (F1, F2, F6, F8): a closed segment becomes a memory with its emotion, category, decay, protection
+and its continues/references relations (nodes.lifecycle.encode_relations).
 
-Runs inside the archive transaction that stores the segment (nodes.archive_to_duckdb), so a memory exists
-exactly when its segment is archived. Intensity and category are decided here and never change; the batch
-moves everything else.
+Runs inside the archive transaction that stores the segment (nodes.archive_to_duckdb), so a memory and its
+relations exist exactly when its segment is archived. Intensity and category are decided here and never
+change; the batch moves everything else.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from nodes.text.protect import protect_request
 
 from .clock import initial_memory_days
 from .columns import CATEGORIES, NOT_ARCHIVED
+from .encode_relations import link_new_memories
 from .formulas import decay_coefficient
 
 log = logging.getLogger("lumina.lifecycle")
@@ -66,3 +68,14 @@ def memory_rows(services, user_id: str, segments: list[tuple[Any, list[dict]]], 
             "revival_requested": False, "emotion_path": emotion.path,
         })
     return rows
+
+
+def encode_segments(services, user_id: str, segments: list[tuple[Any, list[dict]]]) -> dict[str, int]:
+    """(SegmentRecord, its turns) per closed segment, already written to the archive in the caller's
+    transaction: their memory rows, then the relations of those that were new (a re-archived segment keeps
+    its lifecycle, relations included). Returns how many memories and relations were added."""
+    memories = services.stores.archive.memories
+    held = memories.protected_count(user_id)
+    new = set(memories.insert_new(memory_rows(services, user_id, segments, held)))
+    linked = link_new_memories(services, user_id, [(r, t) for r, t in segments if r.segment_id in new])
+    return {"memories": len(new), "relations": linked}
