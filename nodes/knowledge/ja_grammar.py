@@ -81,7 +81,9 @@ class Mood:
     past: bool = False
     progressive: bool = False
     became: bool = False
-    """…なくなった, …になった: a change of state."""
+    """…になった, 好きになれない: a change of state (negated or not)."""
+    stopped: bool = False
+    """…なくなった: a negation that came about (no longer)."""
     unreal: bool = False
     """Desire, volition, condition, question, hearsay or advice: not a statement of fact."""
     te_form: bool = False
@@ -96,7 +98,7 @@ _NONSTATE_AFTER = frozenset("方 ほう つもり".split())
 
 def mood_after(toks: tuple[Morpheme, ...], i: int) -> Mood:
     """Read the auxiliaries after the predicate at ``i`` (its own conjugation included)."""
-    negated = past = progressive = became = unreal = False
+    negated = past = progressive = became = stopped = unreal = False
     head = toks[i]
     if head.pos[0] == "動詞" and head.surface != head.dictionary and head.surface.endswith("う"):
         unreal = True  # volitional: やめよう
@@ -125,8 +127,9 @@ def mood_after(toks: tuple[Morpheme, ...], i: int) -> Mood:
         elif p0 == "動詞" and p1 == "非自立可能":
             if t.dictionary in ("いる", "おる"):
                 progressive = True
-            elif t.dictionary == "なる":
+            elif t.dictionary in ("なる", "なれる"):
                 became = True
+                stopped = stopped or negated
             elif t.dictionary not in ("ある", "しまう", "ちゃう", "くる", "いく", "みる", "おく", "くれる", "もらう"):
                 break
             if t.surface != t.dictionary and t.surface.endswith("う"):
@@ -151,7 +154,7 @@ def mood_after(toks: tuple[Morpheme, ...], i: int) -> Mood:
         unreal = unreal or toks[j - 1].surface in ("と", "って")
     last = toks[j - 1]
     te_form = j > i + 1 and j < len(toks) and last.pos[1] == "接続助詞" and last.surface in ("て", "で")
-    return Mood(negated, past, progressive, became, unreal, te_form, j)
+    return Mood(negated, past, progressive, became, stopped, unreal, te_form, j)
 
 
 def clause_start(toks: tuple[Morpheme, ...], i: int) -> int:
@@ -165,17 +168,38 @@ def clause_start(toks: tuple[Morpheme, ...], i: int) -> int:
     return j
 
 
+_UNREAL_WORDS = frozenset("もし もしも 仮に 冗談 なんてね".split())
+
+
+def is_unreal(text: str, toks: tuple[Morpheme, ...]) -> bool:
+    """「もし…たら」「…のになあ」「なんてね、冗談」: a wish, a condition or a joke, about no fact."""
+    if any(t.surface in _UNREAL_WORDS for t in toks) or "のになあ" in text or "のにな" in text:
+        return True
+    return any(
+        (t.pos[0] == "助動詞" and t.surface in ("たら", "だら")) or (t.pos[1] == "接続助詞" and t.surface in ("ば", "たら", "なら"))
+        for t in toks
+    )
+
+
 def is_question(text: str, toks: tuple[Morpheme, ...]) -> bool:
-    return "?" in text or any(t.surface in INTERROGATIVES or t.normalized in INTERROGATIVES for t in toks)
+    """A question mark, or a question word that asks (何も, 何か, いつでも, どうしても do not)."""
+    if "?" in text:
+        return True
+    for k, t in enumerate(toks):
+        if t.surface not in INTERROGATIVES and t.normalized not in INTERROGATIVES:
+            continue
+        after = "".join(x.surface for x in toks[k + 1:k + 4])
+        if not after.startswith(("も", "でも", "か", "しても", "だって")):
+            return True
+    return False
 
 
 def reports_speech(toks: tuple[Morpheme, ...]) -> bool:
     """「…って言ってた」「…らしい」: someone else's words, not the user's own statement."""
     for k, t in enumerate(toks):
         if t.dictionary in ("言う", "いう") and k > 0 and toks[k - 1].surface in ("って", "と") and t.pos[0] == "動詞":
-            # 「モカっていう猫」 names something; 「って言ってた」 reports
-            nxt = toks[k + 1] if k + 1 < len(toks) else None
-            if nxt is None or nxt.pos[0] != "名詞":
+            # 「って言ってた」「と言われた」 report; 「モカっていう猫」「拓海っていうの」 name
+            if t.surface not in ("言う", "いう"):
                 return True
         if t.surface in ("らしい", "みたい") or (t.surface == "そう" and t.pos[0] == "形状詞"):
             return True

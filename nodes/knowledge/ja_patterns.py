@@ -15,7 +15,7 @@ from nodes.text.tokenize import Morpheme, morphemes
 from .dates import find_date, local_day
 from .draft import Draft, Registry
 from .ja_grammar import (
-    FIRST_PERSON, Mood, clause_start, is_hiragana, is_katakana, is_question, key_of, mood_after,
+    FIRST_PERSON, Mood, clause_start, is_hiragana, is_katakana, is_question, is_unreal, key_of, mood_after,
     noun_span_after, noun_span_before, reports_speech, strip_honorific, surface_of,
 )
 from .models import USER
@@ -103,11 +103,7 @@ def about(s: JaSentence, before: int) -> About:
 
 def object_before(s: JaSentence, i: int, particles: frozenset[str]) -> tuple[int, list[Morpheme]] | None:
     """(start, morphemes) of the thing the predicate at ``i`` is about: 「コーヒーが」, 「猫」, 「走るのが」."""
-    end = i
-    if end > 0 and s.toks[end - 1].pos[0] == "副詞":
-        end -= 1  # すごく好き, 本当に好き
-    if end > 1 and s.toks[end - 1].surface == "に" and s.toks[end - 2].pos[0] == "形状詞":
-        end -= 2  # 本当に好き
+    end = _skip_adverbs(s.toks, i)
     if end > 0 and s.toks[end - 1].pos[0] == "助詞":
         if s.toks[end - 1].surface not in particles:
             return None
@@ -124,6 +120,29 @@ def object_before(s: JaSentence, i: int, particles: frozenset[str]) -> tuple[int
     if span is None:
         return None
     return span[0], list(s.toks[span[0]:span[1]])
+
+
+_ADVERB_PHRASES = ("どうしても", "本当に", "ほんとに", "ほんと", "マジで", "めっちゃ", "一番", "いちばん", "結構", "けっこう",
+                   "相変わらず", "やっぱり", "やっぱ", "今でも", "未だに", "昔から", "ずっと", "意外と", "実は")
+
+
+def _skip_adverbs(toks: tuple[Morpheme, ...], end: int) -> int:
+    """Index before the adverbs that sit between an object and its predicate (どうしても好き, 相変わらず大好き)."""
+    moved = True
+    while moved and end > 0:
+        moved = False
+        if toks[end - 1].pos[0] in ("副詞", "補助記号") and toks[end - 1].surface != "?":
+            end, moved = end - 1, True
+            continue
+        for phrase in _ADVERB_PHRASES:
+            text, k = "", end
+            while k > 0 and len(text) < len(phrase):
+                k -= 1
+                text = toks[k].surface + text
+            if text == phrase:
+                end, moved = k, True
+                break
+    return end
 
 
 def _compound(t: Morpheme, words: frozenset[str]) -> tuple[str, str] | None:
@@ -163,10 +182,12 @@ def likes(s: JaSentence) -> list[Draft]:
         if who.subject is None:
             continue
         start = clause_start(s.toks, obj_start)
-        no_longer = mood.became or any(x.surface in _NO_LONGER for x in s.toks[start:obj_start])
+        no_longer = mood.stopped or any(x.surface in _NO_LONGER for x in s.toks[start:obj_start])
         used_to = mood.past and any(x.surface in _USED_TO for x in s.toks[start:obj_start])
         positive_like = like or hooked
-        if mood.negated:
+        if mood.became and not mood.negated:
+            attribute, polarity = ("likes" if positive_like else "dislikes"), "positive"  # 好きになった
+        elif mood.negated:
             if no_longer:
                 attribute, polarity = ("likes" if positive_like else "dislikes"), "negative"
             elif positive_like and not hooked:
@@ -662,7 +683,7 @@ RULES: tuple[Callable[[JaSentence], list[Draft]], ...] = (
 def extract_ja(text: str, params: KnowledgeParams, registry: Registry, said_at: float) -> list[Draft]:
     """Drafts from one Japanese sentence; a question or reported speech yields none."""
     toks = morphemes(text)
-    if not toks or is_question(text, toks) or reports_speech(toks):
+    if not toks or is_question(text, toks) or reports_speech(toks) or is_unreal(text, toks):
         return []
     s = JaSentence(text, toks, params, registry, said_at, params.zone())
     drafts: list[Draft] = []

@@ -1,0 +1,114 @@
+"""Knowledge in recall (A7): the facts a question asks about, current ones first, each saying when it held.
+
+A question names what it asks by an attribute cue (「飲み物」, "drink", 「住んで」, "live") or by the fact's own
+words (a value, a pet's name). Matching items come back as recall items of ``kind`` "knowledge" ahead of the
+episodes, within the budget. A question about now ranks current items first and leaves superseded ones out
+unless they are all there is; a question about the past (「前は」, "used to") brings the superseded ones first.
+The episode a current fact came from moves ahead of the episodes of the facts it superseded, so the latest
+source is read first.
+
+Cues are data (``QUESTION_CUES``, ``PAST_CUES``), not branches.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nodes.text.tokenize import terms
+
+# attribute → words of a question that asks about it (matched as substrings of the NFKC-lowered question)
+QUESTION_CUES: dict[str, tuple[str, ...]] = {
+    "drink": ("飲み物", "飲んで", "飲む", "drink"),
+    "food": ("食べ物", "料理", "food", "eat"),
+    "likes": ("好き", "ハマ", "趣味", "like", "love", "into", "favourite", "favorite", "hobby"),
+    "dislikes": ("嫌い", "苦手", "dislike", "hate", "can't stand"),
+    "lives_in": ("住んで", "住ん", "住ま", "引っ越", "live", "moved"),
+    "from": ("出身", "生まれ", "from", "born", "grew up"),
+    "works_at": ("働いて", "勤め", "会社", "職場", "work"),
+    "job": ("仕事", "職業", "job", "work as"),
+    "name": ("名前", "name"),
+    "pet": ("ペット", "飼って", "猫", "犬", "pet", "cat", "dog"),
+    "age": ("歳", "才", "年齢", "何歳", "old", "age"),
+    "sibling": ("兄", "姉", "弟", "妹", "兄弟", "姉妹", "sister", "brother", "sibling"),
+    "parent": ("母", "父", "親", "mother", "father", "mom", "dad", "parent"),
+    "child": ("息子", "娘", "子供", "son", "daughter", "kid"),
+    "partner": ("彼氏", "彼女", "夫", "妻", "旦那", "partner", "husband", "wife", "boyfriend", "girlfriend"),
+    "friend": ("友達", "友人", "同僚", "friend", "colleague"),
+    "has": ("持って", "買った", "own", "have"),
+    "plan": ("予定", "行く", "するつもり", "plan", "going to", "will"),
+    "event": ("行った", "した", "did", "went"),
+    "habit": ("毎朝", "毎日", "習慣", "いつも", "every", "usually", "routine", "habit"),
+}
+PAST_CUES: tuple[str, ...] = ("前は", "以前", "昔", "もともと", "元々", "かつて", "前に好き", "used to", "before",
+                              "previously", "formerly", "in the past", "originally")
+
+
+def _lower(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def asks_about_past(query: str) -> bool:
+    q = _lower(query)
+    return any(cue in q for cue in PAST_CUES)
+
+
+def _score(query_lower: str, query_terms: set[str], row: Mapping[str, Any]) -> float:
+    cue = any(c in query_lower for c in QUESTION_CUES.get(row["attribute"], ()))
+    words = set(terms(f"{row['value']} {row['subject'] if row['subject'] != 'user' else ''} {row['detail'] or ''}"))
+    named = bool(words & query_terms)
+    if not (cue or named):
+        return 0.0
+    context = set(terms(row["text"])) & query_terms
+    return 1.0 * cue + 1.0 * named + 0.1 * len(context)
+
+
+def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3) -> list[dict[str, Any]]:
+    """Recall items for the knowledge ``query`` asks about (at most ``limit``), best first."""
+    table = getattr(services.stores.archive, "knowledge", None)
+    if table is None:
+        return []
+    rows = table.items(user_id, history=True)
+    if not rows:
+        return []
+    q_lower, q_terms = _lower(query), set(terms(query))
+    past = asks_about_past(query)
+    scored = [(s, r) for r in rows if r["status"] != "merged" and (s := _score(q_lower, q_terms, r)) > 0]
+    if not scored:
+        return []
+    current = [(s, r) for s, r in scored if r["valid_to"] is None]
+    ended = [(s, r) for s, r in scored if r["valid_to"] is not None]
+    by_rank = lambda pair: (-pair[0], -pair[1]["said_at"])  # noqa: E731 - best match, then newest
+    first, second = (ended, current) if past else (current, ended)
+    ranked = sorted(first, key=by_rank) + sorted(second, key=by_rank)
+    return [_item(r, s) for s, r in ranked[:limit]]
+
+
+def _item(row: Mapping[str, Any], score: float) -> dict[str, Any]:
+    value = row["value"] if row["polarity"] == "positive" else f"not {row['value']}"
+    subject = "" if row["subject"] == "user" else f"{row['subject']} "
+    text = f"[{subject}{row['attribute']}: {value}] {row['text']}"
+    return {
+        "kind": "knowledge", "item_id": row["item_id"], "text": text, "score": round(float(score), 4),
+        "status": row["status"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
+        "superseded_by": row["superseded_by"], "source_ids": list(row["source_ids"] or []),
+        "source_turn_ids": list(row["source_turn_ids"] or []), "episode_ids": list(row["episode_ids"] or []),
+        "tokens": max(1, len(text) // 2), "level": 1, "archived": False,
+    }
+
+
+def with_knowledge(items: Sequence[dict[str, Any]], hits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Knowledge hits ahead of the episodes; every episode item says ``kind`` "episode"; a current fact's
+    latest source episode moves ahead of the episodes of the facts it superseded."""
+    episodes = [{**i, "kind": i.get("kind", "episode")} for i in items]
+    current_sources = {e for h in hits if h["valid_to"] is None for e in h["episode_ids"][-1:]}
+    old_sources = {e for h in hits if h["valid_to"] is not None for e in h["episode_ids"]} - current_sources
+    if current_sources and old_sources:
+        ahead = [i for i in episodes if i.get("segment_id") in current_sources]
+        first_old = next((n for n, i in enumerate(episodes) if i.get("segment_id") in old_sources), None)
+        if first_old is not None and ahead:
+            rest = [i for i in episodes if i.get("segment_id") not in current_sources]
+            first_old = next(n for n, i in enumerate(rest) if i.get("segment_id") in old_sources)
+            episodes = rest[:first_old] + ahead + rest[first_old:]
+    return [*hits, *episodes]
