@@ -12,6 +12,7 @@ from contextlib import nullcontext
 
 from stores.models import Turn
 
+from .knowledge.learn import learn_segments
 from .lifecycle.encode import encode_segments
 from .pending import advance, owed, record_of
 
@@ -35,6 +36,8 @@ def archive_to_duckdb(state: dict, ctx, services) -> dict:
                     archive.put_segment(record)
             if hasattr(archive, "memories"):  # F1/F2/F6: the segment becomes a memory in the same commit
                 encode_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
+            if hasattr(archive, "knowledge"):  # A6/A7: what the segment taught, committed with it
+                learn_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
             if hasattr(archive, "put_outbox"):
                 archive.put_outbox([(ctx.user_id, item["segment_id"], owed(item), item.get("promotion") or "")
                                     for item in items])

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
 
 from nodes.knowledge.learn import item_of, learn_segments
 from stores.archive_duckdb import DuckDBArchive
+from nodes.knowledge.manage import JSON_FIELDS as KNOWLEDGE_FIELDS
 from stores.errors import InvalidInput
+
+from .test_cli import cli  # noqa: F401 - the fixture
 
 DAY = 86_400.0
 MAY = 1_778_000_000.0  # 2026-05
@@ -81,3 +85,30 @@ def test_forgetting_an_episode_takes_only_the_items_it_alone_supports(archive):
     left = archive.knowledge.items("rin", history=True)
     assert not any("morning" in r["value"] for r in left)
     assert any(r["value_key"].startswith("jazz") and r["episode_ids"] == ["seg-1"] for r in left)
+
+
+def test_through_the_graph_recall_and_the_cli(cli, tmp_path):  # noqa: F811
+    """Ingested chat → knowledge at archive time → `knowledge --json` and `recall --json` know what is current."""
+    file = tmp_path / "chat.jsonl"
+    lines = []
+    for n, (day, text) in enumerate((("2026-05-02", "コーヒーが大好き！毎朝飲んでるよ"), ("2026-09-10", "最近コーヒーやめて紅茶にしたの"))):
+        for i, (speaker, line) in enumerate((("user", text), ("lumina", "そうなんだ"), ("user", "うん、そうなの"))):
+            lines.append({"user_id": "mika", "speaker": speaker, "source_id": f"d{n}:{i}", "text": line,
+                          "ts": f"{day}T10:0{i}:00+09:00"})
+    file.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in lines) + "\n", encoding="utf-8")
+    cli("ingest", str(file))
+    current = json.loads(cli("knowledge", "--user", "mika", "--json").stdout)
+    assert current and set(KNOWLEDGE_FIELDS) <= set(current[0])
+    assert any("紅茶" in k["value"] and k["status"] in ("current", "coexisting") and k["source_ids"] == ["d1:0"]
+               for k in current)
+    history = json.loads(cli("knowledge", "--user", "mika", "--all", "--json").stdout)
+    old = [k for k in history if "コーヒー" in k["value"] and k["polarity"] == "positive"]
+    assert old and all(k["status"] == "superseded" and k["valid_to"] for k in old)
+    assert json.loads(cli("knowledge", "--user", "nobody", "--json").stdout) == []
+    now_items = json.loads(cli("recall", "--user", "mika", "今好きな飲み物は？", "--json").stdout)
+    facts = [i for i in now_items if i["kind"] == "knowledge"]
+    assert facts and "紅茶" in facts[0]["text"] and facts[0]["status"] != "superseded"
+    assert all(i["kind"] in ("knowledge", "episode") for i in now_items)
+    past_items = json.loads(cli("recall", "--user", "mika", "前は何が好きだった？飲み物は？", "--json").stdout)
+    past_facts = [i for i in past_items if i["kind"] == "knowledge"]
+    assert past_facts and past_facts[0]["status"] == "superseded" and "コーヒー" in past_facts[0]["text"]

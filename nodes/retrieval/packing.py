@@ -60,7 +60,8 @@ def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -
         items.append(
             {
                 "segment_id": seg,
-                "kind": "segment",
+                "kind": "episode",
+                "unit": "segment",
                 "text": text,
                 "date": _date(record.end_ts),
                 "tiers": item_tiers,
@@ -213,7 +214,8 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
         items.append(
             {
                 "segment_id": chosen[0].segment_id,
-                "kind": "turns",
+                "kind": "episode",
+                "unit": "turns",
                 "text": text,
                 "date": group["date"],
                 "tiers": item_tiers,
@@ -236,7 +238,8 @@ def open_segment_item(turns: Sequence[dict]) -> dict:
     text = " / ".join(f"{t['speaker']}: {t['text']}" for t in turns[-6:])
     return {
         "segment_id": "(open)",
-        "kind": "short-term",
+        "kind": "episode",
+        "unit": "short-term",
         "text": text,
         "date": _date(turns[-1]["ts"]),
         "tiers": ["short-term"],

@@ -40,6 +40,7 @@ from stores.ids import validate_id
 
 from ..text.tokenize import terms
 from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
+from ..knowledge.recall_items import knowledge_hits, with_knowledge
 from ..lifecycle.recall_view import apply_lifecycle
 from .fusion import fuse
 from .packing import open_segment_item, pack_turns, segment_items
@@ -50,7 +51,7 @@ from .temporal import time_window
 
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
-SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle")
+SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -151,6 +152,10 @@ def recall(
     ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity)
 
     t_rerank = time.perf_counter()
+    # A18/A7: the facts the question asks about lead, current ones first; they take their share of the budget.
+    facts = knowledge_hits(services, user_id, query) if on["knowledge"] else []
+    if facts and budget is not None:
+        budget = max(0, budget - sum(f["tokens"] for f in facts))
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
@@ -169,6 +174,8 @@ def recall(
                            index.token_counts)
     if on["lifecycle"]:
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
+    if on["knowledge"]:
+        items = with_knowledge(items, facts)
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:
