@@ -1,0 +1,124 @@
+"""Japanese patterns in time: plans and dated events, habits."""
+
+from __future__ import annotations
+
+from nodes.text.tokenize import Morpheme
+
+from .dates import find_date, local_day
+from .draft import Draft
+from .ja_grammar import key_of, mood_after, noun_span_after, noun_span_before
+from .ja_sentence import JaSentence, about
+from .models import USER
+
+_NON_ACTIVITY = frozenset("なる ある いる 思う 言う 降る 晴れる 曇る 疲れる 眠る 困る 分かる 出来る できる 見える 聞こえる".split())
+_PLAN_NOUNS = frozenset(("予定", "つもり"))
+
+
+def _predicate_value(s: JaSentence, start: int) -> tuple[list[Morpheme], int] | None:
+    """The phrase from ``start`` to the clause's main verb (dictionary form), with the verb's index."""
+    toks = s.toks
+    for j in range(start, len(toks)):
+        t = toks[j]
+        if t.pos[0] == "補助記号" or (t.pos[0] == "助詞" and t.pos[1] == "接続助詞" and t.surface not in ("て", "で")):
+            return None
+        helper = j > 0 and toks[j - 1].pos[1] == "接続助詞" and toks[j - 1].surface in ("て", "で")
+        if t.pos[0] == "動詞" and (t.pos[1] != "非自立可能" or not helper):
+            if t.dictionary == "する" and j > start and toks[j - 1].pos[0] == "名詞":
+                span = list(toks[start:j])  # ジョギングする → ジョギング
+            else:
+                span = [*toks[start:j], t._replace(surface=t.dictionary)]
+            while span and span[0].pos[0] in ("助詞", "補助記号"):
+                span.pop(0)
+            return (span, j) if span else None
+    return None
+
+
+def plans(s: JaSentence) -> list[Draft]:
+    """「12月5日に京都に行く」「明日は歯医者の予定」「昨日京都に行った」 (day resolved against the turn's time)."""
+    toks = s.toks
+    mention = find_date(s.text, s.said_at, s.zone, future=True, english=False)
+    if mention is None:
+        return []
+    # the morpheme right after the date expression
+    pos = 0
+    after = None
+    for k, t in enumerate(toks):
+        pos += len(t.surface)
+        if pos >= mention.end:
+            after = k + 1
+            break
+    if after is None:
+        return []
+    while after < len(toks) and toks[after].surface in ("に", "は", "、", "も", "の"):
+        after += 1
+    today = local_day(s.said_at, s.zone)
+    found = _predicate_value(s, after)
+    if found is None:
+        # 「明日は歯医者の予定」: a noun and 予定
+        span = noun_span_after(toks, after)
+        if span is None or span[1] + 1 >= len(toks) or toks[span[1]].surface != "の" or toks[span[1] + 1].surface not in _PLAN_NOUNS:
+            return []
+        if mention.day is not None and mention.day < today:
+            return []
+        d = s.draft("plan", toks[span[0]:span[1]], "ja.plan", event_date=mention.day, when_text=mention.text)
+        return [d] if d else []
+    span, verb = found
+    if toks[verb].dictionary in _NON_ACTIVITY or about(s, verb).subject != USER:
+        return []
+    if any(x.pos[0] == "助詞" and x.surface == "が" for x in toks[after:verb]):
+        return []  # 雨が降る: the sentence is about something else
+    mood = mood_after(toks, verb)
+    if mood.unreal or mood.negated:
+        return []
+    if mood.progressive and not mood.past:
+        return []  # 住んでる, 飲んでる: what is going on, not what is planned
+    if mood.past:
+        past = find_date(s.text, s.said_at, s.zone, future=False, english=False)
+        day = past.day if past else None
+        if day is not None and day > today:
+            return []
+        d = s.draft("event", span, "ja.event", event_date=day, when_text=mention.text)
+        return [d] if d else []
+    if mention.day is not None and mention.day < today:
+        return []
+    d = s.draft("plan", span, "ja.plan", event_date=mention.day, when_text=mention.text)
+    return [d] if d else []
+
+
+_GENERIC_VERBS = frozenset("飲む 食べる する やる 吸う 見る 聴く 聞く 読む 弾く".split())
+
+
+def _habit_key(span: list[Morpheme]) -> str:
+    """「コーヒーを飲む」 is keyed by コーヒー, so 「コーヒーやめた」 ends it."""
+    if len(span) >= 3 and span[-1].dictionary in _GENERIC_VERBS and span[-2].surface in ("を", "は", "も"):
+        noun = noun_span_before(tuple(span), len(span) - 2)
+        if noun is not None:
+            return key_of(span[noun[0]:noun[1]])
+    return key_of(span)
+
+
+def habits(s: JaSentence) -> list[Draft]:
+    """「毎朝ジョギングしてる」「毎日コーヒーを飲む」「毎週末テニスしてる」."""
+    toks = s.toks
+    markers = s.params.habit_markers_ja
+    for k, t in enumerate(toks):
+        marker = t.surface
+        end = k + 1
+        if t.surface == "毎" and k + 1 < len(toks):  # 毎 + 週末
+            marker, end = t.surface + toks[k + 1].surface, k + 2
+        if marker not in markers:
+            continue
+        while end < len(toks) and toks[end].surface in ("は", "に", "、", "の"):
+            end += 1
+        found = _predicate_value(s, end)
+        if found is None:
+            return []
+        span, verb = found
+        if toks[verb].dictionary in _NON_ACTIVITY or about(s, verb).subject != USER:
+            return []
+        mood = mood_after(toks, verb)
+        if mood.unreal or mood.negated or (mood.past and not mood.progressive) or mood.past:
+            return []
+        d = s.draft("habit", span, "ja.habit", detail=marker, category="", value_key=_habit_key(span))
+        return [d] if d else []
+    return []
