@@ -18,7 +18,8 @@ What is drawn, and from what in the notes (``seeds/forgetting-memory-design.ja.m
   history; ``idle_days`` is the time since the last one;
 - pending flags: 1 % recalled since the last batch, ~0.3 % protected (at most ``max_protected_memories`` per
   user), and on later days 0.1 % of the archive asked back by deliberate recall (revival requests: ~7 a day
-  for a user with 7,000 archived memories, a few "do you remember?" questions reaching top-k archived hits);
+  for a user with 7,000 archived memories, a "do you remember?" question reaching top-k archived hits: a
+  user's requests of a day share one time, as one ``mark_recalled`` call writes them);
 - relations: ``continues`` to the user's previous memory (30 %), ``references`` to a random earlier one (5 %);
 - embeddings: each user talks about ``per_user / 30`` topics (a random unit centre each, popularity ~ 1/rank);
   a memory is its topic's centre plus noise of norm 0.25–0.9, so some pairs of a topic pass the 0.85 auto-link
@@ -49,7 +50,8 @@ NOISE_RANGE = (0.25, 0.9)
 
 @dataclass
 class Population:
-    """The state a batch reads; rows of one user need not be contiguous (a day's memories are appended)."""
+    """The state a batch reads. ``next_day`` appends a day's memories; ``by_user`` puts rows in the store's
+    order (user, then insertion)."""
 
     columns: MemoryColumns
     relations: Relations
@@ -171,7 +173,8 @@ def next_day(population: Population, after: MemoryColumns, relations: Relations,
     active = after.level != ARCHIVED
     recalled = active & (rng.random(len(after)) < RECALLED_SHARE)
     asked = ~active & (rng.random(len(after)) < REVIVAL_SHARE)
-    asked_at = batch_time - rng.uniform(0, DAY_SECONDS, len(after))
+    # one deliberate recall per user a day reaches them: a user's requests share its time (mark_recalled's now)
+    asked_at = (batch_time - rng.uniform(0, DAY_SECONDS, users))[after.group]
     flagged = after.with_(
         recalled=after.recalled | recalled,
         revival_requested=after.revival_requested | asked,
@@ -198,3 +201,18 @@ def user_slice(population: Population, columns: MemoryColumns, relations: Relati
     edges = relations.take(mine)
     return (columns.take(rows), Relations(local[edges.src], local[edges.dst], edges.kind),
             population.embeddings[rows])
+
+
+def by_user(population: Population, keys: np.ndarray) -> np.ndarray:
+    """Put the rows in the store's order — user, then ``keys`` (insertion order, as the table's seq) — in place:
+    columns, relations (renumbered) and embeddings. Returns the order (new row → old row) for aligned arrays."""
+    order = np.lexsort((keys, population.columns.group))
+    if np.array_equal(order, np.arange(len(order))):
+        return order
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    population.columns = population.columns.take(order)
+    edges = population.relations
+    population.relations = Relations(position[edges.src], position[edges.dst], edges.kind)
+    population.embeddings = population.embeddings[order]
+    return order

@@ -1,148 +1,141 @@
-"""The DuckDB side of ``bench.lifecycle``: the batch's round trip, and on-disk bytes per memory per level.
+"""The DuckDB side of ``bench.lifecycle``: the batch's round trip through the product's table, and on-disk bytes
+per memory per level.
 
-Not ``stores/memories_duckdb.py``: that store was being reworked when this benchmark was written, and its table
-holds only part of the core's columns (no ``unbatched``, ``idle_days``, ``archive_reason``). So this module keeps
-the core's columns in a table of its own and moves them the way that store does — reading with ``fetchnumpy``
-and writing by scanning numpy arrays registered on the connection (``UPDATE … FROM`` a registered frame), a
-day's changes and its completion mark in one transaction — which is the cost a store adapter adds to the core.
+The round trip (``MemoryTableRoundTrip``) is ``stores.memories_duckdb.MemoryTable`` on its own DuckDB file —
+the table, the methods and the arguments ``nodes.lifecycle.run.run_day`` uses: ``load`` and ``relation_rows``
+for the users, memory ids mapped to rows; ``write_day`` with every row's batch columns, the users' relation set
+as (user, src, dst, kind, score) tuples when it moved, the derived writes owed, the deletions and the day's
+mark, in one transaction. Encoding's ``put_new`` writes the memories, recall's ``mark_recalled`` the flags
+between two batches. What ``run_day`` does besides is not here: reading each user's segments (for texts and
+their embeddings; the bench keeps the embeddings in memory) and compressing texts (model time is excluded).
+
+The level files (``level_file_bytes``) are tables of their own: every per-memory field at one level, to weigh it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
-from nodes.lifecycle import TAGS, VALENCES, MemoryColumns, Relations
+from nodes.lifecycle import TAGS, VALENCES, MemoryColumns, Relations, compression_work
+from stores.duckdb_connection import GuardedConnection
+from stores.memories_duckdb import CATEGORIES, RELATION_KINDS, WRITTEN_BY_BATCH, MemoryTable
 
 from .perf import sentence
 
 SQL_TYPES = {"float64": "DOUBLE", "int8": "TINYINT", "int64": "BIGINT", "bool": "BOOLEAN"}
 FIELDS = [f.name for f in fields(MemoryColumns)]
-# What a batch can change (never intensity, category, created, protected or the user).
-WRITTEN = ("decay", "memory_days", "retention", "level", "recalled", "recall_count", "unbatched", "idle_days",
-           "archived_on", "archive_reason", "revival_requested", "revival_requested_at")
+PUT_CHUNK = 100_000  # memories per put_new call while importing (each call holds its rows as Python lists)
+IMPORT_DAY = -1  # the day the imported relations are written with (before any batch day)
+
+
+def memory_ids(keys: np.ndarray) -> np.ndarray:
+    """The bench's memory ids (object array), one per key: keys are in insertion order, as the table's seq."""
+    return np.array([f"m{k}" for k in np.asarray(keys).tolist()], dtype=object)
+
+
+class MemoryTableRoundTrip:
+    """Every memory of ``users`` users (``user_id`` "u<group>") in the product's lifecycle table."""
+
+    def __init__(self, path: Path, users: int):
+        self.path = path
+        self.db = GuardedConnection(str(path), str(path.parent), "archive", ())
+        self.table = MemoryTable(self.db)
+        self.users = [f"u{g}" for g in range(users)]
+
+    # --- what encoding and recall write ------------------------------------------------------------
+    def insert(self, columns: MemoryColumns, ids: np.ndarray) -> None:
+        """New memories, as encoding writes them (``put_new``; no emotion reading: neutral, no tags)."""
+        for start in range(0, len(columns), PUT_CHUNK):
+            part = slice(start, start + PUT_CHUNK)
+            values = {name: getattr(columns, name)[part].tolist() for name in (
+                "group", "created", "category", "intensity", "decay", "memory_days", "retention", "level",
+                "protected", "recalled", "recall_count", "unbatched", "idle_days", "archived_on", "archive_reason",
+                "revival_requested")}
+            values["user_id"] = [self.users[g] for g in values.pop("group")]
+            values["category"] = [CATEGORIES[c] for c in values["category"]]
+            names = list(values)
+            rows = [dict(zip(names, row), memory_id=memory_id, valence="neutral", valence_score=0.0, arousal=50.0,
+                         tags=[], emotion_path="bench")
+                    for memory_id, row in zip(ids[part].tolist(), zip(*values.values()))]
+            self.table.put_new(rows)
+
+    def import_relations(self, relations: Relations, columns: MemoryColumns, ids: np.ndarray) -> None:
+        """The imported memories' relations, written as a batch day before the first (``IMPORT_DAY``)."""
+        self.table.write_day(self.users, IMPORT_DAY, np.empty(0, np.int64), {}, {},
+                             self._tuples(relations, columns.group, ids, {}), [], [], 0.0)
+
+    def flag(self, columns: MemoryColumns, ids: np.ndarray, recalled: np.ndarray, asked: np.ndarray) -> None:
+        """What recall writes between two batches (``mark_recalled``): per user, the ``recalled`` rows (any
+        recall) and the ``asked`` archived rows (deliberate recall, at its ``revival_requested_at``)."""
+        for rows, deliberate in ((np.flatnonzero(recalled), False), (np.flatnonzero(asked), True)):
+            when = columns.revival_requested_at[rows] if deliberate else np.zeros(len(rows))
+            keys = np.lexsort((when, columns.group[rows]))
+            rows, when = rows[keys], when[keys]
+            cut = np.flatnonzero((np.diff(columns.group[rows]) != 0) | (np.diff(when) != 0)) + 1
+            for part in np.split(np.arange(len(rows)), cut):
+                if len(part):
+                    first = rows[part[0]]
+                    self.table.mark_recalled(self.users[columns.group[first]], ids[rows[part]].tolist(),
+                                             float(when[part[0]]), deliberate)
+
+    # --- the batch's round trip, as run_day makes it --------------------------------------------------
+    def load(self) -> tuple[MemoryColumns, Relations, np.ndarray, np.ndarray, list[tuple]]:
+        """Every user's columns (by user, then seq), relations as rows, ids, seqs and the relation rows."""
+        arrays, ids, seqs = self.table.load(self.users)
+        columns = MemoryColumns.new(**arrays)
+        relation_rows = self.table.relation_rows(self.users)
+        index = {memory_id: i for i, memory_id in enumerate(ids)}
+        kept = [(index[s], index[d], RELATION_KINDS.index(k)) for _u, s, d, k, _score in relation_rows
+                if s in index and d in index]
+        relations = Relations.of(*zip(*kept)) if kept else Relations.empty()
+        return columns, relations, ids, seqs, relation_rows
+
+    def write_day(self, day: int, ids: np.ndarray, seqs: np.ndarray, outcome, relations_after: Relations,
+                  relation_rows: Sequence[tuple], now: float) -> int:
+        """One day in one transaction: every row's batch columns, the relation set when it moved (scores kept,
+        1.0 for new links), derived writes owed, deletions, the day's mark. Returns the rows written."""
+        after = outcome.columns
+        work = compression_work(outcome.level_before, after.level)
+        changed = work["summarise"] | work["keywords"] | work["revive"]
+        user_of = np.asarray(self.users, dtype=object)[after.group]
+        outbox = [(user_of[i], ids[i], "payload" if work["revive"][i] else "reembed") for i in np.flatnonzero(changed)]
+        relations = None
+        if len(relations_after) != len(outcome.relations) or outcome.relations_removed or outcome.relations_flipped \
+                or len(relations_after) != len(relation_rows):
+            scores = {(s, d, k): score for _u, s, d, k, score in relation_rows}
+            relations = self._tuples(relations_after, after.group, ids, scores)
+            outbox += [(u, "*", "relations") for u in self.users]
+        deleted = np.flatnonzero(outcome.deleted)
+        outbox += [(user_of[i], ids[i], "delete") for i in deleted]
+        payload = np.flatnonzero((after.level != outcome.level_before) & ~changed & ~outcome.deleted)
+        outbox += [(user_of[i], ids[i], "payload") for i in payload]
+        values = {k: getattr(after, k) for k in WRITTEN_BY_BATCH}
+        self.table.write_day(self.users, day, seqs, values, {}, relations, outbox, seqs[deleted], now)
+        return len(seqs)
+
+    def _tuples(self, relations: Relations, group: np.ndarray, ids: np.ndarray, scores: dict) -> list[tuple]:
+        out = []
+        for s, d, k in zip(relations.src.tolist(), relations.dst.tolist(), relations.kind.tolist()):
+            src, dst, kind = ids[s], ids[d], RELATION_KINDS[k]
+            out.append((self.users[group[s]], src, dst, kind, float(scores.get((src, dst, kind),
+                                                                            scores.get((dst, src, kind), 1.0)))))
+        return out
+
+    def close(self) -> int:
+        """Checkpoint, close, and return the file's size in bytes."""
+        self.db.close()
+        return self.path.stat().st_size
 
 
 def _column_sql(columns: MemoryColumns) -> str:
     # NaN (no revival request) arrives as NULL: a numpy scan reads NaN as NULL, as pandas does
     return ", ".join(f'"{name}" {SQL_TYPES[str(getattr(columns, name).dtype)]}'
                      + ("" if name == "revival_requested_at" else " NOT NULL") for name in FIELDS)
-
-
-class LifecycleFile:
-    """The lifecycle columns of every memory (keyed by a stable ``key``) and their relations, in one file."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.con = duckdb.connect(str(path))
-
-    def create(self, columns: MemoryColumns, keys: np.ndarray, relations: Relations) -> None:
-        self.con.execute(f"CREATE TABLE memories (memory_id VARCHAR PRIMARY KEY, user_id VARCHAR NOT NULL, "
-                         f"key BIGINT NOT NULL, {_column_sql(columns)})")
-        self.con.execute("CREATE TABLE memory_relations (src BIGINT NOT NULL, dst BIGINT NOT NULL, kind TINYINT NOT NULL)")
-        self.con.execute("CREATE TABLE lifecycle_days (day BIGINT NOT NULL)")
-        self.insert(columns, keys)
-        self._replace_relations(relations, keys)
-
-    def insert(self, columns: MemoryColumns, keys: np.ndarray) -> None:
-        """New memories (encoding's write, before the batch)."""
-        frame = {"key": np.ascontiguousarray(keys, np.int64), **{name: getattr(columns, name) for name in FIELDS}}
-        names = ", ".join(f'"{n}"' for n in FIELDS)
-        self.con.register("new_memories", frame)
-        try:
-            self.con.execute(f"INSERT INTO memories SELECT 'memory-' || key, 'user-' || \"group\", key, {names} "
-                             "FROM new_memories")
-        finally:
-            self.con.unregister("new_memories")
-
-    def load(self) -> tuple[MemoryColumns, Relations, np.ndarray]:
-        """Every memory's columns in key order, the relations as row indices, and the keys."""
-        names = ", ".join(f'"{n}"' for n in FIELDS)
-        raw = self.con.execute(f"SELECT key, {names} FROM memories ORDER BY key").fetchnumpy()
-        arrays = {name: _plain(values) for name, values in raw.items()}
-        keys = arrays.pop("key")
-        columns = MemoryColumns(**{name: arrays[name].astype(np.dtype(_dtype(name)), copy=False) for name in FIELDS})
-        edges = {k: _plain(v) for k, v in self.con.execute("SELECT src, dst, kind FROM memory_relations").fetchnumpy().items()}
-        row = np.searchsorted(keys, edges["src"]), np.searchsorted(keys, edges["dst"])
-        return columns, Relations.of(row[0], row[1], edges["kind"]), keys
-
-    def write_day(self, day: int, keys: np.ndarray, before: MemoryColumns, after: MemoryColumns,
-                  relations: Relations, deleted: np.ndarray) -> int:
-        """The rows the batch changed, the day's relation set and deletions, with the day's mark, in one
-        transaction. Returns how many rows were updated."""
-        changed = np.zeros(len(after), bool)
-        for name in WRITTEN:
-            old, new = getattr(before, name), getattr(after, name)
-            same = (old == new) | (np.isnan(old) & np.isnan(new)) if old.dtype.kind == "f" else old == new
-            changed |= ~same
-        changed &= ~deleted
-        relations = relations.take(~deleted[relations.src] & ~deleted[relations.dst])  # they go with the rows
-        self.con.execute("BEGIN")
-        try:
-            self._update(keys[changed], {name: getattr(after, name)[changed] for name in WRITTEN})
-            if deleted.any():
-                self.con.register("day_deleted", {"key": np.ascontiguousarray(keys[deleted])})
-                try:
-                    self.con.execute("DELETE FROM memories WHERE key IN (SELECT key FROM day_deleted)")
-                finally:
-                    self.con.unregister("day_deleted")
-            self._replace_relations(relations, keys)
-            self.con.execute("INSERT INTO lifecycle_days VALUES (?)", [day])
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
-        return int(changed.sum())
-
-    def set_flags(self, keys: np.ndarray, columns: MemoryColumns, rows: np.ndarray) -> None:
-        """What recall writes between two batches: the recalled flag and revival requests of ``rows``."""
-        self._update(keys[rows], {name: getattr(columns, name)[rows]
-                                  for name in ("recalled", "revival_requested", "revival_requested_at")})
-
-    def _update(self, keys: np.ndarray, values: dict[str, np.ndarray]) -> None:
-        frame = {"key": np.ascontiguousarray(keys, np.int64)}
-        frame.update({name: np.ascontiguousarray(v) for name, v in values.items()})
-        sets = ", ".join(f'"{n}" = f."{n}"' for n in values)
-        self.con.register("changed_rows", frame)
-        try:
-            self.con.execute(f"UPDATE memories SET {sets} FROM changed_rows f WHERE memories.key = f.key")
-        finally:
-            self.con.unregister("changed_rows")
-
-    def _replace_relations(self, relations: Relations, keys: np.ndarray) -> None:
-        self.con.execute("DELETE FROM memory_relations")
-        frame = {"src": keys[relations.src], "dst": keys[relations.dst], "kind": relations.kind}
-        self.con.register("day_relations", frame)
-        try:
-            self.con.execute("INSERT INTO memory_relations SELECT src, dst, kind FROM day_relations")
-        finally:
-            self.con.unregister("day_relations")
-
-    def close(self) -> int:
-        """Checkpoint, close, and return the file's size in bytes."""
-        self.con.execute("CHECKPOINT")
-        self.con.close()
-        return self.path.stat().st_size
-
-
-def _plain(values) -> np.ndarray:
-    """fetchnumpy gives a masked array where a column may hold NULL; NULL is NaN for the float columns."""
-    if isinstance(values, np.ma.MaskedArray):
-        if values.dtype.kind == "f":
-            return values.filled(np.nan)
-        if np.ma.getmaskarray(values).any():
-            raise ValueError("a lifecycle column came back with NULLs")
-        return np.ma.getdata(values)
-    return np.asarray(values)
-
-
-def _dtype(name: str) -> str:
-    from nodes.lifecycle.columns import _DTYPES
-
-    return str(_DTYPES[name])
 
 
 # --- on-disk bytes per memory per level ------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """bench.lifecycle in --quick mode: the report has every figure the issue asks for, the vectorised batch and the
-notes' per-memory reference agree on the quick subset, and the DuckDB round trip gives back what it was given.
-No wall-clock assertions: timings are only checked to exist."""
+notes' per-memory reference agree on the quick subset, and the round trip through the product's lifecycle table
+(stores.memories_duckdb.MemoryTable) gives back what it was given. No wall-clock assertions: timings are only
+checked to exist."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import numpy as np
 import pytest
 
 from bench import lifecycle
-from bench.lifecycle_data import imported_population, next_day
-from bench.lifecycle_store import FIELDS, LifecycleFile
+from bench.lifecycle_data import BATCH_EPOCH, by_user, imported_population, next_day
+from bench.lifecycle_store import FIELDS, MemoryTableRoundTrip, memory_ids
 from nodes.lifecycle import LifecycleParams, daily_batch, drop_rows
 from nodes.lifecycle import reference as ref
 
@@ -42,6 +43,9 @@ def test_report_has_every_figure(quick):
         for key in ("load_s", "core_s", "autolink_s", "write_s", "total_s", "core_memories_per_s",
                     "core_and_autolink_memories_per_s"):
             assert batch[key] > 0, key
+        assert len(batch["core_runs_s"]) == q["repeats"] and batch["core_s"] == pytest.approx(
+            float(np.median(batch["core_runs_s"])), abs=1e-4)
+        assert batch["rows_written"] == batch["memories"]  # run_day writes every row's batch columns
         assert set(batch["autolink_per_user_ms"]) == {"p50", "p95", "max"}
         assert sum(batch["levels_after"].values()) == batch["memories"] - batch["deleted"]
         assert np.asarray(batch["transitions"]).sum() == batch["memories"]
@@ -119,20 +123,42 @@ def test_reference_and_vectorised_agree_on_the_quick_subset():
     assert moved > 0 and links > 0  # the days compared did compress and link
 
 
-def test_duckdb_round_trip_is_exact(tmp_path):
-    population = imported_population(2, 300, 3, PARAMS)
-    keys = np.arange(len(population.columns), dtype=np.int64) * 7  # keys need not be row numbers
-    store = LifecycleFile(tmp_path / "lifecycle.duckdb")
-    store.create(population.columns, keys, population.relations)
-    columns, relations, got_keys = store.load()
-    assert np.array_equal(got_keys, keys)
+def test_round_trip_through_the_product_table_is_exact(tmp_path):
+    """Import, a batch day written back, then a day's new memories and recall flags: each load gives back the
+    state written, in the store's order (user, then insertion)."""
+    population = imported_population(2, 1000, 3, PARAMS)
+    keys = np.arange(len(population.columns), dtype=np.int64)
+    ids = memory_ids(keys)
+    store = MemoryTableRoundTrip(tmp_path / "lifecycle.duckdb", population.users)
+    store.insert(population.columns, ids)
+    store.import_relations(population.relations, population.columns, ids)
+    columns, relations, got_ids, seqs, rows = store.load()
+    assert got_ids.tolist() == ids.tolist() and len(set(seqs.tolist())) == len(seqs)
     assert lifecycle._same_state_columns(columns, population.columns) == []
-    assert lifecycle._edges(relations) == lifecycle._edges(population.relations)
+    assert lifecycle._edges(relations) == lifecycle._edges(population.relations) and len(rows) == len(relations)
+
     outcome = daily_batch(columns, relations, 0, PARAMS)
-    written = store.write_day(0, keys, columns, outcome.columns, outcome.relations, outcome.deleted)
-    assert 0 < written <= len(columns)
-    again, again_relations, _ = store.load()
+    assert store.write_day(0, got_ids, seqs, outcome, outcome.relations, rows, BATCH_EPOCH) == len(columns)
+    again, again_relations, _, _, _ = store.load()
     assert lifecycle._same_state_columns(again, outcome.columns) == []
     assert lifecycle._edges(again_relations) == lifecycle._edges(outcome.relations)
+
+    # the next day: new memories (put_new) and flags (mark_recalled), then the rows in the store's order
+    population.relations = outcome.relations
+    population, fresh = next_day(population, outcome.columns, outcome.relations, 0, PARAMS)
+    old = len(outcome.columns)
+    flagged = population.columns.take(np.arange(old))
+    recalled = flagged.recalled & ~outcome.columns.recalled
+    asked = flagged.revival_requested & ~outcome.columns.revival_requested
+    assert fresh > 0 and recalled.any() and len(set(flagged.group[asked].tolist())) == 2  # both users ask
+    new_keys = np.arange(old, old + fresh, dtype=np.int64)
+    store.insert(population.columns.take(np.arange(old, old + fresh)), memory_ids(new_keys))
+    store.flag(flagged, ids, recalled, asked)
+    order = by_user(population, np.concatenate([keys, new_keys]))
+    third, third_relations, third_ids, _, _ = store.load()
+    assert third_ids.tolist() == np.concatenate([ids, memory_ids(new_keys)])[order].tolist()
+    assert not np.array_equal(order, np.arange(len(order)))  # a day's memories go to their user's rows
+    assert lifecycle._same_state_columns(third, population.columns) == []
+    assert lifecycle._edges(third_relations) == lifecycle._edges(population.relations)
     assert store.close() > 0
     assert set(FIELDS) >= {"level", "retention", "revival_requested_at"}
