@@ -29,6 +29,14 @@ class Registry:
     """Names met so far in a user's conversation: name → (attribute, detail), so 「モカは4歳」 knows モカ."""
 
     names: dict[str, tuple[str, str]] = field(default_factory=dict)
+    recent: str | None = None
+    """The name last introduced or mentioned in the current turn: 「猫のソラ飼ってるの。もう5歳だよ」."""
+    asked: str = ""
+    """An attribute the user just asked themself about in this turn (「一番好きな食べ物？」), answered next."""
 
     def add(self, name: str, attribute: str, detail: str) -> None:
         self.names.setdefault(name, (attribute, detail))
+        self.recent = name
+
+    def new_turn(self) -> None:
+        self.recent, self.asked = None, ""

@@ -52,6 +52,7 @@ def extract_items(
         turn = as_source_turn(raw)
         if turn["speaker"] not in params.extract_speakers or not turn["text"].strip():
             continue
+        registry.new_turn()
         for sentence in sentences(turn["text"]):
             for draft in extract_sentence(sentence, turn["ts"], params, registry):
                 item = to_item(draft, sentence, turn)

@@ -130,6 +130,8 @@ def mood_after(toks: tuple[Morpheme, ...], i: int) -> Mood:
             elif t.dictionary in ("なる", "なれる"):
                 became = True
                 stopped = stopped or negated
+            elif t.dictionary in ("始める", "出す", "続ける"):
+                progressive = True  # 働き始めた: going on since
             elif t.dictionary not in ("ある", "しまう", "ちゃう", "くる", "いく", "みる", "おく", "くれる", "もらう"):
                 break
             if t.surface != t.dictionary and t.surface.endswith("う"):
@@ -141,8 +143,9 @@ def mood_after(toks: tuple[Morpheme, ...], i: int) -> Mood:
         elif p0 == "助詞" and p1 == "接続助詞" and t.surface in ("ば", "たら", "なら", "ても", "でも"):
             unreal = True
         elif p0 == "助詞" and p1 == "終助詞":
-            if t.surface in ("か", "かな", "かしら", "っけ"):
-                unreal = True
+            nxt = toks[j + 1].surface if j + 1 < len(toks) else ""
+            if t.surface in ("かしら", "っけ") or (t.surface == "か" and nxt not in ("な", "も", "なあ")):
+                unreal = True  # a question; かな / かも (I guess, maybe) still state it
         elif p0 == "助詞" and (p1 in ("準体助詞", "係助詞") or t.surface in _CHAIN_PARTICLES):
             pass
         else:
@@ -175,10 +178,14 @@ def is_unreal(text: str, toks: tuple[Morpheme, ...]) -> bool:
     """「もし…たら」「…のになあ」「なんてね、冗談」: a wish, a condition or a joke, about no fact."""
     if any(t.surface in _UNREAL_WORDS for t in toks) or "のになあ" in text or "のにな" in text:
         return True
-    return any(
-        (t.pos[0] == "助動詞" and t.surface in ("たら", "だら")) or (t.pos[1] == "接続助詞" and t.surface in ("ば", "たら", "なら"))
-        for t in toks
-    )
+    for k, t in enumerate(toks):
+        if t.pos[0] == "助動詞" and t.surface in ("たら", "だら"):
+            return True
+        if t.pos[1] == "接続助詞" and t.surface in ("ば", "たら", "なら"):
+            if t.surface == "ば" and k > 0 and toks[k - 1].dictionary in ("言う", "いう"):
+                continue  # そういえば, といえば: "by the way", no condition
+            return True
+    return False
 
 
 def is_question(text: str, toks: tuple[Morpheme, ...]) -> bool:
@@ -204,3 +211,33 @@ def reports_speech(toks: tuple[Morpheme, ...]) -> bool:
         if t.surface in ("らしい", "みたい") or (t.surface == "そう" and t.pos[0] == "形状詞"):
             return True
     return False
+
+
+_OPEN_QUOTES = {"』": "『", "」": "「"}
+
+
+def phrase_before(toks: tuple[Morpheme, ...], end: int) -> tuple[int, int, int] | None:
+    """(start, end, outer start) of the thing named right before ``end``: a quoted title (『千と千尋の神隠し』,
+    quotes excluded) or a noun phrase (outer start = start)."""
+    if end > 0 and toks[end - 1].surface in _OPEN_QUOTES:
+        opener = _OPEN_QUOTES[toks[end - 1].surface]
+        for k in range(end - 2, -1, -1):
+            if toks[k].surface == opener:
+                return (k + 1, end - 1, k) if end - 1 > k + 1 else None
+        return None
+    span = noun_span_before(toks, end)
+    return (span[0], span[1], span[0]) if span else None
+
+
+def phrase_after(toks: tuple[Morpheme, ...], start: int) -> tuple[int, int, int] | None:
+    """(start, end, outer end) of the thing named from ``start`` on (adverbs such as 断然 skipped)."""
+    while start < len(toks) and toks[start].pos[0] == "副詞":
+        start += 1
+    if start < len(toks) and toks[start].surface in _OPEN_QUOTES.values():
+        closer = next(c for c, o in _OPEN_QUOTES.items() if o == toks[start].surface)
+        for k in range(start + 1, len(toks)):
+            if toks[k].surface == closer:
+                return (start + 1, k, k + 1) if k > start + 1 else None
+        return None
+    span = noun_span_after(toks, start)
+    return (span[0], span[1], span[1]) if span else None

@@ -14,6 +14,7 @@ from .models import USER
 
 _NAME_FOLLOW = frozenset(("は", "が", "も", "って", "と", "、", "。", "!", "を", "に", "の"))
 _STRICT_NAME_FOLLOW = frozenset(("は", "が", "も", "って", "と", "、", "。", "!"))
+_AGE_FILLERS = frozenset("今 もう 今年 今日 昨日 今月 で は も 、 ついに とうとう".split())
 
 
 def _verb_with_place(s: JaSentence, verbs: frozenset[str], particles: tuple[str, ...]) -> list[tuple[int, list[Morpheme], Mood]]:
@@ -68,6 +69,17 @@ def places(s: JaSentence) -> list[Draft]:
             add("works_at", span, "ja.works", i)
     for i, t in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else None
+        if t.surface in ("住み", "暮らし") and i > 0 and toks[i - 1].pos[0] == "名詞":  # 金沢住み, 名古屋暮らし
+            span = noun_span_before(toks, i)
+            tail = mood_after(toks, i) if t.pos[0] == "動詞" else Mood(end=i + 1)
+            if span and not tail.unreal and not tail.negated and toks[span[1] - 1].pos[1] != "数詞":
+                add("lives_in", list(toks[span[0]:span[1]]), "ja.lives", span[0])
+            continue
+        if t.surface in ("育ち", "地元") and nxt is not None and nxt.surface in ("も", "は"):  # 生まれも育ちも静岡, 地元は新潟
+            span = noun_span_after(toks, i + 2)
+            if span and not mood_after(toks, span[1] - 1).unreal:
+                add("from", list(toks[span[0]:span[1]]), "ja.from", i)
+            continue
         if t.surface in ("在住", "出身", "生まれ", "勤務", "就職") and t.pos[0] == "名詞":
             attribute = {"在住": "lives_in", "出身": "from", "生まれ": "from", "勤務": "works_at", "就職": "works_at"}[t.surface]
             pattern = {"lives_in": "ja.lives", "from": "ja.from", "works_at": "ja.works"}[attribute]
@@ -135,24 +147,42 @@ def names(s: JaSentence) -> list[Draft]:
         if t.dictionary in ("申す", "言う", "いう") and i >= 2 and toks[i - 1].surface in ("と", "って"):
             mood = mood_after(toks, i)
             polite = any(x.dictionary == "ます" for x in toks[i + 1:mood.end])
-            if mood.unreal or mood.negated or mood.past or not polite:
+            ends = mood.end >= len(toks) or toks[mood.end].pos[0] in ("補助記号", "助詞")
+            if mood.unreal or mood.negated or mood.past or not ends:
                 continue
             span = noun_span_before(toks, i - 1)
             if span is None or about(s, span[0]).subject != USER or span[0] > 2:
                 continue
+            first_person = span[0] > 0 and toks[span[0] - 1].surface in FIRST_PERSON
+            if not (polite or first_person):
+                continue  # 「モカっていうの」: whose name?
             d = s.draft("name", strip_honorific(toks[span[0]:span[1]]), "ja.name")
             if d:
                 out.append(d)
+    if any(t.surface == "名前" for t in toks) and not out:
+        # 「名前言ってなかったね、陽菜です！」: a name said as the last clause, after the word 名前
+        start = clause_start(toks, len(toks) - 1)
+        span = noun_span_after(toks, start)
+        if span is not None and span[1] < len(toks) and toks[span[1]].dictionary in ("です", "だ") and _looks_like_name(s, span, person=True):
+            if mood_after(toks, span[1]).end >= len(toks) or toks[mood_after(toks, span[1]).end].pos[0] == "補助記号":
+                d = s.draft("name", strip_honorific(toks[span[0]:span[1]]), "ja.name")
+                if d:
+                    out.append(d)
     return out
 
 
-def _looks_like_name(s: JaSentence, span: tuple[int, int]) -> bool:
+def _looks_like_name(s: JaSentence, span: tuple[int, int], person: bool = False) -> bool:
     words = strip_honorific(s.toks[span[0]:span[1]])
     text = surface_of(words)
     honorific = span[1] - span[0] > len(words)
     if text in s.params.not_names or text in s.params.relations or text in s.params.categories:
         return False
     nxt = s.toks[span[1]].surface if span[1] < len(s.toks) else "。"
+    if person:
+        return all(w.pos[1] == "固有名詞" and w.pos[2] == "人名" for w in words) or (
+            len(words) == 1 and (is_katakana(text) or is_hiragana(text)) and 1 < len(text) <= 6)
+    if span[1] < len(s.toks) and s.toks[span[1]].dictionary == "飼う":
+        nxt = "。"  # 猫のソラ飼ってるの
     if all(w.pos[1] == "固有名詞" and w.pos[2] == "人名" for w in words):
         return nxt in _NAME_FOLLOW
     if len(words) == 1 and (is_katakana(text) or (honorific and is_hiragana(text))) and len(text) <= 8:
@@ -223,7 +253,9 @@ def ages(s: JaSentence) -> list[Draft]:
             mood = mood_after(toks, j + 1)
             if mood.unreal or mood.negated or not mood.past:
                 continue
-        elif nxt in ("です", "だ", "よ", "ね", "。", "!", "、", "だよ", "な", "なの", "なん"):
+        elif nxt in ("です", "だ", "よ", "ね", "。", "!", "、", "だよ", "な", "なの", "なん", "かあ", "かぁ", "か"):
+            if nxt == "か" and j + 1 < len(toks) and toks[j + 1].surface not in ("あ", "ぁ", "!"):
+                continue
             mood = mood_after(toks, i + 1)
             if mood.unreal or mood.negated or mood.past:
                 continue
@@ -231,9 +263,11 @@ def ages(s: JaSentence) -> list[Draft]:
             continue  # 3歳の時, 3歳から, 3歳になる猫
         subject: str | None = None
         start = i
-        if i >= 2 and toks[i - 1].surface == "で" and toks[i - 2].surface in ("今年", "今日", "今月"):
-            start = i - 2  # 今年で30歳
-        if start > 0 and toks[start - 1].pos[0] == "名詞" and toks[start - 1].pos[1] != "数詞":
+        while start > 0 and toks[start - 1].surface in _AGE_FILLERS:
+            start -= 1  # 今年で30歳, ソラ、昨日で6歳, もう5歳
+        if start > 0 and toks[start - 1].surface in s.registry.names:
+            subject = toks[start - 1].surface  # Sudachi may read a pet's name as anything (ソラ: an interjection)
+        elif start > 0 and toks[start - 1].pos[0] == "名詞" and toks[start - 1].pos[1] != "数詞":
             span = noun_span_before(toks, start)
             if span is not None:
                 name = surface_of(strip_honorific(toks[span[0]:span[1]]))
@@ -243,7 +277,8 @@ def ages(s: JaSentence) -> list[Draft]:
             who = about(s, start)
             subject = who.subject
             if subject == USER and not any(x.surface in FIRST_PERSON for x in toks[:start]):
-                subject = None  # 「3歳になった」 alone: whose age?
+                # 「3歳になった」 alone: the name this turn just spoke of, or no one
+                subject = s.registry.recent if start == 0 or all(x.surface in _AGE_FILLERS for x in toks[:start]) else None
         if subject is None:
             continue
         value = t.normalized if t.normalized.isdigit() else t.surface

@@ -14,21 +14,31 @@ from .draft import Draft, Registry
 from .ja_grammar import is_question, is_unreal, reports_speech
 from .ja_life import ages, names, people_and_pets, places, possessions
 from .ja_sentence import JaSentence
-from .ja_tastes import favourite, likes, quits_and_switches
+from .ja_tastes import asks_own_favourite, favourite, likes, quits_and_switches, tastes_in_words
 from .ja_time import habits, plans
 from .params import KnowledgeParams
 
 RULES: tuple[Callable[[JaSentence], list[Draft]], ...] = (
-    people_and_pets, names, likes, favourite, quits_and_switches, places, ages, possessions, plans, habits,
+    people_and_pets, names, likes, favourite, tastes_in_words, quits_and_switches, places, ages, possessions,
+    plans, habits,
 )
 
 
 def extract_ja(text: str, params: KnowledgeParams, registry: Registry, said_at: float) -> list[Draft]:
     """Drafts from one Japanese sentence; a question or reported speech yields none."""
     toks = morphemes(text)
-    if not toks or is_question(text, toks) or reports_speech(toks) or is_unreal(text, toks):
+    if not toks:
         return []
-    s = JaSentence(text, toks, params, registry, said_at, params.zone())
+    s = JaSentence(text, toks, params, registry, said_at, params.zone(), asked=registry.asked)
+    registry.asked = ""
+    for t in toks:
+        if t.surface in registry.names:
+            registry.recent = t.surface  # 「今日はソラの誕生日！」 then 「6歳になりました」
+    if is_question(text, toks):
+        registry.asked = asks_own_favourite(s)
+        return []
+    if reports_speech(toks) or is_unreal(text, toks):
+        return []
     drafts: list[Draft] = []
     for rule in RULES:
         drafts.extend(rule(s))

@@ -24,6 +24,8 @@ class JaSentence:
     registry: Registry
     said_at: float
     zone: ZoneInfo
+    asked: str = ""
+    """The attribute of 「一番好きな食べ物？」 if the user asked it themself just before this sentence."""
 
     def draft(self, attribute: str, span: list[Morpheme] | tuple[Morpheme, ...], pattern: str, **kw) -> Draft | None:
         value = surface_of(span)
@@ -103,7 +105,7 @@ def object_before(s: JaSentence, i: int, particles: frozenset[str]) -> tuple[int
     return span[0], list(s.toks[span[0]:span[1]])
 
 
-_ADVERB_PHRASES = ("どうしても", "本当に", "ほんとに", "ほんと", "マジで", "めっちゃ", "一番", "いちばん", "結構", "けっこう",
+_ADVERB_PHRASES = ("世界で一番", "どうしても", "本当に", "ほんとに", "ほんと", "マジで", "めっちゃ", "一番", "いちばん", "結構", "けっこう",
                    "相変わらず", "やっぱり", "やっぱ", "今でも", "未だに", "昔から", "ずっと", "意外と", "実は")
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 from nodes.text.tokenize import Morpheme, morphemes
 
 from .draft import Draft
-from .ja_grammar import Mood, clause_start, key_of, mood_after, noun_span_after, noun_span_before, surface_of
+from .ja_grammar import (
+    Mood, clause_start, key_of, mood_after, noun_span_before, phrase_after, phrase_before, surface_of,
+)
 from .ja_sentence import NO_LONGER, JaSentence, about, object_before
 
 _LIKE = frozenset(("好き", "大好き"))
 _DISLIKE = frozenset(("嫌い", "大嫌い", "苦手"))
 _HOOKED = frozenset(("嵌まる", "はまる"))
 _QUIT = frozenset(("やめる", "止める", "辞める"))
-_SWITCH = frozenset(("する", "変える", "切り替える", "乗り換える", "替える", "換える"))
+_SWITCH = frozenset(("する", "変える", "変わる", "切り替える", "乗り換える", "替える", "換える"))
 _USED_TO = frozenset(("昔", "前", "以前", "子供", "小さい頃", "学生"))
 _OBJECT_PARTICLES = frozenset(("が", "は", "も", "を", "って"))
 
@@ -94,11 +96,19 @@ def favourite(s: JaSentence) -> list[Draft]:
     """「好きな飲み物は紅茶」「一番好きな映画はインセプション」."""
     out: list[Draft] = []
     toks = s.toks
+    if s.asked:
+        # 「一番好きな食べ物？」 then 「たこ焼きかな！」: the answer opens the next sentence
+        attribute = s.asked
+        span = phrase_after(toks, 0)
+        if span is not None and (span[2] >= len(toks) or toks[span[2]].surface in _ANSWER_ENDS):
+            d = s.draft(attribute, toks[span[0]:span[1]], "ja.favourite")
+            if d:
+                out.append(d)
     for i in range(len(toks) - 4):
         if toks[i].normalized not in _LIKE or toks[i + 1].surface != "な" or toks[i + 3].surface != "は":
             continue
         noun = toks[i + 2]
-        span = noun_span_after(toks, i + 4)
+        span = phrase_after(toks, i + 4)
         if span is None or noun.pos[0] != "名詞":
             continue
         mood = mood_after(toks, span[1] - 1)
@@ -112,6 +122,79 @@ def favourite(s: JaSentence) -> list[Draft]:
                     detail="" if attribute != "likes" else noun.surface, context=who.context)
         if d:
             out.append(d)
+    return out
+
+
+_ANSWER_ENDS = frozenset("か かな です だ だよ だね 一択 ! 。 、 かも".split())
+
+
+def asks_own_favourite(s: JaSentence) -> str:
+    """「一番好きな食べ物？」 said by the user before answering it: the attribute asked, or ''."""
+    toks = [t for t in s.toks if t.surface not in ("?", "一番", "いちばん")]
+    if len(toks) == 3 and toks[0].normalized in _LIKE and toks[1].surface == "な":
+        return s.params.favourite_nouns.get(toks[2].surface, "")
+    return ""
+
+
+def _favourite_topic(s: JaSentence) -> str:
+    """The attribute of a 「好きな<noun>」 the sentence talks about (drink, food, film), or ''."""
+    for k in range(len(s.toks) - 2):
+        if s.toks[k].normalized in _LIKE and s.toks[k + 1].surface == "な":
+            return s.params.favourite_nouns.get(s.toks[k + 2].surface, "")
+    return ""
+
+
+def tastes_in_words(s: JaSentence) -> list[Draft]:
+    """「ほうじ茶派」「紅茶ばっかり飲んでる」「登山が趣味」「ヨガはもう飽きちゃった」「アニメはもう卒業した」."""
+    out: list[Draft] = []
+    toks = s.toks
+
+    def add(attribute: str, span, polarity: str = "positive", at: int = 0, pattern: str = "ja.like") -> None:
+        who = about(s, at)
+        if who.subject is None:
+            return
+        d = s.draft(attribute, span, pattern, subject=who.subject, polarity=polarity, context=who.context)
+        if d:
+            out.append(d)
+
+    def kind_of(span) -> str:
+        value = surface_of(span)
+        category = s.params.categories.get(value) or s.params.categories.get(key_of(span), "")
+        return category if category in ("drink", "food") else "likes"
+
+    for i, t in enumerate(toks):
+        if t.surface == "派" and t.pos[0] == "接尾辞" and i > 0:
+            span = noun_span_before(toks, i)
+            mood = mood_after(toks, i)
+            if span and not (mood.unreal or mood.negated or mood.past):
+                add(kind_of(toks[span[0]:span[1]]), toks[span[0]:span[1]], at=span[0], pattern="ja.favourite")
+        elif t.dictionary == "飲む" and i > 1 and toks[i - 1].normalized in ("ばかり", "しか"):
+            span = noun_span_before(toks, i - 1)
+            mood = mood_after(toks, i)
+            only = toks[i - 1].normalized == "しか"
+            if span and not mood.unreal and (mood.negated == only) and (mood.progressive or not mood.past):
+                add("drink", toks[span[0]:span[1]], at=span[0], pattern="ja.favourite")
+        elif t.surface == "趣味" and t.pos[0] == "名詞":
+            if i > 1 and toks[i - 1].surface in ("が", "は"):
+                span = noun_span_before(toks, i - 1)
+                mood = mood_after(toks, i)
+            elif i + 2 < len(toks) and toks[i + 1].surface == "は":
+                found = phrase_after(toks, i + 2)
+                span = found[:2] if found else None
+                mood = mood_after(toks, span[1] - 1) if span else Mood()
+            else:
+                continue
+            if span and not (mood.unreal or mood.negated or mood.past):
+                add("likes", toks[span[0]:span[1]], at=min(span[0], i))
+        elif t.dictionary in ("飽きる", "卒業") and (t.pos[0] == "動詞" or i + 1 < len(toks) and toks[i + 1].dictionary == "する"):
+            mood = mood_after(toks, i if t.pos[0] == "動詞" else i + 1)
+            found = object_before(s, i, frozenset(("は", "に", "も", "を", "から")))
+            if found is None or mood.unreal or mood.negated or not mood.past:
+                continue
+            start = clause_start(toks, found[0])
+            if t.dictionary == "卒業" and not any(x.surface in NO_LONGER for x in toks[start:i]):
+                continue  # 大学を卒業した is no taste
+            add("likes", found[1], "negative", found[0])
     return out
 
 
@@ -143,24 +226,31 @@ def quits_and_switches(s: JaSentence) -> list[Draft]:
             mood = mood_after(toks, i)
             if mood.unreal or mood.negated or not mood.past:
                 continue
-            span = noun_span_before(toks, i - 1)
+            span = phrase_before(toks, i - 1)
             if span is None:
                 continue
             new = list(toks[span[0]:span[1]])
-            old_span = noun_span_before(toks, span[0] - 1) if span[0] > 1 and toks[span[0] - 1].surface == "から" else None
-            quit_before = any(x.dictionary in _QUIT for x in toks[:span[0]])
-            if t.dictionary == "する" and old_span is None and not quit_before:
+            outer = span[2]
+            old_span = phrase_before(toks, outer - 1) if outer > 1 and toks[outer - 1].surface == "から" else None
+            quit_before = any(x.dictionary in _QUIT for x in toks[:outer])
+            if t.dictionary in ("する", "変わる") and old_span is None and not quit_before:
                 continue  # 「紅茶にした」 alone is a choice made once, not a switch
-            who = about(s, span[0])
+            who = about(s, old_span[2] if old_span else outer)
             if who.subject is None:
                 continue
             value = surface_of(new)
             category = s.params.categories.get(value) or s.params.categories.get(key_of(new), "")
-            attribute = category if category in s.params.policy and category in ("drink", "food") else "likes"
+            topic = _favourite_topic(s)
+            attribute = topic or (category if category in ("drink", "food") else "likes")
             d = s.draft(attribute, new, "ja.switch", subject=who.subject, context=who.context)
             if d:
                 out.append(d)
-            if old_span is not None:
+            if old_span is not None and not s.params.is_single(attribute):
+                d = s.draft(attribute, toks[old_span[0]:old_span[1]], "ja.switch", subject=who.subject,
+                            polarity="negative", context=who.context)
+                if d:
+                    out.append(d)
+            elif old_span is not None and attribute in ("drink", "food"):
                 d = s.draft("likes", toks[old_span[0]:old_span[1]], "ja.switch", subject=who.subject,
                             polarity="negative", context=who.context)
                 if d:

@@ -10,7 +10,8 @@ from .ja_grammar import key_of, mood_after, noun_span_after, noun_span_before
 from .ja_sentence import JaSentence, about
 from .models import USER
 
-_NON_ACTIVITY = frozenset("なる ある いる 思う 言う 降る 晴れる 曇る 疲れる 眠る 困る 分かる 出来る できる 見える 聞こえる".split())
+_NON_ACTIVITY = frozenset("なる ある いる 思う 言う 降る 晴れる 曇る 疲れる 眠る 困る 分かる 出来る できる 見える 聞こえる "
+                          "住む 暮らす 慣れる".split())
 _PLAN_NOUNS = frozenset(("予定", "つもり"))
 
 

@@ -40,8 +40,9 @@ CATEGORIES: dict[str, str] = {
 
 # 「好きな飲み物は…」 / "my favourite drink is …": the noun names the single-valued attribute (else: likes).
 FAVOURITE_NOUNS: dict[str, str] = {
-    "飲み物": "drink", "ドリンク": "drink", "食べ物": "food", "料理": "food",
-    "drink": "drink", "beverage": "drink", "food": "food", "dish": "food", "meal": "food",
+    "飲み物": "drink", "ドリンク": "drink", "食べ物": "food", "料理": "food", "映画": "film",
+    "drink": "drink", "beverage": "drink", "food": "food", "dish": "food", "meal": "food", "film": "film",
+    "movie": "film",
 }
 
 # A leading 「…は」 / "on weekends" that limits where a fact holds: two such facts can both be true.

@@ -18,8 +18,8 @@ from typing_extensions import TypedDict
 from stores.ids import NAMESPACE
 
 Attribute = Literal[
-    "likes", "dislikes", "drink", "food", "name", "lives_in", "from", "works_at", "job",
-    "sibling", "parent", "child", "partner", "friend", "pet", "age", "has", "plan", "event", "habit",
+    "likes", "dislikes", "drink", "food", "film", "name", "lives_in", "from", "works_at", "job",
+    "sibling", "parent", "child", "partner", "friend", "pet", "age", "has", "plan", "event", "visited", "habit",
 ]
 ATTRIBUTES: tuple[str, ...] = Attribute.__args__  # type: ignore[attr-defined]
 Polarity = Literal["positive", "negative"]

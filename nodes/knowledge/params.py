@@ -19,7 +19,7 @@ Policy = Literal["single", "accumulate"]
 
 DEFAULT_POLICY: dict[str, Policy] = {
     **dict.fromkeys(ATTRIBUTES, "accumulate"),
-    **dict.fromkeys(("drink", "food", "name", "lives_in", "from", "works_at", "job", "partner", "age"), "single"),
+    **dict.fromkeys(("drink", "food", "film", "name", "lives_in", "from", "works_at", "job", "partner", "age"), "single"),
 }
 
 ATTRIBUTE_MEANINGS: dict[str, str] = {
@@ -27,6 +27,7 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "dislikes": "something they dislike, hate or cannot stand",
     "drink": "their current drink (a switch 「コーヒーやめて紅茶にした」, 「好きな飲み物は…」)",
     "food": "their current favourite food (「好きな食べ物は…」, a switch)",
+    "film": "their current favourite film (「一番好きな映画は…」)",
     "name": "their name",
     "lives_in": "where they live now",
     "from": "where they are from (出身, born in, grew up in)",
@@ -42,6 +43,7 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "has": "a possession (car, piano, laptop …)",
     "plan": "something they will do, with its day when said (12月5日に京都に行く)",
     "event": "something they did on a given day",
+    "visited": "a place they have been to (「台湾行ってきた」, I went to Lisbon)",
     "habit": "something they do routinely (detail: how often, 毎朝 / every morning)",
 }
 

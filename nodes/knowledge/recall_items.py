@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nodes.retrieval.temporal import date_label as _date
 from nodes.text.tokenize import terms
 
 # attribute → words of a question that asks about it (matched as substrings of the NFKC-lowered question)
@@ -55,13 +56,15 @@ def asks_about_past(query: str) -> bool:
 
 
 def _score(query_lower: str, query_terms: set[str], row: Mapping[str, Any]) -> float:
+    # Asked about: the question names the attribute (「飲み物」) or the person or pet the fact is about. A value
+    # mentioned alone (「チーズケーキ、何度で焼く？」) is a question about an episode, not about the fact.
     cue = any(c in query_lower for c in QUESTION_CUES.get(row["attribute"], ()))
-    words = set(terms(f"{row['value']} {row['subject'] if row['subject'] != 'user' else ''} {row['detail'] or ''}"))
-    named = bool(words & query_terms)
-    if not (cue or named):
+    about = row["subject"] != "user" and bool(set(terms(row["subject"])) & query_terms)
+    if not (cue or about):
         return 0.0
+    named = bool(set(terms(f"{row['value']} {row['detail'] or ''}")) & query_terms)
     context = set(terms(row["text"])) & query_terms
-    return 1.0 * cue + 1.0 * named + 0.1 * len(context)
+    return 1.0 * cue + 1.0 * about + 1.0 * named + 0.1 * len(context)
 
 
 def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3) -> list[dict[str, Any]]:
@@ -95,6 +98,11 @@ def _item(row: Mapping[str, Any], score: float) -> dict[str, Any]:
         "superseded_by": row["superseded_by"], "source_ids": list(row["source_ids"] or []),
         "source_turn_ids": list(row["source_turn_ids"] or []), "episode_ids": list(row["episode_ids"] or []),
         "tokens": max(1, len(text) // 2), "level": 1, "archived": False,
+        # what every recall item has, so callers reading episodes read facts alike: the source turns, and the
+        # latest episode the fact came from
+        "turn_ids": list(row["source_turn_ids"] or []),
+        "segment_id": (list(row["episode_ids"] or []) or [None])[-1],
+        "tiers": ["archive"], "date": _date(row["said_at"]),
     }
 
 
