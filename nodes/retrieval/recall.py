@@ -153,7 +153,7 @@ def recall(
 
     t_rerank = time.perf_counter()
     # A18/A7: the facts the question asks about lead, current ones first; they take their share of the budget.
-    facts = knowledge_hits(services, user_id, query) if on["knowledge"] else []
+    facts = knowledge_hits(services, user_id, query, limit=3 if limit is None else max(1, limit // 2)) if on["knowledge"] else []
     if facts and budget is not None:
         budget = max(0, budget - sum(f["tokens"] for f in facts))
     granularity = settings.recall_granularity
@@ -176,6 +176,8 @@ def recall(
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
     if on["knowledge"]:
         items = with_knowledge(items, facts)
+        if limit is not None:
+            items = items[:limit]
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:
