@@ -33,10 +33,12 @@ class Registry:
     """The name last introduced or mentioned in the current turn: 「猫のソラ飼ってるの。もう5歳だよ」."""
     asked: str = ""
     """An attribute the user just asked themself about in this turn (「一番好きな食べ物？」), answered next."""
+    unnamed: tuple[str, str] | None = None
+    """(attribute, kind) of a pet just mentioned without its name in this turn: 「うち猫飼ってるの。ソラっていう名前」."""
 
     def add(self, name: str, attribute: str, detail: str) -> None:
         self.names.setdefault(name, (attribute, detail))
         self.recent = name
 
     def new_turn(self) -> None:
-        self.recent, self.asked = None, ""
+        self.recent, self.asked, self.unnamed = None, "", None

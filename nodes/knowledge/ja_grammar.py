@@ -47,7 +47,7 @@ def is_noun_part(t: Morpheme) -> bool:
 def noun_span_before(toks: tuple[Morpheme, ...], end: int) -> tuple[int, int] | None:
     """The noun phrase ending right before ``end``: contiguous noun parts, never just a number or a vague noun."""
     start = end
-    while start > 0 and is_noun_part(toks[start - 1]):
+    while start > 0 and (is_noun_part(toks[start - 1]) or _joins_ascii(toks, start - 1)):
         start -= 1
     while start < end and toks[start].pos[0] == "接尾辞":  # a phrase does not start with a suffix
         start += 1
@@ -59,9 +59,15 @@ def noun_span_before(toks: tuple[Morpheme, ...], end: int) -> tuple[int, int] | 
     return start, end
 
 
+def _joins_ascii(toks: tuple[Morpheme, ...], k: int) -> bool:
+    """A hyphen inside an ASCII name (K-POP, T-shirt)."""
+    return (toks[k].surface in ("-", "・") and 0 < k < len(toks) - 1 and toks[k - 1].surface.isascii()
+            and toks[k + 1].surface.isascii() and is_noun_part(toks[k - 1]))
+
+
 def noun_span_after(toks: tuple[Morpheme, ...], start: int) -> tuple[int, int] | None:
     end = start
-    while end < len(toks) and is_noun_part(toks[end]):
+    while end < len(toks) and (is_noun_part(toks[end]) or _joins_ascii(toks, end)):
         end += 1
     return noun_span_before(toks, end) if end > start else None
 

@@ -131,7 +131,13 @@ def names(s: JaSentence) -> list[Draft]:
                 continue
             name = strip_honorific(toks[span[0]:span[1]])
             owner = toks[i - 2] if i >= 2 and toks[i - 1].surface == "の" else None
-            if owner is None or owner.surface in FIRST_PERSON:
+            if owner is None and s.registry.unnamed:
+                attribute, kind = s.registry.unnamed  # 「猫飼ってるの。名前はソラ」
+                d = s.draft(attribute, name, "ja.named", detail=kind)
+                if d:
+                    s.registry.add(d.value, attribute, kind)
+                    out.append(d)
+            elif owner is None or owner.surface in FIRST_PERSON:
                 who = about(s, i)
                 if who.subject == USER:
                     d = s.draft("name", name, "ja.name")
@@ -145,14 +151,23 @@ def names(s: JaSentence) -> list[Draft]:
                     s.registry.add(d.value, attribute, relation)
                     out.append(d)
         if t.dictionary in ("申す", "言う", "いう") and i >= 2 and toks[i - 1].surface in ("と", "って"):
+            if i + 1 < len(toks) and toks[i + 1].surface == "名前" and s.registry.unnamed and i == 2:
+                attribute, kind = s.registry.unnamed  # 「ソラっていう名前」 after 「猫飼ってるの」
+                d = s.draft(attribute, [toks[0]], "ja.named", detail=kind)
+                if d and (is_katakana(d.value) or is_hiragana(d.value) or toks[0].pos[0] == "名詞"):
+                    s.registry.add(d.value, attribute, kind)
+                    out.append(d)
+                continue
             mood = mood_after(toks, i)
             polite = any(x.dictionary == "ます" for x in toks[i + 1:mood.end])
             ends = mood.end >= len(toks) or toks[mood.end].pos[0] in ("補助記号", "助詞")
             if mood.unreal or mood.negated or mood.past or not ends:
                 continue
             span = noun_span_before(toks, i - 1)
-            if span is None or about(s, span[0]).subject != USER or span[0] > 2:
+            if span is None or about(s, span[0]).subject != USER:
                 continue
+            if not all(x.pos[0] in ("感動詞", "補助記号", "フィラー") or x.surface in FIRST_PERSON for x in toks[:span[0]]):
+                continue  # only 「あ、わたし拓海っていうの」-like openings: the name is the sentence's point
             first_person = span[0] > 0 and toks[span[0] - 1].surface in FIRST_PERSON
             if not (polite or first_person):
                 continue  # 「モカっていうの」: whose name?
@@ -212,12 +227,12 @@ def people_and_pets(s: JaSentence) -> list[Draft]:
             s.registry.add(d.value, attribute, t.surface)
             out.append(d)
     for i, t in enumerate(toks):
-        if t.dictionary != "飼う" or i < 2 or toks[i - 1].surface != "を":
+        if t.dictionary != "飼う" or i < 1:
             continue
         mood = mood_after(toks, i)
         if mood.unreal or mood.negated or (mood.past and not mood.progressive) or about(s, i).subject != USER:
             continue
-        span = noun_span_before(toks, i - 1)
+        span = noun_span_before(toks, i - 1 if toks[i - 1].surface == "を" else i)
         if span is None:
             continue
         species = surface_of(toks[span[0]:span[1]])
@@ -234,8 +249,11 @@ def people_and_pets(s: JaSentence) -> list[Draft]:
                         s.registry.add(d.value, "pet", species)
                         out.append(d)
                     continue
+        if any(x.pattern == "ja.named" and x.detail == species for x in out):
+            continue  # 猫のソラ飼ってるの: the named pet says it
         d = s.draft("pet", toks[span[0]:span[1]], "ja.pet_kept", detail=species)
         if d:
+            s.registry.unnamed = ("pet", species)
             out.append(d)
     return out
 

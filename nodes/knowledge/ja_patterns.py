@@ -15,12 +15,12 @@ from .ja_grammar import is_question, is_unreal, reports_speech
 from .ja_life import ages, names, people_and_pets, places, possessions
 from .ja_sentence import JaSentence
 from .ja_tastes import asks_own_favourite, favourite, likes, quits_and_switches, tastes_in_words
-from .ja_time import habits, plans
+from .ja_time import habits, plans, taking_up, visited
 from .params import KnowledgeParams
 
 RULES: tuple[Callable[[JaSentence], list[Draft]], ...] = (
     people_and_pets, names, likes, favourite, tastes_in_words, quits_and_switches, places, ages, possessions,
-    plans, habits,
+    plans, habits, taking_up, visited,
 )
 
 

@@ -79,6 +79,10 @@ def about(s: JaSentence, before: int) -> About:
             subject = word  # 「妹は…」: the relation as said (the sibling item links it to a name)
         elif words[-1].pos[1] == "固有名詞" and words[-1].pos[2] == "人名":
             subject = name
+        elif span[0] >= 2 and s.toks[span[0] - 1].surface == "の" and s.toks[span[0] - 2].surface in s.params.relations:
+            subject = name  # 兄の誠が…: a named relation, whatever Sudachi calls the name
+        elif t.surface == "が":
+            subject = None  # someone or something else does it (友達が…, 同僚が…)
     return About(subject, context)
 
 
@@ -87,6 +91,11 @@ def about(s: JaSentence, before: int) -> About:
 def object_before(s: JaSentence, i: int, particles: frozenset[str]) -> tuple[int, list[Morpheme]] | None:
     """(start, morphemes) of the thing the predicate at ``i`` is about: 「コーヒーが」, 「猫」, 「走るのが」."""
     end = _skip_adverbs(s.toks, i)
+    if end > 1 and s.toks[end - 1].surface in ("も", "は") and s.toks[end - 2].surface in particles - {"は", "も"}:
+        end -= 1  # ボードゲームにもハマる
+    if end > 2 and s.toks[end - 1].surface == "が" and s.toks[end - 2].surface in ("ほう", "方") and s.toks[end - 3].surface == "の":
+        span = noun_span_before(s.toks, end - 3)  # 餃子のほうが好き
+        return (span[0], list(s.toks[span[0]:span[1]])) if span else None
     if end > 0 and s.toks[end - 1].pos[0] == "助詞":
         if s.toks[end - 1].surface not in particles:
             return None

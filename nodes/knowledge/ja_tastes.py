@@ -57,8 +57,8 @@ def likes(s: JaSentence) -> list[Draft]:
         if who.subject is None:
             continue
         start = clause_start(s.toks, obj_start)
-        no_longer = mood.stopped or any(x.surface in NO_LONGER for x in s.toks[start:obj_start])
-        used_to = mood.past and any(x.surface in _USED_TO for x in s.toks[start:obj_start])
+        no_longer = mood.stopped or any(x.surface in NO_LONGER for x in s.toks[start:i])  # もう before or after the object
+        used_to = mood.past and any(x.surface in _USED_TO for x in s.toks[start:i])
         positive_like = like or hooked
         if mood.became and not mood.negated:
             attribute, polarity = ("likes" if positive_like else "dislikes"), "positive"  # 好きになった
@@ -75,11 +75,28 @@ def likes(s: JaSentence) -> list[Draft]:
             continue  # 好きだった with no 昔: not sure it ended
         else:
             attribute, polarity = ("likes" if positive_like else "dislikes"), "positive"
+        if attribute == "likes" and polarity == "positive":
+            attribute = _favourite_kind(s, span, obj_start, i) or attribute
         d = s.draft(attribute, span, "ja.hooked" if hooked else "ja.like" if positive_like else "ja.dislike",
                     subject=who.subject, polarity=polarity, context=who.context)
         if d:
             out.append(d)
     return out
+
+
+_CONSUME = {"drink": "飲む", "food": "食べる"}
+
+
+def _favourite_kind(s: JaSentence, span: list[Morpheme], obj_start: int, i: int) -> str:
+    """A drink or food liked best (一番好き, 餃子のほうが好き) or liked while saying one has it (好きすぎて毎日
+    飲んでる) is the current drink or food; any other like is just a like."""
+    category = s.params.categories.get(surface_of(span)) or s.params.categories.get(key_of(span), "")
+    if category not in _CONSUME:
+        return ""
+    between = surface_of(s.toks[obj_start:i])
+    best = "一番" in between or "のほうが" in between or "の方が" in between
+    consumed = any(t.dictionary == _CONSUME[category] for t in s.toks[i:])
+    return category if best or consumed else ""
 
 
 def _modifies_noun(toks: tuple[Morpheme, ...], i: int, mood: Mood) -> bool:
@@ -125,6 +142,7 @@ def favourite(s: JaSentence) -> list[Draft]:
     return out
 
 
+_FIRM = ("だけは", "ほんと", "本当に", "絶対", "マジで", "もう")
 _ANSWER_ENDS = frozenset("か かな です だ だよ だね 一択 ! 。 、 かも".split())
 
 
@@ -174,6 +192,17 @@ def tastes_in_words(s: JaSentence) -> list[Draft]:
             only = toks[i - 1].normalized == "しか"
             if span and not mood.unreal and (mood.negated == only) and (mood.progressive or not mood.past):
                 add("drink", toks[span[0]:span[1]], at=span[0], pattern="ja.favourite")
+        elif t.surface == "無理" and i > 2:
+            before = surface_of(toks[max(0, i - 4):i])
+            if not before.endswith(_FIRM) or not any(w in before for w in ("だけは", "は")):
+                continue  # 明日は無理 (cannot make it) is no taste
+            k = i
+            while k > 0 and toks[k - 1].surface in ("だけ", "は", "ほんと", "本当", "に", "絶対", "マジ", "で", "もう"):
+                k -= 1
+            span = noun_span_before(toks, k)
+            mood = mood_after(toks, i)
+            if span and not (mood.unreal or mood.negated or mood.past):
+                add("dislikes", toks[span[0]:span[1]], at=span[0], pattern="ja.dislike")
         elif t.surface == "趣味" and t.pos[0] == "名詞":
             if i > 1 and toks[i - 1].surface in ("が", "は"):
                 span = noun_span_before(toks, i - 1)

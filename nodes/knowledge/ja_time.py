@@ -6,7 +6,7 @@ from nodes.text.tokenize import Morpheme
 
 from .dates import find_date, local_day
 from .draft import Draft
-from .ja_grammar import key_of, mood_after, noun_span_after, noun_span_before
+from .ja_grammar import is_katakana, key_of, mood_after, noun_span_after, noun_span_before, surface_of
 from .ja_sentence import JaSentence, about
 from .models import USER
 
@@ -50,7 +50,7 @@ def plans(s: JaSentence) -> list[Draft]:
             break
     if after is None:
         return []
-    while after < len(toks) and toks[after].surface in ("に", "は", "、", "も", "の"):
+    while after < len(toks) and toks[after].surface in ("に", "は", "、", "も", "の", "から"):
         after += 1
     today = local_day(s.said_at, s.zone)
     found = _predicate_value(s, after)
@@ -115,7 +115,7 @@ def habits(s: JaSentence) -> list[Draft]:
         if found is None:
             return []
         span, verb = found
-        if toks[verb].dictionary in _NON_ACTIVITY or about(s, verb).subject != USER:
+        if toks[verb].dictionary in _NON_ACTIVITY | _TAKING_UP or about(s, verb).subject != USER:
             return []
         mood = mood_after(toks, verb)
         if mood.unreal or mood.negated or (mood.past and not mood.progressive) or mood.past:
@@ -123,3 +123,63 @@ def habits(s: JaSentence) -> list[Draft]:
         d = s.draft("habit", span, "ja.habit", detail=marker, category="", value_key=_habit_key(span))
         return [d] if d else []
     return []
+
+
+_TAKING_UP = frozenset(("始める", "続ける"))
+_NOT_HABITS = frozenset("仕事 バイト アルバイト 準備 生活 一人暮らし 就活 転職 引っ越し".split())
+_SKIP_BACK = frozenset("も を は 、 ずっと ちょっとずつ 少しずつ 最近 また".split())
+
+
+def taking_up(s: JaSentence) -> list[Draft]:
+    """「筋トレも始めたよ、毎日ちょっとずつ」「ストレッチ、毎日続けてるよ」: an activity taken up is a habit."""
+    toks = s.toks
+    markers = s.params.habit_markers_ja
+    for i, t in enumerate(toks):
+        if t.dictionary not in _TAKING_UP or t.pos[0] != "動詞" or (i > 0 and toks[i - 1].pos[0] == "動詞"):
+            continue  # 働き始めた: the verb before is what started
+        mood = mood_after(toks, i)
+        if mood.unreal or mood.negated:
+            continue
+        k, marker = i, next((x.surface for x in toks if x.surface in markers), "")
+        while k > 0 and (toks[k - 1].surface in _SKIP_BACK or toks[k - 1].surface in markers):
+            k -= 1
+        span = noun_span_before(toks, k)
+        if span is None or about(s, span[0]).subject != USER:
+            continue
+        words = toks[span[0]:span[1]]
+        head = words[-1]
+        if surface_of(words) in _NOT_HABITS or not (head.pos[2] == "サ変可能" or is_katakana(head.surface) or marker):
+            continue
+        d = s.draft("habit", words, "ja.habit", detail=marker, category="")
+        return [d] if d else []
+    return []
+
+
+_TRAVEL = frozenset(("行く", "旅行", "遊ぶ", "出かける", "訪れる", "行ける"))
+
+
+def visited(s: JaSentence) -> list[Draft]:
+    """「この前台湾行ってきた」「週末台湾まで旅行してきた」「伊勢にも行ったよ」: a named place been to."""
+    toks = s.toks
+    out: list[Draft] = []
+    for i, t in enumerate(toks):
+        went = t.dictionary == "行う" and t.surface == "行っ" and i > 0 and toks[i - 1].surface in ("に", "も", "へ")
+        if (t.dictionary not in _TRAVEL and not went) or t.pos[0] not in ("動詞", "名詞"):
+            continue  # Sudachi reads 「奈良にも行った」 as 行う
+        verb = i + 1 if t.pos[0] == "名詞" and i + 1 < len(toks) and toks[i + 1].dictionary == "する" else i
+        if t.pos[0] == "名詞" and verb == i:
+            continue
+        mood = mood_after(toks, verb)
+        rest = "".join(x.surface for x in toks[mood.end:mood.end + 4])
+        if mood.unreal or mood.negated or not mood.past or rest.startswith(("ことない", "ことがない", "事ない")):
+            continue  # 一回も行ったことない
+        k = i
+        while k > 0 and toks[k - 1].surface in ("に", "へ", "まで", "も", "には", "、", "初めて", "にも", "遊び"):
+            k -= 1
+        span = noun_span_before(toks, k)
+        if span is None or toks[span[1] - 1].pos[1] != "固有名詞" or about(s, span[0]).subject != USER:
+            continue
+        d = s.draft("visited", toks[span[0]:span[1]], "ja.visited")
+        if d:
+            out.append(d)
+    return out

@@ -26,16 +26,20 @@ CATEGORIES: dict[str, str] = {
     **dict.fromkeys(
         "コーヒー 珈琲 紅茶 緑茶 お茶 茶 抹茶 ほうじ茶 麦茶 烏龍茶 ウーロン茶 ハーブティー ミルクティー カフェラテ ラテ "
         "ココア ジュース 牛乳 ミルク 豆乳 水 炭酸水 コーラ ビール ワイン 日本酒 焼酎 ハイボール ウイスキー お酒 酒 "
-        "エナジードリンク スムージー".split(), "drink"),
+        "エナジードリンク スムージー ジャスミン茶 ルイボスティー 甘酒 レモネード".split(), "drink"),
     **dict.fromkeys(
         "coffee tea espresso latte cappuccino cocoa juice milk water soda cola beer wine sake whisky whiskey "
-        "smoothie".split(), "drink"),
+        "smoothie matcha chai kombucha lemonade".split(), "drink"),
+    **dict.fromkeys(("green tea", "oat latte", "oat milk", "sparkling water", "hot chocolate", "iced coffee",
+                     "black tea", "herbal tea", "bubble tea"), "drink"),
     **dict.fromkeys(
         "ラーメン 寿司 お寿司 カレー うどん そば 蕎麦 パスタ ピザ ハンバーガー 焼肉 天ぷら 刺身 納豆 豆腐 チョコ "
-        "チョコレート ケーキ チーズケーキ アイス パン ご飯 米 肉 魚 野菜 サラダ 餃子 たこ焼き お好み焼き".split(), "food"),
+        "チョコレート ケーキ チーズケーキ アイス パン ご飯 米 肉 魚 野菜 サラダ 餃子 たこ焼き お好み焼き オムライス "
+        "焼き鳥 ハンバーグ 唐揚げ とんかつ 牛丼 親子丼 天丼 グラタン ドリア".split(), "food"),
     **dict.fromkeys(
         "ramen sushi curry udon soba pasta pizza burger burgers hamburger steak chocolate cake cheesecake "
-        "icecream bread rice meat fish salad dumplings tacos".split(), "food"),
+        "icecream bread rice meat fish salad dumplings dumpling tacos taco lasagna burrito burritos pancake "
+        "pancakes waffles noodles".split(), "food"),
 }
 
 # 「好きな飲み物は…」 / "my favourite drink is …": the noun names the single-valued attribute (else: likes).
