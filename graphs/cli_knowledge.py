@@ -1,4 +1,4 @@
-"""`lumina-memory knowledge`: what the characters know about a user, current facts or their history.
+"""`lumina-memory knowledge | profile`: what the characters know about a user (facts and their history), and who she is.
 
 The names and the ``--json`` fields are fixed (scripts depend on them); see README "Memory that learns".
 """
@@ -50,3 +50,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     know.add_argument("--all", action="store_true", help="superseded and merged items too (the history)")
     know.add_argument("--json", action="store_true", help="one JSON array (fields fixed; see README)")
     know.set_defaults(func=cmd_knowledge)
+    prof = sub.add_parser("profile", help="who the user is: topics, each character's relationship, current facts")
+    prof.add_argument("--user", required=True)
+    prof.add_argument("--json", action="store_true", help="one JSON object (fields fixed; see README)")
+    prof.set_defaults(func=cmd_profile)
+
+
+def cmd_profile(args) -> int:
+    from nodes.knowledge.profile import build_profile
+
+    services = _open()
+    try:
+        profile = build_profile(services, args.user)
+    finally:
+        services.close()
+    if args.json:
+        sys.stdout.write(json.dumps(profile, ensure_ascii=False, indent=1) + "\n")
+        return 0
+    console.print(f"[bold]{args.user}[/bold] — updated {_day(profile['updated_at']) or 'never'}")
+    console.print("topics: " + ", ".join(f"{k} {w:.2f}" for k, w in list(profile["topics"].items())[:10]))
+    table = Table(title="characters")
+    for column in ("character", "turns", "named", "days", "emotional", "depth", "topics"):
+        table.add_column(column, overflow="fold")
+    for name, c in profile["characters"].items():
+        table.add_row(name, str(c["turns"]), str(c["mentions"]), str(c["days"]), str(c["emotional_moments"]),
+                      f"{c['relationship_depth']:.2f}", ", ".join(c["topics"]))
+    console.print(table)
+    for fact in profile["facts"]:
+        console.print(f"- {fact['attribute']}: {fact['value']}  ({fact['text'][:60]})")
+    return 0

@@ -112,3 +112,6 @@ def test_through_the_graph_recall_and_the_cli(cli, tmp_path):  # noqa: F811
     past_items = json.loads(cli("recall", "--user", "mika", "前は何が好きだった？飲み物は？", "--json").stdout)
     past_facts = [i for i in past_items if i["kind"] == "knowledge"]
     assert past_facts and past_facts[0]["status"] == "superseded" and "コーヒー" in past_facts[0]["text"]
+    profile = json.loads(cli("profile", "--user", "mika", "--json").stdout)
+    assert {"topics", "characters", "facts", "updated_at"} <= set(profile)
+    assert any("紅茶" in f["value"] for f in profile["facts"]) and profile["characters"]["lumina"]["turns"] == 2
