@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from nodes.text.tokenize import EN_STOP, morphemes
 
-from .en_patterns import lemma
+from .en_sentence import lemma
 from .extract import is_japanese
 from .models import USER, KnowledgeItem, SourceTurn, as_source_turn
 from .params import KnowledgeParams

@@ -52,18 +52,29 @@ def known_names(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]
 
 
 def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequence[Mapping[str, Any]]]],
-                   now: float | None = None) -> dict[str, int]:
+                   now: float | None = None) -> dict[str, Any]:
     """(SegmentRecord, its turns) per closed segment → the user's knowledge table. Returns counts by action
-    (add, supersede, merge, coexist, unchanged) and ``rejected`` (ungrounded extractions)."""
+    (add, supersede, merge, coexist, unchanged), ``rejected`` (ungrounded extractions) and ``path`` (offline,
+    offline+llm, or offline after a model failure)."""
     table = services.stores.archive.knowledge
     params = params_of(services)
     now = time.time() if now is None else now
     rows = {r["item_id"]: r for r in table.items(user_id, history=True)}
     counts: Counter = Counter()
     written: dict[str, dict[str, Any]] = {}
+    extractor = model_extractor(services)
+    path = "offline" if extractor is None else "offline+llm"
     for record, turns in segments:
         items = extract_items(turns, params, known_names=known_names(rows.values()))
-        checked = validate_items(items, turns, params)
+        if extractor is not None:
+            try:
+                seen = {i.item_id for i in items}
+                items += [i for i in extractor.extract(turns) if i.item_id not in seen]
+            except Exception as exc:  # noqa: BLE001 - the offline items stand; said in the log and the report
+                reason = f"{type(exc).__name__}: {exc}"[:200]
+                log.warning("knowledge model failed (%s); this segment's knowledge is the offline extractor's", reason)
+                path = f"offline (model failed: {reason})"
+        checked = validate_items(items, turns, params, reviewer=None if extractor is None else extractor.review)
         counts["rejected"] += len(checked.rejected)
         for rejection in checked.rejected:
             log.info("knowledge item rejected (ungrounded) user=%s reason=%s", user_id, rejection.reason)
@@ -80,5 +91,19 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
                 written[step.item.item_id] = rows[step.item.item_id] = row_of(step.item, user_id, [record.segment_id], now)
     table.upsert(list(written.values()))
     if written:
-        log.info("knowledge user=%s path=offline %s", user_id, dict(counts))
-    return dict(counts)
+        log.info("knowledge user=%s path=%s %s", user_id, path, dict(counts))
+    return {**counts, "path": path}
+
+
+def model_extractor(services):
+    """The model's extractor when a chat model is configured (built once per Services), else None."""
+    if not hasattr(services, "paths") or services.paths.get("summary") != "llm":
+        return None
+    extractor = getattr(services, "_knowledge_extractor", None)
+    if extractor is None:
+        from .llm_extract import ModelExtractor
+
+        extractor = ModelExtractor(services.chat_model, params_of(services))
+        services._knowledge_extractor = extractor
+        log.info("knowledge extraction path=offline+llm")
+    return extractor
