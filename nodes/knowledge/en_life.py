@@ -6,7 +6,7 @@ import re
 
 from .draft import Draft
 from .en_sentence import (
-    ANYMORE, ADV, GAP, OBJ, PLACE_CUT, PRONOUNS, SUBJ, WEEK_MONTH, EnSentence, lemma, noun_phrases, rx,
+    ADV, ANYMORE, GAP, OBJ, PLACE_CUT, PRONOUNS, SUBJ, WEEK_MONTH, EnSentence, lemma, noun_phrases, rx,
 )
 from .models import USER
 
@@ -167,4 +167,73 @@ def possessions(s: EnSentence) -> list[Draft]:
                 d = s.draft("has", value, "en.has", polarity="negative")
                 if d:
                     out.append(d)
+    return out
+
+
+# --- the same facts in chattier words ----------------------------------------------------------------------------
+
+_PLACE = r"(?P<obj>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
+_RX_NAME_BTW = rx(r"\bI(?:'m| am)\s+(?P<value>[A-Z][a-z]+),?\s+(?i:by the way|btw)\b")
+_RX_ITS_NAME = rx(r"^\s*(?:It's|I'm)\s+(?P<value>[A-Z][a-z]+)\s*[.!]?\s*$")
+_RX_HOME_IN = [
+    rx(r"\b(?i:my)\s+(?:(?i:new)\s+)?(?i:place|flat|apartment|house|home|room)\s+in\s+" + _PLACE),
+    rx(r"\b(?i:life|living)\s+in\s+" + _PLACE + r"\s+(?i:is|has been)\b"),
+    rx(r"\b(?i:still living|still live)\s+in\s+" + _PLACE),
+    rx(r"\b(?i:done|finished)\s+moving\s+(?:(?i:from)\s+[^.,!?;]+?\s+)?(?i:to)\s+" + _PLACE),
+]
+_RX_JOB_AT = [
+    rx(r"\bI(?:'ve| have)\s+got\s+a\s+(?:new\s+)?job\s+(?:at|with)\s+" + OBJ),
+    rx(r"\b(?i:my)\s+new\s+job\s+(?:at|with)\s+" + OBJ),
+    rx(r"\b(?:and\s+)?started\s+(?:a new job\s+)?at\s+" + OBJ),
+    rx(r"^\s*(?i:work)\s+at\s+(?P<obj>[^.,!?;]+?)\s+(?i:is)\b"),
+]
+_RX_LEFT_JOB = rx(r"\bI\s+(?:just\s+)?(?:left|quit)\s+my\s+job\s+(?:at|with)\s+(?P<obj>[^.,!?;]+?)(?:\s+and\b|[.,!?;]|$)")
+_RX_AT_NOW = rx(r"^\s*I(?:'m| am)\s+at\s+" + OBJ)
+_RX_IS_MY = rx(r"\b(?P<value>[A-Z][a-z]+)\s+is\s+my\s+(?P<rel>[a-z]+)\b")
+_RX_NAMED_AGE = rx(r"\b(?P<value>[A-Z][a-z]+)(?:'s birthday|\s+is\s+my\s+[a-z]+)?,\s+(?P<n>\d{1,2})\s+years?\s+old\b")
+
+
+def life_in_words(s: EnSentence) -> list[Draft]:
+    """"I'm Noah, by the way", "My flat in Leeds …", "I've got a job at …", "New job! I'm at …", "Biscuit is my dog"."""
+    out: list[Draft] = []
+    text = s.text
+
+    def add(attribute: str, raw: str, pattern: str, polarity: str = "positive", subject: str = USER, **kw) -> None:
+        for value in noun_phrases(raw, PLACE_CUT, split=False, max_words=4)[:1]:
+            d = s.draft(attribute, value, pattern, polarity=polarity, subject=subject, **kw)
+            if d:
+                out.append(d)
+
+    for m in _RX_NAME_BTW.finditer(text):
+        add("name", m.group("value"), "en.name")
+    if s.asked == "name":
+        for m in _RX_ITS_NAME.finditer(text):
+            add("name", m.group("value"), "en.name")
+    if not re.search(r"\b(?:if|would|wish|want|moving to|friend|sister|brother|mum|mom)\b", text, re.I):
+        for rx_ in _RX_HOME_IN:
+            for m in rx_.finditer(text):
+                add("lives_in", m.group("obj"), "en.lives")
+    left = list(_RX_LEFT_JOB.finditer(text))
+    for m in left:
+        add("works_at", m.group("obj"), "en.works", "negative")
+    for rx_ in _RX_JOB_AT:
+        for m in rx_.finditer(text):
+            if rx_ is _RX_JOB_AT[2] and not left and "job" not in text.lower():
+                continue  # "started at" names a workplace only beside a job
+            add("works_at", m.group("obj"), "en.works")
+    if re.match(r"^\s*(?:a\s+)?new job\b", text, re.I):
+        s.registry.asked = "works_at"  # "New job!" then "I'm at a bakery now."
+    if s.asked == "works_at":
+        for m in _RX_AT_NOW.finditer(text):
+            add("works_at", m.group("obj"), "en.works")
+    for m in _RX_IS_MY.finditer(text):
+        rel, value = m.group("rel").lower(), m.group("value")
+        attribute = s.params.relations.get(rel)
+        if attribute and value not in s.params.not_names and value not in WEEK_MONTH:
+            s.registry.add(value, attribute, rel)
+            out.append(Draft(attribute=attribute, value=value, value_key=value.lower(), pattern="en.named", detail=rel))
+    for m in _RX_NAMED_AGE.finditer(text):
+        if m.group("value") in s.registry.names:
+            n = m.group("n")
+            out.append(Draft(attribute="age", value=n, value_key=n, pattern="en.age", subject=m.group("value")))
     return out

@@ -12,27 +12,45 @@ import re
 from collections.abc import Callable
 
 from .draft import Draft, Registry
-from .en_life import ages, identity_and_places, people_and_pets, possessions
+from .en_life import ages, identity_and_places, life_in_words, people_and_pets, possessions
 from .en_sentence import EnSentence
-from .en_tastes import favourite, likes, quits_and_switches
-from .en_time import habits, plans
+from .en_tastes import favourite, likes, quits_and_switches, tastes_in_words
+from .en_time import habits, plans, taking_up, visited
 from .params import KnowledgeParams
 
 
 RULES: tuple[Callable[[EnSentence], list[Draft]], ...] = (
-    people_and_pets, identity_and_places, likes, favourite, quits_and_switches, ages, possessions, plans, habits,
+    people_and_pets, identity_and_places, life_in_words, likes, favourite, tastes_in_words, quits_and_switches,
+    ages, possessions, plans, habits, taking_up, visited,
 )
+
+# A chat line often drops its "I": "Switched from coffee to tea", "Spent a few days in Lisbon".
+_IMPLICIT_I = re.compile(
+    r"^(?:Switched|Swapped|Moved|Quit|Started|Spent|Went|Got|Bought|Visited|Made it|Also made it|Just got back|"
+    r"Pretty much live|Love|Loving|Hate|Can't stand|Still living|Finally done moving)\b"
+)
+
+
+def _self_asked(text: str, params: KnowledgeParams) -> str:
+    """The attribute the user asks themself before answering it: "My favourite food?", "…my name, did I?"."""
+    m = re.match(r"^\s*(?:my\s+)?favou?rite\s+([a-z]+)(?:\s+ever)?\s*\?\s*$", text, re.I)
+    if m:
+        return params.favourite_nouns.get(m.group(1).lower(), "")
+    return "name" if re.search(r"\btold you my name\b", text, re.I) else ""
 
 
 def extract_en(text: str, params: KnowledgeParams, registry: Registry, said_at: float) -> list[Draft]:
     """Drafts from one English sentence; a question or a reported statement yields none."""
     text = re.sub(r"[’‘]", "'", text)
     text = re.sub(r"\bi(?=(?:'m|'ve|'ll|'d|\s))", "I", text)
+    text = _IMPLICIT_I.sub(lambda m: "I " + m.group(0)[0].lower() + m.group(0)[1:], text)
+    asked, registry.asked = registry.asked, ""
     if "?" in text or re.match(r"\s*(?:do|does|did|are|is|can|could|would|will|what|who|where|when|why|how)\b", text, re.I):
+        registry.asked = _self_asked(text, params)
         return []
     if re.search(r"\b(?:said|says|told me|thinks|heard)\b", text, re.I):
         return []
-    s = EnSentence(text, params, registry, said_at, params.zone())
+    s = EnSentence(text, params, registry, said_at, params.zone(), asked=asked)
     drafts: list[Draft] = []
     for rule in RULES:
         drafts.extend(rule(s))

@@ -22,15 +22,17 @@ SUBJ = (
 CUT = re.compile(
     r"\s+(?:and then|but|because|cause|so|since|when|whenever|while|although|though|if|as|now|anymore|any more|"
     r"these days|nowadays|lately|recently|too|again|as well|a lot|so much|very much|more than|at the moment|right now|instead|"
-    r"lol|haha|though|ever since|for (?:years|months|ages|a while|now)|which|who|that)\b.*$",
+    r"lol|haha|though|ever since|for (?:years|months|ages|a while|now)|which|who|that|last \w+|"
+    r"this (?:week|month|year|morning|evening)|a day|a week|per day|yesterday|today|tonight|every \w+)\b.*$",
     re.I,
 )
 PLACE_CUT = re.compile(
-    r"\s+(?:last|next|this|a few|in \d{4}|for|with|ago|since|because|but|and|now|anymore|any more|years?|months?|weeks?)\b.*$",
+    r"\s+(?:last|next|this|a few|in \d{4}|for|with|ago|since|because|but|and|now|anymore|any more|years?|months?|weeks?|"
+    r"is|was|are|were|has|had)\b.*$",
     re.I,
 )
 DETERMINERS = re.compile(r"^(?:the|a|an|some|my|our|lots of|a lot of|all|any|many|much|two|three|\d+)\s+", re.I)
-PRONOUNS = frozenset("it that this them you him her those these one everything something nothing anything "
+PRONOUNS = frozenset("lol haha lmao omg it that this them you him her those these one everything something nothing anything "
                       "myself yourself us me what how when where why who which the way there here".split())
 _OTHERS = re.compile(r"^(?:your|his|her|their|its|our)\b", re.I)
 _THINKING = frozenset("think say know believe guess suppose mean see hear talk chat".split())
@@ -72,6 +74,8 @@ class EnSentence:
     registry: Registry
     said_at: float
     zone: ZoneInfo
+    asked: str = ""
+    """An attribute the previous sentence of the turn announced (Favourite movie ever? / New job!)."""
 
     def draft(self, attribute: str, value: str, pattern: str, **kw) -> Draft | None:
         value = DETERMINERS.sub("", value.strip(" '\"-"))
@@ -108,8 +112,10 @@ def noun_phrases(raw: str, cut: re.Pattern[str] = CUT, split: bool = True, max_w
         part = part.strip()
         if not part or _OTHERS.match(part):
             continue
+        part = re.sub(r"^(?:honestly|really|still|just|probably|definitely|totally|basically)\s+", "", part, flags=re.I)
         part = DETERMINERS.sub("", part)
         part = re.sub(r"^to\s+", "", part)
+        part = re.sub(r"[^\w'&+\- ]+.*$", "", part).strip()  # an emoji or symbol ends the phrase
         words = part.split()
         if not words or len(words) > max_words or words[0].lower() in PRONOUNS or words[0].lower() in _THINKING:
             continue

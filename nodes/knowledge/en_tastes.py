@@ -6,12 +6,13 @@ import re
 
 from .draft import Draft
 from .en_sentence import ANYMORE, ADV, GAP, OBJ, PLACE_CUT, SUBJ, EnSentence, en_key, noun_phrases, rx
+from .models import USER
 
 
 # --- likes and dislikes ------------------------------------------------------------------------------------
 
 _LIKE_VERB = r"(?i:like|likes|love|loves|adore|adores|enjoy|enjoys|'m into|am into|is into|'s into|'m obsessed with|am obsessed with|is obsessed with|'m (?:a )?(?:big |huge )?fan of|am (?:a )?(?:big |huge )?fan of|'m crazy about|am crazy about|'m hooked on|am hooked on)"
-_DISLIKE_VERB = r"(?i:hate|hates|dislike|dislikes|can't stand|cannot stand|can not stand|can't bear|detest|detests|loathe|loathes|'m not a fan of|am not a fan of|'m not into|am not into|'m not big on|am not big on|is not a fan of|isn't a fan of)"
+_DISLIKE_VERB = r"(?i:can't do|hate|hates|dislike|dislikes|can't stand|cannot stand|can not stand|can't bear|detest|detests|loathe|loathes|'m not a fan of|am not a fan of|'m not into|am not into|'m not big on|am not big on|is not a fan of|isn't a fan of)"
 _NEG = r"(?i:don't|do not|doesn't|does not|didn't)"
 _NO_LONGER = r"(?i:no longer|don't really|do not really)"
 
@@ -68,21 +69,34 @@ def likes(s: EnSentence) -> list[Draft]:
     return out
 
 
+_FAV = r"(?i:favou?rite)"
 _RX_FAVOURITE = [
-    rx(r"\b(?i:my)\s+(?i:favou?rite)\s+(?P<noun>[a-z]+)\s+(?i:is|are|has to be|would be)\s+" + OBJ),
-    rx(OBJ + r"\s+(?i:is|are)\s+(?i:my)\s+(?i:favou?rite)\s+(?P<noun>[a-z]+)\b"),
+    rx(r"\b(?i:my)\s+(?:(?i:new)\s+)?" + _FAV + r"\s+(?P<noun>[a-z]+)\s+(?:(?i:right now|these days|now)\s+)?"
+       r"(?i:is|are|has to be|would be)\s+(?:(?i:now|still)\s+)?" + OBJ),
+    rx(OBJ + r"\s+(?i:is|are)\s+(?:(?i:officially|still|definitely)\s+)?(?i:my)\s+(?:(?i:new)\s+)?" + _FAV
+       + r"\s+(?P<noun>[a-z]+)\b"),
+    rx(r"\b(?i:new)\s+" + _FAV + r"\s+(?P<noun>[a-z]+):\s*" + OBJ),
+    rx(r"\b(?i:my)\s+" + _FAV + r"\s+(?P<noun>[a-z]+)\s+used to be\s+[^,]+,\s*but now it's\s+" + OBJ),
+    rx(r"(?P<obj>[^,.!?;]+),\s*it's my\s+" + _FAV + r"\s+(?P<noun>[a-z]+)"),
 ]
+_ANSWER = re.compile(r"^\s*(?:it's\s+|definitely\s+|probably\s+)?(?P<obj>[^,.!?;]+?)\s*(?:[,.!]|$)", re.I)
 
 
 def favourite(s: EnSentence) -> list[Draft]:
     out: list[Draft] = []
+    if s.asked in ("drink", "food", "film"):
+        m = _ANSWER.match(s.text)  # "Favourite movie ever?" then "Spirited Away, no contest"
+        for value in noun_phrases(m.group("obj"), split=False)[:1] if m else []:
+            d = s.draft(s.asked, value, "en.favourite")
+            if d:
+                out.append(d)
     for k, rx in enumerate(_RX_FAVOURITE):
         for m in rx.finditer(s.text):
             noun = m.group("noun").lower()
             raw = m.group("obj")
-            if k == 1:
+            if k in (1, 4):
                 raw = re.split(r"\b(?:I think|and|but|so|because|,)\b", raw)[-1]
-                raw = re.sub(r"^.*\b(?:is|are|was|think|say)\s+", "", raw)
+                raw = re.sub(r"^.*\b(?:is|are|was|think|say|beats|Okay|okay)\s+", "", raw)
             objects = noun_phrases(raw, split=False)
             if not objects:
                 continue
@@ -93,17 +107,78 @@ def favourite(s: EnSentence) -> list[Draft]:
     return out
 
 
+_RX_INTO = rx(
+    SUBJ + GAP + r"(?i:'m|am|is|'s|'ve been|have been|has been|'ve gotten|have gotten|'ve got|got|'ve become)\s+"
+    + ADV + r"(?i:into|obsessed with|hooked on|crazy about|(?:a )?(?:big |huge )?fan of)\s+" + OBJ
+)
+_RX_LOVE_IDIOMS = [
+    rx(r"\b(?i:nothing makes me happier than)\s+" + OBJ),
+    rx(r"\bI(?:'ll| will)\s+never get tired of\s+" + OBJ),
+    rx(r"\bI\s+can't get enough of\s+" + OBJ),
+]
+_RX_PERSON = rx(r"\b(?:I'm|I am|[Ss]till)\s+(?:a|an)\s+(?:(?i:total|big|huge|real|complete)\s+)?(?P<obj>[\w' -]+?)\s+person\b")
+_RX_DRINKS = [
+    rx(r"\bI\s+drink\s+(?:like\s+|about\s+|at least\s+)?(?:\w+\s+)?cups?\s+of\s+" + OBJ),
+    rx(r"\bI\s+(?:only|mostly|just)\s+drink\s+" + OBJ),
+    rx(r"\b(?P<obj>[^,.!?;]+?)\s+is\s+(?:still\s+)?the only thing I drink\b"),
+]
+_RX_ON = [
+    rx(r"\bI(?:'m| am)\s+on\s+" + OBJ),
+    rx(r"\bI\s+(?:can't|cannot)\s+start my day without\s+" + OBJ),
+    rx(r"\bI\s+(?:pretty much\s+)?live on\s+" + OBJ),
+]
+
+
+def _kind(s: EnSentence, value: str) -> str:
+    key = en_key(value)
+    category = s.params.categories.get(key) or s.params.categories.get(key.split()[-1] if key else "", "")
+    return category if category in ("drink", "food") else ""
+
+
+def tastes_in_words(s: EnSentence) -> list[Draft]:
+    """"I've been obsessed with X", "Nothing makes me happier than X", "a total X person", "I only drink X"."""
+    out: list[Draft] = []
+
+    def add(attribute: str, raw: str, subject: str = USER) -> None:
+        for value in noun_phrases(raw, split=False)[:1]:
+            d = s.draft(attribute or "likes", value, "en.like" if attribute in ("", "likes") else "en.favourite",
+                        subject=subject)
+            if d:
+                out.append(d)
+
+    for m in _RX_INTO.finditer(s.text):
+        subject = s.subject(m)
+        if subject is not None and not re.search(r"\bnot\b", m.group(0)):
+            add("likes", m.group("obj"), subject)
+    for rx_ in _RX_LOVE_IDIOMS:
+        for m in rx_.finditer(s.text):
+            add("likes", m.group("obj"))
+    for m in _RX_PERSON.finditer(s.text):
+        value = m.group("obj")
+        add(_kind(s, value) or "likes", value)
+    for rx_ in _RX_DRINKS:
+        for m in rx_.finditer(s.text):
+            add("drink", m.group("obj"))
+    for rx_ in _RX_ON:
+        for m in rx_.finditer(s.text):
+            for value in noun_phrases(m.group("obj"), split=False)[:1]:
+                if _kind(s, value):
+                    add(_kind(s, value), value)
+    return out
+
+
 # --- quitting and switching ----------------------------------------------------------------------------------
 
 _RX_QUIT = rx(
     r"\bI" + GAP + r"(?i:'ve |have )?" + ADV + r"(?i:quit|gave up|given up|stopped|cut out|kicked)\s+"
     r"(?!(?i:by|at|in|to|for|the car|working|there)\b)(?:(?i:drinking|eating|having|doing|playing|watching|smoking)\s+)?" + OBJ
 )
-_RX_DONTANYMORE = rx(
+_RX_DONT_ANYMORE = rx(
     r"\bI" + GAP + r"(?i:don't|do not)\s+(?i:drink|eat|do|play|watch)\s+" + OBJ + ANYMORE
 )
+_RX_NO_MORE = rx(r"\b(?i:no more)\s+(?P<obj>[^.,!?;]+?)\s+(?i:for me)\b")
 _RX_SWITCH_FROM = rx(r"\b(?i:switched|changed|swapped|went|moved over)\s+from\s+(?P<old>[^.,!?;]+?)\s+to\s+" + OBJ)
-_RX_SWITCH_TO = rx(r"\b(?i:switched|swapped|moved over|changed over)\s+to\s+" + OBJ)
+_RX_SWITCH_TO = rx(r"\b(?i:switched|swapped|moved over|changed over|changed)\s+to\s+" + OBJ)
 _RX_INSTEAD = rx(
     r"\bI" + GAP + ADV + r"(?i:drink|eat|have|'m drinking|am drinking|'m having)\s+(?P<new>[^.,!?;]+?)\s+"
     r"(?:(?i:now|these days|nowadays)\s+)?(?i:instead of)\s+" + OBJ
@@ -129,7 +204,11 @@ def quits_and_switches(s: EnSentence) -> list[Draft]:
         if d:
             out.append(d)
 
-    for rx in (_RX_QUIT, _RX_DONTANYMORE):
+    for m in _RX_NO_MORE.finditer(text):
+        for value in noun_phrases(m.group("obj"), split=False):
+            add("likes", value, "negative")
+            add("habit", value, "negative")
+    for rx in (_RX_QUIT, _RX_DONT_ANYMORE):
         for m in rx.finditer(text):
             before = text[: m.start()].lower()
             if re.search(r"\b(?:if|want to|going to|gonna|should|will|'ll|trying to|try to)\b", before + " " + m.group(0).lower()[:12]):
@@ -158,7 +237,8 @@ def quits_and_switches(s: EnSentence) -> list[Draft]:
     if not _RX_SWITCH_FROM.search(text):
         for m in _RX_SWITCH_TO.finditer(text):
             for value in noun_phrases(m.group("obj"), split=False):
-                switch_to(value)
+                if "switch" in m.group(0).lower() or "swap" in m.group(0).lower() or _kind(s, value):
+                    switch_to(value)  # "changed to" only for a drink or food: it says too little otherwise
     for m in _RX_INSTEAD.finditer(text):
         for value in noun_phrases(m.group("new"), split=False):
             switch_to(value)
