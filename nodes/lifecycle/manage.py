@@ -89,6 +89,8 @@ def forget_memory(services, user_id: str, memory_id: str, *, actor: str = "api")
         removed["segment"] = archive.delete_segments(user_id, [memory_id])
         if hasattr(archive, "knowledge"):  # facts only this episode taught go with it (their turns do)
             removed["knowledge"] = archive.knowledge.forget_episodes(user_id, [memory_id])
+        if hasattr(archive, "semantic"):  # and semantic memories left with one episode
+            removed["semantic"] = archive.semantic.forget_episodes(user_id, [memory_id])
     services.keyword_index.forget(user_id)
     services.turn_index.forget(user_id)
     AuditLog(archive, data_dir_secret(services.settings.resolved_data_dir())).append("memory_forgotten", actor, user_id,
