@@ -124,6 +124,10 @@ def mood_after(toks: tuple[Morpheme, ...], i: int) -> Mood:
                 unreal = True
             elif d in ("てる", "でる", "とる"):
                 progressive = True
+            elif d in ("れる", "られる"):
+                unreal = True  # passive (ねだられる): someone else does it to the user
+            if t.surface != d and t.surface.endswith(("おう", "よう")):
+                unreal = True  # volitional: しちゃおう
             elif d == "だ" and t.surface == "なら":
                 unreal = True
         elif p0 == "形容詞" and p1 == "非自立可能" and t.dictionary == "ない":

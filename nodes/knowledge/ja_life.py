@@ -80,6 +80,9 @@ def places(s: JaSentence) -> list[Draft]:
             if span and not mood_after(toks, span[1] - 1).unreal:
                 add("from", list(toks[span[0]:span[1]]), "ja.from", i)
             continue
+        if t.surface in ("在住", "出身", "生まれ") and nxt is not None and nxt.surface == "の" and i + 2 < len(toks) \
+                and toks[i + 2].pos[0] == "名詞":
+            continue  # アイルランド出身のショーン先生: someone else's origin
         if t.surface in ("在住", "出身", "生まれ", "勤務", "就職") and t.pos[0] == "名詞":
             attribute = {"在住": "lives_in", "出身": "from", "生まれ": "from", "勤務": "works_at", "就職": "works_at"}[t.surface]
             pattern = {"lives_in": "ja.lives", "from": "ja.from", "works_at": "ja.works"}[attribute]
@@ -137,6 +140,8 @@ def names(s: JaSentence) -> list[Draft]:
                 if d:
                     s.registry.add(d.value, attribute, kind)
                     out.append(d)
+            elif owner is None and any(_names_a_relation(s, x) for x in toks[:i]):
+                continue  # 「保護猫の茶トラで、名前はモカ」: the cat's name, not hers
             elif owner is None or owner.surface in FIRST_PERSON:
                 who = about(s, i)
                 if who.subject == USER:
@@ -184,6 +189,12 @@ def names(s: JaSentence) -> list[Draft]:
                 if d:
                     out.append(d)
     return out
+
+
+def _names_a_relation(s: JaSentence, t) -> bool:
+    """A word that is, or ends with, a relation or pet noun (妹, 保護猫, 子犬)."""
+    return t.pos[0] == "名詞" and any(t.surface.endswith(r) or t.normalized.endswith(r) for r in s.params.relations
+                                      if not r.isascii())
 
 
 def _looks_like_name(s: JaSentence, span: tuple[int, int], person: bool = False) -> bool:

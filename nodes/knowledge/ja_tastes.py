@@ -58,7 +58,8 @@ def likes(s: JaSentence) -> list[Draft]:
             continue
         start = clause_start(s.toks, obj_start)
         no_longer = mood.stopped or any(x.surface in NO_LONGER for x in s.toks[start:i])  # もう before or after the object
-        used_to = mood.past and any(x.surface in _USED_TO for x in s.toks[start:i])
+        used_to = mood.past and any(  # 昔は好きだった ended; 昔から好きだった did not
+            x.surface in _USED_TO and k + 1 < i and s.toks[k + 1].surface == "は" for k, x in enumerate(s.toks[:i]) if k >= start)
         positive_like = like or hooked
         if mood.became and not mood.negated:
             attribute, polarity = ("likes" if positive_like else "dislikes"), "positive"  # 好きになった

@@ -34,6 +34,16 @@ def _predicate_value(s: JaSentence, start: int) -> tuple[list[Morpheme], int] | 
     return None
 
 
+def _later_unreal(toks, start: int) -> bool:
+    """「まとめて観たい」: a wish on a later verb of the clause makes the whole clause a wish."""
+    for k in range(start, len(toks)):
+        if toks[k].pos[0] == "補助記号":
+            return False
+        if toks[k].pos[0] == "動詞" and mood_after(toks, k).unreal:
+            return True
+    return False
+
+
 def plans(s: JaSentence) -> list[Draft]:
     """「12月5日に京都に行く」「明日は歯医者の予定」「昨日京都に行った」 (day resolved against the turn's time)."""
     toks = s.toks
@@ -69,7 +79,7 @@ def plans(s: JaSentence) -> list[Draft]:
     if any(x.pos[0] == "助詞" and x.surface == "が" for x in toks[after:verb]):
         return []  # 雨が降る: the sentence is about something else
     mood = mood_after(toks, verb)
-    if mood.unreal or mood.negated:
+    if mood.unreal or mood.negated or _later_unreal(toks, mood.end):
         return []
     if mood.progressive and not mood.past:
         return []  # 住んでる, 飲んでる: what is going on, not what is planned
@@ -118,7 +128,7 @@ def habits(s: JaSentence) -> list[Draft]:
         if toks[verb].dictionary in _NON_ACTIVITY | _TAKING_UP or about(s, verb).subject != USER:
             return []
         mood = mood_after(toks, verb)
-        if mood.unreal or mood.negated or (mood.past and not mood.progressive) or mood.past:
+        if mood.unreal or mood.negated or mood.past or _later_unreal(toks, mood.end):
             return []
         d = s.draft("habit", span, "ja.habit", detail=marker, category="", value_key=_habit_key(span))
         return [d] if d else []
