@@ -27,15 +27,19 @@ class Family:
 
 FAMILIES: tuple[Family, ...] = (
     Family("likes", "likes", "positive", "ja.like", "コーヒーが大好き", "en.like", "I really love coffee",
-           "好き/大好き, like/love/adore/enjoy/am a fan of; 「猫好き」 compounds; 「走るのが好き」"),
+           "好き/大好き/趣味, like/love/adore/enjoy/am a fan of/nothing makes me happier than; 「猫好き」; 「走るのが好き」"),
     Family("into", "likes", "positive", "ja.hooked", "最近キャンプにハマってる", "en.like", "I'm into rock climbing",
            "ハマってる, into / obsessed with / hooked on"),
     Family("dislikes", "dislikes", "positive", "ja.dislike", "ホラー映画は苦手なんだ", "en.dislike",
            "I can't stand horror movies", "嫌い/苦手/好きじゃない, hate/dislike/can't stand/don't like"),
     Family("no longer likes", "likes", "negative", "ja.like", "もう納豆は好きじゃない", "en.like",
-           "I don't like natto anymore", "もう/今は…じゃない, 昔は好きだった; anymore, no longer, used to"),
+           "I don't like natto anymore", "もう/今は…じゃない, 昔は好きだった, もう飽きた, もう卒業; anymore, no longer, used to"),
     Family("favourite", "drink", "positive", "ja.favourite", "好きな飲み物は紅茶です", "en.favourite",
-           "My favourite drink is green tea", "飲み物/drink → drink, 食べ物/food → food, other nouns → likes"),
+           "My favourite drink is green tea", "飲み物/drink → drink, 食べ物/food → food, 映画/film → film, else likes"),
+    Family("favourite film", "film", "positive", "ja.favourite", "好きな映画は『千と千尋の神隠し』！", "en.favourite",
+           "Paddington is officially my new favourite film", "quoted titles; 「AからBに変わった」, used to be A, but now B"),
+    Family("current drink", "drink", "positive", "ja.favourite", "今は緑茶ばっかり飲んでる", "en.favourite",
+           "These days I only drink matcha", "ばっかり飲んでる, X派, 一番好き + a drink; only drink, a X person, I'm on X"),
     Family("quit", "habit", "negative", "ja.quit", "タバコやめました", "en.quit", "I quit smoking",
            "ends likes and habit; 辞めた / quit my job at X ends works_at"),
     Family("switch", "drink", "positive", "ja.switch", "最近コーヒーやめて紅茶にしたの", "en.switch",
@@ -64,9 +68,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("plans", "plan", "positive", "ja.plan", "12月5日に京都に行くんだ", "en.plan",
            "On Dec 5 I'm going to Kyoto", "a date (12月5日, 来週の土曜, next Friday) resolved against the turn's time"),
     Family("dated events", "event", "positive", "ja.event", "昨日京都に行った", "en.event",
-           "I went to Kyoto yesterday", "a past verb with a date"),
+           "I went to Kyoto yesterday", "a past verb (went, met, visited …) with a date"),
+    Family("places been to", "visited", "positive", "ja.visited", "週末台湾まで旅行してきたよ", "en.visited",
+           "Spent a few days in Lisbon, loved it", "a named place (固有名詞, capitalised); 行ったことない / never been: nothing"),
     Family("habits", "habit", "positive", "ja.habit", "毎朝ジョギングしてる", "en.habit",
            "Every morning I go for a run", "毎朝/毎日/いつも, every morning / on weekends"),
+    Family("habits taken up", "habit", "positive", "ja.habit", "筋トレも始めたよ、毎日ちょっとずつ", "en.habit",
+           "I started running every day", "始めた/続けてる, started / have been …ing"),
 )
 
 
