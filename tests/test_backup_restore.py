@@ -93,6 +93,7 @@ def test_round_trip_into_a_new_data_dir_gives_identical_stats_and_answers(source
     root, opened = source
     manifest = backup_now(opened.services)
     before = opened.picture()
+    assert all(before["places"]["archive.knowledge_items"]) and all(before["places"]["archive.memories"])  # issue 17/18 state is in the round trip
     target = Opened(tmp_path / "restored", root / "backups")
     try:
         report = restore_from(target.services, str(root / "backups"), manifest["id"])

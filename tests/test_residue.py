@@ -133,7 +133,8 @@ def erased_world(tmp_path_factory):
 def test_the_plan_counted_the_user_everywhere_they_were(erased_world):
     planned = erased_world["planned"]
     for name in ("midterm.redis", "archive.turn_archive", "archive.session_archive", "vectors.segments",
-                 "vectors.turns", "graph", "store.items", "checkpoints"):
+                 "vectors.turns", "graph", "store.items", "checkpoints",
+                 "archive.memories", "archive.knowledge_items"):  # the lifecycle's and the knowledge's rows
         assert planned[name] > 0, name
     assert planned["store.items"] == 2
     assert erased_world["report"]["removed"]["archive.turn_archive"] == planned["archive.turn_archive"]
