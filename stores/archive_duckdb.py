@@ -25,6 +25,7 @@ from .errors import InvalidInput
 from .ids import AUDIT_TABLE, OUTBOX_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
 from .knowledge_duckdb import KnowledgeTable
 from .memories_duckdb import MemoryTable
+from .procedures_duckdb import ProcedureTable
 from .semantic_duckdb import SemanticTable
 from .models import SegmentRecord, Turn
 
@@ -166,6 +167,7 @@ class DuckDBArchive:
         self._db = GuardedConnection(self.database, self.data_dir, "archive", _SCHEMA)
         self.memories = MemoryTable(self._db)  # the lifecycle's state shares the file and its transactions
         self.knowledge = KnowledgeTable(self._db)  # so do knowledge items (issue 18)
+        self.procedures = ProcedureTable(self._db)  # and procedures (issue 18, A8)
         self.semantic = SemanticTable(self._db)  # and semantic memories (P4 consolidation)
         # (user_id, turn_id) pairs found missing by missing_turns(): has_turn() answers them without a
         # query. Sound because this adapter is the file's only writer (DuckDB locks the file to one

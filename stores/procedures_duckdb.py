@@ -1,0 +1,163 @@
+"""Procedures (A8 procedural memory, S5 strategy learning) in the archive database, as the source of truth.
+
+One row per version of a procedure: a re-consolidated procedure keeps its old version (status
+``superseded``, ``superseded_by`` the new one) and every version of one procedure shares its
+``lineage_id``. Rows go in and out as plain dicts (``stores`` imports nothing from ``nodes``); what a row
+means is ``nodes.knowledge.procedure_models``.
+
+The table has a ``user_id`` column, so erasure, backups and the residue scan find it in the archive's
+catalogue like the archive's own tables (stores.places.archive). Writes run inside the archive's
+transaction when the caller opened one (the procedures a segment taught commit with the segment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .duckdb_connection import GuardedConnection
+from .errors import InvalidInput
+from .ids import validate_id
+
+PROCEDURES = "procedures"
+STATUSES = ("current", "superseded")
+
+# (column, DuckDB type); the order is the row order of every statement below.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("procedure_id", "VARCHAR"), ("user_id", "VARCHAR"), ("lineage_id", "VARCHAR"), ("version", "INTEGER"),
+    ("title", "VARCHAR"), ("task_key", "VARCHAR"), ("description", "VARCHAR"), ("steps", "VARCHAR[]"),
+    ("keywords", "VARCHAR[]"), ("language", "VARCHAR"), ("embedding", "FLOAT[]"),
+    ("success_count", "INTEGER"), ("failure_count", "INTEGER"), ("confidence", "DOUBLE"),
+    ("status", "VARCHAR"), ("superseded_by", "VARCHAR"), ("supersedes", "VARCHAR"),
+    ("episode_ids", "VARCHAR[]"), ("source_turn_ids", "VARCHAR[]"), ("source_ids", "VARCHAR[]"),
+    ("outcome_ids", "VARCHAR[]"), ("said_at", "DOUBLE"), ("last_outcome_at", "DOUBLE"),
+    ("method", "VARCHAR"), ("note", "VARCHAR"), ("created_at", "DOUBLE"), ("updated_at", "DOUBLE"),
+)
+NAMES = tuple(c for c, _ in COLUMNS)
+_NULLABLE = {"superseded_by", "supersedes", "last_outcome_at"}
+_LISTS = {"steps", "keywords", "embedding", "episode_ids", "source_turn_ids", "source_ids", "outcome_ids"}
+_IDS = ("source_turn_ids", "episode_ids")
+
+SCHEMA = (
+    f"""CREATE TABLE IF NOT EXISTS {PROCEDURES} ({', '.join(
+        f"{c} {t}{'' if c in _NULLABLE else ' NOT NULL'}{' PRIMARY KEY' if c == 'procedure_id' else ''}"
+        for c, t in COLUMNS)})""",
+    f"CREATE INDEX IF NOT EXISTS {PROCEDURES}_user_idx ON {PROCEDURES} (user_id)",
+)
+
+
+def _check(row: Mapping[str, Any]) -> None:
+    validate_id(row["user_id"], "user_id")
+    validate_id(row["procedure_id"], "procedure_id")
+    validate_id(row["lineage_id"], "lineage_id")
+    for field in _IDS:
+        for value in row[field]:
+            validate_id(value, field)
+    if row["status"] not in STATUSES:
+        raise InvalidInput("status", f"must be one of {STATUSES}, got {row['status']!r}")
+    missing = [c for c in NAMES if c not in row and c not in _NULLABLE]
+    if missing:
+        raise InvalidInput("procedure", f"missing fields {missing}")
+
+
+class ProcedureTable:
+    """The procedures on the archive's connection (same file, same transactions as the segments)."""
+
+    def __init__(self, db: GuardedConnection):
+        self.db = db
+        with db.tx() as con:
+            for statement in SCHEMA:
+                con.execute(statement)
+
+    @contextmanager
+    def transaction(self, user_id: str) -> Iterator[None]:
+        """A read-modify-write of one user's procedures as one transaction (an outcome counted by two
+        callers at once is counted twice, never once); joins the archive's transaction when one is open."""
+        with self.db.tx(touches=(validate_id(user_id, "user_id"),)):
+            yield
+
+    def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or replace versions by ``procedure_id`` (a version's counts, status and sources change;
+        its id and steps never do). Returns how many rows were written."""
+        if not rows:
+            return 0
+        for row in rows:
+            _check(row)
+        owners = {r["procedure_id"]: r["user_id"] for r in rows}
+        placeholders = ", ".join("?" for _ in NAMES)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in NAMES if c not in ("procedure_id", "user_id"))
+        with self.db.tx(touches=set(owners.values())) as con:
+            # A procedure id belongs to one user forever: a row of another user's id is refused, never replaced.
+            clash = con.execute(
+                f"SELECT procedure_id, user_id FROM {PROCEDURES} WHERE procedure_id IN (SELECT unnest(?::VARCHAR[]))",
+                [list(owners)]).fetchall()
+            for procedure_id, owner in clash:
+                if owners[procedure_id] != owner:
+                    raise InvalidInput("procedure_id", f"{procedure_id!r} belongs to another user")
+            con.executemany(
+                f"INSERT INTO {PROCEDURES} ({', '.join(NAMES)}) VALUES ({placeholders}) "
+                f"ON CONFLICT (procedure_id) DO UPDATE SET {updates}",
+                [[_value(r, c) for c in NAMES] for r in rows])
+        return len(rows)
+
+    def procedures(self, user_id: str, *, history: bool = False,
+                   procedure_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The user's current procedures, oldest first (``history``: superseded versions too), or exactly
+        ``procedure_ids`` (whatever their status)."""
+        where, params = ["user_id = ?"], [validate_id(user_id, "user_id")]
+        if not history and procedure_ids is None:
+            where.append("status = 'current'")
+        if procedure_ids is not None:
+            where.append("procedure_id IN (SELECT unnest(?::VARCHAR[]))")
+            params.append([validate_id(p, "procedure_id") for p in procedure_ids])
+        with self.db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(NAMES)} FROM {PROCEDURES} WHERE {' AND '.join(where)} "
+                "ORDER BY said_at, lineage_id, version", params).fetchall()
+        return [_row(r) for r in rows]
+
+    def count(self, user_id: str) -> int:
+        with self.db.read() as con:
+            (n,) = con.execute(f"SELECT count(*) FROM {PROCEDURES} WHERE user_id = ?",
+                               [validate_id(user_id, "user_id")]).fetchone()
+        return int(n)
+
+    def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
+        """An episode deleted from every tier takes the versions only it taught; versions with other
+        sources keep them. A version whose successor went is current again (the history without the
+        forgotten episode). Returns how many versions went."""
+        user_id = validate_id(user_id, "user_id")
+        gone = [validate_id(e, "episode_ids") for e in episode_ids]
+        if not gone:
+            return 0
+        with self.db.tx(touches=(user_id,)) as con:
+            only_these = (f"FROM {PROCEDURES} WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0 "
+                          "AND len(list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e))) = 0")
+            deleted = [r[0] for r in con.execute(f"SELECT procedure_id {only_these}", [user_id, gone, gone]).fetchall()]
+            con.execute(f"DELETE {only_these}", [user_id, gone, gone])
+            con.execute(
+                f"UPDATE {PROCEDURES} SET episode_ids = list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e)) "
+                "WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0", [gone, user_id, gone])
+            con.execute(
+                f"UPDATE {PROCEDURES} SET status = 'current', superseded_by = NULL "
+                "WHERE user_id = ? AND list_contains(?::VARCHAR[], superseded_by)", [user_id, deleted])
+            con.execute(f"UPDATE {PROCEDURES} SET supersedes = NULL "
+                        "WHERE user_id = ? AND list_contains(?::VARCHAR[], supersedes)", [user_id, deleted])
+        return len(deleted)
+
+
+def _row(values: Sequence[Any]) -> dict[str, Any]:
+    row = dict(zip(NAMES, values))
+    for column in _LISTS:
+        row[column] = list(row[column] or ())
+    return row
+
+
+def _value(row: Mapping[str, Any], column: str) -> Any:
+    value = row.get(column)
+    if column == "embedding":
+        return [float(v) for v in (value if value is not None else ())]
+    if column in _LISTS:
+        return list(value or ())
+    return value
