@@ -106,6 +106,12 @@ def primed(services, question: str, now: float, user: str = USER) -> list[dict]:
     return out["recalled"]
 
 
+def memories_in(items: list[dict]) -> dict[str, dict]:
+    """Recall items of memories (episodes) by memory id. Knowledge items (issue 18: facts, grounded in the
+    segments they came from) are not memories the lifecycle acts on."""
+    return {i["segment_id"]: i for i in items if i.get("segment_id") and i.get("kind") != "knowledge"}
+
+
 def graph_mentions(services, segment_id: str) -> list[tuple[str, dict]]:
     """Every graph node or edge (by kind) that names the segment."""
     return [(kind, row) for kind, rows in services.stores.graph.dump().items() for row in rows
@@ -128,12 +134,13 @@ def test_an_archived_memory_recalled_on_purpose_is_revived_at_level_3_and_primed
     assert payload(services, cat)["level"] == 4
 
     # Priming never shows an archived memory, whatever the question.
-    assert cat not in {i.get("segment_id") for i in recall(services, USER, CAT_QUESTION, purpose="talking")}
-    assert cat not in {i.get("segment_id") for i in primed(services, CAT_QUESTION, T0 + archived_day * DAY + 60)}
+    assert cat not in memories_in(recall(services, USER, CAT_QUESTION, purpose="talking"))
+    assert cat not in memories_in(primed(services, CAT_QUESTION, T0 + archived_day * DAY + 60))
 
     # Deliberate recall reaches it, says it is archived and from the record, and flags it.
-    asked = [i for i in recall(services, USER, CAT_QUESTION, purpose="question", limit=10) if i.get("segment_id") == cat]
-    assert asked and asked[0]["archived"] is True and asked[0]["level"] == 4 and asked[0]["from_record"] is True
+    asked = memories_in(recall(services, USER, CAT_QUESTION, purpose="question", limit=10))
+    assert cat in asked and asked[cat]["archived"] is True and asked[cat]["level"] == 4
+    assert asked[cat]["from_record"] is True
     flagged = memory(services, cat)
     assert flagged["revival_requested"] is True and flagged["level"] == 4
 
@@ -149,7 +156,7 @@ def test_an_archived_memory_recalled_on_purpose_is_revived_at_level_3_and_primed
     # The long-term tier says so too, and priming may show it again, as it stands at level 3.
     point = payload(services, cat)
     assert point["level"] == 3 and point["retention"] == pytest.approx(expected, abs=1e-4)
-    again = {i["segment_id"]: i for i in primed(services, CAT_QUESTION, T0 + revival_day * DAY + 60) if i.get("segment_id")}
+    again = memories_in(primed(services, CAT_QUESTION, T0 + revival_day * DAY + 60))
     assert cat in again and again[cat]["level"] == 3 and again[cat]["archived"] is False
     assert again[cat]["text"] == revived["text"]
 
@@ -165,14 +172,13 @@ def test_revival_is_refused_while_level_3_is_full_and_granted_once_the_ratio_lea
     assert levels["cat"] == 4 and levels["mother"] == 1  # protected: outside the ratios
     assert list(levels.values()).count(3) == int(params.level3_ratio * 4)
 
-    asked = {i["segment_id"]: i for i in recall(services, USER, CAT_QUESTION, purpose="question", limit=10)
-             if i.get("segment_id")}
+    asked = memories_in(recall(services, USER, CAT_QUESTION, purpose="question", limit=10))
     assert asked[ids["cat"]]["archived"] is True and memory(services, ids["cat"])["revival_requested"]
     report = run_day(services, 2)
     refused = memory(services, ids["cat"])
     assert refused["level"] == 4 and refused["revival_requested"] is False  # the request is cleared
     assert report["revived"] == 0 and payload(services, ids["cat"])["level"] == 4
-    assert ids["cat"] not in {i.get("segment_id") for i in primed(services, CAT_QUESTION, T0 + 2 * DAY + 60)}
+    assert ids["cat"] not in memories_in(primed(services, CAT_QUESTION, T0 + 2 * DAY + 60))
 
     # An operator gives level 3 more room (55 %: two of four); the next deliberate recall is granted.
     roomier = LifecycleParams(level1_ratio=0.15, level2_ratio=0.30, level3_ratio=0.55, delete_ratio=0.0)
@@ -217,15 +223,16 @@ def test_auto_delete_is_off_by_default(memory_factory):
     mem = ingest(memory_factory, archive_retention_days=10, delete_max_intensity=40)
     services = mem.services
     ids = memory_ids(services)
+    before = {memory_id: tiers(services, memory_id) for memory_id in ids.values()}
     run_day(services, 1)
     report = run_day(services, 400)  # catch-up: 399 days, one at a time
     assert report["days"] == 399 and report["deleted"] == 0
-    assert set(memory_ids(services).values()) == set(ids.values())
-    archived = [m for m in list_memories(services, USER) if m["archived"]]
-    assert {ids["cat"], ids["cat2"]} <= {m["memory_id"] for m in archived}
-    for memory_id in (ids["cat"], ids["cat2"]):
-        where = tiers(services, memory_id)
-        assert where["memory row"] and where["long-term"] and where["mid-term"] and where["graph"], where
+    assert memory_ids(services) == ids
+    assert {ids["cat"], ids["cat2"]} <= {m["memory_id"] for m in list_memories(services, USER) if m["archived"]}
+    after = {memory_id: tiers(services, memory_id) for memory_id in ids.values()}
+    for memory_id, where in before.items():  # relations come and go; the memory stays wherever it was
+        for tier in ("memory row", "long-term", "mid-term", "graph"):
+            assert after[memory_id][tier] == where[tier], (memory_id, tier)
 
 
 def test_auto_delete_removes_a_memory_from_every_tier_keeps_its_turns_and_spares_the_protected(memory_factory):
@@ -233,45 +240,45 @@ def test_auto_delete_removes_a_memory_from_every_tier_keeps_its_turns_and_spares
                  delete_max_intensity=40)
     services = mem.services
     ids = memory_ids(services)
-    archived_day = run_until(services, ids["cat"], 4, last=30)
-    assert memory(services, ids["cat2"])["level"] == 4  # its twin went the same day
-    # The user protects one of the twins once archived (F8: never deleted), and an archived memory keeps a
-    # relation it points from (F6: frozen with it): the deletion must take that relation too.
-    set_protected(services, USER, ids["cat"], True)
+    doomed, twin = ids["cat"], ids["cat2"]  # the first went long-term at ingest; the near-copy did not
+    archived_day = run_until(services, doomed, 4, last=30)
+    assert memory(services, twin)["level"] == 4  # the twin went the same day
+    # The user protects the twin once archived (F8: never deleted), and an archived memory keeps a relation
+    # it points from (F6: frozen with it): the deletion must take that relation too.
+    set_protected(services, USER, twin, True)
     table = services.stores.archive.memories
-    assert table.add_relations(USER, [(ids["cat2"], ids["joy"], "references", 0.9)], today_of(services, T0)) == 1
+    assert table.add_relations(USER, [(doomed, ids["joy"], "references", 0.9)], today_of(services, T0)) == 1
     run_day(services, archived_day + 1)
-    assert services.stores.graph.relations(USER, [ids["cat2"]])  # mirrored in the graph tier
-    segment = services.stores.archive.get_segment(USER, ids["cat2"])
+    present = tiers(services, doomed)
+    assert all(present.values()), present  # every tier holds it, its relation mirrored in the graph
+    segment = services.stores.archive.get_segment(USER, doomed)
     turns_before = services.stores.archive.get_turns(USER, segment.turn_ids)
 
-    deleted_on = None
+    deleted_on, report = None, {}
     for day in range(archived_day + 2, archived_day + 20):
         report = run_day(services, day)
         if report["deleted"]:
             deleted_on = day
             break
-    assert deleted_on == archived_day + params_days(mem) + 1  # archived more than 10 days
+    retention_days = mem.settings.lifecycle.archive_retention_days
+    assert deleted_on == archived_day + retention_days + 1  # the first day it was archived MORE than 10 days
     assert report["deleted"] == 1 and report["transitions"][3][4] == 1  # level 4 -> deleted
 
-    gone = tiers(services, ids["cat2"])
+    gone = tiers(services, doomed)
     assert not any(gone.values()), gone
-    assert all(ids["cat2"] not in (r["src"], r["dst"]) for r in table.relations(USER))
-    assert all(ids["cat2"] not in r[:2] for r in services.stores.graph.relations(USER))
-    assert all(ids["cat2"] != r["memory_id"] for m in list_memories(services, USER) for r in m["relations"])
-    # Forgetting changes what is remembered, not what is recorded.
-    assert services.stores.archive.get_segment(USER, ids["cat2"]) is not None
+    assert all(doomed not in (r["src"], r["dst"]) for r in table.relations(USER))
+    assert all(doomed not in r[:2] for r in services.stores.graph.relations(USER))
+    assert all(doomed != r["memory_id"] for m in list_memories(services, USER) for r in m["relations"])
+    # Forgetting changes what is remembered, not what is recorded: the turns, and their index for recall.
+    assert services.stores.archive.get_segment(USER, doomed) is not None
     assert services.stores.archive.get_turns(USER, segment.turn_ids) == turns_before
-    # The protected twin stays, archived, in every tier; so do the memories the conditions do not meet.
+    assert len(services.stores.turns.vectors_of(USER, segment.turn_ids)) == len(segment.turn_ids)
+    # The protected twin stays, archived, wherever it was; so do the memories the conditions do not meet.
     run_days(services, deleted_on + 1, deleted_on + 30)
-    kept = tiers(services, ids["cat"])
-    assert kept["memory row"] and kept["long-term"] and kept["mid-term"] and kept["graph"], kept
-    assert memory(services, ids["cat"])["level"] == 4 and memory(services, ids["cat"])["protected"]
-    assert {ids[n] for n in ("joy", "jog", "mother", "cat")} == {m["memory_id"] for m in list_memories(services, USER)}
-
-
-def params_days(mem) -> int:
-    return mem.settings.lifecycle.archive_retention_days
+    kept = tiers(services, twin)
+    assert kept["memory row"] and kept["mid-term"] and kept["graph"], kept
+    assert memory(services, twin)["level"] == 4 and memory(services, twin)["protected"]
+    assert set(memory_ids(services)) == {"joy", "jog", "mother", "cat2"}
 
 
 @pytest.mark.parametrize("mode,retention_days,max_intensity,zero_recall,deleted", [
@@ -321,10 +328,11 @@ def test_priming_never_shows_a_deleted_memory_and_deliberate_recall_says_it_come
     run_days(services, 1, 25)
     cats = {ids["cat"], ids["cat2"]}
     assert not cats & set(memory_ids_now(services))
-    assert not cats & {i.get("segment_id") for i in primed(services, CAT_QUESTION, T0 + 25 * DAY + 60)}
-    asked = [i for i in recall(services, USER, CAT_QUESTION, purpose="question", limit=10) if i.get("segment_id") in cats]
+    assert not cats & set(memories_in(primed(services, CAT_QUESTION, T0 + 25 * DAY + 60)))
+    asked = [i for memory_id, i in memories_in(recall(services, USER, CAT_QUESTION, purpose="question", limit=10)).items()
+             if memory_id in cats]
     assert asked, "deliberate recall still reaches the record's turns"
-    assert all(i["from_record"] for i in asked)
+    assert all(i.get("from_record") is True for i in asked)
 
 
 def test_a_rederive_after_auto_delete_does_not_bring_the_memory_back(memory_factory):
@@ -335,10 +343,12 @@ def test_a_rederive_after_auto_delete_does_not_bring_the_memory_back(memory_fact
     services = mem.services
     ids = memory_ids(services)
     run_days(services, 1, 25)
-    assert not tiers(services, ids["cat2"])["long-term"]
+    cats = (ids["cat"], ids["cat2"])
+    assert not any(any(tiers(services, memory_id).values()) for memory_id in cats)
     rederive(services, USER)
-    where = tiers(services, ids["cat2"])
-    assert not where["long-term"] and not where["graph"], where
+    for memory_id in cats:
+        where = tiers(services, memory_id)
+        assert not any(where.values()), (memory_id, where)
 
 
 # --- crash recovery keeps the lifecycle's level state (defect: payload reset to level 1) -------------------
@@ -428,8 +438,8 @@ def test_revival_and_forget_through_the_cli(cli, tmp_path):
     assert memories()[cat]["archived"] is True
 
     items = json.loads(cli("recall", "--user", "kana", CAT_QUESTION, "--json", "--limit", "10").stdout)
-    reached = [i for i in items if i.get("segment_id") == cat]
-    assert reached and reached[0]["archived"] is True and reached[0]["level"] == 4
+    reached = memories_in(items).get(cat)
+    assert reached and reached["archived"] is True and reached["level"] == 4
     assert memories()[cat]["revival_requested"] is True
     report = json.loads(cli("maintain", "--user", "kana", "--now", "2026-01-21T09:00+09:00", "--json").stdout)
     assert report["lifecycle"]["revived"] >= 1
@@ -441,7 +451,7 @@ def test_revival_and_forget_through_the_cli(cli, tmp_path):
     assert forgotten["lifecycle"] == 1 and forgotten["segment"] == 1 and forgotten["turns"] == len(turn_ids)
     assert cat not in memories()
     items = json.loads(cli("recall", "--user", "kana", CAT_QUESTION, "--json", "--limit", "10").stdout)
-    assert cat not in {i.get("segment_id") for i in items}
+    assert cat not in memories_in(items)
     assert cli("forget", "--user", "kana", cat, check=False).returncode == 2  # gone: not found
 
     # Every tier, read in-process once the CLI has let go of the data directory.
