@@ -48,9 +48,9 @@ def top_similar(
     ``unit``: ``unit_rows(embeddings, dtype)`` when the caller already has it (one normalisation for many calls)."""
     if unit is None:
         unit = unit_rows(embeddings, dtype)
-    nonzero = np.any(unit != 0, axis=1)
-    queries = queries[nonzero[queries]]
-    candidates = candidates[nonzero[candidates]]
+    # zero rows among these rows only: over the whole matrix, per call, it was most of a one-call auto-link
+    queries = queries[np.any(unit[queries] != 0, axis=1)]
+    candidates = candidates[np.any(unit[candidates] != 0, axis=1)]
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64))
     for start in range(0, len(queries), block_rows):
@@ -87,10 +87,14 @@ def auto_link(
     parts = []
     # Normalised once for every user: per call it was 60× the matrix products at 1M memories (bench/lifecycle).
     unit = unit_rows(embeddings, dtype)
+    # each user's active rows from one stable sort (ascending within a user), not a mask over every row per user
+    rows = np.flatnonzero(active)
+    rows = rows[np.argsort(columns.group[rows], kind="stable")]
+    by_group = columns.group[rows]
     for group in np.unique(columns.group[new & active]):
-        mine = active & (columns.group == group)
+        mine = rows[np.searchsorted(by_group, group, "left"):np.searchsorted(by_group, group, "right")]
         parts.append(top_similar(
-            embeddings, np.flatnonzero(mine & new), np.flatnonzero(mine),
+            embeddings, mine[new[mine]], mine,
             params.auto_link_similarity_threshold, cap, block_rows=block_rows, block_cols=block_cols, dtype=dtype,
             unit=unit,
         ))
