@@ -1,7 +1,8 @@
 """What a user (or an operator for them) reads of their knowledge: current facts, or the whole history.
 
 The ``--json`` fields of `lumina-memory knowledge` are fixed (scripts depend on them): ``JSON_FIELDS``, plus
-``polarity`` (a negative item records that something is no longer so), ``episode_ids`` and ``event_date``.
+``polarity`` (a negative item records that something is no longer so), ``episode_ids``, ``event_date`` and
+``importance`` (P3, nodes.knowledge.importance).
 Times are epoch seconds, as in `lumina-memory memories`.
 """
 
@@ -11,9 +12,11 @@ from typing import Any
 
 from stores.ids import validate_id
 
+from .importance import knowledge_importance
+
 JSON_FIELDS = ("item_id", "subject", "attribute", "value", "text", "status", "valid_from", "valid_to",
                "superseded_by", "confidence", "source_ids", "source_turn_ids", "method")
-EXTRA_FIELDS = ("polarity", "episode_ids", "event_date")
+EXTRA_FIELDS = ("polarity", "episode_ids", "event_date", "importance")
 
 
 def list_knowledge(services, user_id: str, *, history: bool = False) -> list[dict[str, Any]]:
@@ -24,6 +27,7 @@ def list_knowledge(services, user_id: str, *, history: bool = False) -> list[dic
         item = {k: r[k] for k in JSON_FIELDS}
         item.update(source_ids=list(r["source_ids"] or []), source_turn_ids=list(r["source_turn_ids"] or []),
                     polarity=r["polarity"], episode_ids=list(r["episode_ids"] or []),
-                    event_date=r["event_date"].isoformat() if r["event_date"] else None)
+                    event_date=r["event_date"].isoformat() if r["event_date"] else None,
+                    importance=knowledge_importance(r["attribute"], r["value"], r["text"]))
         out.append(item)
     return out
