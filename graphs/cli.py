@@ -293,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     __import__("graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
     __import__("graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
     __import__("graphs.cli_knowledge", fromlist=["register"]).register(sub)  # knowledge
+    __import__("graphs.cli_procedures", fromlist=["register"]).register(sub)  # procedures, outcome
     return parser
 
 

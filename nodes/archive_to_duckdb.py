@@ -13,6 +13,7 @@ from contextlib import nullcontext
 from stores.models import Turn
 
 from .knowledge.learn import learn_segments
+from .knowledge.procedures import learn_procedures
 from .lifecycle.encode import encode_segments
 from .pending import advance, owed, record_of
 
@@ -38,6 +39,7 @@ def archive_to_duckdb(state: dict, ctx, services) -> dict:
                 encode_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
             if hasattr(archive, "knowledge"):  # A6/A7: what the segment taught, committed with it
                 learn_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
+                learn_procedures(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])  # A8
             if hasattr(archive, "put_outbox"):
                 archive.put_outbox([(ctx.user_id, item["segment_id"], owed(item), item.get("promotion") or "")
                                     for item in items])
