@@ -49,7 +49,7 @@ def _merge(a: dict, b: dict) -> dict:
 class MaintenanceContext(BaseModel):
     """Per-run inputs, e.g. a LangGraph cron's ``context``: ``{"user_id": "kana", "now": "2026-06-01T04:00+09:00"}``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="ignore")  # a server may add its own keys (assistant_id...)
     user_id: str | None = Field(default=None, description="Only this user's lifecycle (the other steps are per data directory).")
     now: datetime | float | None = Field(default=None, description="The time to run as: ISO-8601 or epoch seconds (default: the clock).")
 
@@ -68,7 +68,7 @@ class MaintenanceState(TypedDict, total=False):
     force: bool
     """Run every backup group now, whatever the schedules say."""
     now: float
-    """The time to run as (epoch seconds); the context's wins; the first step pins the clock when neither has it."""
+    """The time to run as (epoch seconds); the context's wins; the clock when neither has it."""
     user_id: str
     """Only this user's lifecycle; the context's wins."""
     report: Annotated[dict[str, Any], _merge]
@@ -159,8 +159,7 @@ def _inputs(state: MaintenanceState, context: MaintenanceContext | None) -> Main
         resolved["now"] = context.epoch()
     if resolved.get("user_id") is not None:
         resolved["user_id"] = validate_id(resolved["user_id"], "user_id")
-    resolved.setdefault("now", None)
-    if resolved["now"] is None:
+    if resolved.get("now") is None:  # not pinned in the state: a cron on a thread would keep a stale time
         resolved["now"] = time.time()
     return resolved  # type: ignore[return-value]
 
@@ -176,8 +175,6 @@ def build_maintenance_graph(services: Callable[[], Services] = default_services)
             started = time.perf_counter()
             out = step(inputs, services())
             log.info("maintenance step=%s seconds=%.2f", name, time.perf_counter() - started)
-            if state.get("now") is None:  # later steps run at the same instant as this one
-                out = {**out, "now": inputs["now"]}
             return out
 
         builder.add_node(step.__name__, node)

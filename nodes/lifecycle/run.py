@@ -148,10 +148,12 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
                     vectors[k] = np.asarray(record.embedding, dtype=np.float32)
             links.append(link_chunk(vectors, rows, linking, after, outcome.relations, params))
     added = merge_links(links)
-    relations_after = outcome.relations.concat(added)
     links_added = len(added)
+    # Step 8's deletions take their relations with them (either end; an archived memory keeps the ones it points from).
+    gone = outcome.deleted[outcome.relations.src] | outcome.deleted[outcome.relations.dst]
+    relations_after = outcome.relations.take(~gone).concat(added)
     # Relations go back as the users' full set when anything about them moved.
-    moved = links_added or outcome.relations_removed or outcome.relations_flipped
+    moved = links_added or gone.any() or outcome.relations_removed or outcome.relations_flipped
     new_relations = None
     if moved or len(relations_after) != len(relations):
         scores = {(s, d, k): sc for _u, s, d, k, sc in relation_rows}
