@@ -183,9 +183,12 @@ def test_recall_says_levels_priming_skips_the_archive_and_deliberate_recall_asks
     assert reached <= flagged
     primed = recall(services, "alice", question, purpose="talking", limit=10)
     assert not any(i["archived"] for i in primed)
-    ranked = [i["priority"] for i in primed]  # F7 orders what a character is primed with
+    # F7 orders the episodes a character is primed with (facts, issue 18, lead: knowing her cat's name outlives
+    # remembering the conversation it was told in, so a fact is not archived with its episode)
+    episodes = [i for i in primed if i["kind"] == "episode"]
+    ranked = [i["priority"] for i in episodes]
     assert ranked == sorted(ranked, reverse=True) and len(ranked) > 1
-    assert not {i.get("segment_id") for i in primed} & archived
+    assert not {i.get("segment_id") for i in episodes} & archived
 
 
 def test_a_quiet_conversation_is_encoded_by_the_maintenance_run(tmp_path):
