@@ -8,6 +8,11 @@ from. ``stores`` imports nothing from ``nodes``: rows go in and out as plain dic
 The table has a ``user_id`` column, so erasure, backups and the residue scan find it in the archive's
 catalogue like the archive's own tables (stores.places.archive). Writes run inside the archive's
 transaction when the caller opened one (the knowledge of a segment commits with the segment).
+
+The derived tiers (the knowledge vectors, the graph's Knowledge nodes) are written after the commit, never
+inside it: ``tiers_synced`` says which rows they already mirror. Every upsert clears it, so a crash or a
+store that is down between the commit and the tiers' writes leaves the row owed (nodes.knowledge.tiers).
+It is not one of ``COLUMNS``: rows read here are the item and its sources, not the tiers' bookkeeping.
 """
 
 from __future__ import annotations
@@ -36,12 +41,19 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 NAMES = tuple(c for c, _ in COLUMNS)
 _NULLABLE = {"event_date", "valid_to", "superseded_by"}
 
+SYNCED = "tiers_synced"
+
 SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {KNOWLEDGE} ({', '.join(
         f"{c} {t}{'' if c in _NULLABLE else ' NOT NULL'}{' PRIMARY KEY' if c == 'item_id' else ''}"
-        for c, t in COLUMNS)})""",
+        for c, t in COLUMNS)}, {SYNCED} BOOLEAN NOT NULL DEFAULT false)""",
     f"CREATE INDEX IF NOT EXISTS {KNOWLEDGE}_user_idx ON {KNOWLEDGE} (user_id)",
+    # A table made before the tiers existed gets the column (its rows then owe the tiers: false). DuckDB 2.0
+    # refuses NOT NULL in ADD COLUMN IF NOT EXISTS, and any ALTER of a NOT NULL column on an indexed table,
+    # so a migrated table's column is nullable: every write here sets it, and reads take NULL as false.
+    f"ALTER TABLE {KNOWLEDGE} ADD COLUMN IF NOT EXISTS {SYNCED} BOOLEAN DEFAULT false",
 )
+_UNSYNCED = f"{SYNCED} IS NOT TRUE"
 
 
 def _check(row: Mapping[str, Any]) -> None:
@@ -75,7 +87,9 @@ class KnowledgeTable:
             _check(row)
         owners = {r["item_id"]: r["user_id"] for r in rows}
         placeholders = ", ".join("?" for _ in NAMES)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in NAMES if c not in ("item_id", "user_id"))
+        # An item written again (new status, validity or sources) is owed to the derived tiers again.
+        updates = ", ".join([*(f"{c} = excluded.{c}" for c in NAMES if c not in ("item_id", "user_id")),
+                             f"{SYNCED} = false"])
         with self.db.tx(touches=set(owners.values())) as con:
             # An item id belongs to one user forever: a row of another user's id is refused, never replaced.
             clash = con.execute(
@@ -85,7 +99,7 @@ class KnowledgeTable:
                 if owners[item_id] != owner:
                     raise InvalidInput("item_id", f"{item_id!r} belongs to another user")
             con.executemany(
-                f"INSERT INTO {KNOWLEDGE} ({', '.join(NAMES)}) VALUES ({placeholders}) "
+                f"INSERT INTO {KNOWLEDGE} ({', '.join(NAMES)}, {SYNCED}) VALUES ({placeholders}, false) "
                 f"ON CONFLICT (item_id) DO UPDATE SET {updates}",
                 [[_value(r, c) for c in NAMES] for r in rows])
         return len(rows)
@@ -130,9 +144,77 @@ class KnowledgeTable:
                           "AND len(list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e))) = 0")
             (n,) = con.execute(f"SELECT count(*) {only_these}", [user_id, gone, gone]).fetchone()
             con.execute(f"DELETE {only_these}", [user_id, gone, gone])
+            # The survivors' sources changed: the tiers restate them at their next sync.
             con.execute(
-                f"UPDATE {KNOWLEDGE} SET episode_ids = list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e)) "
-                "WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0", [gone, user_id, gone])
+                f"UPDATE {KNOWLEDGE} SET episode_ids = list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e)), "
+                f"{SYNCED} = false WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0", [gone, user_id, gone])
+        return int(n)
+
+    def of_episodes(self, user_id: str, episode_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The user's items (any status) learned from any of these episodes, oldest statement first."""
+        user_id = validate_id(user_id, "user_id")
+        wanted = [validate_id(e, "episode_ids") for e in episode_ids]
+        if not wanted:
+            return []
+        with self.db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(NAMES)} FROM {KNOWLEDGE} WHERE user_id = ? "
+                "AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0 ORDER BY said_at, item_id",
+                [user_id, wanted]).fetchall()
+        return [dict(zip(NAMES, r)) for r in rows]
+
+    # --- the derived tiers' bookkeeping (nodes.knowledge.tiers) ----------------------------------------
+    def unsynced(self, user_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Items the derived tiers do not mirror yet (one user's, or everyone's), by user, oldest first."""
+        where, params = [_UNSYNCED], []
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(validate_id(user_id, "user_id"))
+        tail = ""
+        if limit is not None:
+            tail, params = " LIMIT ?", [*params, int(limit)]
+        with self.db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(NAMES)} FROM {KNOWLEDGE} WHERE {' AND '.join(where)} "
+                f"ORDER BY user_id, said_at, item_id{tail}", params).fetchall()
+        return [dict(zip(NAMES, r)) for r in rows]
+
+    def unsynced_count(self, user_id: str | None = None) -> int:
+        where, params = [_UNSYNCED], []
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(validate_id(user_id, "user_id"))
+        with self.db.read() as con:
+            (n,) = con.execute(f"SELECT count(*) FROM {KNOWLEDGE} WHERE {' AND '.join(where)}", params).fetchone()
+        return int(n)
+
+    def mark_synced(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Mark these rows (as ``unsynced`` returned them) mirrored by the tiers — each only if it is still
+        what was read: a row written again meanwhile (another status, validity or sources) stays owed.
+        Returns how many were marked."""
+        if not rows:
+            return 0
+        keys = [[validate_id(r["item_id"], "item_id"), validate_id(r["user_id"], "user_id"), r["status"],
+                 r["valid_to"], r["superseded_by"], list(r["episode_ids"] or ()), r["updated_at"]] for r in rows]
+        with self.db.tx(touches={k[1] for k in keys}) as con:
+            before = self._count_unsynced(con)
+            con.executemany(
+                f"UPDATE {KNOWLEDGE} SET {SYNCED} = true WHERE item_id = ? AND user_id = ? AND status = ? "
+                "AND valid_to IS NOT DISTINCT FROM ? AND superseded_by IS NOT DISTINCT FROM ? "
+                "AND episode_ids = ?::VARCHAR[] AND updated_at = ?", keys)
+            return before - self._count_unsynced(con)
+
+    @staticmethod
+    def _count_unsynced(con) -> int:
+        (n,) = con.execute(f"SELECT count(*) FROM {KNOWLEDGE} WHERE {_UNSYNCED}").fetchone()
+        return int(n)
+
+    def mark_unsynced(self, user_id: str) -> int:
+        """Owe every item of the user to the tiers again (a repair that rebuilds them from the archive)."""
+        user_id = validate_id(user_id, "user_id")
+        with self.db.tx(touches=(user_id,)) as con:
+            (n,) = con.execute(f"SELECT count(*) FROM {KNOWLEDGE} WHERE user_id = ?", [user_id]).fetchone()
+            con.execute(f"UPDATE {KNOWLEDGE} SET {SYNCED} = false WHERE user_id = ?", [user_id])
         return int(n)
 
 
