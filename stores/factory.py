@@ -24,11 +24,14 @@ class Stores:
     turns: object | None = None
     """Turn-level vectors (stores.turn_vectors): every archived turn, for fine-grained recall; None when
     settings.turn_vectors is off."""
+    knowledge: object | None = None
+    """Knowledge vectors (stores.knowledge_vectors): one point per knowledge item, mirroring the archive's
+    knowledge table (nodes.knowledge.tiers)."""
 
     def optimize(self) -> list[dict]:
         """Index the vector collections (see VectorStoreBase.optimize): a maintenance step, not a turn's."""
         out = []
-        for store in (self.vectors, self.turns):
+        for store in (self.vectors, self.turns, self.knowledge):
             if store is not None:
                 started = time.perf_counter()
                 report = store.optimize()  # type: ignore[attr-defined]
@@ -37,7 +40,7 @@ class Stores:
         return out
 
     def close(self) -> None:
-        for store in (self.turns, self.graph, self.vectors, self.archive, self.midterm):
+        for store in (self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm):
             if store is not None:
                 store.close()
         if self.lock is not None:
@@ -99,6 +102,20 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
                     batch_size=settings.upsert_batch_size, **_edge_index_settings(settings),
                 )
             opened.append(turns)
+        knowledge_collection = ids.collection_name("knowledge", embedder_name, dim)
+        if settings.qdrant_url:
+            from .knowledge_vectors import client_knowledge_vectors
+
+            knowledge = client_knowledge_vectors().from_url(
+                settings.qdrant_url, api_key, knowledge_collection, dim, embedder_name, batch_size=settings.upsert_batch_size)
+        else:
+            from .knowledge_vectors import EdgeKnowledgeVectors
+
+            knowledge = EdgeKnowledgeVectors(
+                data_dir / "qdrant" / knowledge_collection, knowledge_collection, dim, embedder_name,
+                batch_size=settings.upsert_batch_size, **_edge_index_settings(settings),
+            )
+        opened.append(knowledge)
         if settings.neo4j_uri:
             from .graph_neo4j import Neo4jGraph
 
@@ -119,4 +136,4 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
         "graph": graph.backend,
     }
     log.info("stores opened data_dir=%s backends=%s", data_dir, backends)
-    return Stores(midterm, archive, vectors, graph, lock, backends, turns)
+    return Stores(midterm, archive, vectors, graph, lock, backends, turns, knowledge)

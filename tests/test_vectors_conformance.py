@@ -492,3 +492,71 @@ def test_turn_delete_removes_only_those_turns_of_that_user(turn_store) -> None:
     with pytest.raises(InvalidInput):
         turn_store.delete("alice", "t0")
     assert turn_store.count() == 8
+
+
+# --- knowledge points (issue 18) ---------------------------------------------------------------------
+@pytest.fixture(params=["edge", "client"])
+def knowledge_store(request: pytest.FixtureRequest, tmp_path: Path):
+    from stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
+
+    collection = ids.collection_name("knowledge", EMBEDDER, DIM)
+    if request.param == "edge":
+        store = EdgeKnowledgeVectors(tmp_path / "knowledge", collection, DIM, EMBEDDER)
+    else:
+        store = client_knowledge_vectors().local(tmp_path / "knowledge-local", collection, DIM, EMBEDDER)
+    yield store
+    store.close()
+
+
+def _item(n: int, episodes: list[str], status: str = "current") -> dict:
+    return {"item_id": f"k{n}", "subject": "user", "attribute": "drink", "value": f"紅茶 {n}", "status": status,
+            "valid_from": 1_760_000_000.0 + n, "valid_to": None if status == "current" else 1_770_000_000.0,
+            "episode_ids": episodes, "text": "ignored: the payload keeps only its fields"}
+
+
+def test_knowledge_points_are_per_user_and_by_item(knowledge_store) -> None:
+    store = knowledge_store
+    rng = np.random.default_rng(40)
+    vectors = {u: [unit(rng) for _ in range(4)] for u in ("alice", "bob")}
+    for user in ("alice", "bob"):
+        items = [_item(n, [f"seg-{n}", "seg-9"], "superseded" if n == 0 else "current") for n in range(4)]
+        assert store.upsert_items(user, items, vectors[user]) == 4
+        assert store.upsert_items(user, items, vectors[user]) == 4  # idempotent: same ids, same points
+    assert store.count("alice") == store.count("bob") == 4 and store.count() == 8
+    # Search: this user's items only, nearest first, as (item id, cosine).
+    found = store.search_items("alice", near(vectors["alice"][2], rng, 0.01), 2)
+    assert found[0][0] == "k2" and found[0][1] > 0.99 and len(found) == 2
+    assert all(item != "k2" or score < 0.99 for item, score in store.search_items("bob", vectors["alice"][2], 4))
+    assert store.items_of("alice", ["k0", "k7"]) == {"k0": {
+        "user_id": "alice", "item_id": "k0", "subject": "user", "attribute": "drink", "value": "紅茶 0",
+        "polarity": "positive", "status": "superseded", "valid_from": 1_760_000_000.0, "valid_to": 1_770_000_000.0, "episode_ids": ["seg-0", "seg-9"]}}
+    # A forgotten episode: an item keeps its other sources; delete goes by item, only this user's.
+    assert store.set_episodes("alice", {"k1": ["seg-1"], "k7": ["seg-7"]}) == 1
+    assert store.items_of("alice", ["k1"])["k1"]["episode_ids"] == ["seg-1"]
+    assert store.items_of("bob", ["k1"])["k1"]["episode_ids"] == ["seg-1", "seg-9"]
+    assert store.delete("alice", ["k0", "k3", "k99"]) == 2 and store.delete("alice", ["k0"]) == 0
+    assert sorted(store.items_of("alice", [f"k{n}" for n in range(4)])) == ["k1", "k2"] and store.count("bob") == 4
+    assert store.delete_user("alice") == 2 and store.count() == 4
+
+
+def test_knowledge_input_is_checked_before_writing(knowledge_store) -> None:
+    store = knowledge_store
+    rng = np.random.default_rng(41)
+    good = _item(1, ["seg-1"])
+    bad_calls = [
+        ([good, {**_item(2, ["seg-2"]), "item_id": HOSTILE_IDS[1]}], [unit(rng), unit(rng)]),
+        ([good, _item(2, [HOSTILE_IDS[0]])], [unit(rng), unit(rng)]),
+        ([good, _item(2, "seg-2")], [unit(rng), unit(rng)]),  # type: ignore[arg-type]
+        ([good, {**_item(2, ["seg-2"]), "value": ""}], [unit(rng), unit(rng)]),
+        ([good, _item(2, ["seg-2"])], [unit(rng), [0.0] * DIM]),
+        ([good, _item(2, ["seg-2"])], [unit(rng)]),
+    ]
+    for items, vectors in bad_calls:
+        with pytest.raises(InvalidInput):
+            store.upsert_items("alice", items, vectors)
+    with pytest.raises(InvalidInput):
+        store.upsert_items(HOSTILE_IDS[1], [good], [unit(rng)])
+    for bad in HOSTILE_IDS:
+        with pytest.raises(InvalidInput):
+            store.delete("alice", [bad])
+    assert store.count() == 0  # nothing was written

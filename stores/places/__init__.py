@@ -50,6 +50,8 @@ def store_places(stores, settings: LuminaSettings, *, lg_store=None, checkpoints
     places.append(VectorPlace("vectors.segments", stores.vectors))
     if stores.turns is not None:
         places.append(VectorPlace("vectors.turns", stores.turns))
+    if stores.knowledge is not None:
+        places.append(VectorPlace("vectors.knowledge", stores.knowledge))
     places.append(GraphPlace(stores.graph))
     if lg_store is not None:
         places.append(LuminaStorePlace(lg_store))

@@ -1,4 +1,4 @@
-"""A vector collection whose points carry their user in the payload (segments, turns) as a UserDataPlace."""
+"""A vector collection whose points carry their user in the payload (segments, turns, knowledge) as a UserDataPlace."""
 
 from __future__ import annotations
 
