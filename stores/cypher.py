@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept")
+NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept", "Knowledge")
 
 # Typed memory relations (issue 17, F6) between two segments of one user, next to ASSOCIATED: one edge type
 # per kind, each with a score. The kind is the API's word, the edge type its Cypher name. Edge types cannot
@@ -23,7 +23,12 @@ NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept"
 RELATION_KINDS: Final[tuple[str, ...]] = ("continues", "references", "derived_from", "contradicts", "same_topic")
 RELATION_EDGES: Final[dict[str, str]] = {kind: kind.upper() for kind in RELATION_KINDS}
 
-EDGE_TYPES: Final[tuple[str, ...]] = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED", *RELATION_EDGES.values())
+# Knowledge items (issue 18, A4): a Knowledge node per item of the archive's knowledge table, LEARNED_FROM each
+# Segment (episode) it came from, and SUPERSEDES from a newer item to the one it ended (history kept).
+KNOWLEDGE_EDGES: Final[tuple[str, ...]] = ("LEARNED_FROM", "SUPERSEDES")
+
+EDGE_TYPES: Final[tuple[str, ...]] = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED", *RELATION_EDGES.values(),
+                                      *KNOWLEDGE_EDGES)
 
 # --- writes ------------------------------------------------------------------------------------------
 # $segment_id, $user_id, $summary, $ts, $importance
@@ -211,6 +216,106 @@ HINT (b JOIN x) JOIN a
 RETURN a.id AS src, b.id AS dst, label(x) AS edge, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
 """
 
+# --- knowledge items (issue 18) -----------------------------------------------------------------------------
+# Who owns each of $item_ids: a row per existing Knowledge node (item ids derive from their user's turns, so a
+# clash is a caller's bug, refused before a MERGE could hijack it or hit ladybug's primary key).
+KNOWLEDGE_OWNERS_OF_MANY: Final = """
+UNWIND $item_ids AS kid
+MATCH (k:Knowledge {id: kid})
+RETURN k.id AS id, k.user_id AS user_id
+"""
+
+# $user_id, $items: list of {id, subject, attribute, value, polarity, status} (non-empty)
+UPSERT_KNOWLEDGE: Final = """
+UNWIND $items AS it
+MERGE (k:Knowledge {id: it.id, user_id: $user_id})
+SET k.subject = it.subject, k.attribute = it.attribute, k.value = it.value, k.polarity = it.polarity,
+    k.status = it.status
+"""
+
+# The LEARNED_FROM edges the items have now. $user_id, $item_ids
+KNOWLEDGE_SOURCES_OF: Final = """
+UNWIND $item_ids AS kid
+MATCH (k:Knowledge {id: kid, user_id: $user_id})-[:LEARNED_FROM]->(s:Segment)
+RETURN k.id AS id, s.id AS segment_id
+"""
+
+# $user_id, $rows: list of {id, segment_id} (non-empty). A segment that is not this user's (or not in the graph
+# yet) does not MATCH: no edge crosses users.
+ADD_LEARNED_FROM: Final = """
+UNWIND $rows AS r
+MATCH (k:Knowledge {id: r.id, user_id: $user_id})
+MATCH (s:Segment {id: r.segment_id, user_id: $user_id})
+MERGE (k)-[:LEARNED_FROM]->(s)
+"""
+
+# $user_id, $rows: list of {id, segment_id} (non-empty)
+DROP_LEARNED_FROM: Final = """
+UNWIND $rows AS r
+MATCH (k:Knowledge {id: r.id, user_id: $user_id})-[x:LEARNED_FROM]->(s:Segment {id: r.segment_id})
+DELETE x
+"""
+
+# SUPERSEDES edges leaving ($..._FROM) or entering ($..._TO) the items. $user_id, $item_ids
+KNOWLEDGE_SUPERSEDES_FROM: Final = """
+UNWIND $item_ids AS kid
+MATCH (a:Knowledge {id: kid, user_id: $user_id})-[:SUPERSEDES]->(b:Knowledge)
+RETURN a.id AS src, b.id AS dst
+"""
+KNOWLEDGE_SUPERSEDES_TO: Final = """
+UNWIND $item_ids AS kid
+MATCH (a:Knowledge)-[:SUPERSEDES]->(b:Knowledge {id: kid, user_id: $user_id})
+RETURN a.id AS src, b.id AS dst
+"""
+
+# $user_id, $rows: list of {src, dst} (non-empty); both ends must be this user's items.
+ADD_SUPERSEDES: Final = """
+UNWIND $rows AS r
+MATCH (a:Knowledge {id: r.src, user_id: $user_id})
+MATCH (b:Knowledge {id: r.dst, user_id: $user_id})
+MERGE (a)-[:SUPERSEDES]->(b)
+"""
+DROP_SUPERSEDES: Final = """
+UNWIND $rows AS r
+MATCH (a:Knowledge {id: r.src})-[x:SUPERSEDES]->(b:Knowledge {id: r.dst, user_id: $user_id})
+DELETE x
+"""
+
+# Reads of a user's knowledge in the graph (inspection, tests). $user_id
+KNOWLEDGE_NODES_OF_USER: Final = """
+MATCH (k:Knowledge {user_id: $user_id})
+RETURN k.id AS id, k.subject AS subject, k.attribute AS attribute, k.value AS value, k.polarity AS polarity,
+    k.status AS status
+"""
+KNOWLEDGE_SOURCES_OF_USER: Final = """
+MATCH (k:Knowledge {user_id: $user_id})-[:LEARNED_FROM]->(s:Segment)
+RETURN k.id AS id, s.id AS segment_id, s.user_id AS owner
+"""
+KNOWLEDGE_SUPERSEDES_OF_USER: Final = """
+MATCH (a:Knowledge {user_id: $user_id})-[:SUPERSEDES]->(b:Knowledge)
+RETURN a.id AS src, b.id AS dst, b.user_id AS owner
+"""
+
+# The items learned from these segments, read before the segments go. $user_id, $segment_ids
+KNOWLEDGE_OF_SEGMENTS: Final = """
+UNWIND $segment_ids AS sid
+MATCH (s:Segment {id: sid, user_id: $user_id})<-[:LEARNED_FROM]-(k:Knowledge)
+RETURN DISTINCT k.id AS id
+"""
+
+# Of $item_ids, the user's items no segment supports any more: an item left without sources goes (its
+# SUPERSEDES edges with it). $user_id, $item_ids
+DELETE_UNSOURCED_KNOWLEDGE: Final = """
+UNWIND $item_ids AS kid
+MATCH (k:Knowledge {id: kid, user_id: $user_id})
+OPTIONAL MATCH (k)-[m:LEARNED_FROM]->(:Segment)
+WITH k, count(m) AS uses
+WHERE uses = 0
+DETACH DELETE k
+"""
+
+DELETE_USER_KNOWLEDGE: Final = "MATCH (k:Knowledge {user_id: $user_id}) DETACH DELETE k"
+
 # --- deleting single segments (a forgotten memory) ----------------------------------------------------------
 # $user_id, $segment_ids: the concepts these segments mention (read before they go, to tidy up after).
 CONCEPT_IDS_OF: Final = """
@@ -324,6 +429,7 @@ COUNT_NODES_ALL: Final[dict[str, str]] = {
     "Character": "MATCH (n:Character) RETURN count(n) AS n",
     "Segment": "MATCH (n:Segment) RETURN count(n) AS n",
     "Concept": "MATCH (n:Concept) RETURN count(n) AS n",
+    "Knowledge": "MATCH (n:Knowledge) RETURN count(n) AS n",
 }
 COUNT_EDGES_ALL: Final[dict[str, str]] = {
     "HAD": "MATCH (:User)-[r:HAD]->(:Segment) RETURN count(r) AS n",
@@ -331,6 +437,8 @@ COUNT_EDGES_ALL: Final[dict[str, str]] = {
     "MENTIONS": "MATCH (:Segment)-[r:MENTIONS]->(:Concept) RETURN count(r) AS n",
     "ASSOCIATED": "MATCH (:Segment)-[r:ASSOCIATED]->(:Segment) RETURN count(r) AS n",
     **{edge: f"MATCH (:Segment)-[r:{edge}]->(:Segment) RETURN count(r) AS n" for edge in RELATION_EDGES.values()},
+    "LEARNED_FROM": "MATCH (:Knowledge)-[r:LEARNED_FROM]->(:Segment) RETURN count(r) AS n",
+    "SUPERSEDES": "MATCH (:Knowledge)-[r:SUPERSEDES]->(:Knowledge) RETURN count(r) AS n",
 }
 
 # A user's share: their own nodes, the characters who took part in their segments, and every edge
@@ -342,6 +450,7 @@ COUNT_NODES_USER: Final[dict[str, str]] = {
     ),
     "Segment": "MATCH (n:Segment {user_id: $user_id}) RETURN count(n) AS n",
     "Concept": "MATCH (n:Concept {user_id: $user_id}) RETURN count(n) AS n",
+    "Knowledge": "MATCH (n:Knowledge {user_id: $user_id}) RETURN count(n) AS n",
 }
 COUNT_EDGES_USER: Final[dict[str, str]] = {
     "HAD": "MATCH (:User)-[r:HAD]->(:Segment {user_id: $user_id}) RETURN count(r) AS n",
@@ -354,6 +463,9 @@ COUNT_EDGES_USER: Final[dict[str, str]] = {
     # Relations never cross users (both ends are matched with the user), so the source's owner is enough.
     **{edge: f"MATCH (a:Segment {{user_id: $user_id}})-[r:{edge}]->(:Segment) RETURN count(r) AS n"
        for edge in RELATION_EDGES.values()},
+    # Knowledge edges never cross users either (both ends matched with the user when written).
+    "LEARNED_FROM": "MATCH (:Knowledge {user_id: $user_id})-[r:LEARNED_FROM]->(:Segment) RETURN count(r) AS n",
+    "SUPERSEDES": "MATCH (:Knowledge {user_id: $user_id})-[r:SUPERSEDES]->(:Knowledge) RETURN count(r) AS n",
 }
 
 # --- diagnostics (lumina-memory doctor; read-only) -----------------------------------------------------
@@ -376,6 +488,11 @@ LADYBUG_SCHEMA: Final[tuple[str, ...]] = (
     "CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Segment TO Concept)",
     "CREATE REL TABLE IF NOT EXISTS ASSOCIATED(FROM Segment TO Segment, score DOUBLE)",
     *(f"CREATE REL TABLE IF NOT EXISTS {edge}(FROM Segment TO Segment, score DOUBLE)" for edge in RELATION_EDGES.values()),
+    "CREATE NODE TABLE IF NOT EXISTS Knowledge("
+    "id STRING, user_id STRING, subject STRING, attribute STRING, value STRING, polarity STRING, status STRING, "
+    "PRIMARY KEY (id))",
+    "CREATE REL TABLE IF NOT EXISTS LEARNED_FROM(FROM Knowledge TO Segment)",
+    "CREATE REL TABLE IF NOT EXISTS SUPERSEDES(FROM Knowledge TO Knowledge)",
 )
 
 # Session setting, not schema: ladybug checkpoints its WAL once it holds this many bytes.
@@ -391,6 +508,8 @@ NEO4J_SCHEMA: Final[tuple[str, ...]] = (
     "CREATE CONSTRAINT lumina_concept_id IF NOT EXISTS FOR (n:Concept) REQUIRE n.id IS UNIQUE",
     "CREATE INDEX lumina_segment_user IF NOT EXISTS FOR (n:Segment) ON (n.user_id)",
     "CREATE INDEX lumina_concept_user IF NOT EXISTS FOR (n:Concept) ON (n.user_id)",
+    "CREATE CONSTRAINT lumina_knowledge_id IF NOT EXISTS FOR (n:Knowledge) REQUIRE n.id IS UNIQUE",
+    "CREATE INDEX lumina_knowledge_user IF NOT EXISTS FOR (n:Knowledge) ON (n.user_id)",
 )
 
 # Neo4j adapter only: finds servers that splice string parameters into the query text instead of

@@ -17,6 +17,10 @@ DUMP: Final[dict[str, str]] = {
         "s.importance AS importance"
     ),
     "Concept": "MATCH (c:Concept) RETURN c.id AS id, c.user_id AS user_id, c.name AS name",
+    "Knowledge": (
+        "MATCH (k:Knowledge) RETURN k.id AS id, k.user_id AS user_id, k.subject AS subject, "
+        "k.attribute AS attribute, k.value AS value, k.polarity AS polarity, k.status AS status"
+    ),
     "HAD": "MATCH (u:User)-[:HAD]->(s:Segment) RETURN u.id AS a, s.id AS b, s.user_id AS user_id",
     "PARTICIPATED": (
         "MATCH (c:Character)-[:PARTICIPATED]->(s:Segment) RETURN c.id AS a, s.id AS b, s.user_id AS user_id"
@@ -28,6 +32,8 @@ DUMP: Final[dict[str, str]] = {
     ),
     **{edge: (f"MATCH (s:Segment)-[x:{edge}]->(t:Segment) RETURN s.id AS a, t.id AS b, x.score AS score, "
               "s.user_id AS user_id") for edge in RELATION_EDGES.values()},
+    "LEARNED_FROM": "MATCH (k:Knowledge)-[:LEARNED_FROM]->(s:Segment) RETURN k.id AS a, s.id AS b, k.user_id AS user_id",
+    "SUPERSEDES": "MATCH (k:Knowledge)-[:SUPERSEDES]->(o:Knowledge) RETURN k.id AS a, o.id AS b, k.user_id AS user_id",
 }
 
 # kind -> statement taking $rows (the DUMP rows of that kind); nodes before edges (the order of LOAD).
@@ -39,6 +45,11 @@ LOAD: Final[dict[str, str]] = {
         "SET s.summary = r.summary, s.ts = r.ts, s.importance = r.importance"
     ),
     "Concept": "UNWIND $rows AS r MERGE (c:Concept {id: r.id}) SET c.user_id = r.user_id, c.name = r.name",
+    "Knowledge": (
+        "UNWIND $rows AS r MERGE (k:Knowledge {id: r.id, user_id: r.user_id}) "
+        "SET k.subject = r.subject, k.attribute = r.attribute, k.value = r.value, k.polarity = r.polarity, "
+        "k.status = r.status"
+    ),
     "HAD": "UNWIND $rows AS r MATCH (u:User {id: r.a}) MATCH (s:Segment {id: r.b}) MERGE (u)-[:HAD]->(s)",
     "PARTICIPATED": (
         "UNWIND $rows AS r MATCH (c:Character {id: r.a}) MATCH (s:Segment {id: r.b}) MERGE (c)-[:PARTICIPATED]->(s)"
@@ -54,7 +65,12 @@ LOAD: Final[dict[str, str]] = {
     **{edge: ("UNWIND $rows AS r MATCH (s:Segment {id: r.a, user_id: r.user_id}) "
               f"MATCH (t:Segment {{id: r.b, user_id: r.user_id}}) MERGE (s)-[x:{edge}]->(t) SET x.score = r.score")
        for edge in RELATION_EDGES.values()},
+    # Knowledge edges: both ends the row's user's, as the graph adapters write them.
+    "LEARNED_FROM": ("UNWIND $rows AS r MATCH (k:Knowledge {id: r.a, user_id: r.user_id}) "
+                     "MATCH (s:Segment {id: r.b, user_id: r.user_id}) MERGE (k)-[:LEARNED_FROM]->(s)"),
+    "SUPERSEDES": ("UNWIND $rows AS r MATCH (k:Knowledge {id: r.a, user_id: r.user_id}) "
+                   "MATCH (o:Knowledge {id: r.b, user_id: r.user_id}) MERGE (k)-[:SUPERSEDES]->(o)"),
 }
 
 # Everything (a rewrite empties the graph before loading it back). Nodes' edges go with them.
-CLEAR: Final[tuple[str, ...]] = tuple(f"MATCH (n:{label}) DETACH DELETE n" for label in ("Segment", "Concept", "User", "Character"))
+CLEAR: Final[tuple[str, ...]] = tuple(f"MATCH (n:{label}) DETACH DELETE n" for label in ("Knowledge", "Segment", "Concept", "User", "Character"))

@@ -94,6 +94,36 @@ class LinkedSegment(NamedTuple):
     neighbours: Sequence[tuple[str, float]]
 
 
+class KnowledgeNode(NamedTuple):
+    """A knowledge item as the graph holds it: its node's properties and the segments it was learned from."""
+
+    item_id: str
+    subject: str
+    attribute: str
+    value: str
+    polarity: str
+    status: str
+    episode_ids: Sequence[str]
+
+
+def _knowledge_rows(nodes: Sequence[KnowledgeNode]) -> list[KnowledgeNode]:
+    if isinstance(nodes, (str, Mapping)):
+        raise InvalidInput("items", "must be a list of knowledge items")
+    checked: dict[str, KnowledgeNode] = {}
+    for node in nodes:
+        if not isinstance(node, KnowledgeNode):
+            raise InvalidInput("items", f"items must be KnowledgeNode, got {type(node).__name__}")
+        item_id = ids.validate_id(node.item_id, "item_id")
+        for field in ("subject", "attribute", "value", "polarity", "status"):
+            value = getattr(node, field)
+            if not isinstance(value, str) or not value:
+                raise InvalidInput(field, "must be a non-empty string")
+        if item_id in checked:
+            raise InvalidInput("items", f"{item_id!r} is listed twice")
+        checked[item_id] = node._replace(episode_ids=_segment_ids(node.episode_ids, "episode_ids"))
+    return list(checked.values())
+
+
 class CypherGraph:
     """GraphStore over any engine that runs the statements of :mod:`stores.cypher`."""
 
@@ -323,11 +353,83 @@ class CypherGraph:
                 found[str(r["id"])].append(str(r["name"]))
         return found
 
+    # --- knowledge items (issue 18) -------------------------------------------------------------------
+    def upsert_knowledge(self, user_id: str, items: Sequence[KnowledgeNode],
+                         supersedes: Sequence[tuple[str, str]] = ()) -> int:
+        """Make these items' Knowledge nodes and edges what the archive says, in one unit of work: the node's
+        properties, a LEARNED_FROM edge to each of ``episode_ids`` (edges to other segments go), and of the
+        SUPERSEDES edges touching the items exactly ``supersedes`` as (newer, older) pairs. A segment or item
+        at the other end that is not this user's (or not in the graph yet) gets no edge. Idempotent: only
+        what differs is written. Returns the items written."""
+        ids.validate_id(user_id, "user_id")
+        nodes = _knowledge_rows(items)
+        if not nodes:
+            return 0
+        batch = [n.item_id for n in nodes]
+        wanted_edges = set()
+        for pair in supersedes:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise InvalidInput("supersedes", f"items must be (newer, older) pairs, got {str(pair)[:80]!r}")
+            src, dst = ids.validate_id(pair[0], "supersedes"), ids.validate_id(pair[1], "supersedes")
+            if src == dst or not ({src, dst} & set(batch)):
+                raise InvalidInput("supersedes", f"({src!r}, {dst!r}) must join two items, one of them written here")
+            wanted_edges.add((src, dst))
+        params: Params = {"user_id": user_id, "item_ids": batch}
+        with self._exclusive():
+            owners = {str(r["id"]): str(r["user_id"]) for r in self._read(cypher.KNOWLEDGE_OWNERS_OF_MANY, {"item_ids": batch})}
+            foreign = [i for i, owner in owners.items() if owner != user_id]
+            if foreign:
+                # Worded as "not found", as for segments: a refusal must not confirm another user's id.
+                raise InvalidInput("item_id", f"{foreign[0]!r} not found for this user (item ids derive from their user)")
+            have = {(str(r["id"]), str(r["segment_id"])) for r in self._read(cypher.KNOWLEDGE_SOURCES_OF, params)}
+            want = {(n.item_id, seg) for n in nodes for seg in n.episode_ids}
+            edges = {(str(r["src"]), str(r["dst"])) for query in (cypher.KNOWLEDGE_SUPERSEDES_FROM, cypher.KNOWLEDGE_SUPERSEDES_TO)
+                     for r in self._read(query, params)}
+            steps: list[Step] = [(cypher.UPSERT_KNOWLEDGE, {"user_id": user_id, "items": [
+                {"id": n.item_id, "subject": n.subject, "attribute": n.attribute, "value": n.value,
+                 "polarity": n.polarity, "status": n.status}
+                for n in nodes]})]
+            # Empty lists are not sent: ladybug cannot type an empty list of maps.
+            for query, rows in (
+                (cypher.DROP_LEARNED_FROM, [{"id": i, "segment_id": seg} for i, seg in sorted(have - want)]),
+                (cypher.ADD_LEARNED_FROM, [{"id": i, "segment_id": seg} for i, seg in sorted(want - have)]),
+                (cypher.DROP_SUPERSEDES, [{"src": a, "dst": b} for a, b in sorted(edges - wanted_edges)]),
+                (cypher.ADD_SUPERSEDES, [{"src": a, "dst": b} for a, b in sorted(wanted_edges - edges)]),
+            ):
+                if rows:
+                    steps.append((query, {"user_id": user_id, "rows": rows}))
+            self._write(steps)
+        return len(nodes)
+
+    def knowledge(self, user_id: str) -> list[dict[str, Any]]:
+        """The user's Knowledge nodes by item id: properties, ``episode_ids`` (its LEARNED_FROM segments) and
+        ``supersedes`` (the items it SUPERSEDES), both sorted."""
+        ids.validate_id(user_id, "user_id")
+        params = {"user_id": user_id}
+        with self._exclusive():  # one state of the graph for the three reads
+            nodes = self._read(cypher.KNOWLEDGE_NODES_OF_USER, params)
+            sources = self._read(cypher.KNOWLEDGE_SOURCES_OF_USER, params)
+            superseded = self._read(cypher.KNOWLEDGE_SUPERSEDES_OF_USER, params)
+        out = {str(r["id"]): {"item_id": str(r["id"]), "subject": r["subject"], "attribute": r["attribute"],
+                              "value": r["value"], "polarity": r["polarity"], "status": r["status"],
+                              "episode_ids": [], "supersedes": []}
+               for r in nodes}
+        for r in sources:
+            if r["owner"] == user_id and r["id"] in out:  # edges never cross users; this makes it impossible
+                out[r["id"]]["episode_ids"].append(str(r["segment_id"]))
+        for r in superseded:
+            if r["owner"] == user_id and r["src"] in out:
+                out[r["src"]]["supersedes"].append(str(r["dst"]))
+        for node in out.values():
+            node["episode_ids"].sort()
+            node["supersedes"].sort()
+        return [out[k] for k in sorted(out)]
+
     # --- per-memory changes (the forgetting lifecycle, issue 17) --------------------------------------
     def delete_segments(self, user_id: str, segment_ids: Sequence[str]) -> int:
-        """Remove these Segment nodes of this user with all their edges (relations included), then the
-        user's concepts that only they mentioned; returns Segment nodes removed (another user's ids and
-        missing ones count 0 and stay untouched)."""
+        """Remove these Segment nodes of this user with all their edges (relations and LEARNED_FROM included),
+        then the user's concepts that only they mentioned and the knowledge items only they supported;
+        returns Segment nodes removed (another user's ids and missing ones count 0 and stay untouched)."""
         ids.validate_id(user_id, "user_id")
         wanted = _segment_ids(segment_ids)
         if not wanted:
@@ -335,9 +437,12 @@ class CypherGraph:
         params: Params = {"user_id": user_id, "segment_ids": wanted}
         with self._exclusive():
             concept_ids = [str(r["id"]) for r in self._read(cypher.CONCEPT_IDS_OF, params)]
+            item_ids = [str(r["id"]) for r in self._read(cypher.KNOWLEDGE_OF_SEGMENTS, params)]
             steps: list[Step] = [(cypher.COUNT_SEGMENTS_OF, params), (cypher.DELETE_SEGMENTS_OF, params)]
             if concept_ids:
                 steps.append((cypher.DELETE_UNMENTIONED_CONCEPTS, {"user_id": user_id, "concept_ids": concept_ids}))
+            if item_ids:
+                steps.append((cypher.DELETE_UNSOURCED_KNOWLEDGE, {"user_id": user_id, "item_ids": item_ids}))
             return _single_count(self._write(steps)[0])
 
     def set_relations(self, user_id: str, relations: Sequence[tuple[str, str, str, float]]) -> int:
@@ -409,14 +514,15 @@ class CypherGraph:
         )
 
     def delete_user(self, user_id: str) -> int:
-        """Remove the user's User, Segment and Concept nodes with all their edges; nodes removed."""
+        """Remove the user's User, Segment, Concept and Knowledge nodes with all their edges; nodes removed."""
         ids.validate_id(user_id, "user_id")
         params = {"user_id": user_id}
         # Counted in the same unit of work as the deletes, so the number matches what went away.
-        counted = [(cypher.COUNT_NODES_USER[label], params) for label in ("User", "Segment", "Concept")]
+        counted = [(cypher.COUNT_NODES_USER[label], params) for label in ("User", "Segment", "Concept", "Knowledge")]
         results = self._write(
             [
                 *counted,
+                (cypher.DELETE_USER_KNOWLEDGE, params),
                 (cypher.DELETE_USER_CONCEPTS, params),
                 (cypher.DELETE_USER_SEGMENTS, params),
                 (cypher.DELETE_USER_NODE, params),

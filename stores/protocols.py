@@ -109,7 +109,7 @@ class VectorStore(Protocol):
 
 @runtime_checkable
 class GraphStore(Protocol):
-    """Associative memory: User, Character, Segment and Concept nodes (ladybug or Neo4j)."""
+    """Associative memory: User, Character, Segment, Concept and Knowledge nodes (ladybug or Neo4j)."""
 
     backend: str
 
@@ -144,6 +144,13 @@ class GraphStore(Protocol):
         ...
     def relations(self, user_id: str, segment_ids: Sequence[str] | None = None) -> list[tuple[str, str, str, float]]:
         """The user's relations as (src, dst, kind, score), sorted; only those touching ``segment_ids`` if given."""
+        ...
+    def upsert_knowledge(self, user_id: str, items: Sequence[Any], supersedes: Sequence[tuple[str, str]] = ()) -> int:
+        """Knowledge nodes (stores.graph_base.KnowledgeNode) with their LEARNED_FROM segments and the
+        SUPERSEDES edges touching them made exactly as given (idempotent); items written."""
+        ...
+    def knowledge(self, user_id: str) -> list[dict]:
+        """The user's Knowledge nodes with their ``episode_ids`` and the items each ``supersedes``."""
         ...
     def counts(self, user_id: str | None = None) -> GraphCounts: ...
     def delete_user(self, user_id: str) -> int: ...

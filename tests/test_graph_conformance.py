@@ -29,7 +29,8 @@ from stores.settings import LuminaSettings
 from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
 
 A, B = "alice", "bob"
-NO_RELATIONS = {edge: 0 for edge in cypher.RELATION_EDGES.values()}
+# Edge types nothing in a test about segments makes: the memory relations and the knowledge edges.
+NO_RELATIONS = {edge: 0 for edge in (*cypher.RELATION_EDGES.values(), *cypher.KNOWLEDGE_EDGES)}
 HOSTILE = [
     "x') DETACH DELETE n //",
     "it's \"quoted\" `back` \\' \\\\ }{ $user_id ${x}",
@@ -102,7 +103,7 @@ def test_upsert_is_idempotent(graph):
         s2 = add(graph, A, 2, ["猫"], ["clarisse"])
         graph.link_segments(A, s1, [(s2, 0.8)])
         first = graph.counts()
-        assert first.nodes == {"User": 1, "Character": 3, "Segment": 2, "Concept": 2}
+        assert first.nodes == {"User": 1, "Character": 3, "Segment": 2, "Concept": 2, "Knowledge": 0}
         assert first.edges == {"HAD": 2, "PARTICIPATED": 3, "MENTIONS": 3, "ASSOCIATED": 1, **NO_RELATIONS}
     assert graph.counts(A) == first
 
@@ -115,7 +116,7 @@ def test_concurrent_upserts_of_one_new_segment_make_its_edges_once(graph):
     with ThreadPoolExecutor(6) as pool:
         list(pool.map(lambda _: add(graph, A, 1, ["猫", "映画", "旅行"], ["lumina", "nox"]), range(12)))
     counts = graph.counts(A)
-    assert counts.nodes == {"User": 1, "Character": 2, "Segment": 1, "Concept": 3}
+    assert counts.nodes == {"User": 1, "Character": 2, "Segment": 1, "Concept": 3, "Knowledge": 0}
     assert counts.edges == {"HAD": 1, "PARTICIPATED": 2, "MENTIONS": 3, "ASSOCIATED": 0, **NO_RELATIONS}
 
 
@@ -189,7 +190,7 @@ def test_users_are_isolated(graph):
     graph.link_segments(B, b1, [(a1, 0.99)])  # a foreign neighbour is not linked
     graph.link_segments(A, a1, [(b1, 0.99)])
     assert graph.associated(B, [b1], 10) == [] and graph.associated(A, [a1], 10) == [(a2, pytest.approx(0.9))]
-    assert graph.counts(B).nodes == {"User": 1, "Character": 1, "Segment": 1, "Concept": 1}
+    assert graph.counts(B).nodes == {"User": 1, "Character": 1, "Segment": 1, "Concept": 1, "Knowledge": 0}
     assert graph.counts(B).edges == {"HAD": 1, "PARTICIPATED": 1, "MENTIONS": 1, "ASSOCIATED": 0, **NO_RELATIONS}
     with pytest.raises(InvalidInput, match="not found for this user"):
         graph.upsert_segment(B, a1, [], ["x"], "hijack", 1.0, 0.1)
@@ -217,7 +218,7 @@ def test_hostile_strings_are_stored_verbatim_and_harm_nothing(graph):
         assert graph.concepts_of(A, [segment]) == {segment: sorted([text, f"{text}-2"])}
         assert graph.segments_for_concepts(A, [text], 5) == [(segment, 1)]
     counts = graph.counts()
-    assert counts.nodes == {"User": 2, "Character": 1, "Segment": len(HOSTILE) + 1, "Concept": 2 * len(HOSTILE) + 1}
+    assert counts.nodes == {"User": 2, "Character": 1, "Segment": len(HOSTILE) + 1, "Concept": 2 * len(HOSTILE) + 1, "Knowledge": 0}
     assert graph.concepts_of(B, [b1]) == {b1: ["猫"]}
 
 
@@ -333,7 +334,7 @@ def test_batch_upsert_links_within_the_batch_in_one_commit(graph):
     assert graph.associated(A, [s1], 10) == [(s2, pytest.approx(0.9)), (s0, pytest.approx(0.8))]
     assert graph.segments_for_concepts(A, ["映画"], 10) == [(s2, 1), (s1, 1)]
     assert props(graph, A, s2) == {"summary": "second", "ts": 2.0, "imp": pytest.approx(0.6)}
-    assert graph.counts(A).nodes == {"User": 1, "Character": 3, "Segment": 3, "Concept": 2}
+    assert graph.counts(A).nodes == {"User": 1, "Character": 3, "Segment": 3, "Concept": 2, "Knowledge": 0}
     # A bad segment anywhere in the batch writes none of it.
     s3, s4 = seg(A, 3), seg(A, 4)
     with pytest.raises(InvalidInput):
@@ -394,7 +395,7 @@ def test_delete_segments_removes_only_those_segments_of_that_user(graph):
     # The concept only the forgotten segment named goes with it; one another segment names stays.
     assert graph.segments_for_concepts(A, ["秘密の場所"], 5) == [] and graph.segments_for_concepts(A, ["猫"], 5) == [(a2, 1)]
     counts = graph.counts(A)
-    assert counts.nodes == {"User": 1, "Character": 1, "Segment": 2, "Concept": 2}
+    assert counts.nodes == {"User": 1, "Character": 1, "Segment": 2, "Concept": 2, "Knowledge": 0}
     assert counts.edges["CONTINUES"] == counts.edges["REFERENCES"] == 0 and counts.edges["SAME_TOPIC"] == 1
     assert graph.counts(B) == before_b and graph.concepts_of(B, [b1]) == {b1: ["秘密の場所"]}
     assert graph.delete_segments(A, [a1]) == 0  # idempotent
@@ -491,3 +492,89 @@ def test_relations_survive_dump_and_load(graph):
     for _ in range(2):  # loading twice changes nothing
         graph.load(rows)
         assert {u: graph.relations(u) for u in (A, B)} == before and graph.counts() == counts
+
+
+# --- knowledge items (issue 18) ---------------------------------------------------------------------
+def know(item: str, value: str, status: str, episodes, subject: str = "user", attribute: str = "drink",
+         polarity: str = "positive"):
+    from stores.graph_base import KnowledgeNode
+
+    return KnowledgeNode(item, subject, attribute, value, polarity, status, list(episodes))
+
+
+def test_knowledge_nodes_learn_from_their_segments_and_supersede(graph):
+    a1, a2, a3 = add(graph, A, 1), add(graph, A, 2), add(graph, A, 3)
+    b1 = add(graph, B, 1)
+    items = [know("k-coffee", "コーヒー", "superseded", [a1]), know("k-tea", "紅茶", "current", [a2, a3])]
+    for _ in range(2):  # idempotent: the second call finds everything in place
+        assert graph.upsert_knowledge(A, items, [("k-tea", "k-coffee")]) == 2
+        counts = graph.counts(A)
+        assert counts.nodes["Knowledge"] == 2 and counts.edges["LEARNED_FROM"] == 3 and counts.edges["SUPERSEDES"] == 1
+    assert graph.knowledge(A) == [
+        {"item_id": "k-coffee", "subject": "user", "attribute": "drink", "value": "コーヒー", "polarity": "positive",
+         "status": "superseded", "episode_ids": [a1], "supersedes": []},
+        {"item_id": "k-tea", "subject": "user", "attribute": "drink", "value": "紅茶", "polarity": "positive",
+         "status": "current", "episode_ids": sorted([a2, a3]), "supersedes": ["k-coffee"]},
+    ]
+    # A restatement is the whole truth: a source no longer listed loses its edge; a segment that is another
+    # user's (or missing) gets none; the superseding edge not listed goes.
+    assert graph.upsert_knowledge(A, [know("k-tea", "紅茶", "current", [a3, b1, seg(A, 99)])]) == 1
+    tea = next(k for k in graph.knowledge(A) if k["item_id"] == "k-tea")
+    assert tea["episode_ids"] == [a3] and tea["supersedes"] == []
+    assert graph.counts(B).edges["LEARNED_FROM"] == 0 and graph.knowledge(B) == []
+    # Hostile strings are values, stored verbatim; an item id of another user is refused, not moved.
+    assert graph.upsert_knowledge(A, [know("k-h", HOSTILE[1], "current", [a1], subject=HOSTILE[3])]) == 1
+    hostile = next(k for k in graph.knowledge(A) if k["item_id"] == "k-h")
+    assert hostile["value"] == HOSTILE[1] and hostile["subject"] == HOSTILE[3]
+    with pytest.raises(InvalidInput):
+        graph.upsert_knowledge(B, [know("k-tea", "紅茶", "current", [b1])])
+    for bad_items, bad_pairs in (
+        ([know(HOSTILE[0], "x", "current", [a1])], ()),
+        ([know("k-x", "x", "current", [HOSTILE[4]])], ()),
+        ([know("k-x", "", "current", [a1])], ()),
+        ([know("k-x", "x", "current", [a1], polarity="")], ()),
+        ([know("k-x", "x", "current", [a1]), know("k-x", "y", "current", [a1])], ()),
+        ([know("k-x", "x", "current", a1)], ()),
+        ([know("k-x", "x", "current", [a1])], [("k-x", "k-x")]),
+        ([know("k-x", "x", "current", [a1])], [("k-tea", "k-coffee")]),  # touches nothing written here
+        ([know("k-x", "x", "current", [a1])], [("k-x",)]),
+    ):
+        with pytest.raises(InvalidInput):
+            graph.upsert_knowledge(A, bad_items, bad_pairs)
+    assert "k-x" not in {k["item_id"] for k in graph.knowledge(A)} and graph.counts(A).nodes["Knowledge"] == 3
+
+
+def test_knowledge_goes_with_its_last_source_and_with_its_user(graph):
+    a1, a2 = add(graph, A, 1), add(graph, A, 2)
+    b1 = add(graph, B, 1)
+    graph.upsert_knowledge(A, [know("k-only", "コーヒー", "superseded", [a1]),
+                               know("k-both", "コーヒー", "current", [a1, a2], attribute="likes", polarity="negative"),
+                               know("k-other", "猫", "current", [a2], attribute="pet")], [("k-both", "k-only")])
+    graph.upsert_knowledge(B, [know("kb", "tea", "current", [b1])])
+    kept_b = graph.counts(B)
+    # The forgotten episode takes its LEARNED_FROM edges; the item it alone supported goes (its SUPERSEDES edge
+    # with it); the items with other sources stay.
+    assert graph.delete_segments(A, [a1]) == 1
+    assert {k["item_id"]: k["episode_ids"] for k in graph.knowledge(A)} == {"k-both": [a2], "k-other": [a2]}
+    assert graph.counts(A).edges["SUPERSEDES"] == 0 and graph.counts(B) == kept_b
+    assert graph.delete_user(A) == 1 + 1 + 2  # User, the Segment left, Knowledge
+    assert graph.knowledge(A) == [] and graph.counts(A).nodes["Knowledge"] == 0 and graph.counts(B) == kept_b
+
+
+def test_knowledge_survives_dump_and_load(graph):
+    a = [add(graph, A, n) for n in range(2)]
+    b = add(graph, B, 0)
+    graph.upsert_knowledge(A, [know("k1", "コーヒー", "superseded", [a[0]]), know("k2", "紅茶", "current", [a[1]])],
+                           [("k2", "k1")])
+    graph.upsert_knowledge(B, [know("kb", "tea", "current", [b])])
+    before = {u: graph.knowledge(u) for u in (A, B)}
+    counts = graph.counts()
+    rows = graph.dump()
+    assert {r["user_id"] for kind in ("Knowledge", "LEARNED_FROM", "SUPERSEDES") for r in rows[kind]} == {A, B}
+    from stores import cypher_backup
+
+    graph._write([(statement, {}) for statement in cypher_backup.CLEAR])
+    assert graph.knowledge(A) == [] and graph.counts().nodes["Knowledge"] == 0
+    for _ in range(2):
+        graph.load(rows)
+        assert {u: graph.knowledge(u) for u in (A, B)} == before and graph.counts() == counts

@@ -1,8 +1,8 @@
 """The associative graph as a UserDataPlace (ladybug or Neo4j).
 
-A user's data there is their User node, their Segment and Concept nodes (concept ids are per user, so a
-concept is never shared and goes with its only user) and every edge touching those. Character nodes are
-shared by everyone and hold no user data; they stay.
+A user's data there is their User node, their Segment, Concept and Knowledge nodes (concept ids are per
+user, so a concept is never shared and goes with its only user) and every edge touching those. Character
+nodes are shared by everyone and hold no user data; they stay.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Callable
 from .. import cypher_backup
 from . import jsonl
 
-_COUNTED = ("User", "Segment", "Concept")
+_COUNTED = ("User", "Segment", "Concept", "Knowledge")
 
 
 class GraphPlace:
