@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from graphs.erase import erase_plan, erase_user
+from graphs.erase import backup_now, erase_plan, erase_user, restore_from
 from graphs.replay import replay
 from nodes.knowledge.procedure_detect import distill
 from nodes.knowledge.procedure_models import confidence_of
@@ -245,3 +245,25 @@ def test_an_english_how_to_through_the_cli(cli, tmp_path):  # noqa: F811
     assert json.loads(cli("procedures", "--user", "nobody", "--all", "--json").stdout) == []
     refused = cli("outcome", "--user", "nobody", pancakes["procedure_id"], "success", check=False)
     assert refused.returncode == 2 and "not found" in refused.stdout
+
+
+def test_backed_up_and_restored_with_the_archive(memory_factory, tmp_path):
+    """A procedure's versions, counts and vector come back from a backup into a new data directory."""
+    source = memory_factory()
+    _learn(source.services, "rin", "seg-1", _turns("r1", CHEESECAKE, T0))
+    _learn(source.services, "rin", "seg-2", _turns("r2", [("user", "チーズケーキ失敗した")], T0 + DAY))
+    _learn(source.services, "rin", "seg-3", _turns("r3", [
+        ("user", "チーズケーキのレシピ、見直して"),
+        ("clarisse", "クリームチーズ200g、砂糖60g、卵2個を順番に混ぜます。160度のオーブンで50分焼いて、一晩冷やしてください")],
+        T0 + 2 * DAY))
+    table = source.services.stores.archive.procedures
+    before = table.procedures("rin", history=True)
+    assert [p["version"] for p in before] == [1, 2] and before[0]["failure_count"] == 1
+    manifest = backup_now(source.services, str(tmp_path / "backups"))
+    assert manifest["places"]["archive.procedures"]["count"] == 2
+    target = memory_factory()
+    restore_from(target.services, str(tmp_path / "backups"), manifest["id"])
+    after = target.services.stores.archive.procedures.procedures("rin", history=True)
+    assert [{**p, "embedding": None} for p in after] == [{**p, "embedding": None} for p in before]
+    assert all(a["embedding"] == pytest.approx(b["embedding"]) for a, b in zip(after, before))
+    assert match_procedures(target.services, "rin", "【チーズケーキ】")[0]["version"] == 2
