@@ -2,10 +2,11 @@
 and `lumina-memory maintain` runs by hand or from cron.
 
     record_settings → idle_segments → lifecycle_owed → lifecycle_days → lifecycle_reembed
-      → lifecycle_relations → lifecycle_deletions → lifecycle_summary → scheduled_backups → prune_backups
-      → retention → END
+      → lifecycle_relations → lifecycle_deletions → lifecycle_summary → knowledge_daily → knowledge_weekly
+      → scheduled_backups → prune_backups → retention → END
 
-Each step is a plain node (state in, a report entry out); the lifecycle's are graphs.maintenance_lifecycle.
+Each step is a plain node (state in, a report entry out); the lifecycle's are graphs.maintenance_lifecycle,
+knowledge's graphs.maintenance_knowledge.
 Per-run inputs come as typed context (``MaintenanceContext``: optional ``user_id`` and ``now``, what a
 LangGraph server's cron passes) or, as before, in the input state; the context wins. What the steps last
 did is kept in ``<data_dir>/maintenance-state.json``: a backup group runs when its schedule
@@ -34,6 +35,7 @@ from stores.backup_location import LocalLocation, open_location
 from stores.ids import validate_id
 
 from .erase import audit_log, backup_now, default_backup_location
+from .maintenance_knowledge import KNOWLEDGE_STEPS
 from .maintenance_lifecycle import LIFECYCLE_STEPS
 
 log = logging.getLogger("lumina.maintenance")
@@ -144,7 +146,7 @@ def idle_segments(state: MaintenanceState, services: Services) -> dict:
 
 
 STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
-    record_settings, idle_segments, *LIFECYCLE_STEPS, scheduled_backups, prune_backups, retention)
+    record_settings, idle_segments, *LIFECYCLE_STEPS, *KNOWLEDGE_STEPS, scheduled_backups, prune_backups, retention)
 
 StepProgress = Callable[[str, int, int | None], None]
 """(step, done, total) as steps stream it; total None: the step started and counts nothing."""

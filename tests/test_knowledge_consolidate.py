@@ -56,3 +56,21 @@ def test_the_same_topic_on_one_day_is_not_a_semantic_memory(memory_factory):
     replay(mem.graph, "kai", [dict(r, ts=r["ts"].replace("T20", "T22")) for r in _day("kai", "2026-10-01", CAT, "b")])
     assert consolidate_user(mem.services, "kai")["groups"] == 0
     assert mem.services.stores.archive.semantic.items("kai") == []
+
+
+def test_the_maintenance_graph_consolidates_daily_and_reviews_weekly(memory_factory):
+    from graphs.maintenance_graph import graph, run_maintenance
+
+    assert {"knowledge_daily", "knowledge_weekly"} <= set(graph.get_graph().nodes)
+    mem = memory_factory()
+    replay(mem.graph, "yui", _day("yui", "2026-10-01", CAT, "a"))
+    replay(mem.graph, "yui", _day("yui", "2026-10-09", CAT, "b"))
+    monday = 1_792_450_000.0  # 2026-10-19 (a Monday) in Asia/Tokyo
+    first = run_maintenance(mem.services, now=monday)
+    assert first["knowledge_daily"]["users"] == 1 and first["knowledge_daily"]["written"] == 1
+    assert first["knowledge_weekly"]["due"] is True and first["knowledge_weekly"]["users"] == 1
+    again = run_maintenance(mem.services, now=monday + 3_600)
+    assert again["knowledge_daily"]["written"] == 0  # nothing new: nothing written
+    assert again["knowledge_weekly"]["due"] is False  # once per week
+    assert run_maintenance(mem.services, now=monday + 7 * 86_400)["knowledge_weekly"]["due"] is True
+    assert len(mem.services.stores.archive.semantic.items("yui")) == 1

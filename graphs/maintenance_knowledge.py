@@ -1,0 +1,89 @@
+"""Knowledge's periodic steps (issue 18) as maintenance-graph nodes, after the lifecycle's.
+
+    knowledge_daily → knowledge_weekly
+
+- ``knowledge_daily``   P4 consolidation: users with episodes archived since the last run get their similar
+                        episodes across days grouped into semantic memories (nodes.knowledge.consolidate)
+- ``knowledge_weekly``  A7 review: every user's facts folded again under the current settings, duplicates merged
+                        and contradictions resolved (nodes.knowledge.review), once per local ISO week
+
+What they last did is kept under ``knowledge`` in ``maintenance-state.json``; with a ``user_id`` (the CLI's
+``--user``, a cron's context) both run for that user now, whatever the schedule.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from nodes.knowledge.consolidate import consolidate_user
+from nodes.knowledge.review import review_user
+from nodes.services import Services
+
+from .maintenance_lifecycle import step_progress
+
+if TYPE_CHECKING:
+    from .maintenance_graph import MaintenanceState
+
+
+def _saved(services: Services) -> tuple[dict, dict]:
+    from .maintenance_graph import _load_state
+
+    state = _load_state(services)
+    return state, dict(state.get("knowledge", {}))
+
+
+def _save(services: Services, state: dict, knowledge: dict) -> None:
+    from .maintenance_graph import _save_state
+
+    _save_state(services, {**state, "knowledge": knowledge})
+
+
+def _users_with_episodes_since(services: Services, since: float) -> tuple[list[str], float]:
+    """Users with segments archived at or after ``since`` (the archive's wall clock, not the run's ``now``,
+    which a simulated clock may put anywhere), and the newest such time: the next run's mark."""
+    rows = services.stores.archive.archived_since(since)
+    return sorted({user for user, _segment, _ts in rows}), max((ts for _u, _s, ts in rows), default=since)
+
+
+def knowledge_daily(state: MaintenanceState, services: Services) -> dict:
+    saved, knowledge = _saved(services)
+    now = state["now"]
+    since = float(knowledge.get("consolidated_until", 0.0))
+    due, mark = _users_with_episodes_since(services, since)
+    users = [state["user_id"]] if state.get("user_id") else due
+    progress = step_progress("knowledge_daily")
+    totals = {"users": len(users), "groups": 0, "written": 0, "removed": 0}
+    for done, user in enumerate(users, 1):
+        out = consolidate_user(services, user, now=now)
+        for key in ("groups", "written", "removed"):
+            totals[key] += out.get(key, 0)
+        progress(done, len(users))
+    if not state.get("user_id"):
+        _save(services, saved, {**knowledge, "consolidated_until": mark})
+    return {"report": {"knowledge_daily": totals}}
+
+
+def _week(now: float, zone: ZoneInfo) -> str:
+    year, week, _ = datetime.fromtimestamp(now, UTC).astimezone(zone).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def knowledge_weekly(state: MaintenanceState, services: Services) -> dict:
+    saved, knowledge = _saved(services)
+    week = _week(state["now"], ZoneInfo(services.settings.timezone))
+    if not state.get("user_id") and knowledge.get("reviewed_week") == week:
+        return {"report": {"knowledge_weekly": {"week": week, "due": False}}}
+    users = [state["user_id"]] if state.get("user_id") else _users_with_episodes_since(services, 0.0)[0]
+    progress = step_progress("knowledge_weekly")
+    changed = 0
+    for done, user in enumerate(users, 1):
+        changed += review_user(services, user, now=state["now"])["changed"]
+        progress(done, len(users))
+    if not state.get("user_id"):
+        _save(services, saved, {**knowledge, "reviewed_week": week})
+    return {"report": {"knowledge_weekly": {"week": week, "due": True, "users": len(users), "changed": changed}}}
+
+
+KNOWLEDGE_STEPS = (knowledge_daily, knowledge_weekly)
