@@ -65,7 +65,7 @@ def test_the_maintenance_graph_consolidates_daily_and_reviews_weekly(memory_fact
     mem = memory_factory()
     replay(mem.graph, "yui", _day("yui", "2026-10-01", CAT, "a"))
     replay(mem.graph, "yui", _day("yui", "2026-10-09", CAT, "b"))
-    monday = 1_792_450_000.0  # 2026-10-19 (a Monday) in Asia/Tokyo
+    monday = 1_792_450_000.0  # 2026-10-20 07:46 in Asia/Tokyo (week 43)
     first = run_maintenance(mem.services, now=monday)
     assert first["knowledge_daily"]["users"] == 1 and first["knowledge_daily"]["written"] == 1
     assert first["knowledge_weekly"]["due"] is True and first["knowledge_weekly"]["users"] == 1
