@@ -97,6 +97,10 @@ def test_sequences_numbered_steps_and_english_how_tos():
     numbered = distill(_turns("n", [("user", "what are the steps to fix a flat bike tire?"),
                                     ("nox", "1. Remove the wheel. 2. Take out the tube and find the hole. 3. Patch it.")], T0))
     assert numbered.title == "flat bike tire" and [s[:2] for s in numbered.step_texts] == ["1.", "2.", "3."]
+    own_way = distill(_turns("b", [("user", "what's your recipe for banana bread?"),
+                                   ("clarisse", "I usually mash 3 bananas with 100g of butter. "
+                                                "Then I add 200g of flour and bake it for 50 minutes at 180 degrees.")], T0))
+    assert own_way.title == "banana bread" and len(own_way.steps) == 2  # a teacher's "I usually…" still teaches
     circled = distill(_turns("m", [("user", "【カレー】メモ ①玉ねぎを炒める②肉を入れる③水600mlで20分煮込む")], T0))
     assert circled.title == "カレー" and len(circled.steps) == 3
 

@@ -53,6 +53,8 @@ _UNIT_BEFORE = re.compile(r"(大さじ|小さじ|大匙|小匙)\s*(\d+(?:\.\d+)?
 
 _EN_NARRATIVE_START = frozenset("i we he she they my our his her their it its yesterday last i've i'd we've "
                                 "i'm we're".split())
+_EN_PAST = frozenset("was were did had went made took got saw came ate ran put let set cut felt kept left "
+                     "found gave told thought bought brought tried baked cooked burnt burned".split())
 _EN_NOT_VERB = frozenset(EN_STOP | set(
     "oh wow thanks thank ok okay yes yeah sure great cool nice haha lol hmm well sounds sorry please "
     "good perfect awesome anyway also because since while though although got love see alright right uh um "
@@ -103,8 +105,10 @@ def _en_words(text: str) -> list[str]:
 
 
 def _en_narrative(sentence: str) -> bool:
+    """Someone telling what happened: "I baked it for 40 minutes" (a teacher's "I usually bake it…" still teaches)."""
     words = _en_words(_EN_MARKER.sub("", _NUMBER_START.sub("", sentence.strip())).strip(" ,"))
-    return bool(words) and words[0] in _EN_NARRATIVE_START
+    return bool(words) and words[0] in _EN_NARRATIVE_START and any(
+        w in _EN_PAST or (w.endswith("ed") and len(w) > 4) for w in words[1:])
 
 
 def clauses(text: str) -> list[Clause]:
