@@ -245,7 +245,7 @@ def test_which_attributes_supersede_is_data():
 
 
 @pytest.mark.parametrize(("settings", "message"), [
-    ({"policy": {"likes": "single"}}, "missing"),
+    ({"policy": {"likes": "single"}}, "must accumulate"),  # a partial policy overrides the defaults it names
     ({"policy": {**DEFAULT_POLICY, "mood": "single"}}, "unknown"),
     ({"opposites": {"likes": "dislikes"}}, "symmetric"),
     ({"opposites": {"likes": "likes"}}, "distinct"),
@@ -257,6 +257,11 @@ def test_which_attributes_supersede_is_data():
 def test_settings_are_validated(settings, message):
     with pytest.raises(ValidationError, match=message):
         KnowledgeParams(**settings)
+
+
+def test_a_partial_policy_keeps_the_other_defaults():
+    params = KnowledgeParams(policy={"has": "single"})
+    assert params.policy == {**DEFAULT_POLICY, "has": "single"}
 
 
 def test_plans_accumulate_by_day():

