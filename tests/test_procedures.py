@@ -271,3 +271,14 @@ def test_backed_up_and_restored_with_the_archive(memory_factory, tmp_path):
     assert [{**p, "embedding": None} for p in after] == [{**p, "embedding": None} for p in before]
     assert all(a["embedding"] == pytest.approx(b["embedding"]) for a, b in zip(after, before))
     assert match_procedures(target.services, "rin", "【チーズケーキ】")[0]["version"] == 2
+
+
+def test_another_task_with_other_amounts_is_a_new_procedure_not_a_version(memory):
+    services = memory.services
+    _learn(services, "kai", "seg-1", _turns("k1", CHEESECAKE, T0))
+    rare = [("user", "レアチーズケーキのレシピも教えて"),
+            ("clarisse", "クリームチーズ200g、砂糖50g、生クリーム200mlを順番に混ぜます。冷蔵庫で3時間冷やしてください")]
+    assert _learn(services, "kai", "seg-2", _turns("k2", rare, T0 + DAY)) == {"add": 1}
+    current = list_procedures(services, "kai")
+    assert {p["title"] for p in current} == {"チーズケーキ", "レアチーズケーキ"}
+    assert all(p["version"] == 1 and p["status"] == "current" for p in current)

@@ -11,9 +11,9 @@ sources or counted outcomes is skipped). Per segment:
 2. distillation (``procedure_detect.distill``), then against the user's current procedures:
    - a near-duplicate (cosine ≥ ``near_duplicate`` of description and steps) whose amounts agree: the same
      procedure restated — it gains the episode as a source, nothing new is written;
-   - the same task (same title key and cosine ≥ ``same_task``, or a near-duplicate) with other amounts
-     (170度で40分 → 160度で50分) or other steps: re-consolidated — a new version (counts reset,
-     confidence 0.5), the old one kept as ``superseded``;
+   - the same task (same title key and cosine ≥ ``same_task``, or a near-duplicate not named as another task)
+     with other amounts (170度で40分 → 160度で50分) or other steps: re-consolidated — a new version (counts
+     reset, confidence 0.5), the old one kept as ``superseded``;
    - anything else: a new procedure, version 1, confidence 0.4.
 
 ``record_outcome`` is the API for an outcome reported elsewhere (a tool call, the CLI); ``match_procedures``
@@ -152,7 +152,9 @@ class _Learner:
                 self._merge(r, draft, episode)
                 return
         for cosine, changed, r in scored:
-            if cosine >= near or (draft.task_key and draft.task_key == r["task_key"] and cosine >= self.params.same_task):
+            same_key = bool(draft.task_key) and draft.task_key == r["task_key"]
+            other_task = bool(draft.task_key and r["task_key"]) and not same_key  # レアチーズケーキ is no new チーズケーキ
+            if (same_key and cosine >= self.params.same_task) or (cosine >= near and not other_task):
                 self._reconsolidate(r, draft, vector, episode, changed, cosine)
                 return
         self._put(_row(self.user_id, draft, vector, episode, self.now, confidence=self.params.initial_confidence))
