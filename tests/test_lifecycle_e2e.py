@@ -329,8 +329,8 @@ def test_priming_never_shows_a_deleted_memory_and_deliberate_recall_says_it_come
     cats = {ids["cat"], ids["cat2"]}
     assert not cats & set(memory_ids_now(services))
     assert not cats & set(memories_in(primed(services, CAT_QUESTION, T0 + 25 * DAY + 60)))
-    asked = [i for memory_id, i in memories_in(recall(services, USER, CAT_QUESTION, purpose="question", limit=10)).items()
-             if memory_id in cats]
+    reached = memories_in(recall(services, USER, CAT_QUESTION, purpose="question", limit=10))
+    asked = [item for memory_id, item in reached.items() if memory_id in cats]
     assert asked, "deliberate recall still reaches the record's turns"
     assert all(i.get("from_record") is True for i in asked)
 
