@@ -15,6 +15,7 @@ from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from nodes.knowledge.params import KnowledgeParams
+from nodes.knowledge.procedure_models import ProcedureParams
 from nodes.lifecycle.params import LifecycleParams
 
 CHARACTERS: tuple[str, ...] = ("lumina", "clarisse", "nox")
@@ -312,6 +313,10 @@ class LuminaSettings(BaseSettings):
         default_factory=KnowledgeParams,
         description="Knowledge extraction and update resolution (README table); env LUMINA_KNOWLEDGE__<NAME>, "
         "e.g. LUMINA_KNOWLEDGE__POLICY='{\"drink\": \"accumulate\"}'.",
+    )
+    procedures: ProcedureParams = Field(
+        default_factory=ProcedureParams,
+        description="Procedural memory (A8, S5); env LUMINA_PROCEDURES__<NAME>, e.g. LUMINA_PROCEDURES__NEAR_DUPLICATE=0.9.",
     )
 
     @model_validator(mode="after")

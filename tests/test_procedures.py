@@ -282,3 +282,19 @@ def test_another_task_with_other_amounts_is_a_new_procedure_not_a_version(memory
     current = list_procedures(services, "kai")
     assert {p["title"] for p in current} == {"チーズケーキ", "レアチーズケーキ"}
     assert all(p["version"] == 1 and p["status"] == "current" for p in current)
+
+
+def test_a_how_question_recalls_the_procedure_with_its_steps(demo_memory):
+    from nodes.retrieval.recall import recall
+
+    items = recall(demo_memory.services, "demo-user", "クラリスに教わったチーズケーキの作り方、何度で何分焼くんだっけ？",
+                   purpose="question", limit=5)
+    kinds = [i["kind"] for i in items]
+    assert "procedure" in kinds and set(kinds) <= {"knowledge", "procedure", "episode"}
+    proc = next(i for i in items if i["kind"] == "procedure")
+    assert "170度" in proc["text"] and proc["turn_ids"] and proc["version"] == 1
+    chat = recall(demo_memory.services, "demo-user", "モカは元気？", purpose="question", limit=5)
+    assert "procedure" not in [i["kind"] for i in chat]  # not a how-question, no procedure named
+    off = recall(demo_memory.services, "demo-user", "チーズケーキの作り方は？", purpose="question", limit=5,
+                 disabled=["procedures"])
+    assert "procedure" not in [i["kind"] for i in off]

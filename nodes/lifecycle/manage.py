@@ -10,6 +10,7 @@ import json
 import time
 from typing import Any
 
+from nodes.knowledge.tiers import forget_episodes as forget_knowledge_points
 from stores.audit import AuditLog
 from stores.errors import InvalidInput, StoreUnavailable
 from stores.ids import validate_id
@@ -82,13 +83,16 @@ def forget_memory(services, user_id: str, memory_id: str, *, actor: str = "api")
     removed["long-term"] = stores.vectors.delete(user_id, [memory_id])
     if stores.turns is not None and turn_ids:
         removed["turn vectors"] = stores.turns.delete(user_id, turn_ids)
-    removed["graph"] = stores.graph.delete_segments(user_id, [memory_id])
+    removed["graph"] = stores.graph.delete_segments(user_id, [memory_id])  # its LEARNED_FROM edges too
+    removed["knowledge vectors"] = forget_knowledge_points(services, user_id, [memory_id])
     with archive.transaction():
         removed["lifecycle"] = table.delete(user_id, memory_id)
         removed["turns"] = archive.delete_turns(user_id, turn_ids) if turn_ids else 0
         removed["segment"] = archive.delete_segments(user_id, [memory_id])
         if hasattr(archive, "knowledge"):  # facts only this episode taught go with it (their turns do)
             removed["knowledge"] = archive.knowledge.forget_episodes(user_id, [memory_id])
+        if hasattr(archive, "procedures"):  # procedures it alone taught (a newer version it made: the older returns)
+            removed["procedures"] = archive.procedures.forget_episodes(user_id, [memory_id])
         if hasattr(archive, "semantic"):  # and semantic memories left with one episode
             removed["semantic"] = archive.semantic.forget_episodes(user_id, [memory_id])
     services.keyword_index.forget(user_id)

@@ -41,6 +41,7 @@ from stores.ids import validate_id
 from ..text.tokenize import terms
 from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
+from ..knowledge.recall_procedures import procedure_hits
 from ..lifecycle.recall_view import apply_lifecycle
 from .fusion import fuse
 from .packing import open_segment_item, pack_turns, segment_items
@@ -51,7 +52,7 @@ from .temporal import time_window
 
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
-SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge")
+SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -152,10 +153,12 @@ def recall(
     ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity)
 
     t_rerank = time.perf_counter()
-    # A18/A7: the facts the question asks about lead, current ones first; they take their share of the budget.
-    facts = knowledge_hits(services, user_id, query, limit=3 if limit is None else max(1, limit // 2)) if on["knowledge"] else []
-    if facts and budget is not None:
-        budget = max(0, budget - sum(f["tokens"] for f in facts))
+    # Issue 18: the facts the question asks about lead, current ones first, then the procedure a how-question
+    # asks for; they take their share of the budget.
+    facts = knowledge_hits(services, user_id, query, limit=3 if limit is None else max(1, limit // 2), query_vector=qvec) if on["knowledge"] else []
+    how = procedure_hits(services, user_id, query) if on["procedures"] else []
+    if (facts or how) and budget is not None:
+        budget = max(0, budget - sum(f["tokens"] for f in (*facts, *how)))
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
@@ -174,8 +177,9 @@ def recall(
                            index.token_counts)
     if on["lifecycle"]:
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
-    if on["knowledge"]:
+    if on["knowledge"] or how:
         items = with_knowledge(items, facts)
+        items[len(facts):len(facts)] = how
         if limit is not None:
             items = items[:limit]
     if open_turns:
