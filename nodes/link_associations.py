@@ -7,6 +7,7 @@ from stores.graph_base import LinkedSegment
 
 from . import recovery
 from .activity import record as record_event
+from .knowledge.tiers import sync_best_effort
 from .pending import advance, record_of
 
 
@@ -62,4 +63,7 @@ def link_associations(state: dict, ctx, services) -> dict:
                    on_deferred=lambda stage, exc: recovery.note_degraded(services, stage, exc))
     if not done:
         return {}
+    # After the commit and the segments' graph write: what this flush learned reaches the knowledge vectors
+    # and the graph (a store that is down leaves it owed to the next flush or recovery pass).
+    sync_best_effort(services, ctx.user_id)
     return {"pending": [p for p in done["pending"] if "graph" not in p.get("stages", [])]}

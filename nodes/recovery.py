@@ -46,13 +46,20 @@ def note_degraded(services, stage: str, exc: Exception) -> None:
         degraded[TIER_OF_STAGE.get(stage, stage)] = f"{type(exc).__name__}: {exc}"[:300]
 
 
+def _forgotten(archive, user_id: str, segment_ids: list[str]) -> set[str]:
+    """Segments whose memory the lifecycle auto-deleted: the record keeps them, no derived tier may again."""
+    table = getattr(archive, "memories", None)
+    return table.forgotten(user_id, segment_ids) if table is not None and segment_ids else set()
+
+
 def _items(archive, user_id: str, rows: list[dict]) -> tuple[list[dict], list[str]]:
     """Pending items as the flush nodes see them, rebuilt from the archive; and the segment ids of rows
     whose segment the archive no longer has (erased since): nothing to complete."""
     items, gone = [], []
+    forgotten = _forgotten(archive, user_id, [row["segment_id"] for row in rows])
     for row in rows:
         record = archive.get_segment(user_id, row["segment_id"])
-        if record is None:
+        if record is None or record.segment_id in forgotten:  # erased, or a memory the lifecycle deleted
             gone.append(row["segment_id"])
             continue
         turns = [
@@ -116,9 +123,11 @@ def recover(services, user_id: str | None = None, reason: str = "start-up") -> d
     archive = services.stores.archive
     if not hasattr(archive, "outbox"):
         return {}
+    knowledge_owed = _knowledge_owed(services, user_id)
     rows = archive.outbox(user_id)
     report: Counter = Counter()
     if not rows:
+        _sync_knowledge(services, user_id, reason, report, knowledge_owed)
         return dict(report)
     owed_before = Counter(stage for row in rows for stage in row["stages"])
     # Oldest first; a user's rows are completed together (one batch per tier, like the run that queued them).
@@ -147,6 +156,7 @@ def recover(services, user_id: str | None = None, reason: str = "start-up") -> d
     owed_after = Counter(stage for row in left for stage in row["stages"])
     report.update({f"completed {TIER_OF_STAGE[s]}": owed_before[s] - owed_after[s] for s in DEFERRABLE if owed_before[s]})
     report["still owed"] = len(left)
+    _sync_knowledge(services, user_id, reason, report, knowledge_owed)  # the segments are in the graph now
     degraded = getattr(services, "degraded", None)
     if degraded is not None:
         for stage in DEFERRABLE:
@@ -155,6 +165,25 @@ def recover(services, user_id: str | None = None, reason: str = "start-up") -> d
     level = logging.WARNING if report["segments"] else logging.INFO
     log.log(level, "recovery (%s): %s", reason, ", ".join(f"{k}={v}" for k, v in report.items()))
     return dict(report)
+
+
+def _knowledge_owed(services, user_id: str | None) -> int:
+    table = getattr(services.stores.archive, "knowledge", None)
+    return table.unsynced_count(user_id) if table is not None else 0
+
+
+def _sync_knowledge(services, user_id: str | None, reason: str, report: Counter, owed_before: int) -> None:
+    """Knowledge items the derived tiers do not mirror yet (a crash between the archive commit and their
+    sync, a store that was down): written now (by the graph stage above, or here), or left owed while a
+    store is still down. The report counts both."""
+    from .knowledge.tiers import sync_best_effort
+
+    if owed_before:
+        sync_best_effort(services, user_id, reason=reason)
+        still = _knowledge_owed(services, user_id)
+        report["knowledge items synced"] = max(0, owed_before - still)
+        if still:
+            report["knowledge items owed"] = still
 
 
 def restore_level_state(services, user_id: str, segment_ids: list[str]) -> int:
@@ -196,6 +225,8 @@ def rederive(services, user_id: str) -> dict:
     segments = sorted(archive.segments(user_id), key=lambda r: (r.end_ts, r.segment_id))
     owed_stages = ["qdrant", "graph"]  # mid-term: only what was archived within its TTL, below
     archive.put_outbox([(user_id, r.segment_id, owed_stages, "") for r in segments])
+    if hasattr(archive, "knowledge"):
+        archive.knowledge.mark_unsynced(user_id)  # the knowledge tiers are derived too
     report = recover(services, user_id, reason="rederive")
     rebuild_midterm(services, reason="rederive")
     return report
