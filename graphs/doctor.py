@@ -29,7 +29,7 @@ TIMEOUT = 5.0
 GRAPH_NODE_TABLES = ("User", "Character", "Segment", "Concept")
 GRAPH_REL_TABLES = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED")
 ARCHIVE_TABLES = (ids.TURNS_TABLE, ids.SEGMENTS_TABLE, ids.AUDIT_TABLE)
-VECTOR_KINDS = ("segments", "turns")  # stores.ids.collection_name kinds; a missing one is "not created yet"
+VECTOR_KINDS = ("segments", "turns", "knowledge")  # stores.ids.collection_name kinds; a missing one is "not created yet"
 
 
 @dataclass(frozen=True)

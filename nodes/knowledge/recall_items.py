@@ -8,16 +8,28 @@ The episode a current fact came from moves ahead of the episodes of the facts it
 source is read first.
 
 Cues are data (``QUESTION_CUES``, ``PAST_CUES``), not branches.
+
+A second channel reads the user's knowledge vectors (stores.knowledge_vectors): the few facts nearest the
+question's vector, above ``KnowledgeParams.recall_min_similarity``, are asked about too, and their cosine
+(times ``recall_vector_weight``) is added to the cue score. That is how a question in one language finds a
+fact said in another ("what does she drink now?" → 「紅茶にした」), and how the cue-matched facts ("likes")
+are ordered by what the question is about. Each hit says which channels found it (``channels``).
 """
 
 from __future__ import annotations
 
+import logging
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nodes.retrieval.temporal import date_label as _date
 from nodes.text.tokenize import terms
+from stores.errors import StoreUnavailable
+
+from .learn import params_of
+
+log = logging.getLogger("lumina.knowledge")
 
 # attribute → words of a question that asks about it (matched as substrings of the NFKC-lowered question)
 QUESTION_CUES: dict[str, tuple[str, ...]] = {
@@ -67,8 +79,24 @@ def _score(query_lower: str, query_terms: set[str], row: Mapping[str, Any]) -> f
     return 1.0 * cue + 1.0 * about + 1.0 * named + 0.1 * len(context)
 
 
-def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3) -> list[dict[str, Any]]:
-    """Recall items for the knowledge ``query`` asks about (at most ``limit``), best first."""
+def _nearest(services, user_id: str, query_vector: Sequence[float] | None) -> dict[str, float]:
+    """item_id → cosine of the user's facts nearest the question (the vector channel), above the floor."""
+    store = getattr(services.stores, "knowledge", None)
+    params = params_of(services)
+    if store is None or query_vector is None or not params.recall_vector_candidates:
+        return {}
+    try:
+        hits = store.search_items(user_id, [float(x) for x in query_vector], params.recall_vector_candidates)
+    except StoreUnavailable as exc:  # the cue channel still answers; the archive holds every fact
+        log.warning("knowledge vectors unavailable, recall uses cues only: %s", exc)
+        return {}
+    return {item: score for item, score in hits if score >= params.recall_min_similarity}
+
+
+def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3,
+                   query_vector: Sequence[float] | None = None) -> list[dict[str, Any]]:
+    """Recall items for the knowledge ``query`` asks about (at most ``limit``), best first. ``query_vector``:
+    the question's embedding, for the vector channel (None: cues only)."""
     table = getattr(services.stores.archive, "knowledge", None)
     if table is None:
         return []
@@ -77,7 +105,16 @@ def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3) -> lis
         return []
     q_lower, q_terms = _lower(query), set(terms(query))
     past = asks_about_past(query)
-    scored = [(s, r) for r in rows if r["status"] != "merged" and (s := _score(q_lower, q_terms, r)) > 0]
+    near = _nearest(services, user_id, query_vector)
+    weight = params_of(services).recall_vector_weight
+    scored = []
+    for r in rows:
+        if r["status"] == "merged":
+            continue
+        cue, cosine = _score(q_lower, q_terms, r), near.get(r["item_id"])
+        if cue > 0 or cosine is not None:
+            channels = [name for name, on in (("cue", cue > 0), ("vector", cosine is not None)) if on]
+            scored.append((cue + weight * (cosine or 0.0), {**r, "channels": channels}))
     if not scored:
         return []
     current = [(s, r) for s, r in scored if r["valid_to"] is None]
@@ -102,7 +139,8 @@ def _item(row: Mapping[str, Any], score: float) -> dict[str, Any]:
         # latest episode the fact came from
         "turn_ids": list(row["source_turn_ids"] or []),
         "segment_id": (list(row["episode_ids"] or []) or [None])[-1],
-        "tiers": ["archive"], "date": _date(row["said_at"]),
+        "tiers": ["archive", *(["long-term"] if "vector" in row.get("channels", ()) else [])],
+        "date": _date(row["said_at"]), "channels": list(row.get("channels", ["cue"])),
     }
 
 
