@@ -13,6 +13,8 @@ the archive's own tables, stores.places.archive):
                       transaction that writes the memory), same_topic by the batch's auto-link
 - ``lifecycle_days``  per user, the last local day the daily batch completed: a day's changes and this
                       mark commit in one transaction, so a killed batch never applies a day twice
+- ``memory_forgotten`` memories the batch auto-deleted: their segments stay as the record, and this keeps them
+                      from coming back as fresh memories (priming, re-derivation, the mid-term refill)
 - ``lifecycle_outbox`` derived writes a committed day (or an encoding that added relations) still owes
                       (re-embedding, vector payloads, graph relations): applied after the commit by the next
                       maintenance run (nodes.lifecycle.phases), idempotently, like the archive's outbox
@@ -36,6 +38,7 @@ MEMORIES = "memories"
 RELATIONS = "memory_relations"
 DAYS = "lifecycle_days"
 OUTBOX = "lifecycle_outbox"
+FORGOTTEN = "memory_forgotten"
 CATEGORIES = ("casual", "work", "decision", "emotional")
 RELATION_KINDS = ("continues", "references", "derived_from", "contradicts", "same_topic")
 OUTBOX_ACTIONS = ("reembed", "payload", "relations", "delete")
@@ -80,6 +83,10 @@ SCHEMA = (
         user_id VARCHAR PRIMARY KEY,
         last_day BIGINT NOT NULL,
         ran_at DOUBLE NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {FORGOTTEN} (
+        user_id VARCHAR NOT NULL,
+        memory_id VARCHAR NOT NULL,
+        day BIGINT NOT NULL)""",
     f"""CREATE TABLE IF NOT EXISTS {OUTBOX} (
         user_id VARCHAR NOT NULL,
         memory_id VARCHAR NOT NULL,
@@ -212,6 +219,16 @@ class MemoryTable:
                 con.execute(f"INSERT INTO {OUTBOX} VALUES (?, '*', 'relations', ?)", [user_id, int(day)])
         return int(added)
 
+    def forgotten(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of ``memory_ids`` the batch auto-deleted (their segments and turns are still the record)."""
+        ids = _ids(memory_ids, "memory_id")
+        if not ids:
+            return set()
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT DISTINCT memory_id FROM {FORGOTTEN} WHERE user_id = ? AND memory_id IN "
+                               "(SELECT unnest(?::VARCHAR[]))", [validate_id(user_id, "user_id"), ids]).fetchall()
+        return {r[0] for r in rows}
+
     # --- the batch --------------------------------------------------------------------------------
     def due_users(self, day: int, users: Sequence[str] | None = None) -> dict[str, int | None]:
         """user -> last completed day (None: never ran) for users with memories whose last day < ``day``."""
@@ -279,8 +296,12 @@ class MemoryTable:
                     f"UPDATE {MEMORIES} SET text = t.text FROM (SELECT unnest(?::BIGINT[]) AS s, "
                     f"unnest(?::VARCHAR[]) AS text) t WHERE {MEMORIES}.seq = t.s", [keys, [texts[k] for k in keys]])
             if len(delete_seq):
-                con.execute(f"DELETE FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))",
-                            [[int(x) for x in delete_seq]])
+                doomed = [int(x) for x in delete_seq]
+                # The segment and its turns stay (the record); this mark keeps the memory from coming back
+                # as a fresh one through priming, re-derivation or the mid-term refill.
+                con.execute(f"INSERT INTO {FORGOTTEN} SELECT user_id, memory_id, ? FROM {MEMORIES} "
+                            "WHERE seq IN (SELECT unnest(?::BIGINT[]))", [int(day), doomed])
+                con.execute(f"DELETE FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))", [doomed])
             if relations is not None:
                 con.execute(f"DELETE FROM {RELATIONS} WHERE user_id IN (SELECT unnest(?::VARCHAR[]))", [users])
                 if relations:

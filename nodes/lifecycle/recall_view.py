@@ -50,10 +50,15 @@ def apply_lifecycle(services, user_id: str, items: list[dict[str, Any]], purpose
     if table is None or not ids:
         return items
     rows = {r["memory_id"]: r for r in table.rows(user_id, ids)}
+    forgotten = table.forgotten(user_id, [i for i in ids if i not in rows])
     deliberate = purpose in DELIBERATE
     out = []
     for item in items:
         row = rows.get(item.get("segment_id"))
+        if item.get("segment_id") in forgotten:  # auto-deleted: only the record remembers it
+            if deliberate:
+                out.append({**item, "level": 4, "archived": True, "from_record": True, "forgotten": True})
+            continue
         if row is None:  # the open segment, or a segment from before the lifecycle
             out.append({**item, "level": 1, "archived": False})
             continue
