@@ -248,7 +248,11 @@ def rebuild_midterm(services, reason: str = "start-up") -> int:
     now = time.time()
     put = 0
     for user_id, group in groupby(sorted(missing), key=lambda p: p[0]):
-        for _user, segment_id in group:
+        pairs = list(group)
+        forgotten = _forgotten(archive, user_id, [s for _u, s in pairs])
+        for _user, segment_id in pairs:
+            if segment_id in forgotten:
+                continue
             record = archive.get_segment(user_id, segment_id)
             remaining = int(ttl - (now - at[(user_id, segment_id)]))
             if record is not None and remaining >= 1:
