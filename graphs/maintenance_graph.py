@@ -3,7 +3,7 @@ and `lumina-memory maintain` runs by hand or from cron.
 
     record_settings → idle_segments → lifecycle_owed → lifecycle_days → lifecycle_reembed
       → lifecycle_relations → lifecycle_deletions → lifecycle_summary → knowledge_daily → knowledge_weekly
-      → scheduled_backups → prune_backups → retention → END
+      → knowledge_monthly → scheduled_backups → prune_backups → retention → END
 
 Each step is a plain node (state in, a report entry out); the lifecycle's are graphs.maintenance_lifecycle,
 knowledge's graphs.maintenance_knowledge.

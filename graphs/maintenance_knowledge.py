@@ -1,11 +1,15 @@
 """Knowledge's periodic steps (issue 18) as maintenance-graph nodes, after the lifecycle's.
 
-    knowledge_daily → knowledge_weekly
+    knowledge_daily → knowledge_weekly → knowledge_monthly
 
 - ``knowledge_daily``   P4 consolidation: users with episodes archived since the last run get their similar
                         episodes across days grouped into semantic memories (nodes.knowledge.consolidate)
 - ``knowledge_weekly``  A7 review: every user's facts folded again under the current settings, duplicates merged
                         and contradictions resolved (nodes.knowledge.review), once per local ISO week
+- ``knowledge_monthly`` procedures that keep failing (confidence below ``LUMINA_PROCEDURES__FORGET_BELOW_CONFIDENCE``
+                        after at least ``…__FORGET_MIN_OUTCOMES`` outcomes) are forgotten, once per local month.
+                        Knowledge items are not forgotten by this step: their confidence is fixed at learning
+                        (0.9 / 0.7) and a fact's history is kept; the episodes they came from fade by the lifecycle.
 
 What they last did is kept under ``knowledge`` in ``maintenance-state.json``; with a ``user_id`` (the CLI's
 ``--user``, a cron's context) both run for that user now, whatever the schedule.
@@ -86,4 +90,25 @@ def knowledge_weekly(state: MaintenanceState, services: Services) -> dict:
     return {"report": {"knowledge_weekly": {"week": week, "due": True, "users": len(users), "changed": changed}}}
 
 
-KNOWLEDGE_STEPS = (knowledge_daily, knowledge_weekly)
+def knowledge_monthly(state: MaintenanceState, services: Services) -> dict:
+    from nodes.knowledge.procedures import params_of
+
+    saved, knowledge = _saved(services)
+    month = datetime.fromtimestamp(state["now"], UTC).astimezone(ZoneInfo(services.settings.timezone)).strftime("%Y-%m")
+    table = getattr(services.stores.archive, "procedures", None)
+    if table is None or (not state.get("user_id") and knowledge.get("forgot_month") == month):
+        return {"report": {"knowledge_monthly": {"month": month, "due": False}}}
+    params = params_of(services)
+    users = [state["user_id"]] if state.get("user_id") else _users_with_episodes_since(services, 0.0)[0]
+    forgotten: dict[str, list[str]] = {}
+    for user in users:
+        gone = table.forget_unreliable(user, params.forget_below_confidence, params.forget_min_outcomes)
+        if gone:
+            forgotten[user] = gone
+    if not state.get("user_id"):
+        _save(services, saved, {**knowledge, "forgot_month": month})
+    return {"report": {"knowledge_monthly": {"month": month, "due": True, "users": len(users),
+                                             "procedures_forgotten": sum(map(len, forgotten.values()))}}}
+
+
+KNOWLEDGE_STEPS = (knowledge_daily, knowledge_weekly, knowledge_monthly)

@@ -146,6 +146,20 @@ class ProcedureTable:
                         "WHERE user_id = ? AND list_contains(?::VARCHAR[], supersedes)", [user_id, deleted])
         return len(deleted)
 
+    def forget_unreliable(self, user_id: str, below: float, min_outcomes: int) -> list[str]:
+        """The monthly step: a procedure whose current version, tried at least ``min_outcomes`` times, has a
+        confidence below ``below`` is forgotten with all its versions. Returns the lineages that went."""
+        user_id = validate_id(user_id, "user_id")
+        with self.db.tx(touches=(user_id,)) as con:
+            lineages = [r[0] for r in con.execute(
+                f"SELECT lineage_id FROM {PROCEDURES} WHERE user_id = ? AND status = 'current' "
+                "AND success_count + failure_count >= ? AND confidence < ?",
+                [user_id, int(min_outcomes), float(below)]).fetchall()]
+            if lineages:
+                con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
+                            [user_id, lineages])
+        return sorted(lineages)
+
 
 def _row(values: Sequence[Any]) -> dict[str, Any]:
     row = dict(zip(NAMES, values))

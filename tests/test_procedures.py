@@ -298,3 +298,22 @@ def test_a_how_question_recalls_the_procedure_with_its_steps(demo_memory):
     off = recall(demo_memory.services, "demo-user", "チーズケーキの作り方は？", purpose="question", limit=5,
                  disabled=["procedures"])
     assert "procedure" not in [i["kind"] for i in off]
+
+
+def test_the_monthly_step_forgets_a_procedure_that_keeps_failing(memory):
+    from graphs.maintenance_knowledge import knowledge_monthly
+
+    services = memory.services
+    _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))
+    _learn(services, "alice", "seg-3", _turns("a3", PASTA, T0 + DAY))
+    pasta = next(p for p in list_procedures(services, "alice") if p["title"] == "パスタ")
+    cake = next(p for p in list_procedures(services, "alice") if p["title"] == "チーズケーキ")
+    record_outcome(services, "alice", pasta["procedure_id"], True)
+    for _ in range(4):
+        record_outcome(services, "alice", pasta["procedure_id"], False)  # 1 / 5 = 0.2: not below the threshold
+    record_outcome(services, "alice", cake["procedure_id"], False)  # one failure: too few outcomes to judge
+    state = {"now": T0 + 30 * DAY, "user_id": "alice"}
+    assert knowledge_monthly(state, services)["report"]["knowledge_monthly"]["procedures_forgotten"] == 0
+    record_outcome(services, "alice", pasta["procedure_id"], False)  # 1 / 6 < 0.2
+    assert knowledge_monthly(state, services)["report"]["knowledge_monthly"]["procedures_forgotten"] == 1
+    assert [p["title"] for p in list_procedures(services, "alice", history=True)] == ["チーズケーキ"]
