@@ -50,10 +50,13 @@ def test_ingest_recall_stats_and_chat(cli, tmp_path):
     out = cli("ingest", str(path)).stdout
     assert "ivy: 3 turns" in out and "jay: 1 turns" in out
     optimized = cli("optimize").stdout
-    assert optimized.count("(qdrant-edge): indexed") == 2, optimized  # segment and turn collections
+    assert optimized.count("(qdrant-edge): indexed") == 3, optimized  # segment, turn and knowledge collections
     rec = cli("recall", "--user", "ivy", "富士山に登るのはいつ？", "--json").stdout
     items = json.loads(rec)
-    assert items and "富士山" in items[0]["text"] and len(items[0]["source_ids"]) == 3
+    # the fact asked about leads (issue 18: the plan, with its day), then the episode with its three turns
+    assert items and items[0]["kind"] == "knowledge" and "富士山" in items[0]["text"] and len(items[0]["source_ids"]) == 1
+    episode = next(i for i in items if i["kind"] == "episode")
+    assert "富士山" in episode["text"] and len(episode["source_ids"]) == 3
     assert "Biscuit" not in rec  # another user's memory
     stats = cli("stats", "--user", "ivy").stdout
     assert "3 turns, 1 segments" in stats
