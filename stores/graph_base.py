@@ -7,6 +7,7 @@ cannot drift apart.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from contextlib import AbstractContextManager, nullcontext
@@ -124,6 +125,11 @@ def _knowledge_rows(nodes: Sequence[KnowledgeNode]) -> list[KnowledgeNode]:
     return list(checked.values())
 
 
+def _properties(node: KnowledgeNode) -> Params:
+    return {"id": node.item_id, "subject": node.subject, "attribute": node.attribute, "value": node.value,
+            "polarity": node.polarity, "status": node.status}
+
+
 class CypherGraph:
     """GraphStore over any engine that runs the statements of :mod:`stores.cypher`."""
 
@@ -132,6 +138,9 @@ class CypherGraph:
     # segment's edges may be CREATEd instead of MERGEd (see cypher.NEW_SEGMENT). Neo4j keeps MERGE: other
     # processes may write, and its MERGE does not slow down with the table.
     create_new_edges: bool = False
+    # The most parameter bytes (UTF-8 of their JSON) one knowledge statement carries; None = no bound. Lists
+    # longer than that are sent as several statements of the same unit of work (see Neo4jGraph: FalkorDB).
+    max_params_bytes: int | None = None
 
     def _exclusive(self) -> AbstractContextManager[Any]:
         """Held around a segment's read-check-write; nothing by default."""
@@ -354,6 +363,21 @@ class CypherGraph:
         return found
 
     # --- knowledge items (issue 18) -------------------------------------------------------------------
+    def _packed(self, rows: Sequence[Any]) -> list[list[Any]]:
+        """``rows`` in consecutive groups whose JSON stays within ``max_params_bytes`` (one group: no bound)."""
+        if self.max_params_bytes is None:
+            return [list(rows)] if rows else []
+        groups: list[list[Any]] = []
+        size = 0
+        for row in rows:
+            n = len(json.dumps(row, ensure_ascii=False).encode()) + 2
+            if not groups or size + n > self.max_params_bytes:
+                groups.append([])
+                size = 0
+            groups[-1].append(row)
+            size += n
+        return groups
+
     def upsert_knowledge(self, user_id: str, items: Sequence[KnowledgeNode],
                          supersedes: Sequence[tuple[str, str]] = ()) -> int:
         """Make these items' Knowledge nodes and edges what the archive says, in one unit of work: the node's
@@ -374,32 +398,41 @@ class CypherGraph:
             if src == dst or not ({src, dst} & set(batch)):
                 raise InvalidInput("supersedes", f"({src!r}, {dst!r}) must join two items, one of them written here")
             wanted_edges.add((src, dst))
-        params: Params = {"user_id": user_id, "item_ids": batch}
+        properties = {n.item_id: _properties(n) for n in nodes}
         with self._exclusive():
-            owners = {str(r["id"]): str(r["user_id"]) for r in self._read(cypher.KNOWLEDGE_OWNERS_OF_MANY, {"item_ids": batch})}
-            foreign = [i for i, owner in owners.items() if owner != user_id]
-            if foreign:
-                # Worded as "not found", as for segments: a refusal must not confirm another user's id.
-                raise InvalidInput("item_id", f"{foreign[0]!r} not found for this user (item ids derive from their user)")
-            have = {(str(r["id"]), str(r["segment_id"])) for r in self._read(cypher.KNOWLEDGE_SOURCES_OF, params)}
-            want = {(n.item_id, seg) for n in nodes for seg in n.episode_ids}
-            edges = {(str(r["src"]), str(r["dst"])) for query in (cypher.KNOWLEDGE_SUPERSEDES_FROM, cypher.KNOWLEDGE_SUPERSEDES_TO)
-                     for r in self._read(query, params)}
-            steps: list[Step] = [(cypher.UPSERT_KNOWLEDGE, {"user_id": user_id, "items": [
-                {"id": n.item_id, "subject": n.subject, "attribute": n.attribute, "value": n.value,
-                 "polarity": n.polarity, "status": n.status}
-                for n in nodes]})]
-            # Empty lists are not sent: ladybug cannot type an empty list of maps.
-            for query, rows in (
-                (cypher.DROP_LEARNED_FROM, [{"id": i, "segment_id": seg} for i, seg in sorted(have - want)]),
-                (cypher.ADD_LEARNED_FROM, [{"id": i, "segment_id": seg} for i, seg in sorted(want - have)]),
-                (cypher.DROP_SUPERSEDES, [{"src": a, "dst": b} for a, b in sorted(edges - wanted_edges)]),
-                (cypher.ADD_SUPERSEDES, [{"src": a, "dst": b} for a, b in sorted(wanted_edges - edges)]),
-            ):
-                if rows:
-                    steps.append((query, {"user_id": user_id, "rows": rows}))
-            self._write(steps)
+            # Every item id is checked before anything is written.
+            for ids_ in self._packed(batch):
+                owners = {str(r["id"]): str(r["user_id"])
+                          for r in self._read(cypher.KNOWLEDGE_OWNERS_OF_MANY, {"item_ids": ids_})}
+                foreign = [i for i, owner in owners.items() if owner != user_id]
+                if foreign:
+                    # Worded as "not found", as for segments: a refusal must not confirm another user's id.
+                    raise InvalidInput("item_id", f"{foreign[0]!r} not found for this user (item ids derive from their user)")
+            # One unit of work per group of items (a single one without a bound on statements).
+            by_id = {n.item_id: n for n in nodes}
+            for group in self._packed([properties[i] for i in batch]):
+                self._write(self._knowledge_steps(user_id, [by_id[p["id"]] for p in group], wanted_edges))
         return len(nodes)
+
+    def _knowledge_steps(self, user_id: str, nodes: list[KnowledgeNode], wanted_edges: set[tuple[str, str]]) -> list[Step]:
+        """The statements that make these items' nodes and the edges touching them what is wanted."""
+        chunk = {n.item_id for n in nodes}
+        params: Params = {"user_id": user_id, "item_ids": sorted(chunk)}
+        have = {(str(r["id"]), str(r["segment_id"])) for r in self._read(cypher.KNOWLEDGE_SOURCES_OF, params)}
+        want = {(n.item_id, seg) for n in nodes for seg in n.episode_ids}
+        edges = {(str(r["src"]), str(r["dst"])) for query in (cypher.KNOWLEDGE_SUPERSEDES_FROM, cypher.KNOWLEDGE_SUPERSEDES_TO)
+                 for r in self._read(query, params)}
+        wanted = {(a, b) for a, b in wanted_edges if a in chunk or b in chunk}
+        steps: list[Step] = [(cypher.UPSERT_KNOWLEDGE, {"user_id": user_id, "items": [_properties(n) for n in nodes]})]
+        # Empty lists are not sent: ladybug cannot type an empty list of maps.
+        for query, rows in (
+            (cypher.DROP_LEARNED_FROM, [{"id": i, "segment_id": seg} for i, seg in sorted(have - want)]),
+            (cypher.ADD_LEARNED_FROM, [{"id": i, "segment_id": seg} for i, seg in sorted(want - have)]),
+            (cypher.DROP_SUPERSEDES, [{"src": a, "dst": b} for a, b in sorted(edges - wanted)]),
+            (cypher.ADD_SUPERSEDES, [{"src": a, "dst": b} for a, b in sorted(wanted - edges)]),
+        ):
+            steps += [(query, {"user_id": user_id, "rows": group}) for group in self._packed(rows)]
+        return steps
 
     def knowledge(self, user_id: str) -> list[dict[str, Any]]:
         """The user's Knowledge nodes by item id: properties, ``episode_ids`` (its LEARNED_FROM segments) and
@@ -441,8 +474,8 @@ class CypherGraph:
             steps: list[Step] = [(cypher.COUNT_SEGMENTS_OF, params), (cypher.DELETE_SEGMENTS_OF, params)]
             if concept_ids:
                 steps.append((cypher.DELETE_UNMENTIONED_CONCEPTS, {"user_id": user_id, "concept_ids": concept_ids}))
-            if item_ids:
-                steps.append((cypher.DELETE_UNSOURCED_KNOWLEDGE, {"user_id": user_id, "item_ids": item_ids}))
+            steps += [(cypher.DELETE_UNSOURCED_KNOWLEDGE, {"user_id": user_id, "item_ids": group})
+                      for group in self._packed(item_ids)]
             return _single_count(self._write(steps)[0])
 
     def set_relations(self, user_id: str, relations: Sequence[tuple[str, str, str, float]]) -> int:

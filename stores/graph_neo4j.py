@@ -45,6 +45,11 @@ SCHEMA_UNSUPPORTED_CODE = "Neo.DatabaseError.General.UnknownError"
 
 _PROBE = "\\'"  # backslash + quote: see cypher.NEO4J_PARAM_PROBE
 
+# FalkorDB 4.16's Bolt endpoint, splicing parameters into the query text, crashes (stack smashing, the whole
+# server) once that text passes ~4 KB (measured: a 4,000-byte string parameter passes, 4,500 kills it; so do
+# 100 uuids in one list). Statements with lists (knowledge items, graph_base.max_params_bytes) stay well below.
+FALKORDB_MAX_PARAMS_BYTES = 2_048
+
 DEFAULT_TIMEOUT_SECONDS: float = LuminaSettings.model_fields["graph_timeout_seconds"].default
 CALL_THREAD_NAME = "lumina-graph-call"  # abandoned calls can be told apart (tests look for leftovers)
 _REAP_POLL_SECONDS = 0.05
@@ -161,6 +166,7 @@ class Neo4jGraph(CypherGraph):
                     "databases across fixed graphs); leave it unset",
                 )
             self._read_mode = neo4j.WRITE_ACCESS
+            self.max_params_bytes = FALKORDB_MAX_PARAMS_BYTES
 
     @classmethod
     def from_settings(cls, settings: LuminaSettings) -> "Neo4jGraph":

@@ -578,3 +578,24 @@ def test_knowledge_survives_dump_and_load(graph):
     for _ in range(2):
         graph.load(rows)
         assert {u: graph.knowledge(u) for u in (A, B)} == before and graph.counts() == counts
+
+
+def test_many_knowledge_items_with_many_sources_in_one_call(graph):
+    """A recovery pass writes every item owed at once: long lists are split into statements the server takes
+    (FalkorDB's Bolt endpoint dies past ~4 KB of spliced parameters), with the same result as one."""
+    segments = [add(graph, A, n) for n in range(40)]
+    items = [know(f"k{n:03d}", f"値{n}", "superseded" if n % 2 else "current", segments[n % 40: n % 40 + 3])
+             for n in range(120)]
+    items.append(know("k-all", "毎日", "current", segments, attribute="habit"))
+    pairs = [(f"k{n - 1:03d}", f"k{n:03d}") for n in range(1, 120, 2)]  # each odd item ended by the one before
+    assert graph.upsert_knowledge(A, items, pairs) == 121
+    counts = graph.counts(A)
+    learned = sum(len(i.episode_ids) for i in items)
+    assert counts.nodes["Knowledge"] == 121 and counts.edges["LEARNED_FROM"] == learned
+    assert counts.edges["SUPERSEDES"] == len(pairs)
+    assert graph.upsert_knowledge(A, items, pairs) == 121 and graph.counts(A) == counts
+    assert {k["item_id"]: len(k["episode_ids"]) for k in graph.knowledge(A)}["k-all"] == 40
+    assert graph.delete_segments(A, segments[:38]) == 38  # the items only those taught go, many at once
+    left = {k["item_id"]: k["episode_ids"] for k in graph.knowledge(A)}
+    assert left == {i.item_id: sorted(set(i.episode_ids) & set(segments[38:])) for i in items
+                    if set(i.episode_ids) & set(segments[38:])}
