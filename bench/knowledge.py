@@ -125,7 +125,7 @@ def observe(stories: Sequence[kd.Story], data_dir: Path, *, budget: int = DEFAUL
 
 
 def score(stories: Sequence[kd.Story], observed: Sequence[StoryObservation],
-          worst_groups: int = 10) -> dict[str, Any]:
+          worst_groups: int = 15) -> dict[str, Any]:
     """Per language: the figures of ``bench.knowledge_totals.language_report`` over the scored stories."""
     by_id = {o["story_id"]: o for o in observed}
     scored = [score_story(s, by_id[s.story_id]) for s in stories if s.story_id in by_id]
@@ -136,9 +136,11 @@ def score(stories: Sequence[kd.Story], observed: Sequence[StoryObservation],
 # --- LoCoMo: deliberate recall with the knowledge switch on and off, same run -------------------------------------
 
 def _changed_turns(rows: Sequence[dict[str, Any]]) -> set[str]:
-    """Source turns of the stored facts that were superseded or superseded another."""
-    successors = {r["superseded_by"] for r in rows if r["superseded_by"]}
-    return {s for r in rows if r["superseded_by"] or r["item_id"] in successors for s in r["source_ids"] or ()}
+    """Source turns of the stored facts that were superseded, and of the facts that superseded them (a merged
+    item also points at its survivor: not a change)."""
+    ended = [r for r in rows if r["status"] == "superseded"]
+    successors = {r["superseded_by"] for r in ended if r["superseded_by"]}
+    return {s for r in rows if r in ended or r["item_id"] in successors for s in r["source_ids"] or ()}
 
 
 def locomo_on_off(path: Path, root: Path, *, budgets: Sequence[int] = LOCOMO_BUDGETS,
@@ -209,12 +211,14 @@ def _code_version() -> dict[str, Any]:
     """The commit measured, and whether the knowledge code had uncommitted edits (others edit it in this tree)."""
     def git(*args: str) -> str:
         try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    dirty = git("status", "--porcelain", "--", "nodes/knowledge", "nodes/retrieval", "stores/knowledge_duckdb.py")
-    return {"commit": git("rev-parse", "--short", "HEAD"), "uncommitted": [line[3:] for line in dirty.splitlines()]}
+    dirty = git("status", "--porcelain", "--", "nodes/knowledge", "nodes/retrieval", "stores/knowledge_duckdb.py",
+                "stores/knowledge_vectors.py")
+    return {"commit": git("rev-parse", "--short", "HEAD").strip(),
+            "uncommitted": [line[3:] for line in dirty.splitlines() if line.strip()]}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -256,7 +260,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="a LoCoMo-format file for the knowledge on/off comparison")
     parser.add_argument("--no-locomo", dest="locomo", action="store_const", const=None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON report (the Markdown one goes beside it)")
-    parser.add_argument("--worst", type=int, default=10, help="failure groups listed per language")
+    parser.add_argument("--worst", type=int, default=15, help="failure groups listed per language")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)

@@ -205,13 +205,15 @@ def targets(current: dict[str, Any], invalidation: dict[str, Any]) -> dict[str, 
             "over_invalidation": check(invalidation["rate"], TARGETS["over_invalidation"], at_most=True)}
 
 
-def language_report(scored: Sequence[dict[str, Any]], worst_groups: int = 10) -> dict[str, Any]:
+def language_report(scored: Sequence[dict[str, Any]], worst_groups: int = 15) -> dict[str, Any]:
     current, invalidation = current_facts(scored), over_invalidation(scored)
+    every_failure = failures(scored)
     return {
         "stories": len(scored), "turns": sum(s["turns"] for s in scored),
         "targets": targets(current, invalidation),
         "current_facts": current, "over_invalidation": invalidation, "superseded": superseded(scored),
         "recall_order": recall_order(scored), "past_questions": past_questions(scored),
         "evidence_recall": evidence_recall(scored), "distractors": distractors(scored),
-        "by_attribute": by_attribute(scored), "worst": worst(failures(scored), worst_groups),
+        "by_attribute": by_attribute(scored), "worst": worst(every_failure, worst_groups),
+        "failures": every_failure,
     }

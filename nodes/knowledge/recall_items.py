@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nodes.retrieval.budget import count_tokens
 from nodes.retrieval.temporal import date_label as _date
 from nodes.text.tokenize import terms
 from stores.errors import StoreUnavailable
@@ -134,7 +135,9 @@ def _item(row: Mapping[str, Any], score: float) -> dict[str, Any]:
         "status": row["status"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
         "superseded_by": row["superseded_by"], "source_ids": list(row["source_ids"] or []),
         "source_turn_ids": list(row["source_turn_ids"] or []), "episode_ids": list(row["episode_ids"] or []),
-        "tokens": max(1, len(text) // 2), "level": 1, "archived": False,
+        # in the budget's own unit (a CJK character one token, other text by words): recall takes the facts'
+        # tokens out of the budget before packing the episodes
+        "tokens": max(1, count_tokens(text)), "level": 1, "archived": False,
         # what every recall item has, so callers reading episodes read facts alike: the source turns, and the
         # latest episode the fact came from
         "turn_ids": list(row["source_turn_ids"] or []),
