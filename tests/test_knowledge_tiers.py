@@ -288,3 +288,78 @@ def test_recall_settings_are_validated():
         KnowledgeParams(recall_vector_candidates=-1)
     with pytest.raises(ValueError):
         KnowledgeParams(recall_vector_weight=-0.1)
+
+
+# --- the archive's bookkeeping: older tables and older backups ----------------------------------------------
+def _learned_archive(path: Path):
+    from types import SimpleNamespace
+
+    from nodes.knowledge.learn import learn_segments
+    from stores.archive_duckdb import DuckDBArchive
+
+    archive = DuckDBArchive(path)
+    services = SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace())
+    turns = [{"turn_id": f"t{i}", "source_id": r["source_id"], "speaker": r["speaker"], "text": r["text"], "ts": r["ts"]}
+             for i, r in enumerate(MIKA_MAY)]
+    learn_segments(services, "mika", [(SimpleNamespace(segment_id="seg-may"), turns)])
+    return archive
+
+
+def test_a_table_from_before_the_tiers_owes_them_every_item(tmp_path):
+    import duckdb
+
+    from stores.archive_duckdb import DuckDBArchive
+    from stores.knowledge_duckdb import KNOWLEDGE, SCHEMA, SYNCED
+
+    path = tmp_path / "archive.duckdb"
+    archive = _learned_archive(path)
+    n = archive.knowledge.count("mika")
+    archive.knowledge.mark_synced(archive.knowledge.unsynced("mika"))
+    assert n and archive.knowledge.unsynced_count() == 0
+    archive.close()
+    con = duckdb.connect(str(path))  # the table as it was made before tiers_synced existed
+    con.execute(f"CREATE TABLE kept AS SELECT * EXCLUDE ({SYNCED}) FROM {KNOWLEDGE}")
+    con.execute(f"DROP TABLE {KNOWLEDGE}")
+    con.execute(SCHEMA[0].replace(f", {SYNCED} BOOLEAN NOT NULL DEFAULT false", ""))
+    con.execute(SCHEMA[1])
+    con.execute(f"INSERT INTO {KNOWLEDGE} SELECT * FROM kept")
+    con.execute("DROP TABLE kept")
+    assert SYNCED not in [c[0] for c in con.execute(f"DESCRIBE {KNOWLEDGE}").fetchall()]
+    con.close()
+    archive = DuckDBArchive(path)
+    try:
+        assert archive.knowledge.unsynced_count("mika") == n  # migrated: every item owed to the tiers
+        rows = archive.knowledge.unsynced("mika")
+        assert archive.knowledge.mark_synced(rows) == n and archive.knowledge.unsynced_count() == 0
+        archive.knowledge.upsert([{**rows[0], "note": "written again"}])  # a write owes the item again
+        assert [r["item_id"] for r in archive.knowledge.unsynced()] == [rows[0]["item_id"]]
+        stale = {**rows[0], "updated_at": rows[0]["updated_at"] - 1}
+        assert archive.knowledge.mark_synced([stale]) == 0  # not what is stored now: stays owed
+    finally:
+        archive.close()
+
+
+def test_a_backup_from_before_the_column_restores_with_the_items_owed(tmp_path):
+    import duckdb
+
+    from stores.archive_duckdb import DuckDBArchive
+    from stores.knowledge_duckdb import KNOWLEDGE, SYNCED
+    from stores.places.archive import archive_places
+
+    archive = _learned_archive(tmp_path / "a.duckdb")
+    n = archive.knowledge.count("mika")
+    place = next(p for p in archive_places(archive) if p.name == f"archive.{KNOWLEDGE}")
+    assert place.export(tmp_path / "backup") == n
+    archive.close()
+    old = tmp_path / "backup" / f"{KNOWLEDGE}.parquet"
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * EXCLUDE ({SYNCED}) FROM read_parquet('{old}')) TO '{tmp_path / 'old.parquet'}' (FORMAT parquet)")
+    con.close()
+    (tmp_path / "old.parquet").replace(old)
+    target = DuckDBArchive(tmp_path / "b.duckdb")
+    try:
+        place = next(p for p in archive_places(target) if p.name == f"archive.{KNOWLEDGE}")
+        assert place.restore(tmp_path / "backup", lambda user: False) == n
+        assert target.knowledge.count("mika") == target.knowledge.unsynced_count("mika") == n
+    finally:
+        target.close()

@@ -129,7 +129,9 @@ class DuckDBTablePlace:
         with self.db.tx(touches=kept) as con:
             select = f"SELECT * FROM read_parquet(?) WHERE {USER_COLUMN} IN (SELECT unnest(?::VARCHAR[]))"
             (n,) = con.execute(f"SELECT count(*) FROM ({select})", [str(path), kept]).fetchone()
-            con.execute(f"INSERT OR REPLACE INTO {_ident(self.table)} {select}", [str(path), kept])
+            # BY NAME: a backup taken before a column was added (knowledge_items.tiers_synced) restores with the
+            # column's default instead of failing on the column count.
+            con.execute(f"INSERT OR REPLACE INTO {_ident(self.table)} BY NAME {select}", [str(path), kept])
         if self.on_restore is not None:
             self.on_restore()
         return int(n)
