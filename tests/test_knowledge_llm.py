@@ -94,3 +94,20 @@ def test_a_failing_model_leaves_the_offline_items_and_says_so(archive, caplog):
     assert "knowledge model failed" in caplog.text
     assert [r["value"] for r in archive.knowledge.items("dee")] == ["jazz"]
     assert all(r["method"] == "offline" for r in archive.knowledge.items("dee"))
+
+
+@pytest.mark.parametrize(("decision", "rex_status"), [("supersede", "superseded"), ("coexist", "current")])
+def test_the_model_judges_what_the_rules_cannot(archive, decision, rex_status):
+    """A7: a new pet beside a known one — another pet, or the one in its place? The rules say coexist; the model decides."""
+    user = f"fay-{decision}"
+    first = [{"turn_id": f"{user}-1", "speaker": "user", "text": "I have a dog called Rex.", "ts": MAY, "source_id": "p1"}]
+    later = [{"turn_id": f"{user}-2", "speaker": "user", "text": "Our cat Luna is 2.", "ts": MAY + 90 * 86_400,
+              "source_id": "p2"}]
+    learn_segments(SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace()), user,
+                   [(SimpleNamespace(segment_id="seg-a"), first)])
+    answers = [_call("ExtractedFacts", facts=[]), _call("Judgement", decision=decision, reason="fake")]
+    report = learn_segments(_services(archive, answers), user, [(SimpleNamespace(segment_id="seg-b"), later)])
+    pets = {r["value"]: r for r in archive.knowledge.items(user, history=True) if r["attribute"] == "pet"}
+    assert set(pets) == {"Rex", "Luna"} and pets["Luna"]["status"] == "current"
+    assert pets["Rex"]["status"] == rex_status
+    assert report.get("supersede", 0) == (decision == "supersede")  # Luna's age is added either way

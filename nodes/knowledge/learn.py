@@ -81,6 +81,8 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
         for item in sorted(checked.kept, key=lambda i: i.said_at):
             existing = [item_of(r) for r in rows.values()]
             step = resolve(existing, item, params)
+            if extractor is not None and step.action == "add":
+                step = _ask_the_model(extractor, existing, item, params, step)
             counts[step.action] += 1
             for updated in step.updated:
                 episodes = rows[updated.item_id]["episode_ids"]
@@ -93,6 +95,20 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
     if written:
         log.info("knowledge user=%s path=%s %s", user_id, path, dict(counts))
     return {**counts, "path": path}
+
+
+def _ask_the_model(extractor, existing: list[KnowledgeItem], item: KnowledgeItem, params: KnowledgeParams, step):
+    """A7: the case the rules cannot decide — a new value of an attribute that accumulates, beside current values
+    of it (a new pet: another pet, or the one that replaced it?). The model judges; "supersede" re-resolves the
+    item as if the attribute held one value at a time. A failed call keeps the rules' answer (coexist)."""
+    if params.is_single(item.attribute) or item.polarity != "positive":
+        return step
+    rivals = [e for e in existing if e.subject == item.subject and e.attribute == item.attribute and e.is_current
+              and e.polarity == "positive" and e.slot != item.slot]
+    if not rivals or extractor.judge(rivals, item) != "supersede":
+        return step
+    single = params.model_copy(update={"policy": {**params.policy, item.attribute: "single"}})
+    return resolve(existing, item, single)
 
 
 def model_extractor(services):

@@ -5,7 +5,9 @@ output; its facts join the offline ones (same ids for the same claim, so the two
 through the same grounding check. What the offline check cannot confirm (a paraphrased value) is put to the
 model's review (the notes' LLM validation); approved items keep confidence 0.7, the rest are rejected.
 A failing model is never a silent downgrade: the offline items stand, a warning is logged, and the report's
-``path`` says "offline (model failed: …)".
+``path`` says "offline (model failed: …)". And the case the rules cannot decide (A7: a new value of an
+attribute that accumulates, beside current ones — another pet, or the one that replaced it?) is the model's to
+judge; without a model, or when it fails, the values coexist.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.prompts import ChatPromptTemplate
@@ -39,6 +41,12 @@ EXTRACT_PROMPT = ChatPromptTemplate.from_messages([
     ("system", _SYSTEM.replace("{attributes}", ", ".join(ATTRIBUTES))),
     ("human", "Turns:\n{turns}"),
 ])
+JUDGE_PROMPT = ChatPromptTemplate.from_messages([
+    ("system", "A user told a memory system facts at different times. Decide whether the NEW statement replaces "
+               "the KNOWN ones (supersede: they are no longer true, e.g. a pet that died and a new one adopted in "
+               "its place) or adds to them (coexist: both hold, e.g. a second pet). When unsure, coexist."),
+    ("human", "KNOWN:\n{known}\nNEW (said later): {new}"),
+])
 REVIEW_PROMPT = ChatPromptTemplate.from_messages([
     ("system", "You check one extracted fact against the conversation turns it came from. Answer supported=true "
                "only if the user clearly stated it; false if it is inferred, hypothetical, a question, or about "
@@ -62,6 +70,13 @@ class ExtractedFacts(BaseModel):
     """Facts the user stated in these turns (empty when none)."""
 
     facts: list[ExtractedFact] = Field(default_factory=list)
+
+
+class Judgement(BaseModel):
+    """Whether a new statement replaces what was known (supersede) or adds to it (coexist)."""
+
+    decision: Literal["supersede", "coexist"]
+    reason: str = ""
 
 
 class Review(BaseModel):
@@ -90,6 +105,7 @@ class ModelExtractor:
         self.params = params or KnowledgeParams()
         self._extract = EXTRACT_PROMPT | chat_model.with_structured_output(ExtractedFacts, method="function_calling")
         self._review = REVIEW_PROMPT | chat_model.with_structured_output(Review, method="function_calling")
+        self._judge = JUDGE_PROMPT | chat_model.with_structured_output(Judgement, method="function_calling")
 
     def extract(self, turns: Sequence[Mapping[str, Any] | Any]) -> list[KnowledgeItem]:
         """Items from the user's turns (method "llm", unvalidated). Raises when the model fails."""
@@ -114,6 +130,16 @@ class ModelExtractor:
                 valid_from=turn["ts"], method="llm", pattern="model",
             ))
         return items
+
+    def judge(self, known: Sequence[KnowledgeItem], new: KnowledgeItem) -> str:
+        """A7's model decision for what the rules cannot decide; "coexist" (the rules' answer) on any failure."""
+        lines = "\n".join(f"- {k.subject} / {k.attribute}: {k.value} (「{k.text}」)" for k in known)
+        try:
+            answer = self._judge.invoke({"known": lines, "new": f"{new.subject} / {new.attribute}: {new.value} (「{new.text}」)"})
+        except Exception as exc:  # noqa: BLE001 - the rules stand, loudly
+            log.warning("knowledge judge failed (%s); the items coexist", f"{type(exc).__name__}: {exc}"[:200])
+            return "coexist"
+        return answer.decision if isinstance(answer, Judgement) else "coexist"
 
     def review(self, item: KnowledgeItem, turns: Sequence[SourceTurn]) -> bool:
         """The notes' LLM validation of one item; a failed call rejects (nothing unconfirmed becomes knowledge)."""
