@@ -49,7 +49,8 @@ def _figure_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         ("stories / turns", f"{r['stories']} / {r['turns']}"),
         ("current facts: found / gold (recall)", f"{c['found']} / {c['gold']} ({_f(c['recall'])})"),
-        ("current facts: correct / extracted (precision)", f"{c['correct']} / {c['extracted']} ({_f(c['precision'])})"),
+        ("current facts: correct / extracted (precision)", f"{c['correct']} / {c['judged']} ({_f(c['precision'])})"
+         + (f"; not judged: {c['not_judged']['pet_species']} pet species" if c["not_judged"]["pet_species"] else "")),
         ("precision without attributes outside the stories' vocabulary", _f(c["precision_in_vocabulary"])),
         ("false positives by kind", fp),
         ("misses by kind", miss),
@@ -157,7 +158,8 @@ def render(report: dict[str, Any]) -> str:
         "Matching (bench/knowledge_match.py): same attribute (gold works_at = stored works_at or job; gold pet_age = "
         "stored age of the user's pet), values compared after NFKC/lower-case/punctuation and emoji removal — "
         "numbers exactly, English as a run of whole words either way (final plural s ignored), Japanese as a "
-        "substring either way (≥ 2 characters); aliases count. Only positive items about the user are facts.", "",
+        "substring either way (≥ 2 characters); aliases count. Only positive items about the user are facts; a "
+        "pet item holding a species (「うち猫飼ってるの」) is not judged (the gold names pets only).", "",
     ]
     lines += _targets(report) + [""] + _figures(report) + [""] + _attributes(report) + _worst(report) + _locomo(report)
     return "\n".join(lines)

@@ -4,8 +4,9 @@ stories up per language. Matching: ``bench.knowledge_match``.
 
 What is judged, per story:
 
-- ``extracted``: every current stored fact about the user — correct (it states a gold current fact), or why not:
-  ``stale`` (a gold superseded value still current), ``distractor`` (a distractor's value), ``wrong_attribute``
+- ``extracted``: every current stored fact about the user — correct (it states a gold current fact), not judged
+  (``pet_species``: a ``pet`` item holding a species, 「うち猫飼ってるの」, which the store's vocabulary allows and the
+  gold, naming pets only, does not hold), or why not: ``stale`` (a gold superseded value still current), ``distractor`` (a distractor's value), ``wrong_attribute``
   (a gold current value under another attribute), ``outside_vocabulary`` (an attribute the stories never state
   about the user: job titles, possessions, events…), ``unsupported`` (anything else);
 - ``current``: every gold current fact — ``found`` (a current item states it), ``ended`` (stored, but no longer
@@ -39,6 +40,7 @@ from typing_extensions import TypedDict
 from bench.knowledge_match import (
     denies, gold_attribute, is_current, is_user_fact, normalise, pet_names, states, value_matches,
 )
+from bench.knowledge_phrases import PET_KINDS
 from bench.knowledge_records import ATTRIBUTES, MANY, Fact, Story, SupersededFact
 
 Row = Mapping[str, Any]
@@ -109,6 +111,10 @@ def _pets(story: Story, rows: Sequence[Row]) -> set[str]:
     return pet_names(rows, gold)
 
 
+def _species(language: str) -> set[str]:
+    return {normalise(kind) for kind in PET_KINDS[language]}
+
+
 def _extracted(story: Story, rows: Sequence[Row], pets: set[str]) -> list[dict[str, Any]]:
     out = []
     claimed: dict[int, int] = {}
@@ -121,6 +127,8 @@ def _extracted(story: Story, rows: Sequence[Row], pets: set[str]) -> list[dict[s
         if hit is not None:
             verdict = "correct"
             claimed[hit] = claimed.get(hit, 0) + 1
+        elif attribute == "pet" and normalise(row["value"]) in _species(story.language):
+            verdict = "pet_species"  # 「うち猫飼ってるの」: the store's pet holds a species kept; the gold only names
         elif any(f.attribute == attribute and value_matches(row, _values(f)) for f in story.superseded_facts):
             verdict = "stale"
         elif any(value_matches(row, [d.value]) for d in story.distractors):

@@ -25,10 +25,12 @@ def current_facts(scored: Sequence[dict[str, Any]]) -> dict[str, Any]:
     gold = [c for s in scored for c in s["current"]]
     verdicts, outcomes = _count(extracted, "verdict"), _count(gold, "outcome")
     correct, found = verdicts["correct"], outcomes["found"]
-    in_vocabulary = len(extracted) - verdicts["outside_vocabulary"]
+    judged = len(extracted) - verdicts["pet_species"]  # a species kept is neither right nor wrong against the gold
+    in_vocabulary = judged - verdicts["outside_vocabulary"]
     return {
         "gold": len(gold), "found": found, "recall": ratio(found, len(gold)),
-        "extracted": len(extracted), "correct": correct, "precision": ratio(correct, len(extracted)),
+        "extracted": len(extracted), "not_judged": {"pet_species": verdicts["pet_species"]}, "judged": judged,
+        "correct": correct, "precision": ratio(correct, judged),
         "precision_in_vocabulary": ratio(correct, in_vocabulary),
         "duplicates": sum(e["duplicate"] for e in extracted),
         "false_positives": {k: verdicts[k] for k in
@@ -115,7 +117,7 @@ def by_attribute(scored: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     table: dict[str, Counter] = defaultdict(Counter)
     for s in scored:
         for e in s["extracted"]:
-            table[e["attribute"]]["extracted"] += 1
+            table[e["attribute"]]["extracted"] += e["verdict"] != "pet_species"  # judged ones, as in the precision
             table[e["attribute"]]["correct"] += e["verdict"] == "correct"
         for c in s["current"]:
             table[c["attribute"]]["gold"] += 1
@@ -148,7 +150,7 @@ def failures(scored: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                             "story_id": sid, "turn_id": c["turn_ids"][0], "sentence": c["sentence"],
                             "expected": f"{c['attribute']}={c['value']} (current)", "got": c["got"] or ["nothing"]})
         for e in s["extracted"]:
-            if e["verdict"] != "correct":
+            if e["verdict"] not in ("correct", "pet_species"):
                 out.append({"kind": f"false positive ({e['verdict'].replace('_', ' ')})", "attribute": e["attribute"],
                             "story_id": sid, "turn_id": (e["turn_ids"] or [""])[0], "sentence": e["sentence"],
                             "expected": "no current user fact", "got": [f"{e['stored_attribute']}={e['value']}"]})

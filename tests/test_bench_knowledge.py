@@ -71,8 +71,9 @@ def test_counts_add_up_to_the_gold(stories, report):
         c = r["current_facts"]
         assert c["gold"] == sum(len(s.current_facts) for s in mine)
         assert c["found"] + sum(c["misses"].values()) == c["gold"]
-        assert c["correct"] + sum(c["false_positives"].values()) == c["extracted"]
-        assert c["precision"] == pytest.approx(c["correct"] / c["extracted"], abs=1e-4)
+        assert c["judged"] == c["extracted"] - sum(c["not_judged"].values())
+        assert c["correct"] + sum(c["false_positives"].values()) == c["judged"]
+        assert c["precision"] == pytest.approx(c["correct"] / c["judged"], abs=1e-4)
         assert c["recall"] == pytest.approx(c["found"] / c["gold"], abs=1e-4)
         o = r["over_invalidation"]
         assert o["accumulating"] == sum(len(s.accumulating_facts) for s in mine)
@@ -95,12 +96,12 @@ def test_counts_add_up_to_the_gold(stories, report):
         table = r["by_attribute"]
         assert sum(a["gold"] for a in table.values()) == c["gold"]
         assert sum(a["found"] for a in table.values()) == c["found"]
-        assert sum(a["extracted"] for a in table.values()) == c["extracted"]
+        assert sum(a["extracted"] for a in table.values()) == c["judged"]
         assert sum(a["correct"] for a in table.values()) == c["correct"]
         assert sum(a["over_invalidated"] for a in table.values()) == o["over_invalidated"]
         assert sum(a["below"] for a in table.values()) == r["recall_order"]["on"]["below"]
         ro, past = r["recall_order"], r["past_questions"]
-        assert len(r["failures"]) == (c["gold"] - c["found"]) + (c["extracted"] - c["correct"]) \
+        assert len(r["failures"]) == (c["gold"] - c["found"]) + (c["judged"] - c["correct"]) \
             + o["over_invalidated"] + s["still_current"] + d["false_positives"] + (ro["n"] - ro["on"]["below"]) \
             + (past["n"] - past["on"]["reached"])
         assert sum(g["count"] for g in r["worst"]) <= len(r["failures"])
@@ -121,7 +122,7 @@ def test_a_wrong_gold_lowers_precision_and_recall(stories, observed, report):
     wrong_report = knowledge.score(wrong, observed)
     for language in ("ja", "en"):
         right, bad = report[language]["current_facts"], wrong_report[language]["current_facts"]
-        assert bad["gold"] == right["gold"] and bad["extracted"] == right["extracted"]
+        assert bad["gold"] == right["gold"] and bad["judged"] == right["judged"]
         assert bad["precision"] < right["precision"]
         assert bad["recall"] < right["recall"]
         assert bad["correct"] < right["correct"]
@@ -154,7 +155,7 @@ def test_ending_a_held_accumulating_fact_counts_as_over_invalidation(stories, ob
     assert after["over_invalidation"]["over_invalidated"] == before["over_invalidation"]["over_invalidated"] + 1
     assert after["current_facts"]["found"] == before["current_facts"]["found"] - 1
     assert after["current_facts"]["misses"]["ended"] == before["current_facts"]["misses"]["ended"] + 1
-    assert after["current_facts"]["extracted"] == before["current_facts"]["extracted"] - 1
+    assert after["current_facts"]["judged"] == before["current_facts"]["judged"] - 1
 
 
 def test_a_distractor_made_a_current_user_fact_is_a_false_positive(stories, observed, report):
@@ -168,10 +169,26 @@ def test_a_distractor_made_a_current_user_fact_is_a_false_positive(stories, obse
     target["items"].append(fake)
     after, before = knowledge.score(stories, tampered)["en"], report["en"]
     assert after["distractors"]["false_positives"] == before["distractors"]["false_positives"] + 1
-    assert after["current_facts"]["extracted"] == before["current_facts"]["extracted"] + 1
+    assert after["current_facts"]["judged"] == before["current_facts"]["judged"] + 1
     assert after["current_facts"]["false_positives"]["distractor"] == \
         before["current_facts"]["false_positives"]["distractor"] + 1
     assert after["current_facts"]["precision"] < before["current_facts"]["precision"]
+
+
+def test_a_species_kept_is_not_judged_but_a_made_up_pet_name_is_wrong(stories, observed, report):
+    story = next(s for s in stories if s.language == "ja")
+    tampered = copy.deepcopy(observed)
+    target = next(o for o in tampered if o["story_id"] == story.story_id)
+    base = {**target["items"][0], "subject": "user", "attribute": "pet", "polarity": "positive", "status": "current",
+            "valid_to": None, "superseded_by": None}
+    target["items"].append({**base, "item_id": "fake-species", "value": "猫", "value_key": "猫"})
+    after, before = knowledge.score(stories, tampered)["ja"]["current_facts"], report["ja"]["current_facts"]
+    assert after["not_judged"]["pet_species"] == before["not_judged"]["pet_species"] + 1
+    assert after["precision"] == before["precision"] and after["extracted"] == before["extracted"] + 1
+    target["items"].append({**base, "item_id": "fake-name", "value": "ポンタ", "value_key": "ポンタ"})
+    after = knowledge.score(stories, tampered)["ja"]["current_facts"]
+    assert after["false_positives"]["unsupported"] == before["false_positives"]["unsupported"] + 1
+    assert after["precision"] < before["precision"]
 
 
 def test_recall_order_is_read_from_the_recalled_items(stories, observed):
