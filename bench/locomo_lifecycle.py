@@ -16,8 +16,10 @@ same budgets and packer):
   difference to the run without the lifecycle (issue 17: within 1 point).
 - **priming**: what ``retrieve_context`` would give a character at the end (``recall`` with the graph's default
   purpose "talking", no budget, ``now`` = the last batch's time) for a neutral opener and for every question:
-  items per query, their levels, tokens, whether the question's evidence is among them, and the archived
-  memories found there (checked against the memory table, not only the item's own flag: must be 0).
+  items per query, the memories' levels, tokens, whether the question's evidence is among them, and the archived
+  memories found there (checked against the memory table, not only the item's own flag: must be 0). Knowledge
+  and procedure items (issue 18: facts learned from episodes, which do not fade) are counted apart, with how
+  many were learned from an episode that is archived now.
 - **levels**: per conversation at the end, memories at levels 1–4 and protected, against the segments archived.
 - **batch timings**: calls, days run, seconds, level moves, re-embeddings.
 """
@@ -40,6 +42,7 @@ DAY = 86_400.0
 PRIMING_PURPOSE = "talking"  # graphs.context.Context.purpose's default: what retrieve_context passes
 NEUTRAL = {"en": "Hey, how have you been lately?", "ja": "最近どうしてた？"}
 LEVELS = (1, 2, 3, 4)
+NOT_MEMORIES = ("knowledge", "procedure")  # recall item kinds that are not a memory (issue 18's tiers)
 
 
 class BatchCall(TypedDict):
@@ -177,7 +180,10 @@ class Priming:
         self.empty = 0
         self.items: list[int] = []
         self.tokens: list[int] = []
-        self.levels: Counter = Counter()
+        self.levels: Counter = Counter()  # memory items (episodes) by level
+        self.memory_items = 0
+        self.learned: Counter = Counter()  # knowledge / procedure items by kind
+        self.learned_from_archived = 0  # of them, learned from an episode whose memory is archived now
         self.flagged_archived = 0  # items whose own "archived" flag is set
         self.archived_in_table = 0  # items whose memory is at level 4 in the memory table
         self.evidence: list[float] = []  # per question: share of its evidence in a primed item's source ids
@@ -193,22 +199,30 @@ class Priming:
         self.items.append(len(items))
         self.tokens.append(sum(count_tokens(i["text"]) for i in items))
         for item in items:
+            archived = level_of.get(item.get("segment_id"), 1) == 4
+            if item.get("kind") in NOT_MEMORIES:
+                self.learned[item["kind"]] += 1
+                self.learned_from_archived += archived
+                continue
+            self.memory_items += 1
             self.levels[str(item.get("level", 1))] += 1
             self.flagged_archived += bool(item.get("archived"))
-            self.archived_in_table += level_of.get(item.get("segment_id"), 1) == 4
+            self.archived_in_table += archived
         if evidence is not None:
             covered = {s for i in items for s in i.get("source_ids", [])}
             self.evidence.append(sum(e in covered for e in evidence) / len(evidence))
         else:
             self.neutral.setdefault("items", []).append(len(items))
             for item in items:
-                self.neutral.setdefault("levels", Counter())[str(item.get("level", 1))] += 1
+                if item.get("kind") not in NOT_MEMORIES:
+                    self.neutral.setdefault("levels", Counter())[str(item.get("level", 1))] += 1
 
     def summary(self) -> dict[str, Any]:
         return {
             "purpose": PRIMING_PURPOSE, "queries": self.queries, "empty_queries": self.empty,
             "items_mean": round(float(np.mean(self.items)), 2) if self.items else 0.0,
-            "items_total": int(sum(self.items)),
+            "items_total": int(sum(self.items)), "memory_items": self.memory_items,
+            "learned_items": dict(self.learned), "learned_from_archived": self.learned_from_archived,
             "tokens_mean": round(float(np.mean(self.tokens)), 1) if self.tokens else 0.0,
             "levels": {str(level): int(self.levels.get(str(level), 0)) for level in LEVELS},
             "archived_flagged": self.flagged_archived, "archived_in_table": self.archived_in_table,
@@ -229,7 +243,8 @@ def prime(services, conv: Conversation, now: float, priming: Priming) -> None:
 def deliberate(services, conv: Conversation, budgets: Sequence[int], qvecs: Sequence[np.ndarray], scores,
                reached: Counter) -> None:
     """Every question through deliberate recall at every budget, scored as bench.locomo scores ours.
-    ``reached``: packed items by level and archived (what the questions reached, at the largest budget)."""
+    ``reached``: packed memory items by level and archived, and knowledge / procedure items by kind (what the
+    questions reached, at the largest budget)."""
     for q, qvec in zip(conv.questions, qvecs):
         for budget in budgets:
             items = recall(services, conv.sample_id, q.question, purpose="question", budget=budget, query_vector=qvec)
@@ -239,6 +254,9 @@ def deliberate(services, conv: Conversation, budgets: Sequence[int], qvecs: Sequ
             scores[budget].add(q.category, q.evidence, covered, real)
             if budget == max(budgets):
                 for item in packed:
+                    if item.get("kind") in NOT_MEMORIES:
+                        reached[item["kind"]] += 1
+                        continue
                     reached[f"level {item.get('level', 1)}"] += 1
                     reached["archived"] += bool(item.get("archived"))
                     reached["items"] += 1
@@ -286,17 +304,20 @@ def render(report: dict[str, Any]) -> list[str]:
     lines.append(f"issue 17 check: {checks}")
     r = life["reached"]
     if r.get("items"):
-        lines.append(f"packed items at B={max(report['budgets'])}: {r['items']}; by level " +
+        lines.append(f"packed memory items at B={max(report['budgets'])}: {r['items']}; by level " +
                      ", ".join(f"{k} {r.get(k, 0)}" for k in (f'level {x}' for x in LEVELS)) +
-                     f"; archived {r.get('archived', 0)}")
+                     f"; archived {r.get('archived', 0)}; knowledge items {r.get('knowledge', 0)}, "
+                     f"procedures {r.get('procedure', 0)}")
     lines.append("")
     lines.append(f"priming at the end (recall for a reply, purpose \"{PRIMING_PURPOSE}\", no budget; a neutral opener + every question):")
-    lines.append("| run | queries | empty | items/query | tokens/query | items at level 1 / 2 / 3 / 4 | archived (flag / table) | question evidence primed |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("| run | queries | empty | items/query | tokens/query | memories at level 1 / 2 / 3 / 4 | archived (flag / table) | "
+                 "knowledge items (from archived episodes) | question evidence primed |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for run, p in (("without", life["priming"]["without"]), ("with lifecycle", life["priming"]["with"])):
         lv = " / ".join(str(p["levels"][str(x)]) for x in LEVELS)
         lines.append(f"| {run} | {p['queries']} | {p['empty_queries']} | {p['items_mean']} | {p['tokens_mean']} | {lv} | "
-                     f"{p['archived_flagged']} / {p['archived_in_table']} | {_f(p['question_evidence_primed'])} |")
+                     f"{p['archived_flagged']} / {p['archived_in_table']} | {sum(p['learned_items'].values())} "
+                     f"({p['learned_from_archived']}) | {_f(p['question_evidence_primed'])} |")
     lines.append("")
     lines.append("levels at the end, per conversation, and the batch along its clock:")
     lines.append("| conversation | memories | L1 | L2 | L3 | L4 (archived) | protected | batch calls | days | batch s | ms/day p50 / p95 / max | re-embedded |")

@@ -117,12 +117,13 @@ def test_archived_memories_are_never_primed(harness):
     assert with_["queries"] == without["queries"] == report["questions"] + len(report["conversations"])
     for run in (with_, without):
         assert run["archived_flagged"] == run["archived_in_table"] == run["levels"]["4"] == 0
-        assert sum(run["levels"].values()) == run["items_total"]
+        assert sum(run["levels"].values()) == run["memory_items"]
+        assert run["memory_items"] + sum(run["learned_items"].values()) == run["items_total"]
         assert run["items_mean"] == pytest.approx(run["items_total"] / run["queries"], abs=0.01)
     # Faded memories are primed as they stand at their level; without the lifecycle everything is level 1.
     assert with_["levels"]["2"] + with_["levels"]["3"] > 0
-    assert without["levels"]["1"] == without["items_total"]
-    assert with_["items_total"] <= without["items_total"]
+    assert without["levels"]["1"] == without["memory_items"]
+    assert with_["memory_items"] <= without["memory_items"]
 
 
 def test_days_after_and_a_subset_of_conversations(tmp_path, harness):
