@@ -129,9 +129,11 @@ def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3,
 def _item(row: Mapping[str, Any], score: float) -> dict[str, Any]:
     value = row["value"] if row["polarity"] == "positive" else f"not {row['value']}"
     subject = "" if row["subject"] == "user" else f"{row['subject']} "
-    text = f"[{subject}{row['attribute']}: {value}] {row['text']}"
+    # The fact alone: its sentence is in the source episode that recall brings too (bench.knowledge: repeating
+    # it cost LoCoMo recall at small budgets); ``sentence`` keeps it for a caller that wants it.
+    text = f"[{subject}{row['attribute']}: {value}]"
     return {
-        "kind": "knowledge", "item_id": row["item_id"], "text": text, "score": round(float(score), 4),
+        "kind": "knowledge", "item_id": row["item_id"], "text": text, "sentence": row["text"], "score": round(float(score), 4),
         "status": row["status"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
         "superseded_by": row["superseded_by"], "source_ids": list(row["source_ids"] or []),
         "source_turn_ids": list(row["source_turn_ids"] or []), "episode_ids": list(row["episode_ids"] or []),

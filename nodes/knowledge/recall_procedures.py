@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from nodes.retrieval.budget import count_tokens
 from nodes.retrieval.temporal import date_label
 
 from .procedures import match_procedures
@@ -46,5 +47,5 @@ def _item(match: dict[str, Any]) -> dict[str, Any]:
         "stage": match["stage"], "version": match["version"], "confidence": match["confidence"],
         "status": match["status"], "turn_ids": list(match["source_turn_ids"]), "source_ids": list(match["source_ids"]),
         "episode_ids": list(match["episode_ids"]), "segment_id": None, "tiers": ["archive"],
-        "date": date_label(match["said_at"]), "tokens": max(1, len(text) // 2), "level": 1, "archived": False,
+        "date": date_label(match["said_at"]), "tokens": max(1, count_tokens(text)), "level": 1, "archived": False,
     }

@@ -131,7 +131,12 @@ class DuckDBTablePlace:
             (n,) = con.execute(f"SELECT count(*) FROM ({select})", [str(path), kept]).fetchone()
             # BY NAME: a backup taken before a column was added (knowledge_items.tiers_synced) restores with the
             # column's default instead of failing on the column count.
-            con.execute(f"INSERT OR REPLACE INTO {_ident(self.table)} BY NAME {select}", [str(path), kept])
+            # OR REPLACE needs a key: tables without one (an outbox) take the rows as they are.
+            (keyed,) = con.execute(
+                "SELECT count(*) FROM duckdb_constraints() WHERE table_name = ? "
+                "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')", [self.table]).fetchone()
+            verb = "INSERT OR REPLACE" if keyed else "INSERT"
+            con.execute(f"{verb} INTO {_ident(self.table)} BY NAME {select}", [str(path), kept])
         if self.on_restore is not None:
             self.on_restore()
         return int(n)
