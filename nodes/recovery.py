@@ -187,34 +187,26 @@ def _sync_knowledge(services, user_id: str | None, reason: str, report: Counter,
 
 
 def restore_level_state(services, user_id: str, segment_ids: list[str]) -> int:
-    """Points just re-upserted from the archive carry the segment as it was archived (its full text's
-    vector, no level): the memory may have faded since (issue 17). Put back its level, retention and
-    protection as the archive's memory row holds them, and from level 2 on the vector of its text at that
-    level, as the lifecycle's re-embedding wrote them. Missing points (not promoted) are skipped by
+    """Points just re-upserted from the archive carry the segment as it was archived (its recorded vector,
+    no level): the memory may have faded since (issue 17). Put back its level, retention and protection as
+    the archive's memory row holds them, and from level 2 on its ``memory_vector`` (its text at that level
+    re-embedded), as the lifecycle's re-embedding wrote them. Missing points (not promoted) are skipped by
     the store; a store that fails now leaves the writes owed to the lifecycle's next run. Returns the
     memories restored."""
-    from nodes.lifecycle.phases import _payload as level_payload  # the lifecycle's own payload fields
+    from nodes.lifecycle.memory_vector import compressed, reembedded_fields
 
     table = getattr(services.stores.archive, "memories", None)
     if table is None or not segment_ids:
         return 0
     rows = table.rows(user_id, segment_ids)
-    fields = {r["memory_id"]: level_payload(r) for r in rows}
-    texts = {r["memory_id"]: r["text"] for r in rows if int(r["level"]) > 1 and r["text"]}
     try:
-        if texts:
-            vectors = services.embedder.embed(list(texts.values()))
-            services.stores.vectors.replace_vector(
-                user_id, {m: list(map(float, v)) for m, v in zip(texts, vectors)}, {m: fields[m] for m in texts})
-        unchanged = {m: f for m, f in fields.items() if m not in texts}
-        if unchanged:
-            services.stores.vectors.set_payload(user_id, unchanged)
+        services.stores.vectors.set_payload(user_id, reembedded_fields(services.embedder, rows))
     except StoreUnavailable as exc:
         log.warning("recovery: level state of %d re-upserted memories waits for the lifecycle's next run: %s",
-                    len(fields), exc)
-        for memory_id in fields:
-            table.queue(user_id, memory_id, "reembed" if memory_id in texts else "payload")
-    return len(fields)
+                    len(rows), exc)
+        for row in rows:
+            table.queue(user_id, row["memory_id"], "reembed" if compressed(row) else "payload")
+    return len(rows)
 
 
 def rederive(services, user_id: str) -> dict:

@@ -108,13 +108,19 @@ class Spy:
         if self.fail is not None:
             raise self.fail
         ids = ["*"] if self.action == "relations" else list(what)
-        self.calls += [(user, m, self.action) for m in ids]
+        self.calls += [(user, m, self._action(what, m)) for m in ids]
         return self.real(user, what, *args, **kwargs)
+
+    def _action(self, what, memory_id: str) -> str:
+        # Re-embedding is a payload write too: the memory's vector travels in the payload (memory_vector).
+        if self.action == "payload" and "memory_vector" in what[memory_id]:
+            return "reembed"
+        return self.action
 
 
 def _spies(services, monkeypatch, fail_vectors: BaseException | None = None) -> list[Spy]:
     vectors, graph_store = services.stores.vectors, services.stores.graph
-    spies = [Spy(vectors, "replace_vector", "reembed", fail_vectors), Spy(vectors, "set_payload", "payload", fail_vectors),
+    spies = [Spy(vectors, "set_payload", "payload", fail_vectors),
              Spy(vectors, "delete", "delete", fail_vectors), Spy(graph_store, "set_relations", "relations")]
     for spy in spies:
         monkeypatch.setattr(spy.store, spy.method, spy)

@@ -5,9 +5,10 @@
 ``owed`` and the three store-side phases apply the derived writes a committed day left in the archive's
 ``lifecycle_outbox`` (``run.run_days`` writes them in the day's own transaction):
 
-- ``reembed``    step 3.5: texts compressed to a new level re-embedded into the long-term vectors with their
-                 payload (``reembed``), and level/retention payloads of memories whose text did not change
-                 (``payload``)
+- ``reembed``    step 3.5: texts compressed to a new level re-embedded into the long-term points' payload
+                 as the memory's vector, with its level (``reembed``; the point's own vector stays the
+                 record's, ``memory_vector``), and level/retention payloads of memories whose text did not
+                 change (``payload``)
 - ``relations``  the graph tier's typed edges, set to the user's relations as the archive holds them
 - ``deletions``  auto-deleted memories removed from the vector, mid-term and graph tiers
 - ``owed``       all of these at once, for earlier runs that stopped between phases (a crash, a store down)
@@ -29,6 +30,8 @@ import numpy as np
 
 from stores.errors import StoreUnavailable
 from stores.memories_duckdb import OUTBOX_ACTIONS
+
+from .memory_vector import level_fields, reembedded_fields
 
 log = logging.getLogger("lumina.lifecycle")
 
@@ -79,12 +82,10 @@ def _apply_user(services, user: str, rows: list[tuple[str, str]]) -> None:
     table = stores.archive.memories
     wanted = [m for m, a in rows if a in REEMBED_ACTIONS]
     known = {r["memory_id"]: r for r in table.rows(user, wanted)} if wanted else {}  # gone: deleted since
-    reembed = [m for m, a in rows if a == "reembed" and m in known]
-    if reembed:
-        fields = {m: _payload(known[m]) for m in reembed}
-        vectors = services.embedder.embed([known[m]["text"] or "" for m in reembed])
-        stores.vectors.replace_vector(user, {m: list(map(float, v)) for m, v in zip(reembed, vectors)}, fields)
-    payload = {m: _payload(known[m]) for m, a in rows if a == "payload" and m in known}
+    reembed = [known[m] for m, a in rows if a == "reembed" and m in known]
+    if reembed:  # the point keeps its recorded vector: see nodes.lifecycle.memory_vector
+        stores.vectors.set_payload(user, reembedded_fields(services.embedder, reembed))
+    payload = {m: level_fields(known[m]) for m, a in rows if a == "payload" and m in known}
     if payload:
         stores.vectors.set_payload(user, payload)
     deletions = [m for m, a in rows if a == "delete"]
@@ -94,10 +95,6 @@ def _apply_user(services, user: str, rows: list[tuple[str, str]]) -> None:
         stores.graph.delete_segments(user, deletions)
     if any(a == "relations" for _m, a in rows):
         stores.graph.set_relations(user, [(r["src"], r["dst"], r["kind"], r["score"]) for r in table.relations(user)])
-
-
-def _payload(row: dict) -> dict[str, Any]:
-    return {"level": int(row["level"]), "retention": round(float(row["retention"]), 4), "protected": bool(row["protected"])}
 
 
 def apply_phase(services, name: str, progress: Progress | None = None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..lifecycle.memory_vector import MEMORY_VECTOR_FIELD, as_remembered as remembered_order
 from ..text.tokenize import nouns, terms
 
 TIER = {
@@ -60,9 +61,10 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
 
 
 def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,
-                     out: Candidates, recent_signal: float = 0.5) -> None:
+                     out: Candidates, recent_signal: float = 0.5, as_remembered: bool = False) -> None:
     """``recent_signal``: how much a mid-term segment counts for being recent alone (the purpose's recency
-    weight relative to its relevance weight, see ``recall``)."""
+    weight relative to its relevance weight, see ``recall``). ``as_remembered`` (recall for a reply): the
+    dense channel ranks a faded memory by its text at its level, not by what was recorded."""
     stores, settings = services.stores, services.settings
     k = settings.recall_rrf_k
     S = settings.recall_segment_candidates
@@ -75,7 +77,10 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
     seeds: list[str] = []
     if on["segment_dense"] and S:
         t0 = time.perf_counter()
-        hits = stores.vectors.search(user_id, qvec.tolist(), S, character=character, fields=("segment_id", "importance"))
+        fields = ("segment_id", "importance", MEMORY_VECTOR_FIELD) if as_remembered else ("segment_id", "importance")
+        hits = stores.vectors.search(user_id, qvec.tolist(), S, character=character, fields=fields)
+        if as_remembered:
+            hits = remembered_order(hits, qvec)
         add("segment_dense", [(h.payload["segment_id"], 1.0) for h in hits])
         for h in hits:
             out.seg_importance[h.payload["segment_id"]] = float(h.payload.get("importance", 0.0))

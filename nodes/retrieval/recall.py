@@ -42,7 +42,7 @@ from ..text.tokenize import terms
 from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
 from ..knowledge.recall_procedures import procedure_hits
-from ..lifecycle.recall_view import apply_lifecycle
+from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
 from .fusion import fuse
 from .packing import open_segment_item, pack_turns, segment_items
 from .presets import weights_for
@@ -129,7 +129,8 @@ def recall(
     # Recent segments are candidates for being recent, so they count as much as the purpose values recency
     # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
     recent_signal = 0.5 * beta / max(alpha, beta)
-    segment_channels(services, index, user_id, query, qvec, on, character, cands, recent_signal)
+    segment_channels(services, index, user_id, query, qvec, on, character, cands, recent_signal,
+                     as_remembered=on["lifecycle"] and purpose not in DELIBERATE)
     t_candidates = time.perf_counter()
     rel, tiers = fuse(index, cands, settings, on, plan)
     channel_ms = cands.ms
