@@ -459,10 +459,12 @@ class CypherGraph:
         return [out[k] for k in sorted(out)]
 
     # --- per-memory changes (the forgetting lifecycle, issue 17) --------------------------------------
-    def delete_segments(self, user_id: str, segment_ids: Sequence[str]) -> int:
+    def delete_segments(self, user_id: str, segment_ids: Sequence[str], *, knowledge: bool = True) -> int:
         """Remove these Segment nodes of this user with all their edges (relations and LEARNED_FROM included),
-        then the user's concepts that only they mentioned and the knowledge items only they supported;
-        returns Segment nodes removed (another user's ids and missing ones count 0 and stay untouched)."""
+        then the user's concepts that only they mentioned and, with ``knowledge``, the knowledge items only
+        they supported (an episode erased from the record takes them; one the lifecycle forgets does not:
+        the archive keeps the item and so does the graph). Returns Segment nodes removed (another user's ids
+        and missing ones count 0 and stay untouched)."""
         ids.validate_id(user_id, "user_id")
         wanted = _segment_ids(segment_ids)
         if not wanted:
@@ -470,7 +472,7 @@ class CypherGraph:
         params: Params = {"user_id": user_id, "segment_ids": wanted}
         with self._exclusive():
             concept_ids = [str(r["id"]) for r in self._read(cypher.CONCEPT_IDS_OF, params)]
-            item_ids = [str(r["id"]) for r in self._read(cypher.KNOWLEDGE_OF_SEGMENTS, params)]
+            item_ids = [str(r["id"]) for r in self._read(cypher.KNOWLEDGE_OF_SEGMENTS, params)] if knowledge else []
             steps: list[Step] = [(cypher.COUNT_SEGMENTS_OF, params), (cypher.DELETE_SEGMENTS_OF, params)]
             if concept_ids:
                 steps.append((cypher.DELETE_UNMENTIONED_CONCEPTS, {"user_id": user_id, "concept_ids": concept_ids}))

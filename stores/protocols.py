@@ -133,9 +133,9 @@ class GraphStore(Protocol):
         """Segments that MENTION any of the concepts, with how many of them they mention."""
         ...
     def concepts_of(self, user_id: str, segment_ids: Sequence[str]) -> dict[str, list[str]]: ...
-    def delete_segments(self, user_id: str, segment_ids: Sequence[str]) -> int:
+    def delete_segments(self, user_id: str, segment_ids: Sequence[str], *, knowledge: bool = True) -> int:
         """Remove these Segment nodes of this user with every edge they have (and concepts nothing else
-        mentions any more); Segment nodes removed."""
+        mentions any more; with ``knowledge``, Knowledge nodes nothing else supports); Segment nodes removed."""
         ...
     def set_relations(self, user_id: str, relations: Sequence[tuple[str, str, str, float]]) -> int:
         """Make the user's typed memory relations (src, dst, kind, score) exactly these (kinds in

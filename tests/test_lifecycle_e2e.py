@@ -303,6 +303,26 @@ def test_auto_delete_conditions_and_or(memory_factory, mode, retention_days, max
     assert {ids["joy"], ids["mother"], ids["jog"]} <= left  # not archived: never candidates
 
 
+def test_a_fact_learned_from_auto_deleted_memories_stays_in_every_knowledge_tier(memory_factory):
+    """Defect: the lifecycle's deletion removed the graph's Knowledge node of a fact only those memories
+    supported, while the archive and the knowledge vectors kept it (the tiers disagreed)."""
+    mem = ingest(memory_factory, ratio_min_memories=100, auto_delete_enabled=True, delete_condition_mode="OR",
+                 archive_retention_days=1000, delete_max_intensity=40, delete_require_zero_recall=False)
+    services = mem.services
+    ids = memory_ids(services)
+    cats = {ids["cat"], ids["cat2"]}
+    pet = [r for r in services.stores.archive.knowledge.items(USER) if (r["attribute"], r["value"]) == ("pet", "ムギ")]
+    assert len(pet) == 1 and set(pet[0]["episode_ids"]) <= cats, pet  # only the cat memories told it
+    item_id = pet[0]["item_id"]
+    run_days(services, 1, 25)
+    assert not cats & set(memory_ids_now(services))  # both forgotten
+    assert [r["item_id"] for r in services.stores.archive.knowledge.items(USER, item_ids=[item_id])] == [item_id]
+    assert item_id in services.stores.knowledge.items_of(USER, [item_id])
+    in_graph = {k["item_id"]: k for k in services.stores.graph.knowledge(USER)}
+    assert item_id in in_graph and in_graph[item_id]["value"] == "ムギ"
+    assert not set(in_graph[item_id]["episode_ids"]) & cats  # the memories' Segment nodes went, the fact did not
+
+
 def test_a_recalled_memory_is_kept_when_the_conditions_require_zero_recalls(memory_factory):
     mem = ingest(memory_factory, ratio_min_memories=100, auto_delete_enabled=True, archive_retention_days=10,
                  delete_max_intensity=40)

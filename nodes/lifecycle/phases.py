@@ -92,7 +92,8 @@ def _apply_user(services, user: str, rows: list[tuple[str, str]]) -> None:
     if deletions:
         stores.vectors.delete(user, deletions)
         stores.midterm.delete_segments(user, deletions)
-        stores.graph.delete_segments(user, deletions)
+        # A fact learned from a forgotten memory is not forgotten with it (the archive keeps the item).
+        stores.graph.delete_segments(user, deletions, knowledge=False)
     if any(a == "relations" for _m, a in rows):
         stores.graph.set_relations(user, [(r["src"], r["dst"], r["kind"], r["score"]) for r in table.relations(user)])
 
