@@ -3,13 +3,14 @@
     knowledge_daily → knowledge_weekly → knowledge_monthly
 
 - ``knowledge_daily``   P4 consolidation: users with episodes archived since the last run get their similar
-                        episodes across days grouped into semantic memories (nodes.knowledge.consolidate)
+                        episodes across days grouped into semantic memories (nodes.knowledge.consolidate);
+                        knowledge items idle too long are marked of low activity (nodes.knowledge.forgetting)
 - ``knowledge_weekly``  A7 review: every user's facts folded again under the current settings, duplicates merged
                         and contradictions resolved (nodes.knowledge.review), once per local ISO week
-- ``knowledge_monthly`` procedures that keep failing (confidence below ``LUMINA_PROCEDURES__FORGET_BELOW_CONFIDENCE``
-                        after at least ``…__FORGET_MIN_OUTCOMES`` outcomes) are forgotten, once per local month.
-                        Knowledge items are not forgotten by this step: their confidence is fixed at learning
-                        (0.9 / 0.7) and a fact's history is kept; the episodes they came from fade by the lifecycle.
+- ``knowledge_monthly`` once per local month: knowledge items of low activity long enough and not recalled since
+                        are forgotten (their rows stay: the record), and procedures that keep failing
+                        (confidence below ``LUMINA_PROCEDURES__FORGET_BELOW_CONFIDENCE`` after at least
+                        ``…__FORGET_MIN_OUTCOMES`` outcomes) are forgotten.
 
 What they last did is kept under ``knowledge`` in ``maintenance-state.json``; with a ``user_id`` (the CLI's
 ``--user``, a cron's context) both run for that user now, whatever the schedule.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from nodes.knowledge.consolidate import consolidate_user
+from nodes.knowledge.forgetting import forget_idle, mark_low_activity
 from nodes.knowledge.review import review_user
 from nodes.services import Services
 
@@ -64,6 +66,7 @@ def knowledge_daily(state: MaintenanceState, services: Services) -> dict:
         for key in ("groups", "written", "removed"):
             totals[key] += out.get(key, 0)
         progress(done, len(users))
+    totals["low_activity"] = mark_low_activity(services, now, state.get("user_id"))
     if not state.get("user_id"):
         _save(services, saved, {**knowledge, "consolidated_until": mark})
     return {"report": {"knowledge_daily": totals}}
@@ -95,19 +98,21 @@ def knowledge_monthly(state: MaintenanceState, services: Services) -> dict:
 
     saved, knowledge = _saved(services)
     month = datetime.fromtimestamp(state["now"], UTC).astimezone(ZoneInfo(services.settings.timezone)).strftime("%Y-%m")
-    table = getattr(services.stores.archive, "procedures", None)
-    if table is None or (not state.get("user_id") and knowledge.get("forgot_month") == month):
+    if not state.get("user_id") and knowledge.get("forgot_month") == month:
         return {"report": {"knowledge_monthly": {"month": month, "due": False}}}
+    items_forgotten = forget_idle(services, state["now"], state.get("user_id"))
+    table = getattr(services.stores.archive, "procedures", None)
     params = params_of(services)
     users = [state["user_id"]] if state.get("user_id") else _users_with_episodes_since(services, 0.0)[0]
     forgotten: dict[str, list[str]] = {}
-    for user in users:
+    for user in users if table is not None else ():
         gone = table.forget_unreliable(user, params.forget_below_confidence, params.forget_min_outcomes)
         if gone:
             forgotten[user] = gone
     if not state.get("user_id"):
         _save(services, saved, {**knowledge, "forgot_month": month})
     return {"report": {"knowledge_monthly": {"month": month, "due": True, "users": len(users),
+                                             "knowledge_forgotten": len(items_forgotten),
                                              "procedures_forgotten": sum(map(len, forgotten.values()))}}}
 
 

@@ -305,6 +305,13 @@ RETURN DISTINCT k.id AS id
 
 # Of $item_ids, the user's items no segment supports any more: an item left without sources goes (its
 # SUPERSEDES edges with it). $user_id, $item_ids
+# A forgotten item's node and its edges. $user_id, $item_ids
+DELETE_KNOWLEDGE: Final = """
+UNWIND $item_ids AS kid
+MATCH (k:Knowledge {id: kid, user_id: $user_id})
+DETACH DELETE k
+"""
+
 DELETE_UNSOURCED_KNOWLEDGE: Final = """
 UNWIND $item_ids AS kid
 MATCH (k:Knowledge {id: kid, user_id: $user_id})

@@ -458,6 +458,16 @@ class CypherGraph:
             node["supersedes"].sort()
         return [out[k] for k in sorted(out)]
 
+    def delete_knowledge(self, user_id: str, item_ids: Sequence[str]) -> None:
+        """Remove these Knowledge nodes of this user with their edges (forgotten items; missing ids and
+        another user's are untouched)."""
+        ids.validate_id(user_id, "user_id")
+        wanted = [ids.validate_id(i, "item_ids") for i in item_ids]
+        if wanted:
+            with self._exclusive():
+                self._write([(cypher.DELETE_KNOWLEDGE, {"user_id": user_id, "item_ids": group})
+                             for group in self._packed(wanted)])
+
     # --- per-memory changes (the forgetting lifecycle, issue 17) --------------------------------------
     def delete_segments(self, user_id: str, segment_ids: Sequence[str], *, knowledge: bool = True) -> int:
         """Remove these Segment nodes of this user with all their edges (relations and LEARNED_FROM included),

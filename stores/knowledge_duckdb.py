@@ -24,6 +24,7 @@ from typing import Any
 from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
+from .memories_duckdb import MEMORIES
 
 KNOWLEDGE = "knowledge_items"
 STATUSES = ("current", "superseded", "merged", "coexisting")
@@ -43,6 +44,15 @@ _NULLABLE = {"event_date", "valid_to", "superseded_by"}
 
 SYNCED = "tiers_synced"
 
+# Forgetting (the notes' synaptic homeostasis): recall counts an item's accesses, the daily step marks an item
+# idle too long as of low activity, the monthly step forgets one that stayed so (its tiers drop it; the row,
+# the record, stays with ``forgotten_at``). Not in COLUMNS: learning rewrites an item's row without knowing
+# its activity. Nullable for the same reason as ``tiers_synced``.
+ACTIVITY: tuple[tuple[str, str], ...] = (
+    ("access_count", "BIGINT DEFAULT 0"), ("last_access", "DOUBLE"), ("low_activity_since", "DOUBLE"),
+    ("forgotten_at", "DOUBLE"))
+_DAY = 86_400.0
+
 SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {KNOWLEDGE} ({', '.join(
         f"{c} {t}{'' if c in _NULLABLE else ' NOT NULL'}{' PRIMARY KEY' if c == 'item_id' else ''}"
@@ -52,8 +62,18 @@ SCHEMA = (
     # refuses NOT NULL in ADD COLUMN IF NOT EXISTS, and any ALTER of a NOT NULL column on an indexed table,
     # so a migrated table's column is nullable: every write here sets it, and reads take NULL as false.
     f"ALTER TABLE {KNOWLEDGE} ADD COLUMN IF NOT EXISTS {SYNCED} BOOLEAN DEFAULT false",
+    *(f"ALTER TABLE {KNOWLEDGE} ADD COLUMN IF NOT EXISTS {c} {t}" for c, t in ACTIVITY),
 )
 _UNSYNCED = f"{SYNCED} IS NOT TRUE"
+_READ = f"{', '.join(NAMES)}, forgotten_at"
+"""Every read returns the item and when it was forgotten (None: remembered)."""
+
+
+# The item is kept by forgetting: a current fact about a protected subject (what the profile shows), or one
+# learned from a memory the user protected (F8). One parameter: the protected subjects.
+_PROTECTED = (f"((status IN ('current', 'coexisting') AND valid_to IS NULL AND list_contains(?::VARCHAR[], subject)) "
+              f"OR EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = {KNOWLEDGE}.user_id AND m.protected "
+              f"AND list_contains({KNOWLEDGE}.episode_ids, m.memory_id)))")
 
 
 def _check(row: Mapping[str, Any]) -> None:
@@ -88,8 +108,12 @@ class KnowledgeTable:
         owners = {r["item_id"]: r["user_id"] for r in rows}
         placeholders = ", ".join("?" for _ in NAMES)
         # An item written again (new status, validity or sources) is owed to the derived tiers again.
+        # New evidence (said again later, or another source) makes a forgotten or idle item active again; a
+        # change of status alone (superseded, merged) does not. SET reads the row as it was.
+        fresh = "(excluded.said_at > said_at OR NOT list_has_all(episode_ids, excluded.episode_ids))"
         updates = ", ".join([*(f"{c} = excluded.{c}" for c in NAMES if c not in ("item_id", "user_id")),
-                             f"{SYNCED} = false"])
+                             f"{SYNCED} = false",
+                             *(f"{c} = CASE WHEN {fresh} THEN NULL ELSE {c} END" for c in ("forgotten_at", "low_activity_since"))])
         with self.db.tx(touches=set(owners.values())) as con:
             # An item id belongs to one user forever: a row of another user's id is refused, never replaced.
             clash = con.execute(
@@ -105,12 +129,16 @@ class KnowledgeTable:
         return len(rows)
 
     def items(self, user_id: str, *, history: bool = False, subject: str | None = None,
-              attribute: str | None = None, item_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """The user's items, oldest statement first: current and coexisting ones, or every one with
-        ``history``; optionally about one subject / attribute, or exactly ``item_ids``."""
+              attribute: str | None = None, item_ids: Sequence[str] | None = None,
+              remembered: bool = False) -> list[dict[str, Any]]:
+        """The user's items, oldest statement first: current and coexisting ones still remembered, or every
+        one with ``history`` (forgotten ones too, unless ``remembered``); optionally about one subject /
+        attribute, or exactly ``item_ids``. Each row has ``forgotten_at`` (None: remembered)."""
         where, params = ["user_id = ?"], [validate_id(user_id, "user_id")]
         if not history and item_ids is None:
-            where.append("status IN ('current', 'coexisting') AND valid_to IS NULL")
+            where.append("status IN ('current', 'coexisting') AND valid_to IS NULL AND forgotten_at IS NULL")
+        if remembered:
+            where.append("forgotten_at IS NULL")
         if subject is not None:
             where.append("subject = ?")
             params.append(subject)
@@ -122,9 +150,9 @@ class KnowledgeTable:
             params.append([validate_id(i, "item_id") for i in item_ids])
         with self.db.read() as con:
             rows = con.execute(
-                f"SELECT {', '.join(NAMES)} FROM {KNOWLEDGE} WHERE {' AND '.join(where)} "
+                f"SELECT {_READ} FROM {KNOWLEDGE} WHERE {' AND '.join(where)} "
                 "ORDER BY said_at, item_id", params).fetchall()
-        return [dict(zip(NAMES, r)) for r in rows]
+        return [dict(zip((*NAMES, "forgotten_at"), r)) for r in rows]
 
     def count(self, user_id: str) -> int:
         with self.db.read() as con:
@@ -163,6 +191,57 @@ class KnowledgeTable:
                 [user_id, wanted]).fetchall()
         return [dict(zip(NAMES, r)) for r in rows]
 
+    # --- forgetting (the notes' daily downscaling and monthly forgetting) -----------------------------
+    def mark_accessed(self, user_id: str, item_ids: Sequence[str], now: float) -> int:
+        """Recall showed these items: one access more each, and no longer of low activity."""
+        user_id = validate_id(user_id, "user_id")
+        wanted = [validate_id(i, "item_ids") for i in item_ids]
+        if not wanted:
+            return 0
+        with self.db.tx(touches=(user_id,)) as con:
+            rows = con.execute(
+                f"UPDATE {KNOWLEDGE} SET access_count = coalesce(access_count, 0) + 1, last_access = ?, "
+                "low_activity_since = NULL WHERE user_id = ? AND item_id IN (SELECT unnest(?::VARCHAR[])) "
+                "AND forgotten_at IS NULL RETURNING item_id", [float(now), user_id, wanted]).fetchall()
+        return len(rows)
+
+    def mark_low_activity(self, now: float, idle_days: float, min_accesses: int,
+                          protected_subjects: Sequence[str], user_id: str | None = None) -> int:
+        """Items not accessed for ``idle_days`` (since they were said, if never) and accessed fewer than
+        ``min_accesses`` times, not protected, become of low activity as of ``now``. Returns how many."""
+        where = ["forgotten_at IS NULL", "low_activity_since IS NULL",
+                 "coalesce(last_access, said_at) < ?", "coalesce(access_count, 0) < ?", f"NOT {_PROTECTED}"]
+        params: list[Any] = [float(now) - idle_days * _DAY, int(min_accesses), list(protected_subjects)]
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(validate_id(user_id, "user_id"))
+        with self.db.tx() as con:  # no reader of recall looks at activity
+            rows = con.execute(f"UPDATE {KNOWLEDGE} SET low_activity_since = ? WHERE {' AND '.join(where)} "
+                               "RETURNING item_id", [float(now), *params]).fetchall()
+        return len(rows)
+
+    def forget_idle(self, now: float, after_days: float, protected_subjects: Sequence[str],
+                    user_id: str | None = None) -> list[tuple[str, str]]:
+        """Items of low activity for ``after_days`` and not accessed since, still not protected, are forgotten
+        as of ``now``: the row stays (the record), the tiers owe their removal. Returns (user, item_id)."""
+        where = ["forgotten_at IS NULL", "low_activity_since IS NOT NULL", "low_activity_since <= ?",
+                 "(last_access IS NULL OR last_access < low_activity_since)", f"NOT {_PROTECTED}"]
+        params: list[Any] = [float(now) - after_days * _DAY, list(protected_subjects)]
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(validate_id(user_id, "user_id"))
+        with self.db.read() as con:
+            due = con.execute(f"SELECT user_id, item_id FROM {KNOWLEDGE} WHERE {' AND '.join(where)}", params).fetchall()
+        if not due:
+            return []
+        # Recall's caches key on the users whose rows a transaction touched: name them.
+        with self.db.tx(touches={u for u, _ in due}) as con:
+            rows = con.execute(
+                f"UPDATE {KNOWLEDGE} SET forgotten_at = ?, {SYNCED} = false WHERE {' AND '.join(where)} "
+                "AND item_id IN (SELECT unnest(?::VARCHAR[])) RETURNING user_id, item_id",
+                [float(now), *params, [i for _, i in due]]).fetchall()
+        return sorted((str(u), str(i)) for u, i in rows)
+
     # --- the derived tiers' bookkeeping (nodes.knowledge.tiers) ----------------------------------------
     def unsynced(self, user_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Items the derived tiers do not mirror yet (one user's, or everyone's), by user, oldest first."""
@@ -175,9 +254,9 @@ class KnowledgeTable:
             tail, params = " LIMIT ?", [*params, int(limit)]
         with self.db.read() as con:
             rows = con.execute(
-                f"SELECT {', '.join(NAMES)} FROM {KNOWLEDGE} WHERE {' AND '.join(where)} "
+                f"SELECT {_READ} FROM {KNOWLEDGE} WHERE {' AND '.join(where)} "
                 f"ORDER BY user_id, said_at, item_id{tail}", params).fetchall()
-        return [dict(zip(NAMES, r)) for r in rows]
+        return [dict(zip((*NAMES, "forgotten_at"), r)) for r in rows]
 
     def unsynced_count(self, user_id: str | None = None) -> int:
         where, params = [_UNSYNCED], []

@@ -83,7 +83,10 @@ def test_an_approved_paraphrase_keeps_the_reviewed_confidence(archive):
     assert rows and rows[0]["confidence"] == pytest.approx(0.7) and rows[0]["method"] == "llm"
 
 
-def test_a_failing_model_leaves_the_offline_items_and_says_so(archive, caplog):
+def test_a_failing_model_leaves_the_offline_items_and_says_so(archive, caplog, monkeypatch):
+    # A CLI test earlier in the process may have configured the lumina logger (propagate off): caplog listens
+    # at the root.
+    monkeypatch.setattr(logging.getLogger("lumina"), "propagate", True)
     offline_only = learn_segments(SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace()),
                                   "cid", [(SimpleNamespace(segment_id="seg-3"), [{**_turns("cid")[0], "text": "I love jazz."}])])
     assert offline_only["path"] == "offline"

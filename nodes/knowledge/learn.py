@@ -25,7 +25,7 @@ from .resolve import resolve
 
 log = logging.getLogger("lumina.knowledge")
 
-_STORE_ONLY = ("user_id", "episode_ids", "updated_at")
+_STORE_ONLY = ("user_id", "episode_ids", "updated_at", "forgotten_at")
 _NAMED = ("pet", "sibling", "parent", "child", "partner", "friend")
 
 

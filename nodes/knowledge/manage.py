@@ -2,7 +2,8 @@
 
 The ``--json`` fields of `lumina-memory knowledge` are fixed (scripts depend on them): ``JSON_FIELDS``, plus
 ``polarity`` (a negative item records that something is no longer so), ``episode_ids``, ``event_date`` and
-``importance`` (P3, nodes.knowledge.importance).
+``importance`` (P3, nodes.knowledge.importance) and ``forgotten_at`` (None: remembered; a forgotten item is
+listed with ``--all`` only: the record keeps it, recall no longer finds it, nodes.knowledge.forgetting).
 Times are epoch seconds, as in `lumina-memory memories`.
 """
 
@@ -16,7 +17,7 @@ from .importance import knowledge_importance
 
 JSON_FIELDS = ("item_id", "subject", "attribute", "value", "text", "status", "valid_from", "valid_to",
                "superseded_by", "confidence", "source_ids", "source_turn_ids", "method")
-EXTRA_FIELDS = ("polarity", "episode_ids", "event_date", "importance")
+EXTRA_FIELDS = ("polarity", "episode_ids", "event_date", "importance", "forgotten_at")
 
 
 def list_knowledge(services, user_id: str, *, history: bool = False) -> list[dict[str, Any]]:
@@ -28,6 +29,7 @@ def list_knowledge(services, user_id: str, *, history: bool = False) -> list[dic
         item.update(source_ids=list(r["source_ids"] or []), source_turn_ids=list(r["source_turn_ids"] or []),
                     polarity=r["polarity"], episode_ids=list(r["episode_ids"] or []),
                     event_date=r["event_date"].isoformat() if r["event_date"] else None,
-                    importance=knowledge_importance(r["attribute"], r["value"], r["text"]))
+                    importance=knowledge_importance(r["attribute"], r["value"], r["text"]),
+                    forgotten_at=r["forgotten_at"])
         out.append(item)
     return out

@@ -113,6 +113,24 @@ class KnowledgeParams(BaseModel):
     recall_vector_weight: float = Field(
         default=1.0, ge=0, description="Weight of the vector channel's cosine beside the cue/subject score (1 a cue).",
     )
+    forget_enabled: bool = Field(
+        default=True, description="The daily step marks idle items of low activity and the monthly step forgets them "
+        "(the notes' synaptic homeostasis); the archive keeps every row.",
+    )
+    forget_idle_days: float = Field(
+        default=90.0, gt=0, description="Days without an access (since said, if never recalled) before an item is "
+        "of low activity (the notes' knowledge threshold).",
+    )
+    forget_min_accesses: int = Field(
+        default=3, ge=1, description="An item recalled this many times is never of low activity (the notes' < 3).",
+    )
+    forget_after_low_activity_days: float = Field(
+        default=60.0, gt=0, description="Days of low activity, not recalled since, before the monthly step forgets it.",
+    )
+    forget_protected_subjects: tuple[str, ...] = Field(
+        default=("user",), description="Current facts about these subjects are never forgotten (the notes protect "
+        "what is known about the user: the profile). Facts from a protected memory never are either.",
+    )
 
     @field_validator("policy")
     @classmethod
@@ -182,7 +200,7 @@ def params_table_markdown(params: KnowledgeParams | None = None) -> str:
             continue
         value = getattr(params, name)
         shown = f"{len(value)} words" if isinstance(value, (dict, tuple)) and name != "extract_speakers" else str(value)
-        if name == "extract_speakers":
+        if name in ("extract_speakers", "forget_protected_subjects"):
             shown = ", ".join(value)
         rows.append(f"| `{name}` | {shown} | {field.description} |")
     return "\n".join(rows)

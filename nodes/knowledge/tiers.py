@@ -10,6 +10,9 @@ rows owed; the next flush or recovery pass (nodes.recovery) writes them again â€
 An item waits while one of its episodes still owes the graph its Segment node (the archive's outbox says
 so): its LEARNED_FROM edge could not be made yet. The recovery pass that completes the segment syncs it.
 
+A forgotten item (the monthly step, nodes.knowledge.forgetting) is owed too: its sync removes its point and
+its node.
+
 ``forget_episodes`` is what `lumina-memory forget` does to these tiers before the archive forgets: points of
 items only the forgotten episodes supported go, the others keep their remaining sources. (The graph's part,
 LEARNED_FROM edges and unsupported Knowledge nodes, goes with the Segment nodes: stores.graph_base.)
@@ -61,6 +64,14 @@ def supersedes_pairs(history: Iterable[Mapping[str, Any]], item_ids: set[str]) -
 
 def _write_batch(services, user_id: str, rows: list[dict[str, Any]], history: list[dict[str, Any]]) -> None:
     vectors = getattr(services.stores, "knowledge", None)
+    forgotten = [r["item_id"] for r in rows if r.get("forgotten_at") is not None]
+    if forgotten:  # the record keeps them; memory does not
+        if vectors is not None:
+            vectors.delete(user_id, forgotten)
+        services.stores.graph.delete_knowledge(user_id, forgotten)
+        rows = [r for r in rows if r.get("forgotten_at") is None]
+    if not rows:
+        return
     if vectors is not None:
         vectors.upsert_items(user_id, rows, services.embedder.embed([embedding_text(r) for r in rows]))
     nodes = [KnowledgeNode(r["item_id"], r["subject"], r["attribute"], r["value"], r["polarity"], r["status"],
@@ -88,7 +99,7 @@ def sync_knowledge_tiers(services, user_id: str | None = None) -> dict[str, int]
         report["waiting"] += len(mine) - len(ready)
         if not ready:
             continue
-        history = table.items(user, history=True)
+        history = table.items(user, history=True, remembered=True)
         for start in range(0, len(ready), BATCH):
             batch = ready[start : start + BATCH]
             _write_batch(services, user, batch, history)

@@ -41,6 +41,7 @@ from stores.ids import validate_id
 from ..text.tokenize import terms
 from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
+from ..knowledge.forgetting import note_accessed
 from ..knowledge.recall_procedures import procedure_hits
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
 from .fusion import fuse
@@ -183,6 +184,7 @@ def recall(
         items[len(facts):len(facts)] = how
         if limit is not None:
             items = items[:limit]
+        note_accessed(services, user_id, items, now_ts)
     if open_turns:
         items.insert(0, open_segment_item(open_turns))
     if timings is not None:

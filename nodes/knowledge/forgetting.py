@@ -1,0 +1,56 @@
+"""Knowledge fades when nothing uses it (the notes' synaptic homeostasis, animaworks-memory: 能動的忘却).
+
+- Recall that shows an item counts an access (``note_accessed``): it is of low activity no more.
+- Daily (``mark_low_activity``): an item not accessed for ``forget_idle_days`` and accessed fewer than
+  ``forget_min_accesses`` times is marked of low activity.
+- Monthly (``forget_idle``): an item of low activity for ``forget_after_low_activity_days`` and not accessed
+  since is forgotten: recall no longer finds it, its point and its graph node go at the tiers' next sync. Its
+  archive row stays (the record, `knowledge --all --json` shows ``forgotten_at``); saying it again, or hearing
+  it from another episode, brings it back.
+
+Protected, never forgotten: current facts about ``forget_protected_subjects`` (the user: what the profile
+shows; the notes always protect a person's own record) and facts learned from a memory the user protected.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+from .tiers import sync_best_effort
+
+
+def _table(services):
+    return getattr(services.stores.archive, "knowledge", None)
+
+
+def _params(services):
+    return services.settings.knowledge
+
+
+def note_accessed(services, user_id: str, items: Sequence[dict[str, Any]], now: float | None = None) -> int:
+    """Recall showed these items: the knowledge ones among them count an access."""
+    table = _table(services)
+    shown = [i["item_id"] for i in items if i.get("kind") == "knowledge" and i.get("item_id")]
+    if table is None or not shown:
+        return 0
+    return table.mark_accessed(user_id, shown, time.time() if now is None else now)
+
+
+def mark_low_activity(services, now: float, user_id: str | None = None) -> int:
+    params, table = _params(services), _table(services)
+    if table is None or not params.forget_enabled:
+        return 0
+    return table.mark_low_activity(now, params.forget_idle_days, params.forget_min_accesses,
+                                   params.forget_protected_subjects, user_id)
+
+
+def forget_idle(services, now: float, user_id: str | None = None) -> list[tuple[str, str]]:
+    """Forget what stayed of low activity; the tiers drop it now, or at their next sync if a store is down."""
+    params, table = _params(services), _table(services)
+    if table is None or not params.forget_enabled:
+        return []
+    gone = table.forget_idle(now, params.forget_after_low_activity_days, params.forget_protected_subjects, user_id)
+    for user in sorted({u for u, _ in gone}):
+        sync_best_effort(services, user, reason="knowledge forgetting")
+    return gone
