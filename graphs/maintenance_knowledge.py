@@ -10,7 +10,7 @@
 - ``knowledge_monthly`` once per local month: knowledge items of low activity long enough and not recalled since
                         are forgotten (their rows stay: the record), and procedures that keep failing
                         (confidence below ``LUMINA_PROCEDURES__FORGET_BELOW_CONFIDENCE`` after at least
-                        ``…__FORGET_MIN_OUTCOMES`` outcomes) are forgotten.
+                        ``…__FORGET_MIN_OUTCOMES`` outcomes) or that nobody used for 180 days are forgotten.
 
 What they last did is kept under ``knowledge`` in ``maintenance-state.json``; with a ``user_id`` (the CLI's
 ``--user``, a cron's context) both run for that user now, whatever the schedule.
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from nodes.knowledge.consolidate import consolidate_user
-from nodes.knowledge.forgetting import forget_idle, mark_low_activity
+from nodes.knowledge.forgetting import forget_idle, forget_unused_procedures, mark_low_activity
 from nodes.knowledge.review import review_user
 from nodes.services import Services
 
@@ -107,6 +107,7 @@ def knowledge_monthly(state: MaintenanceState, services: Services) -> dict:
     forgotten: dict[str, list[str]] = {}
     for user in users if table is not None else ():
         gone = table.forget_unreliable(user, params.forget_below_confidence, params.forget_min_outcomes)
+        gone += forget_unused_procedures(services, user, state["now"])
         if gone:
             forgotten[user] = gone
     if not state.get("user_id"):

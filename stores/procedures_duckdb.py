@@ -44,7 +44,12 @@ SCHEMA = (
         f"{c} {t}{'' if c in _NULLABLE else ' NOT NULL'}{' PRIMARY KEY' if c == 'procedure_id' else ''}"
         for c, t in COLUMNS)})""",
     f"CREATE INDEX IF NOT EXISTS {PROCEDURES}_user_idx ON {PROCEDURES} (user_id)",
+    # Use (the notes' forgetting of unused procedures): how often recall matched a version, and when last.
+    # Not in COLUMNS (a re-consolidation writes rows without knowing them); nullable, as DuckDB requires here.
+    f"ALTER TABLE {PROCEDURES} ADD COLUMN IF NOT EXISTS access_count BIGINT DEFAULT 0",
+    f"ALTER TABLE {PROCEDURES} ADD COLUMN IF NOT EXISTS last_access DOUBLE",
 )
+_DAY = 86_400.0
 
 
 def _check(row: Mapping[str, Any]) -> None:
@@ -155,6 +160,40 @@ class ProcedureTable:
                 f"SELECT lineage_id FROM {PROCEDURES} WHERE user_id = ? AND status = 'current' "
                 "AND success_count + failure_count >= ? AND confidence < ?",
                 [user_id, int(min_outcomes), float(below)]).fetchall()]
+            if lineages:
+                con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
+                            [user_id, lineages])
+        return sorted(lineages)
+
+    def mark_accessed(self, user_id: str, procedure_ids: Sequence[str], now: float) -> int:
+        """Recall matched these procedures: one use more each."""
+        user_id = validate_id(user_id, "user_id")
+        wanted = [validate_id(p, "procedure_ids") for p in procedure_ids]
+        if not wanted:
+            return 0
+        with self.db.tx(touches=(user_id,)) as con:
+            rows = con.execute(
+                f"UPDATE {PROCEDURES} SET access_count = coalesce(access_count, 0) + 1, last_access = ? "
+                "WHERE user_id = ? AND procedure_id IN (SELECT unnest(?::VARCHAR[])) RETURNING procedure_id",
+                [float(now), user_id, wanted]).fetchall()
+        return len(rows)
+
+    def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int, mature_version: int,
+                      kept_episodes: Sequence[str] = ()) -> list[str]:
+        """The monthly step (the notes' procedures threshold): a procedure whose current version was neither
+        recalled nor reported on for ``idle_days`` (since it was taught, if never) and was used fewer than
+        ``min_uses`` times (recalls + outcomes) is forgotten with all its versions — unless it is mature
+        (version ≥ ``mature_version``: re-consolidated often) or taught by one of ``kept_episodes``
+        (protected memories). Returns the lineages that went."""
+        user_id = validate_id(user_id, "user_id")
+        kept = [validate_id(e, "kept_episodes") for e in kept_episodes]
+        with self.db.tx(touches=(user_id,)) as con:
+            lineages = [r[0] for r in con.execute(
+                f"SELECT lineage_id FROM {PROCEDURES} WHERE user_id = ? AND status = 'current' "
+                "AND greatest(coalesce(last_access, said_at), coalesce(last_outcome_at, said_at), said_at) < ? "
+                "AND coalesce(access_count, 0) + success_count + failure_count < ? AND version < ? "
+                "AND len(list_intersect(episode_ids, ?::VARCHAR[])) = 0",
+                [user_id, float(now) - idle_days * _DAY, int(min_uses), int(mature_version), kept]).fetchall()]
             if lineages:
                 con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
                             [user_id, lineages])

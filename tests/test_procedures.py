@@ -317,3 +317,41 @@ def test_the_monthly_step_forgets_a_procedure_that_keeps_failing(memory):
     record_outcome(services, "alice", pasta["procedure_id"], False)  # 1 / 6 < 0.2
     assert knowledge_monthly(state, services)["report"]["knowledge_monthly"]["procedures_forgotten"] == 1
     assert [p["title"] for p in list_procedures(services, "alice", history=True)] == ["チーズケーキ"]
+
+
+def test_the_monthly_step_forgets_a_procedure_nobody_uses_and_keeps_a_recalled_one(memory):
+    """The notes' procedures threshold: neither recalled nor reported on for 180 days and used fewer than 3
+    times → forgotten with its versions; each recall of it (a how-question) is a use."""
+    from graphs.maintenance_knowledge import knowledge_monthly
+    from nodes.retrieval.recall import recall
+
+    services = memory.services
+    _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))
+    _learn(services, "alice", "seg-3", _turns("a3", PASTA, T0 + DAY))
+    assert {p["title"] for p in list_procedures(services, "alice")} == {"チーズケーキ", "パスタ"}
+    asked = recall(services, "alice", "チーズケーキの作り方は？", purpose="question", limit=5, now_ts=T0 + 100 * DAY)
+    assert any(i["kind"] == "procedure" and "170度" in i["text"] for i in asked)
+
+    def month(day: int) -> int:
+        state = {"now": T0 + day * DAY, "user_id": "alice"}
+        return knowledge_monthly(state, services)["report"]["knowledge_monthly"]["procedures_forgotten"]
+
+    assert month(150) == 0  # the pasta is 149 days idle: not yet
+    assert month(250) == 1  # 249 days: the pasta goes; the cheesecake was recalled on day 100
+    assert [p["title"] for p in list_procedures(services, "alice", history=True)] == ["チーズケーキ"]
+    assert month(279) == 0
+    assert month(281) == 1  # 181 days since its one recall
+    assert list_procedures(services, "alice", history=True) == []
+
+
+def test_a_mature_procedure_is_never_forgotten_for_disuse(memory):
+    from graphs.maintenance_knowledge import knowledge_monthly
+    from stores.procedures_duckdb import PROCEDURES
+
+    services = memory.services
+    _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))
+    [cake] = list_procedures(services, "alice")
+    with services.stores.archive.procedures.db.tx() as con:  # as if re-consolidated twice since
+        con.execute(f"UPDATE {PROCEDURES} SET version = 3 WHERE procedure_id = ?", [cake["procedure_id"]])
+    report = knowledge_monthly({"now": T0 + 400 * DAY, "user_id": "alice"}, services)["report"]["knowledge_monthly"]
+    assert report["procedures_forgotten"] == 0 and len(list_procedures(services, "alice")) == 1

