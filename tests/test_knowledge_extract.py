@@ -77,6 +77,8 @@ JA_CASES = [
     ("母の名前は恵子", {(U, "parent", "恵子", P)}),
     ("犬を飼ってる", {(U, "pet", "犬", P)}),
     ("モカって猫を飼ってる", {(U, "pet", "モカ", P)}),
+    ("猫のモカを飼ってる", {(U, "pet", "モカ", P)}),  # a named pet as the object of 飼う
+    ("猫のエサをあげた", set()),  # …not a thing of the pet's
     ("私は25歳です", {(U, "age", "25", P)}),
     ("車を持ってる", {(U, "has", "車", P)}),
     ("新しいiPhoneを買った", {(U, "has", "iPhone", P)}),
@@ -139,6 +141,9 @@ EN_CASES = [
     ("Our dog Rex is 3", {(U, "pet", "Rex", P), ("Rex", "age", "3", P)}),
     ("I have a brother named Tom", {(U, "sibling", "Tom", P)}),
     ("My cat's name is Mocha", {(U, "pet", "Mocha", P)}),
+    ("We adopted a cat called Luna", {(U, "pet", "Luna", P)}),
+    ("I just adopted a rescue dog named Biscuit.", {(U, "pet", "Biscuit", P)}),
+    ("We had a meeting called Standup", set()),  # a meeting is no relation
     ("I'm 25 years old", {(U, "age", "25", P)}),
     ("I just turned 30!", {(U, "age", "30", P)}),
     ("I have two cats", {(U, "pet", "cat", P)}),

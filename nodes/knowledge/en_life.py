@@ -87,7 +87,9 @@ def identity_and_places(s: EnSentence) -> list[Draft]:
 
 _RX_REL_NAME = rx(r"\b(?i:my|our)\s+(?P<rel>[a-z]+),?\s+(?P<value>[A-Z][a-z]+)(?![a-z'])")
 _RX_HAVE_NAMED = rx(
-    r"\bI" + GAP + r"(?i:have|'ve got|have got|had|got)\s+(?i:a|an|one)\s+(?P<rel>[a-z]+)\s+(?i:named|called)\s+(?P<value>[A-Z][a-z]+)"
+    r"\b(?:I|(?i:we))" + GAP + r"(?:(?i:just)\s+)?"
+    r"(?i:have|'ve got|have got|had|got|adopted|'ve adopted|have adopted|rescued|brought home)\s+"
+    r"(?i:a|an|one)\s+(?:(?i:new|little|rescue|tiny)\s+)?(?P<rel>[a-z]+)\s+(?i:named|called)\s+(?P<value>[A-Z][a-z]+)"
 )
 _AGE_END = r"(?=\s*(?:[.!,]|$|now|today|this year|and|but|next|years? old))"
 _RX_AGE_USER = [

@@ -207,8 +207,9 @@ def _looks_like_name(s: JaSentence, span: tuple[int, int], person: bool = False)
     if person:
         return all(w.pos[1] == "固有名詞" and w.pos[2] == "人名" for w in words) or (
             len(words) == 1 and (is_katakana(text) or is_hiragana(text)) and 1 < len(text) <= 6)
-    if span[1] < len(s.toks) and s.toks[span[1]].dictionary == "飼う":
-        nxt = "。"  # 猫のソラ飼ってるの
+    kept = span[1] + (1 if nxt == "を" else 0)
+    if kept < len(s.toks) and s.toks[kept].dictionary == "飼う":
+        nxt = "。"  # 猫のソラ飼ってるの, 猫のモカを飼ってる
     if all(w.pos[1] == "固有名詞" and w.pos[2] == "人名" for w in words):
         return nxt in _NAME_FOLLOW
     if len(words) == 1 and (is_katakana(text) or (honorific and is_hiragana(text))) and len(text) <= 8:
