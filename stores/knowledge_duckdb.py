@@ -198,7 +198,9 @@ class KnowledgeTable:
         wanted = [validate_id(i, "item_ids") for i in item_ids]
         if not wanted:
             return 0
-        with self.db.tx(touches=(user_id,)) as con:
+        # Use is no input of any in-process index: the user's write stamp stays (a recall would
+        # otherwise make the next one re-check the archive).
+        with self.db.tx() as con:
             rows = con.execute(
                 f"UPDATE {KNOWLEDGE} SET access_count = coalesce(access_count, 0) + 1, last_access = ?, "
                 "low_activity_since = NULL WHERE user_id = ? AND item_id IN (SELECT unnest(?::VARCHAR[])) "

@@ -171,7 +171,9 @@ class ProcedureTable:
         wanted = [validate_id(p, "procedure_ids") for p in procedure_ids]
         if not wanted:
             return 0
-        with self.db.tx(touches=(user_id,)) as con:
+        # Use is no input of any in-process index: the user's write stamp stays (a recall would
+        # otherwise make the next one re-check the archive).
+        with self.db.tx() as con:
             rows = con.execute(
                 f"UPDATE {PROCEDURES} SET access_count = coalesce(access_count, 0) + 1, last_access = ? "
                 "WHERE user_id = ? AND procedure_id IN (SELECT unnest(?::VARCHAR[])) RETURNING procedure_id",
