@@ -8,11 +8,14 @@ Each conversation is ingested through the real memory graph (graphs.memory_graph
 nodes.services.open_services on a fresh data dir): one user per conversation (user id = sample_id), session
 date-times as turn timestamps (30 s apart within a session), ``source_id`` = dia_id, speaker_a → "user" and
 speaker_b → "lumina" with the real name kept in the text ("Caroline: …"), blip captions appended as text.
-Every category 1–4 question with evidence is asked through nodes.retrieval.recall.recall (purpose
+Every category 1–4 question with evidence (and 6, "update", in sets of our own) is asked through nodes.retrieval.recall.recall (purpose
 "question"); the items are taken in rank order while they fit in B tokens (nodes.retrieval.budget: a CJK
 character is one token, other text counts its words) and the dia_ids they were built from are compared to the
-evidence. Baselines (bench.baselines) run on the same turns, embedder and budget. The last line is
-``RESULT recall=<float> hit=<float> baseline_best=<float>`` for the first budget.
+evidence. Baselines (bench.baselines) run on the same turns, embedder and budget. One table per budget: recall
+and hit overall and per category (the categories the file's questions have), context tokens, and latency p50 /
+p95 / p99 without and with the query embedding. Then recall's latency tail: per channel and stage (from
+``Timings``), its percentiles and the queries it was the slowest part of, overall and above the p95. The last
+line is ``RESULT recall=<float> hit=<float> baseline_best=<float>`` for the first budget.
 
 ``--lifecycle`` also ingests every conversation with the forgetting lifecycle's daily batch run along its own
 clock, and reports deliberate recall, priming and levels against the run without it (bench.locomo_lifecycle).
@@ -46,8 +49,8 @@ from bench.baselines import (
     mem0_unavailable_reason,
 )
 from bench import locomo_lifecycle
-from bench.common import bench_settings, peak_rss_mb, percentiles
-from bench.locomo_data import CATEGORY_NAMES, Conversation, load
+from bench.common import TAIL, LatencyTail, bench_settings, peak_rss_mb, percentiles, render_tail
+from bench.locomo_data import CATEGORY_NAMES, Conversation, categories_in, load
 from nodes.retrieval.budget import count_tokens, pack
 from nodes.retrieval.recall import SWITCHES, Timings, recall
 
@@ -90,12 +93,14 @@ class Scores:
             }
 
         out = agg(self.rows)
-        out["by_category"] = {CATEGORY_NAMES[c]: agg([r for r in self.rows if r[0] == c]) for c in sorted(CATEGORY_NAMES)}
+        # Only the categories asked: every system answers every question, so all show the same ones.
+        asked = {r[0] for r in self.rows}
+        out["by_category"] = {name: agg([r for r in self.rows if r[0] == c]) for c, name in CATEGORY_NAMES.items() if c in asked}
         out["context_tokens_mean"] = round(float(np.mean([r[3] for r in self.rows])), 1) if self.rows else 0.0
         if self.latency_ms:
-            out["latency_ms"] = percentiles(self.latency_ms, (50, 95))
+            out["latency_ms"] = percentiles(self.latency_ms, TAIL)
         if self.latency_embed_ms:
-            out["latency_with_embedding_ms"] = percentiles(self.latency_embed_ms, (50, 95))
+            out["latency_with_embedding_ms"] = percentiles(self.latency_embed_ms, TAIL)
         return out
 
 
@@ -215,7 +220,7 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
 
     ingest_stats: dict[str, Any] = defaultdict(float)
     baseline_ingest: dict[str, float] = defaultdict(float)
-    channel_ms: dict[str, list[float]] = defaultdict(list)
+    tail = LatencyTail()  # ours, once per question (at the largest budget)
     total_questions = sum(len(c.questions) for c in conversations)
     qbar = _progress(total_questions, "questions", quiet)
     life = _LifecycleRun(budgets) if args.lifecycle else None
@@ -249,8 +254,7 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
                                query_vector=qvec, timings=timings)
                 # Excluding every query embedding: the question's (precomputed) and its content view's (made inside).
                 ms = (time.perf_counter() - started) * 1000 - timings.embed_ms
-                for name, value in timings.channels.items():
-                    channel_ms[name].append(value)
+                tail.add(ms, timings.channels, timings.stages)
                 for budget in budgets:
                     if budget != max(budgets):
                         items_b = recall(services, conv.sample_id, q.question, purpose="question", budget=budget, query_vector=qvec)
@@ -301,6 +305,7 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
         "data": str(args.data),
         "conversations": [c.sample_id for c in conversations],
         "questions": total_questions,
+        "categories": categories_in(conversations),
         "budgets": budgets,
         "machine": f"{platform.machine()} {platform.processor() or ''} {platform.python_version()}".strip(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -328,7 +333,8 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
         },
         "results": {s: {str(b): scores[s][b].summary() for b in budgets} for s in scores},
         "ablation": {a: {str(b): ablation_scores[a][b].summary() for b in budgets} for a in ablations},
-        "channel_latency_ms": {k: percentiles(v, (50, 95)) for k, v in channel_ms.items()},
+        "channel_latency_ms": tail.channel_percentiles(),
+        "recall_tail": tail.summary(),
         "mem0": mem0_reason or "ran",
     }
     if life is not None:
@@ -383,11 +389,16 @@ def _fmt(x: float) -> str:
     return "  —  " if x != x else f"{x:.3f}"
 
 
+def _tail(latency: dict[str, float]) -> str:
+    return " / ".join(str(latency.get(f"p{q}", "")) for q in TAIL)
+
+
 def render(report: dict[str, Any]) -> str:
     lines: list[str] = []
     budgets = report["budgets"]
+    categories = report["categories"]
     lines.append(f"LoCoMo retrieval — {report['data']} — {len(report['conversations'])} conversations, "
-                 f"{report['questions']} questions (categories 1–4 with evidence)")
+                 f"{report['questions']} questions ({', '.join(categories)}; with evidence)")
     ing = report["ingest"]
     if ing["turns"]:
         lines.append(
@@ -410,18 +421,18 @@ def render(report: dict[str, Any]) -> str:
         b = str(budget)
         lines.append("")
         lines.append(f"## budget B = {budget} tokens")
-        header = f"| system | recall@B | hit@B | " + " | ".join(f"{n} R / H" for n in CATEGORY_NAMES.values()) + \
-            " | ctx tokens | p50 / p95 ms | p50 / p95 ms incl. query embedding |"
+        header = f"| system | recall@B | hit@B | " + " | ".join(f"{n} R / H" for n in categories) + \
+            " | ctx tokens | p50 / p95 / p99 ms | p50 / p95 / p99 ms incl. query embedding |"
         lines.append(header)
         lines.append("|" + "---|" * (header.count("|") - 1))
         for system, per in report["results"].items():
             s = per[b]
-            cats = " | ".join(f"{_fmt(s['by_category'][n]['recall'])} / {_fmt(s['by_category'][n]['hit'])}" for n in CATEGORY_NAMES.values())
+            cats = " | ".join(f"{_fmt(s['by_category'][n]['recall'])} / {_fmt(s['by_category'][n]['hit'])}" for n in categories)
             lat = s.get("latency_ms", {})
             late = s.get("latency_with_embedding_ms", {})
             lines.append(
                 f"| {system} | {_fmt(s['recall'])} | {_fmt(s['hit'])} | {cats} | {s['context_tokens_mean']} | "
-                f"{lat.get('p50', '')} / {lat.get('p95', '')} | {late.get('p50', '')} / {late.get('p95', '')} |"
+                f"{_tail(lat)} | {_tail(late)} |"
             )
         if report["ablation"]:
             full = report["results"][OURS][b]
@@ -436,10 +447,9 @@ def render(report: dict[str, Any]) -> str:
                              f"{s['hit'] - full['hit']:+.3f} |")
     if report.get("lifecycle"):
         lines += locomo_lifecycle.render(report)
-    if report["channel_latency_ms"]:
+    if report["recall_tail"]["queries"]:
         lines.append("")
-        lines.append("recall channel latency (ms, p50/p95): " + ", ".join(
-            f"{k} {v['p50']}/{v['p95']}" for k, v in report["channel_latency_ms"].items()))
+        lines += render_tail(report["recall_tail"], report["channel_latency_ms"])
     lines.append(f"peak RSS {report['peak_rss_mb']} MB; {report['machine']}; {report['date']}")
     return "\n".join(lines)
 
@@ -463,7 +473,7 @@ def lifecycle_line(report: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.locomo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="a LoCoMo-format JSON file")
-    parser.add_argument("--budget", default="1024", help="context budget in tokens; several as 1024,256 (RESULT uses the first)")
+    parser.add_argument("--budget", default="1024", help="context budget in tokens; several as 512,1024,2048, one table each (RESULT uses the first)")
     parser.add_argument("--conversations", default="", help="comma-separated sample_ids (default: all)")
     parser.add_argument("--json", default="", help="also write the full report here")
     parser.add_argument("--no-ablation", dest="ablation", action="store_false", help="skip the ablation table")

@@ -29,7 +29,6 @@ _MONTHS = {
 # Speakers the memory accepts; LoCoMo's two named speakers are mapped onto two of them and the real
 # name stays in the text ("Caroline: ..."), because questions ask by name.
 SPEAKER_A, SPEAKER_B = "user", "lumina"
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 @dataclass
@@ -57,6 +56,18 @@ class Conversation:
     speaker_b: str
     turns: list[Turn] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+
+
+# LoCoMo's categories 1–4; its 5 (adversarial: no answer in the conversation) is left out. 6 is ours, for sets
+# in this format that ask about a fact that changed later: the evidence is the latest statement.
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 6: "update"}
+
+
+def categories_in(conversations: list[Conversation]) -> list[str]:
+    """The names of the categories these conversations' questions have, in CATEGORY_NAMES order: the report's
+    per-category columns (a LoCoMo file has no "update" column)."""
+    present = {q.category for conv in conversations for q in conv.questions}
+    return [name for number, name in CATEGORY_NAMES.items() if number in present]
 
 
 def parse_when(value: str, fallback: datetime) -> datetime:

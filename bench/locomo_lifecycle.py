@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence, TypedDict
 import numpy as np
 
 from bench.common import bench_settings, percentiles
-from bench.locomo_data import CATEGORY_NAMES, Conversation, Turn
+from bench.locomo_data import Conversation, Turn
 from nodes.retrieval.budget import count_tokens, pack
 from nodes.retrieval.recall import recall
 
@@ -271,8 +271,8 @@ def compare(plain: dict[str, Any], with_lifecycle: dict[str, Any], tolerance: fl
         out[budget] = {
             "recall_delta": round(theirs["recall"] - ours["recall"], 4),
             "hit_delta": round(theirs["hit"] - ours["hit"], 4),
-            "by_category": {name: round(theirs["by_category"][name]["recall"] - ours["by_category"][name]["recall"], 4)
-                            for name in CATEGORY_NAMES.values() if ours["by_category"][name]["n"]},
+            "by_category": {name: round(theirs["by_category"][name]["recall"] - cat["recall"], 4)
+                            for name, cat in ours["by_category"].items() if cat["n"]},
             "within_tolerance": theirs["recall"] >= ours["recall"] - tolerance,
         }
     return {"tolerance": tolerance, "budgets": out}
@@ -288,14 +288,15 @@ def render(report: dict[str, Any]) -> list[str]:
     lines = ["", f"## forgetting lifecycle (--lifecycle, last batch {life['days_after']:g} days after each "
                  f"conversation's last turn)"]
     lines.append("deliberate recall (purpose \"question\": faded and archived memories and their source turns too):")
-    header = "| run | B | recall@B | Δ recall | hit@B | Δ hit | " + " | ".join(f"{n} R (Δ)" for n in CATEGORY_NAMES.values()) + " |"
+    categories = report["categories"]  # the ones the questions have (bench.locomo_data.categories_in)
+    header = "| run | B | recall@B | Δ recall | hit@B | Δ hit | " + " | ".join(f"{n} R (Δ)" for n in categories) + " |"
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     for budget, cmp_ in life["comparison"]["budgets"].items():
         for run, per in (("without", report["results"]["lumina"][budget]), ("with lifecycle", life["results"][budget])):
             delta = run != "without"
             cats = " | ".join(
                 f"{_f(per['by_category'][n]['recall'])}" + (f" ({cmp_['by_category'][n]:+.3f})" if delta and n in cmp_["by_category"] else "")
-                for n in CATEGORY_NAMES.values())
+                for n in categories)
             lines.append(f"| {run} | {budget} | {_f(per['recall'])} | {cmp_['recall_delta']:+.3f} | {_f(per['hit'])} | "
                          f"{cmp_['hit_delta']:+.3f} | {cats} |" if delta else
                          f"| {run} | {budget} | {_f(per['recall'])} | | {_f(per['hit'])} | | {cats} |")
