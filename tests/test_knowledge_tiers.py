@@ -281,6 +281,24 @@ def test_a_question_in_english_finds_the_fact_said_in_japanese(memory_factory):
     assert _facts(off.services, "mika", "what does she drink now?")[0]["channels"] == ["cue"]
 
 
+def test_a_fact_only_near_in_meaning_follows_the_episodes_and_waits_for_room(memory_factory):
+    """Facts the question names lead and take their share of the budget; a fact found by the vector channel
+    alone comes after the episodes, in what budget is left (LoCoMo: leading with them cost evidence)."""
+    memory = memory_factory()
+    services = memory.services
+    tell_everything(memory)
+    named = recall(services, "mika", "what does she drink now?", limit=6)
+    assert named[0]["kind"] == "knowledge" and "cue" in named[0]["channels"]
+    kinds = [i["kind"] for i in recall(services, "mika", "Which beverage does she have these days?", limit=20)]
+    assert "knowledge" in kinds and "episode" in kinds
+    assert kinds.index("knowledge") > max(n for n, k in enumerate(kinds) if k == "episode")
+    roomy = recall(services, "mika", "Which beverage does she have these days?", budget=4000)
+    assert roomy[-1]["kind"] == "knowledge" and sum(i["tokens"] for i in roomy) <= 4000
+    spent = sum(i["tokens"] for i in roomy if i["kind"] == "episode")
+    tight = recall(services, "mika", "Which beverage does she have these days?", budget=spent)
+    assert "knowledge" not in [i["kind"] for i in tight]  # the episodes filled it: no room for the fact
+
+
 def test_recall_settings_are_validated():
     with pytest.raises(ValueError):
         KnowledgeParams(recall_min_similarity=1.5)

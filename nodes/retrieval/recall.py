@@ -155,12 +155,17 @@ def recall(
     ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity)
 
     t_rerank = time.perf_counter()
-    # Issue 18: the facts the question asks about lead, current ones first, then the procedure a how-question
-    # asks for; they take their share of the budget.
+    # Issue 18: the facts the question asks about (it names their attribute or subject) lead, current ones
+    # first, then the procedure a how-question asks for; they take their share of the budget. Facts that are
+    # only near the question in meaning follow the episodes, in what budget is left: their source turn is
+    # often packed already (LoCoMo: leading with them cost evidence at 1,024 tokens).
     facts = knowledge_hits(services, user_id, query, limit=3 if limit is None else max(1, limit // 2), query_vector=qvec) if on["knowledge"] else []
+    asked = [f for f in facts if "cue" in f["channels"]]
+    related = [f for f in facts if "cue" not in f["channels"]]
     how = procedure_hits(services, user_id, query) if on["procedures"] else []
-    if (facts or how) and budget is not None:
-        budget = max(0, budget - sum(f["tokens"] for f in (*facts, *how)))
+    full_budget = budget
+    if (asked or how) and budget is not None:
+        budget = max(0, budget - sum(f["tokens"] for f in (*asked, *how)))
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
@@ -180,8 +185,16 @@ def recall(
     if on["lifecycle"]:
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
     if on["knowledge"] or how:
-        items = with_knowledge(items, facts)
-        items[len(facts):len(facts)] = how
+        episodes = with_knowledge(items, facts)[len(facts):]  # every fact orders the episodes (current first)
+        items = [*asked, *how, *episodes]
+        if full_budget is not None:
+            room = full_budget - sum(i["tokens"] for i in items)
+            for fact in related:
+                if fact["tokens"] <= room:
+                    items.append({**fact, "kind": "knowledge"})
+                    room -= fact["tokens"]
+        else:
+            items += related
         if limit is not None:
             items = items[:limit]
         note_accessed(services, user_id, items, now_ts)
