@@ -127,3 +127,31 @@ def test_forgetting_off_forgets_nothing(memory_factory):
     _tell(mem)
     assert run_maintenance(mem.services, now=T0 + 100 * DAY)["knowledge_daily"]["low_activity"] == 0
     assert run_maintenance(mem.services, now=T0 + 170 * DAY)["knowledge_monthly"]["knowledge_forgotten"] == 0
+
+
+def test_a_graph_down_during_forgetting_leaves_the_removal_owed_then_done_once(memory_factory, monkeypatch):
+    """The monthly step commits the forgetting in the archive first; the tiers' removal is owed like any
+    derived write, and the next sync (a flush, start-up recovery) does it."""
+    from nodes.knowledge.tiers import sync_knowledge_tiers
+    from stores.errors import StoreUnavailable
+
+    mem = memory_factory()
+    services = mem.services
+    _tell(mem)
+    sister = _find(_by_value(services), "テニス")
+    run_maintenance(services, now=T0 + 100 * DAY)
+    graph = services.stores.graph
+
+    def down(*_args, **_kwargs):
+        raise StoreUnavailable("graph", "down for the test")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(graph, "delete_knowledge", down)
+        report = run_maintenance(services, now=T0 + 170 * DAY)
+    assert report["knowledge_monthly"]["knowledge_forgotten"] == 2
+    table = services.stores.archive.knowledge
+    assert table.items(USER, item_ids=[sister["item_id"]])[0]["forgotten_at"] is not None
+    assert table.unsynced_count(USER) >= 1  # owed: the graph still has what it should drop
+    assert sync_knowledge_tiers(services, USER)["synced"] >= 1
+    assert table.unsynced_count(USER) == 0 and _in_tiers(services, sister["item_id"]) == (False, False)
+    assert sync_knowledge_tiers(services, USER) == {"synced": 0, "waiting": 0}  # nothing twice
