@@ -191,7 +191,7 @@ def recall(
             room = full_budget - sum(i["tokens"] for i in items)
             for fact in related:
                 if fact["tokens"] <= room:
-                    items.append({**fact, "kind": "knowledge"})
+                    items.append(fact)
                     room -= fact["tokens"]
         else:
             items += related
