@@ -1,13 +1,15 @@
 """What both benchmarks share: opening a fresh memory on a temp data dir, percentiles, the latency tail, RSS, disk
-usage."""
+usage, and whether a gold answer's text is in a packed context (answer@B)."""
 
 from __future__ import annotations
 
 import os
+import re
 import resource
+import unicodedata
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -131,3 +133,54 @@ def dir_bytes(path: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+# --- answer@B: is the gold answer's text in what was packed ------------------------------------------------------
+# Evidence recall credits an item with every turn it was built from, even when it quotes only an excerpt of a long
+# turn that leaves the answering sentence out; this asks whether the answer's own text made it into the context.
+
+# Multi-part answers ("PostgreSQL 16; Python 3.12", "Dramatiq and Celery; picked Dramatiq", "Netdata、田中さん",
+# "GrafanaとZabbix。Grafanaに決めた"): each part is looked for on its own. An ASCII comma splits only when a space
+# follows, so "1,000" stays one value.
+_PART_SEPARATOR = re.compile(r"\s*(?:,\s+(?:and\s+)?|\s+and\s+|[;。、と])\s*")
+# The words the long-reply set's multi-hop answers put around a value ("first 512 MB, later 1 GB",
+# "最初は12月8日、その後8月19日", "picked Dramatiq"): the value is what the context has to hold, not the framing.
+_FRAMING_PREFIX = re.compile(r"^(?:first|later|then|picked|chose|最初は|その後|のちに)\s*")
+_FRAMING_SUFFIX = re.compile(r"\s*(?:に決めた|にした)$")
+
+
+def normalise_text(text: str) -> str:
+    """NFKC (full-width letters and digits, compatibility forms), case-folded, every whitespace run one space."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def answer_parts(answer: str) -> list[str]:
+    """The normalised values an answer names, each once, in order; [] for an empty answer."""
+    parts: list[str] = []
+    for raw in _PART_SEPARATOR.split(normalise_text(answer)):
+        part = _FRAMING_SUFFIX.sub("", _FRAMING_PREFIX.sub("", raw.strip())).strip()
+        if part and part not in parts:
+            parts.append(part)
+    return parts
+
+
+def _part_pattern(part: str) -> re.Pattern[str]:
+    """The part as a substring, except that an edge that is a Latin letter or digit must not continue a longer word
+    or number there: "1 gb" is not in "11 gb", "rq" not in "arq", "2月2日" not in "12月2日"; "netdata" is in
+    "netdataに決めた" (a CJK neighbour is no word boundary to miss)."""
+    before = r"(?<![0-9a-z])" if _ALNUM.match(part[0]) else ""
+    after = r"(?![0-9a-z])" if _ALNUM.match(part[-1]) else ""
+    return re.compile(before + re.escape(part) + after)
+
+
+_ALNUM = re.compile(r"[0-9a-z]")
+
+
+def answer_found(answer: str, texts: Iterable[str]) -> float | None:
+    """The share of the answer's parts found in the normalised context (the texts joined); None when the answer
+    has no text, so the question is left out of answer@B."""
+    parts = answer_parts(answer)
+    if not parts:
+        return None
+    context = normalise_text("\n".join(texts))
+    return sum(1 for part in parts if _part_pattern(part).search(context)) / len(parts)

@@ -11,11 +11,15 @@ speaker_b → "lumina" with the real name kept in the text ("Caroline: …"), bl
 Every category 1–4 question with evidence (and 6, "update", in sets of our own) is asked through nodes.retrieval.recall.recall (purpose
 "question"); the items are taken in rank order while they fit in B tokens (nodes.retrieval.budget: a CJK
 character is one token, other text counts its words) and the dia_ids they were built from are compared to the
-evidence. Baselines (bench.baselines) run on the same turns, embedder and budget. One table per budget: recall
-and hit overall and per category (the categories the file's questions have), context tokens, and latency p50 /
-p95 / p99 without and with the query embedding. Then recall's latency tail: per channel and stage (from
-``Timings``), its percentiles and the queries it was the slowest part of, overall and above the p95. The last
-line is ``RESULT recall=<float> hit=<float> baseline_best=<float>`` for the first budget.
+evidence. The stricter **answer@B** reads the same packed items: the share of the gold answer's parts whose
+text is in them (bench.common.answer_found; questions without an answer are left out of it). Baselines
+(bench.baselines) run on the same turns, embedder and budget. One table per budget: recall and hit overall and
+per category (the categories the file's questions have), context tokens, and latency p50 / p95 / p99 without and
+with the query embedding; under it answer@B beside recall@B, overall and per category. Then recall's latency
+tail: per channel and stage (from ``Timings``), its percentiles and the queries it was the slowest part of,
+overall and above the p95. ``ANSWER answer=<float> baseline_best=<float> questions=<int> without_answer=<int>``
+(first budget) comes before the last line (and before ``LIFECYCLE`` with --lifecycle), which stays
+``RESULT recall=<float> hit=<float> baseline_best=<float>`` for the first budget.
 
 ``--lifecycle`` also ingests every conversation with the forgetting lifecycle's daily batch run along its own
 clock, and reports deliberate recall, priming and levels against the run without it (bench.locomo_lifecycle).
@@ -49,7 +53,7 @@ from bench.baselines import (
     mem0_unavailable_reason,
 )
 from bench import locomo_lifecycle
-from bench.common import TAIL, LatencyTail, bench_settings, peak_rss_mb, percentiles, render_tail
+from bench.common import TAIL, LatencyTail, answer_found, answer_parts, bench_settings, peak_rss_mb, percentiles, render_tail
 from bench.locomo_data import CATEGORY_NAMES, Conversation, categories_in, load
 from nodes.retrieval.budget import count_tokens, pack
 from nodes.retrieval.recall import SWITCHES, Timings, recall
@@ -70,26 +74,37 @@ def _progress(total: int, desc: str, quiet: bool):
         return _Null()
 
 
+def packed_answer(answer: str, packed: Sequence[dict]) -> float | None:
+    """answer@B of one question: its gold answer against the text of exactly the items packed into B."""
+    return answer_found(answer, (item.get("text", "") for item in packed))
+
+
 class Scores:
-    """Per-question evidence recall and hit, by category, for one system at one budget."""
+    """Per-question evidence recall, hit and answer@B, by category, for one system at one budget."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, float, bool, int]] = []  # (category, recall, hit, tokens)
+        # (category, recall, hit, tokens, answer@B — None for a question without an answer, or not measured)
+        self.rows: list[tuple[int, float, bool, int, float | None]] = []
         self.latency_ms: list[float] = []
         self.latency_embed_ms: list[float] = []
 
-    def add(self, category: int, evidence: Sequence[str], covered: set[str], tokens: int) -> None:
+    def add(self, category: int, evidence: Sequence[str], covered: set[str], tokens: int,
+            answer: float | None = None) -> None:
         found = sum(1 for e in evidence if e in covered)
-        self.rows.append((category, found / len(evidence), found == len(evidence), tokens))
+        self.rows.append((category, found / len(evidence), found == len(evidence), tokens, answer))
 
     def summary(self) -> dict[str, Any]:
         def agg(rows):
+            answered = [r[4] for r in rows if r[4] is not None]
+            answer = {"answer": round(float(np.mean(answered)), 4) if answered else float("nan"),
+                      "answer_n": len(answered)}
             if not rows:
-                return {"n": 0, "recall": float("nan"), "hit": float("nan")}
+                return {"n": 0, "recall": float("nan"), "hit": float("nan"), **answer}
             return {
                 "n": len(rows),
                 "recall": round(float(np.mean([r[1] for r in rows])), 4),
                 "hit": round(float(np.mean([r[2] for r in rows])), 4),
+                **answer,
             }
 
         out = agg(self.rows)
@@ -179,7 +194,7 @@ def _evaluate(
         ms = (time.perf_counter() - started) * 1000
         for budget in budgets:
             packed, covered, tokens = pack(ranked, budget)
-            scores[budget].add(q.category, q.evidence, covered, tokens)
+            scores[budget].add(q.category, q.evidence, covered, tokens, packed_answer(q.answer, packed))
             scores[budget].latency_ms.append(ms)
             scores[budget].latency_embed_ms.append(ms + e_ms)
 
@@ -263,14 +278,15 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
                     packed, covered, tokens = pack(items_b, budget)
                     real = sum(count_tokens(i["text"]) for i in packed)
                     assert real <= budget and len(packed) == len(items_b), (real, budget, len(packed), len(items_b))
-                    scores[OURS][budget].add(q.category, q.evidence, covered, real)
+                    scores[OURS][budget].add(q.category, q.evidence, covered, real, packed_answer(q.answer, packed))
                     scores[OURS][budget].latency_ms.append(ms)
                     scores[OURS][budget].latency_embed_ms.append(ms + timings.embed_ms + e_ms)
                     for name in ablations:
                         ab = recall(services, conv.sample_id, q.question, purpose="question", budget=budget,
                                     query_vector=qvec, disabled=(name,))
-                        _p, ab_cov, ab_tokens = pack(ab, budget)
-                        ablation_scores[name][budget].add(q.category, q.evidence, ab_cov, ab_tokens)
+                        ab_packed, ab_cov, ab_tokens = pack(ab, budget)
+                        ablation_scores[name][budget].add(q.category, q.evidence, ab_cov, ab_tokens,
+                                                          packed_answer(q.answer, ab_packed))
                 qbar.update(1)
             # Baselines on the same turns and budget.
             bm25 = BM25Baseline(conv.turns)
@@ -305,6 +321,8 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
         "data": str(args.data),
         "conversations": [c.sample_id for c in conversations],
         "questions": total_questions,
+        # Left out of answer@B: nothing to look for in the context.
+        "questions_without_answer": sum(1 for c in conversations for q in c.questions if not answer_parts(q.answer)),
         "categories": categories_in(conversations),
         "budgets": budgets,
         "machine": f"{platform.machine()} {platform.processor() or ''} {platform.python_version()}".strip(),
@@ -434,6 +452,7 @@ def render(report: dict[str, Any]) -> str:
                 f"| {system} | {_fmt(s['recall'])} | {_fmt(s['hit'])} | {cats} | {s['context_tokens_mean']} | "
                 f"{_tail(lat)} | {_tail(late)} |"
             )
+        lines += _answer_table(report, b)
         if report["ablation"]:
             full = report["results"][OURS][b]
             lines.append("")
@@ -452,6 +471,33 @@ def render(report: dict[str, Any]) -> str:
         lines += render_tail(report["recall_tail"], report["channel_latency_ms"])
     lines.append(f"peak RSS {report['peak_rss_mb']} MB; {report['machine']}; {report['date']}")
     return "\n".join(lines)
+
+
+def _answer_table(report: dict[str, Any], b: str) -> list[str]:
+    """answer@B beside evidence recall, so the gap between "the turn was packed" and "the answer was packed" shows."""
+    categories = report["categories"]
+    without = report.get("questions_without_answer", 0)
+    lines = ["", f"answer@B at B = {b}: the gold answer's text in the packed context (share of its parts; "
+                 f"{without} question{'s' if without != 1 else ''} without an answer left out):",
+             # answer@B first, so the main table stays the only one whose header starts "| system | recall@B |".
+             "| system | answer@B | recall@B | " + " | ".join(f"{n} A / R" for n in categories) + " |"]
+    lines.append("|" + "---|" * (lines[-1].count("|") - 1))
+    for system, per in report["results"].items():
+        s = per[b]
+        cats = " | ".join(f"{_fmt(s['by_category'][n]['answer'])} / {_fmt(s['by_category'][n]['recall'])}"
+                          for n in categories)
+        lines.append(f"| {system} | {_fmt(s['answer'])} | {_fmt(s['recall'])} | {cats} |")
+    return lines
+
+
+def answer_line(report: dict[str, Any]) -> str:
+    """answer@B at the first budget, ours and the best baseline's (printed just before RESULT, which stays last)."""
+    b = str(report["budgets"][0])
+    ours = report["results"][OURS][b]
+    theirs = [per[b]["answer"] for system, per in report["results"].items() if system != OURS]
+    best = max((a for a in theirs if a == a), default=float("nan"))  # NaN: a set with no answers at all
+    return (f"ANSWER answer={ours['answer']:.4f} baseline_best={best:.4f} questions={ours['answer_n']} "
+            f"without_answer={report['questions_without_answer']}")
 
 
 def result_line(report: dict[str, Any]) -> str:
@@ -490,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # The last lines stay LIFECYCLE (with --lifecycle) then RESULT, where readers of the output look for them.
+    print(answer_line(report))
     if report.get("lifecycle"):
         print(lifecycle_line(report))
     print(result_line(report))
