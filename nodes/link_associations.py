@@ -9,6 +9,7 @@ from . import recovery
 from .activity import record as record_event
 from .knowledge.tiers import sync_best_effort
 from .pending import advance, record_of
+from .retrieval.warm import warm_indexes
 
 
 def link_associations(state: dict, ctx, services) -> dict:
@@ -66,4 +67,5 @@ def link_associations(state: dict, ctx, services) -> dict:
     # After the commit and the segments' graph write: what this flush learned reaches the knowledge vectors
     # and the graph (a store that is down leaves it owed to the next flush or recovery pass).
     sync_best_effort(services, ctx.user_id)
+    warm_indexes(services, ctx.user_id)
     return {"pending": [p for p in done["pending"] if "graph" not in p.get("stages", [])]}

@@ -109,9 +109,10 @@ def test_live_chat_tops_up_vectors_and_recalls_the_newest_segment(memory, demo_r
     held = services.turn_index.get(services.stores.archive, ALICE, services.stores.turns)
     held_vectors = held.vectors.copy()
     replay(memory.graph, ALICE, demo_rows[90:])
+    extended = services.turn_index.extensions  # each flush tops the index up (nodes/retrieval/warm.py)
     timings = Timings()
     items = recall(services, ALICE, "チーズケーキは何度で焼くんだっけ？", budget=300, timings=timings)
-    assert services.turn_index.rebuilds == 1 and services.turn_index.extensions == 2
+    assert services.turn_index.rebuilds == 1 and extended >= 2 and services.turn_index.extensions == extended
     # The index a running query still holds keeps its own view: its rows unchanged, none added.
     assert held.vectors.shape == held_vectors.shape and np.array_equal(held.vectors, held_vectors)
     # Every stage after the embedding is timed, and the stages add up to no more than the whole search.

@@ -94,30 +94,39 @@ class KeywordIndex:
 
     def search(self, archive, user_id: str, query: str, limit: int) -> list[tuple[str, float]]:
         with self._lock:
-            index = self._users.setdefault(user_id, _UserIndex())
-            self._users.move_to_end(user_id)
-            while len(self._users) > self.max_users:
-                self._users.popitem(last=False)
-            generation = write_stamp(archive, user_id)
-            if generation is not None and index.generation == generation:
-                return index.search(query, limit)
-            index.generation = generation
-            count = archive.counts(user_id, which=("segments",))["segments"]
-            if len(index.ids) != count:
-                if hasattr(archive, "segment_texts"):  # only what was archived since, without embeddings
-                    _catch_up(index, archive.segment_texts(user_id, index.archived_since))
-                    if len(index.ids) != count:  # an erase, or a clock that went back: start over
-                        self._users[user_id] = index = _UserIndex()
-                        index.generation = generation
-                        _catch_up(index, archive.segment_texts(user_id))
-                else:
+            return self._current(archive, user_id).search(query, limit)
+
+    def refresh(self, archive, user_id: str) -> None:
+        """Bring the user's index up to the archive now (a flush's last stage calls it), so the next
+        search finds nothing to catch up on and nothing to compile."""
+        with self._lock:
+            self._current(archive, user_id)._compiled()
+
+    def _current(self, archive, user_id: str) -> _UserIndex:
+        index = self._users.setdefault(user_id, _UserIndex())
+        self._users.move_to_end(user_id)
+        while len(self._users) > self.max_users:
+            self._users.popitem(last=False)
+        generation = write_stamp(archive, user_id)
+        if generation is not None and index.generation == generation:
+            return index
+        index.generation = generation
+        count = archive.counts(user_id, which=("segments",))["segments"]
+        if len(index.ids) != count:
+            if hasattr(archive, "segment_texts"):  # only what was archived since, without embeddings
+                _catch_up(index, archive.segment_texts(user_id, index.archived_since))
+                if len(index.ids) != count:  # an erase, or a clock that went back: start over
+                    self._users[user_id] = index = _UserIndex()
+                    index.generation = generation
+                    _catch_up(index, archive.segment_texts(user_id))
+            else:
+                for segment in archive.segments(user_id):
+                    index.add(segment.segment_id, _document(segment.text, segment.keywords))
+                if len(index.ids) > count:  # an erase happened
+                    self._users[user_id] = index = _UserIndex()
                     for segment in archive.segments(user_id):
                         index.add(segment.segment_id, _document(segment.text, segment.keywords))
-                    if len(index.ids) > count:  # an erase happened
-                        self._users[user_id] = index = _UserIndex()
-                        for segment in archive.segments(user_id):
-                            index.add(segment.segment_id, _document(segment.text, segment.keywords))
-            return index.search(query, limit)
+        return index
 
     def forget(self, user_id: str) -> None:
         with self._lock:
