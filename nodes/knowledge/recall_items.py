@@ -55,6 +55,8 @@ QUESTION_CUES: dict[str, tuple[str, ...]] = {
     "event": ("行った", "した", "did", "went"),
     "habit": ("毎朝", "毎日", "習慣", "いつも", "every", "usually", "routine", "habit"),
 }
+DATED = ("plan", "event")  # facts that carry their day (event_date, when_text)
+WHEN_CUES: tuple[str, ...] = ("いつ", "何日", "何月", "何曜", "when", "what day", "what date")
 PAST_CUES: tuple[str, ...] = ("前は", "以前", "昔", "もともと", "元々", "かつて", "前に好き", "used to", "before",
                               "previously", "formerly", "in the past", "originally")
 
@@ -70,12 +72,14 @@ def asks_about_past(query: str) -> bool:
 
 def _score(query_lower: str, query_terms: set[str], row: Mapping[str, Any]) -> float:
     # Asked about: the question names the attribute (「飲み物」) or the person or pet the fact is about. A value
-    # mentioned alone (「チーズケーキ、何度で焼く？」) is a question about an episode, not about the fact.
-    cue = any(c in query_lower for c in QUESTION_CUES.get(row["attribute"], ()))
+    # mentioned alone (「チーズケーキ、何度で焼く？」) is a question about an episode, not about the fact — unless
+    # it asks when a plan or an event it names is (「富士山に登るのはいつ？」): the fact holds the day.
+    named = bool(set(terms(f"{row['value']} {row['detail'] or ''}")) & query_terms)
+    cue = any(c in query_lower for c in QUESTION_CUES.get(row["attribute"], ())) or (
+        named and row["attribute"] in DATED and any(c in query_lower for c in WHEN_CUES))
     about = row["subject"] != "user" and bool(set(terms(row["subject"])) & query_terms)
     if not (cue or about):
         return 0.0
-    named = bool(set(terms(f"{row['value']} {row['detail'] or ''}")) & query_terms)
     context = set(terms(row["text"])) & query_terms
     return 1.0 * cue + 1.0 * about + 1.0 * named + 0.1 * len(context)
 
