@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from graphs.replay import replay
 from nodes.retrieval.recall import recall
+from stores.memories_duckdb import MEMORIES
 
 T0 = 1_790_000_000.0
 
@@ -37,3 +38,18 @@ def test_a_flush_leaves_the_recall_indexes_current(memory_factory, monkeypatch):
     items = recall(services, "kana", "京都の出張はいつ？", purpose="question", limit=5)
     assert items and services.turn_index.rebuilds == rebuilds and services.turn_index.extensions == extensions
     assert any("京都" in i["text"] for i in items)
+
+
+def test_a_recall_leaves_the_users_write_stamp_alone(memory_factory):
+    """What a recall writes (recall flags for the lifecycle, use counts of facts and procedures) is no input of
+    any in-process index: the stamp stays, so the next recall does not re-count the user's archive."""
+    mem = memory_factory()
+    services = mem.services
+    archive = services.stores.archive
+    replay(mem.graph, "kana", _rows("kana", ["猫のモカが今日もよく寝てる", "かわいいね", "うん、ずっと寝てる"], T0))
+    stamp = archive.generation_of("kana")
+    items = recall(services, "kana", "モカは元気？", purpose="question", limit=5)
+    with archive.memories.db.read() as con:
+        (flagged,) = con.execute(f"SELECT count(*) FROM {MEMORIES} WHERE user_id = 'kana' AND recalled").fetchone()
+    assert items and flagged  # the flag was written…
+    assert archive.generation_of("kana") == stamp  # …without moving the stamp
