@@ -19,6 +19,7 @@ from typing import Any
 from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
+from .memories_duckdb import MEMORIES
 
 PROCEDURES = "procedures"
 STATUSES = ("current", "superseded")
@@ -180,22 +181,21 @@ class ProcedureTable:
                 [float(now), user_id, wanted]).fetchall()
         return len(rows)
 
-    def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int, mature_version: int,
-                      kept_episodes: Sequence[str] = ()) -> list[str]:
+    def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int, mature_version: int) -> list[str]:
         """The monthly step (the notes' procedures threshold): a procedure whose current version was neither
         recalled nor reported on for ``idle_days`` (since it was taught, if never) and was used fewer than
         ``min_uses`` times (recalls + outcomes) is forgotten with all its versions — unless it is mature
-        (version ≥ ``mature_version``: re-consolidated often) or taught by one of ``kept_episodes``
-        (protected memories). Returns the lineages that went."""
+        (version ≥ ``mature_version``: re-consolidated often) or taught by a memory the user protected (the
+        lifecycle's table, as knowledge forgetting asks it). Returns the lineages that went."""
         user_id = validate_id(user_id, "user_id")
-        kept = [validate_id(e, "kept_episodes") for e in kept_episodes]
         with self.db.tx(touches=(user_id,)) as con:
             lineages = [r[0] for r in con.execute(
-                f"SELECT lineage_id FROM {PROCEDURES} WHERE user_id = ? AND status = 'current' "
+                f"SELECT lineage_id FROM {PROCEDURES} p WHERE user_id = ? AND status = 'current' "
                 "AND greatest(coalesce(last_access, said_at), coalesce(last_outcome_at, said_at), said_at) < ? "
                 "AND coalesce(access_count, 0) + success_count + failure_count < ? AND version < ? "
-                "AND len(list_intersect(episode_ids, ?::VARCHAR[])) = 0",
-                [user_id, float(now) - idle_days * _DAY, int(min_uses), int(mature_version), kept]).fetchall()]
+                f"AND NOT EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = p.user_id AND m.protected "
+                "AND list_contains(p.episode_ids, m.memory_id))",
+                [user_id, float(now) - idle_days * _DAY, int(min_uses), int(mature_version)]).fetchall()]
             if lineages:
                 con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
                             [user_id, lineages])

@@ -355,3 +355,24 @@ def test_a_mature_procedure_is_never_forgotten_for_disuse(memory):
         con.execute(f"UPDATE {PROCEDURES} SET version = 3 WHERE procedure_id = ?", [cake["procedure_id"]])
     report = knowledge_monthly({"now": T0 + 400 * DAY, "user_id": "alice"}, services)["report"]["knowledge_monthly"]
     assert report["procedures_forgotten"] == 0 and len(list_procedures(services, "alice")) == 1
+
+
+def test_a_procedure_taught_by_a_protected_memory_is_never_forgotten_for_disuse(memory):
+    from graphs.maintenance_knowledge import knowledge_monthly
+    from stores.memories_duckdb import MEMORIES
+
+    services = memory.services
+    _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))
+    _learn(services, "bob", "seg-1b", _turns("b1", CHEESECAKE, T0))
+    archive = services.stores.archive
+    with archive.memories.db.tx() as con:  # the lifecycle's rows for the teaching episodes; alice protects hers
+        for user, memory_id, protected in (("alice", "seg-1", True), ("bob", "seg-1b", False)):
+            con.execute(f"INSERT INTO {MEMORIES} (memory_id, user_id, created, category, intensity, valence, "
+                        "valence_score, arousal, tags, decay, memory_days, retention, level, protected, recalled, "
+                        "recall_count, unbatched, idle_days, archived_on, archive_reason, revival_requested, text, "
+                        "emotion_path) VALUES (?, ?, ?, 'casual', 30, 'neutral', 0, 0, [], 0.8, 0, 30, 1, ?, false, "
+                        "0, false, 0, -1, 0, false, NULL, 'offline')", [memory_id, user, T0, protected])
+    for user in ("alice", "bob"):
+        knowledge_monthly({"now": T0 + 400 * DAY, "user_id": user}, services)
+    assert len(list_procedures(services, "alice")) == 1  # protected: kept
+    assert list_procedures(services, "bob") == []  # the same procedure, unprotected, unused: forgotten

@@ -72,7 +72,5 @@ def forget_unused_procedures(services, user_id: str, now: float) -> list[str]:
     if table is None:
         return []
     params = params_of(services)
-    memories = getattr(services.stores.archive, "memories", None)
-    kept = [r["memory_id"] for r in memories.rows(user_id) if r["protected"]] if memories is not None else []
     return table.forget_unused(user_id, now, params.forget_idle_days, params.forget_min_uses,
-                               params.forget_mature_version, kept)
+                               params.forget_mature_version)
