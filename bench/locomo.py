@@ -217,7 +217,11 @@ def run(args) -> dict[str, Any]:
     if mem0_reason is None:
         systems.append("mem0")
     scores: dict[str, dict[int, Scores]] = {s: {b: Scores() for b in budgets} for s in systems}
-    ablations = [s for s in SWITCHES] if args.ablation else []
+    only = [a for a in getattr(args, "ablate", "").split(",") if a]
+    unknown = sorted(set(only) - set(SWITCHES))
+    if unknown:
+        raise SystemExit(f"--ablate: unknown switch(es) {', '.join(unknown)}; known: {', '.join(SWITCHES)}")
+    ablations = (only or list(SWITCHES)) if args.ablation else []
     ablation_scores: dict[str, dict[int, Scores]] = {a: {b: Scores() for b in budgets} for a in ablations}
     keep = Path(args.keep_data) if args.keep_data else None
     tmp = tempfile.TemporaryDirectory(prefix="locomo-") if keep is None else None
@@ -523,6 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conversations", default="", help="comma-separated sample_ids (default: all)")
     parser.add_argument("--json", default="", help="also write the full report here")
     parser.add_argument("--no-ablation", dest="ablation", action="store_false", help="skip the ablation table")
+    parser.add_argument("--ablate", default="", help="comma-separated switches for the ablation table (default: all)")
     parser.add_argument("--no-mem0", dest="mem0", action="store_false", help="skip the mem0 baseline")
     parser.add_argument("--keep-data", default="", help="keep data dirs here and reuse complete ones (development)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")

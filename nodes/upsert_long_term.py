@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import promotion, recovery
 from .pending import advance, record_of
+from .text.passages import passage_rows
 from .promotion import promotion_threshold  # noqa: F401 - re-exported: the rule lives with its node's docs
 from .text.value import low_value_reason
 
@@ -24,6 +25,7 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
     def write_all(items: list[dict]) -> list[dict]:
         if stores.turns is not None:  # every turn of every segment, in one upsert
             turns = [{**t, "segment_id": item["record"]["segment_id"]} for item in items for t in item.get("turns", [])]
+            turns += passage_rows(turns, settings)
             if turns:
                 stores.turns.upsert_turns(ctx.user_id, turns, services.embedder.embed([t["text"] for t in turns]))
         if all(item.get("promotion") is not None for item in items):

@@ -196,6 +196,20 @@ class LuminaSettings(BaseSettings):
         description="When packing into a budget, a turn longer than this keeps its speaker prefix and the sentences "
         "closest to the query (0 = whole turns).",
     )
+    recall_passage_tokens: int = Field(
+        default=128, ge=0, le=10_000,
+        description="Issue 19: a long turn is also indexed as passage windows of about this many tokens (their own "
+        "vectors beside the turn's); recall ranks the turn by its best passage and quotes from it (0 = off). "
+        "Changing it re-cuts the windows of new turns only: `recover --rederive` re-embeds the old ones.",
+    )
+    recall_passage_excerpt_tokens: int = Field(
+        default=48, ge=0, le=10_000,
+        description="Issue 19: packing into a budget, a long turn is quoted by this many tokens of its best passage "
+        "(0 = recall_excerpt_tokens).",
+    )
+    recall_passage_min_tokens: int = Field(
+        default=160, ge=1, le=100_000, description="Issue 19: turns longer than this get passage windows."
+    )
     recall_context_window: int = Field(default=1, ge=0, le=5, description="Turns each side packed with a hit.")
     recall_mixed_turn_share: float = Field(
         default=0.6, ge=0.0, le=1.0, description="'mixed' granularity: share of the budget for raw turns first."

@@ -26,6 +26,12 @@ def turn_point_id(user_id: str, turn_id: str) -> str:
     return ids.point_id(user_id, f"turn:{turn_id}")
 
 
+def passage_point_id(user_id: str, turn_id: str, passage: int) -> str:
+    """A passage window of a long turn (nodes.text.passages): a point of its own whose payload names the
+    turn, so deleting the turn's points (by ``turn_id``) takes its passages too."""
+    return ids.point_id(user_id, f"turn:{turn_id}:p{passage}")
+
+
 class TurnPointsMixin:
     """Adds ``upsert_turns`` to a VectorStoreBase adapter, and ``delete`` by turn instead of by segment."""
 
@@ -37,7 +43,8 @@ class TurnPointsMixin:
         return self._delete_matching(user, "turn_id", check_id_list(turn_ids, "turn_ids"))  # type: ignore[attr-defined]
 
     def upsert_turns(self, user_id: str, turns: Sequence[Any], vectors: Sequence[Sequence[float]]) -> int:
-        """``turns``: objects or dicts with turn_id, source_id, speaker, text, ts, segment_id."""
+        """``turns``: objects or dicts with turn_id, source_id, speaker, text, ts, segment_id; a dict with
+        ``passage`` (its number) and ``text`` the passage's is a passage point of that turn."""
         self._require_open()  # type: ignore[attr-defined]
         user_id = ids.validate_id(user_id, "user_id")
         if len(turns) != len(vectors):
@@ -46,7 +53,8 @@ class TurnPointsMixin:
         for i, (turn, vector) in enumerate(zip(turns, vectors)):
             get = turn.get if isinstance(turn, dict) else (lambda k, t=turn: getattr(t, k))
             turn_id = ids.validate_id(get("turn_id"), f"turns[{i}].turn_id")
-            pid = turn_point_id(user_id, turn_id)
+            passage = turn.get("passage") if isinstance(turn, dict) else None
+            pid = turn_point_id(user_id, turn_id) if passage is None else passage_point_id(user_id, turn_id, int(passage))
             payload = {
                 "user_id": user_id,
                 "turn_id": turn_id,
@@ -58,6 +66,8 @@ class TurnPointsMixin:
                 "ts": float(get("ts")),
                 "end_ts": float(get("ts")),
             }
+            if passage is not None:
+                payload["passage"] = int(passage)
             points[pid] = PreparedPoint(pid, check_vector(vector, self.dim, f"vectors[{i}]"), payload)  # type: ignore[attr-defined]
         for batch in batched(list(points.values()), self.batch_size):  # type: ignore[attr-defined]
             self._write(batch)  # type: ignore[attr-defined]

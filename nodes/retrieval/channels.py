@@ -21,6 +21,7 @@ TIER = {
     "turn_dense": "long-term",
     "turn_content": "long-term",
     "turn_keyword": "archive",
+    "passage_keyword": "archive",
     "turn_feedback": "archive",
     "segment_dense": "long-term",
     "segment_keyword": "archive",
@@ -37,6 +38,8 @@ class Candidates:
     seg_tiers: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     seg_importance: dict[str, float] = field(default_factory=dict)
     ms: dict[str, float] = field(default_factory=dict)
+    # Long turns found by their passages (nodes.text.passages): turn index -> {passage number: best cosine}.
+    passage: dict[int, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
 
 
 def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list[str], on: dict, out: Candidates,
@@ -50,14 +53,28 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         t0 = time.perf_counter()
         # Ids only: a point id is uuid5(user, turn), so only this user's own turns can map back.
         position = index.point_position
+        passage_of = index.passage_of if on.get("passages", True) else {}
         hits = stores.turns.search_point_ids(user_id, vec, K)
-        out.turn_rankings[name] = [i for i in (position.get(pid) for pid, _ in hits) if i is not None]
+        ranking: list[int] = []
+        for pid, score in hits:
+            i = position.get(pid)
+            if i is None and (found := passage_of.get(pid)) is not None:
+                i, part = found
+                out.passage[i][part] = max(score, out.passage[i].get(part, -1.0))
+            if i is not None:
+                ranking.append(i)
+        # A turn and its passages are one candidate: its best-ranked point stands for it.
+        out.turn_rankings[name] = list(dict.fromkeys(ranking))
         out.ms[name] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
         context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
         out.turn_rankings["turn_keyword"] = [i for i, _score in index.search(q_terms, K, context=context)]
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
+    if on["turn_keyword"] and on.get("passages", True) and len(index.passages.doc_turn):
+        t0 = time.perf_counter()
+        out.turn_rankings["passage_keyword"] = [i for i, _part, _score in index.passages.search(q_terms, K)]
+        out.ms["passage_keyword"] = (time.perf_counter() - t0) * 1000
 
 
 def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,

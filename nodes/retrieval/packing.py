@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from ..text.chunking import join_parts, parse_part
+from ..text.passages import passage_spans
 from ..text.tokenize import terms
 from .budget import count_tokens
 from .temporal import date_label as _date
@@ -123,25 +124,71 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int) -> s
     return prefix + out
 
 
+@lru_cache(maxsize=65_536)
+def _passage_terms(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+def passage_picker(index, dense: dict[int, dict[int, float]], q_terms):
+    """``passage_of`` for pack_turns: the passage of long turn ``i`` that best matches the query by its words
+    (the query's terms it holds, rarer ones weighing more, scaled to the turn's best passage) and, half as
+    much, its meaning (passages the dense channel found, by their cosine); ties go to the earlier passage.
+    Words first: "what is the Python version?" is nearest in meaning to a Python code block."""
+    size, least = index.passage_cut
+    if not size:
+        return None
+    wanted = list(dict.fromkeys(q_terms))
+    postings = index.postings
+    # rarer terms say more: weigh each by 1 / (turns holding it)
+    weight = {t: 1.0 / (1 + len(postings[t][0])) if t in postings else 0.0 for t in wanted}
+
+    def pick(i: int):
+        text = index.turns[i].text
+        spans = passage_spans(text, size, least)
+        if not spans:
+            return None
+        lexical = [sum(weight[t] for t in wanted if t in _passage_terms(text[a:b])) for a, b in spans]
+        top_lexical = max(lexical) or 1.0
+        found = {k: c for k, c in dense.get(i, {}).items() if k < len(spans)}
+        floor = min(found.values(), default=0.0)
+        span = (max(found.values()) - floor) if found else 0.0
+        score = [lexical[k] / top_lexical
+                 + ((0.25 + 0.25 * (found[k] - floor) / span if span else 0.5) if k in found else 0.0)
+                 for k in range(len(spans))]
+        number = max(range(len(spans)), key=lambda k: (score[k], -k))
+        a, b = spans[number]
+        return number, len(spans), text[a:b]
+
+    return pick
+
+
 # Once this many ranked turns in a row did not fit the budget's remainder, the packer stops looking: the
 # remainder is smaller than what turns here cost, and reading hundreds more (a broad query ranks thousands)
 # cost more time than the few tokens it might still fill.
 _MAX_MISSES = 60
 
 
-def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), token_counts=None) -> list[dict[str, Any]]:
+def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), token_counts=None,
+               passage_of=None) -> list[dict[str, Any]]:
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn. ``token_counts``:
-    each turn's length in budget tokens, when the caller's index has it."""
+    each turn's length in budget tokens, when the caller's index has it. ``passage_of(i)``: the passage of
+    long turn ``i`` that answers, as (number, how many, text), or None; an excerpt is then cut from it."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
+    passage_tokens = settings.recall_passage_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
     texts: dict[int, str] = {}
     costs: dict[int, int] = {}
+    parts: dict[int, tuple[int, int]] = {}  # turn index -> (passage number, passages) for those quoted from one
 
     def text_of(i: int) -> str:
         if i not in texts:
             if token_counts is not None and (not limit_tokens or token_counts[i] <= limit_tokens):
                 texts[i], costs[i] = turns[i].text, int(token_counts[i])  # whole turn: its length is known
+            elif limit_tokens and passage_of is not None and (found := passage_of(i)) is not None:
+                number, count, passage = found
+                parts[i] = (number, count)
+                texts[i] = excerpt(passage, wanted_terms, passage_tokens or limit_tokens)
             else:
                 texts[i] = excerpt(turns[i].text, wanted_terms, limit_tokens)
         return texts[i]
@@ -223,6 +270,10 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 "quoted_source_ids": sources,
                 "turn_ids": [t.turn_id for t in chosen],
                 "speakers": [t.speaker for t in chosen],
+                # Which part of a long turn the text quotes (its source id is the whole turn's).
+                **({"passages": [{"turn_id": turns[m].turn_id, "source_id": turns[m].source_id,
+                                  "passage": parts[m][0], "of": parts[m][1]} for m in members if m in parts]}
+                   if any(m in parts for m in members) else {}),
                 "keywords": [],
                 "score": round(group["score"], 4),
                 "relevance": round(group["relevance"], 4),

@@ -45,7 +45,7 @@ from ..knowledge.forgetting import note_accessed
 from ..knowledge.recall_procedures import procedure_hits
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
 from .fusion import fuse
-from .packing import open_segment_item, pack_turns, segment_items
+from .packing import open_segment_item, pack_turns, passage_picker, segment_items
 from .presets import weights_for
 from .query import QueryPlan, analyse, content_view
 from .rerank import dedup, mmr, similarities
@@ -53,7 +53,8 @@ from .temporal import time_window
 
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
-SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures")
+SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures",
+            "passages")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -166,13 +167,14 @@ def recall(
     full_budget = budget
     if (asked or how) and budget is not None:
         budget = max(0, budget - sum(f["tokens"] for f in (*asked, *how)))
+    pick = passage_picker(index, cands.passage, q_terms) if on["passages"] else None
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
     if granularity == "mixed" and budget is not None:
         ordered = list(ordered)  # read twice below
         items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted, q_terms,
-                           index.token_counts)
+                           index.token_counts, pick)
         seen = {turns[index.position[t]].segment_id for item in items for t in item["turn_ids"]}
         used = sum(item["tokens"] for item in items)
         rest_ordered = [c for c in ordered if turns[c[1]].segment_id not in seen]
@@ -181,7 +183,7 @@ def recall(
         items = segment_items(ordered, turns, tiers, services, user_id, budget, limit or (None if budget else wanted))
     else:
         items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms,
-                           index.token_counts)
+                           index.token_counts, pick)
     if on["lifecycle"]:
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
     if on["knowledge"] or how:

@@ -21,8 +21,10 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 
 from stores.models import Turn
-from stores.turn_vectors import turn_point_id
+from stores.turn_vectors import passage_point_id, turn_point_id
 
+from ..text.passages import passage_spans
+from .passage_index import PassageIndex
 from ..text.tokenize import terms
 from .budget import count_tokens
 
@@ -129,9 +131,14 @@ class UserTurns:
     # ``vectors`` is a view of the first rows of this buffer; the spare rows take a top-up's new turns
     # without copying the whole matrix (10 MB at 10,000 turns) after every closed segment.
     vector_buffer: np.ndarray | None = None
+    # Passage windows of long turns (nodes.text.passages): each passage point's id -> (turn index, passage
+    # number), so the dense channel maps a passage hit to its turn and says which part of it matched.
+    passage_cut: tuple[int, int] = (0, 0)  # (window tokens, least turn tokens); (0, 0) = no passages
+    passage_of: dict[str, tuple[int, int]] = field(default_factory=dict)
+    passages: PassageIndex = field(default_factory=PassageIndex)  # their BM25
 
     @classmethod
-    def build(cls, turns: list[Turn]) -> "UserTurns":
+    def build(cls, turns: list[Turn], passage_cut: tuple[int, int] = (0, 0)) -> "UserTurns":
         turns = TurnTable.of(turns)
         postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         lengths = np.zeros(len(turns), dtype=np.float32)
@@ -167,9 +174,12 @@ class UserTurns:
             segment_code=segment_code,
             point_position={turn_point_id(user_id, t.turn_id): i for i, t in enumerate(turns)},
             prefixes=prefixes,
-            token_counts=_token_counts(turns.column("text")),
+            token_counts=(counts := _token_counts(turns.column("text"))),
             prefix_counts=prefix_counts,
             label_counts=label_counts,
+            passage_cut=passage_cut,
+            passage_of=_passage_points(turns, 0, counts, user_id, passage_cut),
+            passages=PassageIndex().extended(turns.column("text"), counts, 0, passage_cut),
         )
 
     def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "") -> "UserTurns":
@@ -232,10 +242,13 @@ class UserTurns:
             segment_code=segment_code,
             point_position=point_position,
             prefixes=prefixes,
-            token_counts=np.concatenate([self.token_counts, _token_counts(new.column("text"))]),
+            token_counts=np.concatenate([self.token_counts, new_counts := _token_counts(new.column("text"))]),
             last_seq=self.last_seq,
             prefix_counts=prefix_counts,
             label_counts=label_counts,
+            passage_cut=self.passage_cut,
+            passage_of={**self.passage_of, **_passage_points(new, start, new_counts, owner, self.passage_cut)},
+            passages=self.passages.extended(new.column("text"), new_counts, start, self.passage_cut),
         )
         if self.vectors is not None:
             size = len(turns)
@@ -343,6 +356,20 @@ def _vector_buffer(rows: int, dim: int) -> np.ndarray:
     return np.zeros((rows + max(256, rows // 20), dim), dtype=np.float16)
 
 
+def _passage_points(turns: "TurnTable", start: int, token_counts: np.ndarray, user_id: str,
+                    cut: tuple[int, int]) -> dict[str, tuple[int, int]]:
+    """Passage point id -> (turn index, passage number) for the long ones among ``turns`` (indices from ``start``)."""
+    size, least = cut
+    if not size or not len(turns):
+        return {}
+    out: dict[str, tuple[int, int]] = {}
+    texts, turn_ids = turns.column("text"), turns.column("turn_id")
+    for k in np.flatnonzero(token_counts > least):
+        for p in range(len(passage_spans(texts[k], size, least))):
+            out[passage_point_id(user_id, turn_ids[k], p)] = (start + int(k), p)
+    return out
+
+
 def _token_counts(texts: Sequence[str]) -> np.ndarray:
     return np.fromiter((count_tokens(t) for t in texts), dtype=np.int32, count=len(texts))
 
@@ -382,7 +409,9 @@ class TurnIndex:
     """The per-user indexes of one process, at most ``max_users`` of them (least recently used go
     first: at 10,000 turns a user's index holds ~15 MB, and a server sees many users)."""
 
-    def __init__(self, max_users: int = 128) -> None:
+    def __init__(self, max_users: int = 128, passage_cut: tuple[int, int] = (0, 0)) -> None:
+        """``passage_cut``: (window tokens, least turn tokens) of long turns' passages; (0, 0) for none."""
+        self.passage_cut = passage_cut
         self._users: OrderedDict[str, UserTurns] = OrderedDict()
         self._lock = threading.Lock()
         self.max_users = max_users
@@ -423,7 +452,7 @@ class TurnIndex:
             turns, last = archive.turns_since(user_id, 0)
         else:
             turns, last = archive.all_turns(user_id), 0
-        rebuilt = UserTurns.build(turns)
+        rebuilt = UserTurns.build(turns, self.passage_cut)
         rebuilt.last_seq = last
         if turn_vectors is not None:
             rebuilt.load_vectors(turn_vectors, user_id, index)

@@ -1,0 +1,94 @@
+"""BM25 over the passage windows of a user's long turns (issue 19): the keyword side of passage recall.
+
+Turn-level BM25 divides a term's weight by the document's length, so the one sentence of a 2,000-word reply
+that names "the Python version" scores below any short turn that mentions Python. Scoring the reply's
+passages instead (nodes.text.passages), each about as long as a chat turn, gives that sentence its weight
+back. Only long turns have passages, so short-turn histories (LoCoMo) are untouched. The index is built and
+topped up with the user's turn index (at write time, nodes.retrieval.warm), never inside a recall.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..text.passages import passage_spans
+from ..text.tokenize import terms
+
+
+@dataclass(frozen=True)
+class PassageIndex:
+    doc_turn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # passage -> turn index
+    doc_part: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # passage -> its number in the turn
+    lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    postings: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # term -> (passages, tf)
+
+    def extended(self, texts, token_counts: np.ndarray, start: int, cut: tuple[int, int]) -> "PassageIndex":
+        """This index with the passages of the long ones among ``texts`` (turn indices from ``start``)."""
+        size, least = cut
+        if not size:
+            return self
+        first = len(self.doc_turn)
+        turn_of: list[int] = []
+        part_of: list[int] = []
+        lengths: list[float] = []
+        rows: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for k in np.flatnonzero(token_counts > least):
+            text = texts[k]
+            for part, (a, b) in enumerate(passage_spans(text, size, least)):
+                doc = first + len(turn_of)
+                counts = Counter(terms(text[a:b]))
+                turn_of.append(start + int(k))
+                part_of.append(part)
+                lengths.append(float(sum(counts.values())))
+                for term, tf in counts.items():
+                    rows[term].append((doc, tf))
+        if not turn_of:
+            return self
+        postings = dict(self.postings)
+        for term, hits in rows.items():
+            idx = np.fromiter((d for d, _ in hits), dtype=np.int64, count=len(hits))
+            tfs = np.fromiter((tf for _, tf in hits), dtype=np.float32, count=len(hits))
+            old = postings.get(term)
+            postings[term] = (np.concatenate([old[0], idx]), np.concatenate([old[1], tfs])) if old else (idx, tfs)
+        return PassageIndex(
+            np.concatenate([self.doc_turn, np.asarray(turn_of, dtype=np.int64)]),
+            np.concatenate([self.doc_part, np.asarray(part_of, dtype=np.int32)]),
+            np.concatenate([self.lengths, np.asarray(lengths, dtype=np.float32)]),
+            postings,
+        )
+
+    def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, int, float]]:
+        """(turn index, passage number, score) of the best passage of each matching turn, best first."""
+        n = len(self.doc_turn)
+        if not n or not query_terms:
+            return []
+        lengths = self.lengths.astype(np.float64)
+        norm = k1 * (1 - b + b * lengths / (float(lengths.mean()) or 1.0))
+        scores = np.zeros(n, dtype=np.float64)
+        for term in dict.fromkeys(query_terms):
+            posting = self.postings.get(term)
+            if posting is None:
+                continue
+            docs, tf = posting
+            tf = tf.astype(np.float64)
+            idf = math.log(1 + (n - docs.size + 0.5) / (docs.size + 0.5))
+            scores[docs] += idf * tf * (k1 + 1) / (tf + norm[docs])
+        hit = np.flatnonzero(scores)
+        if not hit.size:
+            return []
+        order = hit[np.argsort(-scores[hit], kind="stable")]
+        out: list[tuple[int, int, float]] = []
+        seen: set[int] = set()
+        for d in order:
+            turn = int(self.doc_turn[d])
+            if turn in seen:
+                continue
+            seen.add(turn)
+            out.append((turn, int(self.doc_part[d]), float(scores[d])))
+            if len(out) >= limit:
+                break
+        return out

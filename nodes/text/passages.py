@@ -1,0 +1,84 @@
+"""Passage windows of long turns (issue 19): the units recall ranks and quotes a long reply by.
+
+A 1,500-word assistant reply embedded as one vector is the average of everything it says: the one sentence a
+question needs is diluted by the code and the headings around it, and BM25 normalises it away by the length.
+So a turn longer than ``min_tokens`` is also seen as windows of about ``size`` tokens, cut at sentence and
+line ends, each overlapping the next by one unit (a fact on a boundary is whole in one of them). Storage is
+unchanged (the turn stays one archived row, or S3's 2,000/200 chunks for a message over
+``max_message_chars``); windows are derived from the text, so the same text always gives the same windows.
+
+Tokens follow ``nodes.retrieval.budget.count_tokens`` (CJK character = 1, other words = 1).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..retrieval.budget import count_tokens
+
+# A unit ends after sentence punctuation (followed by space for Latin, so "3.5" and "v1.2" stay whole) or a line.
+_UNIT_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s)|\n+")
+_TOKEN = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff9f\uac00-\ud7af]|[^\s\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff9f\uac00-\ud7af]+")
+
+MAX_PASSAGES = 64  # per turn: a 150,000-character pasted log gets wider windows, not thousands of vectors
+
+
+def _units(text: str, size: int) -> list[tuple[int, int, int]]:
+    """(start, end, tokens) of each sentence or line; a unit longer than ``size`` (a long code line, a run of
+    CJK text without punctuation) is cut every ``size`` tokens."""
+    out: list[tuple[int, int, int]] = []
+    start = 0
+    for m in [*_UNIT_END.finditer(text), None]:
+        end = m.start() if m is not None else len(text)
+        nxt = m.end() if m is not None else len(text)
+        if end > start:
+            piece = text[start:end]
+            spans = [t.span() for t in _TOKEN.finditer(piece)]
+            for k in range(0, len(spans), size):
+                window = spans[k : k + size]
+                out.append((start + window[0][0], start + window[-1][1], len(window)))
+        start = max(nxt, start)
+    return out
+
+
+@lru_cache(maxsize=8_192)
+def passage_spans(text: str, size: int = 128, min_tokens: int = 160) -> tuple[tuple[int, int], ...]:
+    """Character spans ``(start, end)`` of the passages of ``text``, in order; ``()`` when the text has at most
+    ``min_tokens`` tokens (a chat turn is its own passage). Consecutive passages share one unit."""
+    if size <= 0 or count_tokens(text) <= min_tokens:
+        return ()
+    spans = _windows(_units(text, size), size)
+    while len(spans) > MAX_PASSAGES:
+        size += size // 2
+        spans = _windows(_units(text, size), size)
+    return tuple(spans)
+
+
+def _windows(units: list[tuple[int, int, int]], size: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    first = 0
+    while first < len(units):
+        used, last = 0, first
+        while last < len(units) and (last == first or used + units[last][2] <= size):
+            used += units[last][2]
+            last += 1
+        spans.append((units[first][0], units[last - 1][1]))
+        if last >= len(units):
+            break
+        first = max(first + 1, last - 1)  # the next window starts with this one's last unit
+    return spans
+
+
+def passages(text: str, size: int = 128, min_tokens: int = 160) -> list[str]:
+    return [text[a:b] for a, b in passage_spans(text, size, min_tokens)]
+
+
+def passage_rows(turns: list[dict], settings) -> list[dict]:
+    """The passage points of the long ones among ``turns`` (dicts as the turn-vector store takes them): each
+    a copy of its turn with ``passage`` (its number) and the passage's text, to embed beside the turns."""
+    size, least = settings.recall_passage_tokens, settings.recall_passage_min_tokens
+    if not size:
+        return []
+    return [{**t, "passage": k, "text": text}
+            for t in turns for k, text in enumerate(passages(t["text"], size, least))]
