@@ -1,0 +1,145 @@
+"""Passages of long turns (issue 19): a fact said once in the middle of a long reply is found by its passage,
+quoted from that passage (not a whole 1,000-word reply, not an excerpt from elsewhere in it), and the item says
+which part of which turn it quotes; the passages live and die with their turn."""
+
+from __future__ import annotations
+
+import random
+
+from graphs.erase import erase_plan, erase_user
+from graphs.replay import replay
+from nodes.retrieval.budget import count_tokens
+from nodes.retrieval.packing import read_message
+from nodes.retrieval.recall import recall
+from nodes.text.passages import MAX_PASSAGES, passage_spans, passages
+
+T0 = 1_790_000_000.0
+DAY = 86_400.0
+
+FILLER = [
+    "Keep the proxy configuration in the repository and reload it instead of editing it on the server.",
+    "Run the migrations against a copy of production data before the release to see how long they take.",
+    "A flaky test is a bug report about either the test or the code, so never just retry it.",
+    "Log to standard output and let the platform collect the logs; rotate them on the host.",
+    "Cache computed results close to where they are used, and give every cache entry an expiry.",
+    "Make jobs idempotent, because every queue delivers some messages twice sooner or later.",
+    "Protect the main branch so that a failing pipeline blocks the merge request.",
+    "Measure before optimising; the slow part is rarely where you expect it to be.",
+]
+CODE = "```python\ndef process(job_id: str) -> None:\n    job = load_job(job_id)\n    if job.done:\n        return\n    run(job)\n```"
+
+
+def _reply(seed: int, fact: str | None, words: int = 700) -> str:
+    """A markdown reply of about ``words`` words with ``fact`` in its middle."""
+    rng = random.Random(seed)
+    blocks: list[str] = ["Assistant: Sure, let's go through it step by step.", "## Details"]
+    while sum(len(b.split()) for b in blocks) < words:
+        blocks.append(" ".join(rng.sample(FILLER, 4)))
+        if rng.random() < 0.3:
+            blocks.append(CODE)
+    if fact:
+        blocks.insert(len(blocks) // 2, fact)
+    return "\n\n".join(blocks)
+
+
+def _conversation(user: str) -> list[dict]:
+    exchanges = [
+        ("Can you walk me through server hardening?", None),
+        ("How should I set up the database for staging?", "Note that the staging database port is 6543 — the rest of this section follows from it."),
+        ("What about logging and error tracking?", "For comparison, another team I helped used port 7001 for their cache, which is unrelated."),
+        ("Any advice on background jobs?", None),
+    ]
+    rows: list[dict] = []
+    for day, (question, fact) in enumerate(exchanges):
+        ts = T0 + day * DAY
+        rows.append({"user_id": user, "speaker": "user", "text": f"Mika: {question}", "ts": ts, "source_id": f"D{day + 1}:1"})
+        rows.append({"user_id": user, "speaker": "lumina", "text": _reply(day, fact), "ts": ts + 60, "source_id": f"D{day + 1}:2"})
+    return rows
+
+
+# ------------------------------------------------------------------------------------------- the windows
+
+
+def test_a_short_turn_has_no_passages():
+    assert passage_spans("Mika: what time is the meeting tomorrow?", 128, 160) == ()
+
+
+def test_passages_cover_the_text_in_overlapping_windows_cut_at_sentence_ends():
+    text = _reply(1, "Note that the staging database port is 6543.", words=900)
+    spans = passage_spans(text, 128, 160)
+    assert len(spans) > 5
+    covered = set()
+    for (a, b), (c, d) in zip(spans, spans[1:]):
+        assert c < b, "consecutive passages share a unit"
+        assert c > a
+    for a, b in spans:
+        covered.update(range(a, b))
+        assert count_tokens(text[a:b]) <= 128 + 40  # one unit may run over the window; none runs far
+        assert text[a:b] == text[a:b].strip()
+    assert all(ch.isspace() for k, ch in enumerate(text) if k not in covered)
+    assert any("port is 6543." in p for p in passages(text, 128, 160))
+
+
+def test_japanese_text_is_cut_at_its_sentence_ends():
+    text = "".join(f"これは{i}番目の説明で、設定ファイルはリポジトリに置いて管理します。" for i in range(40))
+    spans = passage_spans(text, 128, 160)
+    assert len(spans) >= 5
+    assert all(text[a:b].endswith("。") for a, b in spans)
+
+
+def test_a_degenerate_reply_gets_wider_windows_not_thousands_of_passages():
+    log = "".join(f"2024-10-0{i % 9 + 1} 12:00:{i % 60:02d} worker[{i}] retrying job {i} after timeout\n" for i in range(6000))
+    spans = passage_spans(log, 128, 160)
+    assert 1 < len(spans) <= MAX_PASSAGES
+    assert spans[0][0] == 0 and spans[-1][1] == len(log.rstrip("\n"))
+
+
+# ------------------------------------------------------------------------------------------- recall
+
+
+def test_a_fact_in_the_middle_of_a_long_reply_is_quoted_from_its_passage(memory_factory):
+    mem = memory_factory()
+    services = mem.services
+    replay(mem.graph, "mika", _conversation("mika"))
+    reply = next(r["text"] for r in _conversation("mika") if r["source_id"] == "D2:2")
+    items = recall(services, "mika", "Which port does the staging database use?", purpose="question", budget=300)
+    quoting = [i for i in items if "D2:2" in i["source_ids"]]
+    assert quoting, [i["source_ids"] for i in items]
+    item = quoting[0]
+    assert "6543" in item["text"]
+    assert item["tokens"] < count_tokens(reply) / 4  # a passage, not the reply
+    (part,) = [p for p in item["passages"] if p["source_id"] == "D2:2"]
+    spans = passage_spans(reply, services.settings.recall_passage_tokens, services.settings.recall_passage_min_tokens)
+    assert part["of"] == len(spans) and 0 < part["passage"] < part["of"]
+    a, b = spans[part["passage"]]
+    assert "6543" in reply[a:b]
+    # the whole reply is still one message to read
+    assert read_message(services.stores.archive, "mika", "D2:2") == reply
+
+
+def test_switching_passages_off_quotes_the_turn_by_its_sentences_again(memory_factory):
+    mem = memory_factory()
+    replay(mem.graph, "mika", _conversation("mika"))
+    items = recall(mem.services, "mika", "Which port does the staging database use?", purpose="question", budget=300,
+                   disabled=("passages",))
+    assert items and all("passages" not in i for i in items)
+
+
+def test_passage_points_go_with_their_turn_and_their_user(memory_factory):
+    mem = memory_factory()
+    services = mem.services
+    turns_store = services.stores.turns
+    replay(mem.graph, "mika", _conversation("mika"))
+    replay(mem.graph, "noa", _conversation("noa"))
+    archived = services.stores.archive.counts("mika", which=("turns",))["turns"]
+    index = services.turn_index.get(services.stores.archive, "mika", turns_store)
+    assert len(index.passage_of) > 8
+    assert turns_store.count("mika") == archived + len(index.passage_of)  # a point per turn and per passage
+
+    reply = next(i for i, t in enumerate(index.turns) if t.source_id == "D2:2")
+    own = sum(1 for turn, _part in index.passage_of.values() if turn == reply)
+    assert turns_store.delete("mika", [index.turns[reply].turn_id]) == 1 + own
+
+    erase_user(services, "mika", erase_plan(services, "mika")["token"])
+    assert turns_store.count("mika") == 0
+    assert turns_store.count("noa") > services.stores.archive.counts("noa", which=("turns",))["turns"]
