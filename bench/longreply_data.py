@@ -24,7 +24,15 @@ and 6 update (the value now: evidence is the latest statement; the value before:
 questions also carry ``update: {from, to, from_evidence, to_evidence}`` (extra keys LoCoMo readers ignore), and
 each sample carries ``language`` and, when it has one, ``degenerate_dia_id``.
 
-    python -m bench.longreply_data --out /tmp/longreply.json [--per-language 6] [--seed 19]
+    python -m bench.longreply_data --out /tmp/longreply.json [--per-language 6] [--seed 19] [--profile hard]
+
+``--profile hard`` (``HARD``, its further text in ``bench.longreply_hard_text``) writes conversations the size and
+clutter of a real assistant history, where ranking and not the budget decides: 22–30 sessions over 2–4 months,
+3–6 exchanges a session (~200–300 turns), ~25 facts (more ports, dates and tools of the same kind; three values
+change twice), 1–3 *look-alike* distractors in most replies (a fact's own sentence with another value, said of
+another context: "For the other team's project, the staging database listens on port 6543."), sentences that name
+a fact without its value, sessions that come back to the same topic, facts mostly in the middle of long replies,
+multi-hop questions over three sessions, and 30–45 questions a conversation. DEFAULT and MINI are unchanged by it.
 
 The small fixed file for the tests is ``tests/data/longreply_mini.json`` (``tests/data/make_longreply.py``,
 the ``MINI`` profile); the benchmark's set is generated, never committed.
@@ -41,6 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from bench import longreply_hard_text as hard_text
 from nodes.text.chunking import count_tokens
 
 DEFAULT_PER_LANGUAGE = 6
@@ -137,6 +146,11 @@ SLOTS: dict[str, Slot] = dict([
           "made {value} the code reviewer", "コードレビュー担当を{value}にした",
           ["{value} reviews every pull request."], ["プルリクエストは全部{value}がレビューします。"]),
 ])
+
+# HARD's further kinds of fact (more ports, dates, tools of the same kind); DEFAULT and MINI never use them
+HARD_SLOTS: dict[str, Slot] = dict(_slot(*args, **flags) for args, flags in hard_text.SLOT_SPECS)
+ALL_SLOTS: dict[str, Slot] = {**SLOTS, **HARD_SLOTS}
+DATE_SLOTS = ("deadline", *hard_text.DATE_SLOTS)  # values are days after the conversation's start
 
 SCENARIOS = {
     "en": [
@@ -725,8 +739,30 @@ TOPICS: dict[str, list[dict]] = {
 
 
 @dataclass(frozen=True)
+class Hardness:
+    """What turns a conversation into a real assistant history, where ranking and not the budget decides: the
+    ``HARD`` profile's knobs (DEFAULT and MINI have none, and their files stay byte for byte what they were)."""
+
+    min_turns: int  # sessions get more exchanges until the conversation has this many turns
+    double_updates: int  # update slots changed twice: a history over three sessions
+    distractors: tuple[int, int]  # fact-like sentences with another value in one reply …
+    distractor_share: float  # … in this share of the replies
+    user_distractor_share: float  # a user turn that mentions another project's value
+    mentions: tuple[int, int]  # sentences naming a fact's noun without its value, per reply
+    follow_up_share: float  # asks of a session after its first that return to the session's theme
+    fact_positions: tuple[str, ...]  # where in its reply a fact is said (drawn uniformly from this)
+    fact_reply_min: float  # a reply holding a fact is at least this many times the shortest reply
+    pair_questions: int  # two facts from two sessions
+    triple_questions: int  # three facts from three sessions
+    order_questions: int  # before/after, which first, days between
+    when_questions: int
+    min_per_category: dict[int, int]
+
+
+@dataclass(frozen=True)
 class Profile:
-    """How big one conversation is; ``DEFAULT`` for the benchmark, ``MINI`` for the test file."""
+    """How big one conversation is; ``DEFAULT`` for the benchmark, ``MINI`` for the test file, ``HARD`` for a
+    benchmark set the size and clutter of a real assistant history."""
 
     sessions: tuple[int, int]
     span_days: tuple[int, int]
@@ -739,6 +775,7 @@ class Profile:
     questions: tuple[int, int]
     reply_tokens: dict[str, tuple[int, int]]
     degenerate_chars: tuple[int, int] | None
+    hard: Hardness | None = None
 
 
 DEFAULT = Profile(
@@ -751,13 +788,25 @@ MINI = Profile(
     update_slots=(2, 2), plain_slots=(3, 3), preferences=1, questions=(10, 14),
     reply_tokens={"en": (200, 900), "ja": (400, 2200)}, degenerate_chars=None,
 )
+HARD = Profile(
+    sessions=(22, 30), span_days=(60, 120), pairs_per_session=(3, 6), max_turns=300, choice_slots=4,
+    update_slots=(7, 8), plain_slots=(11, 13), preferences=4, questions=(30, 45),
+    reply_tokens={"en": (200, 2000), "ja": (400, 4000)}, degenerate_chars=(60_000, 150_000),
+    hard=Hardness(
+        min_turns=200, double_updates=3, distractors=(1, 3), distractor_share=0.85, user_distractor_share=0.25,
+        mentions=(0, 2), follow_up_share=0.7, fact_positions=("start", "middle", "middle", "middle", "end"),
+        fact_reply_min=2.0, pair_questions=6, triple_questions=3, order_questions=7, when_questions=4,
+        min_per_category={4: 8, 6: 6, 1: 7, 2: 6, 3: 3},
+    ),
+)
+PROFILES = {"default": DEFAULT, "hard": HARD}
 
 
 @dataclass
 class Event:
     """Something said in one turn: a fact, a change, two candidates, a preference."""
 
-    kind: str  # state | update | consider | decide | prefer
+    kind: str  # state | update | update2 (a second change) | consider | decide | prefer
     slot: str
     value: str
     session: int
@@ -806,7 +855,7 @@ def _noun(slot: Slot, plan: _Plan) -> str:
 
 
 def _values(rng: random.Random, slot: Slot, language: str, start: datetime) -> list[str]:
-    if slot.key == "deadline":
+    if slot.key in DATE_SLOTS:
         days = rng.sample(range(20, 140), 6)
         dates = [start + timedelta(days=d) for d in days]
         return [f"{d.month}月{d.day}日" if language == "ja" else f"{MONTHS_EN[d.month - 1]} {d.day}" for d in dates]
@@ -825,26 +874,29 @@ def _plan(rng: random.Random, language: str, index: int, profile: Profile, degen
     dates = [start + timedelta(days=o, hours=rng.randint(8, 22), minutes=rng.randint(0, 59)) for o in offsets]
     plan = _Plan(language, user, scenario["project"], scenario["deadline"], dates)
 
-    keys = list(SLOTS)
+    keys = list(SLOTS) + (list(HARD_SLOTS) if profile.hard else [])
     rng.shuffle(keys)
-    choice = [k for k in keys if SLOTS[k].can_choose][: profile.choice_slots]
-    update = [k for k in keys if SLOTS[k].can_update and k not in choice][: rng.randint(*profile.update_slots)]
+    choice = [k for k in keys if ALL_SLOTS[k].can_choose][: profile.choice_slots]
+    update = [k for k in keys if ALL_SLOTS[k].can_update and k not in choice][: rng.randint(*profile.update_slots)]
     plain = [k for k in keys if k not in choice and k not in update][: rng.randint(*profile.plain_slots)]
     for key in choice:
-        a, b = _values(rng, SLOTS[key], language, start)[:2]
+        a, b = _values(rng, ALL_SLOTS[key], language, start)[:2]
         consider = rng.randint(0, n - 2)
         decide = rng.randint(consider + 1, n - 1)
         reason = rng.choice(TEXT[language]["reasons"])
         plan.events.append(Event("consider", key, a, consider, False, other=b))
         plan.events.append(Event("decide", key, a, decide, rng.random() < 0.6, reason=reason))
-    for key in update:
-        old, new = _values(rng, SLOTS[key], language, start)[:2]
+    for i, key in enumerate(update):
+        if profile.hard:
+            plan.events.extend(_changes(rng, key, language, start, n, 3 if i < profile.hard.double_updates else 2))
+            continue
+        old, new = _values(rng, ALL_SLOTS[key], language, start)[:2]
         first = rng.randint(0, n - 2)
         later = rng.randint(first + 1, n - 1)
         plan.events.append(Event("state", key, old, first, rng.random() < 0.3))
         plan.events.append(Event("update", key, new, later, rng.random() < 0.5, old=old))
     for key in plain:
-        value = _values(rng, SLOTS[key], language, start)[0]
+        value = _values(rng, ALL_SLOTS[key], language, start)[0]
         plan.events.append(Event("state", key, value, rng.randint(0, n - 1), rng.random() < 0.3))
     for pref in rng.sample(range(len(PREFERENCES[language])), profile.preferences):
         plan.events.append(Event("prefer", f"pref{pref}", str(pref), rng.randint(0, n - 1), True))
@@ -855,6 +907,18 @@ def _plan(rng: random.Random, language: str, index: int, profile: Profile, degen
         fact.session, fact.by_user = plan.degenerate_session, False
         plan.degenerate_fact = fact
     return plan
+
+
+def _changes(rng: random.Random, key: str, language: str, start: datetime, n: int, said: int) -> list[Event]:
+    """A value stated, then changed once or twice, each in a later session (HARD: sessions anywhere, not packed
+    at the start)."""
+    values = _values(rng, ALL_SLOTS[key], language, start)[:said]
+    sessions = sorted(rng.sample(range(n), said))
+    events = [Event("state", key, values[0], sessions[0], rng.random() < 0.3)]
+    for k in range(1, said):
+        events.append(Event("update" if k == 1 else "update2", key, values[k], sessions[k], rng.random() < 0.5,
+                            old=values[k - 1]))
+    return events
 
 
 def _used_values(plan: _Plan) -> dict[str, set[str]]:
@@ -870,14 +934,14 @@ def _used_values(plan: _Plan) -> dict[str, set[str]]:
 def _event_sentence(rng: random.Random, e: Event, plan: _Plan) -> str:
     if e.kind == "prefer":
         return PREFERENCES[plan.language][int(e.value)]["say"]
-    slot, t = SLOTS[e.slot], TEXT[plan.language]
+    slot, t = ALL_SLOTS[e.slot], TEXT[plan.language]
     noun = _noun(slot, plan)
     if e.kind == "consider":
         a, b = rng.sample([e.value, e.other], 2)  # the one picked later is not always named first
         return _fill(rng.choice(t["consider"]), noun=noun, a=a, b=b)
     if e.kind == "decide":
         return _fill(rng.choice(t["decide"]), noun=noun, value=e.value, reason=e.reason)
-    if e.kind == "update":
+    if e.kind in ("update", "update2"):
         return _fill(rng.choice(t["update"]), noun=noun, value=e.value, old=e.old)
     templates = slot.say[plan.language] + t["state_user" if e.by_user else "state_assistant"]
     return _fill(rng.choice(templates), noun=noun, value=e.value, deadline=plan.deadline_what)
@@ -888,11 +952,48 @@ def _distractor(rng: random.Random, plan: _Plan, used: dict[str, set[str]], star
     key = rng.choice(sorted(used))
     if key.startswith("pref"):
         return None
-    slot = SLOTS[key]
+    slot = ALL_SLOTS[key]
     free = [v for v in _values(rng, slot, plan.language, start) if v not in used[key]]
     if not free:
         return None
     return _fill(rng.choice(TEXT[plan.language]["distractor"]), noun=_noun(slot, plan), value=free[0])
+
+
+def _fact_keys(used: dict[str, set[str]]) -> list[str]:
+    return sorted(k for k in used if not k.startswith("pref"))
+
+
+def _lookalike(rng: random.Random, plan: _Plan, used: dict[str, set[str]], start: datetime) -> str | None:
+    """HARD's distractor: one of a fact's own sentences with a value this conversation never gives that fact,
+    said of another context ("For the other team's project, the staging database listens on port 6543."), so
+    that the words of the fact's question match it as well as they match the fact."""
+    key = rng.choice(_fact_keys(used))
+    slot, h = ALL_SLOTS[key], hard_text.TEXT[plan.language]
+    free = [v for v in _values(rng, slot, plan.language, start) if v not in used[key]]
+    if not free:
+        return None
+    template = rng.choice(slot.say[plan.language] + h["plain"])
+    context, tail = rng.choice(h["contexts"]), rng.choice(h["tails"])
+    # "The staging …" → "the staging …"; "CI runs …" and a value first ("Rafael reviews …") stay as they are
+    if plan.language == "en" and template[:1].isupper() and template[1:2].islower():
+        template = template[0].lower() + template[1:]
+    statement = _fill(template, noun=_noun(slot, plan), value=free[0], deadline=plan.deadline_what)
+    return f"{context}、{statement}{tail}" if plan.language == "ja" else f"{context}, {statement}{tail}"
+
+
+def _mention(rng: random.Random, plan: _Plan, used: dict[str, set[str]]) -> str:
+    """A sentence naming a fact's noun without any value (HARD): the question's words, no answer."""
+    slot = ALL_SLOTS[rng.choice(_fact_keys(used))]
+    return _fill(rng.choice(hard_text.TEXT[plan.language]["mentions"]), noun=_noun(slot, plan))
+
+
+def _themes(rng: random.Random, language: str, n: int) -> list[dict]:
+    """HARD: one filler topic per session, every topic coming back in two or three sessions (near-duplicate
+    sessions about the same thing, as real histories have)."""
+    topics = TOPICS[language]
+    themes = [topics[i % len(topics)] for i in range(n)]
+    rng.shuffle(themes)
+    return themes
 
 
 def _paragraph(sentences: list[str], language: str, context: dict[str, str]) -> str:
@@ -918,14 +1019,20 @@ def _section(rng: random.Random, topic: dict, language: str, context: dict[str, 
     return blocks
 
 
-def _reply(rng: random.Random, plan: _Plan, profile: Profile, fact: str | None, distractor: str | None) -> str:
-    """A long markdown reply; the fact (if any) at the start, the middle or the end, alone or inside a paragraph."""
+def _reply(rng: random.Random, plan: _Plan, profile: Profile, fact: str | None, asides: list[str],
+           theme: dict | None = None) -> str:
+    """A long markdown reply; the fact (if any) at the start, the middle or the end, alone or inside a paragraph;
+    each aside (a distractor, a mention) inside a random paragraph; ``theme`` (HARD) is its first section."""
     language, t = plan.language, TEXT[plan.language]
     lo, hi = profile.reply_tokens[language]
     # mostly a few hundred words, now and then a very long one (real replies are skewed that way)
     target = int(lo * (hi * 0.8 / lo) ** (rng.random() ** 1.7))
+    if profile.hard and fact:
+        target = max(target, int(lo * profile.hard.fact_reply_min))
     context = {"svc": rng.choice(["api", "web", "worker", "app"]), "project": plan.project}
     topics = rng.sample(TOPICS[language], len(TOPICS[language]))
+    if theme is not None:
+        topics = [theme] + [x for x in topics if x is not theme]
     blocks = [rng.choice(t["openings"])]
     size = count_tokens(blocks[0])
     for topic in topics:
@@ -939,12 +1046,12 @@ def _reply(rng: random.Random, plan: _Plan, profile: Profile, fact: str | None, 
     while blocks[-1].startswith(("#", "**")):  # no heading left without its section
         blocks.pop()
     blocks.append(rng.choice(t["closings"]))
-    if distractor:
+    for aside in asides:
         paragraphs = [i for i, b in enumerate(blocks) if _is_prose(b)]
         at = rng.choice(paragraphs)
-        blocks[at] = _join(blocks[at], distractor, language, rng.random() < 0.5)
+        blocks[at] = _join(blocks[at], aside, language, rng.random() < 0.5)
     if fact:
-        where = rng.choice(["start", "middle", "end"])
+        where = rng.choice(profile.hard.fact_positions if profile.hard else ["start", "middle", "end"])
         prose = [i for i, b in enumerate(blocks) if _is_prose(b)] or [0]
         at = {"start": prose[0], "middle": prose[len(prose) // 2], "end": prose[-1]}[where]
         if rng.random() < 0.5:
@@ -963,11 +1070,15 @@ def _join(paragraph: str, sentence: str, language: str, after: bool) -> str:
     return paragraph + sep + sentence if after else sentence + sep + paragraph
 
 
-def _user_turn(rng: random.Random, plan: _Plan, topic: dict, fact: str | None, first: bool) -> str:
+def _user_turn(rng: random.Random, plan: _Plan, topic: dict, fact: str | None, first: bool,
+               follow_up: bool = False, aside: str | None = None) -> str:
     t = TEXT[plan.language]
-    ask = _fill(rng.choice(t["asks"]), topic=topic["ask"], project=plan.project)
+    asks = hard_text.TEXT[plan.language]["follow_ups"] if follow_up else t["asks"]
+    ask = _fill(rng.choice(asks), topic=topic["ask"], project=plan.project)
     parts = [rng.choice(t["greetings"])] if first and rng.random() < 0.6 else []
     parts += [fact, ask] if fact else [ask]
+    if aside:
+        parts.insert(len(parts) - 1, aside)
     return (" " if plan.language == "en" else "").join(parts)
 
 
@@ -1039,6 +1150,8 @@ QTEXT: dict[str, dict[str, tuple[str, ...]]] = {
         "gap_answer": ("{d}日",),
     },
 }
+for _language, _kinds in hard_text.QTEXT.items():  # HARD's three-session questions
+    QTEXT[_language].update(_kinds)
 # the least of each category a conversation asks (the rest is drawn at random up to the profile's count)
 MIN_PER_CATEGORY = {4: 3, 6: 2, 1: 2, 2: 2, 3: 1}
 
@@ -1054,10 +1167,29 @@ class _Candidate:
 
 
 def _deed(e: Event, plan: _Plan) -> str:
-    return _fill(SLOTS[e.slot].event[plan.language], value=e.value, deadline=plan.deadline_what)
+    return _fill(ALL_SLOTS[e.slot].event[plan.language], value=e.value, deadline=plan.deadline_what)
 
 
-def _candidates(rng: random.Random, plan: _Plan) -> list[_Candidate]:
+def _changed_twice(c: dict[str, Event], plan: _Plan, pick) -> list[_Candidate]:
+    """A value stated, changed, changed again (HARD): now, just before, originally, and the whole history."""
+    noun = _noun(ALL_SLOTS[c["state"].slot], plan)
+    first, mid, last = c["state"], c["update"], c["update2"]
+
+    def update(a: Event, b: Event) -> dict:
+        return {"update": {"from": a.value, "to": b.value, "from_evidence": [a.dia_id], "to_evidence": [b.dia_id]}}
+
+    return [
+        _Candidate(6, pick("now", noun=noun), last.value, [last.dia_id], update(mid, last)),
+        _Candidate(6, pick("before_latest", noun=noun), mid.value, [mid.dia_id, last.dia_id], update(mid, last)),
+        _Candidate(6, pick("original", noun=noun), first.value, [first.dia_id, mid.dia_id, last.dia_id],
+                   update(first, last)),
+        _Candidate(1, pick("history", noun=noun),
+                   pick("history3_answer", old=first.value, mid=mid.value, new=last.value),
+                   [first.dia_id, mid.dia_id, last.dia_id]),
+    ]
+
+
+def _candidates(rng: random.Random, plan: _Plan, profile: Profile) -> list[_Candidate]:
     lang, q = plan.language, QTEXT[plan.language]
     pick = lambda kind, **kw: _fill(rng.choice(q[kind]), deadline=plan.deadline_what, user=plan.user, **kw)
     by_slot: dict[str, dict[str, Event]] = {}
@@ -1071,13 +1203,15 @@ def _candidates(rng: random.Random, plan: _Plan) -> list[_Candidate]:
             pref = PREFERENCES[lang][int(e.value)]
             out.append(_Candidate(3, _fill(pref["q"], user=plan.user), _fill(pref["a"], user=plan.user), [e.dia_id]))
             continue
-        noun = _noun(SLOTS[key], plan)
+        noun = _noun(ALL_SLOTS[key], plan)
         if "decide" in events:
             c, d = events["consider"], events["decide"]
             facts.append(d)
             out.append(_Candidate(1, pick("choice", noun=noun), pick("choice_answer", a=c.value, b=c.other),
                                   [c.dia_id, d.dia_id]))
             out.append(_Candidate(3, pick("why", noun=noun, value=d.value), d.reason, [d.dia_id]))
+        elif "update2" in events:
+            out.extend(_changed_twice(events, plan, pick))
         elif "update" in events:
             old, new = events["state"], events["update"]
             update = {"from": old.value, "to": new.value, "from_evidence": [old.dia_id], "to_evidence": [new.dia_id]}
@@ -1089,15 +1223,19 @@ def _candidates(rng: random.Random, plan: _Plan) -> list[_Candidate]:
         else:
             facts.append(events["state"])
     for e in facts:
-        out.append(_Candidate(4, pick("single", noun=_noun(SLOTS[e.slot], plan)), e.value, [e.dia_id],
+        out.append(_Candidate(4, pick("single", noun=_noun(ALL_SLOTS[e.slot], plan)), e.value, [e.dia_id],
                               required=e is plan.degenerate_fact))
     pairs = [(a, b) for i, a in enumerate(facts) for b in facts[i + 1:] if a.session != b.session]
-    for a, b in rng.sample(pairs, min(3, len(pairs))):
-        out.append(_Candidate(1, pick("pair", noun1=_noun(SLOTS[a.slot], plan), noun2=_noun(SLOTS[b.slot], plan)),
-                              pick("pair_answer", v1=a.value, v2=b.value), [a.dia_id, b.dia_id]))
-    deeds = [e for e in plan.events if e.kind in ("state", "update", "decide")]
+    hard = profile.hard
+    for a, b in rng.sample(pairs, min(hard.pair_questions if hard else 3, len(pairs))):
+        nouns = {"noun1": _noun(ALL_SLOTS[a.slot], plan), "noun2": _noun(ALL_SLOTS[b.slot], plan)}
+        out.append(_Candidate(1, pick("pair", **nouns), pick("pair_answer", v1=a.value, v2=b.value),
+                              [a.dia_id, b.dia_id]))
+    if hard:
+        out.extend(_triples(rng, plan, facts, hard.triple_questions, pick))
+    deeds = [e for e in plan.events if e.kind in ("state", "update", "update2", "decide")]
     timed = [(a, b) for a in deeds for b in deeds if a.session != b.session and a.slot != b.slot]
-    for a, b in rng.sample(timed, min(4, len(timed))):
+    for a, b in rng.sample(timed, min(hard.order_questions if hard else 4, len(timed))):
         first, second = sorted((a, b), key=lambda e: e.session)
         kind = rng.choice(["order", "first", "gap"])
         if kind == "order":
@@ -1110,20 +1248,36 @@ def _candidates(rng: random.Random, plan: _Plan) -> list[_Candidate]:
             days = (second.date.date() - first.date.date()).days  # type: ignore[union-attr]
             out.append(_Candidate(2, pick("gap", e1=_deed(first, plan), e2=_deed(second, plan)),
                                   pick("gap_answer", d=str(days)), [first.dia_id, second.dia_id]))
-    for e in rng.sample(deeds, min(3, len(deeds))):
+    for e in rng.sample(deeds, min(hard.when_questions if hard else 3, len(deeds))):
         out.append(_Candidate(2, pick("when", e=_deed(e, plan)), _date_answer(e.date, lang), [e.dia_id]))  # type: ignore[arg-type]
+    return out
+
+
+def _triples(rng: random.Random, plan: _Plan, facts: list[Event], count: int, pick) -> list[_Candidate]:
+    """Three facts said in three different sessions, asked together."""
+    out = []
+    for _ in range(count):
+        by_session: dict[int, Event] = {}
+        for e in rng.sample(facts, len(facts)):
+            by_session.setdefault(e.session, e)
+        if len(by_session) < 3:
+            break
+        a, b, c = sorted(rng.sample(list(by_session.values()), 3), key=lambda e: e.session)
+        nouns = {f"noun{i}": _noun(ALL_SLOTS[e.slot], plan) for i, e in enumerate((a, b, c), 1)}
+        out.append(_Candidate(1, pick("triple", **nouns), pick("triple_answer", v1=a.value, v2=b.value, v3=c.value),
+                              [a.dia_id, b.dia_id, c.dia_id]))
     return out
 
 
 def questions(rng: random.Random, plan: _Plan, profile: Profile) -> list[dict]:
     """The conversation's questions: the required ones, the minimum of each category, then random ones."""
     candidates, seen = [], set()
-    for c in _candidates(rng, plan):
+    for c in _candidates(rng, plan, profile):
         if c.question not in seen:
             seen.add(c.question)
             candidates.append(c)
     chosen = {i for i, c in enumerate(candidates) if c.required}
-    for category, least in MIN_PER_CATEGORY.items():
+    for category, least in (profile.hard.min_per_category if profile.hard else MIN_PER_CATEGORY).items():
         mine = [i for i, c in enumerate(candidates) if c.category == category and i not in chosen]
         chosen.update(rng.sample(mine, min(least, len(mine))))
     rest = [i for i in range(len(candidates)) if i not in chosen]
@@ -1138,6 +1292,26 @@ def questions(rng: random.Random, plan: _Plan, profile: Profile) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------- assembly
+
+
+def _hard_exchange(rng: random.Random, plan: _Plan, profile: Profile, used: dict[str, set[str]], theme: dict,
+                   q: int, ue: Event | None, be: Event | None) -> list[dict]:
+    """One user turn and its reply in a HARD session: mostly about the session's theme (the first ask opens it,
+    later ones follow up on it), replies full of look-alike values and of the facts' nouns without values."""
+    hard, language, start = profile.hard, plan.language, plan.dates[0]
+    assert hard is not None
+    on_theme = q == 0 or rng.random() < hard.follow_up_share
+    topic = theme if on_theme else rng.choice(TOPICS[language])
+    aside = _lookalike(rng, plan, used, start) if rng.random() < hard.user_distractor_share else None
+    user = _user_turn(rng, plan, topic, _event_sentence(rng, ue, plan) if ue else None, q == 0,
+                      follow_up=on_theme and q > 0, aside=aside)
+    fact = _event_sentence(rng, be, plan) if be else None
+    count = rng.randint(*hard.distractors) if rng.random() < hard.distractor_share else 0
+    asides = [d for d in (_lookalike(rng, plan, used, start) for _ in range(count)) if d]
+    asides += [_mention(rng, plan, used) for _ in range(rng.randint(*hard.mentions))]
+    rng.shuffle(asides)
+    return [{"speaker": plan.user, "event": ue, "text": user},
+            {"speaker": ASSISTANT, "event": be, "text": _reply(rng, plan, profile, fact, asides, topic)}]
 
 
 def _sessions(rng: random.Random, plan: _Plan, profile: Profile) -> dict:
@@ -1155,6 +1329,12 @@ def _sessions(rng: random.Random, plan: _Plan, profile: Profile) -> dict:
         if not shrinkable:
             break
         pairs[rng.choice(shrinkable)] -= 1
+    while profile.hard and 2 * (sum(pairs) + sum(extra)) < profile.hard.min_turns:
+        growable = [s for s in range(n) if pairs[s] < profile.pairs_per_session[1]]
+        if not growable:
+            break
+        pairs[rng.choice(growable)] += 1
+    themes = _themes(rng, language, n) if profile.hard else []
     for s in range(n):
         for events in (user_events[s], bot_events[s]):
             events.extend([None] * (pairs[s] - len(events)))
@@ -1168,13 +1348,17 @@ def _sessions(rng: random.Random, plan: _Plan, profile: Profile) -> dict:
                 rows.append({"speaker": ASSISTANT, "text": _degenerate(rng, plan, chars)})
                 continue
             q = p - (1 if 0 <= degenerate_at < p else 0)
-            topic = rng.choice(TOPICS[language])
             ue, be = user_events[s][q], bot_events[s][q]
+            if profile.hard:
+                rows.extend(_hard_exchange(rng, plan, profile, used, themes[s], q, ue, be))
+                continue
+            topic = rng.choice(TOPICS[language])
             rows.append({"speaker": plan.user, "event": ue,
                          "text": _user_turn(rng, plan, topic, _event_sentence(rng, ue, plan) if ue else None, p == 0)})
             fact = _event_sentence(rng, be, plan) if be else None
             distractor = _distractor(rng, plan, used, start) if rng.random() < 0.6 else None
-            rows.append({"speaker": ASSISTANT, "event": be, "text": _reply(rng, plan, profile, fact, distractor)})
+            rows.append({"speaker": ASSISTANT, "event": be,
+                         "text": _reply(rng, plan, profile, fact, [distractor] if distractor else [])})
         turns = []
         for i, row in enumerate(rows, 1):
             dia = f"D{s + 1}:{i}"
@@ -1221,8 +1405,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="where to write the LoCoMo-format file (default: $TMPDIR/longreply.json)")
     parser.add_argument("--per-language", type=int, default=DEFAULT_PER_LANGUAGE)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                        help="default: 8–12 sessions a conversation; hard: 22–30 sessions, ~200–300 turns, "
+                             "look-alike distractors in most replies (ranking, not the budget, decides)")
     args = parser.parse_args(argv)
-    samples = generate(args.per_language, args.seed)
+    samples = generate(args.per_language, args.seed, PROFILES[args.profile])
     Path(args.out).write_text(dumps(samples), encoding="utf-8")
     turns = sum(len(v) for s in samples for k, v in s["conversation"].items() if k.startswith("session_")
                 and isinstance(v, list))
