@@ -1166,7 +1166,12 @@ class _Candidate:
     required: bool = False
 
 
-def _deed(e: Event, plan: _Plan) -> str:
+def _deed(e: Event, plan: _Plan, unnamed: set[str] | frozenset[str] = frozenset()) -> str:
+    """The deed a temporal question names: "set the staging database port to 6543"; for a slot in ``unnamed``
+    (HARD: a value never changed) without its value — "settled the staging database port" —, as people ask, so
+    that the value's words do not lead straight to the turn."""
+    if e.slot in unnamed:
+        return _fill(hard_text.TEXT[plan.language]["settled"][0], noun=_noun(ALL_SLOTS[e.slot], plan))
     return _fill(ALL_SLOTS[e.slot].event[plan.language], value=e.value, deadline=plan.deadline_what)
 
 
@@ -1227,6 +1232,9 @@ def _candidates(rng: random.Random, plan: _Plan, profile: Profile) -> list[_Cand
                               required=e is plan.degenerate_fact))
     pairs = [(a, b) for i, a in enumerate(facts) for b in facts[i + 1:] if a.session != b.session]
     hard = profile.hard
+    unnamed = {k for k, events in by_slot.items() if not k.startswith("pref") and "update" not in events} if hard \
+        else set()
+    deed = lambda e: _deed(e, plan, unnamed)  # noqa: E731
     for a, b in rng.sample(pairs, min(hard.pair_questions if hard else 3, len(pairs))):
         nouns = {"noun1": _noun(ALL_SLOTS[a.slot], plan), "noun2": _noun(ALL_SLOTS[b.slot], plan)}
         out.append(_Candidate(1, pick("pair", **nouns), pick("pair_answer", v1=a.value, v2=b.value),
@@ -1240,16 +1248,16 @@ def _candidates(rng: random.Random, plan: _Plan, profile: Profile) -> list[_Cand
         kind = rng.choice(["order", "first", "gap"])
         if kind == "order":
             answer = q["order_answer"][0 if a is first else 1]
-            out.append(_Candidate(2, pick("order", e1=_deed(a, plan), e2=_deed(b, plan)), answer, [a.dia_id, b.dia_id]))
+            out.append(_Candidate(2, pick("order", e1=deed(a), e2=deed(b)), answer, [a.dia_id, b.dia_id]))
         elif kind == "first":
-            out.append(_Candidate(2, pick("first", e1=_deed(a, plan), e2=_deed(b, plan)), _deed(first, plan),
+            out.append(_Candidate(2, pick("first", e1=deed(a), e2=deed(b)), deed(first),
                                   [a.dia_id, b.dia_id]))
         else:
             days = (second.date.date() - first.date.date()).days  # type: ignore[union-attr]
-            out.append(_Candidate(2, pick("gap", e1=_deed(first, plan), e2=_deed(second, plan)),
+            out.append(_Candidate(2, pick("gap", e1=deed(first), e2=deed(second)),
                                   pick("gap_answer", d=str(days)), [first.dia_id, second.dia_id]))
     for e in rng.sample(deeds, min(hard.when_questions if hard else 3, len(deeds))):
-        out.append(_Candidate(2, pick("when", e=_deed(e, plan)), _date_answer(e.date, lang), [e.dia_id]))  # type: ignore[arg-type]
+        out.append(_Candidate(2, pick("when", e=deed(e)), _date_answer(e.date, lang), [e.dia_id]))  # type: ignore[arg-type]
     return out
 
 

@@ -92,6 +92,8 @@ TEXT: dict[str, dict[str, tuple[str, ...]]] = {
         "tails": ("", "", " That one is separate from ours.", " Don't mix it up with ours.",
                   " It worked well there, but it doesn't carry over."),
         "plain": ("{noun} is {value}.",),
+        # a temporal question's deed for a value never changed, named without the value
+        "settled": ("settled {noun}",),
         # a fact's noun without its value: words a question shares with every reply that says them
         "mentions": (
             "Keep {noun} in mind when you touch this part.", "We'll revisit {noun} once the load tests are in.",
@@ -113,6 +115,7 @@ TEXT: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "tails": ("", "", "こちらとは別物です。", "うちの設定と混同しないでください。", "向こうではうまくいきましたが、こちらには当てはまりません。"),
         "plain": ("{noun}は{value}です。",),
+        "settled": ("{noun}を決めた",),
         "mentions": (
             "この部分を触るときは{noun}のことも頭に入れておいてください。", "負荷試験の結果が出たら、{noun}をもう一度見直しましょう。",
             "{noun}が最終的に何になっても、READMEに書いておきましょう。", "これは{noun}には依存しないので、並行して進められます。",

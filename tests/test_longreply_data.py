@@ -415,3 +415,17 @@ def test_no_fact_value_hides_in_the_filler_or_in_another_value():
         assert len(values) == len(set(values))
         assert [v for v in values if v in filler] == []
         assert [(v, w) for v in values for w in values if v != w and v in w] == []
+
+
+def test_hard_temporal_questions_name_an_unchanged_fact_without_its_value(hard):
+    """"When did we settle the staging domain?", not "… register stg.brightcart.io …": the value's words would
+    lead straight to the one turn that holds it."""
+    asked = 0
+    for sample in hard:
+        facts = {q["evidence"][0]: q["answer"] for q in sample["qa"] if q["category"] == 4}
+        for q in (q for q in sample["qa"] if q["category"] == 2):
+            for dia in q["evidence"]:
+                if dia in facts:
+                    asked += 1
+                    assert facts[dia] not in q["question"], q
+    assert asked >= len(hard)
