@@ -25,6 +25,7 @@ from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
+from .stamped_cache import StampedCache
 
 KNOWLEDGE = "knowledge_items"
 STATUSES = ("current", "superseded", "merged", "coexisting")
@@ -94,6 +95,7 @@ class KnowledgeTable:
 
     def __init__(self, db: GuardedConnection):
         self.db = db
+        self._recall_cache = StampedCache(db)
         with db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
@@ -192,6 +194,12 @@ class KnowledgeTable:
         return [dict(zip(NAMES, r)) for r in rows]
 
     # --- forgetting (the notes' daily downscaling and monthly forgetting) -----------------------------
+    def recall_items(self, user_id: str) -> list[dict[str, Any]]:
+        """``items(user_id, history=True, remembered=True)`` as recall reads it on every query: kept until the
+        user's write stamp moves (stores.stamped_cache; use counts may lag, facts never do)."""
+        user_id = validate_id(user_id, "user_id")
+        return self._recall_cache.get(user_id, "items", lambda: self.items(user_id, history=True, remembered=True))
+
     def mark_accessed(self, user_id: str, item_ids: Sequence[str], now: float) -> int:
         """Recall showed these items: one access more each, and no longer of low activity."""
         user_id = validate_id(user_id, "user_id")

@@ -33,6 +33,7 @@ import numpy as np
 from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
+from .stamped_cache import StampedCache
 
 MEMORIES = "memories"
 RELATIONS = "memory_relations"
@@ -105,6 +106,7 @@ WRITTEN_BY_BATCH = ("decay", "memory_days", "retention", "level", "protected", "
 LIST_FIELDS = ("memory_id", "user_id", "level", "retention", "intensity", "valence", "valence_score", "arousal",
                "tags", "category", "decay", "memory_days", "recall_count", "protected", "archived_on",
                "revival_requested", "revival_requested_at", "text", "created", "emotion_path")
+RECALL_FIELDS = ("memory_id", "level", "retention", "recall_count", "valence", "arousal", "tags", "text")
 NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "valence", "valence_score", "arousal",
                "tags", "decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
                "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested", "emotion_path")
@@ -136,6 +138,7 @@ class MemoryTable:
 
     def __init__(self, db: GuardedConnection):
         self.db = db
+        self._recall_cache = StampedCache(db)
         with db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
@@ -228,6 +231,21 @@ class MemoryTable:
             rows = con.execute(f"SELECT DISTINCT memory_id FROM {FORGOTTEN} WHERE user_id = ? AND memory_id IN "
                                "(SELECT unnest(?::VARCHAR[]))", [validate_id(user_id, "user_id"), ids]).fetchall()
         return {r[0] for r in rows}
+
+    def recall_view(self, user_id: str) -> tuple[dict[str, dict[str, Any]], frozenset[str]]:
+        """What recall shows of the user's memories on every query (nodes.lifecycle.recall_view): memory id ->
+        its ``RECALL_FIELDS``, and the ids the batch auto-deleted. Kept until the user's write stamp moves
+        (stores.stamped_cache): recall flags may lag, levels and texts never do."""
+        user_id = validate_id(user_id, "user_id")
+
+        def load() -> tuple[dict[str, dict[str, Any]], frozenset[str]]:
+            with self.db.read() as con:
+                rows = con.execute(f"SELECT {', '.join(RECALL_FIELDS)} FROM {MEMORIES} WHERE user_id = ?",
+                                   [user_id]).fetchall()
+                gone = con.execute(f"SELECT DISTINCT memory_id FROM {FORGOTTEN} WHERE user_id = ?", [user_id]).fetchall()
+            return {r[0]: dict(zip(RECALL_FIELDS, r)) for r in rows}, frozenset(g[0] for g in gone)
+
+        return self._recall_cache.get(user_id, "view", load)
 
     # --- the batch --------------------------------------------------------------------------------
     def due_users(self, day: int, users: Sequence[str] | None = None) -> dict[str, int | None]:

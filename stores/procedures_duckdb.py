@@ -20,6 +20,7 @@ from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
+from .stamped_cache import StampedCache
 
 PROCEDURES = "procedures"
 STATUSES = ("current", "superseded")
@@ -72,6 +73,7 @@ class ProcedureTable:
 
     def __init__(self, db: GuardedConnection):
         self.db = db
+        self._recall_cache = StampedCache(db)
         with db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
@@ -122,6 +124,12 @@ class ProcedureTable:
                 f"SELECT {', '.join(NAMES)} FROM {PROCEDURES} WHERE {' AND '.join(where)} "
                 "ORDER BY said_at, lineage_id, version", params).fetchall()
         return [_row(r) for r in rows]
+
+    def current(self, user_id: str) -> list[dict[str, Any]]:
+        """``procedures(user_id)`` as recall reads it on every query: kept until the user's write stamp moves
+        (stores.stamped_cache; use counts may lag, steps and versions never do)."""
+        user_id = validate_id(user_id, "user_id")
+        return self._recall_cache.get(user_id, "current", lambda: self.procedures(user_id))
 
     def count(self, user_id: str) -> int:
         with self.db.read() as con:

@@ -233,7 +233,7 @@ def record_outcome(services, user_id: str, procedure_id: str, success: bool, *, 
 def match_procedures(services, user_id: str, text: str, limit: int = 3) -> list[dict[str, Any]]:
     """The user's current procedures ``text`` is about, best first (bracket keyword, content words, vectors),
     each with ``stage`` and ``score``."""
-    rows = services.stores.archive.procedures.procedures(validate_id(user_id, "user_id"))
+    rows = services.stores.archive.procedures.current(validate_id(user_id, "user_id"))
     by_id = {r["procedure_id"]: r for r in rows}
     return [{**public(by_id[m.procedure_id]), "stage": m.stage, "score": m.score}
             for m in rank(text, rows, params_of(services), limit, _embed_one(services))]

@@ -105,7 +105,7 @@ def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3,
     table = getattr(services.stores.archive, "knowledge", None)
     if table is None:
         return []
-    rows = table.items(user_id, history=True, remembered=True)
+    rows = table.recall_items(user_id)
     if not rows:
         return []
     q_lower, q_terms = _lower(query), set(terms(query))

@@ -29,7 +29,7 @@ def procedure_hits(services, user_id: str, query: str, *, limit: int = 1) -> lis
     table = getattr(services.stores.archive, "procedures", None)
     if table is None or limit <= 0:
         return []
-    rows = table.procedures(user_id)
+    rows = table.current(user_id)
     if not rows:
         return []
     q = unicodedata.normalize("NFKC", query).lower()

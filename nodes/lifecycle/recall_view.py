@@ -49,8 +49,9 @@ def apply_lifecycle(services, user_id: str, items: list[dict[str, Any]], purpose
     ids = sorted({i["segment_id"] for i in items if i.get("segment_id")})
     if table is None or not ids:
         return items
-    rows = {r["memory_id"]: r for r in table.rows(user_id, ids)}
-    forgotten = table.forgotten(user_id, [i for i in ids if i not in rows])
+    view, gone = table.recall_view(user_id)  # kept between recalls until the user's memories change
+    rows = {i: view[i] for i in ids if i in view}
+    forgotten = {i for i in ids if i not in rows and i in gone}
     deliberate = purpose in DELIBERATE
     out = []
     for item in items:

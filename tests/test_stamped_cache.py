@@ -1,0 +1,59 @@
+"""Recall keeps what it reads of a user's tables between queries (issue 19: no DuckDB round trip inside a
+recall) and reads again as soon as a write touches the user: a cached read never hides a new fact or a
+changed memory, and recall's own flags do not throw the cache away."""
+
+from __future__ import annotations
+
+from graphs.replay import replay
+from nodes.retrieval.recall import recall
+
+T0 = 1_790_000_000.0
+
+
+def _rows(user: str, texts: list[str], start: float) -> list[dict]:
+    return [{"user_id": user, "speaker": "user" if i % 2 == 0 else "lumina", "text": t, "ts": start + 60 * i,
+             "source_id": f"{user}:{start:.0f}:{i}"} for i, t in enumerate(texts)]
+
+
+def _loads(archive) -> list[int]:
+    return [archive.memories._recall_cache.loads, archive.knowledge._recall_cache.loads,
+            archive.procedures._recall_cache.loads]
+
+
+def test_recall_reads_the_users_tables_once_per_write(memory_factory):
+    mem = memory_factory()
+    services = mem.services
+    archive = services.stores.archive
+    replay(mem.graph, "kana", _rows("kana", ["来週から京都に出張なんだ", "いいね", "お土産買ってくる"], T0))
+    before = _loads(archive)
+    for _ in range(3):
+        assert recall(services, "kana", "京都の出張はいつ？", purpose="question", limit=5)
+        assert recall(services, "kana", "京都の話をして", purpose="talking", limit=5)
+    assert _loads(archive) == before  # the flush read them; recalls (and the flags they write) read nothing
+
+    # A write that touches the user is seen by the very next read.
+    view, _gone = archive.memories.recall_view("kana")
+    memory_id = next(iter(view))
+    assert not archive.memories.rows("kana", [memory_id])[0]["protected"]
+    archive.memories.set_protected("kana", memory_id, True, cap=10)
+    recall(services, "kana", "京都の出張はいつ？", purpose="question", limit=5)
+    assert _loads(archive)[0] == before[0] + 1
+
+    # A new fact learned by the pipeline is in the next recall's read of the facts.
+    assert not any("モカ" in str(r["value"]) for r in archive.knowledge.recall_items("kana"))
+    replay(mem.graph, "kana", _rows("kana", ["猫のモカを飼ってるんだ", "かわいいね", "うん、よく寝てる"], T0 + 86_400))
+    assert any("モカ" in str(r["value"]) for r in archive.knowledge.recall_items("kana"))
+    facts = [i for i in recall(services, "kana", "猫の名前は？", purpose="question", limit=5) if i.get("kind") == "knowledge"]
+    assert any("モカ" in f["text"] for f in facts)
+
+
+def test_a_cached_read_is_a_copy(memory_factory):
+    mem = memory_factory()
+    replay(mem.graph, "kana", _rows("kana", ["猫のモカを飼ってるんだ", "かわいいね", "うん、よく寝てる"], T0))
+    table = mem.services.stores.archive.knowledge
+    first = table.recall_items("kana")
+    assert first
+    first[0]["value"] = "changed by a caller"
+    first.clear()
+    again = table.recall_items("kana")
+    assert again and again[0]["value"] != "changed by a caller"
