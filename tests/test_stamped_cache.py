@@ -57,3 +57,29 @@ def test_a_cached_read_is_a_copy(memory_factory):
     first.clear()
     again = table.recall_items("kana")
     assert again and again[0]["value"] != "changed by a caller"
+
+
+def test_recall_flags_are_written_once_until_the_batch_consumes_them(memory_factory):
+    from stores.memories_duckdb import MEMORIES
+
+    mem = memory_factory()
+    replay(mem.graph, "kana", _rows("kana", ["来週から京都に出張なんだ", "いいね", "お土産買ってくる"], T0))
+    table = mem.services.stores.archive.memories
+    (memory_id,) = list(table.recall_view("kana")[0])
+
+    def flagged() -> bool:
+        with table.db.read() as con:
+            return con.execute(f"SELECT recalled FROM {MEMORIES} WHERE memory_id = ?", [memory_id]).fetchone()[0]
+
+    def reset(touch: bool) -> None:
+        with table.db.tx(touches=("kana",) if touch else ()) as con:
+            con.execute(f"UPDATE {MEMORIES} SET recalled = false WHERE memory_id = ?", [memory_id])
+
+    assert table.mark_recalled("kana", [memory_id], T0, False) == 1 and flagged()
+    reset(touch=False)  # not how anything clears flags: shows the second call writes nothing
+    assert table.mark_recalled("kana", [memory_id], T0, False) == 1 and not flagged()
+    reset(touch=True)  # as the batch does: the user's stamp moves, so the flag is written again
+    assert table.mark_recalled("kana", [memory_id], T0, False) == 1 and flagged()
+    # deliberate recall is its own flag (it may ask for a revival)
+    reset(touch=False)
+    assert table.mark_recalled("kana", [memory_id], T0, True) == 1 and flagged()
