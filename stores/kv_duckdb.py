@@ -1,8 +1,9 @@
 """Durable items of the LangGraph store (``stores.langgraph_store``) in an embedded DuckDB file.
 
-One row per (namespace, key): the JSON value, its timestamps, and what the search channels need — the
-tokens of its indexed text (keyword channel) and a hash of that text, so a vector hit computed from an
-older value of the item is recognised and ignored. The file is ``<data_dir>/store.duckdb``, beside the
+One row per (namespace, key): the JSON value, its timestamps, its time-to-live (``ttl_minutes``, and
+``expires_at`` in epoch seconds; NULL: never expires), and what the search channels need — the tokens of
+its indexed text (keyword channel) and a hash of that text, so a vector hit computed from an older value of
+the item is recognised and ignored. The file is ``<data_dir>/store.duckdb``, beside the
 archive, so it shares the data directory's one-process rule without sharing the archive's connection.
 
 All SQL of the store is here; every value travels as a ``?`` parameter.
@@ -35,24 +36,36 @@ _SCHEMA = (
         tokens VARCHAR[] NOT NULL,
         index_hash VARCHAR NOT NULL,
         created_at DOUBLE NOT NULL,
-        updated_at DOUBLE NOT NULL)""",
+        updated_at DOUBLE NOT NULL,
+        expires_at DOUBLE,
+        ttl_minutes DOUBLE)""",
     f"CREATE INDEX IF NOT EXISTS {ITEMS_TABLE}_ns_idx ON {ITEMS_TABLE} (ns_path)",
+    # A store file written before items had a TTL gets the columns (NULL: the item never expires).
+    f"ALTER TABLE {ITEMS_TABLE} ADD COLUMN IF NOT EXISTS expires_at DOUBLE",
+    f"ALTER TABLE {ITEMS_TABLE} ADD COLUMN IF NOT EXISTS ttl_minutes DOUBLE",
 )
-_COLS = ("item_id", "ns_path", "namespace", '"key"', "value", "tokens", "index_hash", "created_at", "updated_at")
+_COLS = ("item_id", "ns_path", "namespace", '"key"', "value", "tokens", "index_hash", "created_at", "updated_at",
+         "expires_at", "ttl_minutes")
+_TYPES = ("VARCHAR[]", "VARCHAR[]", "VARCHAR[][]", "VARCHAR[]", "VARCHAR[]", "VARCHAR[][]", "VARCHAR[]", "DOUBLE[]",
+          "DOUBLE[]", "DOUBLE[]", "DOUBLE[]")
 _SELECT = f"SELECT {', '.join(_COLS)} FROM {ITEMS_TABLE}"
 _UPSERT = (
     f"INSERT INTO {ITEMS_TABLE} ({', '.join(_COLS)}) "
     f"SELECT * FROM (SELECT "
-    + ", ".join(
-        f"unnest(?::{t}) AS c{i}"
-        for i, t in enumerate(("VARCHAR[]", "VARCHAR[]", "VARCHAR[][]", "VARCHAR[]", "VARCHAR[]", "VARCHAR[][]",
-                               "VARCHAR[]", "DOUBLE[]", "DOUBLE[]"))
-    )
+    + ", ".join(f"unnest(?::{t}) AS c{i}" for i, t in enumerate(_TYPES))
     + ") ON CONFLICT (item_id) DO UPDATE SET value = excluded.value, tokens = excluded.tokens, "
-    "index_hash = excluded.index_hash, updated_at = excluded.updated_at"
+    "index_hash = excluded.index_hash, updated_at = excluded.updated_at, expires_at = excluded.expires_at, "
+    "ttl_minutes = excluded.ttl_minutes"
 )
 # Everything under a prefix: the namespace itself or any namespace below it.
 _UNDER = "(? = '' OR ns_path = ? OR starts_with(ns_path, ? || '.'))"
+# Not expired at a time (a parameter): TTLConfig's omit_expired hides such items before a sweep removes them.
+_ALIVE = "(expires_at IS NULL OR expires_at > ?)"
+
+
+def _alive(alive_at: float | None) -> tuple[str, list[Any]]:
+    """The SQL condition (with its parameters) keeping items alive at ``alive_at``; None: every item."""
+    return ("", []) if alive_at is None else (f" AND {_ALIVE}", [alive_at])
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,8 @@ class Row:
     index_hash: str
     created_at: float
     updated_at: float
+    expires_at: float | None = None
+    ttl_minutes: float | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,7 @@ class NewRow:
     value_json: str
     tokens: list[str]
     index_hash: str
+    ttl_minutes: float | None = None  # None: never expires
 
 
 def ns_path(namespace: Sequence[str]) -> str:
@@ -81,7 +97,7 @@ def ns_path(namespace: Sequence[str]) -> str:
 
 
 def _row(r: Sequence[Any]) -> Row:
-    return Row(r[0], tuple(r[2]), r[3], json.loads(r[4]), r[6], float(r[7]), float(r[8]))
+    return Row(r[0], tuple(r[2]), r[3], json.loads(r[4]), r[6], float(r[7]), float(r[8]), r[9], r[10])
 
 
 class DuckDBItems:
@@ -101,10 +117,10 @@ class DuckDBItems:
         self._db = GuardedConnection(self.database, data_dir, "store", _SCHEMA)
 
     # --- writes --------------------------------------------------------------------------------------
-    def write(self, puts: Sequence[NewRow], deletes: Sequence[str]) -> None:
-        """Upsert ``puts`` (created_at kept on update) and delete ``deletes`` (item ids) in one transaction.
-        The caller passes each item id at most once."""
-        now = time.time()
+    def write(self, puts: Sequence[NewRow], deletes: Sequence[str], now: float | None = None) -> None:
+        """Upsert ``puts`` (created_at kept on update; the TTL is the put's, counted from ``now``) and delete
+        ``deletes`` (item ids) in one transaction. The caller passes each item id at most once."""
+        now = time.time() if now is None else now
         with self._db.tx() as con:
             if deletes:
                 con.execute(f"DELETE FROM {ITEMS_TABLE} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))", [list(deletes)])
@@ -121,53 +137,84 @@ class DuckDBItems:
                         [p.index_hash for p in puts],
                         [now] * len(puts),
                         [now] * len(puts),
+                        [None if p.ttl_minutes is None else now + 60.0 * p.ttl_minutes for p in puts],
+                        [p.ttl_minutes for p in puts],
                     ],
                 )
 
+    # --- time to live -------------------------------------------------------------------------------
+    def refresh(self, item_ids: Sequence[str], now: float, alive_at: float | None = None) -> None:
+        """Restart the TTL of ``item_ids`` (those that have one) at ``now``; ``alive_at``: only items not
+        yet expired then (an expired item hidden from the reader is not brought back by the read)."""
+        if not item_ids:
+            return
+        alive, params = _alive(alive_at)
+        with self._db.tx() as con:
+            con.execute(
+                f"UPDATE {ITEMS_TABLE} SET expires_at = ? + 60.0 * ttl_minutes "
+                f"WHERE item_id IN (SELECT unnest(?::VARCHAR[])) AND ttl_minutes IS NOT NULL{alive}",
+                [now, list(item_ids), *params],
+            )
+
+    def expired(self, now: float, limit: int) -> list[Row]:
+        """Up to ``limit`` items whose TTL ran out at or before ``now``, the longest expired first."""
+        with self._db.read() as con:
+            rows = con.execute(f"{_SELECT} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
+                               [now, int(limit)]).fetchall()
+        return [_row(r) for r in rows]
+
     # --- reads ---------------------------------------------------------------------------------------
-    def get(self, item_ids: Sequence[str]) -> dict[str, Row]:
+    # ``alive_at`` (every read): when given, items expired at that time are left out.
+    def get(self, item_ids: Sequence[str], alive_at: float | None = None) -> dict[str, Row]:
         if not item_ids:
             return {}
+        alive, params = _alive(alive_at)
         with self._db.read() as con:
-            rows = con.execute(f"{_SELECT} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))", [list(item_ids)]).fetchall()
+            rows = con.execute(f"{_SELECT} WHERE item_id IN (SELECT unnest(?::VARCHAR[])){alive}",
+                               [list(item_ids), *params]).fetchall()
         return {r[0]: _row(r) for r in rows}
 
-    def under(self, prefix: Sequence[str], limit: int | None = None, offset: int = 0) -> list[Row]:
+    def under(self, prefix: Sequence[str], limit: int | None = None, offset: int = 0,
+              alive_at: float | None = None) -> list[Row]:
         """Items in ``prefix`` or below it, most recently updated first (ties: namespace, key)."""
         p = ns_path(prefix)
-        sql = f"{_SELECT} WHERE {_UNDER} ORDER BY updated_at DESC, ns_path, \"key\""
-        params: list[Any] = [p, p, p]
+        alive, alive_params = _alive(alive_at)
+        sql = f"{_SELECT} WHERE {_UNDER}{alive} ORDER BY updated_at DESC, ns_path, \"key\""
+        params: list[Any] = [p, p, p, *alive_params]
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             params += [int(limit), int(offset)]
         with self._db.read() as con:
             return [_row(r) for r in con.execute(sql, params).fetchall()]
 
-    def keyword(self, prefix: Sequence[str], terms: Sequence[str], limit: int) -> tuple[list[tuple[Row, list[str]]], dict[str, int], int]:
+    def keyword(self, prefix: Sequence[str], terms: Sequence[str], limit: int,
+                alive_at: float | None = None) -> tuple[list[tuple[Row, list[str]]], dict[str, int], int]:
         """Items under ``prefix`` sharing a term with ``terms`` (most shared first), each with the terms
         it has; plus each term's document frequency under the prefix and the number of items there."""
         p = ns_path(prefix)
         terms = list(dict.fromkeys(terms))
+        alive, ap = _alive(alive_at)
         with self._db.read() as con:
-            total = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE} WHERE {_UNDER}", [p, p, p]).fetchone()
+            total = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE} WHERE {_UNDER}{alive}", [p, p, p, *ap]).fetchone()
             if not terms:
                 return [], {}, int(total[0]) if total else 0
             df = con.execute(
                 f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(list_intersect(tokens, ?::VARCHAR[]))) AS t "
-                f"FROM {ITEMS_TABLE} WHERE {_UNDER}) GROUP BY t",
-                [terms, p, p, p],
+                f"FROM {ITEMS_TABLE} WHERE {_UNDER}{alive}) GROUP BY t",
+                [terms, p, p, p, *ap],
             ).fetchall()
             rows = con.execute(
                 f"SELECT {', '.join(_COLS)}, list_distinct(list_intersect(tokens, ?::VARCHAR[])) AS hit "
-                f"FROM {ITEMS_TABLE} WHERE {_UNDER} AND list_has_any(tokens, ?::VARCHAR[]) "
+                f"FROM {ITEMS_TABLE} WHERE {_UNDER}{alive} AND list_has_any(tokens, ?::VARCHAR[]) "
                 f"ORDER BY len(hit) DESC, updated_at DESC LIMIT ?",
-                [terms, p, p, p, terms, int(limit)],
+                [terms, p, p, p, *ap, terms, int(limit)],
             ).fetchall()
         return [(_row(r), list(r[-1])) for r in rows], {t: int(n) for t, n in df}, int(total[0]) if total else 0
 
-    def namespaces(self) -> list[tuple[str, ...]]:
+    def namespaces(self, alive_at: float | None = None) -> list[tuple[str, ...]]:
+        alive, params = _alive(alive_at)
         with self._db.read() as con:
-            rows = con.execute(f"SELECT DISTINCT namespace FROM {ITEMS_TABLE}").fetchall()
+            rows = con.execute(f"SELECT DISTINCT namespace FROM {ITEMS_TABLE} WHERE TRUE{alive}", params).fetchall()
         return [tuple(r[0]) for r in rows]
 
     def count(self) -> int:
@@ -192,19 +239,16 @@ class DuckDBItems:
         return [dict(zip(names, [list(v) if isinstance(v, tuple) else v for v in r])) for r in rows]
 
     def load_rows(self, rows: Sequence[dict[str, Any]]) -> int:
-        """Write rows of ``dump_rows`` back as they were (timestamps included)."""
+        """Write rows of ``dump_rows`` back as they were (timestamps and TTLs included; a backup made before
+        items had a TTL restores them without one)."""
         if not rows:
             return 0
         names = [c.strip('"') for c in _COLS]
         with self._db.tx() as con:
             con.execute(
                 f"INSERT OR REPLACE INTO {ITEMS_TABLE} ({', '.join(_COLS)}) SELECT * FROM (SELECT "
-                + ", ".join(
-                    f"unnest(?::{t}) AS c{i}"
-                    for i, t in enumerate(("VARCHAR[]", "VARCHAR[]", "VARCHAR[][]", "VARCHAR[]", "VARCHAR[]",
-                                           "VARCHAR[][]", "VARCHAR[]", "DOUBLE[]", "DOUBLE[]"))
-                ) + ")",
-                [[r[n] for r in rows] for n in names],
+                + ", ".join(f"unnest(?::{t}) AS c{i}" for i, t in enumerate(_TYPES)) + ")",
+                [[r.get(n) for r in rows] for n in names],
             )
         return len(rows)
 

@@ -1,24 +1,36 @@
 """Lumina Memory as a LangGraph ``BaseStore``: any LangGraph agent can keep its memories in our tiers.
 
     graph = builder.compile(store=make_store(...))   # graphs.lumina_store builds one from settings
-    store.put(("memories", user_id), "m1", {"text": "Likes green tea"})
+    store.put(("memories", user_id), "m1", {"text": "Likes green tea"}, ttl=60 * 24 * 30)
     store.search(("memories", user_id), query="what does she drink?", filter={"kind": "preference"})
 
 Persistence: every item is a row of the DuckDB item table (``stores.kv_duckdb``), the source of truth.
 Items are indexed for ``query=`` search twice: as vectors (one point per indexed text, in a dedicated
 collection of the long-term vector engine — qdrant-edge embedded, Qdrant by ``QDRANT_URL``) and as tokens
-in their row (keyword channel). A search fuses both:
+in their row (keyword channel).
 
-    score = dense_weight · max(0, cosine) + (1 − dense_weight) · keyword coverage
+``score`` means what it means in LangGraph's stores: the cosine similarity between the query's embedding
+and the item's best-matching indexed text (in [-1, 1]; None for an item with nothing indexed), so
+thresholds tuned on InMemoryStore, SqliteStore or PostgresStore carry over. The *order* of the results is
+our relevance, which fuses that cosine with keyword coverage (the IDF-weighted share of the query's terms
+the item contains):
 
-where keyword coverage is the IDF-weighted share of the query's terms the item contains. Both parts are
-absolute (not rescaled per query), so scores compare across searches as LangGraph's stores' do.
+    relevance = dense_weight · max(0, cosine) + (1 − dense_weight) · keyword coverage
 
-Semantics follow LangGraph's ``InMemoryStore`` (its tests are ported in tests/test_langgraph_store.py):
-namespaces are isolated (a search sees only its prefix), ``filter`` is exact JSON equality or
-``$eq/$ne/$gt/$gte/$lt/$lte``, a put with ``value=None`` deletes, ``index=False`` keeps an item out of the
-search index (it is still listed and found by ``get``), and a query search that finds fewer scored items
-than asked fills up with the remaining matches unscored (score None).
+so an item holding the query's exact terms (a name, a Japanese word the embedder blurs) may come before
+one with a slightly higher cosine. Every returned item's cosine is exact (an item found by its keywords
+alone has its vectors scored too).
+
+Semantics follow LangGraph's stores, whose own test suites run against this one
+(tests/upstream_store): namespaces are isolated (a search sees only its prefix); ``filter`` compares JSON
+values or uses ``$eq $ne $gt $gte $lt $lte``, and a dotted key addresses a nested field
+(``stores.lgstore_filters``); a put with ``value=None`` deletes; ``index=False`` keeps an item out of the
+search index (it is still listed and found by ``get``); a query search that finds fewer scored items than
+asked fills up with the remaining matches unscored (score None). ``index`` is LangGraph's IndexConfig:
+``fields`` (or SqliteStore's ``text_fields``) pick the texts to embed (default: every string of the
+value), ``embed``/``dims`` choose the embedding model (``stores.lgstore_embed``). ``ttl`` is LangGraph's
+TTLConfig and a put's ``ttl=`` is in minutes (``stores.lgstore_ttl``): reads refresh, ``sweep_ttl`` deletes
+what expired, ``start_ttl_sweeper`` does so every ``sweep_interval_minutes``.
 
 ``stores`` imports nothing from ``nodes``: the embedder and the tokenizer are constructor arguments.
 """
@@ -26,11 +38,13 @@ than asked fills up with the remaining matches unscored (score None).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
 import math
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -48,15 +62,19 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     get_text_at_path,
     tokenize_path,
     validate_op_namespace,
 )
 
 from . import ids
+from . import lgstore_filters as filters
 from .errors import InvalidInput
 from .kv_duckdb import DuckDBItems, NewRow, Row, ns_path
+from .lgstore_embed import StoreEmbedding, from_embedder
 from .lgstore_ids import item_id, legacy_rows
+from .lgstore_ttl import DEFAULT_SWEEP_MINUTES, Sweeper, check_config, check_minutes
 from .vector_filters import Match, PreparedPoint, VectorStoreBase, batched, check_vector
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -100,35 +118,6 @@ def _prefixes(namespace: Sequence[str]) -> list[str]:
     return [ns_path(namespace[: i + 1]) for i in range(len(namespace))]
 
 
-# --- filters: the JSONB-like semantics of LangGraph's stores -------------------------------------------
-def _op(value: Any, op: str, target: Any) -> bool:
-    if op == "$eq":
-        return value == target
-    if op == "$ne":
-        return value != target
-    if op not in ("$gt", "$gte", "$lt", "$lte"):
-        raise InvalidInput("filter", f"unsupported operator {op!r}; use $eq $ne $gt $gte $lt $lte")
-    try:
-        a, b = float(value), float(target)
-    except (TypeError, ValueError):
-        return False  # a missing or non-numeric field does not satisfy a comparison
-    return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
-
-
-def matches(value: Any, condition: Any) -> bool:
-    if isinstance(condition, dict):
-        if any(k.startswith("$") for k in condition):
-            return all(_op(value, k, v) for k, v in condition.items())
-        return isinstance(value, dict) and all(matches(value.get(k), v) for k, v in condition.items())
-    if isinstance(condition, (list, tuple)):
-        return (
-            isinstance(value, (list, tuple))
-            and len(value) == len(condition)
-            and all(matches(a, b) for a, b in zip(value, condition))
-        )
-    return value == condition
-
-
 def _ns_match(cond: MatchCondition, namespace: tuple[str, ...]) -> bool:
     path = cond.path
     if len(namespace) < len(path):
@@ -144,45 +133,62 @@ def _ts(epoch: float) -> datetime:
 class LuminaStore(BaseStore):
     """``BaseStore`` on the DuckDB item table and a vector collection (see the module docstring).
 
-    ``items``, ``vectors``: opened adapters, owned (closed) by this store. ``embed``: texts → vectors of the
-    collection's dimension. ``index``: LangGraph's IndexConfig ``fields`` (JSON paths; "$" is the whole
-    value); default: every string in the value. ``tokenize``: text → terms for the keyword channel.
-    ``dense_weight``: share of the cosine in the fused score. ``on_close``: called last by ``close()``.
-    ``max_query_chars``, ``max_value_bytes``: a longer search query, a larger value (its JSON in UTF-8)
-    is refused (InvalidInput naming ``query`` / ``value``) before anything is embedded or written.
+    ``items``, ``vectors``: opened adapters, owned (closed) by this store. ``embed``: a StoreEmbedding
+    (stores.lgstore_embed), or texts → vectors of the collection's dimension. ``index``: LangGraph's
+    IndexConfig (``fields``; ``embed``/``dims`` are resolved by the caller into ``embed``). ``ttl``:
+    LangGraph's TTLConfig. ``tokenize``: text → terms for the keyword channel. ``dense_weight``: share of
+    the cosine in the ranking. ``on_close``: called last by ``close()``. ``max_query_chars``,
+    ``max_value_bytes``: a longer search query, a larger value (its JSON in UTF-8) is refused
+    (InvalidInput naming ``query`` / ``value``) before anything is embedded or written.
     """
 
-    __slots__ = ("items", "vectors", "embed", "tokenize", "fields", "dense_weight", "_on_close", "_lock", "_closed",
-                 "max_query_chars", "max_value_bytes")
+    supports_ttl = True
+
+    __slots__ = ("items", "vectors", "embedding", "tokenize", "fields", "dense_weight", "_on_close", "_lock",
+                 "_closed", "max_query_chars", "max_value_bytes", "index_config", "embeddings", "ttl_config",
+                 "_sweeper")
 
     def __init__(
         self,
         items: DuckDBItems,
         vectors: VectorStoreBase,
-        embed: Embed,
+        embed: StoreEmbedding | Embed,
         *,
         index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
         tokenize: Tokenize | None = None,
         dense_weight: float = 0.7,
         on_close: Callable[[], None] | None = None,
         max_query_chars: int = MAX_QUERY_CHARS,
         max_value_bytes: int = MAX_VALUE_BYTES,
     ) -> None:
-        if not 0.0 <= dense_weight <= 1.0:
-            raise InvalidInput("dense_weight", "must be within [0, 1]")
-        self.items, self.vectors, self.embed = items, vectors, embed
-        self.tokenize = tokenize or _default_tokenize
-        fields = (index or {}).get("fields")
-        self.fields = None if fields is None else [(f, f if f == "$" else tokenize_path(f)) for f in fields]
-        self.dense_weight = dense_weight
+        self.items, self.vectors = items, vectors
         self._on_close = on_close  # e.g. release the data-directory lock the factory took
         self._lock = threading.RLock()  # one batch at a time keeps the table and the vectors in step
         self._closed = False
-        self.max_query_chars, self.max_value_bytes = max_query_chars, max_value_bytes
-        try:
+        self._sweeper = Sweeper(self._sweep_expired)  # not sweep_ttl: a subclass may make that one async
+        try:  # from here on, a failure closes what this store was given: the caller gets no store to close
+            if not 0.0 <= dense_weight <= 1.0:
+                raise InvalidInput("dense_weight", "must be within [0, 1]")
+            index = dict(index or {})
+            self.embedding = embed if isinstance(embed, StoreEmbedding) else from_embedder(
+                vectors.embedder_name, vectors.dim, embed, index)
+            if self.embedding.dims != vectors.dim:
+                raise InvalidInput("index.dims", f"is {self.embedding.dims} but the vector collection "
+                                   f"{vectors.collection!r} holds {vectors.dim}-d vectors")
+            self.embeddings = self.embedding.embeddings
+            fields = index.get("fields") or index.get("text_fields")  # text_fields: SqliteStore's name
+            fields = [fields] if isinstance(fields, str) else fields
+            self.fields = None if not fields else [(f, f if f == "$" else tokenize_path(f)) for f in fields]
+            self.index_config: IndexConfig = {**index, "dims": self.embedding.dims,  # type: ignore[typeddict-item]
+                                              "embed": index.get("embed", self.embeddings)}
+            self.ttl_config = check_config(ttl)
+            self.tokenize = tokenize or _default_tokenize
+            self.dense_weight = dense_weight
+            self.max_query_chars, self.max_value_bytes = max_query_chars, max_value_bytes
             self._rekey_legacy()
         except BaseException:
-            self.close()  # the caller gets no store to close
+            self.close()
             raise
 
     def _rekey_legacy(self) -> None:
@@ -193,7 +199,8 @@ class LuminaStore(BaseStore):
         if not legacy:
             return
         with self._lock:
-            self._apply({item_id(r.namespace, r.key): PutOp(r.namespace, r.key, r.value, None if r.index_hash else False)
+            self._apply({item_id(r.namespace, r.key): PutOp(r.namespace, r.key, r.value, None if r.index_hash else False,
+                                                              ttl=r.ttl_minutes)
                          for r in legacy})
             old = [r.item_id for r in legacy]
             for chunk in batched(old, MAX_ID_FILTER):
@@ -221,8 +228,11 @@ class LuminaStore(BaseStore):
             _check_labels(op.namespace)
             if isinstance(op, PutOp) and op.value is not None:
                 self._check_size(op.value)
+                if op.ttl is not None:
+                    check_minutes(op.ttl)
         elif isinstance(op, SearchOp):
             _check_labels(op.namespace_prefix, "namespace_prefix")
+            filters.check(op.filter)
             if op.query is not None and (not isinstance(op.query, str) or len(op.query) > self.max_query_chars):
                 raise InvalidInput("query", f"must be a string of at most {self.max_query_chars:,} characters "
                                    "(LUMINA_MAX_QUERY_CHARS)")
@@ -242,6 +252,7 @@ class LuminaStore(BaseStore):
         return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
 
     def close(self) -> None:
+        self._sweeper.stop()  # first, outside the lock: a sweep in progress needs it to finish
         with self._lock:
             if not self._closed:
                 self._closed = True
@@ -260,6 +271,41 @@ class LuminaStore(BaseStore):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # --- time to live ------------------------------------------------------------------------------------
+    def sweep_ttl(self) -> int:
+        """Delete every item whose TTL ran out (its row and its vectors); the number deleted."""
+        return self._sweep_expired()
+
+    def _sweep_expired(self) -> int:
+        swept = 0
+        with self._lock:
+            while not self._closed:
+                expired = self.items.expired(time.time(), MAX_ID_FILTER)
+                if not expired:
+                    break
+                self._apply({r.item_id: PutOp(r.namespace, r.key, None) for r in expired})
+                swept += len(expired)
+        return swept
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Sweep every ``sweep_interval_minutes`` (default: the TTL config's, else 5) on a daemon thread
+        until ``stop_ttl_sweeper()`` or ``close()``; the future ends when it stops, cancelling it stops it."""
+        interval = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or DEFAULT_SWEEP_MINUTES
+        return self._sweeper.start(float(interval))
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper; True once stopped (or not running), False if ``timeout`` (seconds) ran out."""
+        return self._sweeper.stop(timeout)
+
+    def _alive_at(self, now: float) -> float | None:
+        """Reads hide items expired at ``now`` only when the TTL config says omit_expired."""
+        return now if self.ttl_config and self.ttl_config.get("omit_expired") else None
+
+    def _refresh(self, item_ids: list[str], asked: bool, now: float) -> None:
+        # As LangGraph's SqliteStore: a read refreshes when it asks to and the config has refresh_on_read.
+        if item_ids and asked and self.ttl_config and self.ttl_config.get("refresh_on_read"):
+            self.items.refresh(item_ids, now, self._alive_at(now))
+
     # --- execution ---------------------------------------------------------------------------------------
     def _run(self, ops: list[Op]) -> list[Result]:
         # Ops run in order, puts grouped between reads: a get after a put in one batch sees the put.
@@ -273,13 +319,17 @@ class LuminaStore(BaseStore):
             if pending:
                 self._apply(pending)
                 pending = {}
+            now = time.time()
             if isinstance(op, GetOp):
-                row = self.items.get([item_id(op.namespace, op.key)]).get(item_id(op.namespace, op.key))
+                iid = item_id(op.namespace, op.key)
+                row = self.items.get([iid], self._alive_at(now)).get(iid)
+                if row is not None:
+                    self._refresh([iid], op.refresh_ttl, now)
                 results.append(None if row is None else self._item(row))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                results.append(self._search(op, now))
             else:
-                results.append(self._list_namespaces(op))
+                results.append(self._list_namespaces(op, now))
         if pending:
             self._apply(pending)
         return results
@@ -313,11 +363,11 @@ class LuminaStore(BaseStore):
             texts = self._texts(op)
             digest = hashlib.sha1("\x1f".join(f"{p}\x1e{t}" for p, t in texts).encode("utf-8", "surrogatepass")).hexdigest()
             terms = sorted({t for _, text in texts for t in self.tokenize(text)})
-            rows.append(NewRow(iid, tuple(op.namespace), op.key, value_json, terms, digest if texts else ""))
+            rows.append(NewRow(iid, tuple(op.namespace), op.key, value_json, terms, digest if texts else "", op.ttl))
             texts_of += [(iid, tuple(op.namespace), path, text, digest) for path, text in texts]
         if texts_of:
             # Embed before any write: a failing embedder leaves the store as it was.
-            vectors = self.embed([t[3] for t in texts_of])
+            vectors = self.embedding.embed_texts([t[3] for t in texts_of])
             for (iid, ns, path, _text, digest), vector in zip(texts_of, vectors, strict=True):
                 points.append(
                     PreparedPoint(
@@ -341,70 +391,103 @@ class LuminaStore(BaseStore):
                     created_at=_ts(row.created_at), updated_at=_ts(row.updated_at))
 
     # --- search ------------------------------------------------------------------------------------------
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    def _search(self, op: SearchOp, now: float) -> list[SearchItem]:
         if op.limit <= 0 or op.offset < 0:
             return []
-        prefix = tuple(op.namespace_prefix)
-        if not op.query:
-            if not op.filter:
-                rows = self.items.under(prefix, op.limit, op.offset)
-            else:
-                rows = [r for r in self.items.under(prefix) if matches(r.value, op.filter)][op.offset : op.offset + op.limit]
-            return [SearchItem(r.namespace, r.key, r.value, _ts(r.created_at), _ts(r.updated_at)) for r in rows]
+        prefix, alive_at = tuple(op.namespace_prefix), self._alive_at(now)
+        if op.query:
+            ranked = self._ranked(op, prefix, alive_at)[op.offset : op.offset + op.limit]
+        elif op.filter:
+            rows = [r for r in self.items.under(prefix, alive_at=alive_at) if filters.keeps(r.value, op.filter)]
+            ranked = [(r, None) for r in rows[op.offset : op.offset + op.limit]]
+        else:
+            ranked = [(r, None) for r in self.items.under(prefix, op.limit, op.offset, alive_at)]
+        self._refresh([r.item_id for r, _ in ranked], op.refresh_ttl, now)
+        return [SearchItem(r.namespace, r.key, r.value, _ts(r.created_at), _ts(r.updated_at), score=s)
+                for r, s in ranked]
+
+    def _ranked(self, op: SearchOp, prefix: tuple[str, ...], alive_at: float | None) -> list[tuple[Row, float | None]]:
+        """The matching items in result order with their cosine, through offset + limit at least."""
         want = op.offset + op.limit
-        pool_size = max(50, 4 * want)
         allowed: dict[str, Row] | None = None
         if op.filter:
-            allowed = {r.item_id: r for r in self.items.under(prefix) if matches(r.value, op.filter)}
+            allowed = {r.item_id: r for r in self.items.under(prefix, alive_at=alive_at)
+                       if filters.keeps(r.value, op.filter)}
             if not allowed:
                 return []
-        scored = self._score(op.query, prefix, allowed, pool_size)
-        ranked = sorted(scored.values(), key=lambda sr: (-sr[1], -sr[0].updated_at, sr[0].key))
+        qvec = check_vector(self.embedding.embed_query(op.query), self.vectors.dim, "query embedding")
+        cosine, rows = self._dense(qvec, prefix, allowed, want, alive_at)
+        keyword = self._keyword(op.query, prefix, allowed, max(50, 4 * want), alive_at)
+        missing = {iid: row for iid, (row, _) in keyword.items() if iid not in cosine}
+        rows.update(missing)
+        cosine.update(self._cosine_of(qvec, missing))
+        relevance = {iid: self.dense_weight * max(0.0, cos) + (1 - self.dense_weight) * keyword.get(iid, (None, 0.0))[1]
+                     for iid, cos in cosine.items()}
+        order = sorted(cosine, key=lambda iid: (-relevance[iid], -cosine[iid], -rows[iid].updated_at, rows[iid].key))
+        ranked: list[tuple[Row, float | None]] = [(rows[iid], cosine[iid]) for iid in order]
         if len(ranked) < want:
-            # InMemoryStore's corner case: fill up with matching items that have no score.
-            seen = set(scored)
-            rest = allowed.values() if allowed is not None else self.items.under(prefix, want + len(seen))
-            ranked += [(r, None) for r in rest if r.item_id not in seen][: want - len(ranked)]
-        return [
-            SearchItem(r.namespace, r.key, r.value, _ts(r.created_at), _ts(r.updated_at), score=s)
-            for r, s in ranked[op.offset : want]
-        ]
+            # InMemoryStore's corner case: fill up with matching items that have no vector to score.
+            rest = allowed.values() if allowed is not None else self.items.under(prefix, want + len(ranked), 0, alive_at)
+            ranked += [(r, None) for r in rest if r.item_id not in cosine][: want - len(ranked)]
+        return ranked
 
-    def _score(self, query: str, prefix: tuple[str, ...], allowed: dict[str, Row] | None, pool: int) -> dict[str, tuple[Row, float]]:
-        """Dense and keyword candidates under ``prefix`` (restricted to ``allowed`` when given), fused."""
-        qvec = check_vector(self.embed([query])[0], self.vectors.dim, "query embedding")
+    def _dense(self, qvec: list[float], prefix: tuple[str, ...], allowed: dict[str, Row] | None, want: int,
+               alive_at: float | None) -> tuple[dict[str, float], dict[str, Row]]:
+        """Each item's best cosine among the nearest points under ``prefix`` (restricted to ``allowed``),
+        asking for more points until ``want`` items are scored or every point was seen."""
         conditions = [Match(NS_FIELD, (ns_path(prefix),))] if prefix else []
         if allowed is not None and len(allowed) <= MAX_ID_FILTER:
             conditions.append(Match(ITEM_FIELD, tuple(allowed)))
-            pool = max(pool, len(allowed))
-        dense: dict[str, tuple[float, str]] = {}
-        for _pid, score, payload in self.vectors._query(qvec, conditions, pool):
+        limit = max(50, 4 * want)
+        rows: dict[str, Row] = dict(allowed or {})
+        while True:
+            hits = self.vectors._query(qvec, conditions, limit)
+            found = (p.get(ITEM_FIELD) for _, _, p in hits)
+            unseen = list(dict.fromkeys(iid for iid in found if iid and iid not in rows))
+            if allowed is None:
+                rows.update(self.items.get(unseen, alive_at))
+            best = self._best(hits, rows, allowed)
+            if len(best) >= want or len(hits) < limit:
+                return best, rows
+            limit *= 4
+
+    def _cosine_of(self, qvec: list[float], rows: Mapping[str, Row]) -> dict[str, float]:
+        """The exact best cosine of each item of ``rows`` (items found by their keywords alone)."""
+        best: dict[str, float] = {}
+        for chunk in batched(list(rows), MAX_ID_FILTER):
+            conditions = [Match(ITEM_FIELD, tuple(chunk))]
+            count = self.vectors._count(conditions)
+            if count:
+                best.update(self._best(self.vectors._query(qvec, conditions, count), rows, None))
+        return best
+
+    @staticmethod
+    def _best(hits: list[tuple[str, float, dict]], rows: Mapping[str, Row], allowed: Mapping[str, Row] | None) -> dict[str, float]:
+        best: dict[str, float] = {}
+        for _pid, score, payload in hits:
             iid = payload.get(ITEM_FIELD)
-            if iid and score > dense.get(iid, (-2.0, ""))[0]:
-                dense[iid] = (score, payload.get(HASH_FIELD, ""))  # max over an item's texts
-        terms = list(dict.fromkeys(self.tokenize(query)))
-        hits, df, total = self.items.keyword(prefix, terms, pool)
-        idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
-        norm = sum(idf.values()) or 1.0
-        keyword = {row.item_id: (row, sum(idf[t] for t in has) / norm) for row, has in hits}
-        rows = {iid: row for iid, (row, _) in keyword.items()}
-        missing = [iid for iid in dense if iid not in rows]
-        rows.update(allowed if allowed is not None else self.items.get(missing))
-        out: dict[str, tuple[Row, float]] = {}
-        for iid in dict.fromkeys([*dense, *keyword]):
             row = rows.get(iid)
             if row is None or (allowed is not None and iid not in allowed):
                 continue
-            cos, digest = dense.get(iid, (0.0, ""))
-            if digest != row.index_hash:
-                cos = 0.0  # a point of an older value of this item (interrupted update): not its score
-            kw = keyword[iid][1] if iid in keyword else 0.0
-            out[iid] = (row, self.dense_weight * max(0.0, min(1.0, cos)) + (1 - self.dense_weight) * kw)
-        return out
+            if payload.get(HASH_FIELD, "") != row.index_hash:
+                continue  # a point of an older value of this item (an interrupted update): not its score
+            if score > best.get(iid, -math.inf):
+                best[iid] = float(score)  # the item's best-matching text, as LangGraph's stores pool
+        return best
+
+    def _keyword(self, query: str, prefix: tuple[str, ...], allowed: Mapping[str, Row] | None, pool: int,
+                 alive_at: float | None) -> dict[str, tuple[Row, float]]:
+        """Items sharing terms with ``query``, each with its IDF-weighted coverage of the query's terms."""
+        terms = list(dict.fromkeys(self.tokenize(query)))
+        hits, df, total = self.items.keyword(prefix, terms, pool, alive_at)
+        idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+        norm = sum(idf.values()) or 1.0
+        return {row.item_id: (row, sum(idf[t] for t in has) / norm) for row, has in hits
+                if allowed is None or row.item_id in allowed}
 
     # --- namespaces ------------------------------------------------------------------------------------
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        namespaces = self.items.namespaces()
+    def _list_namespaces(self, op: ListNamespacesOp, now: float) -> list[tuple[str, ...]]:
+        namespaces = self.items.namespaces(self._alive_at(now))
         if op.match_conditions:
             namespaces = [ns for ns in namespaces if all(_ns_match(c, ns) for c in op.match_conditions)]
         if op.max_depth is not None:

@@ -12,9 +12,13 @@ Japanese keyword search, and a plain LangGraph tool-calling agent keeping its me
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -26,7 +30,9 @@ from langgraph.store.base import InvalidNamespaceError, PutOp
 from graphs.lumina_store import make_store
 from nodes.text.embedder import make_embedder
 from stores.errors import InvalidInput
-from stores.langgraph_store import LuminaStore
+from stores.langgraph_store import ITEM_FIELD, LuminaStore
+from stores.lgstore_ids import item_id
+from stores.vector_filters import Match
 
 from .conftest import make_settings
 
@@ -353,7 +359,8 @@ def test_an_interrupted_update_never_scores_an_item_by_its_other_value(store):
         store.items.write = real_write
     assert store.get(("t",), "b").value == {"text": "something about dogs"}
     hits = {r.key: r.score for r in store.search(("t",), query="zany zebra Xerxes")}
-    assert hits["a"] > 0.5 and hits.get("b", 0.0) < 0.1, hits  # b's point of the unsaved value is ignored
+    # b's only point is of the unsaved value: ignored, so b has nothing indexed to score (None, listed last)
+    assert hits["a"] > 0.5 and hits["b"] is None, hits
     store.put(("t",), "b", {"text": "zany zebra Xerxes again"})  # the retry completes it
     assert {r.key for r in store.search(("t",), query="zany zebra Xerxes", limit=2)} == {"a", "b"}
     assert min(r.score for r in store.search(("t",), query="zany zebra Xerxes", limit=2)) > 0.5
@@ -367,3 +374,224 @@ def test_a_batch_of_items_with_the_same_text_indexes_each(store):
     hits = store.search(("notes", "u1"), query="猫の名前", limit=3)
     assert {h.key for h in hits[:2]} == {"a", "b"}
     assert hits[0].score == pytest.approx(hits[1].score, abs=1e-6)
+
+
+# --- score, filters, index config (issue 20) ------------------------------------------------------------
+def test_score_is_the_cosine_similarity_not_the_fused_relevance(store, embedder):
+    texts = {"tea": "Alice drinks green tea every morning", "cat": "Her cat is called Mochi",
+             "trip": "She went hiking in the Alps last summer"}
+    for key, text in texts.items():
+        store.put(("memories", "alice"), key, {"text": text})
+    query = "green tea"
+    hits = store.search(("memories", "alice"), query=query)
+    assert {h.key for h in hits} == set(texts)
+    q = embedder.embed([query])[0]
+    for hit in hits:
+        expected = float(np.dot(q, embedder.embed([texts[hit.key]])[0]))  # both unit vectors: the cosine
+        assert hit.score == pytest.approx(expected, abs=1e-4), hit.key
+    assert hits[0].key == "tea"
+
+
+def _char_embed(texts: list[str]) -> list[list[float]]:
+    """A tiny deterministic embedding of our own (letter counts folded into 16 dims)."""
+    out = []
+    for text in texts:
+        v = [0.0] * 16
+        for ch in text.lower():
+            v[ord(ch) % 16] += 1.0
+        v[0] += 0.5  # never all zeros
+        out.append(v)
+    return out
+
+
+def test_index_embed_and_dims_are_used_and_a_wrong_dims_is_refused(open_store, embedder):
+    store = open_store(index={"dims": 16, "embed": _char_embed, "fields": ["text"]})
+    assert store.index_config["dims"] == 16 and store.index_config["embed"] is _char_embed
+    assert store.vectors.dim == 16 and "char_embed" in store.vectors.collection
+    store.put(("docs",), "a", {"text": "aaaa bbb", "other": "zzzz"})
+    store.put(("docs",), "b", {"text": "zzzz yyy", "other": "aaaa"})
+    (hit, *_) = store.search(("docs",), query="aaaa")
+    q, a = np.array(_char_embed(["aaaa"])[0]), np.array(_char_embed(["aaaa bbb"])[0])
+    assert hit.key == "a" and hit.score == pytest.approx(float(q @ a / np.linalg.norm(q) / np.linalg.norm(a)), abs=1e-5)
+    store.close()
+
+    with pytest.raises(InvalidInput) as err:  # our embedder makes 512-d vectors
+        open_store(index={"dims": 1536})
+    assert err.value.field == "index.dims" and str(embedder.dim) in str(err.value)
+    with pytest.raises(InvalidInput) as err:
+        open_store(index={"embed": _char_embed})  # dims is required with embed
+    assert err.value.field == "index.dims"
+    wrong = open_store(index={"dims": 8, "embed": _char_embed})  # says 8, makes 16
+    with pytest.raises(InvalidInput) as err:
+        wrong.put(("docs",), "c", {"text": "anything"})
+    assert err.value.field == "embedding" and wrong.get(("docs",), "c") is None
+    reopened = open_store()  # nothing of the refused stores holds the data directory
+    # Same items, another model's collection: the items written with _char_embed have no vectors here, so a
+    # query lists them unscored (put them again to index them with this model).
+    assert reopened.get(("docs",), "a").value["text"] == "aaaa bbb"
+    assert {(h.key, h.score) for h in reopened.search(("docs",), query="aaaa")} == {("a", None), ("b", None)}
+
+
+def test_an_async_embed_function_serves_the_async_api(open_store):
+    async def aembed(texts: list[str]) -> list[list[float]]:
+        await asyncio.sleep(0)
+        return _char_embed(texts)
+
+    store = open_store(index={"dims": 16, "embed": aembed})
+
+    async def scenario():
+        await store.aput(("docs",), "a", {"text": "aaaa"})
+        await store.aput(("docs",), "b", {"text": "zzzz"})
+        return await store.asearch(("docs",), query="aaaa")
+
+    assert [h.key for h in asyncio.run(scenario())][0] == "a"
+    with pytest.raises(InvalidInput, match="async"):  # the sync API on the event loop's thread cannot await it
+        asyncio.run(_sync_put_inside_loop(store))
+
+
+async def _sync_put_inside_loop(store):
+    store.put(("docs",), "c", {"text": "cccc"})
+
+
+def test_filters_address_nested_fields_by_dotted_keys(store):
+    store.put(("t",), "admin", {"user": {"role": "admin", "age": 40}, "a.b": "literal"})
+    store.put(("t",), "guest", {"user": {"role": "guest", "age": 20}, "a": {"b": "nested"}})
+    assert [r.key for r in store.search(("t",), filter={"user.role": "admin"})] == ["admin"]
+    assert [r.key for r in store.search(("t",), filter={"user.age": {"$lt": 30}})] == ["guest"]
+    assert [r.key for r in store.search(("t",), filter={"a.b": "literal"})] == ["admin"]  # its own name first
+    assert [r.key for r in store.search(("t",), filter={"a.b": "nested"})] == ["guest"]
+    assert [r.key for r in store.search(("t",), query="role", filter={"user.role": "guest"})] == ["guest"]
+    # A key shaped like SQL is a field name like any other: it finds nothing, reveals nothing.
+    malicious = "access') = 'public' OR '1'='1' OR json_extract(value, '$."
+    assert store.search(("t",), filter={malicious: "dummy"}) == []
+    assert store.search(("t",), filter={"user.role": {"$gt": "a"}, "user.age": {"$gte": 40}})[0].key == "admin"
+    with pytest.raises(InvalidInput) as err:
+        store.search(("t",), filter={"user.age": {"$between": [1, 2]}})
+    assert err.value.field == "filter"
+
+
+# --- time to live (issue 20) -------------------------------------------------------------------------------
+def _expiry(store, ns, key) -> float | None:
+    return store.items.get([item_id(ns, key)])[item_id(ns, key)].expires_at
+
+
+def test_expired_items_are_swept_with_their_vectors(open_store):
+    store = open_store(ttl={"default_ttl": 0.002})  # 0.12 s
+    ns = ("memories", "u1")
+    store.put(ns, "short", {"text": "a fleeting thought about tea"})  # the default TTL
+    store.put(ns, "kept", {"text": "a lasting fact about tea"}, ttl=None)  # never expires
+    store.put(ns, "long", {"text": "a fact about tea for ten minutes"}, ttl=10)
+    assert _expiry(store, ns, "kept") is None and _expiry(store, ns, "long") > time.time() + 590
+    time.sleep(0.3)
+    # Expired but not swept: still read (omit_expired is off), as LangGraph's stores do.
+    assert store.get(ns, "short") is not None
+    assert store.sweep_ttl() == 1 and store.sweep_ttl() == 0
+    assert store.get(ns, "short") is None
+    assert store.vectors._count([Match(ITEM_FIELD, (item_id(ns, "short"),))]) == 0
+    assert sorted(h.key for h in store.search(ns, query="tea")) == ["kept", "long"]
+    store.close()
+    reopened = open_store(ttl={"default_ttl": 0.002})  # TTLs are in the rows: they survive a reopen
+    assert _expiry(reopened, ns, "long") > time.time() + 590 and _expiry(reopened, ns, "kept") is None
+
+
+def test_reads_refresh_the_ttl_when_the_config_says_so(open_store):
+    store = open_store(ttl={"refresh_on_read": True})
+    ns = ("memories", "u1")
+    store.put(ns, "a", {"text": "green tea"}, ttl=10)
+    store.put(ns, "b", {"text": "black coffee"}, ttl=10)
+    first = _expiry(store, ns, "a")
+    time.sleep(0.05)
+    store.get(ns, "a", refresh_ttl=False)
+    assert _expiry(store, ns, "a") == first
+    store.get(ns, "a")  # refresh_ttl defaults to refresh_on_read
+    refreshed = _expiry(store, ns, "a")
+    assert refreshed > first
+    b_before = _expiry(store, ns, "b")
+    time.sleep(0.05)
+    assert [h.key for h in store.search(ns, query="tea", filter={"text": "green tea"})] == ["a"]
+    assert _expiry(store, ns, "a") > refreshed and _expiry(store, ns, "b") == b_before  # only what was returned
+    store.close()
+
+    plain = open_store(ttl={"default_ttl": 10})  # refresh_on_read not set: reads never refresh (SqliteStore's reading)
+    before = _expiry(plain, ns, "a")
+    time.sleep(0.05)
+    plain.get(ns, "a", refresh_ttl=True)
+    assert _expiry(plain, ns, "a") == before
+
+
+def test_omit_expired_hides_expired_items_before_the_sweep(open_store):
+    store = open_store(ttl={"omit_expired": True, "refresh_on_read": True})
+    store.put(("gone",), "x", {"text": "expires soon"}, ttl=0.001)
+    store.put(("kept",), "y", {"text": "stays"})
+    time.sleep(0.2)
+    assert store.get(("gone",), "x") is None and store.search(("gone",)) == []
+    assert store.search((), query="expires soon")[0].key == "y"
+    assert store.list_namespaces() == [("kept",)]
+    assert store.items.count() == 2  # still there until swept; a read did not bring it back
+    assert _expiry(store, ("gone",), "x") < time.time()
+    assert store.sweep_ttl() == 1 and store.items.count() == 1
+
+
+def test_the_sweeper_deletes_on_its_own_and_stops(open_store):
+    store = open_store(ttl={"default_ttl": 0.002, "sweep_interval_minutes": 0.005})  # 0.12 s, every 0.3 s
+    future = store.start_ttl_sweeper()
+    store.put(("t",), "a", {"text": "one"})
+    store.put(("t",), "b", {"text": "two"}, ttl=None)
+    deadline = time.time() + 10
+    while store.items.count() > 1 and time.time() < deadline:
+        time.sleep(0.05)
+    assert store.get(("t",), "a") is None and store.get(("t",), "b") is not None
+    assert store.stop_ttl_sweeper(timeout=5) and future.done()
+    store.put(("t",), "c", {"text": "three"})
+    time.sleep(0.5)
+    assert store.get(("t",), "c") is not None  # stopped: nothing sweeps any more
+    again = store.start_ttl_sweeper(sweep_interval_minutes=0.005)
+    store.close()  # close stops it too
+    assert again.done() and not store._sweeper.running
+
+
+def test_bad_ttls_are_refused_naming_the_field(open_store, store):
+    with pytest.raises(InvalidInput) as err:
+        open_store(ttl={"default_tll": 5})
+    assert err.value.field == "ttl"
+    for bad in (0, -1, float("nan"), "5"):
+        with pytest.raises(InvalidInput) as err:
+            store.put(("t",), "k", {"v": 1}, ttl=bad)
+        assert err.value.field == "ttl"
+    assert store.get(("t",), "k") is None
+
+
+def test_server_store_reads_the_ttl_of_langgraph_json(tmp_path):
+    from graphs.lumina_store import server_config
+    from stores.lgstore_ttl import check_config
+
+    section = json.loads((Path(__file__).resolve().parent.parent / "langgraph.json").read_text())["store"]
+    assert section["path"].startswith("graphs.lumina_store") and check_config(section["ttl"]) == section["ttl"]
+    assert server_config({"LANGGRAPH_STORE": json.dumps(section)})["ttl"] == section["ttl"]
+    assert server_config({}) == {}
+    with pytest.raises(InvalidInput):
+        server_config({"LANGGRAPH_STORE": "{not json"})
+
+
+def test_store_files_and_backups_from_before_ttls_still_open(tmp_path):
+    import duckdb
+
+    from stores.kv_duckdb import ITEMS_TABLE, DuckDBItems
+
+    path = tmp_path / "store.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(f"""CREATE TABLE {ITEMS_TABLE} (item_id VARCHAR PRIMARY KEY, ns_path VARCHAR NOT NULL,
+        namespace VARCHAR[] NOT NULL, "key" VARCHAR NOT NULL, value VARCHAR NOT NULL, tokens VARCHAR[] NOT NULL,
+        index_hash VARCHAR NOT NULL, created_at DOUBLE NOT NULL, updated_at DOUBLE NOT NULL)""")
+    con.execute(f"INSERT INTO {ITEMS_TABLE} VALUES ('i1', 'a', ['a'], 'k', '{{\"v\": 1}}', [], '', 1.0, 2.0)")
+    con.close()
+    items = DuckDBItems(path)
+    try:
+        row = items.get(["i1"])["i1"]
+        assert row.value == {"v": 1} and row.expires_at is None and row.ttl_minutes is None
+        dumped = items.dump_rows()
+        assert dumped[0]["expires_at"] is None and "ttl_minutes" in dumped[0]
+        old_backup = [{k: v for k, v in dumped[0].items() if k not in ("expires_at", "ttl_minutes")} | {"item_id": "i2"}]
+        assert items.load_rows(old_backup) == 1 and items.get(["i2"])["i2"].expires_at is None
+    finally:
+        items.close()
