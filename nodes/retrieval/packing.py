@@ -80,7 +80,7 @@ def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -
     return items
 
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\s+(?=\[image: )")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\s+(?=\[image: )|\s*\n\s*")
 _PREFIX = re.compile(r"^([^:：\n\[\]]{1,40}?[:：]\s*)")
 
 
@@ -90,25 +90,47 @@ def _tokens(text: str) -> int:
 
 
 @lru_cache(maxsize=16_384)
-def _sentences(text: str) -> tuple[str, int, tuple[tuple[str, int, frozenset[str]], ...]]:
-    """A turn's speaker prefix (and its tokens) and its sentences, each with its tokens and terms. Cached
-    per text: the packer looks at hundreds of candidate turns per query, mostly the same ones."""
+def _sentences(text: str) -> tuple[str, int, tuple[tuple[str, int, frozenset[str], int], ...]]:
+    """A turn's speaker prefix (and its tokens) and its sentences (and lines: a markdown list or a code block
+    is no sentence), each with its tokens, terms and start offset. Cached per text: the packer looks at
+    hundreds of candidate turns per query, mostly the same ones."""
     m = _PREFIX.match(text)
     prefix = m.group(1) if m else ""
-    sentences = [x for x in _SENTENCE.split(text[len(prefix):]) if x.strip()]
-    return prefix, count_tokens(prefix), tuple((x, count_tokens(x), frozenset(terms(x))) for x in sentences)
+    out = []
+    start = len(prefix)
+    for gap in [*_SENTENCE.finditer(text, len(prefix)), None]:
+        end = gap.start() if gap is not None else len(text)
+        piece = text[start:end]
+        if piece.strip():
+            out.append((piece, count_tokens(piece), frozenset(terms(piece)), start))
+        if gap is not None:
+            start = max(gap.end(), start)
+    return prefix, count_tokens(prefix), tuple(out)
 
 
-def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int) -> str:
+def _clipped(sentence: str, max_tokens: int) -> str:
+    """A "sentence" of over four excerpts (a code block or a table on one line, a pasted log) cut to its first
+    ``max_tokens`` words (CJK: characters); shorter ones stay whole, as a chat turn's long sentence does."""
+    if count_tokens(sentence) <= 4 * max_tokens:
+        return sentence
+    words = sentence.split()
+    if len(words) > 1:
+        return " ".join(words[:max_tokens]) + " …"
+    return sentence[:max_tokens] + " …"
+
+
+def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int, prefer: tuple[int, int] | None = None) -> str:
     """A turn longer than ``max_tokens``: its speaker prefix and the sentences sharing most terms with the
-    query (ties: earlier first), kept in their order and joined by " … " — still a quote of that turn only."""
+    query (ties: those inside ``prefer`` — the character span of the passage that answers — then earlier
+    ones), kept in their order and joined by " … " — still a quote of that turn only."""
     if not max_tokens or _tokens(text) <= max_tokens:
         return text
     prefix, used, sentences = _sentences(text)
     if len(sentences) < 2:
         return text
     overlap = [len(q_terms & x[2]) for x in sentences]
-    order = sorted(range(len(sentences)), key=lambda j: (-overlap[j], j))
+    inside = [prefer is not None and prefer[0] <= x[3] < prefer[1] for x in sentences]
+    order = sorted(range(len(sentences)), key=lambda j: (-overlap[j], not inside[j], j))
     chosen: list[int] = []
     for j in order:
         cost = sentences[j][1]
@@ -119,7 +141,7 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int) -> s
     out = ""
     last = -1
     for j in sorted(chosen):
-        out += ("" if last < 0 else " " if j == last + 1 else " … ") + sentences[j][0]
+        out += ("" if last < 0 else " " if j == last + 1 else " … ") + _clipped(sentences[j][0], max_tokens)
         last = j
     return prefix + out
 
@@ -156,8 +178,7 @@ def passage_picker(index, dense: dict[int, dict[int, float]], q_terms):
                  + ((0.25 + 0.25 * (found[k] - floor) / span if span else 0.5) if k in found else 0.0)
                  for k in range(len(spans))]
         number = max(range(len(spans)), key=lambda k: (score[k], -k))
-        a, b = spans[number]
-        return number, len(spans), text[a:b]
+        return number, len(spans), spans[number]
 
     return pick
 
@@ -173,7 +194,8 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn. ``token_counts``:
     each turn's length in budget tokens, when the caller's index has it. ``passage_of(i)``: the passage of
-    long turn ``i`` that answers, as (number, how many, text), or None; an excerpt is then cut from it."""
+    long turn ``i`` that answers, as (number, how many, character span), or None; the turn's excerpt then
+    prefers its sentences."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
     passage_tokens = settings.recall_passage_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
@@ -186,9 +208,9 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             if token_counts is not None and (not limit_tokens or token_counts[i] <= limit_tokens):
                 texts[i], costs[i] = turns[i].text, int(token_counts[i])  # whole turn: its length is known
             elif limit_tokens and passage_of is not None and (found := passage_of(i)) is not None:
-                number, count, passage = found
+                number, count, span = found
                 parts[i] = (number, count)
-                texts[i] = excerpt(passage, wanted_terms, passage_tokens or limit_tokens)
+                texts[i] = excerpt(turns[i].text, wanted_terms, passage_tokens or limit_tokens, prefer=span)
             else:
                 texts[i] = excerpt(turns[i].text, wanted_terms, limit_tokens)
         return texts[i]
