@@ -22,6 +22,7 @@ TIER = {
     "turn_content": "long-term",
     "turn_keyword": "archive",
     "passage_keyword": "archive",
+    "sub_keyword": "archive",
     "turn_feedback": "archive",
     "segment_dense": "long-term",
     "segment_keyword": "archive",
@@ -75,6 +76,28 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         t0 = time.perf_counter()
         out.turn_rankings["passage_keyword"] = [i for i, _part, _score in index.passages.search(q_terms, K)]
         out.ms["passage_keyword"] = (time.perf_counter() - t0) * 1000
+
+
+def sub_query_channels(index, parts: list[list[str]], settings, on: dict, out: Candidates) -> None:
+    """A question asking for several things (nodes.retrieval.decompose): each part's own keyword ranking over
+    turns and passages, so no part's answer is outranked by the others' (``sub_keyword:N``)."""
+    if not index.turns:
+        return
+    t0 = time.perf_counter()
+    K = settings.recall_turn_candidates
+    context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
+    for n, part in enumerate(parts):
+        ranking = [i for i, _score in index.search(part, K, context=context)]
+        if on.get("passages", True) and len(index.passages.doc_turn):
+            ranking = _interleaved(ranking, [i for i, _p, _s in index.passages.search(part, K)])
+        out.turn_rankings[f"sub_keyword:{n}"] = ranking
+    out.ms["sub_keyword"] = (time.perf_counter() - t0) * 1000
+
+
+def _interleaved(a: list[int], b: list[int]) -> list[int]:
+    """Two rankings as one, alternating and without repeats (a turn and its best passage are one hit)."""
+    out = [x for pair in zip(a, b) for x in pair] + a[len(b):] + b[len(a):]
+    return list(dict.fromkeys(out))
 
 
 def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,

@@ -25,13 +25,14 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     k = settings.recall_rrf_k
     w_dense, w_keyword, w_segment = settings.recall_channel_weights
     weight = {"turn_dense": w_dense, "turn_content": w_dense, "turn_keyword": w_keyword, "passage_keyword": w_keyword,
-              "turn_feedback": settings.recall_feedback_weight}
+              "sub_keyword": w_keyword, "turn_feedback": settings.recall_feedback_weight}
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
     for name, ranking in cands.turn_rankings.items():
+        kind = name.split(":", 1)[0]  # "sub_keyword:1": one part of a decomposed question
         for rank, i in enumerate(ranking):
-            rel[i] += weight[name] / (k + rank + 1)
-            tiers[i].add(TIER[name])
+            rel[i] += weight[kind] / (k + rank + 1)
+            tiers[i].add(TIER[kind])
 
     if cands.seg_score and n:
         top = max(cands.seg_score.values())

@@ -39,7 +39,8 @@ from stores.errors import InvalidInput
 from stores.ids import validate_id
 
 from ..text.tokenize import terms
-from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, turn_channels
+from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, sub_query_channels, turn_channels
+from .decompose import sub_queries
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
 from ..knowledge.forgetting import note_accessed
 from ..knowledge.recall_procedures import procedure_hits
@@ -54,7 +55,7 @@ from .temporal import time_window
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
 SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures",
-            "passages")
+            "passages", "decompose")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -112,6 +113,7 @@ def recall(
     plan = analyse(query, index.speakers) if on["speakers"] else QueryPlan()
     cands = Candidates()
     q_terms = terms(query)
+    name_terms: set[str] = set()
     if plan.speakers:
         # The speaker focus already says whose turns matter; the names' own terms (in every "Name:" prefix)
         # would only dilute the content terms in BM25.
@@ -126,6 +128,9 @@ def recall(
     qvec = vectors[0] if query_vector is None else np.asarray(query_vector, dtype=np.float32)
     content_vec = vectors[-1] if view is not None else None
     turn_channels(services, index, user_id, qvec, q_terms, on, cands, content_vec)
+    if on["decompose"] and on["turn_keyword"] and (parts := sub_queries(query)):
+        part_terms = [[t for t in terms(p) if t not in name_terms] or terms(p) for p in parts]
+        sub_query_channels(index, [p for p in part_terms if p], settings, on, cands)
     if on["feedback"]:
         feedback_channel(index, q_terms, settings, cands)
     # Recent segments are candidates for being recent, so they count as much as the purpose values recency
