@@ -156,6 +156,12 @@ def recall(
     vectors: dict[int, np.ndarray] = {}
     if pool and stores.turns is not None and (on["mmr"] or dedup_on):
         vectors = index.vectors_for(stores.turns, user_id, [c[1] for c in pool])
+        if index.passage_cut[0] and on["passages"]:
+            # A long turn's vector averages its boilerplate: two replies sharing headings and code read as
+            # near-duplicates (≥ 0.95) while answering different things. They are quoted by their passages,
+            # so they are judged by nothing here: never penalised, never dropped.
+            least = index.passage_cut[1]
+            vectors = {i: v for i, v in vectors.items() if index.token_counts[i] <= least}
     sims = similarities(pool, vectors)
     order = mmr(pool, sims, settings.recall_mmr_lambda, wanted) if on["mmr"] else list(range(len(pool)))
     ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity)
