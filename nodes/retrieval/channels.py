@@ -16,12 +16,12 @@ import numpy as np
 
 from ..lifecycle.memory_vector import MEMORY_VECTOR_FIELD, as_remembered as remembered_order
 from ..text.tokenize import nouns, terms
+from .turn_index import unified_search
 
 TIER = {
     "turn_dense": "long-term",
     "turn_content": "long-term",
     "turn_keyword": "archive",
-    "passage_keyword": "archive",
     "sub_keyword": "archive",
     "turn_feedback": "archive",
     "segment_dense": "long-term",
@@ -69,13 +69,16 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         out.ms[name] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
-        context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
-        out.turn_rankings["turn_keyword"] = [i for i, _score in index.search(q_terms, K, context=context)]
+        out.turn_rankings["turn_keyword"] = keyword_ranking(index, q_terms, K, settings, on)
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
-    if on["turn_keyword"] and on.get("passages", True) and len(index.passages.doc_turn):
-        t0 = time.perf_counter()
-        out.turn_rankings["passage_keyword"] = [i for i, _part, _score in index.passages.search(q_terms, K)]
-        out.ms["passage_keyword"] = (time.perf_counter() - t0) * 1000
+
+
+def keyword_ranking(index, q_terms: list[str], K: int, settings, on: dict) -> list[int]:
+    """BM25 over the turns; with long turns, over short turns and long turns' passages as one collection."""
+    if on.get("passages", True) and len(index.passages.doc_turn):
+        return [i for i, _score in unified_search(index, q_terms, K)]
+    context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
+    return [i for i, _score in index.search(q_terms, K, context=context)]
 
 
 def sub_query_channels(index, parts: list[list[str]], settings, on: dict, out: Candidates) -> None:
@@ -85,19 +88,9 @@ def sub_query_channels(index, parts: list[list[str]], settings, on: dict, out: C
         return
     t0 = time.perf_counter()
     K = settings.recall_turn_candidates
-    context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
     for n, part in enumerate(parts):
-        ranking = [i for i, _score in index.search(part, K, context=context)]
-        if on.get("passages", True) and len(index.passages.doc_turn):
-            ranking = _interleaved(ranking, [i for i, _p, _s in index.passages.search(part, K)])
-        out.turn_rankings[f"sub_keyword:{n}"] = ranking
+        out.turn_rankings[f"sub_keyword:{n}"] = keyword_ranking(index, part, K, settings, on)
     out.ms["sub_keyword"] = (time.perf_counter() - t0) * 1000
-
-
-def _interleaved(a: list[int], b: list[int]) -> list[int]:
-    """Two rankings as one, alternating and without repeats (a turn and its best passage are one hit)."""
-    out = [x for pair in zip(a, b) for x in pair] + a[len(b):] + b[len(a):]
-    return list(dict.fromkeys(out))
 
 
 def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,

@@ -156,15 +156,13 @@ def recall(
     vectors: dict[int, np.ndarray] = {}
     if pool and stores.turns is not None and (on["mmr"] or dedup_on):
         vectors = index.vectors_for(stores.turns, user_id, [c[1] for c in pool])
-        if index.passage_cut[0] and on["passages"]:
-            # A long turn's vector averages its boilerplate: two replies sharing headings and code read as
-            # near-duplicates (≥ 0.95) while answering different things. They are quoted by their passages,
-            # so they are judged by nothing here: never penalised, never dropped.
-            least = index.passage_cut[1]
-            vectors = {i: v for i, v in vectors.items() if index.token_counts[i] <= least}
     sims = similarities(pool, vectors)
     order = mmr(pool, sims, settings.recall_mmr_lambda, wanted) if on["mmr"] else list(range(len(pool)))
-    ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity)
+    # A long turn's vector averages its boilerplate: two replies sharing headings and code read as near-
+    # duplicates (≥ 0.95) while their passages say different things, so no long turn is dropped as one.
+    keep = ({j for j, c in enumerate(pool) if index.token_counts[c[1]] > index.passage_cut[1]}
+            if index.passage_cut[0] and on["passages"] else set())
+    ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity, keep)
 
     t_rerank = time.perf_counter()
     # Issue 18: the facts the question asks about (it names their attribute or subject) lead, current ones

@@ -44,10 +44,11 @@ def mmr(pool: list[tuple], sims: np.ndarray, lam: float, k: int) -> list[int]:
     return order + [j for j in range(n) if j not in chosen]
 
 
-def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[tuple], turns, threshold: float) -> Iterator[tuple]:
+def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[tuple], turns, threshold: float,
+          keep: set[int] = frozenset()) -> Iterator[tuple]:  # type: ignore[assignment]
     """The pool in ``order``, then ``rest``, without a turn whose text repeats or (in the pool) whose vector
-    is ≥ threshold similar to one kept before it (S3 at recall time). Lazy: the packer stops reading once
-    its budget is full."""
+    is ≥ threshold similar to one kept before it (S3 at recall time); pool positions in ``keep`` are never
+    near-duplicates. Lazy: the packer stops reading once its budget is full."""
     near: dict[int, set[int]] = {}
     if threshold < 1.0 and len(pool) > 1:
         # Near-duplicate pairs are rare: find them all at once instead of testing each turn against the kept.
@@ -60,7 +61,7 @@ def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[
     for j in order:
         cand = pool[j]
         text = turns[cand[1]].text
-        if text in texts or (j in near and near[j] & kept):
+        if text in texts or (j in near and j not in keep and near[j] & kept):
             continue
         kept.add(j)
         texts.add(text)

@@ -347,6 +347,49 @@ class UserTurns:
         return [(int(i), float(scores[i])) for i in top]
 
 
+def unified_search(index: "UserTurns", query_terms: list[str], limit: int, k1: float = 1.2,
+                   b: float = 0.75) -> list[tuple[int, float]]:
+    """BM25 over one collection of documents: each short turn whole and each passage of a long turn
+    (nodes.retrieval.passage_index), with shared statistics; a long turn scores as its best passage. Turns
+    best first, as ``UserTurns.search``. Scored apart, a long turn's passages would count as a channel of
+    their own that short turns lack, and replies would crowd out the short turns that hold most facts."""
+    passages = index.passages
+    n = len(index.turns)
+    if not n or not query_terms or not len(passages.doc_turn):
+        return index.search(query_terms, limit, k1, b)
+    is_long = np.zeros(n, dtype=bool)
+    is_long[passages.doc_turn] = True
+    short_lengths = index.lengths[:n].astype(np.float64)
+    pass_lengths = passages.lengths.astype(np.float64)
+    docs = int((~is_long).sum()) + len(pass_lengths)
+    avg = (float(short_lengths[~is_long].sum()) + float(pass_lengths.sum())) / max(docs, 1) or 1.0
+    norm_turn = k1 * (1 - b + b * short_lengths / avg)
+    norm_pass = k1 * (1 - b + b * pass_lengths / avg)
+    turn_scores = np.zeros(n, dtype=np.float64)
+    pass_scores = np.zeros(len(pass_lengths), dtype=np.float64)
+    for term in dict.fromkeys(query_terms):
+        t_post, p_post = index.postings.get(term), passages.postings.get(term)
+        t_idx = t_tf = None
+        if t_post is not None:
+            keep = ~is_long[t_post[0]]
+            t_idx, t_tf = t_post[0][keep], t_post[1][keep].astype(np.float64)
+        df = (t_idx.size if t_idx is not None else 0) + (p_post[0].size if p_post is not None else 0)
+        if not df:
+            continue
+        idf = math.log(1 + (docs - df + 0.5) / (df + 0.5))
+        if t_idx is not None and t_idx.size:
+            turn_scores[t_idx] += idf * t_tf * (k1 + 1) / (t_tf + norm_turn[t_idx])
+        if p_post is not None:
+            p_idx, p_tf = p_post[0], p_post[1].astype(np.float64)
+            pass_scores[p_idx] += idf * p_tf * (k1 + 1) / (p_tf + norm_pass[p_idx])
+    np.maximum.at(turn_scores, passages.doc_turn, pass_scores)
+    nonzero = np.flatnonzero(turn_scores)
+    if not nonzero.size:
+        return []
+    top = nonzero[np.argsort(-turn_scores[nonzero], kind="stable")[:limit]]
+    return [(int(i), float(turn_scores[i])) for i in top]
+
+
 _NAME_PREFIX = re.compile(r"^\s*([^:：\n\[\]]{1,40}?)\s*[:：]\s*")
 
 
