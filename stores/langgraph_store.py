@@ -301,10 +301,11 @@ class LuminaStore(BaseStore):
         """Reads hide items expired at ``now`` only when the TTL config says omit_expired."""
         return now if self.ttl_config and self.ttl_config.get("omit_expired") else None
 
-    def _refresh(self, item_ids: list[str], asked: bool, now: float) -> None:
+    def _refresh(self, rows: Iterable[Row], asked: bool, now: float) -> None:
         # As LangGraph's SqliteStore: a read refreshes when it asks to and the config has refresh_on_read.
-        if item_ids and asked and self.ttl_config and self.ttl_config.get("refresh_on_read"):
-            self.items.refresh(item_ids, now, self._alive_at(now))
+        # Only rows with a TTL are written to: reading items that never expire costs no transaction.
+        if asked and self.ttl_config and self.ttl_config.get("refresh_on_read"):
+            self.items.refresh([r.item_id for r in rows if r.ttl_minutes is not None], now, self._alive_at(now))
 
     # --- execution ---------------------------------------------------------------------------------------
     def _run(self, ops: list[Op]) -> list[Result]:
@@ -324,7 +325,7 @@ class LuminaStore(BaseStore):
                 iid = item_id(op.namespace, op.key)
                 row = self.items.get([iid], self._alive_at(now)).get(iid)
                 if row is not None:
-                    self._refresh([iid], op.refresh_ttl, now)
+                    self._refresh([row], op.refresh_ttl, now)
                 results.append(None if row is None else self._item(row))
             elif isinstance(op, SearchOp):
                 results.append(self._search(op, now))
@@ -402,7 +403,7 @@ class LuminaStore(BaseStore):
             ranked = [(r, None) for r in rows[op.offset : op.offset + op.limit]]
         else:
             ranked = [(r, None) for r in self.items.under(prefix, op.limit, op.offset, alive_at)]
-        self._refresh([r.item_id for r, _ in ranked], op.refresh_ttl, now)
+        self._refresh([r for r, _ in ranked], op.refresh_ttl, now)
         return [SearchItem(r.namespace, r.key, r.value, _ts(r.created_at), _ts(r.updated_at), score=s)
                 for r, s in ranked]
 
