@@ -41,7 +41,6 @@ import asyncio
 import concurrent.futures
 import hashlib
 import json
-import math
 import re
 import threading
 import time
@@ -74,6 +73,7 @@ from .errors import InvalidInput
 from .kv_duckdb import DuckDBItems, NewRow, Row, ns_path
 from .lgstore_embed import StoreEmbedding, from_embedder
 from .lgstore_ids import item_id, legacy_rows
+from .lgstore_search import HASH_FIELD, ITEM_FIELD, MAX_ID_FILTER, NS_FIELD, QuerySearch
 from .lgstore_ttl import DEFAULT_SWEEP_MINUTES, Sweeper, check_config, check_minutes
 from .vector_filters import Match, PreparedPoint, VectorStoreBase, batched, check_vector
 
@@ -81,8 +81,6 @@ Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 Tokenize = Callable[[str], list[str]]
 
 MAX_KEY_CHARS = 1024
-ITEM_FIELD, NS_FIELD, HASH_FIELD = "lg_item", "lg_ns", "lg_hash"
-MAX_ID_FILTER = 2_000  # a filtered search restricts the vector query to at most this many candidate ids
 # Defaults of settings.max_query_chars / max_store_value_bytes (graphs.lumina_store passes the settings'):
 # an unbounded query or value costs minutes of tokenising and embedding before anything is refused.
 MAX_QUERY_CHARS, MAX_VALUE_BYTES = 2_000, 256_000
@@ -130,7 +128,7 @@ def _ts(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
-class LuminaStore(BaseStore):
+class LuminaStore(QuerySearch, BaseStore):
     """``BaseStore`` on the DuckDB item table and a vector collection (see the module docstring).
 
     ``items``, ``vectors``: opened adapters, owned (closed) by this store. ``embed``: a StoreEmbedding
@@ -406,85 +404,6 @@ class LuminaStore(BaseStore):
         self._refresh([r for r, _ in ranked], op.refresh_ttl, now)
         return [SearchItem(r.namespace, r.key, r.value, _ts(r.created_at), _ts(r.updated_at), score=s)
                 for r, s in ranked]
-
-    def _ranked(self, op: SearchOp, prefix: tuple[str, ...], alive_at: float | None) -> list[tuple[Row, float | None]]:
-        """The matching items in result order with their cosine, through offset + limit at least."""
-        want = op.offset + op.limit
-        allowed: dict[str, Row] | None = None
-        if op.filter:
-            allowed = {r.item_id: r for r in self.items.under(prefix, alive_at=alive_at)
-                       if filters.keeps(r.value, op.filter)}
-            if not allowed:
-                return []
-        qvec = check_vector(self.embedding.embed_query(op.query), self.vectors.dim, "query embedding")
-        cosine, rows = self._dense(qvec, prefix, allowed, want, alive_at)
-        keyword = self._keyword(op.query, prefix, allowed, max(50, 4 * want), alive_at)
-        missing = {iid: row for iid, (row, _) in keyword.items() if iid not in cosine}
-        rows.update(missing)
-        cosine.update(self._cosine_of(qvec, missing))
-        relevance = {iid: self.dense_weight * max(0.0, cos) + (1 - self.dense_weight) * keyword.get(iid, (None, 0.0))[1]
-                     for iid, cos in cosine.items()}
-        order = sorted(cosine, key=lambda iid: (-relevance[iid], -cosine[iid], -rows[iid].updated_at, rows[iid].key))
-        ranked: list[tuple[Row, float | None]] = [(rows[iid], cosine[iid]) for iid in order]
-        if len(ranked) < want:
-            # InMemoryStore's corner case: fill up with matching items that have no vector to score.
-            rest = allowed.values() if allowed is not None else self.items.under(prefix, want + len(ranked), 0, alive_at)
-            ranked += [(r, None) for r in rest if r.item_id not in cosine][: want - len(ranked)]
-        return ranked
-
-    def _dense(self, qvec: list[float], prefix: tuple[str, ...], allowed: dict[str, Row] | None, want: int,
-               alive_at: float | None) -> tuple[dict[str, float], dict[str, Row]]:
-        """Each item's best cosine among the nearest points under ``prefix`` (restricted to ``allowed``),
-        asking for more points until ``want`` items are scored or every point was seen."""
-        conditions = [Match(NS_FIELD, (ns_path(prefix),))] if prefix else []
-        if allowed is not None and len(allowed) <= MAX_ID_FILTER:
-            conditions.append(Match(ITEM_FIELD, tuple(allowed)))
-        limit = max(50, 4 * want)
-        rows: dict[str, Row] = dict(allowed or {})
-        while True:
-            hits = self.vectors._query(qvec, conditions, limit)
-            found = (p.get(ITEM_FIELD) for _, _, p in hits)
-            unseen = list(dict.fromkeys(iid for iid in found if iid and iid not in rows))
-            if allowed is None:
-                rows.update(self.items.get(unseen, alive_at))
-            best = self._best(hits, rows, allowed)
-            if len(best) >= want or len(hits) < limit:
-                return best, rows
-            limit *= 4
-
-    def _cosine_of(self, qvec: list[float], rows: Mapping[str, Row]) -> dict[str, float]:
-        """The exact best cosine of each item of ``rows`` (items found by their keywords alone)."""
-        best: dict[str, float] = {}
-        for chunk in batched(list(rows), MAX_ID_FILTER):
-            conditions = [Match(ITEM_FIELD, tuple(chunk))]
-            count = self.vectors._count(conditions)
-            if count:
-                best.update(self._best(self.vectors._query(qvec, conditions, count), rows, None))
-        return best
-
-    @staticmethod
-    def _best(hits: list[tuple[str, float, dict]], rows: Mapping[str, Row], allowed: Mapping[str, Row] | None) -> dict[str, float]:
-        best: dict[str, float] = {}
-        for _pid, score, payload in hits:
-            iid = payload.get(ITEM_FIELD)
-            row = rows.get(iid)
-            if row is None or (allowed is not None and iid not in allowed):
-                continue
-            if payload.get(HASH_FIELD, "") != row.index_hash:
-                continue  # a point of an older value of this item (an interrupted update): not its score
-            if score > best.get(iid, -math.inf):
-                best[iid] = float(score)  # the item's best-matching text, as LangGraph's stores pool
-        return best
-
-    def _keyword(self, query: str, prefix: tuple[str, ...], allowed: Mapping[str, Row] | None, pool: int,
-                 alive_at: float | None) -> dict[str, tuple[Row, float]]:
-        """Items sharing terms with ``query``, each with its IDF-weighted coverage of the query's terms."""
-        terms = list(dict.fromkeys(self.tokenize(query)))
-        hits, df, total = self.items.keyword(prefix, terms, pool, alive_at)
-        idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
-        norm = sum(idf.values()) or 1.0
-        return {row.item_id: (row, sum(idf[t] for t in has) / norm) for row, has in hits
-                if allowed is None or row.item_id in allowed}
 
     # --- namespaces ------------------------------------------------------------------------------------
     def _list_namespaces(self, op: ListNamespacesOp, now: float) -> list[tuple[str, ...]]:
