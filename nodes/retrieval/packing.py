@@ -7,9 +7,12 @@ all of the segment's ids, with ``quoted_source_ids`` for those whose text is in 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from functools import lru_cache
 from typing import Any, Sequence
+
+import numpy as np
 
 from ..text.chunking import join_parts, parse_part
 from ..text.passages import passage_spans
@@ -108,15 +111,34 @@ def _sentences(text: str) -> tuple[str, int, tuple[tuple[str, int, frozenset[str
     return prefix, count_tokens(prefix), tuple(out)
 
 
-def _clipped(sentence: str, max_tokens: int) -> str:
+@lru_cache(maxsize=16_384)
+def _starts(text: str) -> tuple[int, ...]:
+    return tuple(x[3] for x in _sentences(text)[2])
+
+
+@lru_cache(maxsize=16_384)
+def _sentence_terms(text: str) -> dict[str, tuple[int, ...]]:
+    """term -> the sentences of ``text`` (``_sentences``) holding it: a query's few terms find their
+    sentences without testing each of a long reply's hundreds."""
+    holders: dict[str, list[int]] = {}
+    for j, sentence in enumerate(_sentences(text)[2]):
+        for term in sentence[2]:
+            holders.setdefault(term, []).append(j)
+    return {t: tuple(js) for t, js in holders.items()}
+
+
+def _clipped(sentence: str, tokens: int, max_tokens: int) -> str:
     """A "sentence" of over four excerpts (a code block or a table on one line, a pasted log) cut to its first
     ``max_tokens`` words (CJK: characters); shorter ones stay whole, as a chat turn's long sentence does."""
-    if count_tokens(sentence) <= 4 * max_tokens:
+    if tokens <= 4 * max_tokens:
         return sentence
     words = sentence.split()
     if len(words) > 1:
         return " ".join(words[:max_tokens]) + " …"
     return sentence[:max_tokens] + " …"
+
+
+_LOOK = 64  # sentences without the query's terms looked at to fill an excerpt: the budget is full long before
 
 
 def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int, prefer: tuple[int, int] | None = None) -> str:
@@ -128,11 +150,25 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int, pref
     prefix, used, sentences = _sentences(text)
     if len(sentences) < 2:
         return text
-    overlap = [len(q_terms & x[2]) for x in sentences]
-    inside = [prefer is not None and prefer[0] <= x[3] < prefer[1] for x in sentences]
-    order = sorted(range(len(sentences)), key=lambda j: (-overlap[j], not inside[j], j))
+    holders = _sentence_terms(text)
+    overlap: dict[int, int] = {}
+    for term in q_terms:
+        for j in holders.get(term, ()):
+            overlap[j] = overlap.get(j, 0) + 1
+
+    n = len(sentences)
+    lo = hi = 0  # the sentences inside the answering passage: lo .. hi-1
+    if prefer is not None:
+        starts = _starts(text)
+        lo, hi = bisect_left(starts, prefer[0]), bisect_left(starts, prefer[1])
+    order = sorted(overlap, key=lambda j: (-overlap[j], not lo <= j < hi, j))
+    # then the passage's own sentences, then the turn's from its start
+    rest = [*range(lo, hi), *range(0, lo), *range(hi, n)][: _LOOK + len(overlap)]
+    order += [j for j in rest if j not in overlap]
     chosen: list[int] = []
     for j in order:
+        if used >= max_tokens:
+            break
         cost = sentences[j][1]
         if chosen and used + cost > max_tokens:
             continue
@@ -141,7 +177,7 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int, pref
     out = ""
     last = -1
     for j in sorted(chosen):
-        out += ("" if last < 0 else " " if j == last + 1 else " … ") + _clipped(sentences[j][0], max_tokens)
+        out += ("" if last < 0 else " " if j == last + 1 else " … ") + _clipped(sentences[j][0], sentences[j][1], max_tokens)
         last = j
     return prefix + out
 
@@ -163,13 +199,22 @@ def passage_picker(index, dense: dict[int, dict[int, float]], q_terms):
     postings = index.postings
     # rarer terms say more: weigh each by 1 / (turns holding it)
     weight = {t: 1.0 / (1 + len(postings[t][0])) if t in postings else 0.0 for t in wanted}
+    passages = index.passages
+    doc_weight = np.zeros(len(passages.doc_turn))  # each indexed passage's weight of query terms, once per query
+    for t in wanted:
+        if t in passages.postings and weight[t]:
+            doc_weight[passages.postings[t][0]] += weight[t]
 
     def pick(i: int):
         text = index.turns[i].text
         spans = passage_spans(text, size, least)
         if not spans:
             return None
-        lexical = [sum(weight[t] for t in wanted if t in _passage_terms(text[a:b])) for a, b in spans]
+        lo, hi = np.searchsorted(passages.doc_turn, [i, i + 1])
+        if hi - lo == len(spans):
+            lexical = doc_weight[lo:hi].tolist()
+        else:  # not indexed with this cut (settings changed since): read the passages themselves
+            lexical = [sum(weight[t] for t in wanted if t in _passage_terms(text[a:b])) for a, b in spans]
         top_lexical = max(lexical) or 1.0
         found = {k: c for k, c in dense.get(i, {}).items() if k < len(spans)}
         floor = min(found.values(), default=0.0)
