@@ -32,7 +32,8 @@ def test_time_windows_on_the_conversations_clock():
     now = datetime(2023, 7, 20, tzinfo=timezone.utc).timestamp()
     day = lambda ts: datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
     start, end = time_window("What did I do last week?", now)
-    assert day(start) == "2023-07-06" and day(end) == "2023-07-15"
+    # About a week ago, and the previous Monday-to-Sunday (10–16 July) with a day of slack.
+    assert day(start) == "2023-07-06" and day(end) == "2023-07-18"
     start, end = time_window("先月どこに行った？", now)
     assert "2023-05" <= day(start) <= "2023-06" and day(end) < "2023-07-20"
     start, end = time_window("What happened in May 2023?", now)
@@ -88,7 +89,9 @@ def test_time_windows_of_named_days_ranges_and_yearless_months():
     # A range between two days; the year said once covers both.
     assert span("Where was John between August 11 and August 15 2023?") == ("2023-08-10", "2023-08-17")
     # Without a year, a month or a day is the most recent one, not next year's.
-    assert span("the second week of November") == ("2023-11-01", "2023-12-01")
+    # (A week of a month is its seven days, two days of slack each side: tests/test_temporal_cues.py.)
+    assert span("the second week of November") == ("2023-11-06", "2023-11-17")
+    assert span("what happened in November?") == ("2023-11-01", "2023-12-01")
     assert span("5月7日に何をした？") == may7
     assert span("on January 9") == ("2024-01-08", "2024-01-11")
     # Not dates: the verb "may", a clock time, a day that does not exist falls back to its month.

@@ -1,0 +1,188 @@
+"""One spelling for a query's time words before the cue patterns read it, and the vocabularies they share.
+
+``normalise`` folds the many ways of writing a number or a year into one, so each cue pattern is written
+once: NFKC (full-width digits, half-width kana), lower case, curly apostrophes, kanji numerals before a
+calendar unit as digits (五月七日 → 5月7日, 二〇二三年 → 2023年, 二三日前 → 数日前) and Japanese era years as
+Western ones (令和5年 → 2023年, 平成元年 → 1989年)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable, Iterator
+
+MONTHS: dict[str, int] = {
+    name: i
+    for i, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+         ("november", "nov"), ("december", "dec")],
+        1,
+    )
+    for name in names
+}
+MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+MONTH_STEMS = tuple(name for name in MONTHS if len(name) == 3)  # every month name holds one
+# Month names that are also everyday words: a month only with a year, or a word before it that makes
+# it one ("in may", "last march"); "may" and "mar" before a day number too ("may 7 people come?").
+VERB_MONTHS = frozenset({"may", "mar", "march"})
+VERB_MONTHS_BEFORE_DAY = frozenset({"may", "mar"})
+
+WEEKDAYS: dict[str, int] = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5,
+                            "sunday": 6}
+WEEKDAY_NAMES = "|".join(WEEKDAYS)
+JA_WEEKDAYS: dict[str, int] = {"月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5, "日": 6}
+
+_ORDINAL_UNITS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
+ORDINAL_WORDS: dict[str, int] = {
+    **{w: i for i, w in enumerate(_ORDINAL_UNITS, 1)},
+    **{w: i for i, w in enumerate(["tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
+                                   "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"], 10)},
+    **{f"twenty{sep}{w}": 20 + i for i, w in enumerate(_ORDINAL_UNITS, 1) for sep in ("-", " ")},
+    "thirtieth": 30, "thirty-first": 31, "thirty first": 31,
+}
+ORDINAL_NAMES = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+
+# Counts in words as well as digits: "two weeks ago", "a couple of days ago", "数日前".
+COUNT_WORDS: dict[str, float] = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
+    "a few": 3, "few": 3, "several": 4, "数": 3,  # not 何: "何年前" asks how long ago
+}
+EN_COUNT = "|".join(sorted((w for w in COUNT_WORDS if w.isascii()), key=len, reverse=True))
+EN_UNITS = r"days?|weeks?|fortnights?|months?|years?"
+JA_UNITS = r"日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年"
+UNIT_DAYS: dict[str, float] = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365,
+                               "日": 1, "週間": 7, "週": 7, "年": 365}
+
+
+def count_value(word: str) -> float:
+    return float(word) if word.isdigit() else COUNT_WORDS[word]
+
+
+def unit_days(unit: str) -> float:
+    """Days in a unit as the patterns capture it: "weeks" 7, "ヶ月" 30."""
+    return UNIT_DAYS.get(unit.rstrip("s"), UNIT_DAYS.get(unit, 30.0))  # every spelling of "ヶ月" is a month
+
+
+_KANJI_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_KANJI_POWERS = {"十": 10, "百": 100, "千": 1000}
+# A kanji numeral counts only before a calendar unit: 一 in 一緒 or 統一 is not a number.
+_KANJI_RUN = re.compile(r"[〇零一二三四五六七八九十百千]+(?=\s*(?:年|月|日|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月))")
+_ERA_YEAR = re.compile(r"(令和|平成|昭和|大正|明治)\s*(元|\d{1,2})\s*年")
+_ERA_BASE = {"令和": 2018, "平成": 1988, "昭和": 1925, "大正": 1911, "明治": 1867}
+
+
+def kanji_number(text: str) -> int:
+    """A kanji numeral: 三 3, 十五 15, 二十三 23, 二千二十三 2023, and digit by digit 二〇二三 2023."""
+    if not any(ch in _KANJI_POWERS for ch in text):
+        return int("".join(str(_KANJI_DIGITS[ch]) for ch in text))
+    total, digit = 0, 0
+    for ch in text:
+        if ch in _KANJI_DIGITS:
+            digit = _KANJI_DIGITS[ch]
+        else:  # 十, 百 or 千 multiplies the digit before it (一 when there is none)
+            total += (digit or 1) * _KANJI_POWERS[ch]
+            digit = 0
+    return total + digit
+
+
+def _kanji_to_digits(match: re.Match) -> str:
+    run = match.group()
+    if len(run) == 2 and run[0] in _KANJI_DIGITS and run[1] in _KANJI_DIGITS and _KANJI_DIGITS[run[1]] == _KANJI_DIGITS[run[0]] + 1:
+        return "数"  # 二三日前, 四五年前: "two or three", a few
+    return str(kanji_number(run))
+
+
+def _era_to_western(match: re.Match) -> str:
+    number = 1 if match.group(2) == "元" else int(match.group(2))
+    return f"{_ERA_BASE[match.group(1)] + number}年"
+
+
+def normalise(query: str) -> str:
+    # One space between words, so the literal words that gate each pattern (``Cued``) are found as written.
+    text = " ".join(unicodedata.normalize("NFKC", query).lower().replace("\u2019", "'").split())
+    if not text.isascii():
+        text = _ERA_YEAR.sub(_era_to_western, _KANJI_RUN.sub(_kanji_to_digits, text))
+    return text
+
+
+# A year said relative to now, in words: offset from the current year.
+YEAR_OFFSETS: dict[str, int] = {
+    "the year before last": -2, "last year": -1, "this year": 0, "next year": 1,
+    "一昨年": -2, "おととし": -2, "去年": -1, "昨年": -1, "今年": 0, "来年": 1, "再来年": 2,
+}
+EN_YEAR_REL = r"the\s+year\s+before\s+last|last\s+year|this\s+year|next\s+year"
+JA_YEAR_REL = "一昨年|おととし|去年|昨年|今年|再来年|来年"
+
+
+def year_offset(words: str) -> int:
+    return YEAR_OFFSETS[" ".join(words.split())]
+
+
+class Claims:
+    """Spans of the query already read as a cue, so a shorter pattern does not read them again
+    (先週末 is a weekend, not 先週; "9 June 2023" inside "the week before 9 June 2023" is one cue)."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+
+    def take(self, start: int, end: int) -> bool:
+        if any(start < e and s < end for s, e in self._spans):
+            return False
+        self._spans.append((start, end))
+        return True
+
+
+class Cued:
+    """A pattern and the words it cannot match without: one word of each group must be in the text, or
+    the scan is skipped, and every match holds a word of the first group. Python's ``re`` cannot skip
+    ahead to a pattern that opens with \\b or an optional word, as most cue patterns do, so on a long
+    query only the stretches around those words are scanned (a 2,000-character question would otherwise
+    cost a millisecond; most questions name no time at all)."""
+
+    __slots__ = ("pattern", "needs")
+
+    def __init__(self, pattern: str, *needs: Iterable[str]) -> None:
+        self.pattern = re.compile(pattern)
+        self.needs = tuple(tuple(group) for group in needs)
+
+    def finditer(self, text: str) -> Iterator[re.Match]:
+        contains = text.__contains__
+        for group in self.needs:
+            if not any(map(contains, group)):
+                return iter(())
+        if len(text) <= _WHOLE_SCAN:
+            return self.pattern.finditer(text)
+        return self._near_words(text)
+
+    def _near_words(self, text: str) -> Iterator[re.Match]:
+        spans = []
+        for word in self.needs[0]:
+            at = text.find(word)
+            while at >= 0:
+                spans.append((max(0, at - _REACH_BEFORE), at + len(word) + _REACH_AFTER))
+                at = text.find(word, at + 1)
+        spans.sort()
+        merged: list[list[int]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        for start, end in merged:
+            # Lookbehinds and \\b see the text before ``start``; a stretch ends far enough past its last word
+            # that no match is cut short.
+            yield from self.pattern.finditer(text, start, min(end, len(text)))
+
+
+_WHOLE_SCAN = 240  # characters: a shorter query is scanned whole
+_REACH_BEFORE, _REACH_AFTER = 48, 64  # the farthest a match reaches before and after the word it holds
+
+
+def phrases(*words: str) -> Cued:
+    """Literal phrases as one cued pattern: English ones as whole words, Japanese ones anywhere."""
+    english = [re.escape(w).replace(r"\ ", r"\s+") for w in words if w.isascii()]
+    other = [re.escape(w) for w in words if not w.isascii()]
+    parts = ([rf"(?<![a-z])(?:{'|'.join(english)})(?![a-z])"] if english else []) + other
+    return Cued("|".join(parts), words)

@@ -1,0 +1,309 @@
+"""Time cues of a question, read on the conversation's clock (nodes.retrieval.temporal and its temporal_*
+modules): every usual way to name a day, a week, a part of a month, a season or a stretch back from now,
+in English and Japanese; what must not open a window; and what a question asks of time (a duration,
+an order) beyond a window."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from nodes.retrieval import (temporal_dates, temporal_holidays, temporal_periods, temporal_questions,
+                             temporal_relative)
+from nodes.retrieval.temporal import time_cues, time_window
+from nodes.retrieval.temporal_text import Cued, normalise
+
+
+def _ts(day: str, hour: int = 12) -> float:
+    return datetime.strptime(day, "%Y-%m-%d").replace(hour=hour, tzinfo=timezone.utc).timestamp()
+
+
+NOW = _ts("2023-07-20", 15)  # a Thursday: the newest turn of the conversation
+
+
+def _check(query: str, inside: list[str], outside: list[str], now: float = NOW) -> None:
+    window = time_window(query, now)
+    assert window is not None, query
+    for day in inside:
+        assert window[0] <= _ts(day) <= window[1], (query, day, window)
+    for day in outside:
+        assert not window[0] <= _ts(day) <= window[1], (query, day, window)
+
+
+# (query, days inside the window, days outside it), all on the clock of Thursday 20 July 2023.
+WEEKDAYS = [
+    ("What did I do last Friday?", ["2023-07-14"], ["2023-07-07", "2023-07-18"]),
+    ("Where did we eat on Saturday?", ["2023-07-15"], ["2023-07-08", "2023-07-18"]),
+    ("What did I tell you this Monday?", ["2023-07-17"], ["2023-07-10", "2023-07-14"]),
+    ("What happened on Friday of last week?", ["2023-07-14"], ["2023-07-07", "2023-07-18"]),
+    ("last week's Friday", ["2023-07-14"], ["2023-07-07", "2023-07-18"]),
+    ("the Friday before last", ["2023-07-07"], ["2023-07-14"]),
+    ("先週の金曜日に何を食べた？", ["2023-07-14"], ["2023-07-07", "2023-07-18"]),
+    ("金曜日に何を買った？", ["2023-07-14"], ["2023-07-07", "2023-07-18"]),
+    ("月曜に話したこと", ["2023-07-17"], ["2023-07-10", "2023-07-14"]),
+    ("先々週の水曜", ["2023-07-05"], ["2023-07-12"]),
+]
+MONTH_PARTS = [
+    ("What did I do in early June?", ["2023-06-01", "2023-06-10"], ["2023-06-15", "2023-05-25"]),
+    ("mid-June", ["2023-06-15"], ["2023-06-05", "2023-06-25"]),
+    ("late June 2022", ["2022-06-25"], ["2022-06-15", "2023-06-25"]),
+    ("at the beginning of May", ["2023-05-03"], ["2023-05-20"]),
+    ("the end of May", ["2023-05-28", "2023-05-31"], ["2023-05-15"]),
+    ("the second half of June", ["2023-06-25"], ["2023-06-05"]),
+    ("6月上旬に何をした？", ["2023-06-05"], ["2023-06-15"]),
+    ("6月中旬", ["2023-06-15"], ["2023-06-05", "2023-06-25"]),
+    ("6月下旬", ["2023-06-25"], ["2023-06-15"]),
+    ("5月の初めに", ["2023-05-03"], ["2023-05-20"]),
+    ("5月の終わりごろ", ["2023-05-28"], ["2023-05-15"]),
+    ("先月末に決めたこと", ["2023-06-28"], ["2023-06-15", "2023-07-10"]),
+    ("the end of last month", ["2023-06-28"], ["2023-06-15", "2023-07-10"]),
+    ("the first week of May", ["2023-05-04"], ["2023-05-20"]),
+    ("6月の第2週", ["2023-06-10"], ["2023-06-25", "2023-06-01"]),
+]
+SEASONS = [  # northern meteorological seasons; without a year the most recent one not after now
+    ("What did we do last summer?", ["2022-07-15"], ["2023-07-01"]),
+    ("in the spring", ["2023-04-15"], ["2022-04-15", "2023-07-01"]),
+    ("winter 2023", ["2023-01-15"], ["2022-01-15", "2023-12-15"]),
+    ("the summer of 2022", ["2022-07-01"], ["2023-07-01"]),
+    ("去年の夏どこに行った？", ["2022-08-01"], ["2023-07-01"]),
+    ("春に何を始めた？", ["2023-04-15"], ["2022-04-15"]),
+    ("去年の冬", ["2022-12-20", "2023-01-15"], ["2022-01-15"]),  # the winter that began in December of last year
+    ("last winter", ["2023-01-15"], ["2022-01-15"]),
+    ("in the fall", ["2022-10-15"], ["2021-10-15"]),
+]
+RELATIVE = [
+    ("a fortnight ago", ["2023-07-06"], ["2023-07-18", "2023-06-20"]),
+    ("the other day", ["2023-07-15"], ["2023-06-20"]),
+    ("a couple of days ago", ["2023-07-18"], ["2023-07-10"]),
+    ("What did I do over the weekend?", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
+    ("last weekend", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
+    ("週末に何した？", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
+    ("先週末", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
+    ("この間話した映画", ["2023-07-15"], ["2023-06-01"]),
+    ("先日の件", ["2023-07-15"], ["2023-06-01"]),
+    ("earlier this week", ["2023-07-17"], ["2023-07-12"]),
+    ("earlier this month", ["2023-07-03"], ["2023-06-20"]),
+    ("earlier this year", ["2023-02-01"], ["2022-12-01"]),
+    ("in the past two weeks", ["2023-07-10"], ["2023-06-25"]),
+    ("ここ数日", ["2023-07-18"], ["2023-07-05"]),
+    ("半年前", ["2023-01-20"], ["2023-06-20"]),
+    ("last week", ["2023-07-10", "2023-07-16"], ["2023-07-19", "2023-06-30"]),  # about a week ago and Mon–Sun before
+    ("先月", ["2023-06-01", "2023-06-30"], ["2023-07-10", "2023-05-01"]),
+]
+WEEKS_OF_A_DAY = [
+    ("the week before 9 June 2023", ["2023-06-03", "2023-06-08"], ["2023-06-12", "2023-05-28"]),
+    ("the week of May 7", ["2023-05-05", "2023-05-10"], ["2023-05-20", "2023-04-25"]),  # 7 May 2023 is a Sunday
+    ("5月7日の週", ["2023-05-05", "2023-05-10"], ["2023-05-20", "2023-04-25"]),
+    ("the weekend before 9 June 2023", ["2023-06-03", "2023-06-04"], ["2023-06-10", "2023-05-28"]),
+    ("the week after June 3", ["2023-06-07"], ["2023-05-30", "2023-06-15"]),
+    ("6月3日の翌週", ["2023-06-07"], ["2023-05-30", "2023-06-15"]),
+]
+NUMERIC_AND_ERAS = [
+    ("5/7/2023", ["2023-05-07"], ["2023-07-05"]),  # with a year: month first, as in the US
+    ("13/05/2023", ["2023-05-13"], []),  # a first number above 12 is the day
+    ("2023.5.7", ["2023-05-07"], []),
+    ("07.05.2023", ["2023-05-07"], ["2023-07-05"]),  # dots: day first, as in Europe
+    ("5/17", ["2023-05-17"], []),  # no year, but only one reading is a date
+    ("17/5", ["2023-05-17"], []),
+    ("2023-05-07T10:00", ["2023-05-07"], ["2023-05-12"]),
+    ("令和5年5月7日", ["2023-05-07"], ["2019-05-07"]),
+    ("平成31年4月30日", ["2019-04-30"], []),
+    ("令和元年に引っ越した", ["2019-06-01"], ["2020-06-01"]),
+    ("五月七日に会った", ["2023-05-07"], ["2023-05-17"]),
+    ("二〇二三年五月七日", ["2023-05-07"], []),
+    ("２０２３年５月７日", ["2023-05-07"], []),
+    ("the 7th of May, 2023", ["2023-05-07"], []),
+    ("June third", ["2023-06-03"], ["2023-06-13"]),
+    ("what did we talk about on may 7?", ["2023-05-07"], []),
+]
+FROM_A_NAMED_DAY = [
+    ("two days after June 3", ["2023-06-05"], ["2023-06-03", "2023-06-08"]),
+    ("6月3日の3日後", ["2023-06-06"], ["2023-06-03"]),
+    ("three days before June 10", ["2023-06-07"], ["2023-06-10"]),
+    ("6月3日の前日", ["2023-06-02"], ["2023-06-05"]),
+    ("a week after June 3", ["2023-06-10"], ["2023-06-03"]),
+    ("the day after Christmas", ["2022-12-26"], ["2023-01-05"]),
+]
+HOLIDAYS = [
+    ("last Christmas", ["2022-12-25"], ["2021-12-25"]),
+    ("去年のクリスマス", ["2022-12-25"], ["2021-12-25"]),
+    ("ゴールデンウィークに何した？", ["2023-05-03"], ["2023-05-20"]),
+    ("Thanksgiving", ["2022-11-24"], ["2022-11-17"]),  # the fourth Thursday of November
+    ("お盆", ["2022-08-14"], ["2022-08-25"]),
+]
+SINCE = [
+    ("What have I done since June 3?", ["2023-06-10", "2023-07-19"], ["2023-05-30"]),
+    ("6月3日以来", ["2023-06-10", "2023-07-19"], ["2023-05-30"]),
+    ("since 2020", ["2021-06-01"], ["2019-06-01"]),
+]
+
+
+@pytest.mark.parametrize(("query", "inside", "outside"),
+                         WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
+                         + FROM_A_NAMED_DAY + HOLIDAYS + SINCE)
+def test_a_cue_opens_a_window_around_the_days_it_names(query, inside, outside):
+    _check(query, inside, outside)
+
+
+@pytest.mark.parametrize(("query", "now", "inside", "outside"), [
+    # "last Friday" is the most recent Friday before today: yesterday on a Saturday, a week ago on a Friday.
+    ("last Friday", "2023-07-22", ["2023-07-21"], ["2023-07-14"]),
+    ("last Friday", "2023-07-21", ["2023-07-14"], ["2023-07-21"]),
+    # 先週の金曜日 is the Friday of last Monday-to-Sunday week, even on the Saturday after it.
+    ("先週の金曜日", "2023-07-22", ["2023-07-14"], ["2023-07-21"]),
+    # On a Sunday "over the weekend" is this one; "last weekend" and 先週末 are the one before.
+    ("over the weekend", "2023-07-23", ["2023-07-22", "2023-07-23"], ["2023-07-15"]),
+    ("last weekend", "2023-07-23", ["2023-07-15"], ["2023-07-22"]),
+    ("先週末", "2023-07-23", ["2023-07-15"], ["2023-07-22"]),
+    # In autumn, last summer is this year's.
+    ("last summer", "2023-10-01", ["2023-07-15"], ["2022-07-15"]),
+    # Across the turn of the year.
+    ("in December", "2024-01-05", ["2023-12-15"], ["2024-01-03"]),
+    ("去年の12月", "2024-01-05", ["2023-12-15"], ["2022-12-15"]),
+    ("last month", "2023-07-02", ["2023-06-10", "2023-06-28"], []),  # on the 2nd, "last month" is all of June
+    ("last week", "2023-07-17", ["2023-07-14", "2023-07-16"], []),  # on a Monday, the days just before
+])
+def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
+    _check(query, inside, outside, now=_ts(now, 15))
+
+
+@pytest.mark.parametrize("query", [
+    "May I ask you something?", "March on", "wait a second", "call me in 5 minutes", "She called an hour ago",
+    "3日間の旅行はどうだった？",  # a number before 日 and 間 is a length, not a date
+    "24/7 support", "add 1/2 cup of sugar", "5/7", "7/5",  # 5/7 is May 7 or 5 July: no guess
+    "version 3.11.2", "a team of 2000 people", "the fall of Rome", "did I fall?", "spring cleaning tips",
+    "青春の思い出", "秋葉原で買った物", "冬眠する動物", "明日香さんの話",
+    "every Friday", "I go on Fridays", "毎週金曜はジム", "what do you do on weekends?", "every summer", "毎年夏に",
+    # tied to an event, not to a day the question names
+    "the week before the launch", "the Friday before the launch", "three days after the launch",
+    "the last day of the trip", "何日に行った？",
+])
+def test_words_that_only_look_like_time_open_no_window(query):
+    assert time_window(query, NOW) is None
+
+
+@pytest.mark.parametrize("query", [
+    "what did I plan for next week?", "来週の予定は？", "What's happening next month?", "来月の旅行",
+    "what are we doing tomorrow?", "next Friday", "this weekend", "next summer", "next Christmas",
+])
+def test_a_future_cue_looks_at_the_recent_turns_where_the_plan_was_said(query):
+    cues = time_cues(query, NOW)
+    assert cues.kind == "plan" and cues.window is not None
+    start, end = cues.window
+    assert start <= _ts("2023-07-18") <= end  # said in the last days
+    assert start > _ts("2022-07-01") and end < _ts("2023-07-23")  # not the future, not a year back
+
+
+def test_a_past_cue_wins_over_a_future_one_and_several_cues_span_one_window():
+    assert time_window("What did I say last week about next month?", NOW) == time_window("What did I say last week?", NOW)
+    both = time_cues("How many days between June 3 and June 10?", NOW)
+    assert len(both.spans) == 2 and both.asks_duration and not both.asks_order
+    assert both.window[0] <= _ts("2023-06-03") and _ts("2023-06-10") <= both.window[1]
+    assert both.window == (both.spans[0][0], both.spans[1][1])
+
+
+@pytest.mark.parametrize(("query", "duration", "order"), [
+    ("How many days between the launch and the demo?", True, False),
+    ("How long ago did I move?", True, False),
+    ("引っ越しから何日？", True, False),
+    ("何年前に引っ越した？", True, False),
+    ("転職までどのくらいかかった？", True, False),
+    ("Which came first, the move or the new job?", False, True),
+    ("Did I move before or after the wedding?", False, True),
+    ("Was the launch before the demo?", False, True),
+    ("引っ越しと転職、どっちが先？", False, True),
+    ("ジムと仕事、どちらが早かった？", False, True),
+])
+def test_durations_and_orders_are_flagged_without_an_invented_window(query, duration, order):
+    cues = time_cues(query, NOW)
+    assert (cues.asks_duration, cues.asks_order) == (duration, order)
+    assert cues.window is None and cues.spans == () and cues.kind is None
+
+
+@pytest.mark.parametrize(("query", "duration"), [
+    ("When did we move the deadline to August 19?", False),
+    ("When did we push the launch back to June?", False),
+    ("We settled on June 3 for the launch: when was that?", False),
+    ("How many days passed between when we fixed the launch deadline at June 3 and when we moved to Python 3.12?", True),
+    ("ステージングDBのポート番号を15432にした日から、論文提出の締め切りを8月19日にした日まで何日あった？", True),
+    ("締め切りを8月19日に変更したのはいつ？", False),
+    ("会議を来週に延期したのはいつ？", False),
+])
+def test_a_time_named_as_the_value_of_a_decision_opens_no_window(query, duration):
+    """The decision was made on another day: a window around the value would point away from its turn."""
+    cues = time_cues(query, NOW)
+    assert cues.window is None and cues.asks_duration == duration
+
+
+@pytest.mark.parametrize(("query", "day"), [
+    ("What did I change on June 3?", "2023-06-03"), ("What did we decide on June 3?", "2023-06-03"),
+    ("8月19日に何をした？", "2022-08-19"), ("先月末に決めたこと", "2023-06-28"),
+])
+def test_a_time_when_something_was_done_still_opens_its_window(query, day):
+    _check(query, [day], [])
+
+
+@pytest.mark.parametrize("query", [
+    "which restaurant did I visit last week?", "How many times did I go to the gym?", "何日に行った？",
+    "3日間の旅行はどこ？", "What did I do first thing in the morning?",
+])
+def test_questions_that_ask_neither_a_duration_nor_an_order(query):
+    cues = time_cues(query, NOW)
+    assert not cues.asks_duration and not cues.asks_order
+
+
+def test_time_window_is_the_window_of_time_cues():
+    every = WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS + FROM_A_NAMED_DAY
+    for query, *_ in every:
+        assert time_cues(query, NOW).window == time_window(query, NOW), query
+
+
+def _cued_patterns() -> list[Cued]:
+    found: list[Cued] = []
+    for module in (temporal_dates, temporal_holidays, temporal_periods, temporal_questions, temporal_relative):
+        for value in vars(module).values():
+            items = value if isinstance(value, list) else [value]
+            for item in items:
+                for part in item if isinstance(item, tuple) else (item,):
+                    if isinstance(part, Cued) and all(part is not seen for seen in found):
+                        found.append(part)
+    return found
+
+
+def test_long_questions_are_scanned_near_their_words_with_the_same_matches():
+    """A query longer than a few lines is scanned only around the words each pattern needs: the matches
+    must be those of a scan of the whole text, for every pattern."""
+    cases = [query for query, *_ in WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
+             + FROM_A_NAMED_DAY + HOLIDAYS + SINCE]
+    filler = " and then the staging database on port 5432 may need a fall-back config/2023.yaml - see notes. "
+    text = normalise(filler.join(cases) + " 設定を変えた。" + "。".join(c for c in cases if not c.isascii()))
+    assert len(text) > 2_000
+    patterns = _cued_patterns()
+    assert len(patterns) > 30
+    for cued in patterns:
+        near = [(m.start(), m.end(), m.groupdict()) for m in cued.finditer(text)]
+        whole = [(m.start(), m.end(), m.groupdict()) for m in cued.pattern.finditer(text)]
+        assert near == whole, cued.pattern.pattern[:60]
+    # And a cue at the end of a long question is read as in a short one.
+    long_question = filler * 30 + "what did I do on 3 June 2023?"
+    assert time_window(long_question, NOW) == time_window("on 3 June 2023", NOW)
+
+
+_FRAGMENTS = [query for query, *_ in WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
+              + FROM_A_NAMED_DAY + HOLIDAYS + SINCE] + [
+    "0000年5月7日", "9999年12月31日", "6月の第0週", "6月の第9週", "99999999日前", "9999999 days after June 3", "令和99年",
+    "2月30日", "31 June", "13/13", "the 31st of February", "next", "last", "the week of", "since", "から", "の3日後",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=6)), max_size=6),
+       st.floats(min_value=0, max_value=4.1e9, allow_nan=False))
+def test_any_question_on_any_clock_gets_a_window_or_none_and_never_an_error(parts, now):
+    """time_window runs inside every recall: no text may make it raise."""
+    cues = time_cues(" ".join(parts), now)
+    if cues.window is not None:
+        assert cues.window[0] <= cues.window[1] and cues.spans
+        assert all(cues.window[0] <= start <= end <= cues.window[1] for start, end in cues.spans)
