@@ -1,4 +1,4 @@
-"""`lumina-memory memories | protect | unprotect | forget`: the lifecycle's memories, one user at a time.
+"""`lumina-memory memories | protect | unprotect | forget | read`: the lifecycle's memories, one user at a time.
 
 The names and the ``--json`` fields are fixed (scripts depend on them); see README "Watching memories fade".
 """
@@ -77,7 +77,34 @@ def cmd_forget(args) -> int:
     return 0
 
 
+def cmd_read(args) -> int:
+    """The whole message a recall item quoted a passage of (issue 19): one turn, or a long message's parts joined."""
+    from nodes.retrieval.packing import read_message
+    from stores.ids import validate_id
+
+    services = _open()
+    try:
+        text = read_message(services.stores.archive, validate_id(args.user, "user"), args.source_id,
+                            services.settings.long_message_chunk_overlap)
+    finally:
+        services.close()
+    if text is None:
+        sys.stderr.write(f"no message {args.source_id!r} for user {args.user!r}\n")
+        return 1
+    if args.json:
+        sys.stdout.write(json.dumps({"user_id": args.user, "source_id": args.source_id, "text": text},
+                                    ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
+    read = sub.add_parser("read", help="the whole message behind a recall item (its source id), long ones reassembled")
+    read.add_argument("--user", required=True)
+    read.add_argument("source_id")
+    read.add_argument("--json", action="store_true")
+    read.set_defaults(func=cmd_read)
     mem = sub.add_parser("memories", help="a user's memories with their level, retention and emotion")
     mem.add_argument("--user", required=True)
     mem.add_argument("--level", type=int, choices=[1, 2, 3, 4], default=None)

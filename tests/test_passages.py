@@ -143,3 +143,35 @@ def test_passage_points_go_with_their_turn_and_their_user(memory_factory):
     erase_user(services, "mika", erase_plan(services, "mika")["token"])
     assert turns_store.count("mika") == 0
     assert turns_store.count("noa") > services.stores.archive.counts("noa", which=("turns",))["turns"]
+
+
+def test_the_cli_reads_back_the_whole_reply_a_passage_came_from(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data")}
+    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        env.pop(key, None)
+    rows = _conversation("mika")
+    transcript = tmp_path / "mika.jsonl"
+    transcript.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+
+    try:
+        assert cli("ingest", str(transcript)).returncode == 0
+        items = json.loads(cli("recall", "--user", "mika", "--json", "Which port does the staging database use?").stdout)
+        assert any("D2:2" in i["source_ids"] for i in items)
+        read = cli("read", "--user", "mika", "--json", "D2:2")
+        assert read.returncode == 0, read.stderr
+        assert json.loads(read.stdout)["text"] == next(r["text"] for r in rows if r["source_id"] == "D2:2")
+        missing = cli("read", "--user", "mika", "D99:9")
+        assert missing.returncode == 1 and "D99:9" in missing.stderr
+        hostile = cli("read", "--user", "../etc", "D2:2")
+        assert hostile.returncode != 0 and "user" in (hostile.stderr + hostile.stdout)
+    finally:
+        cli("services", "stop")
