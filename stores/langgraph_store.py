@@ -37,7 +37,6 @@ what expired, ``start_ttl_sweeper`` does so every ``sweep_interval_minutes``.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import hashlib
 import json
@@ -71,6 +70,7 @@ from . import ids
 from . import lgstore_filters as filters
 from .errors import InvalidInput
 from .kv_duckdb import DuckDBItems, NewRow, Row, ns_path
+from .lgstore_async import LoopBatcher
 from .lgstore_embed import StoreEmbedding, from_embedder
 from .lgstore_ids import item_id, legacy_rows
 from .lgstore_search import HASH_FIELD, ITEM_FIELD, MAX_ID_FILTER, NS_FIELD, QuerySearch
@@ -144,7 +144,7 @@ class LuminaStore(QuerySearch, BaseStore):
 
     __slots__ = ("items", "vectors", "embedding", "tokenize", "fields", "dense_weight", "_on_close", "_lock",
                  "_closed", "max_query_chars", "max_value_bytes", "index_config", "embeddings", "ttl_config",
-                 "_sweeper")
+                 "_sweeper", "_batcher")
 
     def __init__(
         self,
@@ -165,6 +165,7 @@ class LuminaStore(QuerySearch, BaseStore):
         self._lock = threading.RLock()  # one batch at a time keeps the table and the vectors in step
         self._closed = False
         self._sweeper = Sweeper(self._sweep_expired)  # not sweep_ttl: a subclass may make that one async
+        self._batcher = LoopBatcher(self._execute)
         try:  # from here on, a failure closes what this store was given: the caller gets no store to close
             if not 0.0 <= dense_weight <= 1.0:
                 raise InvalidInput("dense_weight", "must be within [0, 1]")
@@ -210,6 +211,16 @@ class LuminaStore(QuerySearch, BaseStore):
         ops = list(ops)
         for op in ops:  # before anything runs: a bad op in a batch changes nothing
             self._check_op(op)
+        return self._execute(ops)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        for op in ops:  # checked before joining other calls' batch: a bad call fails alone
+            self._check_op(op)
+        return await self._batcher.run(ops)  # on a worker thread, with the loop's concurrent calls
+
+    def _execute(self, ops: list[Op]) -> list[Result]:
+        """Run checked ops (the batcher's calls of a loop, or one ``batch``) in order, one batch at a time."""
         ops = [self._prepare(op) for op in ops]
         with self._lock:
             return self._run(ops)
@@ -244,10 +255,6 @@ class LuminaStore(QuerySearch, BaseStore):
         if size > self.max_value_bytes:
             raise InvalidInput("value", f"has {size:,} bytes as JSON; the limit is {self.max_value_bytes:,} "
                                "(LUMINA_MAX_STORE_VALUE_BYTES)")
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        # DuckDB and the vector engine block: keep them off the event loop (LangGraph server forbids it).
-        return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
 
     def close(self) -> None:
         self._sweeper.stop()  # first, outside the lock: a sweep in progress needs it to finish

@@ -595,3 +595,28 @@ def test_store_files_and_backups_from_before_ttls_still_open(tmp_path):
         assert items.load_rows(old_backup) == 1 and items.get(["i2"])["i2"].expires_at is None
     finally:
         items.close()
+
+
+def test_concurrent_async_calls_share_one_batch_and_a_bad_call_fails_alone(store):
+    runs: list[int] = []
+    execute = store._batcher._execute
+
+    def counted(ops):
+        runs.append(len(ops))
+        return execute(ops)
+
+    store._batcher._execute = counted
+
+    async def scenario():
+        puts = [store.aput(("c",), f"k{i}", {"text": f"note number {i}"}) for i in range(50)]
+        oversized = store.aput(("c",), "big", {"text": "x" * (store.max_value_bytes + 1)})
+        return await asyncio.gather(*puts, oversized, store.aget(("c",), "k49"), store.asearch(("c",), query="note 7"),
+                                    return_exceptions=True)
+
+    results = asyncio.run(scenario())
+    assert runs == [52]  # fifty puts, a get and a search (not the refused put): one batch, one embedding call
+    assert all(r is None for r in results[:50])
+    assert isinstance(results[50], InvalidInput) and results[50].field == "value"
+    assert results[51].value == {"text": "note number 49"}  # calls run in the order they were made
+    assert len(results[52]) == 10 and store.get(("c",), "big") is None
+    assert len(store.search(("c",), limit=100)) == 50
