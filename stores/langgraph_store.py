@@ -30,7 +30,8 @@ asked fills up with the remaining matches unscored (score None). ``index`` is La
 ``fields`` (or SqliteStore's ``text_fields``) pick the texts to embed (default: every string of the
 value), ``embed``/``dims`` choose the embedding model (``stores.lgstore_embed``). ``ttl`` is LangGraph's
 TTLConfig and a put's ``ttl=`` is in minutes (``stores.lgstore_ttl``): reads refresh, ``sweep_ttl`` deletes
-what expired, ``start_ttl_sweeper`` does so every ``sweep_interval_minutes``.
+what expired, ``start_ttl_sweeper`` does so every ``sweep_interval_minutes``. The async API runs the
+work on a worker thread, concurrent calls of a loop in one batch (``stores.lgstore_async``).
 
 ``stores`` imports nothing from ``nodes``: the embedder and the tokenizer are constructor arguments.
 """
