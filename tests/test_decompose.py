@@ -21,6 +21,15 @@ from tests.test_passages import T0, DAY, _reply
      ["What does Melanie do to destress", "what are her kids into"]),
     ("Webフレームワークとワーカーのメモリ上限はそれぞれ何？", ["Webフレームワーク", "ワーカーのメモリ上限"]),
     ("猫の名前と犬の名前、両方教えて", ["猫の名前", "犬の名前"]),
+    # two events compared or measured between
+    ("How many days passed between when we settled the login provider and when we settled the demo day?",
+     ["we settled the login provider", "we settled the demo day"]),
+    ("Which came first: we set the staging database port to 5433, or we moved the servers to Frankfurt?",
+     ["we set the staging database port to 5433", "we moved the servers to Frankfurt"]),
+    ("コードフリーズを8月18日にしたのと、CIを決めたのでは、どちらが先？", ["コードフリーズを8月18日にした", "CIを決めた"]),
+    ("SSHのポート番号を決めた日から、ワーカーのメモリ上限を768 MBにした日まで何日あった？",
+     ["SSHのポート番号を決めた", "ワーカーのメモリ上限を768 MBにした"]),
+    ("ログの保持期間を7日間にしたのは、Python 3.13に移行したのより前？後？", ["ログの保持期間を7日間にした", "Python 3.13に移行した"]),
 ])
 def test_a_question_for_several_things_is_split(question, parts):
     assert sub_queries(question) == parts
@@ -32,6 +41,10 @@ def test_a_question_for_several_things_is_split(question, parts):
     "How did the Python version change over the project?",
     "When did Caroline go to the LGBTQ support group?",
     "猫と一緒に何をした？",
+    "What types of pottery have Melanie and her kids made?",  # one subject: a person and hers
+    "According to Gina, what makes Jon a perfect mentor and guide?",
+    "Where was John between August 11 and August 15 2023?",  # days, not events: the time window's work
+    "Was the first half of September 2022 a good month for Nate? Answer yes or no.",
     "",
 ])
 def test_a_question_for_one_thing_stays_whole(question):

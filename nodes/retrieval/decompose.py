@@ -25,8 +25,37 @@ _JA_HEAD = re.compile(r"^(?P<head>.+?)(?:は|を|、|の)(?:それぞれ|両方|
 _JA_SPLIT = re.compile(r"と|、|及び|および")
 
 MAX_PARTS = 3
+_ENDS_WITH_THING = re.compile(rf"\b{_EN_DETERMINER}\s+[\w'.-]+(?:\s+[\w'.-]+){{0,3}}$", re.IGNORECASE)
+_WH = re.compile(r"^(?:(?:and|but)\s+)?(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
 _GENERIC = frozenset({"one", "ones", "thing", "things", "pick", "now", "first", "then", "later", "do", "did", "get",
                       "go", "like", "want", "say", "said", "choose", "chose", "decide", "end", "up"})
+
+
+# Two events a question compares or measures between ("which came first: X, or Y?", "between when X and when
+# Y", 「XのとYのでは、どちらが先」「Xした日からYした日まで何日」「XしたのはYより前？後？」): each event is a part.
+_EN_EVENTS = [
+    re.compile(r"\bbetween\s+(?:when\s+)?(?P<a>.+?)\s+and\s+(?:when\s+)?(?P<b>.+?)[?.!]*$", re.IGNORECASE),
+    re.compile(r"\b(?:came|happened|was|were|did|went)\s+first\b[:,]?\s*(?P<a>.+?),?\s+or\s+(?P<b>.+?)[?.!]*$", re.IGNORECASE),
+    re.compile(r"^(?:did|was|were|is)\s+(?P<a>.+?)\s+(?:before|after)\s+(?P<b>.+?)[?.!]*$", re.IGNORECASE),
+]
+_JA_EVENTS = [
+    re.compile(r"^(?P<a>.+?)(?:の)?と、?(?P<b>.+?)(?:の)?(?:では|は)?、?(?:どちら|どっち)が(?:先|早)"),
+    re.compile(r"^(?P<a>.+?)(?:日|時)?から、?(?P<b>.+?)(?:日|時)?まで(?:何|なん)"),
+    re.compile(r"^(?P<a>.+?)のは、?(?P<b>.+?)のより(?:前|後)"),
+]
+
+
+def event_parts(text: str) -> list[str]:
+    """The two events a question compares or counts days between, else []."""
+    for n, pattern in enumerate((*_EN_EVENTS, *_JA_EVENTS)):
+        m = pattern.search(text)
+        if m:
+            parts = [m.group("a").strip(" ,、"), m.group("b").strip(" ,、?？")]
+            # an event is said in a few words; "between August 11 and August 15" names days, not events
+            least = 3 if n == 0 else 2
+            if all(len(terms(p)) >= least for p in parts):
+                return parts
+    return []
 
 
 def sub_queries(query: str) -> list[str]:
@@ -34,6 +63,9 @@ def sub_queries(query: str) -> list[str]:
     text = unicodedata.normalize("NFKC", query).strip()
     if not text:
         return []
+    events = event_parts(text)
+    if events:
+        return events
     if _JA_BOTH.search(text):
         head = _JA_HEAD.search(text)
         if head:
@@ -41,8 +73,17 @@ def sub_queries(query: str) -> list[str]:
             if 2 <= len(parts) <= MAX_PARTS and all(len(p) >= 2 for p in parts):
                 return parts
         return []
-    parts = [p.strip(" ?.!") for p in _EN_SPLIT.split(text) if p.strip(" ?.!")]
+    pieces = _EN_SPLIT.split(text)
+    parts = [p.strip(" ?.!") for p in pieces if p.strip(" ?.!")]
     if not 2 <= len(parts) <= MAX_PARTS:
+        return []
+    # Coordinated things ("the task queue and the login provider"): every part but the last ends with one.
+    # Coordinated questions ("what does she do to destress and what are her kids into"): each starts with a
+    # question word. "Melanie and her kids" is one subject, "According to Gina, what …" one question.
+    things = all(_ENDS_WITH_THING.search(p) for p in parts[:-1]) and all(
+        re.match(rf"{_EN_DETERMINER}\b", p, re.IGNORECASE) for p in parts[1:])
+    questions = all(_WH.match(p) for p in parts)
+    if not (things or questions):
         return []
     # Each part must name something: a determiner phrase ("the CI system", "her kids") or two content words
     # ("Melanie … destress"); "and what is it now" names nothing of its own.
