@@ -175,3 +175,15 @@ def test_the_cli_reads_back_the_whole_reply_a_passage_came_from(tmp_path):
         assert hostile.returncode != 0 and "user" in (hostile.stderr + hostile.stdout)
     finally:
         cli("services", "stop")
+
+
+def test_the_flush_prepares_the_long_turns_for_quoting(memory_factory):
+    """The packer's sentence split of a long turn is made at write time: a recall quoting it tokenises nothing."""
+    from nodes.retrieval.packing import _sentence_terms
+
+    mem = memory_factory()
+    replay(mem.graph, "mika", _conversation("mika"))
+    misses = _sentence_terms.cache_info().misses
+    items = recall(mem.services, "mika", "Which port does the staging database use?", purpose="question", budget=300)
+    assert any("passages" in i for i in items)
+    assert _sentence_terms.cache_info().misses == misses
