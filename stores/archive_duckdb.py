@@ -549,6 +549,9 @@ class DuckDBArchive:
     # --- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
         """Checkpoint and release the file (and DuckDB's file lock). Idempotent."""
+        if self._db.is_open:  # recall's use counts still in memory go in first (stores.use_counts)
+            for table in (self.knowledge, self.procedures):
+                table.flush_uses()
         self._db.close()
 
     def __enter__(self) -> Self:

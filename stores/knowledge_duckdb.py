@@ -26,6 +26,7 @@ from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
 from .stamped_cache import StampedCache
+from .use_counts import PendingUses
 
 KNOWLEDGE = "knowledge_items"
 STATUSES = ("current", "superseded", "merged", "coexisting")
@@ -96,6 +97,7 @@ class KnowledgeTable:
     def __init__(self, db: GuardedConnection):
         self.db = db
         self._recall_cache = StampedCache(db)
+        self._uses = PendingUses()
         with db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
@@ -136,6 +138,7 @@ class KnowledgeTable:
         """The user's items, oldest statement first: current and coexisting ones still remembered, or every
         one with ``history`` (forgotten ones too, unless ``remembered``); optionally about one subject /
         attribute, or exactly ``item_ids``. Each row has ``forgotten_at`` (None: remembered)."""
+        self.flush_uses()  # listings show every use
         where, params = ["user_id = ?"], [validate_id(user_id, "user_id")]
         if not history and item_ids is None:
             where.append("status IN ('current', 'coexisting') AND valid_to IS NULL AND forgotten_at IS NULL")
@@ -201,24 +204,35 @@ class KnowledgeTable:
         return self._recall_cache.get(user_id, "items", lambda: self.items(user_id, history=True, remembered=True))
 
     def mark_accessed(self, user_id: str, item_ids: Sequence[str], now: float) -> int:
-        """Recall showed these items: one access more each, and no longer of low activity."""
+        """Recall showed these items: one access more each, and no longer of low activity. Counted in memory and
+        written with others (stores.use_counts): before forgetting or a listing reads them, or within 30 s."""
         user_id = validate_id(user_id, "user_id")
         wanted = [validate_id(i, "item_ids") for i in item_ids]
-        if not wanted:
+        if wanted and self._uses.add(user_id, wanted, float(now)):
+            self.flush_uses()
+        return len(wanted)
+
+    def flush_uses(self) -> int:
+        """Write the pending uses (of every user); returns how many items they touched."""
+        users, items, counts, lasts = self._uses.drain()
+        if not items:
             return 0
         # Use is no input of any in-process index: the user's write stamp stays (a recall would
         # otherwise make the next one re-check the archive).
         with self.db.tx() as con:
             rows = con.execute(
-                f"UPDATE {KNOWLEDGE} SET access_count = coalesce(access_count, 0) + 1, last_access = ?, "
-                "low_activity_since = NULL WHERE user_id = ? AND item_id IN (SELECT unnest(?::VARCHAR[])) "
-                "AND forgotten_at IS NULL RETURNING item_id", [float(now), user_id, wanted]).fetchall()
+                f"UPDATE {KNOWLEDGE} SET access_count = coalesce(access_count, 0) + v.n, "
+                "last_access = greatest(coalesce(last_access, v.last), v.last), low_activity_since = NULL "
+                "FROM (SELECT unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[]) AS i, unnest(?::BIGINT[]) AS n, "
+                f"unnest(?::DOUBLE[]) AS last) v WHERE {KNOWLEDGE}.user_id = v.u AND {KNOWLEDGE}.item_id = v.i "
+                "AND forgotten_at IS NULL RETURNING item_id", [users, items, counts, lasts]).fetchall()
         return len(rows)
 
     def mark_low_activity(self, now: float, idle_days: float, min_accesses: int,
                           protected_subjects: Sequence[str], user_id: str | None = None) -> int:
         """Items not accessed for ``idle_days`` (since they were said, if never) and accessed fewer than
         ``min_accesses`` times, not protected, become of low activity as of ``now``. Returns how many."""
+        self.flush_uses()
         where = ["forgotten_at IS NULL", "low_activity_since IS NULL",
                  "coalesce(last_access, said_at) < ?", "coalesce(access_count, 0) < ?", f"NOT {_PROTECTED}"]
         params: list[Any] = [float(now) - idle_days * _DAY, int(min_accesses), list(protected_subjects)]
@@ -234,6 +248,7 @@ class KnowledgeTable:
                     user_id: str | None = None) -> list[tuple[str, str]]:
         """Items of low activity for ``after_days`` and not accessed since, still not protected, are forgotten
         as of ``now``: the row stays (the record), the tiers owe their removal. Returns (user, item_id)."""
+        self.flush_uses()
         where = ["forgotten_at IS NULL", "low_activity_since IS NOT NULL", "low_activity_since <= ?",
                  "(last_access IS NULL OR last_access < low_activity_since)", f"NOT {_PROTECTED}"]
         params: list[Any] = [float(now) - after_days * _DAY, list(protected_subjects)]

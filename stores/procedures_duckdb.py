@@ -21,6 +21,7 @@ from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
 from .stamped_cache import StampedCache
+from .use_counts import PendingUses
 
 PROCEDURES = "procedures"
 STATUSES = ("current", "superseded")
@@ -74,6 +75,7 @@ class ProcedureTable:
     def __init__(self, db: GuardedConnection):
         self.db = db
         self._recall_cache = StampedCache(db)
+        self._uses = PendingUses()
         with db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
@@ -113,6 +115,7 @@ class ProcedureTable:
                    procedure_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The user's current procedures, oldest first (``history``: superseded versions too), or exactly
         ``procedure_ids`` (whatever their status)."""
+        self.flush_uses()
         where, params = ["user_id = ?"], [validate_id(user_id, "user_id")]
         if not history and procedure_ids is None:
             where.append("status = 'current'")
@@ -175,18 +178,27 @@ class ProcedureTable:
         return sorted(lineages)
 
     def mark_accessed(self, user_id: str, procedure_ids: Sequence[str], now: float) -> int:
-        """Recall matched these procedures: one use more each."""
+        """Recall matched these procedures: one use more each. Counted in memory and written with others
+        (stores.use_counts): before forgetting or a listing reads them, or within 30 s."""
         user_id = validate_id(user_id, "user_id")
         wanted = [validate_id(p, "procedure_ids") for p in procedure_ids]
-        if not wanted:
+        if wanted and self._uses.add(user_id, wanted, float(now)):
+            self.flush_uses()
+        return len(wanted)
+
+    def flush_uses(self) -> int:
+        """Write the pending uses (of every user); returns how many procedures they touched."""
+        users, ids, counts, lasts = self._uses.drain()
+        if not ids:
             return 0
-        # Use is no input of any in-process index: the user's write stamp stays (a recall would
-        # otherwise make the next one re-check the archive).
+        # Use is no input of any in-process index: the user's write stamp stays.
         with self.db.tx() as con:
             rows = con.execute(
-                f"UPDATE {PROCEDURES} SET access_count = coalesce(access_count, 0) + 1, last_access = ? "
-                "WHERE user_id = ? AND procedure_id IN (SELECT unnest(?::VARCHAR[])) RETURNING procedure_id",
-                [float(now), user_id, wanted]).fetchall()
+                f"UPDATE {PROCEDURES} SET access_count = coalesce(access_count, 0) + v.n, "
+                "last_access = greatest(coalesce(last_access, v.last), v.last) "
+                "FROM (SELECT unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[]) AS p, unnest(?::BIGINT[]) AS n, "
+                f"unnest(?::DOUBLE[]) AS last) v WHERE {PROCEDURES}.user_id = v.u AND {PROCEDURES}.procedure_id = v.p "
+                "RETURNING procedure_id", [users, ids, counts, lasts]).fetchall()
         return len(rows)
 
     def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int, mature_version: int) -> list[str]:
@@ -195,6 +207,7 @@ class ProcedureTable:
         ``min_uses`` times (recalls + outcomes) is forgotten with all its versions — unless it is mature
         (version ≥ ``mature_version``: re-consolidated often) or taught by a memory the user protected (the
         lifecycle's table, as knowledge forgetting asks it). Returns the lineages that went."""
+        self.flush_uses()
         user_id = validate_id(user_id, "user_id")
         with self.db.tx(touches=(user_id,)) as con:
             lineages = [r[0] for r in con.execute(

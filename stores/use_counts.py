@@ -1,0 +1,41 @@
+"""Uses that recall reports (a fact or a procedure was shown), summed in memory and written together.
+
+Every recall that shows a fact used to write its use at once: a DuckDB transaction of ~4–7 ms on the query's
+path (issue 19: the largest single cost left in a LoCoMo recall). Uses only feed forgetting, which reads them
+once a day, so they are summed here and written in one statement when 512 are pending or the oldest is 30 s
+old, before any reader of use counts (the forgetting steps, listings) and when the archive closes. A crash
+loses at most those seconds of use counts — a fact may then be marked idle a little earlier, never lost.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Sequence
+
+
+class PendingUses:
+    def __init__(self, max_pending: int = 512, max_age_seconds: float = 30.0) -> None:
+        self._uses: dict[tuple[str, str], list[float]] = {}  # (user, id) -> [count, last use]
+        self._since: float | None = None
+        self._lock = threading.Lock()
+        self.max_pending, self.max_age_seconds = max_pending, max_age_seconds
+
+    def add(self, user_id: str, ids: Sequence[str], now: float) -> bool:
+        """Count one use of each id; True when the pending uses are due to be written."""
+        with self._lock:
+            for item in ids:
+                use = self._uses.setdefault((user_id, item), [0.0, now])
+                use[0] += 1
+                use[1] = max(use[1], now)
+            if self._since is None:
+                self._since = time.monotonic()
+            return len(self._uses) >= self.max_pending or time.monotonic() - self._since >= self.max_age_seconds
+
+    def drain(self) -> tuple[list[str], list[str], list[int], list[float]]:
+        """The pending uses as columns (user ids, ids, counts, last uses), now no longer pending."""
+        with self._lock:
+            uses, self._uses, self._since = self._uses, {}, None
+        keys = list(uses)
+        return ([k[0] for k in keys], [k[1] for k in keys], [int(uses[k][0]) for k in keys],
+                [float(uses[k][1]) for k in keys])
