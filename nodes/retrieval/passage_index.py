@@ -19,6 +19,19 @@ from ..text.passages import passage_spans
 from ..text.tokenize import terms
 
 
+def merged_postings(postings: dict[str, tuple[np.ndarray, np.ndarray]],
+                    rows: dict[str, list[tuple[int, int]]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """A copy of ``postings`` (term -> (documents, term frequencies)) with new documents' ``rows`` (term ->
+    [(document, tf)]) appended; the old arrays are left as they are (a query running on them keeps its view)."""
+    merged = dict(postings)
+    for term, hits in rows.items():
+        idx = np.fromiter((d for d, _ in hits), dtype=np.int64, count=len(hits))
+        tfs = np.fromiter((tf for _, tf in hits), dtype=np.float32, count=len(hits))
+        old = merged.get(term)
+        merged[term] = (np.concatenate([old[0], idx]), np.concatenate([old[1], tfs])) if old else (idx, tfs)
+    return merged
+
+
 @dataclass(frozen=True)
 class PassageIndex:
     doc_turn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # passage -> turn index
@@ -48,12 +61,7 @@ class PassageIndex:
                     rows[term].append((doc, tf))
         if not turn_of:
             return self
-        postings = dict(self.postings)
-        for term, hits in rows.items():
-            idx = np.fromiter((d for d, _ in hits), dtype=np.int64, count=len(hits))
-            tfs = np.fromiter((tf for _, tf in hits), dtype=np.float32, count=len(hits))
-            old = postings.get(term)
-            postings[term] = (np.concatenate([old[0], idx]), np.concatenate([old[1], tfs])) if old else (idx, tfs)
+        postings = merged_postings(self.postings, rows)
         return PassageIndex(
             np.concatenate([self.doc_turn, np.asarray(turn_of, dtype=np.int64)]),
             np.concatenate([self.doc_part, np.asarray(part_of, dtype=np.int32)]),

@@ -24,7 +24,7 @@ from stores.models import Turn
 from stores.turn_vectors import passage_point_id, turn_point_id
 
 from ..text.passages import passage_spans
-from .passage_index import PassageIndex
+from .passage_index import PassageIndex, merged_postings
 from ..text.tokenize import terms
 from .budget import count_tokens
 
@@ -198,12 +198,7 @@ class UserTurns:
             new_lengths[k] = sum(counts.values())
             for term, tf in counts.items():
                 new_rows[term].append((start + k, tf))
-        postings = dict(self.postings)
-        for term, rows in new_rows.items():
-            idx = np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows))
-            tfs = np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows))
-            old = postings.get(term)
-            postings[term] = (np.concatenate([old[0], idx]), np.concatenate([old[1], tfs])) if old else (idx, tfs)
+        postings = merged_postings(self.postings, new_rows)
         lengths = np.concatenate([self.lengths, new_lengths])
         members = dict(self.members)
         segment_ids, segment_code = list(self.segment_ids), dict(self.segment_code)
