@@ -43,6 +43,26 @@ class IndexCachePlace(_MemoryOnly):
         return n
 
 
+class RecallReadsPlace(_MemoryOnly):
+    """What recall keeps of a user between queries (stores.stamped_cache: the memories' view, facts,
+    procedures; recall flags already written; use counts not yet written): entries held for the user."""
+
+    name = "cache.recall_reads"
+
+    def __init__(self, archive):
+        self.tables = [t for t in (getattr(archive, n, None) for n in ("memories", "knowledge", "procedures"))
+                       if t is not None and hasattr(t, "forget_cached")]
+
+    def count(self, user_id: str) -> int:
+        return sum(t.cached_for(user_id) for t in self.tables)
+
+    def erase(self, user_id: str) -> int:
+        n = self.count(user_id)
+        for table in self.tables:
+            table.forget_cached(user_id)
+        return n
+
+
 class EmbedderCachePlace(_MemoryOnly):
     """The embedder's LRU cache of text -> vector. Its texts are not filed by user, so erasure empties it
     whole (other users only lose cache warmth); ``count`` is the texts it holds, whoever said them."""
@@ -70,6 +90,7 @@ def user_data_places(services: Services, *, store=None, checkpoints: Path | None
     places += [
         IndexCachePlace("cache.keyword_index", services.keyword_index),
         IndexCachePlace("cache.turn_index", services.turn_index),
+        RecallReadsPlace(services.stores.archive),
         EmbedderCachePlace(services.embedder),
         *extra_places,
     ]

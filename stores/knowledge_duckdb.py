@@ -197,6 +197,14 @@ class KnowledgeTable:
         return [dict(zip(NAMES, r)) for r in rows]
 
     # --- forgetting (the notes' daily downscaling and monthly forgetting) -----------------------------
+    # --- what recall keeps of the user in this process (graphs.registry's "cache.recall_reads") ----------
+    def cached_for(self, user_id: str) -> int:
+        return self._recall_cache.count(user_id)
+
+    def forget_cached(self, user_id: str) -> None:
+        self._recall_cache.forget(user_id)
+        self._uses.forget(user_id)
+
     def recall_items(self, user_id: str) -> list[dict[str, Any]]:
         """``items(user_id, history=True, remembered=True)`` as recall reads it on every query: kept until the
         user's write stamp moves (stores.stamped_cache; use counts may lag, facts never do)."""

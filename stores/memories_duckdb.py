@@ -237,6 +237,16 @@ class MemoryTable:
                                "(SELECT unnest(?::VARCHAR[]))", [validate_id(user_id, "user_id"), ids]).fetchall()
         return {r[0] for r in rows}
 
+    # --- what recall keeps of the user in this process (graphs.registry's "cache.recall_reads") ----------
+    def cached_for(self, user_id: str) -> int:
+        return self._recall_cache.count(user_id)
+
+    def forget_cached(self, user_id: str) -> None:
+        self._recall_cache.forget(user_id)
+        with self._flag_lock:
+            self._flagged.pop((user_id, True), None)
+            self._flagged.pop((user_id, False), None)
+
     def recall_view(self, user_id: str) -> tuple[dict[str, dict[str, Any]], frozenset[str]]:
         """What recall shows of the user's memories on every query (nodes.lifecycle.recall_view): memory id ->
         its ``RECALL_FIELDS``, and the ids the batch auto-deleted. Kept until the user's write stamp moves

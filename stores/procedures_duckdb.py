@@ -128,6 +128,14 @@ class ProcedureTable:
                 "ORDER BY said_at, lineage_id, version", params).fetchall()
         return [_row(r) for r in rows]
 
+    # --- what recall keeps of the user in this process (graphs.registry's "cache.recall_reads") ----------
+    def cached_for(self, user_id: str) -> int:
+        return self._recall_cache.count(user_id)
+
+    def forget_cached(self, user_id: str) -> None:
+        self._recall_cache.forget(user_id)
+        self._uses.forget(user_id)
+
     def current(self, user_id: str) -> list[dict[str, Any]]:
         """``procedures(user_id)`` as recall reads it on every query: kept until the user's write stamp moves
         (stores.stamped_cache; use counts may lag, steps and versions never do)."""

@@ -47,3 +47,8 @@ class StampedCache:
         with self._lock:
             for key in [k for k in self._entries if k[0] == user_id]:
                 del self._entries[key]
+
+    def count(self, user_id: str) -> int:
+        """Entries held for the user (the registry's in-process place counts them; erasure forgets them)."""
+        with self._lock:
+            return sum(1 for k in self._entries if k[0] == user_id)

@@ -39,3 +39,9 @@ class PendingUses:
         keys = list(uses)
         return ([k[0] for k in keys], [k[1] for k in keys], [int(uses[k][0]) for k in keys],
                 [float(uses[k][1]) for k in keys])
+
+    def forget(self, user_id: str) -> None:
+        """Drop the user's pending uses (erasure: their rows are gone, the uses would write nothing)."""
+        with self._lock:
+            for key in [k for k in self._uses if k[0] == user_id]:
+                del self._uses[key]

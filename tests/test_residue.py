@@ -134,7 +134,8 @@ def test_the_plan_counted_the_user_everywhere_they_were(erased_world):
     planned = erased_world["planned"]
     for name in ("midterm.redis", "archive.turn_archive", "archive.session_archive", "vectors.segments",
                  "vectors.turns", "graph", "store.items", "checkpoints",
-                 "archive.memories", "archive.knowledge_items"):  # the lifecycle's and the knowledge's rows
+                 "archive.memories", "archive.knowledge_items",  # the lifecycle's and the knowledge's rows
+                 "cache.recall_reads"):  # what recall keeps between queries (issue 19)
         assert planned[name] > 0, name
     assert planned["store.items"] == 2
     assert erased_world["report"]["removed"]["archive.turn_archive"] == planned["archive.turn_archive"]
