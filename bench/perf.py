@@ -131,8 +131,30 @@ def _associations(services, user_id: str, records, earlier: _EarlierSegments | N
     return out
 
 
+def _long_text(pool: Pool, rng: np.random.Generator, japanese: bool, j: int) -> str:
+    """An assistant-like reply of ~70 pooled sentences in paragraphs (~700 words, ~1,800 CJK tokens)."""
+    idx = rng.choice(pool.ja_idx if japanese else pool.en_idx, size=70)
+    paragraphs = [" ".join(pool.texts[k] for k in idx[p : p + 7]) for p in range(0, 70, 7)]
+    return f"(#{j}) " + "\n\n".join(paragraphs)
+
+
+def _passage_points(turns, vecs: np.ndarray, settings, rng: np.random.Generator) -> tuple[list[dict], np.ndarray]:
+    """The passage points of the long ones among ``turns`` (nodes.text.passages), each with its turn's vector
+    plus noise: as many points as the real pipeline writes, without embedding them."""
+    from nodes.text.passages import passage_rows
+
+    rows = passage_rows([{"turn_id": t.turn_id, "source_id": t.source_id, "speaker": t.speaker, "text": t.text,
+                          "ts": t.ts, "segment_id": t.segment_id, "_k": k} for k, t in enumerate(turns)], settings)
+    if not rows:
+        return [], np.zeros((0, vecs.shape[1]), dtype=np.float32)
+    base = vecs[[r.pop("_k") for r in rows]]
+    noisy = base + rng.normal(0, 0.1 / np.sqrt(vecs.shape[1]), size=base.shape).astype(np.float32)
+    return rows, (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+
+
 def fill_user(
-    services, pool: Pool, user_id: str, n: int, seed: int, segment_turns: int = 10, midterm_recent: int = 20, first: int = 0
+    services, pool: Pool, user_id: str, n: int, seed: int, segment_turns: int = 10, midterm_recent: int = 20, first: int = 0,
+    long_share: float = 0.0,
 ) -> None:
     """One user's n memories through the adapters: archive turns+segments, turn vectors, segment vectors,
     mid-term (most recent segments), graph (segments and concepts). ``first``: the number of the first
@@ -156,11 +178,15 @@ def fill_user(
             source = f"m{j}"
             turn_id = ids.turn_id(user_id, source)
             seg_first = ids.turn_id(user_id, f"m{j - j % segment_turns}")
+            long = j % 2 == 1 and long_share > 0 and rng.random() < long_share
+            text = _long_text(pool, rng, japanese, j) if long else f"{pool.texts[idx[j - first]]} (#{j})"
             turns.append(Turn(turn_id=turn_id, source_id=source, user_id=user_id, speaker="user" if j % 2 == 0 else "lumina",
-                              text=f"{pool.texts[idx[j - first]]} (#{j})", ts=t0 + j * 600.0,
-                              segment_id=ids.segment_id(user_id, seg_first)))
+                              text=text, ts=t0 + j * 600.0, segment_id=ids.segment_id(user_id, seg_first)))
         stores.archive.put_turns(turns)
         stores.turns.upsert_turns(user_id, turns, vecs[start - first : stop - first])
+        passage_rows, passage_vecs = _passage_points(turns, vecs[start - first : stop - first], services.settings, rng)
+        if passage_rows:
+            stores.turns.upsert_turns(user_id, passage_rows, passage_vecs)
         records = []
         for s in range(start, stop, segment_turns):
             chunk = turns[s - start : s - start + segment_turns]
@@ -255,7 +281,7 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
     users = [(f"user-{u:04d}", u) for u in range(args.users)]
     started = time.perf_counter()
     for user_id, seed in users:
-        fill_user(services, pool, user_id, n, seed)
+        fill_user(services, pool, user_id, n, seed, long_share=args.long_share)
         log(f"  n={n}: filled {user_id} ({time.perf_counter() - started:.0f} s, rss {peak_rss_mb():.0f} MB)")
     ingest_s = time.perf_counter() - started
     total = n * len(users)
@@ -271,9 +297,10 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
     rng = random.Random(n)
     # Warm every user's in-process turn index (BM25 over its archived turns) before timing; reported apart.
     started = time.perf_counter()
+    from nodes.retrieval.warm import warm_indexes
+
     for user_id, _ in users:
-        services.turn_index.get(services.stores.archive, user_id, services.stores.turns)
-        services.keyword_index.search(services.stores.archive, user_id, "warm", 1)
+        warm_indexes(services, user_id)  # what the last flush of a live process leaves
     warm_s = time.perf_counter() - started
     queries = [(rng.choice(users)[0], rng.randrange(len(qtexts))) for _ in range(args.queries)]
 
@@ -385,6 +412,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fresh-rounds", type=int, default=4,
                         help="rounds of 'a segment closes, then the first recall' per user and mode")
     parser.add_argument("--pool", type=int, default=4000, help="distinct sentences embedded for the vector pool")
+    parser.add_argument("--long-share", type=float, default=0.0,
+                        help="share of the assistant's memories that are long replies (~700 words, with their passages)")
     parser.add_argument("--data-dir", default="", help="where the stores go (default: a temp dir, removed)")
     parser.add_argument("--out", default="bench/results/perf.json")
     parser.add_argument("--plot", default="bench/results/perf_latency.png")
