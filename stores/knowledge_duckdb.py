@@ -25,8 +25,7 @@ from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
-from .stamped_cache import StampedCache
-from .use_counts import PendingUses
+from .use_counts import RecallReads
 
 KNOWLEDGE = "knowledge_items"
 STATUSES = ("current", "superseded", "merged", "coexisting")
@@ -91,13 +90,14 @@ def _check(row: Mapping[str, Any]) -> None:
         raise InvalidInput("knowledge item", f"missing fields {missing}")
 
 
-class KnowledgeTable:
+class KnowledgeTable(RecallReads):
     """The knowledge items on the archive's connection (same file, same transactions as the segments)."""
+
+    use_ids = "item_ids"
 
     def __init__(self, db: GuardedConnection):
         self.db = db
-        self._recall_cache = StampedCache(db)
-        self._uses = PendingUses()
+        self._keep_recall_reads(db)
         with db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
@@ -196,30 +196,13 @@ class KnowledgeTable:
                 [user_id, wanted]).fetchall()
         return [dict(zip(NAMES, r)) for r in rows]
 
-    # --- forgetting (the notes' daily downscaling and monthly forgetting) -----------------------------
-    # --- what recall keeps of the user in this process (graphs.registry's "cache.recall_reads") ----------
-    def cached_for(self, user_id: str) -> int:
-        return self._recall_cache.count(user_id)
-
-    def forget_cached(self, user_id: str) -> None:
-        self._recall_cache.forget(user_id)
-        self._uses.forget(user_id)
-
     def recall_items(self, user_id: str) -> list[dict[str, Any]]:
         """``items(user_id, history=True, remembered=True)`` as recall reads it on every query: kept until the
         user's write stamp moves (stores.stamped_cache; use counts may lag, facts never do)."""
         user_id = validate_id(user_id, "user_id")
         return self._recall_cache.get(user_id, "items", lambda: self.items(user_id, history=True, remembered=True))
 
-    def mark_accessed(self, user_id: str, item_ids: Sequence[str], now: float) -> int:
-        """Recall showed these items: one access more each, and no longer of low activity. Counted in memory and
-        written with others (stores.use_counts): before forgetting or a listing reads them, or within 30 s."""
-        user_id = validate_id(user_id, "user_id")
-        wanted = [validate_id(i, "item_ids") for i in item_ids]
-        if wanted and self._uses.add(user_id, wanted, float(now)):
-            self.flush_uses()
-        return len(wanted)
-
+    # --- forgetting (the notes' daily downscaling and monthly forgetting) -----------------------------
     def flush_uses(self) -> int:
         """Write the pending uses (of every user); returns how many items they touched."""
         users, items, counts, lasts = self._uses.drain()

@@ -20,8 +20,7 @@ from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
-from .stamped_cache import StampedCache
-from .use_counts import PendingUses
+from .use_counts import RecallReads
 
 PROCEDURES = "procedures"
 STATUSES = ("current", "superseded")
@@ -69,13 +68,14 @@ def _check(row: Mapping[str, Any]) -> None:
         raise InvalidInput("procedure", f"missing fields {missing}")
 
 
-class ProcedureTable:
+class ProcedureTable(RecallReads):
     """The procedures on the archive's connection (same file, same transactions as the segments)."""
+
+    use_ids = "procedure_ids"
 
     def __init__(self, db: GuardedConnection):
         self.db = db
-        self._recall_cache = StampedCache(db)
-        self._uses = PendingUses()
+        self._keep_recall_reads(db)
         with db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
@@ -128,14 +128,6 @@ class ProcedureTable:
                 "ORDER BY said_at, lineage_id, version", params).fetchall()
         return [_row(r) for r in rows]
 
-    # --- what recall keeps of the user in this process (graphs.registry's "cache.recall_reads") ----------
-    def cached_for(self, user_id: str) -> int:
-        return self._recall_cache.count(user_id)
-
-    def forget_cached(self, user_id: str) -> None:
-        self._recall_cache.forget(user_id)
-        self._uses.forget(user_id)
-
     def current(self, user_id: str) -> list[dict[str, Any]]:
         """``procedures(user_id)`` as recall reads it on every query: kept until the user's write stamp moves
         (stores.stamped_cache; use counts may lag, steps and versions never do)."""
@@ -184,15 +176,6 @@ class ProcedureTable:
                 con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
                             [user_id, lineages])
         return sorted(lineages)
-
-    def mark_accessed(self, user_id: str, procedure_ids: Sequence[str], now: float) -> int:
-        """Recall matched these procedures: one use more each. Counted in memory and written with others
-        (stores.use_counts): before forgetting or a listing reads them, or within 30 s."""
-        user_id = validate_id(user_id, "user_id")
-        wanted = [validate_id(p, "procedure_ids") for p in procedure_ids]
-        if wanted and self._uses.add(user_id, wanted, float(now)):
-            self.flush_uses()
-        return len(wanted)
 
     def flush_uses(self) -> int:
         """Write the pending uses (of every user); returns how many procedures they touched."""

@@ -13,6 +13,9 @@ import threading
 import time
 from typing import Sequence
 
+from .ids import validate_id
+from .stamped_cache import StampedCache
+
 
 class PendingUses:
     def __init__(self, max_pending: int = 512, max_age_seconds: float = 30.0) -> None:
@@ -45,3 +48,35 @@ class PendingUses:
         with self._lock:
             for key in [k for k in self._uses if k[0] == user_id]:
                 del self._uses[key]
+
+
+class RecallReads:
+    """What a table of the archive keeps for recall between queries: its per-user cached reads
+    (stores.stamped_cache) and recall's pending use counts. The table writes the uses (``flush_uses``, its
+    own SQL) and names the ids it counts (``use_ids``: the argument named in errors)."""
+
+    use_ids = "ids"
+
+    def _keep_recall_reads(self, db) -> None:
+        self._recall_cache = StampedCache(db)
+        self._uses = PendingUses()
+
+    def flush_uses(self) -> int:  # pragma: no cover - every table defines its own
+        raise NotImplementedError
+
+    def mark_accessed(self, user_id: str, ids: Sequence[str], now: float) -> int:
+        """Recall showed these: one use more each. Counted in memory and written with others (``PendingUses``):
+        before forgetting or a listing reads them, or within 30 s. Returns how many were counted."""
+        user_id = validate_id(user_id, "user_id")
+        wanted = [validate_id(i, self.use_ids) for i in ids]
+        if wanted and self._uses.add(user_id, wanted, float(now)):
+            self.flush_uses()
+        return len(wanted)
+
+    # what recall keeps of the user in this process (graphs.registry's "cache.recall_reads")
+    def cached_for(self, user_id: str) -> int:
+        return self._recall_cache.count(user_id)
+
+    def forget_cached(self, user_id: str) -> None:
+        self._recall_cache.forget(user_id)
+        self._uses.forget(user_id)
