@@ -325,8 +325,13 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
     services.close()
     stop_server(settings)
     result["bytes_per_memory"] = {k: round(v / total, 1) for k, v in tier_bytes(data_dir, services).items()}
-    # InMemoryStore on the same memories for a subset of users, same queries restricted to them.
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    # InMemoryStore on the same memories for a subset of users, same queries restricted to them
+    # (--inmem-users 0: no baseline, ours alone).
     sub = users[: args.inmem_users]
+    if not sub:
+        result["inmemorystore"]["users"] = 0
+        return result
     store, inmem_s = inmem_store(pool, sub, n)
     result["inmemorystore"]["users"] = len(sub)
     result["inmemorystore"]["ingest_per_s"] = round(len(sub) * n / inmem_s, 1)
@@ -386,6 +391,8 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     xs = [r["memories_per_user"] for r in results]
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for system, style in (("ours", "-o"), ("inmemorystore", "--s")):
+        if not all(r[system].get("c1") for r in results):  # --inmem-users 0: no baseline to draw
+            continue
         for q in ("p50", "p95"):
             ax.plot(xs, [r[system]["c1"][q] for r in results], style, label=f"{'Lumina recall' if system == 'ours' else 'InMemoryStore'} {q}")
     ax.set_xscale("log")
@@ -468,6 +475,8 @@ def render(report: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|"]
     for r in report["results"]:
         for system, label in (("ours", "Lumina recall (all channels)"), ("inmemorystore", f"InMemoryStore ({r['inmemorystore']['users']} users)")):
+            if system == "inmemorystore" and not r[system].get("users"):
+                continue
             cells = []
             for c in ("c1", "c8", "c32"):
                 v = r[system].get(c)
