@@ -3,6 +3,11 @@
 ChatOpenAI when configured (or any chat model passed in); otherwise a deterministic offline responder
 that speaks in the character's voice and cites the memory it used. ``reply_path`` says which ran.
 
+With a model, the memory context is the run's primed sections (``state["primed"]["text"]``) when priming
+ran, else the recalled items. A model that can call tools (``bind_tools``) gets search_memory and
+read_memory (A2, nodes.tools), bound to this run's user, and may look things up a few times before it
+answers (nodes.tools.loop.MAX_TOOL_CALLS).
+
 A11: the reply is journalled while it is generated (the model's stream, chunk by chunk; offline, the
 reply text), flushed with fsync every ``journal_flush_seconds`` or ``journal_flush_chars``. A process
 that dies mid-reply leaves the journal file; ``recover_replies`` (run once per process before the first
@@ -22,6 +27,8 @@ from stores.journal import Journal
 
 from .activity import record
 from .text.redact import redact_text
+from .tools.loop import bind, message_text, run_tool_loop, stream_round
+from .tools.memory_tools import create_memory_tools
 from .validate import redaction_kinds
 
 log = logging.getLogger("lumina.respond")
@@ -47,31 +54,33 @@ def offline_reply(character: str, query: str, recalled: list[dict]) -> str:
     return f"{remembered}{top['date']}に話したこと — {top['text'][:120]}"
 
 
-def _chunk_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content blocks
-        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
-                       if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
-    return str(content)
+def memory_context(state: dict) -> str:
+    """What the model is told it remembers: the primed sections (nodes.priming) when the run primed,
+    else the recalled items as dated lines."""
+    primed = state.get("primed") or {}
+    if isinstance(primed, dict) and primed.get("text"):
+        return primed["text"]
+    recalled = state.get("recalled") or []
+    return "\n".join(f"- [{r['date']}, {'/'.join(r['tiers'])}] {r['text']}" for r in recalled[:8])
 
 
-def _llm_reply(chat_model, character: str, query: str, recalled: list[dict], entry=None) -> str:
-    context = "\n".join(f"- [{r['date']}, {'/'.join(r['tiers'])}] {r['text']}" for r in recalled[:8])
+def _llm_reply(chat_model, character: str, query: str, context: str, entry=None, tools=()) -> str:
+    bound = bind(chat_model, tools)
+    look_up = (" You can look further with search_memory and open an id with read_memory before you answer."
+               if bound is not None else "")
     messages = [
         SystemMessage(
             f"You are {PERSONAS[character]} One of three characters chatting with the user. "
-            f"Use these memories when relevant:\n{context or '(none)'}"
+            f"Use these memories when relevant:\n{context or '(none)'}{look_up}"
         ),
         HumanMessage(query),
     ]
-    parts: list[str] = []
-    for chunk in chat_model.stream(messages):  # models without streaming yield one chunk
-        text = _chunk_text(chunk.content)
-        parts.append(text)
-        if entry is not None:
-            entry.write(text)
-    return "".join(parts).strip()
+    write = entry.write if entry is not None else None
+    if bound is not None:
+        text, results = run_tool_loop(bound, tools, messages, write)
+        log.info("reply tool results=%d", len(results))
+        return text
+    return message_text(stream_round(chat_model, messages, write).content).strip()
 
 
 _recovered: set[str] = set()
@@ -131,7 +140,8 @@ def respond(state: dict, ctx, services) -> dict:
     )
     try:
         if chat_model is not None:
-            text, path = _llm_reply(chat_model, character, query, recalled, entry), "llm"
+            tools = create_memory_tools(services, ctx.user_id)
+            text, path = _llm_reply(chat_model, character, query, memory_context(state), entry, tools), "llm"
         else:
             text, path = offline_reply(character, query, recalled), "offline"
             entry.write(text)

@@ -1,0 +1,83 @@
+"""Pointers: the one place that writes and reads the id strings a model sees beside each memory.
+
+Every item that priming or ``search_memory`` shows carries a pointer that ``read_memory`` opens:
+
+- ``ep:<source_id>`` — one message (a long one chunked at write time is opened whole); a bare source id
+  without a known prefix means the same, so ids printed by older tools and the CLI still open;
+- ``seg:<segment_id>`` — a segment (a topic unit of the conversation: its summary and its messages);
+- ``fact:<item_id>`` — a knowledge item, opened with its history;
+- ``proc:<procedure_id>`` — a procedure, opened with its versions;
+- ``kb:<name>:<doc_id>:<chunk_no>`` — a knowledge-base passage (nodes.kb).
+
+Ids are checked with ``stores.ids.validate_id`` before anything reads them: a hostile id is refused here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from stores.errors import InvalidInput
+from stores.ids import validate_id
+
+PointerKind = Literal["episode", "segment", "knowledge", "procedure", "kb"]
+PREFIXES: dict[str, PointerKind] = {"ep": "episode", "seg": "segment", "fact": "knowledge", "proc": "procedure",
+                                    "kb": "kb"}
+_PREFIX_OF: dict[PointerKind, str] = {kind: prefix for prefix, kind in PREFIXES.items()}
+
+
+class Pointer(BaseModel):
+    """A parsed pointer: what kind of memory, and the id its store knows it by."""
+
+    kind: PointerKind
+    id: str
+    """The source id (episode), segment id, item id, procedure id; for kb the whole ``kb:…`` id."""
+    kb: str | None = None
+    """kb only: the knowledge base's name."""
+    doc_id: str | None = None
+    chunk_no: int | None = None
+
+    def __str__(self) -> str:
+        return self.id if self.kind == "kb" else f"{_PREFIX_OF[self.kind]}:{self.id}"
+
+
+def format_pointer(item: Mapping[str, Any]) -> str:
+    """The pointer of a recall item (nodes.retrieval.recall), a knowledge or procedure hit, or a KB hit.
+
+    An episode item quoting one message points at that message (a chunked long reply is one source id);
+    one quoting several adjacent messages, or a segment item, points at its segment."""
+    kind = item.get("kind", "episode")
+    if kind == "knowledge":
+        return f"fact:{item['item_id']}"
+    if kind == "procedure":
+        return f"proc:{item['procedure_id']}"
+    if kind == "kb":
+        return str(item["id"])
+    sources = list(item.get("source_ids") or [])
+    segment = item.get("segment_id")
+    if item.get("unit") == "segment" or (len(sources) != 1 and segment and segment != "(open)"):
+        return f"seg:{segment}"
+    if sources:
+        return f"ep:{sources[-1]}"
+    return f"seg:{segment}"
+
+
+def parse_pointer(text: object) -> Pointer:
+    """The pointer ``text`` names; InvalidInput("id") when it is no pointer or holds a disallowed id."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("id", "must be a pointer such as ep:<source id>, seg:…, fact:…, proc:… or kb:…")
+    text = text.strip()
+    prefix, _, rest = text.partition(":")
+    kind = PREFIXES.get(prefix)
+    if kind is None or not rest:  # a bare source id (which may itself hold ':')
+        return Pointer(kind="episode", id=validate_id(text, "id"))
+    if kind != "kb":
+        return Pointer(kind=kind, id=validate_id(rest, "id"))
+    name, _, doc_chunk = rest.partition(":")
+    doc_id, _, chunk = doc_chunk.rpartition(":")
+    if not (name and doc_id and chunk.isdigit()):
+        raise InvalidInput("id", f"{text[:60]!r}: a KB pointer reads kb:<name>:<doc_id>:<chunk_no>")
+    validate_id(text, "id")
+    return Pointer(kind="kb", id=text, kb=name, doc_id=doc_id, chunk_no=int(chunk))

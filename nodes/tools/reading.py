@@ -1,0 +1,175 @@
+"""Opening a pointer (``read_memory``): the whole memory behind a search hit, for one user only.
+
+Every read goes through the user's own rows (turn ids are uuid5 of the user, tables filter by ``user_id``),
+so another user's id — or a made-up one — opens nothing: the answer is "not found", never "forbidden" (S7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from stores import ids
+
+from ..retrieval.packing import read_message
+from ..retrieval.temporal import date_label
+from ..text.chunking import join_parts, parse_part
+from .pointers import Pointer
+
+SEGMENT_MESSAGE_CHARS = 1_200
+"""A segment lists its messages; one longer than this is cut, with its own pointer to read it whole."""
+
+
+class Opened(BaseModel):
+    """What ``read_memory`` returns: the memory as text the model reads, and its fields for the caller."""
+
+    id: str
+    kind: str
+    date: str | None = None
+    text: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+def _day(ts: float | None) -> str | None:
+    return None if ts is None else date_label(ts)
+
+
+def _first_turn(archive, user_id: str, source_id: str):
+    """The message's turn, or its first part's when it was chunked (S3)."""
+    for sid in (source_id, ids.part_source_id(source_id, 0)):
+        found = archive.get_turns(user_id, [ids.turn_id(user_id, sid)])
+        if found:
+            return found[0]
+    return None
+
+
+def open_episode(services, user_id: str, pointer: Pointer) -> Opened | None:
+    archive = services.stores.archive
+    overlap = services.settings.long_message_chunk_overlap
+    text = read_message(archive, user_id, pointer.id, overlap)
+    first = _first_turn(archive, user_id, pointer.id) if text is not None else None
+    if text is None or first is None:
+        return None
+    chunked = parse_part(first.source_id) is not None
+    header = f"{pointer} — {first.speaker}, {date_label(first.ts)}" + (" (a long message, reassembled)" if chunked else "")
+    return Opened(id=str(pointer), kind="episode", date=date_label(first.ts), text=f"{header}\n{text}",
+                  details={"source_id": pointer.id, "speaker": first.speaker, "ts": first.ts,
+                           "segment_id": first.segment_id, "message": text, "chunked": chunked})
+
+
+def open_segment(services, user_id: str, pointer: Pointer) -> Opened | None:
+    stores = services.stores
+    record = stores.archive.get_segment(user_id, pointer.id) or stores.midterm.get_segment(user_id, pointer.id)
+    if record is None:
+        return None
+    overlap = services.settings.long_message_chunk_overlap
+    # Messages in conversation order; the parts of a chunked one are joined back under its one id.
+    messages: list[dict[str, Any]] = []
+    for turn in stores.archive.get_turns(user_id, record.turn_ids):
+        parent = (parse_part(turn.source_id) or (turn.source_id,))[0]
+        if messages and messages[-1]["source_id"] == parent and parse_part(turn.source_id):
+            messages[-1]["parts"].append((turn.source_id, turn.text, True))
+        else:
+            messages.append({"source_id": parent, "speaker": turn.speaker, "ts": turn.ts,
+                             "parts": [(turn.source_id, turn.text, True)]})
+    lines = [f"{pointer} — {date_label(record.start_ts)} to {date_label(record.end_ts)}, "
+             f"{len(messages)} messages", f"summary: {record.summary}"]
+    for m in messages:
+        m["text"] = join_parts(m.pop("parts"), overlap)
+        body = m["text"]
+        if len(body) > SEGMENT_MESSAGE_CHARS:
+            body = f"{body[:SEGMENT_MESSAGE_CHARS]} … (read_memory('ep:{m['source_id']}') for the whole message)"
+        lines.append(f"[ep:{m['source_id']}] {m['speaker']}: {body}")
+    return Opened(id=str(pointer), kind="segment", date=date_label(record.end_ts), text="\n".join(lines),
+                  details={"segment_id": record.segment_id, "summary": record.summary, "messages": messages,
+                           "keywords": list(record.keywords)})
+
+
+def _fact_line(row: Mapping[str, Any]) -> str:
+    value = row["value"] if row["polarity"] == "positive" else f"not {row['value']}"
+    subject = "" if row["subject"] == "user" else f"{row['subject']} "
+    held = f"{_day(row['valid_from']) or '?'} → {_day(row['valid_to']) or 'now'}"
+    forgotten = f", forgotten {_day(row['forgotten_at'])}" if row.get("forgotten_at") else ""
+    sources = " ".join(f"ep:{s}" for s in row["source_ids"] or [])
+    return (f"[fact:{row['item_id']}] {subject}{row['attribute']}: {value} — {row['status']} {held}{forgotten}; "
+            f"said \"{row['text']}\" ({sources or 'no source'})")
+
+
+def _history(rows: list[dict[str, Any]], item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The item's versions: the same subject and attribute, and every item linked to those by
+    ``superseded_by`` (a fact replaced under another attribute, 「コーヒー好き」 → 「紅茶にした」), oldest first."""
+    chain = {item["item_id"]}
+    chain |= {r["item_id"] for r in rows if r["attribute"] == item["attribute"]}
+    grew = True
+    while grew:
+        linked = {r["item_id"] for r in rows if r["superseded_by"] in chain}
+        linked |= {r["superseded_by"] for r in rows if r["item_id"] in chain and r["superseded_by"]}
+        grew = not linked <= chain
+        chain |= linked
+    return [r for r in rows if r["item_id"] in chain]
+
+
+def open_fact(services, user_id: str, pointer: Pointer) -> Opened | None:
+    table = getattr(services.stores.archive, "knowledge", None)
+    found = table.items(user_id, item_ids=[pointer.id]) if table is not None else []
+    if not found:
+        return None
+    item = found[0]
+    history = _history(table.items(user_id, history=True, subject=item["subject"]), item)
+    lines = [_fact_line(item)]
+    if len(history) > 1:
+        lines.append("history (oldest first):")
+        lines += [f"- {_fact_line(r)}" for r in history]
+    public = ("item_id", "subject", "attribute", "value", "polarity", "text", "status", "valid_from", "valid_to",
+              "superseded_by", "confidence", "source_ids", "forgotten_at")
+    return Opened(id=str(pointer), kind="knowledge", date=_day(item["said_at"]), text="\n".join(lines),
+                  details={"item": {k: item[k] for k in public}, "history": [{k: r[k] for k in public} for r in history]})
+
+
+def _procedure_text(row: Mapping[str, Any]) -> str:
+    steps = "\n".join(f"  {n}. {s}" for n, s in enumerate(row["steps"], 1))
+    return (f"[proc:{row['procedure_id']}] {row['title']} v{row['version']} ({row['status']}), confidence "
+            f"{row['confidence']:.2f}, {row['success_count']} succeeded / {row['failure_count']} failed, "
+            f"taught {_day(row['said_at'])}\n{steps}")
+
+
+def open_procedure(services, user_id: str, pointer: Pointer) -> Opened | None:
+    table = getattr(services.stores.archive, "procedures", None)
+    found = table.procedures(user_id, procedure_ids=[pointer.id]) if table is not None else []
+    if not found:
+        return None
+    row = found[0]
+    versions = [r for r in table.procedures(user_id, history=True) if r["lineage_id"] == row["lineage_id"]]
+    lines = [_procedure_text(row)]
+    others = [r for r in versions if r["procedure_id"] != row["procedure_id"]]
+    if others:
+        lines.append("other versions:")
+        lines += [_procedure_text(r) for r in others]
+    public = ("procedure_id", "title", "version", "status", "steps", "confidence", "success_count", "failure_count",
+              "superseded_by", "source_ids")
+    return Opened(id=str(pointer), kind="procedure", date=_day(row["said_at"]), text="\n".join(lines),
+                  details={"procedure": {k: row[k] for k in public},
+                           "versions": [{k: r[k] for k in public} for r in versions]})
+
+
+def open_kb(services, user_id: str, pointer: Pointer) -> Opened | None:
+    try:
+        from ..kb.search import read_kb
+    except ImportError:  # an installation without knowledge bases
+        return None
+    text = read_kb(services, pointer.id, user_id=user_id)
+    if text is None:
+        return None
+    return Opened(id=pointer.id, kind="kb", text=f"{pointer.id} — knowledge base {pointer.kb}\n{text}",
+                  details={"kb": pointer.kb, "doc_id": pointer.doc_id, "chunk_no": pointer.chunk_no, "passage": text})
+
+
+OPENERS = {"episode": open_episode, "segment": open_segment, "knowledge": open_fact, "procedure": open_procedure,
+           "kb": open_kb}
+
+
+def open_pointer(services, user_id: str, pointer: Pointer) -> Opened | None:
+    """The memory ``pointer`` names in ``user_id``'s memory, or None when this user has none by that id."""
+    return OPENERS[pointer.kind](services, ids.validate_id(user_id, "user_id"), pointer)
