@@ -77,7 +77,10 @@ def open_segment(services, user_id: str, pointer: Pointer) -> Opened | None:
     lines = [f"{pointer} — {date_label(record.start_ts)} to {date_label(record.end_ts)}, "
              f"{len(messages)} messages", f"summary: {record.summary}"]
     for m in messages:
-        m["text"] = join_parts(m.pop("parts"), overlap)
+        parts = m.pop("parts")
+        # A long message can straddle two segments (its parts count towards the turn cap): read it whole.
+        whole = read_message(stores.archive, user_id, m["source_id"], overlap) if parse_part(parts[0][0]) else None
+        m["text"] = whole if whole is not None else join_parts(parts, overlap)
         body = m["text"]
         if len(body) > SEGMENT_MESSAGE_CHARS:
             body = f"{body[:SEGMENT_MESSAGE_CHARS]} … (read_memory('ep:{m['source_id']}') for the whole message)"

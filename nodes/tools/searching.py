@@ -32,6 +32,8 @@ class Hit(BaseModel):
 
     id: str
     """The pointer ``read_memory`` opens."""
+    messages: list[str] = []
+    """An item quoting several messages (its id then names their segment): each message's own pointer."""
     kind: str
     date: str | None
     level: int | None = None
@@ -128,7 +130,10 @@ def search(services, user_id: str, query: str, *, kind: str | None = None, since
 def _hit(item: dict[str, Any]) -> Hit:
     kind = item.get("kind", "episode")
     level = item.get("level")
-    return Hit(id=format_pointer(item), kind=kind, date=item.get("date"), level=level if kind != "kb" else None,
+    pointer = format_pointer(item)
+    sources = list(item.get("source_ids") or []) if kind == "episode" else []
+    messages = [f"ep:{s}" for s in sources] if pointer.startswith("seg:") and item.get("unit") != "segment" else []
+    return Hit(id=pointer, messages=messages, kind=kind, date=item.get("date"), level=level if kind != "kb" else None,
                tiers=list(item.get("tiers") or ([f"kb_{item['kb']}"] if kind == "kb" else [])),
                score=round(float(item.get("score") or 0.0), 4), text=str(item.get("text", "")), item=item)
 
@@ -144,5 +149,7 @@ def render(hits: list[Hit], query: str) -> str:
         tiers = f" · {'/'.join(h.tiers)}" if h.tiers else ""
         where = f" · {h.item.get('source')}" if h.kind == "kb" and h.item.get("source") else ""
         lines.append(f"{n}. [{h.id}] {h.kind} · {h.date or 'undated'}{level}{tiers}{where} · score {h.score:.2f}")
+        if h.messages:
+            lines.append(f"   messages: {' '.join(h.messages)}")
         lines.append("   " + h.text.replace("\n", "\n   "))
     return "\n".join(lines)
