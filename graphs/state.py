@@ -48,6 +48,28 @@ class TurnInput(TypedDict, total=False):
     source_id: str
 
 
+class PrimedSectionState(TypedDict):
+    name: str
+    label: str
+    budget: int
+    tokens: int
+    items: list[dict[str, Any]]
+    """Each with ``_source`` (the pointer read_memory opens), origin, kind, text, tokens, date, similarity."""
+
+
+class PrimedState(TypedDict):
+    """nodes.priming.Primed as state: the memory the character answers with, in labelled sections (A1)."""
+
+    message_type: str
+    budget: int
+    preset: str
+    sections: list[PrimedSectionState]
+    text: str
+    """The sections rendered for a system prompt, within ``budget`` tokens."""
+    tokens: int
+    timings: dict[str, float]
+
+
 class InputState(TypedDict, total=False):
     """What a caller sends: a chat message, one transcript turn or a batch of them, or a request to
     close the segment."""
@@ -86,6 +108,8 @@ class MemoryState(InputState, total=False):
     """Why the last turn did or did not close a segment (each rule's verdict)."""
     recalled: list[dict[str, Any]]
     """Items retrieve_context found for the reply, each with its tiers and source turn ids."""
+    primed: PrimedState | None
+    """The primed context of this user turn (nodes.priming), replaced on each user turn."""
     responder: str
     """Which character answers this turn."""
     reply: str

@@ -1,9 +1,10 @@
-"""retrieve_context: on a user turn, recall what matters for the reply (L6) and pick who answers."""
+"""retrieve_context: on a user turn, recall what matters for the reply (L6), prime it (A1) and pick who answers."""
 
 from __future__ import annotations
 
 from .activity import QUERY_CHARS, record
 from .character_select import choose_character
+from .priming import prime
 from .retrieval.recall import recall
 
 
@@ -23,7 +24,11 @@ def retrieve_context(state: dict, ctx, services) -> dict:
         now_ts=turns[-1]["ts"],
     )
     responder = choose_character(query, state.get("character_turns") or {}, ctx.character)
+    # Priming reuses this recall for its knowledge & episodes channel (one recall per turn).
+    primed = prime(services, ctx.user_id, query, message_type=getattr(ctx, "message_type", None), character=responder,
+                   now_ts=turns[-1]["ts"], recalled=items, preset=getattr(ctx, "priming_preset", "default"))
     # A10: the question (already redacted, S7), what came back, and from where.
     record(services, ctx.user_id, "recall", turn_id=turns[-1]["turn_id"], query=query[:QUERY_CHARS], items=len(items),
-           segments=[i["segment_id"] for i in items[:5]], tiers=sorted({t for i in items for t in i["tiers"]}))
-    return {"recalled": items, "responder": responder}
+           segments=[i["segment_id"] for i in items[:5]], tiers=sorted({t for i in items for t in i["tiers"]}),
+           message_type=primed.message_type, primed_tokens=primed.tokens)
+    return {"recalled": items, "primed": primed.model_dump(), "responder": responder}

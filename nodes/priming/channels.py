@@ -1,0 +1,199 @@
+"""The four priming channels (A1): each reads one kind of memory and returns candidate items, best first.
+
+They run in parallel (prime.py) and only read; what fits the budgets is decided afterwards (assemble.py).
+Every item is a dict with the PrimedItem fields (``_source`` is its read_memory pointer, ``origin`` its layer).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any, Sequence
+
+import numpy as np
+
+from nodes.activity import recent_activity
+from nodes.knowledge.learn import params_of as knowledge_params
+from nodes.knowledge.procedures import match_procedures
+from nodes.knowledge.profile import build_profile
+from nodes.knowledge.recall_procedures import _item as procedure_item
+from nodes.retrieval.budget import count_tokens
+from nodes.retrieval.recall import recall
+from nodes.retrieval.temporal import date_label
+from nodes.text.reference_cues import refers_back
+from nodes.text.tokenize import terms
+from nodes.tools.pointers import format_pointer
+
+from .presets import PrimingPreset
+
+ASKING = ("question", "request")  # types whose recent activity must be about the message
+
+
+def item(origin: str, pointer: str, kind: str, text: str, *, date: str | None = None, similarity: float | None = None,
+         source_ids: Sequence[str] = (), quoted: Sequence[str] = ()) -> dict[str, Any]:
+    return {"_source": pointer, "origin": origin, "kind": kind, "text": text, "tokens": count_tokens(text), "date": date,
+            "similarity": None if similarity is None else round(float(similarity), 4),
+            "source_ids": list(source_ids), "quoted_source_ids": list(quoted)}
+
+
+def _cosine(vector: Sequence[float] | None, query: np.ndarray | None) -> float | None:
+    if vector is None or query is None or len(vector) != len(query):
+        return None
+    v = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(v) * np.linalg.norm(query))
+    return float(v @ query) / norm if norm else None
+
+
+# --- A: the user's profile ----------------------------------------------------------------------------------
+def profile_channel(services, user_id: str, message: str, message_type: str, character: str | None) -> list[dict]:
+    """The profile's gist (top topics, the relationship with the character who answers), then the facts about
+    the user: for a question or a request only those sharing a word with the message, else the newest first."""
+    profile = build_profile(services, user_id)
+    latest = services.stores.archive.segments(user_id, limit=1)
+    out: list[dict] = []
+    topics = list(profile["topics"])[:5]
+    who = character if character in profile["characters"] else None
+    if topics or who:
+        parts = [f"likes to talk about {', '.join(topics)}"] if topics else []
+        if who:
+            c = profile["characters"][who]
+            parts.append(f"with {who}: relationship depth {c['relationship_depth']:.2f}, {c['turns']} turns over {c['days']} days")
+        if latest:
+            out.append(item("profile", f"seg:{latest[0].segment_id}", "profile", "; ".join(parts),
+                            date=date_label(latest[0].end_ts)))
+    words = set(terms(message))
+    facts = profile["facts"]
+    if message_type in ASKING:
+        facts = [f for f in facts if words & set(terms(f"{f['attribute']} {f['value']} {f['text']}"))]
+    for f in facts:
+        out.append(item("profile", f"fact:{f['item_id']}", "knowledge", f"{f['attribute']}: {f['value']}",
+                        date=date_label(f["valid_from"]) if f["valid_from"] else None))
+    return out
+
+
+# --- B: recent activity -------------------------------------------------------------------------------------
+def recent_channel(services, user_id: str, message: str, message_type: str, preset: PrimingPreset,
+                   query_vector: Future) -> list[dict]:
+    """The latest segments (mid-term, else the archive) as their summaries, newest first, and the questions the
+    user asked lately (the activity log). For a question or a request that does not refer back to earlier
+    talk, only the segments at least ``preset.threshold`` similar to the message."""
+    stores = services.stores
+    segments = stores.midterm.recent_segments(user_id, preset.recent) if preset.recent else []
+    if not segments and preset.recent:
+        segments = stores.archive.segments(user_id, limit=preset.recent)
+    gate = message_type in ASKING and not refers_back(message)
+    qvec = query_vector.result() if gate else None
+    out: list[dict] = []
+    for seg in segments:
+        similarity = _cosine(seg.embedding, qvec) if gate else None
+        if gate and (similarity is None or similarity < preset.threshold):
+            continue
+        out.append(item("recent", f"seg:{seg.segment_id}", "segment", f"[{date_label(seg.end_ts)}] {seg.summary}",
+                        date=date_label(seg.end_ts), similarity=similarity, source_ids=seg.source_ids))
+    if gate:
+        return out
+    asked = [e for e in recent_activity(services, user_id, 20, ("recall",)) if e.get("query") and e.get("turn_id")][-5:]
+    if asked:
+        by_id = {t.turn_id: t for t in stores.archive.get_turns(user_id, [e["turn_id"] for e in asked])}
+        for e in reversed(asked):
+            turn = by_id.get(e["turn_id"])
+            if turn is not None:
+                out.append(item("activity", f"ep:{turn.source_id}", "activity", f"[{date_label(turn.ts)}] asked: {e['query']}",
+                                date=date_label(turn.ts), source_ids=[turn.source_id]))
+    return out
+
+
+# --- C: related knowledge and episodes ----------------------------------------------------------------------
+def recall_items(services, user_id: str, message: str, *, purpose: str, budget: int, character: str | None,
+                 now_ts: float | None, query_vector: Future) -> list[dict]:
+    return recall(services, user_id, message, purpose=purpose, budget=budget, character=character, now_ts=now_ts,
+                  query_vector=query_vector.result())
+
+
+def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: PrimingPreset,
+                    query_vector: Future) -> tuple[list[dict], list[dict]]:
+    """Recall's items as primed items: (knowledge and episodes, procedures). Facts found by vectors alone must
+    reach the threshold; episodes carry their cosine (their best turn's) but are not cut by it (presets.py)."""
+    qvec = query_vector.result()
+    weight = knowledge_params(services).recall_vector_weight or 1.0
+    index = services.turn_index.get(services.stores.archive, user_id, services.stores.turns)
+    episodes: list[dict] = []
+    procedures: list[dict] = []
+    semantic = 0
+    for r in recalled:
+        kind = r.get("kind", "episode")
+        if r.get("segment_id") == "(open)":
+            continue  # the open segment's turns are the conversation itself, in the prompt already
+        if kind == "procedure":
+            procedures.append(_procedure(r))
+            continue
+        if kind == "knowledge":
+            vector_only = list(r.get("channels") or ()) == ["vector"]
+            similarity = float(r["score"]) / weight if vector_only else None
+            if vector_only and similarity < preset.threshold:
+                continue
+            episodes.append(item("knowledge", format_pointer(r), "knowledge", r["text"], date=r.get("date"),
+                                 similarity=similarity, source_ids=r.get("source_ids", ()), quoted=r.get("source_ids", ())))
+            continue
+        if preset.semantic is not None and semantic >= preset.semantic:
+            continue
+        semantic += 1
+        positions = [index.position[t] for t in r.get("turn_ids", ()) if t in index.position]
+        vectors = index.vectors_for(services.stores.turns, user_id, positions) if positions and qvec is not None else {}
+        similarity = max((float(v @ qvec) for v in vectors.values()), default=None)
+        episodes.append(item("semantic", format_pointer(r), kind, r["text"], date=r.get("date"), similarity=similarity,
+                             source_ids=r.get("source_ids", ()), quoted=r.get("quoted_source_ids", r.get("source_ids", ()))))
+    if preset.summaries:
+        episodes += _summaries(services, user_id, recalled, preset.summaries)
+    return episodes, procedures
+
+
+def _summaries(services, user_id: str, recalled: Sequence[dict], wanted: int) -> list[dict]:
+    """S1 "summary": the summaries of the best episodes' segments (long-term context at a glance)."""
+    out: list[dict] = []
+    seen: set[str] = set()
+    for r in recalled:
+        seg_id = r.get("segment_id")
+        if len(out) >= wanted or not seg_id or seg_id == "(open)" or seg_id in seen or r.get("kind") not in (None, "episode"):
+            continue
+        seen.add(seg_id)
+        seg = services.stores.archive.get_segment(user_id, seg_id)
+        if seg is not None and seg.summary:
+            out.append(item("summary", f"seg:{seg_id}", "segment", f"[{date_label(seg.end_ts)}] {seg.summary}",
+                            date=date_label(seg.end_ts), source_ids=seg.source_ids))
+    return out
+
+
+# --- D: matching procedures ---------------------------------------------------------------------------------
+def _procedure(r: dict) -> dict:
+    return item("procedure", format_pointer(r), "procedure", r["text"], date=r.get("date"),
+                similarity=r["score"] if r.get("stage") == "vector" else None, source_ids=r.get("source_ids", ()))
+
+
+def procedure_channel(services, user_id: str, message: str, preset: PrimingPreset) -> list[dict]:
+    """The notes' three-stage match (bracket keyword, content words, vectors); a vector-only match must reach the
+    threshold."""
+    table = getattr(services.stores.archive, "procedures", None)
+    if not message.strip() or table is None or not table.current(user_id):
+        return []
+    out = []
+    for m in match_procedures(services, user_id, message, limit=3):
+        if m["stage"] == "vector" and m["score"] < preset.threshold:
+            continue
+        out.append(_procedure(procedure_item(m)))
+    return out
+
+
+# --- knowledge bases (L5) -----------------------------------------------------------------------------------
+def kb_channel(services, user_id: str, message: str, preset: PrimingPreset, query_vector: Future) -> list[dict]:
+    """Passages of the knowledge bases the user can read, at least ``preset.threshold`` similar (their score is
+    the cosine). Empty while nodes.kb is not installed."""
+    try:
+        from nodes.kb.search import search_kb
+    except ImportError:
+        return []
+    if not message.strip():
+        return []
+    hits = search_kb(services, message, user_id=user_id, limit=5, query_vector=query_vector.result())
+    return [item("kb", h["id"], "kb", f"[{h['source']} §{h['position']}] {h['text']}", date=h.get("date"),
+                 similarity=h["score"])
+            for h in hits if h.get("score") is not None and h["score"] >= preset.threshold]

@@ -1,0 +1,243 @@
+"""Priming (A1, L6, P1, S1, S2) on real engines: message types, budgets, sections and pointers, presets,
+thresholds, the P1 split, the node's state, isolation between users."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from nodes.priming import PRESETS, channel_budgets, detect_message_type, prime, working_memory_split
+from nodes.priming import channels
+from nodes.priming.assemble import label_reserve
+from nodes.priming.budgets import NOTES_CHANNEL_BUDGETS, flow_unused
+from nodes.priming.message_type import resolve_message_type
+from nodes.priming.presets import PrimingPreset
+from nodes.retrieval.budget import count_tokens
+from nodes.tools.pointers import parse_pointer
+
+# --- message types --------------------------------------------------------------------------------------------
+CASES = {
+    "greeting": ["hi", "Hello!", "Hey Lumina", "Good morning!", "good evening, Nox", "How are you?", "Hi, how's it going?",
+                 "Long time no see!", "I'm back!", "Happy new year!", "おはよう", "おはようございます！", "こんにちは",
+                 "こんばんは、ルミナ", "ただいま〜", "久しぶり！元気？", "おやすみなさい", "はじめまして、よろしくお願いします",
+                 "やっほー", "また明日！"],
+    "question": ["What did I eat yesterday?", "When is Bob's birthday", "Where did we go last summer?", "Who is Mika?",
+                 "Do you remember my dog's name?", "Could you tell me when we met?", "Remind me what I said about Bob",
+                 "Hi! What's the name of my cat?", "Why was I sad last week?", "How many books did I read?",
+                 "昨日何食べたっけ？", "ボブの誕生日はいつ", "モカは何歳？", "先週どこに行ったか覚えてる？",
+                 "明日の天気を教えてください", "おはよう、今日の予定は？", "私の好きな食べ物は何ですか", "なんで怒ってたんだっけ",
+                 "誰と行ったかな", "あの本のタイトル知ってる？"],
+    "request": ["Can you help me plan a trip?", "Please write a poem", "Write a haiku about rain", "Hi! Can you book a table?",
+                "Remind me to call mom tomorrow", "Let's make a shopping list", "I need you to summarise my week",
+                "Could you draft an email to my boss?", "Translate this into French", "Give me a recipe for cheesecake",
+                "レシピをまとめてください", "旅行の計画を手伝って", "メールを書いて", "買い物リストを作ってくれる？",
+                "明日の予定をリマインドしてほしい", "お願い、一緒に考えて", "レポートを確認していただけますか",
+                "週末の計画を立てよう", "チーズケーキの作り方をまとめて", "おすすめの本を提案して"],
+    "heartbeat": ["", "   ", "[heartbeat]", "ping", "(tick)", "[system] scheduled check", "heartbeat", "定期巡回",
+                  "【定期チェック】", "[定期] 状態確認"],
+    "default": ["I went to the park today.", "今日は公園に行った。", "My cat turned three.", "雨が降ってきた",
+                "That movie was great", "仕事が忙しくて疲れた"],
+}
+
+
+@pytest.mark.parametrize("expected,text", [(k, t) for k, texts in CASES.items() for t in texts])
+def test_message_type_is_detected_in_japanese_and_english(expected, text):
+    assert detect_message_type(text) == expected
+
+
+def test_a_given_message_type_wins_and_an_unknown_one_is_refused():
+    assert resolve_message_type("hi", "request") == "request"
+    assert resolve_message_type("hi", None) == "greeting"
+    with pytest.raises(ValueError):
+        resolve_message_type("hi", "chitchat")
+
+
+# --- budgets, presets, P1 -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("total", [200, 500, 1500, 2700, 3000, 1024, 7])
+def test_channel_budgets_keep_the_notes_shares_and_sum_to_the_total(total):
+    parts = channel_budgets(total)
+    assert sum(parts.values()) == total
+    notes = sum(NOTES_CHANNEL_BUDGETS.values())
+    for name, base in NOTES_CHANNEL_BUDGETS.items():
+        assert abs(parts[name] - total * base / notes) < 1.0
+    assert channel_budgets(2700) == NOTES_CHANNEL_BUDGETS
+
+
+def test_unused_budget_flows_to_the_episodes_channel():
+    budgets = channel_budgets(1500)
+    final = flow_unused(budgets, {"profile": 40, "recent": 0, "procedures": 30})
+    assert final["profile"] == 40 and final["recent"] == 0 and final["procedures"] == 30
+    assert final["episodes"] == 1500 - 40 - 30
+    assert sum(final.values()) == 1500
+
+
+def test_p1_split_sums_to_the_prompt_budget_and_adjusts():
+    split = working_memory_split()
+    assert split.total == 4096 and sum(split.parts.values()) == 4096
+    assert split.parts["working_memory"] in (1228, 1229) and split.parts["memories"] in (819, 820)
+    assert split.parts["system"] == split.parts["alerts"]
+    urgent = working_memory_split(situation="emergency")
+    assert sum(urgent.parts.values()) == 4096 and urgent.parts["alerts"] > split.parts["alerts"]
+    social = working_memory_split(2000, situation="social")
+    assert sum(social.parts.values()) == 2000 and abs(sum(social.shares.values()) - 1) < 1e-5
+    assert social.shares["social"] > 0.15
+    custom = working_memory_split(1000, adjust={"memories": 2.0})
+    assert custom.parts["memories"] > 200 and sum(custom.parts.values()) == 1000
+    with pytest.raises(ValueError):
+        working_memory_split(situation="panic")
+    with pytest.raises(ValueError):
+        working_memory_split(adjust={"mood": 2.0})
+
+
+def test_presets_hold_s2_thresholds_and_s1_shape():
+    assert (PRESETS["default"].threshold, PRESETS["precise"].threshold, PRESETS["exploratory"].threshold) == (0.7, 0.8, 0.6)
+    s1 = PRESETS["hierarchical"]
+    assert (s1.recent, s1.semantic, s1.summaries, s1.max_items) == (5, 3, 2, 10)
+
+
+# --- on real engines ------------------------------------------------------------------------------------------
+USER = "demo-user"
+
+
+def _check_budgets(primed):
+    assert count_tokens(primed.text) <= primed.budget
+    assert primed.tokens == count_tokens(primed.text)
+    for section in primed.sections:
+        assert section.tokens <= section.budget, section.name
+        assert section.tokens == sum(i.tokens for i in section.items)
+    room = primed.budget - label_reserve()
+    assert sum(s.budget for s in primed.sections if s.name not in ("episodes", "kb")) + \
+        primed.section("episodes").budget + primed.section("kb").budget <= room + sum(
+            s.budget - s.tokens for s in primed.sections if s.name in ("profile", "recent", "procedures"))
+
+
+@pytest.mark.parametrize("message,kind", [("ただいま！", "greeting"), ("モカは何歳になった？", "question"),
+                                          ("モカの誕生日パーティーの計画を手伝って", "request"), ("[heartbeat]", "heartbeat")])
+def test_budgets_hold_per_section_and_overall(demo_memory, message, kind):
+    services = demo_memory.services
+    primed = prime(services, USER, message)
+    assert primed.message_type == kind
+    assert primed.budget == services.settings.recall_budgets[kind]
+    _check_budgets(primed)
+    assert primed.items(), "the demo user's memory primes something for every type"
+    seen = set()
+    for section in primed.sections:
+        if section.items:
+            assert section.label in primed.text
+        for entry in section.items:
+            assert f"({entry.source})" in primed.text
+            assert parse_pointer(entry.source).id  # read_memory can open it
+            assert entry.source not in seen
+            seen.add(entry.source)
+
+
+def test_a_question_gets_its_episodes_and_the_unused_budget(demo_memory):
+    services = demo_memory.services
+    primed = prime(services, USER, "モカは何歳？")
+    episodes = primed.section("episodes")
+    assert any("モカ" in i.text for i in episodes.items)
+    assert all(i.origin in ("semantic", "knowledge", "summary") for i in episodes.items)
+    base = channel_budgets(primed.budget - label_reserve())
+    unused = sum(base[n] - primed.section(n).tokens for n in ("profile", "recent", "procedures"))
+    assert unused > 0
+    assert episodes.budget + primed.section("kb").budget == base["episodes"] + unused
+    assert primed.section("episodes").tokens > base["episodes"]  # it used what the others left
+
+
+def test_a_given_budget_and_type_are_obeyed(demo_memory):
+    primed = prime(demo_memory.services, USER, "モカは何歳？", message_type="heartbeat")
+    assert primed.message_type == "heartbeat" and primed.budget == 200
+    _check_budgets(primed)
+    small = prime(demo_memory.services, USER, "モカは何歳？", budget=60)
+    assert small.budget == 60 and count_tokens(small.text) <= 60
+
+
+def test_hierarchical_preset_has_s1_shape(demo_memory):
+    primed = prime(demo_memory.services, USER, "ただいま！モカの話をしよう", preset="hierarchical", message_type="greeting",
+                   budget=3000)
+    items = primed.items()
+    assert 0 < len(items) <= 10
+    origins = [i.origin for i in items]
+    assert origins.count("semantic") <= 3 and origins.count("summary") <= 2 and origins.count("recent") <= 5
+    assert "recent" in origins and "semantic" in origins
+    assert len({i.source for i in items}) == len(items)
+
+
+def test_similarity_thresholds_filter_recent_segments_for_a_question(demo_memory):
+    services = demo_memory.services
+    segments = services.stores.archive.segments(USER, limit=5)
+    assert segments
+    # A question made of the newest segment's own summary is as similar to it as anything can be.
+    question = segments[0].summary[:200] + "？"
+    vector = services.embedder.embed([question])[0]
+    from concurrent.futures import Future
+
+    qvec = Future()
+    qvec.set_result(vector)
+
+    def recent(threshold):
+        preset = PrimingPreset(name="t", threshold=threshold)
+        return channels.recent_channel(services, USER, question, "question", preset, qvec)
+
+    everything, strict = recent(0.0), recent(0.999)
+    assert len(everything) == len(segments) or len(everything) == PRESETS["default"].recent
+    assert all(i["similarity"] is not None for i in everything)
+    assert len(strict) < len(everything)
+    for name in ("exploratory", "default", "precise"):
+        kept = channels.recent_channel(services, USER, question, "question", PRESETS[name], qvec)
+        assert all(i["similarity"] >= PRESETS[name].threshold for i in kept)
+        assert [i["_source"] for i in kept] == [i["_source"] for i in everything if i["similarity"] >= PRESETS[name].threshold]
+    best = max(everything, key=lambda i: i["similarity"])
+    assert best["_source"] == f"seg:{segments[0].segment_id}"
+    assert best["_source"] in [i["_source"] for i in recent(best["similarity"])]
+    assert best["_source"] not in [i["_source"] for i in recent(best["similarity"] + 0.001)]
+    # A greeting is not about anything: recent activity comes by time, unfiltered.
+    greeting = channels.recent_channel(services, USER, "ただいま", "greeting", PRESETS["precise"], qvec)
+    assert len(greeting) >= len(segments[:5])
+
+
+def test_the_node_puts_primed_into_state(memory_factory, demo_rows):
+    from graphs.replay import replay
+
+    mem = memory_factory()
+    replay(mem.graph, "pia", [{k: v for k, v in r.items() if k != "user_id"} for r in demo_rows[:40]])
+    config = {"configurable": {"thread_id": "chat:pia"}}
+    out = mem.graph.invoke({"messages": [HumanMessage("モカは何歳だっけ？")]}, config, context={"user_id": "pia"})
+    state = mem.graph.get_state(config).values
+    primed = state["primed"]
+    assert primed["message_type"] == "question" and primed["budget"] == 1500
+    assert {s["name"] for s in primed["sections"]} == {"profile", "recent", "episodes", "procedures", "kb"}
+    assert count_tokens(primed["text"]) <= 1500 and "モカ" in primed["text"]
+    assert all("_source" in i for s in primed["sections"] for i in s["items"])
+    assert out["recalled"]  # recall's items stay where they were
+    mem.graph.invoke({"messages": [HumanMessage("モカは何歳だっけ？")]}, config,
+                     context={"user_id": "pia", "message_type": "greeting"})
+    again = mem.graph.get_state(config).values["primed"]
+    assert again["message_type"] == "greeting" and again["budget"] == 500
+
+
+def test_another_users_profile_never_appears(memory_factory):
+    from graphs.replay import replay
+
+    mem = memory_factory()
+    ts = 1_790_000_000
+
+    def say(user, lines):
+        rows = []
+        for n, text in enumerate(lines):
+            rows.append({"speaker": "user", "text": text, "ts": ts + 60 * n, "source_id": f"{user}-{n}"})
+            rows.append({"speaker": "lumina", "text": "そうなんだ！", "ts": ts + 60 * n + 30, "source_id": f"{user}-{n}r"})
+        replay(mem.graph, user, rows)
+
+    say("alice", ["I love durian and I eat durian every week.", "My favourite food is durian.", "I live in Osaka."])
+    say("bob", ["I love sushi.", "My favourite food is ramen.", "I live in Sapporo."])
+    services = mem.services
+    for message in ("hi", "What is my favourite food?", "Please plan a dinner for me", "[heartbeat]"):
+        for preset in PRESETS:
+            bob = prime(services, "bob", message, preset=preset, budget=3000)
+            assert "durian" not in bob.text.lower() and "osaka" not in bob.text.lower()
+    alice = prime(services, "alice", "What is my favourite food?", budget=3000)
+    assert "durian" in alice.text.lower()  # the same question does find the owner's own memory
+    alice_ids = {i.source for i in alice.items()}
+    bob_ids = {i.source for i in prime(services, "bob", "What is my favourite food?", budget=3000).items()}
+    assert not alice_ids & bob_ids
