@@ -30,7 +30,7 @@ from langgraph.store.base import IndexConfig, TTLConfig
 
 from nodes.services import default_services
 from nodes.text.embedder import CachedEmbedder, make_embedder
-from nodes.text.tokenize import terms
+from nodes.text.transliterate import cross_terms
 from stores import ids
 from stores.datadir_lock import DataDirLock
 from stores.errors import InvalidInput
@@ -101,7 +101,7 @@ def store_parts(
         lock.release()
         raise
     parts: dict[str, Any] = dict(items=items, vectors=opened[1], embed=embedding, index=index, ttl=ttl,
-                                 tokenize=terms, on_close=lock.release, max_query_chars=settings.max_query_chars,
+                                 tokenize=cross_terms, on_close=lock.release, max_query_chars=settings.max_query_chars,
                                  max_value_bytes=settings.max_store_value_bytes)
     if settings.pii_redaction:
         parts["pii_kinds"] = settings.pii_kinds

@@ -211,6 +211,25 @@ class DuckDBItems:
             ).fetchall()
         return [(_row(r), list(r[-1])) for r in rows], {t: int(n) for t, n in df}, int(total[0]) if total else 0
 
+    # --- keyword terms of another tokenizer version ---------------------------------------------------
+    def unstamped(self, stamp: str, limit: int) -> list[Row]:
+        """Up to ``limit`` indexed items whose tokens lack ``stamp`` (tokenised by an earlier version)."""
+        with self._db.read() as con:
+            rows = con.execute(f"{_SELECT} WHERE index_hash <> '' AND NOT list_contains(tokens, ?) LIMIT ?",
+                               [stamp, int(limit)]).fetchall()
+        return [_row(r) for r in rows]
+
+    def set_tokens(self, tokens: dict[str, list[str]]) -> None:
+        """Replace the tokens of items (item id -> tokens); nothing else changes, updated_at included."""
+        if not tokens:
+            return
+        with self._db.tx() as con:
+            con.execute(
+                f"UPDATE {ITEMS_TABLE} SET tokens = t.tokens FROM (SELECT unnest(?::VARCHAR[]) AS item_id, "
+                f"unnest(?::VARCHAR[][]) AS tokens) AS t WHERE {ITEMS_TABLE}.item_id = t.item_id",
+                [list(tokens), list(tokens.values())],
+            )
+
     def namespaces(self, alive_at: float | None = None) -> list[tuple[str, ...]]:
         alive, params = _alive(alive_at)
         with self._db.read() as con:

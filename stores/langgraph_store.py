@@ -187,6 +187,7 @@ class LuminaStore(QuerySearch, BaseStore):
             self.dense_weight = dense_weight
             self.max_query_chars, self.max_value_bytes = max_query_chars, max_value_bytes
             self._rekey_legacy()
+            self._restamp_terms()
         except BaseException:
             self.close()
             raise
@@ -206,6 +207,21 @@ class LuminaStore(QuerySearch, BaseStore):
             for chunk in batched(old, MAX_ID_FILTER):
                 self.vectors._delete([Match(ITEM_FIELD, tuple(chunk))])
             self.items.write([], old)
+
+    def _restamp_terms(self) -> None:
+        """Re-tokenise indexed items whose keyword terms an earlier tokenizer version wrote (a tokenizer with a
+        ``stamp`` puts it among every text's terms; nodes.text.transliterate.CrossTerms does), so the keyword
+        channel never mixes two versions' terms. The texts are read again with the store's index fields."""
+        stamp = getattr(self.tokenize, "stamp", None)
+        if not stamp:
+            return
+        with self._lock:
+            while rows := self.items.unstamped(stamp, MAX_ID_FILTER):
+                tokens = {}
+                for r in rows:
+                    texts = self._texts(PutOp(r.namespace, r.key, r.value))
+                    tokens[r.item_id] = sorted({t for _, text in texts for t in self.tokenize(text)} | {stamp})
+                self.items.set_tokens(tokens)
 
     # --- the required core -----------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:

@@ -106,10 +106,25 @@ class QuerySearch:
 
     def _keyword(self, query: str, prefix: tuple[str, ...], allowed: Mapping[str, Row] | None, pool: int,
                  alive_at: float | None) -> dict[str, tuple[Row, float]]:
-        """Items sharing terms with ``query``, each with its IDF-weighted coverage of the query's terms."""
-        terms = list(dict.fromkeys(self.tokenize(query)))
-        hits, df, total = self.items.keyword(prefix, terms, pool, alive_at)
-        idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
-        norm = sum(idf.values()) or 1.0
-        return {row.item_id: (row, sum(idf[t] for t in has) / norm) for row, has in hits
-                if allowed is None or row.item_id in allowed}
+        """Items sharing terms with ``query``, each with its IDF-weighted coverage of the query's terms.
+
+        A tokenizer with ``split_query`` (nodes.text.transliterate.CrossTerms) also gives keys standing for
+        query terms in the other script (「ボブ」 for "Bob"): an item holding a term or any of its keys covers
+        that term once, at the rarer of the two's IDF, and the coverage is over the query's own terms, so
+        keys that match nothing change no score."""
+        split = getattr(self.tokenize, "split_query", None)
+        terms, alias = split(query) if split is not None else (list(dict.fromkeys(self.tokenize(query))), {})
+        hits, df, total = self.items.keyword(prefix, [*terms, *alias], pool, alive_at)
+        idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in [*terms, *alias]}
+        norm = sum(idf[t] for t in terms) or 1.0
+        out: dict[str, tuple[Row, float]] = {}
+        for row, has in hits:
+            if allowed is not None and row.item_id not in allowed:
+                continue
+            covered: dict[str, float] = {}
+            for t in has:
+                source = alias.get(t, t)
+                if source in idf:
+                    covered[source] = max(covered.get(source, 0.0), min(idf[t], idf[source]) if t != source else idf[t])
+            out[row.item_id] = (row, sum(covered.values()) / norm)
+        return out

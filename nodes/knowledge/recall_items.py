@@ -26,6 +26,7 @@ from typing import Any
 from nodes.retrieval.budget import count_tokens
 from nodes.retrieval.temporal import date_label as _date
 from nodes.text.tokenize import terms
+from nodes.text.transliterate import index_keys, with_aliases
 from stores.errors import StoreUnavailable
 
 from .learn import params_of
@@ -77,7 +78,8 @@ def _score(query_lower: str, query_terms: set[str], row: Mapping[str, Any]) -> f
     named = bool(set(terms(f"{row['value']} {row['detail'] or ''}")) & query_terms)
     cue = any(c in query_lower for c in QUESTION_CUES.get(row["attribute"], ())) or (
         named and row["attribute"] in DATED and any(c in query_lower for c in WHEN_CUES))
-    about = row["subject"] != "user" and bool(set(terms(row["subject"])) & query_terms)
+    # the person asked about, in either script (「ボブ」 for "Bob": nodes.text.transliterate)
+    about = row["subject"] != "user" and bool({*terms(row["subject"]), *index_keys(row["subject"])} & query_terms)
     if not (cue or about):
         return 0.0
     context = set(terms(row["text"])) & query_terms
@@ -108,7 +110,7 @@ def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3,
     rows = table.recall_items(user_id)
     if not rows:
         return []
-    q_lower, q_terms = _lower(query), set(terms(query))
+    q_lower, q_terms = _lower(query), set(with_aliases(query, terms(query)))
     past = asks_about_past(query)
     near = _nearest(services, user_id, query_vector)
     weight = params_of(services).recall_vector_weight

@@ -13,6 +13,7 @@ from collections import Counter, OrderedDict, defaultdict
 import numpy as np
 
 from ..text.tokenize import terms
+from ..text.transliterate import index_keys, with_aliases
 from .turn_index import write_stamp
 
 
@@ -42,6 +43,8 @@ class _UserIndex:
         self.lengths.append(sum(counts.values()))
         for term, tf in counts.items():
             self._pending[term].append((doc, tf))
+        for key in index_keys(text):  # cross-script keys (nodes.text.transliterate): no length
+            self._pending[key].append((doc, 1))
 
     def _compiled(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         if self._pending or len(self._length_array) != len(self.lengths):
@@ -54,7 +57,8 @@ class _UserIndex:
             self._length_array = np.asarray(self.lengths, dtype=np.float64)
         return self._arrays
 
-    def search(self, query: str, limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[str, float]]:
+    def search(self, query: str, limit: int, k1: float = 1.2, b: float = 0.75,
+               cross: bool = True) -> list[tuple[str, float]]:
         n = len(self.ids)
         if not n:
             return []
@@ -62,7 +66,8 @@ class _UserIndex:
         lengths = self._length_array
         avg = float(lengths.mean()) or 1.0
         scores = np.zeros(n)
-        for term in dict.fromkeys(terms(query)):
+        q_terms = terms(query)
+        for term in dict.fromkeys(with_aliases(query, q_terms) if cross else q_terms):
             posting = arrays.get(term)
             if posting is None:
                 continue
@@ -92,9 +97,10 @@ class KeywordIndex:
         self._lock = threading.Lock()
         self.max_users = max_users
 
-    def search(self, archive, user_id: str, query: str, limit: int) -> list[tuple[str, float]]:
+    def search(self, archive, user_id: str, query: str, limit: int, cross: bool = True) -> list[tuple[str, float]]:
+        """``cross``: also the other script's keys standing for the query's names (nodes.text.transliterate)."""
         with self._lock:
-            return self._current(archive, user_id).search(query, limit)
+            return self._current(archive, user_id).search(query, limit, cross=cross)
 
     def refresh(self, archive, user_id: str) -> None:
         """Bring the user's index up to the archive now (a flush's last stage calls it), so the next

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..text.passages import passage_spans
 from ..text.tokenize import terms
+from ..text.transliterate import index_keys
 
 
 def merged_postings(postings: dict[str, tuple[np.ndarray, np.ndarray]],
@@ -59,6 +60,8 @@ class PassageIndex:
                 lengths.append(float(sum(counts.values())))
                 for term, tf in counts.items():
                     rows[term].append((doc, tf))
+                for key in index_keys(text[a:b]):  # cross-script keys (nodes.text.transliterate)
+                    rows[key].append((doc, 1))
         if not turn_of:
             return self
         postings = merged_postings(self.postings, rows)

@@ -26,6 +26,7 @@ from stores.turn_vectors import passage_point_id, turn_point_id
 from ..text.passages import passage_spans
 from .passage_index import PassageIndex, merged_postings
 from ..text.tokenize import terms
+from ..text.transliterate import index_keys
 from .budget import count_tokens
 
 
@@ -147,6 +148,8 @@ class UserTurns:
             lengths[i] = sum(counts.values())
             for term, tf in counts.items():
                 postings[term].append((i, tf))
+            for key in index_keys(turn.text):  # cross-script keys: found by the other language, no length
+                postings[key].append((i, 1))
         avg = float(lengths.mean()) if len(turns) else 1.0
         members: dict[str, list[int]] = defaultdict(list)
         for i, turn in enumerate(turns):
@@ -198,6 +201,8 @@ class UserTurns:
             new_lengths[k] = sum(counts.values())
             for term, tf in counts.items():
                 new_rows[term].append((start + k, tf))
+            for key in index_keys(turn.text):
+                new_rows[key].append((start + k, 1))
         postings = merged_postings(self.postings, new_rows)
         lengths = np.concatenate([self.lengths, new_lengths])
         members = dict(self.members)
