@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from stores.errors import InvalidInput, StoreUnavailable
+from stores.errors import InvalidInput, LuminaError
 from stores.ids import validate_id
 
 from .pointers import parse_pointer
@@ -118,7 +118,7 @@ def create_memory_tools(services: ServicesLike | None = None, user_id: str | Non
         try:
             hits = search(_services_of(services), user, query, kind=kind, since=since, until=until, budget=budget,
                           max_results=max_results)
-        except (InvalidInput, StoreUnavailable) as exc:
+        except LuminaError as exc:  # refused input, an unknown KB, a store down: said to the model
             raise ToolException(str(exc)) from None
         return render(hits, query), [h.model_dump() for h in hits]
 
@@ -127,7 +127,7 @@ def create_memory_tools(services: ServicesLike | None = None, user_id: str | Non
         try:
             pointer = parse_pointer(id)
             opened = open_pointer(_services_of(services), user, pointer)
-        except (InvalidInput, StoreUnavailable) as exc:
+        except LuminaError as exc:  # refused input, an unknown KB, a store down: said to the model
             raise ToolException(str(exc)) from None
         if opened is None:
             raise ToolException(f"no memory {id!r} for this user (ids come from search_memory)")

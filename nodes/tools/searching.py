@@ -25,6 +25,8 @@ from .pointers import format_pointer
 
 Kind = Literal["episode", "knowledge", "procedure", "kb"]
 KINDS: tuple[str, ...] = ("episode", "knowledge", "procedure", "kb")
+KB_PLACES = 2
+"""Places a search of every kind keeps for knowledge-base passages (after the memories)."""
 
 
 class Hit(BaseModel):
@@ -97,8 +99,8 @@ def _procedures(services, user_id: str, query: str, limit: int) -> list[dict[str
 
 def search(services, user_id: str, query: str, *, kind: str | None = None, since: str | None = None,
            until: str | None = None, budget: int = 1_500, max_results: int = 8) -> list[Hit]:
-    """``user_id``'s memories for ``query``, best first. ``kind``: one of KINDS or None (all, knowledge
-    bases' best passages after the memories). Raises InvalidInput for a bad kind, date or query."""
+    """``user_id``'s memories for ``query``, best first. ``kind``: one of KINDS or None (all, the knowledge
+    bases' best ``KB_PLACES`` passages after the memories). Raises InvalidInput for a bad kind, date or query."""
     check_query(query, services.settings.max_query_chars)
     if not query.strip():
         raise InvalidInput("query", "is empty; say what to look for")
@@ -120,10 +122,14 @@ def search(services, user_id: str, query: str, *, kind: str | None = None, since
         disabled = ("knowledge", "procedures") if kind == "episode" else ()
         items = recall(services, user_id, query, purpose="question", budget=budget * (3 if dated else 1),
                        disabled=disabled)
-        if kind is None:
-            items += _kb_hits(services, user_id, query, 3, required=False)
     hits = [_hit(i) for i in items if (kind is None or i.get("kind", "episode") == kind)
             and in_window(i.get("date"), first, last)]
+    if kind is None:
+        # KB passages follow the memories (their cosine and recall's score are not on one scale) and keep
+        # their few places, so a long recall never hides the knowledge bases.
+        kb = [_hit(i) for i in _kb_hits(services, user_id, query, KB_PLACES * (4 if dated else 1), required=False)
+              if in_window(i.get("date"), first, last)][:KB_PLACES]
+        return hits[:max_results - len(kb)] + kb
     return hits[:max_results]
 
 
