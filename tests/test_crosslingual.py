@@ -139,7 +139,6 @@ def test_rows_tokenised_before_the_keys_are_restamped_on_open(open_store, tmp_pa
     assert _keys(old, "What does Bob like to eat?")[0] != "bob"  # the defect, on those rows
     before = {r.key: r.updated_at for r in old.search(NS, limit=10)}
     old.close()
-    assert old.items.__class__  # closed; reopen below with the cross tokenizer (the default)
 
     store = open_store()
     assert store.tokenize is cross_terms
