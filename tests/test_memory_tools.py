@@ -378,6 +378,13 @@ def test_the_respond_node_runs_the_tool_loop(memory_factory):
     assert model.bound == ["search_memory", "read_memory"] and len(model.rounds) == 3
     last = model.rounds[-1]
     assert "Use these memories" in last[0].content and "search_memory" in last[0].content
+    # the primed sections (nodes.priming) are the model's memory context, and every pointer in them opens
+    primed = memory.graph.get_state(config).values["primed"]
+    assert primed["text"] and primed["text"] in last[0].content
+    pointers = [i["_source"] for section in primed["sections"] for i in section["items"]]
+    _, read = create_memory_tools(memory.services, "ken")
+    opened = [call(read, {"id": p}) for p in pointers if p.split(":", 1)[0] in ("ep", "seg", "fact", "proc")]
+    assert opened and all(o.status == "success" for o in opened), [o.content[:80] for o in opened]
     read = [m for m in last if isinstance(m, ToolMessage)][-1]
     assert read.name == "read_memory" and read.status == "success" and "紅茶" in read.content
     assert out["reply"].startswith("覚えてるよ。") and "紅茶" in out["reply"]
