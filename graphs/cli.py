@@ -294,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     __import__("graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
     __import__("graphs.cli_knowledge", fromlist=["register"]).register(sub)  # knowledge
     __import__("graphs.cli_procedures", fromlist=["register"]).register(sub)  # procedures, outcome
+    __import__("graphs.cli_kb", fromlist=["register"]).register(sub)  # kb add | search | read | list | remove
     return parser
 
 

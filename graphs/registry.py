@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from nodes.services import Services
+from stores.kb_place import kb_place
 from stores.kv_duckdb import STORE_FILENAME
 from stores.places import store_places
 from stores.user_data import NothingToBackUp
@@ -86,8 +87,11 @@ def user_data_places(services: Services, *, store=None, checkpoints: Path | None
                      extra_places: Sequence = ()) -> list:
     """Every place of ``services`` (and of ``store``, an open LuminaStore, when given) holding user data,
     then ``extra_places``: places only the caller can reach (a LangGraph server's threads, from inside it)."""
+    # Knowledge bases first: it makes their archive tables, which the archive's places then find.
+    kb = kb_place(services.stores, services.settings, services.embedder.name, services.embedder.dim)
     places = store_places(services.stores, services.settings, lg_store=store, checkpoints=checkpoints)
     places += [
+        kb,
         IndexCachePlace("cache.keyword_index", services.keyword_index),
         IndexCachePlace("cache.turn_index", services.turn_index),
         RecallReadsPlace(services.stores.archive),

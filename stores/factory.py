@@ -27,6 +27,8 @@ class Stores:
     knowledge: object | None = None
     """Knowledge vectors (stores.knowledge_vectors): one point per knowledge item, mirroring the archive's
     knowledge table (nodes.knowledge.tiers)."""
+    kb: object | None = None
+    """Knowledge bases' collections and records (stores.kb_open), opened on first use; closed with the rest."""
 
     def optimize(self) -> list[dict]:
         """Index the vector collections (see VectorStoreBase.optimize): a maintenance step, not a turn's."""
@@ -40,7 +42,7 @@ class Stores:
         return out
 
     def close(self) -> None:
-        for store in (self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm):
+        for store in (self.kb, self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm):
             if store is not None:
                 store.close()
         if self.lock is not None:

@@ -1,0 +1,161 @@
+"""`lumina-memory kb add | search | read | list | remove`: knowledge bases (README "Knowledge bases").
+
+A KB is shared by every user unless made with ``--user U`` (then only U reads it). ``--json`` output fields
+are those of nodes.kb (search_kb's items, list_kbs' rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .cli_admin import _services as _open
+
+console = Console()
+
+
+def _print_json(value) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=1) + "\n")
+
+
+def cmd_add(args) -> int:
+    from nodes.kb.add import add_files
+
+    services = _open()
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True), disable=args.json) as bar:
+            task = bar.add_task(f"adding to {args.name}", total=len(args.files))
+
+            def done(source, result) -> None:
+                bar.update(task, advance=1, description=f"{args.name}: {source} {result.status}")
+
+            results = add_files(services, args.name, args.files, user_id=args.user, on_file=done)
+    finally:
+        services.close()
+    if args.json:
+        _print_json([r.model_dump() for r in results])
+        return 0
+    scope = f"user {args.user}'s" if args.user else "shared"
+    for r in results:
+        console.print(f"{r.source}: {r.status}" + (f" ({r.chunks} chunks, {r.passages} passages)" if r.chunks else ""))
+    console.print(f"{scope} knowledge base {args.name.lower()}: {len(results)} file(s)")
+    return 0
+
+
+def cmd_search(args) -> int:
+    from nodes.kb.search import search_kb
+
+    services = _open()
+    try:
+        names = None if args.name == "*" else [args.name]
+        items = search_kb(services, args.query, user_id=args.user, names=names, limit=args.limit)
+    finally:
+        services.close()
+    if args.json:
+        _print_json(items)
+        return 0
+    console.print(f"[bold]Q:[/bold] {args.query}  [dim]({len(items)} passages)[/dim]")
+    for rank, item in enumerate(items, 1):
+        console.print(f"  {rank}. [{item['source']} · chunk {item['position']} · {item['date']} · score "
+                      f"{item['score']:.2f}] {item['text'][:300]}")
+        console.print(f"     [dim]{item['id']}[/dim]")
+    return 0
+
+
+def cmd_read(args) -> int:
+    from nodes.kb.search import read_kb
+
+    services = _open()
+    try:
+        text = read_kb(services, args.id, user_id=args.user, neighbours=args.neighbours)
+    finally:
+        services.close()
+    if text is None:
+        console.print(f"[red]error:[/red] no chunk {args.id!r} you may read")
+        return 1
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def cmd_list(args) -> int:
+    from nodes.kb.manage import list_kbs
+
+    services = _open()
+    try:
+        rows = list_kbs(services, args.user, everyone=args.all)
+    finally:
+        services.close()
+    if args.json:
+        _print_json(rows)
+        return 0
+    table = Table(title=f"knowledge bases ({len(rows)})")
+    for column in ("kb", "scope", "documents", "chunks", "passages", "tokens", "created", "sources"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        scope = r["scope"] if r["scope"] == "shared" else f"user {r['user_id']}"
+        table.add_row(r["kb"], scope, str(r["documents"]), str(r["chunks"]), str(r["passages"]), str(r["tokens"]),
+                      r["created"], ", ".join(s["source"] for s in r["sources"][:5]) + (" …" if len(r["sources"]) > 5 else ""))
+    console.print(table)
+    return 0
+
+
+def cmd_remove(args) -> int:
+    from nodes.kb.manage import list_kbs, remove_kb
+
+    services = _open()
+    try:
+        if not args.yes:
+            rows = [r for r in list_kbs(services, args.user)
+                    if r["kb"] == args.name.lower() and (r["user_id"] or None) == args.user]
+            if not rows:
+                from stores.kb_duckdb import UnknownKB
+
+                raise UnknownKB(args.name.lower(), args.user)
+            console.print(f"would remove knowledge base {rows[0]['kb']} ({rows[0]['scope']}, {rows[0]['documents']} "
+                          "documents); run again with --yes to remove it")
+            return 1
+        report = remove_kb(services, args.name, user_id=args.user)
+    finally:
+        services.close()
+    console.print(f"removed knowledge base {report['kb']} ({report['scope']}): {report['documents']} documents, "
+                  f"{report['points']} passages")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    kb = sub.add_parser("kb", help="knowledge bases: documents the characters can look things up in")
+    kb_sub = kb.add_subparsers(dest="kb_command", required=True)
+    add = kb_sub.add_parser("add", help="add text, Markdown or PDF files to a KB (made on first use)")
+    add.add_argument("name", help="letters, digits, _ or -; case-insensitive")
+    add.add_argument("files", nargs="+")
+    add.add_argument("--user", default=None, help="a KB of this user only (default: shared by every user)")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(func=cmd_add)
+    search = kb_sub.add_parser("search", help="the passages that answer a question ('*' for every KB you may read)")
+    search.add_argument("name")
+    search.add_argument("query")
+    search.add_argument("--user", default=None, help="also the user's own KBs (and required to read them)")
+    search.add_argument("--limit", type=int, default=5)
+    search.add_argument("--json", action="store_true")
+    search.set_defaults(func=cmd_search)
+    read = kb_sub.add_parser("read", help="a search hit's chunk with its neighbours (ID: kb:<name>:<doc>:<chunk>)")
+    read.add_argument("id")
+    read.add_argument("--user", default=None)
+    read.add_argument("--neighbours", type=int, default=1)
+    read.set_defaults(func=cmd_read)
+    lst = kb_sub.add_parser("list", help="shared KBs (and the user's own with --user; every user's with --all)")
+    lst.add_argument("--user", default=None)
+    lst.add_argument("--all", action="store_true")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=cmd_list)
+    rm = kb_sub.add_parser("remove", help="remove a whole KB (shared, or the user's own with --user)")
+    rm.add_argument("name")
+    rm.add_argument("--user", default=None)
+    rm.add_argument("--yes", action="store_true", help="really remove it (without: say what would go)")
+    rm.set_defaults(func=cmd_remove)
