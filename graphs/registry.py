@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from nodes.services import Services
+from nodes.text.text_caches import cached_entries, clear_text_caches
 from stores.kb_place import kb_place
 from stores.kv_duckdb import STORE_FILENAME
 from stores.places import store_places
@@ -83,6 +84,20 @@ class EmbedderCachePlace(_MemoryOnly):
         return n
 
 
+class TextCachesPlace(_MemoryOnly):
+    """The memos of text-derived values (nodes.text.text_caches): sentences, terms, passages, cross-script keys,
+    ids. Like the embedder's cache they are not filed by user, so erasure empties them whole; ``count`` is
+    every entry, whoever said it."""
+
+    name = "cache.text_derivations"
+
+    def count(self, user_id: str) -> int:
+        return cached_entries()
+
+    def erase(self, user_id: str) -> int:
+        return clear_text_caches()
+
+
 def user_data_places(services: Services, *, store=None, checkpoints: Path | None = None,
                      extra_places: Sequence = ()) -> list:
     """Every place of ``services`` (and of ``store``, an open LuminaStore, when given) holding user data,
@@ -96,6 +111,7 @@ def user_data_places(services: Services, *, store=None, checkpoints: Path | None
         IndexCachePlace("cache.turn_index", services.turn_index),
         RecallReadsPlace(services.stores.archive),
         EmbedderCachePlace(services.embedder),
+        TextCachesPlace(),
         *extra_places,
     ]
     return places

@@ -1,0 +1,39 @@
+"""The process-wide caches whose keys are what users said: turn texts and their sentences, terms, passages,
+domains, and the ids derived from a user id and a message id.
+
+They are pure-function memos (functools.lru_cache), kept per process for speed, and not filed by user, so
+erasure (graphs.registry's ``cache.text_derivations`` place) empties them whole: other users only lose cache
+warmth, while an erased user's words do not stay in memory until the entries age out.
+"""
+
+from __future__ import annotations
+
+from functools import _lru_cache_wrapper
+
+from nodes.domain import detect_domain
+from nodes.retrieval import packing
+from nodes.text import passages, tokenize, transliterate
+from stores import ids
+
+
+def text_caches() -> tuple[_lru_cache_wrapper, ...]:
+    return (
+        passages.passage_spans,
+        tokenize._ascii_views, tokenize._views, tokenize.morphemes,
+        packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
+        transliterate.latin_keys, transliterate.kana_words, transliterate.index_keys, transliterate._aliases,
+        detect_domain,
+        ids.turn_id, ids.segment_id, ids.concept_id, ids.point_id,
+    )
+
+
+def cached_entries() -> int:
+    return sum(cache.cache_info().currsize for cache in text_caches())
+
+
+def clear_text_caches() -> int:
+    """Empties every cache; returns how many entries went."""
+    n = cached_entries()
+    for cache in text_caches():
+        cache.cache_clear()
+    return n
