@@ -1,10 +1,10 @@
 """Fitting the channels' items into their budgets and rendering the labelled sections.
 
-Each shown item is one line, ``- <text> (<pointer>)``, and costs that line's tokens (the pointer included);
-the section labels are reserved from the whole before it is split, so the rendered text never exceeds the
+Each shown item is one line, ``<text> (<pointer>)``, and costs that line's tokens (the pointer included);
+the labels of the sections with candidates are reserved from the whole before it is split, so the rendered text never exceeds the
 message type's budget. Profile, recent activity and procedures are packed into their own budgets first; what
 they leave goes to the knowledge & episodes channel, which knowledge-base passages share (at most a third).
-An item already shown (same pointer) is not shown again.
+An item already shown (assemble.identity) is not shown again.
 """
 
 from __future__ import annotations
@@ -17,37 +17,48 @@ from .budgets import channel_budgets, flow_unused
 from .models import PrimedItem, Section
 from .presets import PrimingPreset
 
-LABELS = {"profile": "[profile]", "recent": "[recent]", "episodes": "[knowledge & episodes]",
-          "procedures": "[procedures]", "kb": "[knowledge bases]"}
 ORDER = ("profile", "recent", "episodes", "procedures", "kb")
+
+LABELS = {"profile": "[profile]", "recent": "[recent]", "episodes": "[knowledge&episodes]",
+          "procedures": "[procedures]", "kb": "[knowledge-bases]"}
 KB_SHARE = 1 / 3
 
 
 def line(entry: dict[str, Any]) -> str:
-    return f"- {entry['text']} ({entry['_source']})"
+    return f"{entry['text']} ({entry['_source']})"
 
 
-def label_reserve() -> int:
-    return sum(count_tokens(label) for label in LABELS.values())
+def label_reserve(names: Sequence[str] = ORDER) -> int:
+    return sum(count_tokens(LABELS[name]) for name in names)
+
+
+def identity(entry: dict[str, Any]) -> str:
+    """What makes two items the same: the pointer, and for episodes the messages quoted (two excerpts of one
+    segment share its ``seg:`` pointer and are still two items)."""
+    if entry["kind"] in ("episode", "turns"):
+        return entry["_source"] + "|" + ",".join(entry.get("quoted_source_ids") or entry.get("source_ids") or ())
+    return entry["_source"]
 
 
 def _pack(candidates: Sequence[dict], budget: int, seen: set[str]) -> list[dict]:
     """Items in order while their lines fit (one that does not fit is skipped: a shorter one may)."""
     out, used = [], 0
     for c in candidates:
-        if c["_source"] in seen:
+        key = identity(c)
+        if key in seen:
             continue
         cost = count_tokens(line(c))
         if used + cost > budget:
             continue
         out.append({**c, "tokens": cost})
         used += cost
-        seen.add(c["_source"])
+        seen.add(key)
     return out
 
 
 def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) -> tuple[list[Section], str]:
-    room = max(0, total - label_reserve())
+    # Only the sections that have something to show need their label.
+    room = max(0, total - label_reserve([n for n in ORDER if found.get(n)]))
     budgets = channel_budgets(room)
     seen: set[str] = set()
     packed: dict[str, list[dict]] = {}

@@ -45,14 +45,16 @@ def _cosine(vector: Sequence[float] | None, query: np.ndarray | None) -> float |
 
 # --- A: the user's profile ----------------------------------------------------------------------------------
 def profile_channel(services, user_id: str, message: str, message_type: str, character: str | None) -> list[dict]:
-    """The profile's gist (top topics, the relationship with the character who answers), then the facts about
-    the user: for a question or a request only those sharing a word with the message, else the newest first."""
+    """The profile's gist (top topics, the relationship with the character who answers; not for a question), then
+    the facts about the user: for a question or a request only those sharing a word with the message, else the
+    newest first."""
     profile = build_profile(services, user_id)
     latest = services.stores.archive.segments(user_id, limit=1)
     out: list[dict] = []
     topics = list(profile["topics"])[:5]
     who = character if character in profile["characters"] else None
-    if topics or who:
+    # A question is primed with what it is about: the facts sharing its words, not the profile's gist.
+    if (topics or who) and message_type != "question":
         parts = [f"likes to talk about {', '.join(topics)}"] if topics else []
         if who:
             c = profile["characters"][who]
@@ -64,9 +66,14 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
     facts = profile["facts"]
     if message_type in ASKING:
         facts = [f for f in facts if words & set(terms(f"{f['attribute']} {f['value']} {f['text']}"))]
+    # The messages each fact was learnt from, as recall's fact items carry them.
+    table = getattr(services.stores.archive, "knowledge", None)
+    sources = ({r["item_id"]: list(r["source_ids"] or ()) for r in table.items(user_id, item_ids=[f["item_id"] for f in facts])}
+               if facts and table is not None else {})
     for f in facts:
+        ids = sources.get(f["item_id"], [])
         out.append(item("profile", f"fact:{f['item_id']}", "knowledge", f"{f['attribute']}: {f['value']}",
-                        date=date_label(f["valid_from"]) if f["valid_from"] else None))
+                        date=date_label(f["valid_from"]) if f["valid_from"] else None, source_ids=ids, quoted=ids))
     return out
 
 

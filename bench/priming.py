@@ -1,0 +1,174 @@
+"""Priming (A1) against today's recall, each within the same budget: evidence recall on LoCoMo-format sets.
+
+    python -m bench.priming --data PATH [--data PATH …] [--conversations ID,…] [--keep-data DIR]
+                            [--json OUT] [--md OUT]
+
+Conversations are ingested (or reused from ``--keep-data``) by bench.locomo's own ``ingest``. Every question
+(categories 1–4 with evidence, and 6 in our own sets) is then
+
+- recalled as today: ``recall(purpose="question", budget=B)`` packed into B (bench.locomo's way), and
+- primed: ``prime(message_type="question", budget=B)``, the rendered text — section labels and every item's
+  pointer included — within B;
+
+as a question (``message_type="question"``) within each message type's budget (heartbeat 200, greeting 500,
+question 1,500, request 3,000; so also at 500 / 1,500 / 3,000). The
+evidence credited is the ids whose text the context quotes (``quoted_source_ids``; a recall turn item quotes
+every id it carries, a segment summary in priming's recent section quotes none), so a summary carrying a whole
+segment's ids earns nothing it does not show. Latency: priming with its channels in threads against the same
+channels one after another, per question at the question budget (both include the recall inside priming).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from bench.common import percentiles
+from bench.locomo import Scores, ingest
+from bench.locomo_data import CATEGORY_NAMES, load
+from nodes.priming import prime
+from nodes.retrieval.budget import count_tokens, pack
+from nodes.retrieval.recall import recall
+
+TYPES = ("heartbeat", "greeting", "question", "request")
+QUESTION_BUDGETS = (500, 1500, 3000)
+
+
+def _quoted(items: Sequence[dict]) -> set[str]:
+    return {sid for i in items for sid in (i.get("quoted_source_ids") or i.get("source_ids") or ())}
+
+
+def _cases(settings) -> list[tuple[str, str, int]]:
+    """(row name, message type, budget): the question, primed as a question, within every message type's budget
+    (heartbeat 200, greeting 500, question 1,500, request 3,000 — which holds 500 / 1,500 / 3,000 too)."""
+    budgets = sorted({settings.recall_budgets[t] for t in TYPES} | set(QUESTION_BUDGETS))
+    names = {settings.recall_budgets[t]: t for t in TYPES}
+    return [(f"{names.get(b, 'question')} budget {b}", "question", b) for b in budgets]
+
+
+def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool) -> dict[str, Any]:
+    from stores.redis_server import stop_server
+
+    conversations = load(data, wanted)
+    if not conversations:
+        raise SystemExit(f"no conversations in {data} (asked for {wanted})")
+    scores: dict[str, dict[str, Scores]] = {}
+    latency = {"parallel": [], "serial": [], "recall_alone": []}
+    channel_ms: dict[str, list[float]] = {}
+    over_budget = 0
+    cases: list[tuple[str, str, int]] = []
+    for conv in conversations:
+        settings, services, _stats = ingest(conv, root / conv.sample_id, quiet)
+        try:
+            cases = _cases(settings)
+            for name, _t, _b in cases:
+                scores.setdefault(name, {"recall": Scores(), "priming": Scores()})
+            user = conv.sample_id
+            for q in conv.questions:
+                qvec = services.embedder.embed([q.question])[0]
+                by_budget: dict[int, tuple[set[str], int]] = {}
+                for name, kind, budget in cases:
+                    if budget not in by_budget:
+                        items = recall(services, user, q.question, purpose="question", budget=budget, query_vector=qvec)
+                        packed, _covered, _tokens = pack(items, budget)
+                        by_budget[budget] = (_quoted(packed), sum(count_tokens(i["text"]) for i in packed))
+                    covered, tokens = by_budget[budget]
+                    scores[name]["recall"].add(q.category, q.evidence, covered, tokens)
+                    primed = prime(services, user, q.question, message_type=kind, budget=budget, query_vector=qvec)
+                    over_budget += primed.tokens > budget
+                    scores[name]["priming"].add(q.category, q.evidence, primed.covered_source_ids(), primed.tokens)
+                # Threads against one after another, alternating so drift hits both alike.
+                budget = settings.recall_budgets["question"]
+                started = time.perf_counter()
+                recall(services, user, q.question, purpose="question", budget=budget, query_vector=qvec)
+                latency["recall_alone"].append((time.perf_counter() - started) * 1000)
+                for mode in ("parallel", "serial") if len(latency["serial"]) % 2 == 0 else ("serial", "parallel"):
+                    started = time.perf_counter()
+                    primed = prime(services, user, q.question, message_type="question", query_vector=qvec,
+                                   parallel=mode == "parallel")
+                    latency[mode].append((time.perf_counter() - started) * 1000)
+                    if mode == "parallel":
+                        for channel, ms in primed.timings.items():
+                            channel_ms.setdefault(channel, []).append(ms)
+        finally:
+            services.close()
+            stop_server(settings)
+            gc.collect()
+    return {
+        "data": data,
+        "conversations": [c.sample_id for c in conversations],
+        "questions": sum(len(c.questions) for c in conversations),
+        "rows": [name for name, _t, _b in cases],
+        "results": {name: {system: s.summary() for system, s in by.items()} for name, by in scores.items()},
+        "primed_over_budget": over_budget,
+        "latency_ms": {mode: percentiles(v, (50, 95, 99)) for mode, v in latency.items()},
+        "latency_mean_ms": {mode: round(sum(v) / len(v), 2) if v else None for mode, v in latency.items()},
+        "priming_channel_ms": {k: percentiles(v, (50, 95)) for k, v in channel_ms.items()},
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [f"# bench.priming — {report['date']} — {report['machine']}", "", f"    {report['command']}", ""]
+    for block in report["sets"]:
+        cats = list(next(iter(block["results"].values()))["recall"]["by_category"])
+        lines += [f"## {block['data']} ({len(block['conversations'])} conversations, {block['questions']} questions)", "",
+                  "| message type (budget) | system | recall | hit | " + " | ".join(cats) + " | tokens |",
+                  "|---|---|---|---|" + "---|" * len(cats) + "---|"]
+        for row in block["rows"]:
+            for system in ("recall", "priming"):
+                s = block["results"][row][system]
+                per = " | ".join(f"{s['by_category'][c]['recall']:.3f}" for c in cats)
+                lines.append(f"| {row} | {system} | {s['recall']:.3f} | {s['hit']:.3f} | {per} | {s['context_tokens_mean']} |")
+        lat, mean = block["latency_ms"], block["latency_mean_ms"]
+        lines += ["", f"primed texts over their budget: {block['primed_over_budget']}",
+                  "latency at the question budget, ms p50 / p95 / p99 (mean): "
+                  + "; ".join(f"{m} {lat[m]['p50']} / {lat[m]['p95']} / {lat[m]['p99']} ({mean[m]})" for m in lat),
+                  "priming channels, ms p50 / p95: "
+                  + ", ".join(f"{k} {v['p50']} / {v['p95']}" for k, v in block["priming_channel_ms"].items()), ""]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", action="append", required=True, help="a LoCoMo-format file (repeatable)")
+    parser.add_argument("--conversations", action="append", default=[],
+                        help="ids to take from the --data of the same position (comma-separated; '' = all)")
+    parser.add_argument("--keep-data", default="", help="data dirs kept here and reused when complete (bench.locomo's)")
+    parser.add_argument("--json", default="")
+    parser.add_argument("--md", default="")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    keep = Path(args.keep_data) if args.keep_data else None
+    tmp = tempfile.TemporaryDirectory(prefix="priming-") if keep is None else None
+    root = keep or Path(tmp.name)
+    try:
+        sets = []
+        for n, data in enumerate(args.data):
+            ids = args.conversations[n] if n < len(args.conversations) else ""
+            sets.append(run_set(data, [c for c in ids.split(",") if c] or None, root, args.quiet))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+              "machine": f"{platform.machine()} {platform.python_version()}",
+              "command": " ".join(["python -m bench.priming", *(argv if argv is not None else sys.argv[1:])]),
+              "categories": CATEGORY_NAMES, "sets": sets}
+    text = render(report)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    if args.md:
+        Path(args.md).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
