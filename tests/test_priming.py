@@ -241,3 +241,21 @@ def test_another_users_profile_never_appears(memory_factory):
     alice_ids = {i.source for i in alice.items()}
     bob_ids = {i.source for i in prime(services, "bob", "What is my favourite food?", budget=3000).items()}
     assert not alice_ids & bob_ids
+
+
+def test_knowledge_base_passages_are_primed_above_the_threshold(memory, tmp_path):
+    from nodes.kb.add import add_files
+
+    services = memory.services
+    sentence = "The mountain hut on the north ridge opens on the first of July and closes in late September."
+    doc = tmp_path / "huts.md"
+    doc.write_text("# Huts\n\n" + sentence + "\n\nBring cash: cards are not accepted at the hut.\n", encoding="utf-8")
+    add_files(services, "huts", [str(doc)])
+    primed = prime(services, "kai", sentence, message_type="request", budget=3000)
+    kb = primed.section("kb")
+    assert kb.items and all(i.source.startswith("kb:huts:") for i in kb.items)
+    assert all(i.similarity >= PRESETS["default"].threshold for i in kb.items)
+    assert "[knowledge-bases]" in primed.text and "north ridge" in primed.text
+    assert parse_pointer(kb.items[0].source).kb == "huts"
+    unrelated = prime(services, "kai", "My sister plays the violin in an orchestra.", message_type="request", budget=3000)
+    assert not unrelated.section("kb").items  # below the threshold: nothing
