@@ -179,3 +179,12 @@ def test_recall_finds_memories_across_scripts_both_ways(memory):
     # the keyword channel is what finds them: with the keys switched off, the English question about Bob
     # does not rank the Japanese memory first
     assert "ボブ" not in first("What does Bob like to eat?", disabled=("crosslingual",))
+
+
+def test_keys_of_a_text_longer_than_sudachi_takes_in_one_call():
+    # Sudachi refuses inputs over ~49 kB; a degenerate long reply (160k characters) must still be keyed whole.
+    from nodes.text.transliterate import index_keys
+
+    text = "ボブは東京で働いている。" * 15_000 + "最後にアリスが来た。"
+    keys = index_keys(text)
+    assert keys and any(k.endswith("arisu") for k in keys)

@@ -29,7 +29,7 @@ import threading
 import unicodedata
 from functools import lru_cache
 
-from .tokenize import EN_STOP, terms
+from .tokenize import _SLICE, EN_STOP, terms
 
 KANA_TAG, LATIN_TAG = "\u2060ᵏ", "\u2060ˡ"  # key of a katakana/kanji word, key of a latin word (never a term)
 VERSION = 1  # bump when keys change: stored terms stamped with another version are recomputed
@@ -163,7 +163,11 @@ def kana_words(text: str) -> tuple[tuple[str, str], ...]:
     if text.isascii():
         return ()
     out: list[tuple[str, str]] = []
-    for m in _reading_tokenizer().tokenize(unicodedata.normalize("NFKC", text)):
+    text = unicodedata.normalize("NFKC", text)
+    tok = _reading_tokenizer()
+    # Sudachi refuses inputs over ~49 kB: a long reply is read in slices (a name cut at a slice edge is lost).
+    morphs = (m for start in range(0, len(text), _SLICE) for m in tok.tokenize(text[start : start + _SLICE]))
+    for m in morphs:
         pos = m.part_of_speech()
         if pos[0] != "名詞":
             continue
