@@ -46,13 +46,13 @@ class IndexCachePlace(_MemoryOnly):
 
 
 class RecallReadsPlace(_MemoryOnly):
-    """What recall keeps of a user between queries (stores.stamped_cache: the memories' view, facts,
-    procedures; recall flags already written; use counts not yet written): entries held for the user."""
+    """What recall and priming keep of a user between queries (stores.stamped_cache: the memories' view, facts,
+    procedures, the profile; recall flags already written; use counts not yet written): entries held for the user."""
 
     name = "cache.recall_reads"
 
     def __init__(self, archive):
-        self.tables = [t for t in (getattr(archive, n, None) for n in ("memories", "knowledge", "procedures"))
+        self.tables = [t for t in (archive, *(getattr(archive, n, None) for n in ("memories", "knowledge", "procedures")))
                        if t is not None and hasattr(t, "forget_cached")]
 
     def count(self, user_id: str) -> int:

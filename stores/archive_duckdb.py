@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +27,7 @@ from .knowledge_duckdb import KnowledgeTable
 from .memories_duckdb import MemoryTable
 from .procedures_duckdb import ProcedureTable
 from .semantic_duckdb import SemanticTable
+from .stamped_cache import StampedCache
 from .models import SegmentRecord, Turn
 
 ARCHIVE_FILENAME = "archive.duckdb"
@@ -169,6 +170,9 @@ class DuckDBArchive:
         self.knowledge = KnowledgeTable(self._db)  # so do knowledge items (issue 18)
         self.procedures = ProcedureTable(self._db)  # and procedures (issue 18, A8)
         self.semantic = SemanticTable(self._db)  # and semantic memories (P4 consolidation)
+        # Values derived from a user's whole archive (the profile priming shows before every reply), kept until
+        # the user's write stamp moves: building one reads every turn and segment of the user.
+        self._derived = StampedCache(self._db)
         # (user_id, turn_id) pairs found missing by missing_turns(): has_turn() answers them without a
         # query. Sound because this adapter is the file's only writer (DuckDB locks the file to one
         # process, and nothing else in it writes the turn table): put_turns() drops the pairs it
@@ -480,6 +484,17 @@ class DuckDBArchive:
     def generation(self) -> int:
         """Changes whenever a write transaction ends; equal values mean nothing was written in between."""
         return self._db.generation
+
+    def kept(self, user_id: str, key: Hashable, load: Callable[[], Any]) -> Any:
+        """``load()`` (a read of the user's archive), read again only after a write touched the user."""
+        return self._derived.get(validate_id(user_id, "user_id"), key, load)
+
+    # what is kept of the user in this process (graphs.registry's "cache.recall_reads")
+    def cached_for(self, user_id: str) -> int:
+        return self._derived.count(user_id)
+
+    def forget_cached(self, user_id: str) -> None:
+        self._derived.forget(user_id)
 
     def generation_of(self, user_id: str) -> int:
         """Changes whenever a write transaction that touched this user's turns or segments ends (the

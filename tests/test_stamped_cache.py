@@ -83,3 +83,24 @@ def test_recall_flags_are_written_once_until_the_batch_consumes_them(memory_fact
     # deliberate recall is its own flag (it may ask for a revival)
     reset(touch=False)
     assert table.mark_recalled("kana", [memory_id], T0, True) == 1 and flagged()
+
+
+def test_the_profile_priming_shows_is_built_once_per_write_and_forgotten_with_the_user(memory_factory):
+    from graphs.erase import erase_plan, erase_user
+    from nodes.knowledge.profile import cached_profile
+
+    mem = memory_factory()
+    services = mem.services
+    archive = services.stores.archive
+    replay(mem.graph, "mio", _rows("mio", ["星を見に行った", "きれいだった？", "流れ星が見えたよ"], T0))
+    loads = archive._derived.loads
+    first = cached_profile(services, "mio")
+    assert cached_profile(services, "mio") == first and archive._derived.loads == loads + 1  # second from memory
+    assert archive.cached_for("mio") == 1
+    # New turns of the user: the next profile is built again and sees them.
+    replay(mem.graph, "mio", _rows("mio", ["猫を飼い始めた", "名前は？", "猫の名前はミケ"], T0 + 86_400 * 3), flush=True)
+    second = cached_profile(services, "mio")
+    assert archive._derived.loads == loads + 2
+    assert second["updated_at"] > first["updated_at"]
+    erase_user(services, "mio", erase_plan(services, "mio")["token"], actor="test")
+    assert archive.cached_for("mio") == 0

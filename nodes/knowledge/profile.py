@@ -110,3 +110,13 @@ def build_profile(services, user_id: str) -> dict[str, Any]:
         "preference_vector": preference,
         "updated_at": updated,
     }
+
+
+def cached_profile(services, user_id: str) -> dict[str, Any]:
+    """``build_profile``, kept until a write touches the user (priming shows it before every reply; building it
+    reads the user's whole archive). Read-only: the nested values are shared with the next caller."""
+    user_id = validate_id(user_id, "user_id")
+    archive = services.stores.archive
+    if not hasattr(archive, "kept"):
+        return build_profile(services, user_id)
+    return archive.kept(user_id, "profile", lambda: build_profile(services, user_id))

@@ -14,7 +14,7 @@ import numpy as np
 from nodes.activity import recent_activity
 from nodes.knowledge.learn import params_of as knowledge_params
 from nodes.knowledge.procedures import match_procedures
-from nodes.knowledge.profile import build_profile
+from nodes.knowledge.profile import cached_profile
 from nodes.knowledge.recall_procedures import _item as procedure_item
 from nodes.retrieval.budget import count_tokens
 from nodes.retrieval.recall import recall
@@ -48,7 +48,7 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
     """The profile's gist (top topics, the relationship with the character who answers; not for a question), then
     the facts about the user: for a question or a request only those sharing a word with the message, else the
     newest first."""
-    profile = build_profile(services, user_id)
+    profile = cached_profile(services, user_id)
     latest = services.stores.archive.segments(user_id, limit=1)
     out: list[dict] = []
     topics = list(profile["topics"])[:5]
