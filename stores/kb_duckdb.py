@@ -77,16 +77,35 @@ class KBCatalog:
         with self.db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)
+        # Whether any KB exists, at the connection's write generation: priming searches the KBs before every
+        # reply, and most data dirs have none. A boolean only, so no user's data stays in memory.
+        self._any_at: tuple[int, bool] | None = None
+        self.rows_read = 0  # catalog reads of the bases table (tests look at it)
+
+    def _any(self) -> bool:
+        generation = self.db.generation  # read first: a write landing meanwhile makes the next call look again
+        known = self._any_at
+        if known is not None and known[0] == generation:
+            return known[1]
+        with self.db.read() as con:
+            found = con.execute(f"SELECT EXISTS (SELECT 1 FROM {BASES})").fetchone()[0]
+        self.rows_read += 1
+        self._any_at = (generation, bool(found))
+        return bool(found)
 
     # --- reads ------------------------------------------------------------------------------------------
     def bases(self, user_id: str | None = None, *, everyone: bool = False) -> list[Base]:
         """Shared KBs, plus ``user_id``'s own; every KB of every user with ``everyone`` (admin listing)."""
+        owner = owner_of(user_id)  # a hostile id is refused even when there is nothing to search
+        if not self._any():
+            return []
+        self.rows_read += 1
         with self.db.read() as con:
             if everyone:
                 rows = con.execute(f"SELECT kb, user_id, collection, created_at FROM {BASES} ORDER BY kb, user_id").fetchall()
             else:
                 rows = con.execute(f"SELECT kb, user_id, collection, created_at FROM {BASES} WHERE user_id IN (?, ?) "
-                                   "ORDER BY kb, user_id", [SHARED, owner_of(user_id)]).fetchall()
+                                   "ORDER BY kb, user_id", [SHARED, owner]).fetchall()
         return [Base(*r) for r in rows]
 
     def documents(self, kb: str, owner: str) -> list[dict[str, Any]]:

@@ -273,3 +273,22 @@ def test_removing_a_kb_takes_its_records_and_points(kb_world):
     assert not kb_of(services).collections.exists("scratch", True)
     with pytest.raises(UnknownKB):
         search_kb(services, "メモ", user_id="carol", names=["scratch"])
+
+
+def test_without_any_kb_a_search_reads_no_catalog_row_until_one_is_added(tmp_path):
+    # Priming searches the KBs before every reply; most data dirs have none, and each catalog read would wait
+    # on the archive's one connection beside the turn's recall.
+    settings = make_settings(tmp_path / "data")
+    services = open_services(settings)
+    try:
+        catalog = kb_of(services).catalog
+        assert search_kb(services, "いつ開く？", user_id="dan") == []
+        reads = catalog.rows_read
+        for _ in range(3):
+            assert search_kb(services, "いつ開く？", user_id="dan") == []
+        assert catalog.rows_read == reads
+        add_files(services, "notes", [_write(tmp_path / "n.txt", long_text("図書館は九時に開く。", 5))])
+        assert [h["kb"] for h in search_kb(services, "図書館は何時に開く？", user_id="dan")] == ["notes"]
+    finally:
+        services.close()
+        stop_server(settings)
