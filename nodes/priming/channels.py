@@ -49,12 +49,12 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
     the facts about the user: for a question or a request only those sharing a word with the message, else the
     newest first."""
     profile = cached_profile(services, user_id)
-    latest = services.stores.archive.segments(user_id, limit=1)
     out: list[dict] = []
     topics = list(profile["topics"])[:5]
     who = character if character in profile["characters"] else None
     # A question is primed with what it is about: the facts sharing its words, not the profile's gist.
     if (topics or who) and message_type != "question":
+        latest = services.stores.archive.segments(user_id, limit=1)
         parts = [f"likes to talk about {', '.join(topics)}"] if topics else []
         if who:
             c = profile["characters"][who]
@@ -68,8 +68,11 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
         facts = [f for f in facts if words & set(terms(f"{f['attribute']} {f['value']} {f['text']}"))]
     # The messages each fact was learnt from, as recall's fact items carry them.
     table = getattr(services.stores.archive, "knowledge", None)
-    sources = ({r["item_id"]: list(r["source_ids"] or ()) for r in table.items(user_id, item_ids=[f["item_id"] for f in facts])}
-               if facts and table is not None else {})
+    # From recall's kept read of the facts (no archive round trip, and no write of pending use counts, which
+    # ``items`` makes first, inside the reply's path).
+    wanted = {f["item_id"] for f in facts}
+    sources = ({r["item_id"]: list(r["source_ids"] or ()) for r in table.recall_items(user_id) if r["item_id"] in wanted}
+               if facts and table is not None and hasattr(table, "recall_items") else {})
     for f in facts:
         ids = sources.get(f["item_id"], [])
         out.append(item("profile", f"fact:{f['item_id']}", "knowledge", f"{f['attribute']}: {f['value']}",
