@@ -259,3 +259,27 @@ def test_knowledge_base_passages_are_primed_above_the_threshold(memory, tmp_path
     assert parse_pointer(kb.items[0].source).kb == "huts"
     unrelated = prime(services, "kai", "My sister plays the violin in an orchestra.", message_type="request", budget=3000)
     assert not unrelated.section("kb").items  # below the threshold: nothing
+
+
+def test_episodes_are_grouped_by_day_and_a_days_date_is_paid_for_once():
+    from nodes.priming.assemble import _pack, render_by_day
+
+    def ep(n: int, day: str | None) -> dict:
+        text = (f"[{day}] " if day else "") + f"user: memory number {n}"
+        return {"_source": f"ep:m{n}", "kind": "episode", "text": text, "quoted_source_ids": [f"m{n}"]}
+
+    found = [ep(1, "2026-03-02"), ep(2, "2026-01-05"), ep(3, "2026-03-02"), ep(4, None), ep(5, "2026-01-05")]
+    packed = _pack(found, 10_000, set(), by_day=True)
+    text = render_by_day(packed)
+    assert text.splitlines() == [
+        "user: memory number 4 (ep:m4)",
+        "[2026-01-05]", "user: memory number 2 (ep:m2)", "user: memory number 5 (ep:m5)",
+        "[2026-03-02]", "user: memory number 1 (ep:m1)", "user: memory number 3 (ep:m3)",
+    ]
+    # What the items were charged is what the text costs: each day's header once, not a date per line.
+    assert sum(i["tokens"] for i in packed) == count_tokens(text)
+    assert count_tokens(text) < sum(count_tokens(f"{i['text']} ({i['_source']})") for i in found)
+    # A tight budget keeps the best-ranked lines that fit, headers included.
+    tight = _pack(found, count_tokens(text) - 6, set(), by_day=True)
+    assert sum(i["tokens"] for i in tight) <= count_tokens(text) - 6
+    assert count_tokens(render_by_day(tight)) == sum(i["tokens"] for i in tight)

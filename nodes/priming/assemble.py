@@ -1,6 +1,9 @@
 """Fitting the channels' items into their budgets and rendering the labelled sections.
 
 Each shown item is one line, ``<text> (<pointer>)``, and costs that line's tokens (the pointer included);
+the knowledge & episodes section is grouped by day: an item's leading ``[YYYY-MM-DD]`` tag becomes one header for
+all the day's lines (days in order, undated lines first), so a day's date is paid for once, not on every line —
+what the pointers cost is partly won back, and a model reads its memories in the order they happened;
 the labels of the sections with candidates are reserved from the whole before it is split, so the rendered text never exceeds the
 message type's budget. Profile, recent activity and procedures are packed into their own budgets first; what
 they leave goes to the knowledge & episodes channel, which knowledge-base passages share (at most a third).
@@ -9,6 +12,7 @@ An item already shown (assemble.identity) is not shown again.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from nodes.retrieval.budget import count_tokens
@@ -40,20 +44,46 @@ def identity(entry: dict[str, Any]) -> str:
     return entry["_source"]
 
 
-def _pack(candidates: Sequence[dict], budget: int, seen: set[str]) -> list[dict]:
-    """Items in order while their lines fit (one that does not fit is skipped: a shorter one may)."""
+_DAY_TAG = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\]\s*")
+
+
+def split_day(text: str) -> tuple[str | None, str]:
+    """(the day of a leading ``[YYYY-MM-DD]`` tag, the text after it); (None, text) without one."""
+    m = _DAY_TAG.match(text)
+    return (m.group(1), text[m.end():]) if m else (None, text)
+
+
+def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool = False) -> list[dict]:
+    """Items in order while their lines fit (one that does not fit is skipped: a shorter one may). ``by_day``:
+    a line costs its text without the day tag, and the first line of a day also pays for the day's header."""
     out, used = [], 0
+    days: set[str] = set()
     for c in candidates:
         key = identity(c)
         if key in seen:
             continue
-        cost = count_tokens(line(c))
+        day, body = split_day(c["text"]) if by_day else (None, c["text"])
+        cost = count_tokens(line({**c, "text": body})) + (count_tokens(f"[{day}]") if day and day not in days else 0)
         if used + cost > budget:
             continue
         out.append({**c, "tokens": cost})
         used += cost
         seen.add(key)
+        if day:
+            days.add(day)
     return out
+
+
+def render_by_day(items: Sequence[dict]) -> str:
+    """Undated lines first (rank order), then each day's header and its lines (rank order), days ascending."""
+    undated: list[str] = []
+    days: dict[str, list[str]] = {}
+    for i in items:
+        day, body = split_day(i["text"])
+        target = undated if day is None else days.setdefault(day, [])
+        target.append(line({**i, "text": body}))
+    blocks = undated + [f"[{day}]\n" + "\n".join(days[day]) for day in sorted(days)]
+    return "\n".join(blocks)
 
 
 def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) -> tuple[list[Section], str]:
@@ -70,7 +100,7 @@ def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) ->
     kb_budget = int(episodes_room * KB_SHARE) if found.get("kb") else 0
     packed["kb"] = _pack(found.get("kb", []), kb_budget, seen)
     kb_used = sum(i["tokens"] for i in packed["kb"])
-    packed["episodes"] = _pack(found.get("episodes", []), episodes_room - kb_used, seen)
+    packed["episodes"] = _pack(found.get("episodes", []), episodes_room - kb_used, seen, by_day=True)
     if preset.max_items is not None:
         _cap(packed, preset.max_items)
     section_budget = {**budgets, "episodes": episodes_room - kb_used, "kb": kb_budget}
@@ -78,7 +108,9 @@ def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) ->
                         tokens=sum(i["tokens"] for i in packed[name]),
                         items=[PrimedItem.model_validate(i) for i in packed[name]])
                 for name in ORDER]
-    blocks = [f"{s.label}\n" + "\n".join(line(i.model_dump()) for i in s.items) for s in sections if s.items]
+    blocks = [f"{s.label}\n" + (render_by_day([i.model_dump() for i in s.items]) if s.name == "episodes"
+                                 else "\n".join(line(i.model_dump()) for i in s.items))
+              for s in sections if s.items]
     return sections, "\n".join(blocks)
 
 
