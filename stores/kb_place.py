@@ -14,8 +14,7 @@ from typing import Callable
 from .kb_open import KBStores
 from .kb_vectors import parse_kb_collection
 from .places import jsonl
-from .places.vector_place import export_points, restore_points
-from .vector_filters import TENANT_FIELD
+from .vector_filters import TENANT_FIELD, PreparedPoint
 
 NAME = "vectors.kb"
 
@@ -55,7 +54,8 @@ class KBPlace:
         n = 0
         for store in self.kb.collections.open_stores():
             tag = (lambda payload: payload.get(TENANT_FIELD)) if store.per_user else (lambda payload: None)
-            n += export_points(store, dest, tag, name=f"{store.collection}.jsonl")
+            rows = ((tag(payload), {"id": pid, "vector": vec, "payload": payload}) for pid, vec, payload in store._scroll())
+            n += jsonl.write_rows(dest / f"{store.collection}.jsonl", rows)
         return n
 
     def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
@@ -65,7 +65,16 @@ class KBPlace:
             parsed = parse_kb_collection(path.stem, collections.embedder_name, collections.dim)
             if parsed is None:
                 continue  # another embedder's KB: its vectors cannot mix with ours (re-add the files)
-            n += restore_points(collections.get(*parsed), src, is_erased, name=path.name)
+            store = collections.get(*parsed)
+            batch: list[PreparedPoint] = []
+            for record in jsonl.kept_rows(path, is_erased):
+                batch.append(PreparedPoint(record["id"], record["vector"], record["payload"]))
+                if len(batch) >= store.batch_size:
+                    store._write(batch)
+                    n, batch = n + len(batch), []
+            if batch:
+                store._write(batch)
+                n += len(batch)
         return n
 
     def forget_in_export(self, src: Path, user_id: str) -> int:

@@ -11,16 +11,15 @@ from . import jsonl
 FILE = "points.jsonl"
 
 
-def export_points(store, dest: Path, user_of: Callable[[dict], str | None], name: str = FILE) -> int:
+def export_points(store, dest: Path, user_of: Callable[[dict], str | None]) -> int:
     rows = ((user_of(payload), {"id": pid, "vector": vec, "payload": payload}) for pid, vec, payload in store._scroll())
-    return jsonl.write_rows(dest / name, rows)
+    return jsonl.write_rows(dest / FILE, rows)
 
 
-def restore_points(store, src: Path, is_erased: Callable[[str], bool], keep: Callable[[dict], bool] = lambda p: True,
-                   name: str = FILE) -> int:
+def restore_points(store, src: Path, is_erased: Callable[[str], bool], keep: Callable[[dict], bool] = lambda p: True) -> int:
     batch: list[PreparedPoint] = []
     n = 0
-    for record in jsonl.kept_rows(src / name, is_erased):
+    for record in jsonl.kept_rows(src / FILE, is_erased):
         if not keep(record["payload"]):
             continue
         batch.append(PreparedPoint(record["id"], record["vector"], record["payload"]))
