@@ -283,3 +283,58 @@ def test_episodes_are_grouped_by_day_and_a_days_date_is_paid_for_once():
     tight = _pack(found, count_tokens(text) - 6, set(), by_day=True)
     assert sum(i["tokens"] for i in tight) <= count_tokens(text) - 6
     assert count_tokens(render_by_day(tight)) == sum(i["tokens"] for i in tight)
+
+
+def test_recall_packs_the_way_priming_shows_it(demo_memory):
+    """item_overhead / dates_once: recall fills a budget in which every line pays its pointer and a day's date
+    is shown once, so priming's rendering of those items fits that budget with nothing dropped."""
+    from nodes.priming.assemble import _pack, render_by_day
+    from nodes.retrieval.recall import recall
+
+    services = demo_memory.services
+    for budget in (40, 120, 400):
+        plain = recall(services, USER, "モカは何歳？", purpose="question", budget=budget)
+        lined = recall(services, USER, "モカは何歳？", purpose="question", budget=budget, item_overhead=1, dates_once=True)
+        assert lined and sum(i["tokens"] for i in plain) <= budget
+        entries = [{**i, "_source": f"ep:{n}", "quoted_source_ids": i["source_ids"]} for n, i in enumerate(lined)]
+        packed = _pack(entries, budget, set(), by_day=True)
+        assert len(packed) == len(entries), "every item recall packed fits as priming renders it"
+        assert count_tokens(render_by_day(packed)) <= budget
+        # With a pointer per line, the same budget holds no more text than plain recall packs.
+        assert sum(count_tokens(i["text"]) for i in lined) <= sum(count_tokens(i["text"]) for i in plain) + len(
+            {i["date"] for i in lined})
+
+
+def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, monkeypatch):
+    """Recall is asked for exactly the episodes' room, and none of what it packs is then dropped."""
+    from nodes.tools.pointers import format_pointer
+
+    asked: dict = {}
+    real = channels.recall_items
+
+    def spy(*args, **kwargs):
+        asked["budget"] = kwargs["budget"]
+        asked["items"] = real(*args, **kwargs)
+        return asked["items"]
+
+    monkeypatch.setattr(channels, "recall_items", spy)
+    for budget in (120, 500):
+        primed = prime(demo_memory.services, USER, "モカの誕生日はいつ？", message_type="question", budget=budget)
+        episodes = primed.section("episodes")
+        assert asked["budget"] == episodes.budget
+        shown = [i.source for i in primed.items()]
+        wanted = [format_pointer(i) for i in asked["items"] if i.get("kind", "episode") in ("episode", "knowledge")]
+        assert wanted and all(p in shown for p in wanted)
+        assert len(episodes.items) >= len(wanted) - sum(p in {i.source for i in primed.section("profile").items} for p in wanted)
+        _check_budgets(primed)
+
+
+def test_a_questions_profile_facts_match_its_words_not_the_speakers_names(demo_memory):
+    services = demo_memory.services
+    facts = channels.profile_channel(services, USER, "うちの猫は何歳になった？", "question", None)
+    assert any(f["text"] == "pet: モカ" for f in facts)  # 猫 is in the sentence the fact was heard in
+    assert not any(f["text"].startswith("habit:") for f in facts)
+    # A question naming only a speaker (as every sentence of theirs does) primes none of their facts.
+    speakers = services.turn_index.get(services.stores.archive, USER, services.stores.turns).speakers
+    assert speakers
+    assert channels.profile_channel(services, USER, f"{speakers[0]}？", "question", None) == []

@@ -86,9 +86,11 @@ def render_by_day(items: Sequence[dict]) -> str:
     return "\n".join(blocks)
 
 
-def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) -> tuple[list[Section], str]:
+def _pack_around(total: int, found: dict[str, list[dict]], with_episodes: bool):
+    """Every section but the episodes packed into its budget: (budgets, packed, seen, the episodes' room, the KB's
+    budget). ``with_episodes``: reserve the episodes' label (they are known to come, or may)."""
     # Only the sections that have something to show need their label.
-    room = max(0, total - label_reserve([n for n in ORDER if found.get(n)]))
+    room = max(0, total - label_reserve([n for n in ORDER if found.get(n) or (n == "episodes" and with_episodes)]))
     budgets = channel_budgets(room)
     seen: set[str] = set()
     packed: dict[str, list[dict]] = {}
@@ -100,10 +102,21 @@ def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) ->
     kb_budget = int(episodes_room * KB_SHARE) if found.get("kb") else 0
     packed["kb"] = _pack(found.get("kb", []), kb_budget, seen)
     kb_used = sum(i["tokens"] for i in packed["kb"])
-    packed["episodes"] = _pack(found.get("episodes", []), episodes_room - kb_used, seen, by_day=True)
+    return budgets, packed, seen, episodes_room - kb_used, kb_budget
+
+
+def episodes_room(total: int, found: dict[str, list[dict]]) -> int:
+    """The tokens the knowledge & episodes lines will get once the other sections are packed (``found``
+    without episodes): what priming asks recall to fill, so recall's own packing decides what fits."""
+    return _pack_around(total, found, True)[3]
+
+
+def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) -> tuple[list[Section], str]:
+    budgets, packed, seen, room, kb_budget = _pack_around(total, found, bool(found.get("episodes")))
+    packed["episodes"] = _pack(found.get("episodes", []), room, seen, by_day=True)
     if preset.max_items is not None:
         _cap(packed, preset.max_items)
-    section_budget = {**budgets, "episodes": episodes_room - kb_used, "kb": kb_budget}
+    section_budget = {**budgets, "episodes": room, "kb": kb_budget}
     sections = [Section(name=name, label=LABELS[name], budget=section_budget[name],
                         tokens=sum(i["tokens"] for i in packed[name]),
                         items=[PrimedItem.model_validate(i) for i in packed[name]])

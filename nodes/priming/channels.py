@@ -21,6 +21,7 @@ from nodes.retrieval.recall import recall
 from nodes.retrieval.temporal import date_label
 from nodes.text.reference_cues import refers_back
 from nodes.text.tokenize import terms
+from nodes.text.transliterate import with_aliases
 from nodes.tools.pointers import format_pointer
 
 from .presets import PrimingPreset
@@ -62,9 +63,13 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
         if latest:
             out.append(item("profile", f"seg:{latest[0].segment_id}", "profile", "; ".join(parts),
                             date=date_label(latest[0].end_ts)))
-    words = set(terms(message))
     facts = profile["facts"]
     if message_type in ASKING:
+        # Not by the names of the people who speak: every sentence of a person's holds that name ("Tim: …"), so
+        # a question naming them would share a word with all their facts.
+        index = services.turn_index.get(services.stores.archive, user_id, services.stores.turns)
+        names = {t for speaker in index.speakers for t in terms(speaker)}
+        words = set(with_aliases(message, [t for t in terms(message) if t not in names]))
         facts = [f for f in facts if words & set(terms(f"{f['attribute']} {f['value']} {f['text']}"))]
     # The messages each fact was learnt from, as recall's fact items carry them.
     table = getattr(services.stores.archive, "knowledge", None)
@@ -115,8 +120,9 @@ def recent_channel(services, user_id: str, message: str, message_type: str, pres
 # --- C: related knowledge and episodes ----------------------------------------------------------------------
 def recall_items(services, user_id: str, message: str, *, purpose: str, budget: int, character: str | None,
                  now_ts: float | None, query_vector: Future) -> list[dict]:
+    """Recall packed the way the episodes section shows it: one pointer a line, a day's date once."""
     return recall(services, user_id, message, purpose=purpose, budget=budget, character=character, now_ts=now_ts,
-                  query_vector=query_vector.result())
+                  query_vector=query_vector.result(), item_overhead=1, dates_once=True)
 
 
 def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: PrimingPreset,

@@ -1,10 +1,12 @@
 """Priming (A1): what a character already remembers when it starts to answer.
 
-Four channels run in parallel — the user's profile, recent activity, related knowledge and episodes (with the
-knowledge bases), matching procedures — and their items are fitted into the budget the message type gets
-(settings.recall_budgets), split between the channels as the notes split it (assemble.py). The message's
-embedding is made once, while the profile and the activity log are read, and every channel that needs it waits
-for that one vector. A recall already made for the turn (``recalled``) is reused: no second recall.
+Four channels — the user's profile, recent activity, related knowledge and episodes (with the knowledge bases),
+matching procedures — and their items are fitted into the budget the message type gets (settings.recall_budgets),
+split between the channels as the notes split it (assemble.py). The message's embedding is made once, while the
+profile, recent activity, procedures and knowledge bases are read in parallel; every channel that needs it waits
+for that one vector. Recall comes last and fills the room the others leave, packed as the episodes section
+shows it (a pointer a line, a day's date once), so its own packing decides what fits. A recall already made for
+the turn (``recalled``) is reused: no second recall.
 
 Threads are enough here: the stores' clients, the embedder and numpy release the GIL while they work.
 """
@@ -21,7 +23,7 @@ from nodes.retrieval.recall import check_query
 from stores.ids import validate_id
 
 from . import channels
-from .assemble import assemble
+from .assemble import assemble, episodes_room
 from .budgets import total_budget
 from .message_type import resolve_message_type
 from .models import Primed
@@ -85,20 +87,17 @@ def prime(services, user_id: str, message: str, *, message_type: str | None = No
         "procedures": pool.submit(_timed, timings, "procedures", channels.procedure_channel, services, user_id, message, chosen),
         "kb": pool.submit(_timed, timings, "kb", channels.kb_channel, services, user_id, message, chosen, qvec),
     }
-    if recalled is None:
-        if message.strip():
-            recalled_f = pool.submit(_timed, timings, "recall", channels.recall_items, services, user_id, message,
-                                     purpose=purpose, budget=total, character=character, now_ts=now_ts, query_vector=qvec)
-        else:  # a bare heartbeat asks nothing: recall has no query to rank by
-            recalled_f = Future()
-            recalled_f.set_result([])
-    else:
-        recalled_f = Future()
-        recalled_f.set_result(list(recalled))
-    # In this thread: it waits for recall anyway.
-    episodes, recalled_procedures = _timed(timings, "episodes", channels.episode_channel, services, user_id,
-                                           recalled_f.result(), chosen, qvec)
     found = {name: f.result() for name, f in futures.items()}
+    if recalled is None:
+        # Recall fills exactly the room the other sections leave, paying each line's pointer: its own packing
+        # (merged turns, excerpts, what fits) then decides, and nothing it packs is dropped for want of room.
+        # The other channels are cheap beside recall, which is the critical path either way.
+        room = episodes_room(total, found)
+        recalled = (_timed(timings, "recall", channels.recall_items, services, user_id, message, purpose=purpose,
+                           budget=room, character=character, now_ts=now_ts, query_vector=qvec)
+                    if message.strip() and room > 0 else [])  # a bare heartbeat asks nothing to rank by
+    episodes, recalled_procedures = _timed(timings, "episodes", channels.episode_channel, services, user_id,
+                                           list(recalled), chosen, qvec)
     found["episodes"] = episodes
     found["procedures"] = found["procedures"] + recalled_procedures
     sections, text = assemble(total, found, chosen)

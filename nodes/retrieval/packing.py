@@ -235,12 +235,14 @@ _MAX_MISSES = 60
 
 
 def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), token_counts=None,
-               passage_of=None) -> list[dict[str, Any]]:
+               passage_of=None, item_overhead: int = 0, dates_once: bool = False) -> list[dict[str, Any]]:
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn. ``token_counts``:
     each turn's length in budget tokens, when the caller's index has it. ``passage_of(i)``: the passage of
     long turn ``i`` that answers, as (number, how many, character span), or None; the turn's excerpt then
-    prefers its sentences."""
+    prefers its sentences. ``item_overhead``: tokens each item costs beyond its text (a caller that shows
+    every item with a pointer, as priming does). ``dates_once``: the caller shows a day's date once, as a
+    header over its items (priming), so only an item of a day not yet packed pays for the date."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
     passage_tokens = settings.recall_passage_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
@@ -271,6 +273,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     used = 0
     max_items = limit or (None if budget else wanted)
     misses = 0
+    per_day: dict[str, int] = defaultdict(int)  # date -> items of that day packed so far
     for rank, (score, i, relevance, recency) in enumerate(kept):
         if budget is not None and (used >= budget or misses >= _MAX_MISSES):
             break  # every turn costs at least one token; or the rest of the budget fits nothing we have
@@ -283,7 +286,8 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
         misses = 0
         date = _date(turns[i].ts)
         joinable = [g for g in (by_index.get(i - 1), by_index.get(i + 1)) if g is not None and g["date"] == date]
-        extra = 0 if joinable else 1  # a new item pays for its "[date]" prefix
+        # A new item pays for its "[date]" prefix (or its day's header, once) and what the caller adds to it.
+        extra = 0 if joinable else item_overhead + (0 if dates_once and per_day[date] else 1)
         if budget is not None and used + cost + extra > budget:
             continue
         if not joinable and max_items is not None and len(groups) >= max_items:
@@ -295,6 +299,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             group = {"lo": i, "hi": i, "rank": rank, "score": score, "relevance": relevance, "recency": recency,
                      "date": date, "members": {i}}
             groups.append(group)
+            per_day[date] += 1
         else:
             group = joinable[0]
             if len(joinable) == 2 and joinable[1] is not group:  # i bridges two items: merge them
@@ -306,7 +311,8 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 for m in other["members"]:
                     by_index[m] = group
                 groups.remove(other)
-                used -= 1  # the merged item needs one date prefix, not two
+                used -= item_overhead + (0 if dates_once else 1)  # one item now: one date prefix, not two
+                per_day[date] -= 1
             group["members"].add(i)
             group["lo"], group["hi"] = min(group["lo"], i), max(group["hi"], i)
         by_index[i] = group

@@ -89,6 +89,8 @@ def recall(
     query_vector: Sequence[float] | None = None,
     disabled: Sequence[str] = (),
     timings: Timings | None = None,
+    item_overhead: int = 0,
+    dates_once: bool = False,
 ) -> list[dict[str, Any]]:
     """Ranked memory items for ``query`` from one user's memory (never another user's).
 
@@ -97,6 +99,8 @@ def recall(
     ``query_vector``: a precomputed embedding of the query (skips the embedder).
     ``disabled``: channel/stage names to switch off for this call (ablation), see SWITCHES.
     ``character``: restricts the long-term segment channel to segments this character took part in.
+    ``item_overhead``: tokens of the budget each item costs beyond its text (priming's pointer on every line);
+    ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once.
     """
     settings = services.settings
     validate_id(user_id, "user_id")
@@ -180,7 +184,7 @@ def recall(
     how = procedure_hits(services, user_id, query) if on["procedures"] else []
     full_budget = budget
     if (asked or how) and budget is not None:
-        budget = max(0, budget - sum(f["tokens"] for f in (*asked, *how)))
+        budget = max(0, budget - sum(f["tokens"] + item_overhead for f in (*asked, *how)))
     pick = passage_picker(index, cands.passage, q_terms) if on["passages"] else None
     granularity = settings.recall_granularity
     if granularity == "auto":
@@ -188,7 +192,7 @@ def recall(
     if granularity == "mixed" and budget is not None:
         ordered = list(ordered)  # read twice below
         items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted, q_terms,
-                           index.token_counts, pick)
+                           index.token_counts, pick, item_overhead, dates_once)
         seen = {turns[index.position[t]].segment_id for item in items for t in item["turn_ids"]}
         used = sum(item["tokens"] for item in items)
         rest_ordered = [c for c in ordered if turns[c[1]].segment_id not in seen]
@@ -197,18 +201,18 @@ def recall(
         items = segment_items(ordered, turns, tiers, services, user_id, budget, limit or (None if budget else wanted))
     else:
         items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms,
-                           index.token_counts, pick)
+                           index.token_counts, pick, item_overhead, dates_once)
     if on["lifecycle"]:
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
     if on["knowledge"] or how:
         episodes = with_knowledge(items, facts)[len(facts):]  # every fact orders the episodes (current first)
         items = [*asked, *how, *episodes]
         if full_budget is not None:
-            room = full_budget - sum(i["tokens"] for i in items)
+            room = full_budget - sum(i["tokens"] + item_overhead for i in items)
             for fact in related:
-                if fact["tokens"] <= room:
+                if fact["tokens"] + item_overhead <= room:
                     items.append(fact)
-                    room -= fact["tokens"]
+                    room -= fact["tokens"] + item_overhead
         else:
             items += related
         if limit is not None:
