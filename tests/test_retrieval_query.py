@@ -145,3 +145,69 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
     finally:
         services.embedder.embed = real_embed
     assert calls == [["Where did Melanie go swimming?", "go swimming"]]
+
+
+def test_feedback_reads_a_long_turns_answering_passage_not_the_whole_reply():
+    """A long reply gives feedback the terms of the passage that answers (packing.passage_picker), not of its
+    other paragraphs: those are about other things, and tokenising whole replies was the channel's main cost."""
+    from nodes.retrieval.channels import Candidates, feedback_channel
+    from nodes.retrieval.packing import passage_picker
+    from nodes.retrieval.turn_index import UserTurns
+    from nodes.text.tokenize import terms
+    from stores.settings import LuminaSettings
+
+    settings = LuminaSettings()
+    # The answer opens the reply, among words no other turn has (they cannot lead anywhere); the rest of the
+    # reply is boilerplate that other turns share.
+    unique = " ".join("".join(chr(97 + (k * 7 + j * 3) % 26) for j in range(7)) + "." for k in range(200))
+    filler = " ".join(f"The deployment pipeline step {k} copies the zeppelin artefacts to the bucket." for k in range(40))
+    reply = ("Assistant: For the task queue we picked Dramatiq over Celery, because Dramatiq retries with backoff "
+             "by default. " + unique + "\n\n" + filler)
+    texts = [reply,
+             "Maya: The zeppelin artefacts are large.", "Maya: Zeppelin builds are slow on Fridays.",
+             "Maya: Backoff retries kept the mailer alive.", "Maya: Dramatiq workers restart cleanly."]
+    index = UserTurns.build([_turn(i, "user", t) for i, t in enumerate(texts)], passage_cut=(settings.recall_passage_tokens, settings.recall_passage_min_tokens))
+    assert len(index.passages.doc_turn) > 1, "the reply is long enough to have passages"
+    q_terms = terms("Which task queue did we pick?")
+
+    def expansion(passage_of):
+        out = Candidates()
+        out.turn_rankings["turn_keyword"] = [0]
+        feedback_channel(index, q_terms, settings.model_copy(update={"recall_feedback_docs": 1}), out, passage_of)
+        return out.turn_rankings.get("turn_feedback", [])
+
+    focused = expansion(passage_picker(index, {}, q_terms))
+    whole = expansion(None)
+    # From the answering passage: its words (Dramatiq, backoff) lead to the turns that share them; from the
+    # whole reply, the boilerplate that fills it (zeppelin artefacts) does.
+    assert {3, 4} <= set(focused) and not {1, 2} & set(focused)
+    assert {1, 2} & set(whole)
+
+
+def test_an_excerpts_token_count_is_added_up_exactly():
+    """packing.counted_excerpt counts its excerpt from the sentences' known counts; it must equal counting the
+    excerpt's text, for any mix of scripts, speaker prefixes (with or without a space), clipped sentences and
+    ellipses."""
+    from hypothesis import given, settings as hsettings, strategies as st
+
+    from nodes.retrieval.budget import count_tokens
+    from nodes.retrieval.packing import counted_excerpt
+    from nodes.text.tokenize import terms
+
+    pieces = st.sampled_from(["alpha", "beta", "東京", "駅で", "会った。", "猫", "です！", "Hello.", "world?", "x", "…",
+                              "[image: a cat]", "code\n", "- item\n", "\n\n", "ｶﾀｶﾅ", "。", "a:b", "ok!"])
+    gaps = st.sampled_from([" ", "", "  ", "\n"])
+    prefixes = st.sampled_from(["", "Maya: ", "Maya:", "メイ：", "Bob:\t", "Al:x"])
+
+    @hsettings(max_examples=400, deadline=None)
+    @given(prefixes, st.lists(st.tuples(pieces, gaps), min_size=1, max_size=60), st.sampled_from([3, 8, 32]),
+           st.sets(pieces, max_size=2), st.floats(0, 1))
+    def check(prefix, body, max_tokens, wanted, where):
+        text = prefix + "".join(p + g for p, g in body)
+        q = set(terms(" ".join(wanted)))
+        prefer = (int(where * len(text)), len(text)) if where > 0.5 else None
+        out, tokens = counted_excerpt(text, q, max_tokens, prefer)
+        assert tokens == count_tokens(out)
+        assert counted_excerpt(text, q, max_tokens, prefer, count_tokens(text)) == (out, tokens)
+
+    check()

@@ -25,6 +25,15 @@ _CJK = (
 _CJK_RE = re.compile(f"[{_CJK}]")
 
 
+def glued(left: str, right: str) -> bool:
+    """``left + right`` counts one token fewer than the two apart: the last word of ``left`` runs on into the
+    first of ``right`` (neither side is whitespace or CJK there)."""
+    if not left or not right:
+        return False
+    a, b = left[-1], right[0]
+    return not (a.isspace() or b.isspace() or _CJK_RE.match(a) or _CJK_RE.match(b))
+
+
 def count_tokens(text: str) -> int:
     """Every CJK character is one token; the remaining text counts as whitespace-separated words."""
     if not text:

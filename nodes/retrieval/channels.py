@@ -147,10 +147,13 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
         out.ms["graph"] = (time.perf_counter() - t0) * 1000
 
 
-def feedback_channel(index, q_terms: list[str], settings, out: Candidates) -> None:
+def feedback_channel(index, q_terms: list[str], settings, out: Candidates, passage_of=None) -> None:
     """Pseudo-relevance feedback (RM3-style): the terms that weigh most in the first turn channels' best
     turns, added to the query for a second BM25 pass. Multi-hop questions name one side of what they ask
-    ("What did Caroline research?"); the turns that answer it share words with the first hits, not the query."""
+    ("What did Caroline research?"); the turns that answer it share words with the first hits, not the query.
+    ``passage_of(i)`` (packing.passage_picker): a long turn gives the terms of the passage that answers, not of
+    the whole reply — the rest of a 700-word reply is about other things, and tokenising it was this
+    channel's main cost."""
     docs, extra = settings.recall_feedback_docs, settings.recall_feedback_terms
     rankings = [r for name, r in out.turn_rankings.items() if name in ("turn_dense", "turn_keyword")]
     if not (docs and extra and rankings and index.turns):
@@ -165,7 +168,12 @@ def feedback_channel(index, q_terms: list[str], settings, out: Candidates) -> No
     asked = set(q_terms)
     weight: dict[str, float] = defaultdict(float)
     for i in top:
-        counts = Counter(terms(index.turns[i].text))
+        text = index.turns[i].text
+        found = passage_of(i) if passage_of is not None else None
+        if found is not None:
+            start, end = found[2]
+            text = text[start:end]
+        counts = Counter(terms(text))
         length = sum(counts.values()) or 1
         for term, tf in counts.items():
             posting = index.postings.get(term)

@@ -17,7 +17,7 @@ import numpy as np
 from ..text.chunking import join_parts, parse_part
 from ..text.passages import passage_spans
 from ..text.tokenize import terms
-from .budget import count_tokens
+from .budget import count_tokens, glued
 from .temporal import date_label as _date
 
 
@@ -145,11 +145,20 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int, pref
     """A turn longer than ``max_tokens``: its speaker prefix and the sentences sharing most terms with the
     query (ties: those inside ``prefer`` — the character span of the passage that answers — then earlier
     ones), kept in their order and joined by " … " — still a quote of that turn only."""
-    if not max_tokens or _tokens(text) <= max_tokens:
-        return text
+    return counted_excerpt(text, q_terms, max_tokens, prefer)[0]
+
+
+def counted_excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int,
+                    prefer: tuple[int, int] | None = None, text_tokens: int | None = None) -> tuple[str, int]:
+    """``excerpt`` and its tokens (budget.count_tokens of it), added up from its sentences' known counts: the
+    packer sizes dozens of excerpts per query, and counting each anew cost as much as choosing it.
+    ``text_tokens``: the whole text's count, when the caller knows it (the turn index does)."""
+    whole = _tokens(text) if text_tokens is None else text_tokens
+    if not max_tokens or whole <= max_tokens:
+        return text, whole
     prefix, used, sentences = _sentences(text)
     if len(sentences) < 2:
-        return text
+        return text, whole
     holders = _sentence_terms(text)
     overlap: dict[int, int] = {}
     for term in q_terms:
@@ -175,11 +184,22 @@ def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int, pref
         chosen.append(j)
         used += cost
     out = ""
+    tokens = _sentences(text)[1]  # the prefix's
     last = -1
     for j in sorted(chosen):
-        out += ("" if last < 0 else " " if j == last + 1 else " … ") + _clipped(sentences[j][0], sentences[j][1], max_tokens)
+        piece = _clipped(sentences[j][0], sentences[j][1], max_tokens)
+        if last >= 0 and j != last + 1:
+            out += " … "
+            tokens += 1  # the ellipsis is a word of its own
+        elif last >= 0:
+            out += " "
+        out += piece
+        # Pieces are joined by whitespace, so their counts add up (a clipped one is counted anew).
+        tokens += sentences[j][1] if piece is sentences[j][0] else _tokens(piece)
         last = j
-    return prefix + out
+    if glued(prefix, out):
+        tokens -= 1  # "Name:" and the first word with no space between count as one word
+    return prefix + out, tokens
 
 
 @lru_cache(maxsize=65_536)
@@ -252,14 +272,15 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
 
     def text_of(i: int) -> str:
         if i not in texts:
-            if token_counts is not None and (not limit_tokens or token_counts[i] <= limit_tokens):
-                texts[i], costs[i] = turns[i].text, int(token_counts[i])  # whole turn: its length is known
+            known = int(token_counts[i]) if token_counts is not None else None  # its length, when the index has it
+            if known is not None and (not limit_tokens or known <= limit_tokens):
+                texts[i], costs[i] = turns[i].text, known
             elif limit_tokens and passage_of is not None and (found := passage_of(i)) is not None:
                 number, count, span = found
                 parts[i] = (number, count)
-                texts[i] = excerpt(turns[i].text, wanted_terms, passage_tokens or limit_tokens, prefer=span)
+                texts[i], costs[i] = counted_excerpt(turns[i].text, wanted_terms, passage_tokens or limit_tokens, span, known)
             else:
-                texts[i] = excerpt(turns[i].text, wanted_terms, limit_tokens)
+                texts[i], costs[i] = counted_excerpt(turns[i].text, wanted_terms, limit_tokens, None, known)
         return texts[i]
 
     def cost_of(i: int) -> int:

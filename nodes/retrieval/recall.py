@@ -140,8 +140,10 @@ def recall(
         if on["crosslingual"]:
             part_terms = [with_aliases(p, t) for p, t in zip(parts, part_terms)]
         sub_query_channels(index, [p for p in part_terms if p], settings, on, cands)
+    # The passage of a long turn that answers the query, by its words and the dense channels' passage hits.
+    pick = passage_picker(index, cands.passage, q_terms) if on["passages"] else None
     if on["feedback"]:
-        feedback_channel(index, q_terms, settings, cands)
+        feedback_channel(index, q_terms, settings, cands, pick)
     # Recent segments are candidates for being recent, so they count as much as the purpose values recency
     # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
     recent_signal = 0.5 * beta / max(alpha, beta)
@@ -185,7 +187,6 @@ def recall(
     full_budget = budget
     if (asked or how) and budget is not None:
         budget = max(0, budget - sum(f["tokens"] + item_overhead for f in (*asked, *how)))
-    pick = passage_picker(index, cands.passage, q_terms) if on["passages"] else None
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"

