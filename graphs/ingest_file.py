@@ -128,6 +128,17 @@ def write_rejects(path: Path, rejects: list[Reject]) -> None:
     os.replace(tmp, path)
 
 
+def _index_after_import(services, console) -> None:
+    """A bulk import is what makes the embedded vector store's indexes due (graphs.vector_indexes): built now,
+    once, instead of every recall scanning the new points until the next maintenance run."""
+    from .vector_indexes import build_due_indexes
+
+    with console.status("building vector indexes for the new memories…"):
+        report = build_due_indexes(services)
+    for built in report["built"]:
+        console.print(f"vector index of {built['collection']}: {built['points']:,} points in {built['seconds']} s")
+
+
 def ingest_file(args, open_graph, ingest_rows, console) -> int:
     """The `ingest` command: ``open_graph()`` → (services, graph, conn); ``ingest_rows(graph, rows, label)``
     → turns sent per user."""
@@ -137,6 +148,8 @@ def ingest_file(args, open_graph, ingest_rows, console) -> int:
     try:
         rows, rejects = read_rows(source, services.settings.max_message_chars)
         counts = ingest_rows(graph, rows, f"ingesting {source.name}") if rows else {}
+        if counts:
+            _index_after_import(services, console)
     finally:
         services.close()
         conn.close()

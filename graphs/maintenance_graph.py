@@ -3,7 +3,7 @@ and `lumina-memory maintain` runs by hand or from cron.
 
     record_settings → idle_segments → lifecycle_owed → lifecycle_days → lifecycle_reembed
       → lifecycle_relations → lifecycle_deletions → lifecycle_summary → knowledge_daily → knowledge_weekly
-      → knowledge_monthly → scheduled_backups → prune_backups → retention → END
+      → knowledge_monthly → vector_indexes → scheduled_backups → prune_backups → retention → END
 
 Each step is a plain node (state in, a report entry out); the lifecycle's are graphs.maintenance_lifecycle,
 knowledge's graphs.maintenance_knowledge.
@@ -31,15 +31,15 @@ from typing_extensions import TypedDict
 
 from nodes.services import Services, default_services
 from stores.backup import GROUPS, prune
-from stores.backup_location import LocalLocation, open_location
+from stores.backup_location import open_location
 from stores.ids import validate_id
 
 from .erase import audit_log, backup_now, default_backup_location
 from .maintenance_knowledge import KNOWLEDGE_STEPS
+from .maintenance_state import load_state, save_state
 from .maintenance_lifecycle import LIFECYCLE_STEPS
 
 log = logging.getLogger("lumina.maintenance")
-STATE_FILE = "maintenance-state.json"
 SCHEDULE = {"redis": "backup_redis_seconds", "archive": "backup_archive_seconds", "vectors": "backup_vectors_seconds"}
 _SECRET_WORDS = ("key", "password", "secret", "token")
 
@@ -78,15 +78,6 @@ class MaintenanceState(TypedDict, total=False):
     log: Annotated[list[str], operator.add]
 
 
-def _load_state(services: Services) -> dict[str, Any]:
-    text = LocalLocation(services.settings.resolved_data_dir()).read_text(STATE_FILE)
-    return json.loads(text) if text else {}
-
-
-def _save_state(services: Services, state: dict[str, Any]) -> None:
-    LocalLocation(services.settings.resolved_data_dir()).write_text(STATE_FILE, json.dumps(state, indent=1, sort_keys=True))
-
-
 def _public_settings(services: Services) -> dict[str, Any]:
     """Settings without secrets, as JSON values (what the audit log may show)."""
     raw = json.loads(services.settings.model_dump_json())
@@ -95,26 +86,26 @@ def _public_settings(services: Services) -> dict[str, Any]:
 
 def record_settings(state: MaintenanceState, services: Services) -> dict:
     """Audit a settings change since the last maintenance run (names and values, never secrets)."""
-    saved = _load_state(services)
+    saved = load_state(services)
     current = _public_settings(services)
     before = saved.get("settings")
     changed = sorted(k for k in current if before is not None and before.get(k) != current[k])
     if changed:
         detail = json.dumps({k: {"from": before.get(k), "to": current[k]} for k in changed}, sort_keys=True, default=str)
         audit_log(services).append("settings_changed", "maintenance", None, detail)
-    _save_state(services, {**saved, "settings": current})
+    save_state(services, {**saved, "settings": current})
     return {"report": {"record_settings": {"changed": changed}}}
 
 
 def scheduled_backups(state: MaintenanceState, services: Services) -> dict:
     now = state.get("now") or time.time()
-    saved = _load_state(services)
+    saved = load_state(services)
     last = saved.get("last_backup", {})
     due = [g for g in GROUPS if state.get("force") or now - float(last.get(g, 0)) >= getattr(services.settings, SCHEDULE[g])]
     if not due:
         return {"report": {"scheduled_backups": {"due": [], "snapshot": None}}}
     manifest = backup_now(services, groups=due, actor="maintenance")
-    _save_state(services, {**saved, "last_backup": {**last, **{g: now for g in due}}})
+    save_state(services, {**saved, "last_backup": {**last, **{g: now for g in due}}})
     return {"report": {"scheduled_backups": {"due": due, "snapshot": manifest["id"]}}}
 
 
@@ -138,6 +129,14 @@ def retention(state: MaintenanceState, services: Services) -> dict:
     return {"report": {"retention": module.enforce_retention(services, now=state.get("now"))}}
 
 
+def vector_indexes(state: MaintenanceState, services: Services) -> dict:
+    """The embedded vector store's indexes, once enough points wait unindexed (graphs.vector_indexes); after the
+    lifecycle and knowledge steps, which re-embed points."""
+    from .vector_indexes import build_due_indexes
+
+    return {"report": {"vector_indexes": build_due_indexes(services, force=bool(state.get("force")))}}
+
+
 def idle_segments(state: MaintenanceState, services: Services) -> dict:
     """A5: quiet conversations' open segments encoded now (graphs.idle_segments)."""
     from .idle_segments import flush_idle_threads
@@ -146,7 +145,8 @@ def idle_segments(state: MaintenanceState, services: Services) -> dict:
 
 
 STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
-    record_settings, idle_segments, *LIFECYCLE_STEPS, *KNOWLEDGE_STEPS, scheduled_backups, prune_backups, retention)
+    record_settings, idle_segments, *LIFECYCLE_STEPS, *KNOWLEDGE_STEPS, vector_indexes, scheduled_backups, prune_backups,
+    retention)
 
 StepProgress = Callable[[str, int, int | None], None]
 """(step, done, total) as steps stream it; total None: the step started and counts nothing."""

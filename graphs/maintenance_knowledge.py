@@ -28,22 +28,19 @@ from nodes.knowledge.review import review_user
 from nodes.services import Services
 
 from .maintenance_lifecycle import step_progress
+from .maintenance_state import load_state, save_state
 
 if TYPE_CHECKING:
     from .maintenance_graph import MaintenanceState
 
 
 def _saved(services: Services) -> tuple[dict, dict]:
-    from .maintenance_graph import _load_state
-
-    state = _load_state(services)
+    state = load_state(services)
     return state, dict(state.get("knowledge", {}))
 
 
 def _save(services: Services, state: dict, knowledge: dict) -> None:
-    from .maintenance_graph import _save_state
-
-    _save_state(services, {**state, "knowledge": knowledge})
+    save_state(services, {**state, "knowledge": knowledge})
 
 
 def _users_with_episodes_since(services: Services, since: float) -> tuple[list[str], float]:

@@ -30,10 +30,14 @@ class Stores:
     kb: object | None = None
     """Knowledge bases' collections and records (stores.kb_open), opened on first use; closed with the rest."""
 
+    def vector_collections(self) -> list:
+        """The vector stores a maintenance step may index (knowledge bases index their own)."""
+        return [store for store in (self.vectors, self.turns, self.knowledge) if store is not None]
+
     def optimize(self) -> list[dict]:
         """Index the vector collections (see VectorStoreBase.optimize): a maintenance step, not a turn's."""
         out = []
-        for store in (self.vectors, self.turns, self.knowledge):
+        for store in self.vector_collections():
             if store is not None:
                 started = time.perf_counter()
                 report = store.optimize()  # type: ignore[attr-defined]

@@ -119,6 +119,12 @@ class LuminaSettings(BaseSettings):
         description="Embedded qdrant-edge: a user whose vectors take less than this many KB is searched by an exact "
         "scan even when indexed (None = the engine's 10,000 KB, ~5,000 vectors at 512-d).",
     )
+    vector_index_after: int = Field(
+        default=20_000, ge=1, le=1_000_000_000,
+        description="Embedded qdrant-edge: the maintenance graph (and a file ingest) builds the vector indexes once this "
+        "many points wait unindexed since the last build — at 10,000 memories with long replies an exact scan was the "
+        "largest single cost of a recall. A Qdrant server indexes by itself.",
+    )
     low_value_min_terms: int = Field(default=3, ge=0, le=100, description="S3: fewer content words = low value.")
     dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="S3 dedup at store time.")
 

@@ -441,6 +441,11 @@ class VectorStoreBase(ABC):
         """Points inside the vector index (the rest are scanned); None when the engine does not say."""
         return None
 
+    def unindexed(self) -> int | None:
+        """Points an ``optimize()`` could still index (they are scanned exactly until then); None when the
+        engine indexes by itself (a Qdrant server)."""
+        return None
+
     def info(self) -> dict[str, Any]:
         return {
             "collection": self.collection,

@@ -224,6 +224,11 @@ class EdgeVectorStore(VectorStoreBase):
     def indexed_vectors(self) -> int | None:
         return int(self._shard.info().indexed_vectors_count)
 
+    def unindexed(self) -> int | None:
+        self._require_open()
+        info = self._shard.info()
+        return max(0, int(info.points_count) - int(info.indexed_vectors_count))
+
     def _release(self) -> None:
         try:
             self._shard.flush()

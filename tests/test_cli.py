@@ -64,6 +64,23 @@ def test_ingest_recall_stats_and_chat(cli, tmp_path):
     assert "nox>" in chat and "offline responder" in chat
 
 
+def test_an_import_that_makes_the_vector_indexes_due_builds_them(cli, tmp_path):
+    """graphs.vector_indexes after `ingest`: a bulk import is indexed once, not scanned by every recall."""
+    env_file = tmp_path / "rows.jsonl"
+    rows = [{"user_id": "uma", "speaker": "user" if i % 2 == 0 else "nox", "text": f"今日は{i}番目の話題、公園の散歩について話した。",
+             "ts": 1_760_000_000 + 300 * i} for i in range(40)]
+    env_file.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "graphs.cli", "ingest", str(env_file)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"),
+                                                        "LUMINA_VECTOR_INDEX_AFTER": "20",
+                                                        "LUMINA_VECTOR_INDEXING_THRESHOLD_KB": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "vector index of lumina_turns" in proc.stdout and "uma: 40 turns" in proc.stdout
+    state = json.loads((tmp_path / "data" / "maintenance-state.json").read_text())
+    assert any(name.startswith("lumina_turns") for name in state["vector_indexes"])
+    cli("services", "stop", check=False)
+
+
 def test_bad_input_file_gives_a_clear_error(cli, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"user_id": "../etc", "speaker": "user", "text": "x", "ts": 1}\n', encoding="utf-8")

@@ -81,3 +81,25 @@ def test_cli_maintain_and_backups_list(tmp_path):
     finally:
         subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], env=env, cwd=tmp_path,
                        capture_output=True, timeout=60)
+
+
+def test_vector_indexes_are_built_once_enough_points_wait_for_them(memory_factory):
+    """qdrant-edge indexes only when asked: the maintenance step builds the indexes once
+    ``vector_index_after`` points wait unindexed beyond what the last build left, and not again before."""
+    mem = memory_factory(vector_index_after=30, vector_indexing_threshold_kb=1)
+    turns = mem.services.stores.turns
+    replay(mem.graph, "kim", [{"speaker": "user", "text": f"今日は公園で{i}回目の散歩をした。犬も一緒だった。", "ts": 1_760_000_000 + 700 * i}
+                              for i in range(40)])
+    waiting = turns.unindexed()
+    assert waiting >= 30
+    first = run_maintenance(mem.services, now=1_760_100_000.0)["vector_indexes"]
+    built = {b["collection"]: b for b in first["built"]}
+    assert turns.collection in built and built[turns.collection]["points"] == waiting
+    assert turns.unindexed() < waiting and turns.indexed_vectors() > 0
+    # Nothing new: nothing is built again; a few new points are not enough either.
+    assert run_maintenance(mem.services, now=1_760_100_100.0)["vector_indexes"]["built"] == []
+    replay(mem.graph, "kim", [{"speaker": "user", "text": f"夜は映画を{i}本観た。", "ts": 1_760_200_000 + 700 * i} for i in range(3)])
+    again = run_maintenance(mem.services, now=1_760_300_000.0)["vector_indexes"]
+    assert again["built"] == [] and again["waiting"][turns.collection] >= 1
+    # force builds whatever waits.
+    assert turns.collection in {b["collection"] for b in run_maintenance(mem.services, now=1_760_300_100.0, force=True)["vector_indexes"]["built"]}
