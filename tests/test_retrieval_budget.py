@@ -97,3 +97,27 @@ def test_time_windows_of_named_days_ranges_and_yearless_months():
     # Not dates: the verb "may", a clock time, a day that does not exist falls back to its month.
     assert span("May 7 people come?") is None
     assert span("June 31, 2023") == ("2023-06-01", "2023-07-01")
+
+
+def test_the_parts_of_a_long_message_joined_by_an_ellipsis_are_charged_for_it():
+    """Two adjacent parts of one chunked message (S3) packed together read as one text; when either is an
+    excerpt they are joined by " … ", a word the packer must pay for, or the items exceed the budget
+    (seen on the Japanese long-reply set: 2,049 tokens packed into 2,048)."""
+    from nodes.retrieval.budget import count_tokens
+    from nodes.retrieval.packing import pack_turns
+    from nodes.retrieval.turn_index import UserTurns
+    from stores.models import Turn
+    from stores.settings import LuminaSettings
+
+    sentence = "The staging database listens on port {k} and the worker restarts at night."
+    long_text = "Assistant: " + " ".join(sentence.format(k=k) for k in range(40))
+    turns = [Turn(turn_id=f"t{k}", source_id=f"msg:part{k}", user_id="u", speaker="lumina", text=long_text, ts=100.0 + k,
+                  segment_id="s") for k in range(2)]
+    index = UserTurns.build(turns)
+    settings = LuminaSettings()
+    ranked = [(1.0, 0, 1.0, 1.0), (0.9, 1, 1.0, 1.0)]
+    for budget in range(20, 120):
+        items = pack_turns(ranked, index.turns, {}, budget, None, settings, 10, ["port", "staging"], index.token_counts)
+        assert sum(count_tokens(i["text"]) for i in items) <= budget, budget
+    both = pack_turns(ranked, index.turns, {}, 200, None, settings, 10, ["port", "staging"], index.token_counts)
+    assert len(both) == 1 and " … " in both[0]["text"] and both[0]["source_ids"] == ["msg"]

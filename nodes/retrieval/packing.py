@@ -283,6 +283,14 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 texts[i], costs[i] = counted_excerpt(turns[i].text, wanted_terms, limit_tokens, None, known)
         return texts[i]
 
+    def _ellipsis(a: int, b: int) -> int:
+        """1 when turns ``a`` and ``b`` are consecutive parts of one chunked message and one is an excerpt
+        (join_parts then puts " … " between them), else 0."""
+        pa, pb = parse_part(turns[a].source_id), parse_part(turns[b].source_id)
+        if not (pa and pb and pa[0] == pb[0] and abs(pa[1] - pb[1]) == 1):
+            return 0
+        return int(text_of(a) != turns[a].text or text_of(b) != turns[b].text)
+
     def cost_of(i: int) -> int:
         text = text_of(i)
         if i not in costs:
@@ -307,8 +315,10 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
         misses = 0
         date = _date(turns[i].ts)
         joinable = [g for g in (by_index.get(i - 1), by_index.get(i + 1)) if g is not None and g["date"] == date]
-        # A new item pays for its "[date]" prefix (or its day's header, once) and what the caller adds to it.
-        extra = 0 if joinable else item_overhead + (0 if dates_once and per_day[date] else 1)
+        # A new item pays for its "[date]" prefix (or its day's header, once) and what the caller adds to it;
+        # a part of a long message next to another part of it, either an excerpt, is joined to it by " … ".
+        extra = (sum(_ellipsis(i, j) for j in (i - 1, i + 1) if (g := by_index.get(j)) is not None and g in joinable)
+                 if joinable else item_overhead + (0 if dates_once and per_day[date] else 1))
         if budget is not None and used + cost + extra > budget:
             continue
         if not joinable and max_items is not None and len(groups) >= max_items:
