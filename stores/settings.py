@@ -171,6 +171,11 @@ class LuminaSettings(BaseSettings):
         default=0.5, ge=0.0, le=1.0,
         description="Share of their relevance that turns of speakers the query does not name keep, when it names some.",
     )
+    recall_person_focus: float = Field(
+        default=0.7, ge=0.0, le=1.0,
+        description="A question that names no speaker but speaks of the asker (\"my\", \"I\", 私の) or of what the other side "
+        "said (\"you suggested\", 教えてくれた): share of their relevance the other side's turns keep.",
+    )
     recall_mmr: bool = Field(default=True, description="S6 MMR re-ranking of the top of the ranking.")
     recall_context: bool = Field(
         default=True, description="Pack each hit turn with its neighbouring turns (detail) when the budget allows."

@@ -211,3 +211,46 @@ def test_an_excerpts_token_count_is_added_up_exactly():
         assert counted_excerpt(text, q, max_tokens, prefer, count_tokens(text)) == (out, tokens)
 
     check()
+
+
+def test_a_question_about_the_askers_own_words_or_the_other_sides_is_read_from_the_pronouns():
+    from nodes.retrieval.query import person_of
+
+    for q in ("What is my dog's name?", "When did I buy the bike?", "Is it mine?", "Can you tell me what I said about Kyoto?",
+              "私の犬の名前は？", "僕が買った本は？"):
+        assert person_of(q) == "user", q
+    for q in ("What port did you suggest for staging?", "Which library did you recommend?", "What was your advice on caching?",
+              "Could you remind me what you told me about Redis?", "前に教えてくれたレシピは？", "あなたのおすすめは？"):
+        assert person_of(q) == "other", q
+    for q in ("Remind me, what is the task queue?", "What did Caroline research?", "i think so", "犬の名前は何だっけ？",
+              "Can you tell me the port?"):
+        assert person_of(q) is None, q
+    assert analyse("What is my dog's name?", ["Maya", "Assistant"]).person == "user"
+    named = analyse("What did Maya say about my dog?", ["Maya", "Assistant"])
+    assert named.speakers == ["Maya"] and named.person is None  # a name says whose turns; pronouns add nothing
+
+
+def test_my_in_a_question_prefers_the_users_turn_to_the_assistants_look_alike(memory):
+    """User ↔ assistant: the assistant's replies repeat the question's words as often as the user's turn that
+    holds the fact; "my" says whose turn it is (settings.recall_person_focus), "you suggested" the other way."""
+    from graphs.replay import replay
+    from nodes.retrieval.recall import recall
+
+    rows = []
+    for k in range(6):
+        rows.append({"speaker": "user", "text": f"Question {k} about deploying the web app to the cloud.", "ts": 1_760_000_000 + 900 * k})
+        rows.append({"speaker": "lumina", "ts": 1_760_000_000 + 900 * k + 60,
+                     "text": f"For a staging database the port is often 6543; teams pick their own staging database port. Step {k}."})
+    rows.append({"speaker": "user", "text": "Our staging database port is 5433.", "ts": 1_760_010_000})
+    rows.append({"speaker": "lumina", "text": "Noted, thanks.", "ts": 1_760_010_060})
+    replay(memory.graph, "maya", rows)
+    services = memory.services
+
+    def first(question, **kw):
+        items = recall(services, "maya", question, purpose="question", limit=3, **kw)
+        return next(i["text"] for i in items if i.get("kind", "episode") == "episode")
+
+    question = "What is my staging database port?"
+    assert "5433" in first(question)
+    assert "5433" not in first(question, disabled=("speakers",))  # the look-alikes outrank it without the focus
+    assert "6543" in first("What staging database port did you suggest?")

@@ -6,7 +6,9 @@
    sits next to the question that prompted it).
 4. Speakers (nodes.retrieval.query): when the query names one speaker, the other speakers' turns keep only
    ``recall_speaker_focus`` of their relevance; when it names several, each named speaker's turns are
-   normalised to the same top, so the ranking alternates between them instead of following one.
+   normalised to the same top, so the ranking alternates between them instead of following one. When it names
+   none but speaks of the asker ("my", 私の) or of what the other side said ("you suggested"), the other
+   side's turns keep ``recall_person_focus``.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
         for i in np.flatnonzero((base == 0) & (rel > 0)):
             tiers[int(i)].add("archive")
 
+    if on.get("speakers") and plan.person and not plan.speakers and n and rel.any():
+        mine = index.said_by_user()
+        keep = mine if plan.person == "user" else ~mine
+        if keep.any() and not keep.all():
+            rel = np.where(keep, rel, rel * settings.recall_person_focus)
     if on.get("speakers") and plan.speakers and n and rel.any():
         labels = index.label_array
         named = np.isin(labels, plan.speakers)

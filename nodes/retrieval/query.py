@@ -4,6 +4,11 @@ Questions about a conversation name the people in it ("What did Melanie paint?",
 What a person did is, overwhelmingly, told in that person's own turns, so a question naming exactly one
 speaker focuses recall on that speaker's turns; one naming several ("What do Caroline and Melanie both
 like?") is answered from each of them, so each speaker's turns are ranked on their own and interleaved.
+
+The user asking about their own memory names nobody: they say "my", "I" (私の, 僕が) — their own turns — or
+"you suggested", "your advice" (教えてくれた) — the other side's. That is ``QueryPlan.person``, a milder focus
+(settings.recall_person_focus): in a user ↔ assistant history the assistant's long replies share the
+question's words as often as the user's short turns that hold the fact.
 """
 
 from __future__ import annotations
@@ -18,6 +23,33 @@ from .budget import _CJK_RE
 @dataclass
 class QueryPlan:
     speakers: list[str] = field(default_factory=list)  # speaker labels the query names, in order of mention
+    person: str | None = None
+    """When it names none: "user" — the asker speaks of themself; "other" — of what the other side said."""
+
+
+# "I" only as written (a capital I is the pronoun); "me" is left out: "remind me", "tell me" ask, they do not say
+# whose memory it is.
+_EN_SELF = re.compile(r"(?<![\w'])I(?:'m|'ve|'d|'ll)?(?![\w'])|\b(?i:my|mine|myself)\b")
+_EN_OTHER = re.compile(
+    # what the other side did: "you suggested", "you've told me", "did you recommend" — not "can you tell me" (an ask)
+    r"\byou(?:'ve|'d| have| had)?\s+(?:\w+\s+)?(?:said|told|suggested|recommended|mentioned|gave|wrote|explained|"
+    r"listed|shared|provided|showed|proposed|advised|picked|chose)\b"
+    r"|\bdid you\s+(?:\w+\s+)?(?:say|tell|suggest|recommend|mention|give|write|explain|list|share|provide|show|"
+    r"propose|advise|pick|choose)\b"
+    r"|\byour\s+(?:suggestions?|advice|answers?|recommendations?|lists?|explanations?|replies|reply|examples?|ideas?)\b",
+    re.IGNORECASE,
+)
+_JA_SELF = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし|自分)(?:の|が|は|も|って|に|を|と)")
+_JA_OTHER = re.compile(r"(?:あなた|君|きみ)(?:の|が|は|も|って)|(?:教え|勧め|すすめ|提案し|紹介し|説明し|言っ)てくれ")
+
+
+def person_of(query: str) -> str | None:
+    """"other" when the query asks what the other side said, "user" when the asker speaks of themself, else None."""
+    if _EN_OTHER.search(query) or _JA_OTHER.search(query):
+        return "other"
+    if _EN_SELF.search(query) or _JA_SELF.search(query):
+        return "user"
+    return None
 
 
 def _mentions(query: str, name: str) -> tuple[int, bool]:
@@ -39,6 +71,8 @@ def analyse(query: str, speakers: list[str]) -> QueryPlan:
     subjects = [f for f in found if not f[1]]
     if subjects:  # "What did Jon say about Gina's store?" is about what Jon said, in Jon's turns
         found = subjects
+    if not found:
+        return QueryPlan(person=person_of(query))
     return QueryPlan([name for _pos, _poss, name in found])
 
 

@@ -138,6 +138,15 @@ class UserTurns:
     passage_of: dict[str, tuple[int, int]] = field(default_factory=dict)
     passages: PassageIndex = field(default_factory=PassageIndex)  # their BM25
 
+    def said_by_user(self) -> np.ndarray:
+        """Which turns the user said (speaker "user"), as a mask; made on first use, kept with this index object
+        (an extended index is a new object)."""
+        mask = getattr(self, "_user_mask", None)
+        if mask is None or mask.size != len(self.turns):
+            mask = np.fromiter((s == "user" for s in self.turns.column("speaker")), dtype=bool, count=len(self.turns))
+            self._user_mask = mask
+        return mask
+
     @classmethod
     def build(cls, turns: list[Turn], passage_cut: tuple[int, int] = (0, 0)) -> "UserTurns":
         turns = TurnTable.of(turns)
