@@ -208,3 +208,44 @@ def test_keyword_search_in_context_reads_the_turn_each_reply_answers():
     assert [i for i, _ in index.search(terms("painted lake"), 10, context=1.0)] == [2]
     # Weight 0 is the plain BM25, score for score.
     assert index.search(q, 10, context=0.0) == index.search(q, 10)
+
+
+def test_one_users_slow_build_does_not_hold_up_another_users_recall(tmp_path, monkeypatch):
+    """A cold build of a user with long replies takes tens of seconds; the other users' indexes are handed out
+    meanwhile. An erase waits for the build in progress, so the erased user's index is not put back after it."""
+    import threading
+
+    archive = DuckDBArchive(tmp_path)
+    try:
+        archive.put_turns([_turn("slow", 1, 1000.0, "turn of the slow user")])
+        archive.put_turns([_turn("quick", 1, 1000.0, "turn of the quick user")])
+        index = TurnIndex()
+        entered, release = threading.Event(), threading.Event()
+        real = UserTurns.build
+
+        def build(turns, *args, **kwargs):
+            if turns and turns[0].user_id == "slow":
+                entered.set()
+                assert release.wait(30)
+            return real(turns, *args, **kwargs)
+
+        monkeypatch.setattr(UserTurns, "build", staticmethod(build))
+        slow = threading.Thread(target=index.get, args=(archive, "slow"))
+        slow.start()
+        assert entered.wait(10)
+        got: list = []
+        quick = threading.Thread(target=lambda: got.append(index.get(archive, "quick")))
+        quick.start()
+        quick.join(10)
+        assert got and got[0].turns[0].text == "turn of the quick user", "held up by the other user's build"
+        forgotten = threading.Thread(target=index.forget, args=("slow",))
+        forgotten.start()
+        forgotten.join(0.2)
+        assert forgotten.is_alive()  # the erase waits for the build in progress
+        release.set()
+        slow.join(10)
+        forgotten.join(10)
+        assert not forgotten.is_alive() and "slow" not in index._users
+    finally:
+        release.set()
+        archive.close()

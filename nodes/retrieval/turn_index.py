@@ -465,7 +465,10 @@ class TurnIndex:
         """``passage_cut``: (window tokens, least turn tokens) of long turns' passages; (0, 0) for none."""
         self.passage_cut = passage_cut
         self._users: OrderedDict[str, UserTurns] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the table of users; held for lookups only
+        # One lock per user for building or topping up that user's index: a cold build of a user with long
+        # replies takes tens of seconds, and must not hold up the other users' recalls meanwhile.
+        self._user_locks: dict[str, threading.Lock] = {}
         self.max_users = max_users
         self.rebuilds = 0  # full builds from the archive (a new user, an erase, turns that arrived out of order)
         self.extensions = 0  # top-ups with the turns archived since
@@ -473,7 +476,10 @@ class TurnIndex:
     def get(self, archive, user_id: str, turn_vectors=None) -> UserTurns:
         """``turn_vectors``: the turn-vector store; when given, the index also holds the turns' vectors."""
         with self._lock:
-            index = self._users.get(user_id)
+            user_lock = self._user_locks.setdefault(user_id, threading.Lock())
+        with user_lock:
+            with self._lock:
+                index = self._users.get(user_id)
             # Read before counting: a write landing meanwhile leaves an older stamp, so the next call re-checks.
             generation = write_stamp(archive, user_id)
             if index is None or generation is None or index.generation != generation:
@@ -483,10 +489,13 @@ class TurnIndex:
                 index.generation = generation
             if turn_vectors is not None and index.vectors is None:
                 index.load_vectors(turn_vectors, user_id)
-            self._users[user_id] = index
-            self._users.move_to_end(user_id)
-            while len(self._users) > self.max_users:
-                self._users.popitem(last=False)
+            with self._lock:
+                self._users[user_id] = index
+                self._users.move_to_end(user_id)
+                while len(self._users) > self.max_users:
+                    gone, _ = self._users.popitem(last=False)
+                    if not self._user_locks[gone].locked():
+                        del self._user_locks[gone]
             return index
 
     def _refreshed(self, archive, user_id: str, turn_vectors, index: UserTurns | None, count: int) -> UserTurns:
@@ -498,7 +507,8 @@ class TurnIndex:
             if len(index.turns) + len(new) == count and (not index.turns or not new or new[0].ts >= index.turns[-1].ts):
                 extended = index.extended(new, turn_vectors, user_id)
                 extended.last_seq = last
-                self.extensions += 1
+                with self._lock:
+                    self.extensions += 1
                 return extended
         if incremental:
             turns, last = archive.turns_since(user_id, 0)
@@ -508,9 +518,14 @@ class TurnIndex:
         rebuilt.last_seq = last
         if turn_vectors is not None:
             rebuilt.load_vectors(turn_vectors, user_id, index)
-        self.rebuilds += 1
+        with self._lock:
+            self.rebuilds += 1
         return rebuilt
 
     def forget(self, user_id: str) -> None:
+        """Drop ``user_id``'s index (erasure): after any build of it in progress, so none puts it back."""
         with self._lock:
-            self._users.pop(user_id, None)
+            user_lock = self._user_locks.setdefault(user_id, threading.Lock())
+        with user_lock:
+            with self._lock:
+                self._users.pop(user_id, None)
