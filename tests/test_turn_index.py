@@ -245,7 +245,7 @@ def test_one_users_slow_build_does_not_hold_up_another_users_recall(tmp_path, mo
         release.set()
         slow.join(10)
         forgotten.join(10)
-        assert not forgotten.is_alive() and "slow" not in index._users
+        assert not forgotten.is_alive() and "slow" not in index._users and "slow" not in index._user_locks
     finally:
         release.set()
         archive.close()

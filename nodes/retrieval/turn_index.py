@@ -529,3 +529,7 @@ class TurnIndex:
         with user_lock:
             with self._lock:
                 self._users.pop(user_id, None)
+                # Its id goes too (an erased user leaves nothing here); a get() already waiting on this lock
+                # reads the archive after the erase, like any later one.
+                if self._user_locks.get(user_id) is user_lock:
+                    del self._user_locks[user_id]
