@@ -338,3 +338,17 @@ def test_a_questions_profile_facts_match_its_words_not_the_speakers_names(demo_m
     speakers = services.turn_index.get(services.stores.archive, USER, services.stores.turns).speakers
     assert speakers
     assert channels.profile_channel(services, USER, f"{speakers[0]}？", "question", None) == []
+
+
+def test_a_questions_profile_facts_are_found_across_scripts(memory):
+    """「ボブ」 in a fact, "Bob" in the question: the cross-script keys (nodes.text.transliterate) meet."""
+    from graphs.replay import replay
+
+    replay(memory.graph, "nana", [{"speaker": "user", "text": "友達のボブは毎週テニスをしている。", "ts": 1_760_000_000},
+                                  {"speaker": "user", "text": "ペットの犬はポチという名前です。", "ts": 1_760_000_060}])
+    facts = memory.services.stores.archive.knowledge.items("nana", subject="user")
+    texts = " ".join(f"{f['attribute']} {f['value']} {f['text']}" for f in facts)
+    assert "ボブ" in texts, texts
+    primed = channels.profile_channel(memory.services, "nana", "What does Bob play every week?", "question", None)
+    assert [f["text"] for f in primed] == ["friend: ボブ"]
+    assert channels.profile_channel(memory.services, "nana", "What does Tim play every week?", "question", None) == []

@@ -21,7 +21,7 @@ from nodes.retrieval.recall import recall
 from nodes.retrieval.temporal import date_label
 from nodes.text.reference_cues import refers_back
 from nodes.text.tokenize import terms
-from nodes.text.transliterate import with_aliases
+from nodes.text.transliterate import index_keys, with_aliases
 from nodes.tools.pointers import format_pointer
 
 from .presets import PrimingPreset
@@ -70,7 +70,9 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
         index = services.turn_index.get(services.stores.archive, user_id, services.stores.turns)
         names = {t for speaker in index.speakers for t in terms(speaker)}
         words = set(with_aliases(message, [t for t in terms(message) if t not in names]))
-        facts = [f for f in facts if words & set(terms(f"{f['attribute']} {f['value']} {f['text']}"))]
+        # A fact's cross-script keys as an index holds them (nodes.text.transliterate): 「ボブ」 meets "Bob".
+        facts = [f for f in facts
+                 if words & {*terms(said := f"{f['attribute']} {f['value']} {f['text']}"), *index_keys(said)}]
     # The messages each fact was learnt from, as recall's fact items carry them.
     table = getattr(services.stores.archive, "knowledge", None)
     # From recall's kept read of the facts (no archive round trip, and no write of pending use counts, which
