@@ -249,3 +249,58 @@ def test_one_users_slow_build_does_not_hold_up_another_users_recall(tmp_path, mo
     finally:
         release.set()
         archive.close()
+
+
+def _long_reply(n: int, japanese: bool) -> str:
+    if japanese:
+        lines = [f"{k}. キャロラインは第{n}回の会議で東京駅の近くの店を{k}回勧めた。" for k in range(1, 40)]
+    else:
+        lines = [f"- Step {k}: Melanie pinned the Python version to 3.{k} for release {n} of the build." for k in range(1, 40)]
+    return "\n".join(lines)
+
+
+def test_long_replies_are_read_once_and_indexed_as_a_rebuild_would_with_their_passages(tmp_path):
+    """A long reply is read sentence by sentence, once, for its own terms and its passages' (issue 19: a cold
+    build read each reply three times). What it holds is what reading it whole gives; topped up with more
+    replies, the index, passages included, is what a rebuild gives."""
+    from collections import Counter
+
+    from nodes.retrieval.passage_index import long_turn_terms
+    from nodes.text.passages import passage_spans
+    from nodes.text.tokenize import terms
+    from nodes.text.transliterate import index_keys
+
+    cut = (128, 160)
+    reply = _long_reply(1, True)
+    read = long_turn_terms(reply, cut)
+    assert read is not None and len(read.passages) == len(passage_spans(reply, *cut)) > 1
+    assert Counter(read.terms) == Counter(terms(reply)) and set(read.keys) == set(index_keys(reply))
+    for (a, b), (passage_terms, keys) in zip(passage_spans(reply, *cut), read.passages):
+        assert Counter(passage_terms) == Counter(terms(reply[a:b])) and set(keys) == set(index_keys(reply[a:b]))
+    assert long_turn_terms("Caroline: a short chat turn", cut) is None
+
+    archive = DuckDBArchive(tmp_path)
+    try:
+        turns = [_turn(ALICE, n, 1000.0 + 60 * n, _long_reply(n, n % 4 == 1) if n % 2 else f"Caroline: question {n}?", f"s{n // 4}")
+                 for n in range(12)]
+        index = TurnIndex(passage_cut=cut)
+        archive.put_turns(turns[:5])
+        index.get(archive, ALICE)
+        archive.put_turns(turns[5:])
+        grown = index.get(archive, ALICE)
+        assert index.rebuilds == 1 and index.extensions == 1
+        rebuilt = UserTurns.build(archive.all_turns(ALICE), cut)
+        _same(grown, rebuilt)
+        assert grown.passage_of == rebuilt.passage_of and len(grown.passage_of) > 12
+        p, q = grown.passages, rebuilt.passages
+        assert np.array_equal(p.doc_turn, q.doc_turn) and np.array_equal(p.doc_part, q.doc_part)
+        assert np.array_equal(p.lengths, q.lengths) and p.postings.keys() == q.postings.keys()
+        for term, (idx, tf) in p.postings.items():
+            assert np.array_equal(idx, q.postings[term][0]) and np.array_equal(tf, q.postings[term][1]), term
+        # The katakana name is found from latin letters, in the passage that says it.
+        from nodes.text.transliterate import with_aliases
+
+        hits = p.search(with_aliases("Caroline", terms("Caroline")), 3)
+        assert hits and all(grown.turns[t].text.startswith("1. キャロライン") for t, _, _ in hits)
+    finally:
+        archive.close()

@@ -24,7 +24,7 @@ from stores.models import Turn
 from stores.turn_vectors import passage_point_id, turn_point_id
 
 from ..text.passages import passage_spans
-from .passage_index import PassageIndex, merged_postings
+from .passage_index import LongTurnTerms, PassageIndex, long_turn_terms, merged_postings
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys
 from .budget import count_tokens
@@ -152,12 +152,16 @@ class UserTurns:
         turns = TurnTable.of(turns)
         postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         lengths = np.zeros(len(turns), dtype=np.float32)
-        for i, turn in enumerate(turns):
-            counts = Counter(terms(turn.text))
+        texts = turns.column("text")
+        token_counts = _token_counts(texts)
+        read = _long_turns_read(texts, token_counts, passage_cut)
+        for i, text in enumerate(texts):
+            words, keys = _terms_and_keys(text, read.get(i))
+            counts = Counter(words)
             lengths[i] = sum(counts.values())
             for term, tf in counts.items():
                 postings[term].append((i, tf))
-            for key in index_keys(turn.text):  # cross-script keys: found by the other language, no length
+            for key in keys:  # cross-script keys: found by the other language, no length
                 postings[key].append((i, 1))
         avg = float(lengths.mean()) if len(turns) else 1.0
         members: dict[str, list[int]] = defaultdict(list)
@@ -186,12 +190,12 @@ class UserTurns:
             segment_code=segment_code,
             point_position={turn_point_id(user_id, t.turn_id): i for i, t in enumerate(turns)},
             prefixes=prefixes,
-            token_counts=(counts := _token_counts(turns.column("text"))),
+            token_counts=token_counts,
             prefix_counts=prefix_counts,
             label_counts=label_counts,
             passage_cut=passage_cut,
-            passage_of=_passage_points(turns, 0, counts, user_id, passage_cut),
-            passages=PassageIndex().extended(turns.column("text"), counts, 0, passage_cut),
+            passage_of=_passage_points(turns, 0, token_counts, user_id, passage_cut),
+            passages=PassageIndex().extended(texts, token_counts, 0, passage_cut, read),
         )
 
     def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "") -> "UserTurns":
@@ -205,12 +209,16 @@ class UserTurns:
         turns = self.turns + new
         new_rows: dict[str, list[tuple[int, int]]] = defaultdict(list)
         new_lengths = np.zeros(len(new), dtype=np.float32)
-        for k, turn in enumerate(new):
-            counts = Counter(terms(turn.text))
+        new_texts = new.column("text")
+        new_counts = _token_counts(new_texts)
+        read = _long_turns_read(new_texts, new_counts, self.passage_cut)
+        for k, text in enumerate(new_texts):
+            words, keys = _terms_and_keys(text, read.get(k))
+            counts = Counter(words)
             new_lengths[k] = sum(counts.values())
             for term, tf in counts.items():
                 new_rows[term].append((start + k, tf))
-            for key in index_keys(turn.text):
+            for key in keys:
                 new_rows[key].append((start + k, 1))
         postings = merged_postings(self.postings, new_rows)
         lengths = np.concatenate([self.lengths, new_lengths])
@@ -251,13 +259,13 @@ class UserTurns:
             segment_code=segment_code,
             point_position=point_position,
             prefixes=prefixes,
-            token_counts=np.concatenate([self.token_counts, new_counts := _token_counts(new.column("text"))]),
+            token_counts=np.concatenate([self.token_counts, new_counts]),
             last_seq=self.last_seq,
             prefix_counts=prefix_counts,
             label_counts=label_counts,
             passage_cut=self.passage_cut,
             passage_of={**self.passage_of, **_passage_points(new, start, new_counts, owner, self.passage_cut)},
-            passages=self.passages.extended(new.column("text"), new_counts, start, self.passage_cut),
+            passages=self.passages.extended(new_texts, new_counts, start, self.passage_cut, read),
         )
         if self.vectors is not None:
             size = len(turns)
@@ -420,6 +428,19 @@ def _passage_points(turns: "TurnTable", start: int, token_counts: np.ndarray, us
         for p in range(len(passage_spans(texts[k], size, least))):
             out[passage_point_id(user_id, turn_ids[k], p)] = (start + int(k), p)
     return out
+
+
+def _long_turns_read(texts: Sequence[str], token_counts: np.ndarray, cut: tuple[int, int]) -> dict[int, LongTurnTerms]:
+    """``long_turn_terms`` of the long ones among ``texts``, by their index."""
+    if not cut[0]:
+        return {}
+    read = {int(k): long_turn_terms(texts[k], cut) for k in np.flatnonzero(token_counts > cut[1])}
+    return {k: r for k, r in read.items() if r is not None}
+
+
+def _terms_and_keys(text: str, read: LongTurnTerms | None) -> tuple[Sequence[str], tuple[str, ...]]:
+    """A turn's terms and cross-script keys: a long one's from its units, read once with its passages."""
+    return (read.terms, read.keys) if read is not None else (terms(text), index_keys(text))
 
 
 def _token_counts(texts: Sequence[str]) -> np.ndarray:

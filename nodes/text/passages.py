@@ -46,28 +46,40 @@ def _units(text: str, size: int) -> list[tuple[int, int, int]]:
 def passage_spans(text: str, size: int = 128, min_tokens: int = 160) -> tuple[tuple[int, int], ...]:
     """Character spans ``(start, end)`` of the passages of ``text``, in order; ``()`` when the text has at most
     ``min_tokens`` tokens (a chat turn is its own passage). Consecutive passages share one unit."""
+    units, windows = passage_units(text, size, min_tokens)
+    return tuple((units[first][0], units[last - 1][1]) for first, last in windows)
+
+
+@lru_cache(maxsize=8_192)
+def passage_units(text: str, size: int = 128, min_tokens: int = 160) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    """The units of ``text`` (character spans of its sentences and lines) and its passages as ranges of them
+    (``units[first:last]``): an index reads each unit once and sums a passage's terms from its units', instead
+    of reading the overlapping passages and the whole turn again. ``((), ())`` for a turn without passages."""
     if size <= 0 or count_tokens(text) <= min_tokens:
-        return ()
-    spans = _windows(_units(text, size), size)
-    while len(spans) > MAX_PASSAGES:
+        return (), ()
+    units = _units(text, size)
+    windows = _windows(units, size)
+    while len(windows) > MAX_PASSAGES:
         size += size // 2
-        spans = _windows(_units(text, size), size)
-    return tuple(spans)
+        units = _units(text, size)
+        windows = _windows(units, size)
+    return tuple((a, b) for a, b, _ in units), tuple(windows)
 
 
 def _windows(units: list[tuple[int, int, int]], size: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
+    """Each passage as (first unit, last unit + 1)."""
+    windows: list[tuple[int, int]] = []
     first = 0
     while first < len(units):
         used, last = 0, first
         while last < len(units) and (last == first or used + units[last][2] <= size):
             used += units[last][2]
             last += 1
-        spans.append((units[first][0], units[last - 1][1]))
+        windows.append((first, last))
         if last >= len(units):
             break
         first = max(first + 1, last - 1)  # the next window starts with this one's last unit
-    return spans
+    return windows
 
 
 def passages(text: str, size: int = 128, min_tokens: int = 160) -> list[str]:

@@ -18,10 +18,10 @@ from stores import ids
 
 def text_caches() -> tuple[_lru_cache_wrapper, ...]:
     return (
-        passages.passage_spans,
+        passages.passage_spans, passages.passage_units,
         tokenize._ascii_views, tokenize._views, tokenize.morphemes,
         packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
-        transliterate.latin_keys, transliterate.kana_words, transliterate.index_keys, transliterate._aliases,
+        transliterate.latin_keys, transliterate.kana_key, transliterate.index_keys, transliterate._aliases,
         detect_domain,
         ids.turn_id, ids.segment_id, ids.concept_id, ids.point_id,
     )

@@ -46,8 +46,9 @@ def _tokenizer():
         with _dictionary_lock:  # one dictionary per process (it is shareable; tokenizers are not)
             if _dictionary is None:
                 _dictionary = Dictionary(dict="core")
-        # Only the fields read below are loaded: -15 % tokenising time, the same morphemes.
-        tok = _dictionary.tokenizer(mode=SplitMode.C, fields={"pos", "normalized_form"})
+        # Only the fields read below are loaded: -15 % tokenising time, the same morphemes. The reading costs
+        # nothing measurable, and gives the cross-script keys of kanji names without a second pass.
+        tok = _dictionary.tokenizer(mode=SplitMode.C, fields={"pos", "normalized_form", "reading_form"})
         _local.tokenizer = tok
     return tok
 
@@ -87,6 +88,19 @@ def nouns(text: str) -> list[str]:
     return list(_views(text)[1])
 
 
+def read_once(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(terms, kana nouns) of a text read once and not cached: the sentences of a long reply as an index
+    reads them, which would only push the texts recall asks about again out of the cache."""
+    views = _views.__wrapped__(text)
+    return views[0], views[2]
+
+
+def kana_nouns(text: str) -> tuple[tuple[str, str], ...]:
+    """(normalised form, katakana) of the katakana nouns (their surface) and kanji proper nouns (their
+    reading) of ``text``: what nodes.text.transliterate keys names by, from the same Sudachi pass as ``terms``."""
+    return _views(text)[2]
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
 def _ascii_views(lowered: str) -> tuple[str | None, str | None]:
     """(term, noun if the morpheme is a noun) of an ASCII surface: neither depends on the context, and
@@ -98,11 +112,11 @@ def _ascii_views(lowered: str) -> tuple[str | None, str | None]:
 
 # Part-of-speech flags by Sudachi's POS id: part_of_speech() builds a 6-tuple of strings on every call,
 # and a text has dozens of morphemes; the dictionary has ~1,500 POS ids, each classified once.
-_POS_FLAGS: dict[int, tuple[bool, bool, bool]] = {}
+_POS_FLAGS: dict[int, tuple[bool, bool, bool, bool]] = {}
 
 
-def _pos_flags(m) -> tuple[bool, bool, bool]:
-    """(content term, noun keyword candidate, 名詞) for a morpheme's part of speech."""
+def _pos_flags(m) -> tuple[bool, bool, bool, bool]:
+    """(content term, noun keyword candidate, 名詞, 固有名詞) for a morpheme's part of speech."""
     pos_id = m.part_of_speech_id()
     flags = _POS_FLAGS.get(pos_id)
     if flags is None:
@@ -111,19 +125,23 @@ def _pos_flags(m) -> tuple[bool, bool, bool]:
             pos[0] in _CONTENT_POS and pos[1] != "非自立可能",
             pos[0] == "名詞" and pos[1] not in _NOUN_SKIP_SUB and pos[1] != "代名詞",
             pos[0] == "名詞",
+            pos[0] == "名詞" and pos[1] == "固有名詞",
         )
         _POS_FLAGS[pos_id] = flags
     return flags
 
 
 _KANJI = re.compile(r"[\u4e00-\u9fff]")
+_KATAKANA_WORD = re.compile(r"^[\u30a1-\u30fa\u30fc]{2,}$")
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(terms, nouns) from one Sudachi pass: most texts are asked for both."""
+def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(terms, nouns, kana nouns) from one Sudachi pass: most texts are asked for all three (an index takes
+    a turn's terms and its cross-script keys; a second pass for the keys was half a cold build's time)."""
     out_terms: list[str] = []
     out_nouns: list[str] = []
+    out_kana: list[tuple[str, str]] = []
     for m in _morphemes(text):
         surface = m.surface().strip()
         if not surface:
@@ -133,8 +151,13 @@ def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             if noun is not None and not _pos_flags(m)[2]:
                 noun = None
         else:
-            content, candidate, _ = _pos_flags(m)
+            content, candidate, is_noun, proper = _pos_flags(m)
             term = noun = None
+            if is_noun:
+                if _KATAKANA_WORD.match(surface):
+                    out_kana.append((m.normalized_form(), surface))
+                elif proper and _KANJI.search(surface):
+                    out_kana.append((m.normalized_form(), m.reading_form()))
             if content:
                 norm = m.normalized_form()
                 if norm not in STOP_NOUNS:
@@ -146,7 +169,7 @@ def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             out_terms.append(term)
         if noun is not None:
             out_nouns.append(noun)
-    return tuple(out_terms), tuple(out_nouns)
+    return tuple(out_terms), tuple(out_nouns), tuple(out_kana)
 
 
 class Morpheme(NamedTuple):

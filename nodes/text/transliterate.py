@@ -29,7 +29,7 @@ import threading
 import unicodedata
 from functools import lru_cache
 
-from .tokenize import _SLICE, EN_STOP, terms
+from .tokenize import EN_STOP, kana_nouns, terms
 
 KANA_TAG, LATIN_TAG = "\u2060ᵏ", "\u2060ˡ"  # key of a katakana/kanji word, key of a latin word (never a term)
 VERSION = 1  # bump when keys change: stored terms stamped with another version are recomputed
@@ -54,8 +54,6 @@ _MONO = dict(zip(
     "ya yu yo ra ri ru re ro wa o n ga gi gu ge go za ji zu ze zo da ji zu de do ba bi bu be bo pa pi pu pe po "
     "bu a i u e o ya yu yo wa".split(),
 ))
-_KATAKANA_WORD = re.compile(r"^[\u30a1-\u30fa\u30fc]{2,}$")
-_HAS_KANJI = re.compile(r"[\u4e00-\u9fff]")
 
 
 def romanise(kana: str) -> str:
@@ -86,6 +84,7 @@ def normalise(romaji: str) -> str:
     return text
 
 
+@lru_cache(maxsize=65536)  # names and katakana words come back in every turn that mentions them
 def kana_key(kana: str) -> str | None:
     """The key of a katakana word; None when too short to say anything (a lone kana)."""
     key = normalise(romanise(kana))
@@ -141,46 +140,18 @@ def latin_keys(word: str) -> tuple[str, ...]:
 
 
 # --- a text's words on each side --------------------------------------------------------------------------
-_local = threading.local()
-
-
-def _reading_tokenizer():
-    tok = getattr(_local, "tokenizer", None)
-    if tok is None:
-        from sudachipy import SplitMode
-
-        from . import tokenize as _tk
-
-        _tk._tokenizer()  # makes sure the shared dictionary exists; readings need their own field set
-        tok = _tk._dictionary.tokenizer(mode=SplitMode.C, fields={"pos", "reading_form", "normalized_form"})
-        _local.tokenizer = tok
-    return tok
-
-
-@lru_cache(maxsize=8192)
 def kana_words(text: str) -> tuple[tuple[str, str], ...]:
     """(term as ``terms`` gives it, key) of the katakana nouns and kanji proper nouns of ``text``."""
     if text.isascii():
         return ()
-    out: list[tuple[str, str]] = []
-    text = unicodedata.normalize("NFKC", text)
-    tok = _reading_tokenizer()
-    # Sudachi refuses inputs over ~49 kB: a long reply is read in slices (a name cut at a slice edge is lost).
-    morphs = (m for start in range(0, len(text), _SLICE) for m in tok.tokenize(text[start : start + _SLICE]))
-    for m in morphs:
-        pos = m.part_of_speech()
-        if pos[0] != "名詞":
-            continue
-        surface = m.surface()
-        if _KATAKANA_WORD.match(surface):
-            key = kana_key(surface)
-        elif pos[1] == "固有名詞" and _HAS_KANJI.search(surface):
-            key = kana_key(m.reading_form())
-        else:
-            continue
-        if key:
-            out.append((m.normalized_form(), key))
-    return tuple(out)
+    # From the Sudachi pass that gives the text's terms (cached per text): a long reply is read in slices
+    # there too (a name cut at a slice edge is lost).
+    return keyed(kana_nouns(text))
+
+
+def keyed(kana: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """(term, key) of (term, katakana) pairs (``nodes.text.tokenize.kana_nouns``) that make a key."""
+    return tuple((norm, key) for norm, kana_word in kana if (key := kana_key(kana_word)))
 
 
 def latin_words(text: str, every: bool = False) -> list[str]:
@@ -198,7 +169,12 @@ def latin_words(text: str, every: bool = False) -> list[str]:
 @lru_cache(maxsize=8192)
 def index_keys(text: str) -> tuple[str, ...]:
     """The tagged keys to index ``text`` under, besides its terms (each once)."""
-    keys = [KANA_TAG + k for _, k in kana_words(text)]
+    return keys_of(text, kana_words(text))
+
+
+def keys_of(text: str, kana: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """``index_keys`` of a text whose katakana words (``kana_words``) are known."""
+    keys = [KANA_TAG + k for _, k in kana]
     keys += [LATIN_TAG + k for w in latin_words(text) for k in latin_keys(w)]
     return tuple(dict.fromkeys(keys))
 
