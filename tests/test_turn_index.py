@@ -304,3 +304,51 @@ def test_long_replies_are_read_once_and_indexed_as_a_rebuild_would_with_their_pa
         assert hits and all(grown.turns[t].text.startswith("1. キャロライン") for t, _, _ in hits)
     finally:
         archive.close()
+
+
+def test_one_users_slow_segment_index_build_does_not_hold_up_another_users_search(tmp_path, monkeypatch):
+    """The segment keyword index, like the turn index, builds under one lock per user: a cold build of one
+    user (seconds at 1,000 long segments) no longer stalls every other user's segment search. An erase waits
+    for the build in progress, so the erased user's index is not put back after it."""
+    import threading
+
+    from nodes.retrieval import keyword_index as module
+    from stores.models import SegmentRecord
+
+    def segment(user: str, text: str) -> SegmentRecord:
+        return SegmentRecord(segment_id=f"{user}-seg", user_id=user, turn_ids=[], source_ids=[], characters=[], start_ts=1.0,
+                             end_ts=1.0, summary=text, keywords=[], embedding=[], importance=0.5, text=text)
+
+    archive = DuckDBArchive(tmp_path)
+    entered, release = threading.Event(), threading.Event()
+    try:
+        archive.put_segments([segment("slow", "the slow user's pottery"), segment("quick", "the quick user's pottery")])
+        index = module.KeywordIndex()
+        real = module._catch_up
+
+        def catch_up(user_index, rows):
+            if rows and rows[0][0] == "slow-seg":
+                entered.set()
+                assert release.wait(30)
+            return real(user_index, rows)
+
+        monkeypatch.setattr(module, "_catch_up", catch_up)
+        slow = threading.Thread(target=index.search, args=(archive, "slow", "pottery", 5))
+        slow.start()
+        assert entered.wait(10)
+        got: list = []
+        quick = threading.Thread(target=lambda: got.append(index.search(archive, "quick", "pottery", 5)))
+        quick.start()
+        quick.join(10)
+        assert got and [s for s, _ in got[0]] == ["quick-seg"], "held up by the other user's build"
+        forgotten = threading.Thread(target=index.forget, args=("slow",))
+        forgotten.start()
+        forgotten.join(0.2)
+        assert forgotten.is_alive()  # the erase waits for the build in progress
+        release.set()
+        slow.join(10)
+        forgotten.join(10)
+        assert not forgotten.is_alive() and "slow" not in index._users and "slow" not in index._user_locks
+    finally:
+        release.set()
+        archive.close()

@@ -94,25 +94,36 @@ class KeywordIndex:
 
     def __init__(self, max_users: int = 128) -> None:
         self._users: OrderedDict[str, _UserIndex] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the table of users; held for lookups only
+        # One lock per user for building, topping up and searching that user's index: a cold build of a user
+        # with 1,000 long segments takes seconds and must not hold up the other users' recalls meanwhile.
+        self._user_locks: dict[str, threading.Lock] = {}
         self.max_users = max_users
+
+    def _user_lock(self, user_id: str) -> threading.Lock:
+        with self._lock:
+            return self._user_locks.setdefault(user_id, threading.Lock())
 
     def search(self, archive, user_id: str, query: str, limit: int, cross: bool = True) -> list[tuple[str, float]]:
         """``cross``: also the other script's keys standing for the query's names (nodes.text.transliterate)."""
-        with self._lock:
+        with self._user_lock(user_id):
             return self._current(archive, user_id).search(query, limit, cross=cross)
 
     def refresh(self, archive, user_id: str) -> None:
         """Bring the user's index up to the archive now (a flush's last stage calls it), so the next
         search finds nothing to catch up on and nothing to compile."""
-        with self._lock:
+        with self._user_lock(user_id):
             self._current(archive, user_id)._compiled()
 
     def _current(self, archive, user_id: str) -> _UserIndex:
-        index = self._users.setdefault(user_id, _UserIndex())
-        self._users.move_to_end(user_id)
-        while len(self._users) > self.max_users:
-            self._users.popitem(last=False)
+        """Under the user's lock."""
+        with self._lock:
+            index = self._users.setdefault(user_id, _UserIndex())
+            self._users.move_to_end(user_id)
+            while len(self._users) > self.max_users:
+                gone, _ = self._users.popitem(last=False)
+                if gone in self._user_locks and not self._user_locks[gone].locked():
+                    del self._user_locks[gone]
         generation = write_stamp(archive, user_id)
         if generation is not None and index.generation == generation:
             return index
@@ -122,18 +133,28 @@ class KeywordIndex:
             if hasattr(archive, "segment_texts"):  # only what was archived since, without embeddings
                 _catch_up(index, archive.segment_texts(user_id, index.archived_since))
                 if len(index.ids) != count:  # an erase, or a clock that went back: start over
-                    self._users[user_id] = index = _UserIndex()
+                    index = self._replaced(user_id)
                     index.generation = generation
                     _catch_up(index, archive.segment_texts(user_id))
             else:
                 for segment in archive.segments(user_id):
                     index.add(segment.segment_id, _document(segment.text, segment.keywords))
                 if len(index.ids) > count:  # an erase happened
-                    self._users[user_id] = index = _UserIndex()
+                    index = self._replaced(user_id)
                     for segment in archive.segments(user_id):
                         index.add(segment.segment_id, _document(segment.text, segment.keywords))
         return index
 
-    def forget(self, user_id: str) -> None:
+    def _replaced(self, user_id: str) -> _UserIndex:
         with self._lock:
-            self._users.pop(user_id, None)
+            self._users[user_id] = index = _UserIndex()
+        return index
+
+    def forget(self, user_id: str) -> None:
+        """Drop ``user_id``'s index (erasure): after any build or search of it in progress, so none puts it back."""
+        user_lock = self._user_lock(user_id)
+        with user_lock:
+            with self._lock:
+                self._users.pop(user_id, None)
+                if self._user_locks.get(user_id) is user_lock:  # an erased user's id stays nowhere here
+                    del self._user_locks[user_id]
