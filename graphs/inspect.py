@@ -33,6 +33,7 @@ def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]
         "graph": {"backend": stores.graph.backend, "nodes": graph if isinstance(graph, str) else graph.nodes,
                   "edges": graph if isinstance(graph, str) else graph.edges},
         "paths": {**services.paths, "bulk_embedding": services.embedder.ahead_path},
+        **({"startup_warm": warm.summary()} if (warm := getattr(services, "startup_warm", None)) is not None else {}),
         # Degraded mode: derived writes owed (a crash, or a store that is down) and the tiers found down.
         "derivations": {**outbox_summary(stores.archive), "degraded": dict(getattr(services, "degraded", {}))},
     }

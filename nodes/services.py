@@ -42,7 +42,12 @@ class Services:
     open_segments_checked: set = field(default_factory=set)
     """(user, first turn) of open segments found not archived: detect_boundary asks the archive once."""
 
+    startup_warm: object | None = None
+    """nodes.retrieval.warm.StartupWarm of a long-running process (default_services), else None."""
+
     def close(self) -> None:
+        if self.startup_warm is not None:
+            self.startup_warm.close()
         self.stores.close()
 
 
@@ -92,6 +97,11 @@ def default_services() -> Services:
     with _default_lock:
         if _default is None:
             _default = open_services()
+            # The process-wide services serve a long-running process (LangGraph server, `langgraph dev`,
+            # a notebook): its recently active users' indexes are built now, in the background.
+            from .retrieval.warm import warm_at_start
+
+            _default.startup_warm = warm_at_start(_default, _default.settings.recall_warm_users)
         return _default
 
 

@@ -363,6 +363,16 @@ class DuckDBArchive:
             ).fetchall()
         return [(r[0], r[1], float(r[2])) for r in rows]
 
+    def recent_users(self, limit: int) -> list[str]:
+        """The ``limit`` users whose turns were archived last, most recent first: whom a process that just
+        started should have ready (nodes.retrieval.warm)."""
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT user_id FROM {TURNS_TABLE} GROUP BY user_id ORDER BY max(archived_at) DESC, user_id LIMIT ?",
+                [int(limit)],
+            ).fetchall()
+        return [r[0] for r in rows]
+
     # --- reads -------------------------------------------------------------------------------------
     def has_turn(self, user_id: str, turn_id: str) -> bool:
         validate_id(user_id, "user_id")

@@ -229,6 +229,13 @@ class LuminaSettings(BaseSettings):
         default=128, ge=1, le=1_000_000,
         description="Users whose recall indexes (turn BM25 + vectors, segment BM25) stay in memory; least recently used go first.",
     )
+    recall_warm_users: int = Field(
+        default=8, ge=0, le=1_000_000,
+        description="Issue 19: a long-running process (the LangGraph server, `langgraph dev`) builds the recall "
+        "indexes of this many recently active users in a background thread as it starts, so their first recall "
+        "finds them ready instead of building them (seconds at 10,000 memories). The thread shares the CPU with "
+        "live requests while it runs; 0 = off. One-shot CLI commands never warm.",
+    )
     recall_granularity: Literal["auto", "turns", "segments", "mixed"] = Field(
         default="auto",
         description=(

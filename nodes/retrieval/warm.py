@@ -6,6 +6,9 @@ p99 was 116 ms on the long-reply set, ten times its p95)."""
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,3 +45,63 @@ def prepare_excerpts(index) -> None:
     texts = index.turns.column("text")
     for i in np.flatnonzero(index.token_counts > least):
         _sentence_terms(texts[i])
+
+
+@dataclass
+class StartupWarm:
+    """The background warm-up of a process that just started: which users, how far it got."""
+
+    users: list[str]
+    done: int = 0
+    seconds: float | None = None  # None while running
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def summary(self) -> dict:
+        return {"users": len(self.users), "warmed": self.done,
+                "state": "running" if self.seconds is None else f"done in {self.seconds:.1f} s"}
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop after the user in progress (a build cannot be cut short) and wait for it."""
+        self.stop.set()
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(timeout)
+
+
+def warm_at_start(services, users: int) -> StartupWarm | None:
+    """Build the recall indexes of the ``users`` most recently active users in a background thread (issue 19:
+    index work in the background, never inside a recall). A process that starts holds no index; without this,
+    each user's first recall built theirs from the archive, seconds at 10,000 memories with long replies. A
+    recall of a user being warmed waits for that user only (the turn index locks per user)."""
+    users = min(users, services.settings.recall_index_users)
+    archive = services.stores.archive
+    if users <= 0 or not hasattr(archive, "recent_users"):
+        return None
+    try:
+        who = archive.recent_users(users)
+    except StoreUnavailable as exc:
+        log.warning("no warm-up at start: %s", exc)
+        return None
+    if not who:
+        return None
+    warm = StartupWarm(who)
+
+    def run() -> None:
+        started = time.perf_counter()
+        try:
+            for user_id in who:
+                if warm.stop.is_set():
+                    break
+                warm_indexes(services, user_id)
+                warm.done += 1
+        except Exception:  # the stores closed under it (the process is stopping), or a store failed: recall builds
+            if not warm.stop.is_set():
+                log.exception("warm-up at start stopped after %d of %d users", warm.done, len(who))
+        finally:
+            warm.seconds = time.perf_counter() - started
+            log.info("recall indexes of %d of %d recently active users warmed at start in %.1f s",
+                     warm.done, len(who), warm.seconds)
+
+    warm.thread = threading.Thread(target=run, name="lumina-warm-at-start", daemon=True)
+    warm.thread.start()
+    return warm
