@@ -16,10 +16,10 @@ from nodes.text import passages, tokenize, transliterate
 from stores import ids
 
 
-def text_caches() -> tuple[_lru_cache_wrapper, ...]:
+def text_caches() -> tuple[_lru_cache_wrapper | tokenize._MorphemeViews, ...]:
     return (
         passages.passage_spans, passages.passage_units,
-        tokenize._ascii_views, tokenize._views, tokenize.morphemes,
+        tokenize._ascii_views, tokenize._views, tokenize.morphemes, tokenize.morpheme_views,
         packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
         transliterate.latin_keys, transliterate.kana_key, transliterate.index_keys, transliterate._aliases,
         detect_domain,

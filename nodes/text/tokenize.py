@@ -135,6 +135,68 @@ _KANJI = re.compile(r"[\u4e00-\u9fff]")
 _KATAKANA_WORD = re.compile(r"^[\u30a1-\u30fa\u30fc]{2,}$")
 
 
+class _MorphemeViews:
+    """What ``_views`` makes of one dictionary entry as written: (term, noun candidate, kana noun), each None
+    when it makes none. A pure function of (surface, word id, part of speech), so worked out once per distinct
+    word: the per-morpheme method calls were half the time of reading a long reply. Holds words users wrote,
+    so it is one of the text caches erasure empties (nodes.text.text_caches), and it is bounded."""
+
+    MAX = 262_144
+
+    def __init__(self) -> None:
+        self._views: dict[tuple[str, int, int], tuple[str | None, str | None, tuple[str, str] | None]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, m) -> tuple[str | None, str | None, tuple[str, str] | None]:
+        raw = m.surface()
+        key = (raw, m.word_id(), m.part_of_speech_id())
+        view = self._views.get(key)
+        if view is None:
+            view = _morpheme_view(m, raw.strip())
+            with self._lock:
+                if len(self._views) >= self.MAX:
+                    self._views.clear()
+                self._views[key] = view
+        return view
+
+    def cache_info(self):
+        from functools import _CacheInfo
+
+        return _CacheInfo(0, 0, self.MAX, len(self._views))
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._views.clear()
+
+
+def _morpheme_view(m, surface: str) -> tuple[str | None, str | None, tuple[str, str] | None]:
+    if not surface:
+        return None, None, None
+    if surface.isascii():
+        term, noun = _ascii_views(surface.lower())
+        if noun is not None and not _pos_flags(m)[2]:
+            noun = None
+        return term, noun, None
+    content, candidate, is_noun, proper = _pos_flags(m)
+    term = noun = kana = None
+    if is_noun:
+        if _KATAKANA_WORD.match(surface):
+            kana = (m.normalized_form(), surface)
+        elif proper and _KANJI.search(surface):
+            kana = (m.normalized_form(), m.reading_form())
+    if content:
+        norm = m.normalized_form()
+        if norm not in STOP_NOUNS:
+            term = norm
+    # a lone kana is almost never a topic
+    if candidate and (len(surface) > 1 or _KANJI.match(surface)) and surface not in STOP_NOUNS:
+        noun = surface
+    return term, noun, kana
+
+
+morpheme_views = _MorphemeViews()
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
 def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
     """(terms, nouns, kana nouns) from one Sudachi pass: most texts are asked for all three (an index takes
@@ -142,33 +204,15 @@ def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str
     out_terms: list[str] = []
     out_nouns: list[str] = []
     out_kana: list[tuple[str, str]] = []
+    view = morpheme_views.get
     for m in _morphemes(text):
-        surface = m.surface().strip()
-        if not surface:
-            continue
-        if surface.isascii():
-            term, noun = _ascii_views(surface.lower())
-            if noun is not None and not _pos_flags(m)[2]:
-                noun = None
-        else:
-            content, candidate, is_noun, proper = _pos_flags(m)
-            term = noun = None
-            if is_noun:
-                if _KATAKANA_WORD.match(surface):
-                    out_kana.append((m.normalized_form(), surface))
-                elif proper and _KANJI.search(surface):
-                    out_kana.append((m.normalized_form(), m.reading_form()))
-            if content:
-                norm = m.normalized_form()
-                if norm not in STOP_NOUNS:
-                    term = norm
-            # a lone kana is almost never a topic
-            if candidate and (len(surface) > 1 or _KANJI.match(surface)) and surface not in STOP_NOUNS:
-                noun = surface
+        term, noun, kana = view(m)
         if term is not None:
             out_terms.append(term)
         if noun is not None:
             out_nouns.append(noun)
+        if kana is not None:
+            out_kana.append(kana)
     return tuple(out_terms), tuple(out_nouns), tuple(out_kana)
 
 
