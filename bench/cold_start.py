@@ -1,0 +1,104 @@
+"""A process that starts: the first recall of a user warmed at start against one built inside the recall.
+
+    python -m bench.cold_start [--memories 10000] [--long-share 0.5] [--data-dir DIR] [--out bench/results/cold_start.json]
+
+A data directory is filled (once; ``--data-dir`` keeps it for later runs) with two users' synthetic memories as
+``bench.perf`` writes them (half of the assistant's turns ~700-word replies when ``--long-share`` is 0.5), one
+English, one Japanese of each kind. Then, in one fresh process, the services open as the LangGraph server opens
+them: the start-up warm-up (``nodes.retrieval.warm.warm_at_start``) builds the recall indexes of the most recently
+active users of each language in the background, and the two others are left cold. After the warm-up ends, each of
+the four users gets one first recall (budget 1,024, query embedding excluded): a warmed user's is what the server
+answers after a restart, a cold user's is the baseline, what every first recall cost before (the build inside it).
+Reported: the warm-up's seconds per user, each first recall, and the ratio cold / warmed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench import perf
+from bench.common import bench_settings
+
+USERS = ("cold-en", "cold-ja", "warm-en", "warm-ja")  # filled in this order: the last two are the most recent
+QUESTIONS = {"en": "What did Emma cook on Monday at home?", "ja": "美咲は月曜日に家で何を作った？"}
+
+
+def fill(data_dir: Path, memories: int, long_share: float) -> None:
+    from nodes.services import open_services
+    from stores.redis_server import stop_server
+
+    settings = bench_settings(data_dir)
+    services = open_services(settings)
+    try:
+        if all(services.stores.archive.counts(u)["turns"] for u in USERS):
+            return
+        pool = perf.Pool(services.embedder, min(4000, max(64, memories)))
+        for seed, user in enumerate(USERS):
+            if not services.stores.archive.counts(user)["turns"]:
+                # odd seeds are Japanese in bench.perf: cold-ja and warm-ja
+                perf.fill_user(services, pool, user, memories, seed, long_share=long_share)
+                print(f"filled {user}", flush=True)
+    finally:
+        services.close()
+        stop_server(settings)
+
+
+def measure(data_dir: Path) -> dict:
+    from nodes.retrieval.recall import Timings, recall
+    from nodes.retrieval.warm import warm_at_start
+    from nodes.services import open_services
+    from stores.redis_server import stop_server
+
+    settings = bench_settings(data_dir)
+    services = open_services(settings)
+    try:
+        started = time.perf_counter()
+        warm = warm_at_start(services, 2)
+        assert warm is not None and sorted(warm.users) == ["warm-en", "warm-ja"], warm and warm.users
+        warm.thread.join()
+        warm_s = time.perf_counter() - started
+        qvecs = {lang: services.embedder.embed([q])[0] for lang, q in QUESTIONS.items()}
+        first: dict[str, dict] = {}
+        for user in USERS:
+            lang = user.split("-")[1]
+            timings = Timings()
+            t = time.perf_counter()
+            recall(services, user, QUESTIONS[lang], purpose="question", budget=1024, query_vector=qvecs[lang], timings=timings)
+            ms = (time.perf_counter() - t) * 1000 - timings.embed_ms
+            first[user] = {"first_recall_ms": round(ms, 1), "stages_ms": {k: round(v, 1) for k, v in timings.stages.items()}}
+            print(f"{user}: first recall {ms:.1f} ms", flush=True)
+        ratio = {lang: round(first[f"cold-{lang}"]["first_recall_ms"] / first[f"warm-{lang}"]["first_recall_ms"], 1)
+                 for lang in QUESTIONS}
+        return {"warm_up_seconds": round(warm_s, 1), "warmed_users": warm.done, "first_recall": first,
+                "cold_over_warmed": ratio, "turns_per_user": services.stores.archive.counts(USERS[0])["turns"]}
+    finally:
+        services.close()
+        stop_server(settings)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--long-share", type=float, default=0.5)
+    parser.add_argument("--data-dir", type=Path, default=None, help="kept between runs (filled once)")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="lumina-cold-") as tmp:
+        data_dir = args.data_dir or Path(tmp)
+        fill(data_dir, args.memories, args.long_share)
+        result = measure(data_dir)
+    result.update(memories_per_user=args.memories, long_share=args.long_share, machine=platform.machine(),
+                  when=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    print(json.dumps(result, ensure_ascii=False, indent=1))
+    if args.out:
+        args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
