@@ -230,25 +230,37 @@ def test_one_users_slow_build_does_not_hold_up_another_users_recall(tmp_path, mo
             return real(turns, *args, **kwargs)
 
         monkeypatch.setattr(UserTurns, "build", staticmethod(build))
-        slow = threading.Thread(target=index.get, args=(archive, "slow"))
-        slow.start()
-        assert entered.wait(10)
-        got: list = []
-        quick = threading.Thread(target=lambda: got.append(index.get(archive, "quick")))
-        quick.start()
-        quick.join(10)
-        assert got and got[0].turns[0].text == "turn of the quick user", "held up by the other user's build"
-        forgotten = threading.Thread(target=index.forget, args=("slow",))
-        forgotten.start()
-        forgotten.join(0.2)
-        assert forgotten.is_alive()  # the erase waits for the build in progress
-        release.set()
-        slow.join(10)
-        forgotten.join(10)
-        assert not forgotten.is_alive() and "slow" not in index._users and "slow" not in index._user_locks
+        got = _while_one_user_builds(index, lambda: index.get(archive, "slow"), lambda: index.get(archive, "quick"),
+                                     entered, release)
+        assert got.turns[0].text == "turn of the quick user"
     finally:
         release.set()
         archive.close()
+
+
+def _while_one_user_builds(index, slow_call, quick_call, entered, release):
+    """Start ``slow_call`` (its build waits on ``release`` once it set ``entered``), then check that ``quick_call``
+    for another user answers meanwhile and that forgetting the slow user waits for its build and leaves nothing of
+    it. Returns the quick call's answer."""
+    import threading
+
+    slow = threading.Thread(target=slow_call)
+    slow.start()
+    assert entered.wait(10)
+    got: list = []
+    quick = threading.Thread(target=lambda: got.append(quick_call()))
+    quick.start()
+    quick.join(10)
+    assert got, "held up by the other user's build"
+    forgotten = threading.Thread(target=index.forget, args=("slow",))
+    forgotten.start()
+    forgotten.join(0.2)
+    assert forgotten.is_alive()  # the erase waits for the build in progress
+    release.set()
+    slow.join(10)
+    forgotten.join(10)
+    assert not forgotten.is_alive() and "slow" not in index._users and "slow" not in index._user_locks
+    return got[0]
 
 
 def _long_reply(n: int, japanese: bool) -> str:
@@ -333,22 +345,9 @@ def test_one_users_slow_segment_index_build_does_not_hold_up_another_users_searc
             return real(user_index, rows)
 
         monkeypatch.setattr(module, "_catch_up", catch_up)
-        slow = threading.Thread(target=index.search, args=(archive, "slow", "pottery", 5))
-        slow.start()
-        assert entered.wait(10)
-        got: list = []
-        quick = threading.Thread(target=lambda: got.append(index.search(archive, "quick", "pottery", 5)))
-        quick.start()
-        quick.join(10)
-        assert got and [s for s, _ in got[0]] == ["quick-seg"], "held up by the other user's build"
-        forgotten = threading.Thread(target=index.forget, args=("slow",))
-        forgotten.start()
-        forgotten.join(0.2)
-        assert forgotten.is_alive()  # the erase waits for the build in progress
-        release.set()
-        slow.join(10)
-        forgotten.join(10)
-        assert not forgotten.is_alive() and "slow" not in index._users and "slow" not in index._user_locks
+        got = _while_one_user_builds(index, lambda: index.search(archive, "slow", "pottery", 5),
+                                     lambda: index.search(archive, "quick", "pottery", 5), entered, release)
+        assert [s for s, _ in got] == ["quick-seg"]
     finally:
         release.set()
         archive.close()
