@@ -338,11 +338,11 @@ def test_one_users_slow_segment_index_build_does_not_hold_up_another_users_searc
         index = module.KeywordIndex()
         real = module._catch_up
 
-        def catch_up(user_index, rows):
+        def catch_up(user_index, rows, *rest):
             if rows and rows[0][0] == "slow-seg":
                 entered.set()
                 assert release.wait(30)
-            return real(user_index, rows)
+            return real(user_index, rows, *rest)
 
         monkeypatch.setattr(module, "_catch_up", catch_up)
         got = _while_one_user_builds(index, lambda: index.search(archive, "slow", "pottery", 5),
@@ -350,4 +350,54 @@ def test_one_users_slow_segment_index_build_does_not_hold_up_another_users_searc
         assert [s for s, _ in got] == ["quick-seg"]
     finally:
         release.set()
+        archive.close()
+
+
+def test_a_cold_segment_index_sums_its_documents_from_the_turn_index_as_reading_them_would(tmp_path, monkeypatch):
+    """Building a user's segment keyword index after their turn index (a process that starts), a segment whose
+    text is its turns' "speaker: text" lines is summed from the turns' indexed terms instead of read again; the
+    index is the one reading every text gives. A segment whose text is not its turns' lines (cleared by forgetting,
+    written otherwise) is read as before."""
+    from nodes.retrieval import keyword_index as module
+    from nodes.retrieval.segment_terms import MIN_SEGMENTS
+    from stores.models import SegmentRecord
+
+    lines = ["キャロラインは京都で抹茶を買った。", "Melanie went hiking with Bob near Seattle.", "ボブのギターは赤い。",
+             "Caroline: the pottery class was on Friday", "Nox: そういえば、東京駅のカフェはどう？"]
+    turns, segments = [], []
+    for s in range(MIN_SEGMENTS + 6):
+        members = [_turn(ALICE, 10 * s + k, 100.0 * s + k, f"{lines[(s + k) % len(lines)]} ({s}.{k})", f"seg-{s}") for k in range(3)]
+        text = "\n".join(f"{t.speaker}: {t.text}" for t in members)
+        if s == 3:
+            text = ""  # cleared by forgetting
+        elif s == 4:
+            text = "a summary written some other way"
+        turns += members
+        segments.append(SegmentRecord(segment_id=f"seg-{s}", user_id=ALICE, turn_ids=[t.turn_id for t in members],
+                                      source_ids=[t.source_id for t in members], characters=["lumina"], start_ts=100.0 * s,
+                                      end_ts=100.0 * s + 2, summary="", keywords=["抹茶", f"kw{s}"], embedding=[], importance=0.5,
+                                      text=text))
+    archive = DuckDBArchive(tmp_path)
+    try:
+        archive.put_turns(turns)
+        archive.put_segments(segments)
+        user_turns = TurnIndex().get(archive, ALICE)
+        read = []
+        real_add = module._UserIndex.add
+        monkeypatch.setattr(module._UserIndex, "add", lambda self, sid, text: read.append(sid) or real_add(self, sid, text))
+        summed = module.KeywordIndex()
+        summed.refresh(archive, ALICE, user_turns)
+        assert sorted(read) == ["seg-3", "seg-4"]  # only the two whose text is not their turns' lines
+        read.clear()
+        plain = module.KeywordIndex()
+        plain.refresh(archive, ALICE)
+        assert len(read) == len(segments)
+        a, b = summed._users[ALICE], plain._users[ALICE]
+        assert a.ids == b.ids and a.lengths == b.lengths
+        assert a._compiled().keys() == b._compiled().keys()
+        for term, (docs, tf) in b._compiled().items():
+            assert np.array_equal(a._compiled()[term][0], docs) and np.array_equal(a._compiled()[term][1], tf), term
+        for query in ("抹茶を買ったのは？", "Who went hiking near Seattle?", "ボブ", "Bob's guitar", "kw12"):
+            assert summed.search(archive, ALICE, query, 5) == plain.search(archive, ALICE, query, 5), query
+    finally:
         archive.close()

@@ -122,7 +122,7 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
     if on["segment_keyword"] and S:
         t0 = time.perf_counter()
         add("segment_keyword", [(s, 1.0) for s, _ in services.keyword_index.search(stores.archive, user_id, query, S,
-                                                                               cross=on.get("crosslingual", True))])
+                                                                               cross=on.get("crosslingual", True), turns=index)])
         out.ms["segment_keyword"] = (time.perf_counter() - t0) * 1000
     if on["midterm"] and settings.retrieve_recent:
         t0 = time.perf_counter()

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys, with_aliases
+from .segment_terms import MIN_SEGMENTS, TurnTerms
 from .turn_index import write_stamp
 
 
@@ -34,16 +35,20 @@ class _UserIndex:
         self._length_array = np.zeros(0)
 
     def add(self, segment_id: str, text: str) -> None:
+        if segment_id not in self.known:
+            self.add_counts(segment_id, Counter(terms(text)), index_keys(text))
+
+    def add_counts(self, segment_id: str, counts: Counter, keys: tuple[str, ...]) -> None:
+        """A document by its term counts and cross-script keys (nodes.retrieval.segment_terms sums them)."""
         if segment_id in self.known:
             return
         doc = len(self.ids)
         self.ids.append(segment_id)
         self.known.add(segment_id)
-        counts = Counter(terms(text))
         self.lengths.append(sum(counts.values()))
         for term, tf in counts.items():
             self._pending[term].append((doc, tf))
-        for key in index_keys(text):  # cross-script keys (nodes.text.transliterate): no length
+        for key in keys:  # cross-script keys (nodes.text.transliterate): no length
             self._pending[key].append((doc, 1))
 
     def _compiled(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -83,9 +88,15 @@ def _document(text: str, keywords: list[str]) -> str:
     return text + "\n" + " ".join(keywords)
 
 
-def _catch_up(index: _UserIndex, rows: list[tuple[str, str, list[str], float]]) -> None:
+def _catch_up(index: _UserIndex, rows: list[tuple[str, str, list[str], float]], turns=None) -> None:
+    """``turns``: the user's current turn index, to sum many segments' documents from (segment_terms)."""
+    summed = TurnTerms(turns) if turns is not None and len(rows) >= MIN_SEGMENTS else None
     for segment_id, text, keywords, archived_at in rows:
-        index.add(segment_id, _document(text, keywords))
+        lines = summed.lines_of(segment_id) if summed is not None else None
+        if lines is not None and lines[1] == text:
+            index.add_counts(segment_id, *summed.document(lines[0], keywords))
+        else:
+            index.add(segment_id, _document(text, keywords))
         index.archived_since = max(index.archived_since, archived_at)
 
 
@@ -104,18 +115,19 @@ class KeywordIndex:
         with self._lock:
             return self._user_locks.setdefault(user_id, threading.Lock())
 
-    def search(self, archive, user_id: str, query: str, limit: int, cross: bool = True) -> list[tuple[str, float]]:
-        """``cross``: also the other script's keys standing for the query's names (nodes.text.transliterate)."""
+    def search(self, archive, user_id: str, query: str, limit: int, cross: bool = True, turns=None) -> list[tuple[str, float]]:
+        """``cross``: also the other script's keys standing for the query's names (nodes.text.transliterate).
+        ``turns``: the user's current turn index (nodes.retrieval.turn_index), which a build sums segments from."""
         with self._user_lock(user_id):
-            return self._current(archive, user_id).search(query, limit, cross=cross)
+            return self._current(archive, user_id, turns).search(query, limit, cross=cross)
 
-    def refresh(self, archive, user_id: str) -> None:
+    def refresh(self, archive, user_id: str, turns=None) -> None:
         """Bring the user's index up to the archive now (a flush's last stage calls it), so the next
         search finds nothing to catch up on and nothing to compile."""
         with self._user_lock(user_id):
-            self._current(archive, user_id)._compiled()
+            self._current(archive, user_id, turns)._compiled()
 
-    def _current(self, archive, user_id: str) -> _UserIndex:
+    def _current(self, archive, user_id: str, turns=None) -> _UserIndex:
         """Under the user's lock."""
         with self._lock:
             index = self._users.setdefault(user_id, _UserIndex())
@@ -131,11 +143,11 @@ class KeywordIndex:
         count = archive.counts(user_id, which=("segments",))["segments"]
         if len(index.ids) != count:
             if hasattr(archive, "segment_texts"):  # only what was archived since, without embeddings
-                _catch_up(index, archive.segment_texts(user_id, index.archived_since))
+                _catch_up(index, archive.segment_texts(user_id, index.archived_since), turns)
                 if len(index.ids) != count:  # an erase, or a clock that went back: start over
                     index = self._replaced(user_id)
                     index.generation = generation
-                    _catch_up(index, archive.segment_texts(user_id))
+                    _catch_up(index, archive.segment_texts(user_id), turns)
             else:
                 for segment in archive.segments(user_id):
                     index.add(segment.segment_id, _document(segment.text, segment.keywords))

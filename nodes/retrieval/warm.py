@@ -21,8 +21,9 @@ def warm_indexes(services, user_id: str) -> None:
     """Top up ``user_id``'s recall indexes; a store that is down leaves it to the next recall."""
     stores = services.stores
     try:
-        services.keyword_index.refresh(stores.archive, user_id)
         index = services.turn_index.get(stores.archive, user_id, stores.turns)
+        # After the turn index: a cold build sums the segments' documents from it (nodes.retrieval.segment_terms).
+        services.keyword_index.refresh(stores.archive, user_id, index)
         prepare_excerpts(index)
         # What recall reads of the user's tables on every query (stores.stamped_cache), read once here.
         for table, read in (("memories", "recall_view"), ("knowledge", "recall_items"), ("procedures", "current")):
