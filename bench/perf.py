@@ -199,7 +199,8 @@ def fill_user(
                 segment_id=chunk[0].segment_id, user_id=user_id, turn_ids=[t.turn_id for t in chunk],
                 source_ids=[t.source_id for t in chunk], characters=["lumina"], start_ts=chunk[0].ts, end_ts=chunk[-1].ts,
                 summary=" / ".join(t.text for t in chunk[:2]), keywords=keyword_cache[key], embedding=centroid.tolist(),
-                importance=float(rng.random()), text="\n".join(t.text for t in chunk), summary_method="extractive",
+                importance=float(rng.random()), text="\n".join(f"{t.speaker}: {t.text}" for t in chunk),  # as the flush writes it
+                summary_method="extractive",
             ))
         stores.archive.put_segments(records)  # one statement and one graph commit per 1,000 memories, as the graph's batches
         stores.graph.upsert_linked_segments(user_id, [
