@@ -98,6 +98,24 @@ class TextCachesPlace(_MemoryOnly):
         return clear_text_caches()
 
 
+class StartupWarmPlace(_MemoryOnly):
+    """The users a process that starts warms (nodes.retrieval.warm.StartupWarm): 1 while the user is on its list.
+    Listed before the indexes, so a user erased while being warmed is dropped again after the warm-up's build."""
+
+    name = "cache.startup_warm"
+
+    def __init__(self, services: Services):
+        self.services = services
+
+    def count(self, user_id: str) -> int:
+        warm = self.services.startup_warm
+        return int(warm is not None and warm.holds(user_id))
+
+    def erase(self, user_id: str) -> int:
+        warm = self.services.startup_warm
+        return warm.forget(user_id) if warm is not None else 0
+
+
 def user_data_places(services: Services, *, store=None, checkpoints: Path | None = None,
                      extra_places: Sequence = ()) -> list:
     """Every place of ``services`` (and of ``store``, an open LuminaStore, when given) holding user data,
@@ -107,6 +125,7 @@ def user_data_places(services: Services, *, store=None, checkpoints: Path | None
     places = store_places(services.stores, services.settings, lg_store=store, checkpoints=checkpoints)
     places += [
         kb,
+        StartupWarmPlace(services),
         IndexCachePlace("cache.keyword_index", services.keyword_index),
         IndexCachePlace("cache.turn_index", services.turn_index),
         RecallReadsPlace(services.stores.archive),

@@ -62,3 +62,43 @@ def test_the_process_wide_services_start_the_warm_up_and_stats_report_it(memory_
         services_module.set_default_services(None)
         if current is not None:
             current.close()
+
+
+def test_a_user_erased_while_being_warmed_leaves_nothing_in_the_process(memory, monkeypatch):
+    """Erasure walks the warm-up's list too (graphs.registry "cache.startup_warm"): a user erased before their
+    turn is not warmed, and one erased in the middle of their warm-up has what it built after the erasure dropped."""
+    import threading
+
+    from graphs.erase import erase_plan, erase_user
+    from graphs.registry import open_registry
+    from nodes.retrieval import warm as warm_module
+
+    services = memory.services
+    archive = services.stores.archive
+    archive.put_turns(_turns("dora", ["Dora keeps bees on the roof.", "How many hives?"]))
+    time.sleep(0.01)
+    archive.put_turns(_turns("erin", ["Erin bakes sourdough every Saturday.", "Nice!"]))
+    entered, release = threading.Event(), threading.Event()
+    real = warm_module.prepare_excerpts
+
+    def slow_excerpts(index):
+        if index.turns and index.turns[0].user_id == "erin":
+            entered.set()
+            assert release.wait(30)
+        return real(index)
+
+    monkeypatch.setattr(warm_module, "prepare_excerpts", slow_excerpts)
+    services.startup_warm = warm = warm_at_start(services, 2)
+    assert warm.users == ["erin", "dora"]
+    assert entered.wait(30)  # erin's indexes are built; the warm-up is in its last step
+    for user in ("erin", "dora"):  # dora: erased before her turn
+        erase_user(services, user, erase_plan(services, user)["token"])
+    release.set()
+    warm.thread.join(60)
+    assert warm.done == 0 and warm.users == []
+    with open_registry(services) as places:
+        left = {(p.name, u): p.count(u) for p in places for u in ("erin", "dora") if p.name.startswith("cache.")
+                and p.name not in ("cache.embedder", "cache.text_derivations")}
+    assert ("cache.startup_warm", "erin") in left and ("cache.recall_reads", "erin") in left
+    assert not any(left.values()), left
+    assert "erin" not in services.turn_index._users and "dora" not in services.turn_index._users

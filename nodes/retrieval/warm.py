@@ -34,6 +34,16 @@ def warm_indexes(services, user_id: str) -> None:
         log.warning("recall indexes of %s wait for the next recall: %s", user_id, exc)
 
 
+def _drop(services, user_id: str) -> None:
+    """What ``warm_indexes`` keeps of a user in this process: the indexes and the per-user reads."""
+    services.turn_index.forget(user_id)
+    services.keyword_index.forget(user_id)
+    archive = services.stores.archive
+    for table in (archive, *(getattr(archive, n, None) for n in ("memories", "knowledge", "procedures"))):
+        if table is not None and hasattr(table, "forget_cached"):
+            table.forget_cached(user_id)
+
+
 def prepare_excerpts(index) -> None:
     """Split the user's long turns into sentences with their terms now (nodes.retrieval.packing caches them per
     text), so the first recall that quotes one does not tokenise it: on the long-reply set a cold pack stage
@@ -57,10 +67,23 @@ class StartupWarm:
     seconds: float | None = None  # None while running
     stop: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def summary(self) -> dict:
         return {"users": len(self.users), "warmed": self.done,
                 "state": "running" if self.seconds is None else f"done in {self.seconds:.1f} s"}
+
+    def holds(self, user_id: str) -> bool:
+        with self._lock:
+            return user_id in self.users
+
+    def forget(self, user_id: str) -> int:
+        """Erasure (graphs.registry): the user's id leaves the list, and is not warmed (again) after it."""
+        with self._lock:
+            if user_id not in self.users:
+                return 0
+            self.users.remove(user_id)
+            return 1
 
     def close(self, timeout: float = 60.0) -> None:
         """Stop after the user in progress (a build cannot be cut short) and wait for it."""
@@ -85,7 +108,7 @@ def warm_at_start(services, users: int) -> StartupWarm | None:
         return None
     if not who:
         return None
-    warm = StartupWarm(who)
+    warm = StartupWarm(list(who))
 
     def run() -> None:
         started = time.perf_counter()
@@ -93,8 +116,13 @@ def warm_at_start(services, users: int) -> StartupWarm | None:
             for user_id in who:
                 if warm.stop.is_set():
                     break
+                if not warm.holds(user_id):  # erased before its turn
+                    continue
                 warm_indexes(services, user_id)
-                warm.done += 1
+                if warm.holds(user_id):
+                    warm.done += 1
+                else:  # erased while it was being warmed: what the warm-up built after the erasure goes too
+                    _drop(services, user_id)
         except Exception:  # the stores closed under it (the process is stopping), or a store failed: recall builds
             if not warm.stop.is_set():
                 log.exception("warm-up at start stopped after %d of %d users", warm.done, len(who))
