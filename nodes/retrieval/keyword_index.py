@@ -15,6 +15,7 @@ import numpy as np
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys, with_aliases
 from .segment_terms import MIN_SEGMENTS, TurnTerms
+from .user_locks import UserLocks
 from .turn_index import write_stamp
 
 
@@ -108,23 +109,19 @@ class KeywordIndex:
         self._lock = threading.Lock()  # the table of users; held for lookups only
         # One lock per user for building, topping up and searching that user's index: a cold build of a user
         # with 1,000 long segments takes seconds and must not hold up the other users' recalls meanwhile.
-        self._user_locks: dict[str, threading.Lock] = {}
+        self._user_locks = UserLocks()
         self.max_users = max_users
-
-    def _user_lock(self, user_id: str) -> threading.Lock:
-        with self._lock:
-            return self._user_locks.setdefault(user_id, threading.Lock())
 
     def search(self, archive, user_id: str, query: str, limit: int, cross: bool = True, turns=None) -> list[tuple[str, float]]:
         """``cross``: also the other script's keys standing for the query's names (nodes.text.transliterate).
         ``turns``: the user's current turn index (nodes.retrieval.turn_index), which a build sums segments from."""
-        with self._user_lock(user_id):
+        with self._user_locks.hold(user_id):
             return self._current(archive, user_id, turns).search(query, limit, cross=cross)
 
     def refresh(self, archive, user_id: str, turns=None) -> None:
         """Bring the user's index up to the archive now (a flush's last stage calls it), so the next
         search finds nothing to catch up on and nothing to compile."""
-        with self._user_lock(user_id):
+        with self._user_locks.hold(user_id):
             self._current(archive, user_id, turns)._compiled()
 
     def _current(self, archive, user_id: str, turns=None) -> _UserIndex:
@@ -134,8 +131,7 @@ class KeywordIndex:
             self._users.move_to_end(user_id)
             while len(self._users) > self.max_users:
                 gone, _ = self._users.popitem(last=False)
-                if gone in self._user_locks and not self._user_locks[gone].locked():
-                    del self._user_locks[gone]
+                self._user_locks.drop(gone)  # kept while someone holds it
         generation = write_stamp(archive, user_id)
         if generation is not None and index.generation == generation:
             return index
@@ -164,9 +160,7 @@ class KeywordIndex:
 
     def forget(self, user_id: str) -> None:
         """Drop ``user_id``'s index (erasure): after any build or search of it in progress, so none puts it back."""
-        user_lock = self._user_lock(user_id)
-        with user_lock:
+        with self._user_locks.hold(user_id):
             with self._lock:
                 self._users.pop(user_id, None)
-                if self._user_locks.get(user_id) is user_lock:  # an erased user's id stays nowhere here
-                    del self._user_locks[user_id]
+            self._user_locks.drop(user_id, held=True)  # an erased user's id stays nowhere here

@@ -28,6 +28,7 @@ from .passage_index import LongTurnTerms, PassageIndex, long_turn_terms, merged_
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys
 from .budget import count_tokens
+from .user_locks import UserLocks
 
 
 class IndexedTurn(NamedTuple):
@@ -488,17 +489,15 @@ class TurnIndex:
         self._users: OrderedDict[str, UserTurns] = OrderedDict()
         self._lock = threading.Lock()  # the table of users; held for lookups only
         # One lock per user for building or topping up that user's index: a cold build of a user with long
-        # replies takes tens of seconds, and must not hold up the other users' recalls meanwhile.
-        self._user_locks: dict[str, threading.Lock] = {}
+        # replies takes seconds, and must not hold up the other users' recalls meanwhile.
+        self._user_locks = UserLocks()
         self.max_users = max_users
         self.rebuilds = 0  # full builds from the archive (a new user, an erase, turns that arrived out of order)
         self.extensions = 0  # top-ups with the turns archived since
 
     def get(self, archive, user_id: str, turn_vectors=None) -> UserTurns:
         """``turn_vectors``: the turn-vector store; when given, the index also holds the turns' vectors."""
-        with self._lock:
-            user_lock = self._user_locks.setdefault(user_id, threading.Lock())
-        with user_lock:
+        with self._user_locks.hold(user_id):
             with self._lock:
                 index = self._users.get(user_id)
             # Read before counting: a write landing meanwhile leaves an older stamp, so the next call re-checks.
@@ -515,8 +514,7 @@ class TurnIndex:
                 self._users.move_to_end(user_id)
                 while len(self._users) > self.max_users:
                     gone, _ = self._users.popitem(last=False)
-                    if not self._user_locks[gone].locked():
-                        del self._user_locks[gone]
+                    self._user_locks.drop(gone)  # kept while someone holds it
             return index
 
     def _refreshed(self, archive, user_id: str, turn_vectors, index: UserTurns | None, count: int) -> UserTurns:
@@ -545,12 +543,9 @@ class TurnIndex:
 
     def forget(self, user_id: str) -> None:
         """Drop ``user_id``'s index (erasure): after any build of it in progress, so none puts it back."""
-        with self._lock:
-            user_lock = self._user_locks.setdefault(user_id, threading.Lock())
-        with user_lock:
+        with self._user_locks.hold(user_id):
             with self._lock:
                 self._users.pop(user_id, None)
-                # Its id goes too (an erased user leaves nothing here); a get() already waiting on this lock
-                # reads the archive after the erase, like any later one.
-                if self._user_locks.get(user_id) is user_lock:
-                    del self._user_locks[user_id]
+            # Its id goes too (an erased user leaves nothing here); a get() already waiting on this lock
+            # takes the user's next one and reads the archive after the erase, like any later one.
+            self._user_locks.drop(user_id, held=True)
