@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from nodes.retrieval.warm import recall_read_tables
 from nodes.services import Services
 from nodes.text.text_caches import cached_entries, clear_text_caches
 from stores.kb_place import kb_place
@@ -52,8 +53,7 @@ class RecallReadsPlace(_MemoryOnly):
     name = "cache.recall_reads"
 
     def __init__(self, archive):
-        self.tables = [t for t in (archive, *(getattr(archive, n, None) for n in ("memories", "knowledge", "procedures")))
-                       if t is not None and hasattr(t, "forget_cached")]
+        self.tables = recall_read_tables(archive)
 
     def count(self, user_id: str) -> int:
         return sum(t.cached_for(user_id) for t in self.tables)

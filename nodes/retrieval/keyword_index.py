@@ -15,8 +15,8 @@ import numpy as np
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys, with_aliases
 from .segment_terms import MIN_SEGMENTS, TurnTerms
-from .user_locks import UserLocks
 from .turn_index import write_stamp
+from .user_locks import UserLocks
 
 
 class _UserIndex:

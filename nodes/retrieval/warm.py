@@ -34,14 +34,18 @@ def warm_indexes(services, user_id: str) -> None:
         log.warning("recall indexes of %s wait for the next recall: %s", user_id, exc)
 
 
+def recall_read_tables(archive) -> list:
+    """The archive and its tables that keep per-user reads for recall (stores.stamped_cache)."""
+    return [t for t in (archive, *(getattr(archive, n, None) for n in ("memories", "knowledge", "procedures")))
+            if t is not None and hasattr(t, "forget_cached")]
+
+
 def _drop(services, user_id: str) -> None:
     """What ``warm_indexes`` keeps of a user in this process: the indexes and the per-user reads."""
     services.turn_index.forget(user_id)
     services.keyword_index.forget(user_id)
-    archive = services.stores.archive
-    for table in (archive, *(getattr(archive, n, None) for n in ("memories", "knowledge", "procedures"))):
-        if table is not None and hasattr(table, "forget_cached"):
-            table.forget_cached(user_id)
+    for table in recall_read_tables(services.stores.archive):
+        table.forget_cached(user_id)
 
 
 def prepare_excerpts(index) -> None:
