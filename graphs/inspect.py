@@ -33,6 +33,9 @@ def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]
         "graph": {"backend": stores.graph.backend, "nodes": graph if isinstance(graph, str) else graph.nodes,
                   "edges": graph if isinstance(graph, str) else graph.edges},
         "paths": {**services.paths, "bulk_embedding": services.embedder.ahead_path},
+        # The recall index of this process: how many turns it read from their text, how many it decoded from
+        # the reads the archive keeps (a fresh process should mostly decode).
+        **({"recall_index": index.summary()} if (index := getattr(services, "turn_index", None)) is not None else {}),
         **({"startup_warm": warm.summary()} if (warm := getattr(services, "startup_warm", None)) is not None else {}),
         # Degraded mode: derived writes owed (a crash, or a store that is down) and the tiers found down.
         "derivations": {**outbox_summary(stores.archive), "degraded": dict(getattr(services, "degraded", {}))},

@@ -27,6 +27,7 @@ from .knowledge_duckdb import KnowledgeTable
 from .memories_duckdb import MemoryTable
 from .procedures_duckdb import ProcedureTable
 from .semantic_duckdb import SemanticTable
+from .turn_reads_duckdb import TurnReadsTable
 from .stamped_cache import StampedCache
 from .models import SegmentRecord, Turn
 
@@ -170,6 +171,7 @@ class DuckDBArchive:
         self.knowledge = KnowledgeTable(self._db)  # so do knowledge items (issue 18)
         self.procedures = ProcedureTable(self._db)  # and procedures (issue 18, A8)
         self.semantic = SemanticTable(self._db)  # and semantic memories (P4 consolidation)
+        self.turn_reads = TurnReadsTable(self._db)  # and what the recall index read of each turn (issue 19)
         # Values derived from a user's whole archive (the profile priming shows before every reply), kept until
         # the user's write stamp moves: building one reads every turn and segment of the user.
         self._derived = StampedCache(self._db)
@@ -219,6 +221,8 @@ class DuckDBArchive:
         existing = con.execute(
             f"SELECT 1 FROM {TURNS_TABLE} WHERE turn_id IN (SELECT unnest(?::VARCHAR[])) LIMIT 1", [columns[0]]
         ).fetchone()
+        if existing:  # a rewritten text's old read must not outlive it
+            TurnReadsTable.drop(con, None, columns[0])
         con.execute(_UPSERT_TURNS if existing else _INSERT_TURNS, [time.time(), *params])
 
     @staticmethod
@@ -274,6 +278,7 @@ class DuckDBArchive:
         validate_id(user_id, "user_id")
         with self._db.tx(touches=(user_id,)) as con:
             turns = con.execute(f"DELETE FROM {TURNS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
+            TurnReadsTable.drop(con, user_id)
             segs = con.execute(f"DELETE FROM {SEGMENTS_TABLE} WHERE user_id = ?", [user_id]).fetchone()
             con.execute(f"DELETE FROM {OUTBOX_TABLE} WHERE user_id = ?", [user_id])
             n_turns, n_segs = (turns[0] if turns else 0), (segs[0] if segs else 0)
@@ -554,6 +559,7 @@ class DuckDBArchive:
         with self._db.tx(touches=(user_id,)) as con:
             row = con.execute(f"DELETE FROM {TURNS_TABLE} WHERE user_id = ? AND turn_id IN (SELECT unnest(?::VARCHAR[]))",
                               [user_id, list(turn_ids)]).fetchone()
+            TurnReadsTable.drop(con, user_id, turn_ids)
         return int(row[0]) if row else 0
 
     def delete_segments(self, user_id: str, segment_ids: Sequence[str]) -> int:

@@ -51,6 +51,7 @@ class Opened:
 def _stats(services, user):
     stats = tier_stats(services, user)
     stats.pop("paths")
+    stats.pop("recall_index")  # this process's index counters (turns read, reads decoded), not data
     return stats
 
 

@@ -33,13 +33,24 @@ class LongTurnTerms(NamedTuple):
 
 def long_turn_terms(text: str, cut: tuple[int, int]) -> LongTurnTerms | None:
     """None for a turn without passages (a chat turn: read whole)."""
+    units = long_turn_units(text, cut)
+    return assemble(*units) if units is not None else None
+
+
+def long_turn_units(text: str, cut: tuple[int, int]) -> tuple[list[tuple[list[str], tuple[str, ...]]], tuple] | None:
+    """(each unit's terms and keys, the passages as ranges of units) of a long turn; None for a chat turn."""
     units, windows = passage_units(text, *cut) if cut[0] else ((), ())
     if not windows:
         return None
     read = []
     for a, b in units:
         unit_terms, kana = read_once(text[a:b])
-        read.append((unit_terms, keys_of(text[a:b], keyed(kana))))
+        read.append((list(unit_terms), keys_of(text[a:b], keyed(kana))))
+    return read, windows
+
+
+def assemble(read: list[tuple[list[str], tuple[str, ...]]], windows) -> LongTurnTerms:
+    """A long turn's terms and keys, and each passage's, summed from its units' (``long_turn_units``)."""
     passages = [([t for u in read[first:last] for t in u[0]], tuple(dict.fromkeys(k for u in read[first:last] for k in u[1])))
                 for first, last in windows]
     return LongTurnTerms([t for u in read for t in u[0]], tuple(dict.fromkeys(k for u in read for k in u[1])), passages)

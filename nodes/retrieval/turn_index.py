@@ -23,11 +23,8 @@ import numpy as np
 from stores.models import Turn
 from stores.turn_vectors import passage_point_id, turn_point_id
 
-from ..text.passages import passage_spans
-from .passage_index import LongTurnTerms, PassageIndex, long_turn_terms, merged_postings
-from ..text.tokenize import terms
-from ..text.transliterate import index_keys
-from .budget import count_tokens
+from .passage_index import LongTurnTerms, PassageIndex, merged_postings
+from .turn_reads import TurnReads, keep_reads, read_turns, stored_reads
 from .user_locks import UserLocks
 
 
@@ -149,15 +146,16 @@ class UserTurns:
         return mask
 
     @classmethod
-    def build(cls, turns: list[Turn], passage_cut: tuple[int, int] = (0, 0)) -> "UserTurns":
+    def build(cls, turns: list[Turn], passage_cut: tuple[int, int] = (0, 0), reads: TurnReads | None = None) -> "UserTurns":
+        """``reads``: the turns read (nodes.retrieval.turn_reads), when the caller has them; else read here."""
         turns = TurnTable.of(turns)
         postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         lengths = np.zeros(len(turns), dtype=np.float32)
         texts = turns.column("text")
-        token_counts = _token_counts(texts)
-        read = _long_turns_read(texts, token_counts, passage_cut)
-        for i, text in enumerate(texts):
-            words, keys = _terms_and_keys(text, read.get(i))
+        reads = reads if reads is not None else read_turns(texts, passage_cut)
+        token_counts, read = reads.counts, reads.reads
+        for i in range(len(texts)):
+            words, keys = read[i].terms, read[i].keys
             counts = Counter(words)
             lengths[i] = sum(counts.values())
             for term, tf in counts.items():
@@ -195,14 +193,14 @@ class UserTurns:
             prefix_counts=prefix_counts,
             label_counts=label_counts,
             passage_cut=passage_cut,
-            passage_of=_passage_points(turns, 0, token_counts, user_id, passage_cut),
-            passages=PassageIndex().extended(texts, token_counts, 0, passage_cut, read),
+            passage_of=_passage_points(turns, 0, token_counts, user_id, passage_cut, read),
+            passages=PassageIndex().extended(texts, token_counts, 0, passage_cut, dict(enumerate(read))),
         )
 
-    def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "") -> "UserTurns":
+    def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "", reads: TurnReads | None = None) -> "UserTurns":
         """This index with ``new`` turns appended (they follow every indexed turn in conversation order):
         what a rebuild would give, at the cost of the new turns only. A new object: a query running on
-        this one keeps a consistent view."""
+        this one keeps a consistent view. ``reads``: the new turns read, when the caller has them."""
         if not new:
             return self
         new = TurnTable.of(new)
@@ -211,10 +209,10 @@ class UserTurns:
         new_rows: dict[str, list[tuple[int, int]]] = defaultdict(list)
         new_lengths = np.zeros(len(new), dtype=np.float32)
         new_texts = new.column("text")
-        new_counts = _token_counts(new_texts)
-        read = _long_turns_read(new_texts, new_counts, self.passage_cut)
-        for k, text in enumerate(new_texts):
-            words, keys = _terms_and_keys(text, read.get(k))
+        reads = reads if reads is not None else read_turns(new_texts, self.passage_cut)
+        new_counts, read = reads.counts, reads.reads
+        for k in range(len(new_texts)):
+            words, keys = read[k].terms, read[k].keys
             counts = Counter(words)
             new_lengths[k] = sum(counts.values())
             for term, tf in counts.items():
@@ -265,8 +263,8 @@ class UserTurns:
             prefix_counts=prefix_counts,
             label_counts=label_counts,
             passage_cut=self.passage_cut,
-            passage_of={**self.passage_of, **_passage_points(new, start, new_counts, owner, self.passage_cut)},
-            passages=self.passages.extended(new_texts, new_counts, start, self.passage_cut, read),
+            passage_of={**self.passage_of, **_passage_points(new, start, new_counts, owner, self.passage_cut, read)},
+            passages=self.passages.extended(new_texts, new_counts, start, self.passage_cut, dict(enumerate(read))),
         )
         if self.vectors is not None:
             size = len(turns)
@@ -418,34 +416,17 @@ def _vector_buffer(rows: int, dim: int) -> np.ndarray:
 
 
 def _passage_points(turns: "TurnTable", start: int, token_counts: np.ndarray, user_id: str,
-                    cut: tuple[int, int]) -> dict[str, tuple[int, int]]:
+                    cut: tuple[int, int], read: Sequence[LongTurnTerms]) -> dict[str, tuple[int, int]]:
     """Passage point id -> (turn index, passage number) for the long ones among ``turns`` (indices from ``start``)."""
     size, least = cut
     if not size or not len(turns):
         return {}
     out: dict[str, tuple[int, int]] = {}
-    texts, turn_ids = turns.column("text"), turns.column("turn_id")
+    turn_ids = turns.column("turn_id")
     for k in np.flatnonzero(token_counts > least):
-        for p in range(len(passage_spans(texts[k], size, least))):
+        for p in range(len(read[k].passages)):
             out[passage_point_id(user_id, turn_ids[k], p)] = (start + int(k), p)
     return out
-
-
-def _long_turns_read(texts: Sequence[str], token_counts: np.ndarray, cut: tuple[int, int]) -> dict[int, LongTurnTerms]:
-    """``long_turn_terms`` of the long ones among ``texts``, by their index."""
-    if not cut[0]:
-        return {}
-    read = {int(k): long_turn_terms(texts[k], cut) for k in np.flatnonzero(token_counts > cut[1])}
-    return {k: r for k, r in read.items() if r is not None}
-
-
-def _terms_and_keys(text: str, read: LongTurnTerms | None) -> tuple[Sequence[str], tuple[str, ...]]:
-    """A turn's terms and cross-script keys: a long one's from its units, read once with its passages."""
-    return (read.terms, read.keys) if read is not None else (terms(text), index_keys(text))
-
-
-def _token_counts(texts: Sequence[str]) -> np.ndarray:
-    return np.fromiter((count_tokens(t) for t in texts), dtype=np.int32, count=len(texts))
 
 
 def speaker_labels(turns: list[Turn]) -> tuple[str, ...]:
@@ -479,6 +460,10 @@ def write_stamp(archive, user_id: str) -> int | None:
     return getattr(archive, "generation", None)
 
 
+# A top-up of more new turns than this looks for reads the archive kept (another process archived them).
+_LOOK_UP_FROM = 64
+
+
 class TurnIndex:
     """The per-user indexes of one process, at most ``max_users`` of them (least recently used go
     first: at 10,000 turns a user's index holds ~15 MB, and a server sees many users)."""
@@ -494,6 +479,10 @@ class TurnIndex:
         self.max_users = max_users
         self.rebuilds = 0  # full builds from the archive (a new user, an erase, turns that arrived out of order)
         self.extensions = 0  # top-ups with the turns archived since
+        # Turns read from their text (then kept in the archive), and turns whose kept read was decoded instead:
+        # what a fresh process's first builds cost (nodes.retrieval.turn_reads).
+        self.reads_made = 0
+        self.reads_decoded = 0
 
     def get(self, archive, user_id: str, turn_vectors=None) -> UserTurns:
         """``turn_vectors``: the turn-vector store; when given, the index also holds the turns' vectors."""
@@ -524,7 +513,10 @@ class TurnIndex:
             # Appending is exact when nothing went (the counts add up) and the new turns come after every
             # indexed one in conversation order; a back-filled history or an erase rebuilds.
             if len(index.turns) + len(new) == count and (not index.turns or not new or new[0].ts >= index.turns[-1].ts):
-                extended = index.extended(new, turn_vectors, user_id)
+                # A top-up after a write reads its few turns and keeps the reads; one that catches up on many
+                # (archived by another process) looks for reads kept there first.
+                reads = self._reads(archive, user_id, new, only_these=None if len(new) <= _LOOK_UP_FROM else True)
+                extended = index.extended(new, turn_vectors, user_id, reads)
                 extended.last_seq = last
                 with self._lock:
                     self.extensions += 1
@@ -533,13 +525,32 @@ class TurnIndex:
             turns, last = archive.turns_since(user_id, 0)
         else:
             turns, last = archive.all_turns(user_id), 0
-        rebuilt = UserTurns.build(turns, self.passage_cut)
+        rebuilt = UserTurns.build(turns, self.passage_cut, self._reads(archive, user_id, turns))
         rebuilt.last_seq = last
         if turn_vectors is not None:
             rebuilt.load_vectors(turn_vectors, user_id, index)
         with self._lock:
             self.rebuilds += 1
         return rebuilt
+
+    def _reads(self, archive, user_id: str, turns: list[Turn], only_these: bool | None = False) -> TurnReads:
+        """``turns`` read: from the reads the archive keeps where it has them (``only_these``: asking for these
+        turns only; None: not asking), the rest read now and kept for the next process."""
+        ids = [t.turn_id for t in turns]
+        texts = [t.text for t in turns]
+        stored = {} if only_these is None else stored_reads(archive, user_id, ids, self.passage_cut, only_these)
+        reads = read_turns(texts, self.passage_cut, stored)
+        keep_reads(archive, user_id, ids, texts, self.passage_cut, reads)
+        with self._lock:
+            self.reads_made += len(reads.fresh)
+            self.reads_decoded += len(turns) - len(reads.fresh)
+        return reads
+
+    def summary(self) -> dict:
+        """What this process's index holds and what building it cost (graphs.inspect.tier_stats)."""
+        with self._lock:
+            return {"users": len(self._users), "rebuilds": self.rebuilds, "top_ups": self.extensions,
+                    "turns_read": self.reads_made, "reads_decoded": self.reads_decoded}
 
     def forget(self, user_id: str) -> None:
         """Drop ``user_id``'s index (erasure): after any build of it in progress, so none puts it back."""
