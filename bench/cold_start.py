@@ -1,15 +1,18 @@
-"""A process that starts: the first recall of a user warmed at start against one built inside the recall.
+"""A process that starts: the first recall of a user warmed at start, of one whose index is built inside the
+recall from the reads the archive keeps, and of one built from the texts (what every first recall cost before).
 
     python -m bench.cold_start [--memories 10000] [--long-share 0.5] [--data-dir DIR] [--out bench/results/cold_start.json]
 
 A data directory is filled (once; ``--data-dir`` keeps it for later runs) with two users' synthetic memories as
 ``bench.perf`` writes them (half of the assistant's turns ~700-word replies when ``--long-share`` is 0.5), one
-English, one Japanese of each kind. Then, in one fresh process, the services open as the LangGraph server opens
-them: the start-up warm-up (``nodes.retrieval.warm.warm_at_start``) builds the recall indexes of the most recently
-active users of each language in the background, and the two others are left cold. After the warm-up ends, each of
-the four users gets one first recall (budget 1,024, query embedding excluded): a warmed user's is what the server
-answers after a restart, a cold user's is the baseline, what every first recall cost before (the build inside it).
-Reported: the warm-up's seconds per user, each first recall, and the ratio cold / warmed.
+English, one Japanese of each kind, and each user's index is then topped up as the flush's last stage does, which
+keeps the turns' reads in the archive (nodes.retrieval.turn_reads). Then, in one fresh process, the services open
+as the LangGraph server opens them: the start-up warm-up (``nodes.retrieval.warm.warm_at_start``) builds the recall
+indexes of the most recently active user of each language in the background, and the two others are left cold.
+After the warm-up ends, each cold user gets a first recall with the index built from the texts (the baseline: the
+kept reads ignored, as before they were kept), then, with that index and the text caches dropped, one built from
+the kept reads; then each warmed user gets one (budget 1,024, query embedding excluded). Reported: the warm-up's
+seconds, each first recall with its stages, and the ratios.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ QUESTIONS = {"en": "What did Emma cook on Monday at home?", "ja": "美咲は月�
 
 
 def fill(data_dir: Path, memories: int, long_share: float) -> None:
+    from nodes.retrieval.warm import warm_indexes
     from nodes.services import open_services
     from stores.redis_server import stop_server
 
@@ -44,6 +48,9 @@ def fill(data_dir: Path, memories: int, long_share: float) -> None:
                 # odd seeds are Japanese in bench.perf: cold-ja and warm-ja
                 perf.fill_user(services, pool, user, memories, seed, long_share=long_share)
                 print(f"filled {user}", flush=True)
+            archive = services.stores.archive
+            if archive.turn_reads.count(user) < archive.counts(user, which=("turns",))["turns"]:
+                warm_indexes(services, user)  # what the flush's last stage does after each write: keeps the reads
     finally:
         services.close()
         stop_server(settings)
@@ -51,8 +58,9 @@ def fill(data_dir: Path, memories: int, long_share: float) -> None:
 
 def measure(data_dir: Path) -> dict:
     from nodes.retrieval.recall import Timings, recall
-    from nodes.retrieval.warm import warm_at_start
+    from nodes.retrieval.warm import _drop, warm_at_start
     from nodes.services import open_services
+    from nodes.text.text_caches import clear_text_caches
     from stores.redis_server import stop_server
 
     settings = bench_settings(data_dir)
@@ -64,19 +72,36 @@ def measure(data_dir: Path) -> dict:
         warm.thread.join()
         warm_s = time.perf_counter() - started
         qvecs = {lang: services.embedder.embed([q])[0] for lang, q in QUESTIONS.items()}
-        first: dict[str, dict] = {}
-        for user in USERS:
+
+        def first_recall(user: str) -> dict:
             lang = user.split("-")[1]
             timings = Timings()
             t = time.perf_counter()
             recall(services, user, QUESTIONS[lang], purpose="question", budget=1024, query_vector=qvecs[lang], timings=timings)
             ms = (time.perf_counter() - t) * 1000 - timings.embed_ms
-            first[user] = {"first_recall_ms": round(ms, 1), "stages_ms": {k: round(v, 1) for k, v in timings.stages.items()}}
             print(f"{user}: first recall {ms:.1f} ms", flush=True)
-        ratio = {lang: round(first[f"cold-{lang}"]["first_recall_ms"] / first[f"warm-{lang}"]["first_recall_ms"], 1)
+            return {"first_recall_ms": round(ms, 1), "stages_ms": {k: round(v, 1) for k, v in timings.stages.items()}}
+
+        first: dict[str, dict] = {}
+        index = services.turn_index
+        for user in USERS[:2]:
+            # Baseline first, so the kept reads' figure gets no help from the caches it warmed: both start from
+            # no index and empty text caches.
+            index.kept_reads = False
+            first[f"{user} (from the texts)"] = first_recall(user)
+            index.kept_reads = True
+            _drop(services, user)
+            clear_text_caches()
+            first[f"{user} (from the kept reads)"] = first_recall(user)
+        for user in USERS[2:]:
+            first[user] = first_recall(user)
+        summary = index.summary()
+        ms = {k: v["first_recall_ms"] for k, v in first.items()}
+        ratio = {lang: {"texts_over_kept_reads": round(ms[f"cold-{lang} (from the texts)"] / ms[f"cold-{lang} (from the kept reads)"], 1),
+                        "kept_reads_over_warmed": round(ms[f"cold-{lang} (from the kept reads)"] / ms[f"warm-{lang}"], 1)}
                  for lang in QUESTIONS}
-        return {"warm_up_seconds": round(warm_s, 1), "warmed_users": warm.done, "first_recall": first,
-                "cold_over_warmed": ratio, "turns_per_user": services.stores.archive.counts(USERS[0])["turns"]}
+        return {"warm_up_seconds": round(warm_s, 1), "warmed_users": warm.done, "first_recall": first, "ratios": ratio,
+                "recall_index": summary, "turns_per_user": services.stores.archive.counts(USERS[0])["turns"]}
     finally:
         services.close()
         stop_server(settings)

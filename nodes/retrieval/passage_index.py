@@ -10,13 +10,13 @@ topped up with the user's turn index (at write time, nodes.retrieval.warm), neve
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from ..text.passages import passage_units
+from .postings import merged, postings_of
 from ..text.tokenize import read_once
 from ..text.transliterate import keyed, keys_of
 
@@ -56,19 +56,6 @@ def assemble(read: list[tuple[list[str], tuple[str, ...]]], windows) -> LongTurn
     return LongTurnTerms([t for u in read for t in u[0]], tuple(dict.fromkeys(k for u in read for k in u[1])), passages)
 
 
-def merged_postings(postings: dict[str, tuple[np.ndarray, np.ndarray]],
-                    rows: dict[str, list[tuple[int, int]]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """A copy of ``postings`` (term -> (documents, term frequencies)) with new documents' ``rows`` (term ->
-    [(document, tf)]) appended; the old arrays are left as they are (a query running on them keeps its view)."""
-    merged = dict(postings)
-    for term, hits in rows.items():
-        idx = np.fromiter((d for d, _ in hits), dtype=np.int64, count=len(hits))
-        tfs = np.fromiter((tf for _, tf in hits), dtype=np.float32, count=len(hits))
-        old = merged.get(term)
-        merged[term] = (np.concatenate([old[0], idx]), np.concatenate([old[1], tfs])) if old else (idx, tfs)
-    return merged
-
-
 @dataclass(frozen=True)
 class PassageIndex:
     doc_turn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # passage -> turn index
@@ -86,28 +73,23 @@ class PassageIndex:
         first = len(self.doc_turn)
         turn_of: list[int] = []
         part_of: list[int] = []
-        lengths: list[float] = []
-        rows: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        passage_terms: list[list[str]] = []
+        passage_keys: list[tuple[str, ...]] = []
         for k in np.flatnonzero(token_counts > least):
             turn = read.get(int(k)) if read is not None else long_turn_terms(texts[k], cut)
-            for part, (passage_terms, keys) in enumerate(turn.passages if turn else ()):
-                doc = first + len(turn_of)
-                counts = Counter(passage_terms)
+            for part, (words, keys) in enumerate(turn.passages if turn else ()):
                 turn_of.append(start + int(k))
                 part_of.append(part)
-                lengths.append(float(sum(counts.values())))
-                for term, tf in counts.items():
-                    rows[term].append((doc, tf))
-                for key in keys:  # cross-script keys (nodes.text.transliterate)
-                    rows[key].append((doc, 1))
+                passage_terms.append(words)
+                passage_keys.append(keys)  # cross-script keys (nodes.text.transliterate)
         if not turn_of:
             return self
-        postings = merged_postings(self.postings, rows)
+        rows, lengths = postings_of(passage_terms, passage_keys, first)
         return PassageIndex(
             np.concatenate([self.doc_turn, np.asarray(turn_of, dtype=np.int64)]),
             np.concatenate([self.doc_part, np.asarray(part_of, dtype=np.int32)]),
-            np.concatenate([self.lengths, np.asarray(lengths, dtype=np.float32)]),
-            postings,
+            np.concatenate([self.lengths, lengths]),
+            merged(self.postings, rows),
         )
 
     def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, int, float]]:

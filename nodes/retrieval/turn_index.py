@@ -23,7 +23,8 @@ import numpy as np
 from stores.models import Turn
 from stores.turn_vectors import passage_point_id, turn_point_id
 
-from .passage_index import LongTurnTerms, PassageIndex, merged_postings
+from .passage_index import LongTurnTerms, PassageIndex
+from .postings import merged, postings_of
 from .turn_reads import TurnReads, keep_reads, read_turns, stored_reads
 from .user_locks import UserLocks
 
@@ -149,19 +150,11 @@ class UserTurns:
     def build(cls, turns: list[Turn], passage_cut: tuple[int, int] = (0, 0), reads: TurnReads | None = None) -> "UserTurns":
         """``reads``: the turns read (nodes.retrieval.turn_reads), when the caller has them; else read here."""
         turns = TurnTable.of(turns)
-        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        lengths = np.zeros(len(turns), dtype=np.float32)
         texts = turns.column("text")
         reads = reads if reads is not None else read_turns(texts, passage_cut)
         token_counts, read = reads.counts, reads.reads
-        for i in range(len(texts)):
-            words, keys = read[i].terms, read[i].keys
-            counts = Counter(words)
-            lengths[i] = sum(counts.values())
-            for term, tf in counts.items():
-                postings[term].append((i, tf))
-            for key in keys:  # cross-script keys: found by the other language, no length
-                postings[key].append((i, 1))
+        # Cross-script keys are found by the other language, and add no length.
+        arrays, lengths = postings_of([r.terms for r in read], [r.keys for r in read])
         avg = float(lengths.mean()) if len(turns) else 1.0
         members: dict[str, list[int]] = defaultdict(list)
         for i, turn in enumerate(turns):
@@ -173,9 +166,6 @@ class UserTurns:
         prefix_counts = Counter(prefixes)
         labels = labels_from(prefixes, turns, prefix_counts)
         label_counts = Counter(labels)
-        arrays = {term: (np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows)),
-                         np.fromiter((tf for _, tf in rows), dtype=np.float32, count=len(rows)))
-                  for term, rows in postings.items()}
         segment_ids = tuple(members)
         segment_code = {seg: c for c, seg in enumerate(segment_ids)}
         user_id = turns[0].user_id if turns else ""
@@ -206,20 +196,11 @@ class UserTurns:
         new = TurnTable.of(new)
         start = len(self.turns)
         turns = self.turns + new
-        new_rows: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        new_lengths = np.zeros(len(new), dtype=np.float32)
         new_texts = new.column("text")
         reads = reads if reads is not None else read_turns(new_texts, self.passage_cut)
         new_counts, read = reads.counts, reads.reads
-        for k in range(len(new_texts)):
-            words, keys = read[k].terms, read[k].keys
-            counts = Counter(words)
-            new_lengths[k] = sum(counts.values())
-            for term, tf in counts.items():
-                new_rows[term].append((start + k, tf))
-            for key in keys:
-                new_rows[key].append((start + k, 1))
-        postings = merged_postings(self.postings, new_rows)
+        new_postings, new_lengths = postings_of([r.terms for r in read], [r.keys for r in read], start)
+        postings = merged(self.postings, new_postings)
         lengths = np.concatenate([self.lengths, new_lengths])
         members = dict(self.members)
         segment_ids, segment_code = list(self.segment_ids), dict(self.segment_code)
@@ -483,6 +464,7 @@ class TurnIndex:
         # what a fresh process's first builds cost (nodes.retrieval.turn_reads).
         self.reads_made = 0
         self.reads_decoded = 0
+        self.kept_reads = True  # False: read every text, as before reads were kept (bench.cold_start's baseline)
 
     def get(self, archive, user_id: str, turn_vectors=None) -> UserTurns:
         """``turn_vectors``: the turn-vector store; when given, the index also holds the turns' vectors."""
@@ -538,7 +520,7 @@ class TurnIndex:
         turns only; None: not asking), the rest read now and kept for the next process."""
         ids = [t.turn_id for t in turns]
         texts = [t.text for t in turns]
-        stored = {} if only_these is None else stored_reads(archive, user_id, ids, self.passage_cut, only_these)
+        stored = {} if only_these is None or not self.kept_reads else stored_reads(archive, user_id, ids, self.passage_cut, only_these)
         reads = read_turns(texts, self.passage_cut, stored)
         keep_reads(archive, user_id, ids, texts, self.passage_cut, reads)
         with self._lock:
