@@ -10,6 +10,7 @@ topped up with the user's turn index (at write time, nodes.retrieval.warm), neve
 from __future__ import annotations
 
 import math
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -51,9 +52,11 @@ def long_turn_units(text: str, cut: tuple[int, int]) -> tuple[list[tuple[list[st
 
 def assemble(read: list[tuple[list[str], tuple[str, ...]]], windows) -> LongTurnTerms:
     """A long turn's terms and keys, and each passage's, summed from its units' (``long_turn_units``)."""
-    passages = [([t for u in read[first:last] for t in u[0]], tuple(dict.fromkeys(k for u in read[first:last] for k in u[1])))
+    words, keys = [u[0] for u in read], [u[1] for u in read]
+    # chain.from_iterable keeps the joining in C: a cold build from kept reads assembles ~40,000 passages.
+    passages = [(list(chain.from_iterable(words[first:last])), tuple(dict.fromkeys(chain.from_iterable(keys[first:last]))))
                 for first, last in windows]
-    return LongTurnTerms([t for u in read for t in u[0]], tuple(dict.fromkeys(k for u in read for k in u[1])), passages)
+    return LongTurnTerms(list(chain.from_iterable(words)), tuple(dict.fromkeys(chain.from_iterable(keys))), passages)
 
 
 @dataclass(frozen=True)
