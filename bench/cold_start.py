@@ -9,7 +9,8 @@ English, one Japanese of each kind, and each user's index is then topped up as t
 keeps the turns' reads in the archive (nodes.retrieval.turn_reads). Then, in one fresh process, the services open
 as the LangGraph server opens them: the start-up warm-up (``nodes.retrieval.warm.warm_at_start``) builds the recall
 indexes of the most recently active user of each language in the background, and the two others are left cold.
-After the warm-up ends, each warmed user gets a first recall; then each cold user gets one with the index built
+After the warm-up ends and one recall of a user without memories (the process's one-time costs, reported apart),
+each warmed user gets a first recall; then each cold user gets one with the index built
 from the texts (the baseline: the kept reads ignored, as before they were kept) and, with that index and the text
 caches dropped, one with the index built from the kept reads (budget 1,024, query embedding excluded). Reported:
 the warm-up's seconds, each first recall with its stages, and the ratios.
@@ -82,6 +83,11 @@ def measure(data_dir: Path) -> dict:
             return {"first_recall_ms": round(ms, 1), "stages_ms": {k: round(v, 1) for k, v in timings.stages.items()}}
 
         first: dict[str, dict] = {}
+        # The process's first recall pays one-time costs whoever asks (lazy imports, first calls into numpy and the
+        # engines): paid here by a user without memories, reported apart, so no user below carries them.
+        t = time.perf_counter()
+        recall(services, "bench-nobody", QUESTIONS["en"], purpose="question", budget=1024, query_vector=qvecs["en"])
+        process_first_ms = round((time.perf_counter() - t) * 1000, 1)
         # The warmed users first: what the cold users' runs below drop (text caches) is theirs too.
         for user in USERS[2:]:
             first[user] = first_recall(user)
@@ -101,7 +107,8 @@ def measure(data_dir: Path) -> dict:
         ratio = {lang: {"texts_over_kept_reads": round(ms[f"cold-{lang} (from the texts)"] / ms[f"cold-{lang} (from the kept reads)"], 1),
                         "kept_reads_over_warmed": round(ms[f"cold-{lang} (from the kept reads)"] / ms[f"warm-{lang}"], 1)}
                  for lang in QUESTIONS}
-        return {"warm_up_seconds": round(warm_s, 1), "warmed_users": warm.done, "first_recall": first, "ratios": ratio,
+        return {"warm_up_seconds": round(warm_s, 1), "warmed_users": warm.done, "process_first_recall_ms": process_first_ms,
+                "first_recall": first, "ratios": ratio,
                 "recall_index": summary, "turns_per_user": services.stores.archive.counts(USERS[0])["turns"]}
     finally:
         services.close()
