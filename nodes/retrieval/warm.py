@@ -49,17 +49,21 @@ def _drop(services, user_id: str) -> None:
 
 
 def prepare_excerpts(index) -> None:
-    """Split the user's long turns into sentences with their terms now (nodes.retrieval.packing caches them per
-    text), so the first recall that quotes one does not tokenise it: on the long-reply set a cold pack stage
-    took 150–190 ms against ~7 warm. Turns seen before are cache hits."""
+    """Split the user's long turns into sentences with their terms, and into their passages, now
+    (nodes.retrieval.packing and nodes.text.passages cache them per text), so the first recall that quotes one
+    does not tokenise or cut it: on the long-reply set a cold pack stage took 150–190 ms against ~7 warm. An index
+    built from kept reads (nodes.retrieval.turn_reads) cut no passage: without the second line a warmed user's
+    first recall spent ~50 ms cutting its candidates' (bench.cold_start). Turns seen before are cache hits."""
+    from ..text.passages import passage_spans
     from .packing import _sentence_terms
 
-    least = index.passage_cut[1] if index.passage_cut[0] else None
-    if least is None:
+    size, least = index.passage_cut
+    if not size:
         return
     texts = index.turns.column("text")
     for i in np.flatnonzero(index.token_counts > least):
         _sentence_terms(texts[i])
+        passage_spans(texts[i], size, least)
 
 
 @dataclass
