@@ -14,7 +14,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+import duckdb
+
 from .duckdb_connection import GuardedConnection
+from .errors import StoreUnavailable
 from .ids import TURNS_TABLE, validate_id
 
 TURN_READS = "turn_reads"
@@ -63,6 +66,12 @@ class TurnReadsTable:
         if not rows:
             return 0
         ids, md5s, reads = (list(c) for c in zip(*rows))
+        try:
+            return self._put(user_id, reader, ids, md5s, reads)
+        except duckdb.Error as exc:  # a derived value: the caller reads the texts again next time, says so and goes on
+            raise StoreUnavailable("archive", f"reads not kept: {exc}") from exc
+
+    def _put(self, user_id: str, reader: str, ids: list, md5s: list, reads: list) -> int:
         with self.db.tx() as con:
             kept = con.execute(
                 f"INSERT OR REPLACE INTO {TURN_READS} (turn_id, user_id, reader, text_md5, read) "

@@ -149,3 +149,19 @@ def test_the_erasure_registry_backs_up_and_erases_the_reads(memory):
         place = next(p for p in places if p.name == "archive.turn_reads")
         assert place.count(ALICE) == archived > 0
         assert place.erase(ALICE) == archived and place.count(ALICE) == 0
+
+
+def test_reads_that_cannot_be_kept_leave_the_index_built_and_say_so(tmp_path, caplog):
+    """Keeping reads is a derived write: an archive that refuses it (here: closed under the index) costs the next
+    build a re-read, never the recall that built the index."""
+    from nodes.retrieval.turn_reads import keep_reads
+
+    archive = DuckDBArchive(tmp_path)
+    turns = _history(ALICE)
+    archive.put_turns(turns)
+    texts = [t.text for t in turns]
+    reads = read_turns(texts, CUT)
+    archive.close()
+    with caplog.at_level("WARNING", logger="lumina.recall"):
+        assert keep_reads(archive, ALICE, [t.turn_id for t in turns], texts, CUT, reads) == 0
+    assert "not kept" in caplog.text
