@@ -4,7 +4,7 @@ Reading the text (Sudachi, the cross-script keys, the passage windows of a long 
 cold build of a user's turn index. The index keeps each read beside its turn (stores.turn_reads_duckdb) when
 it reads it, at write time as a rule (the flush's last stage tops the index up), so a later build in a fresh
 process decodes the reads instead of tokenising again. A read is only used with the text it came from and
-the reader that made it (``READER``): a tokeniser, dictionary or passage setting that changes reads again.
+the reader that made it (``reader()``): a tokeniser, dictionary or passage setting that changes reads again.
 """
 
 from __future__ import annotations
