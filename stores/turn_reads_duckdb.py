@@ -49,11 +49,11 @@ class TurnReadsTable:
         ``reader`` from the turn's current text."""
         validate_id(user_id, "user_id")
         only = "" if turn_ids is None else " AND t.turn_id IN (SELECT unnest(?::VARCHAR[]))"
-        params: list = [user_id, reader] + ([] if turn_ids is None else [list(turn_ids)])
+        params: list = [user_id, user_id, reader] + ([] if turn_ids is None else [list(turn_ids)])
         with self.db.read() as con:
             rows = con.execute(
                 f"SELECT t.turn_id, r.read FROM {TURNS_TABLE} t JOIN {TURN_READS} r ON r.turn_id = t.turn_id "
-                f"WHERE t.user_id = ? AND r.user_id = t.user_id AND r.reader = ? AND r.text_md5 = md5(t.text){only}",
+                f"WHERE t.user_id = ? AND r.user_id = ? AND r.reader = ? AND r.text_md5 = md5(t.text){only}",
                 params,
             ).fetchall()
         return dict(rows)
