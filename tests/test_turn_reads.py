@@ -151,10 +151,15 @@ def test_the_erasure_registry_backs_up_and_erases_the_reads(memory):
         assert place.erase(ALICE) == archived and place.count(ALICE) == 0
 
 
-def test_reads_that_cannot_be_kept_leave_the_index_built_and_say_so(tmp_path, caplog):
+def test_reads_that_cannot_be_kept_leave_the_index_built_and_say_so(tmp_path, caplog, monkeypatch):
     """Keeping reads is a derived write: an archive that refuses it (here: closed under the index) costs the next
     build a re-read, never the recall that built the index."""
+    import logging
+
     from nodes.retrieval.turn_reads import keep_reads
+
+    # graphs.logging_setup (run by other tests in this process) stops the lumina tree propagating to caplog's handler.
+    monkeypatch.setattr(logging.getLogger("lumina"), "propagate", True)
 
     archive = DuckDBArchive(tmp_path)
     turns = _history(ALICE)
