@@ -21,7 +21,8 @@ ALICE, BOB = "alice", "bob"
 
 def _history(user: str) -> list:
     texts = ["Caroline: 京都で金閣寺を見たよ", "Melanie: which trail? I went hiking with my dogs", _long_reply(2, True),
-             "Caroline: 猫のモカが3歳になった", _long_reply(4, False), "Melanie: happy birthday Moka!", "", "😀 ✓"]
+             "Caroline: 猫のモカが3歳になった", _long_reply(4, False), "Melanie: happy birthday Moka!", "", "😀 ✓",
+             "moka\x1fcat \x1c\x1d\x1e dog"]  # the kept form's separators in a text
     return [_turn(user, n, 1000.0 + 60 * n, t, f"s{n // 3}") for n, t in enumerate(texts)]
 
 
@@ -45,6 +46,10 @@ def test_every_read_round_trips_through_its_kept_form():
         assert count == made.counts[i] and read == made.reads[i], texts[i]
     again = read_turns(texts, CUT, {i: encode(int(made.counts[i]), made.reads[i], made.units.get(i)) for i in range(len(texts))})
     assert again.fresh == [] and again.reads == made.reads and np.array_equal(again.counts, made.counts)
+    # A term holding a separator is not kept (the turn is read again each build), never kept garbled.
+    from nodes.retrieval.passage_index import LongTurnTerms
+
+    assert encode(3, LongTurnTerms(["a\x1fb"], (), []), None) is None
     # A kept read that does not parse is read again, never trusted.
     assert decode("garbage") is None and decode("3\x1c1,2\x1c") is None
     assert read_turns(texts[:1], CUT, {0: "garbage"}).fresh == [0]
