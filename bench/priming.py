@@ -64,6 +64,7 @@ def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool) -> dic
     latency = {"parallel": [], "serial": [], "recall_alone": []}
     channel_ms: dict[str, list[float]] = {}
     over_budget = 0
+    pointer_chars = {"texts": 0, "text": 0, "shown": 0, "whole": 0}
     cases: list[tuple[str, str, int]] = []
     for conv in conversations:
         settings, services, _stats = ingest(conv, root / conv.sample_id, quiet)
@@ -98,6 +99,7 @@ def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool) -> dic
                     if mode == "parallel":
                         for channel, ms in primed.timings.items():
                             channel_ms.setdefault(channel, []).append(ms)
+                        _count_pointer_chars(pointer_chars, primed)
         finally:
             services.close()
             stop_server(settings)
@@ -112,7 +114,27 @@ def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool) -> dic
         "latency_ms": {mode: percentiles(v, (50, 95, 99)) for mode, v in latency.items()},
         "latency_mean_ms": {mode: round(sum(v) / len(v), 2) if v else None for mode, v in latency.items()},
         "priming_channel_ms": {k: percentiles(v, (50, 95)) for k, v in channel_ms.items()},
+        "pointer_chars": _pointer_share(pointer_chars),
     }
+
+
+def _count_pointer_chars(totals: dict[str, int], primed) -> None:
+    """Characters of the primed text, and of its pointers as shown (short) and as they would be whole: what a
+    model's tokenizer pays for them, which the word-counted budget does not see (one token each either way)."""
+    totals["texts"] += 1
+    totals["text"] += len(primed.text)
+    for i in primed.items():
+        totals["shown"] += len(i.shown or i.source) + 2  # "(…)"
+        totals["whole"] += len(i.source) + 2
+
+
+def _pointer_share(t: dict[str, int]) -> dict[str, float | int]:
+    whole_text = t["text"] - t["shown"] + t["whole"]
+    n = max(1, t["texts"])
+    return {"texts": t["texts"], "text_chars_mean": round(t["text"] / n, 1),
+            "text_chars_mean_whole_pointers": round(whole_text / n, 1),
+            "pointer_share_shown": round(t["shown"] / max(1, t["text"]), 4),
+            "pointer_share_whole": round(t["whole"] / max(1, whole_text), 4)}
 
 
 def render(report: dict[str, Any]) -> str:
@@ -132,7 +154,13 @@ def render(report: dict[str, Any]) -> str:
                   "latency at the question budget, ms p50 / p95 / p99 (mean): "
                   + "; ".join(f"{m} {lat[m]['p50']} / {lat[m]['p95']} / {lat[m]['p99']} ({mean[m]})" for m in lat),
                   "priming channels, ms p50 / p95: "
-                  + ", ".join(f"{k} {v['p50']} / {v['p95']}" for k, v in block["priming_channel_ms"].items()), ""]
+                  + ", ".join(f"{k} {v['p50']} / {v['p95']}" for k, v in block["priming_channel_ms"].items())]
+        pc = block.get("pointer_chars")
+        if pc:
+            lines.append(f"primed text at the question budget, characters per text: {pc['text_chars_mean']} with short "
+                         f"pointers ({pc['pointer_share_shown']:.1%} of them pointers), {pc['text_chars_mean_whole_pointers']}"
+                         f" with whole ones ({pc['pointer_share_whole']:.1%})")
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -22,10 +22,10 @@ from typing import Any, Self
 
 from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
-from .ids import AUDIT_TABLE, OUTBOX_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
-from .knowledge_duckdb import KnowledgeTable
+from .ids import AUDIT_TABLE, OUTBOX_TABLE, PART_MARK, SEGMENTS_TABLE, TURNS_TABLE, validate_id
+from .knowledge_duckdb import KNOWLEDGE, KnowledgeTable
 from .memories_duckdb import MemoryTable
-from .procedures_duckdb import ProcedureTable
+from .procedures_duckdb import PROCEDURES, ProcedureTable
 from .semantic_duckdb import SemanticTable
 from .turn_reads_duckdb import TurnReadsTable
 from .stamped_cache import StampedCache
@@ -445,6 +445,26 @@ class DuckDBArchive:
             ).fetchall()
         last = max((int(r[-1]) for r in rows), default=int(after_seq))
         return [self._turn(r[:-1]) for r in rows], last
+
+    # Where each kind of pointer's ids live (nodes.tools.pointers): fixed names, never a caller's.
+    # A chunked message's parts are named by their message's id (stores.ids.part_source_id).
+    _ID_COLUMNS = {"episode": (TURNS_TABLE, f"regexp_replace(source_id, '{PART_MARK}[0-9]+$', '')"),
+                   "segment": (SEGMENTS_TABLE, "segment_id"),
+                   "knowledge": (KNOWLEDGE, "item_id"), "procedure": (PROCEDURES, "procedure_id")}
+
+    def ids_starting(self, user_id: str, kind: str, start: str, limit: int = 5) -> list[str]:
+        """Up to ``limit`` of the user's ids of ``kind`` (episode: messages' source ids; segment,
+        knowledge, procedure) that start with ``start``, sorted: what a short pointer may name. ``start`` is
+        matched as text (``starts_with``), so ``%`` or ``_`` in it are themselves, not wildcards."""
+        validate_id(user_id, "user_id")
+        if kind not in self._ID_COLUMNS:
+            raise InvalidInput("kind", f"must be one of {sorted(self._ID_COLUMNS)}")
+        table, column = self._ID_COLUMNS[kind]
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT DISTINCT {column} AS id FROM {table} WHERE user_id = ? AND starts_with({column}, ?) "
+                "ORDER BY id LIMIT ?", [user_id, validate_id(start, "id"), int(limit)]).fetchall()
+        return [r[0] for r in rows]
 
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None:
         validate_id(user_id, "user_id")

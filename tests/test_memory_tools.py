@@ -21,7 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from graphs.context import RunContext
 from graphs.replay import replay
 from nodes.tools.memory_tools import create_memory_tools
-from nodes.tools.pointers import format_pointer, parse_pointer
+from nodes.tools.pointers import abbreviated, format_pointer, parse_pointer
 from stores.errors import InvalidInput
 from stores.journal import Journal
 
@@ -107,11 +107,13 @@ def test_search_shows_each_hit_with_its_pointer_kind_date_level_and_score(mem):
     result = call(search, {"query": "今好きな飲み物は？"})
     assert result.status == "success"
     hits = result.artifact
-    assert hits and ids_in(result.content) == [h["id"] for h in hits]
+    # shown short (tests/test_short_pointers.py), whole in the artifact
+    assert hits and ids_in(result.content) == list(abbreviated(h["id"] for h in hits).values())
     assert {h["kind"] for h in hits} >= {"knowledge", "episode"}
     for h in hits:
         assert h["date"] and re.fullmatch(r"\d{4}-\d{2}-\d{2}", h["date"]) and h["tiers"]
-        assert f"[{h['id']}] {h['kind']} · {h['date']}" in result.content and f"score {h['score']:.2f}" in result.content
+        shown = abbreviated([h["id"]])[h["id"]]
+        assert f"[{shown}] {h['kind']} · {h['date']}" in result.content and f"score {h['score']:.2f}" in result.content
         assert h["level"] == 1 and "level 1" in result.content
         assert parse_pointer(h["id"])  # every pointer shown opens
     # the current drink leads; its text is what the model reads

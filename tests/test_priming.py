@@ -125,8 +125,8 @@ def test_budgets_hold_per_section_and_overall(demo_memory, message, kind):
         if section.items:
             assert section.label in primed.text
         for entry in section.items:
-            assert f"({entry.source})" in primed.text
-            assert parse_pointer(entry.source).id  # read_memory can open it
+            assert f"({entry.shown})" in primed.text  # short (tests/test_short_pointers.py: it opens the same)
+            assert parse_pointer(entry.shown).id and parse_pointer(entry.source).id  # read_memory can open it
             assert identity(entry.model_dump()) not in seen
             seen.add(identity(entry.model_dump()))
 

@@ -1,6 +1,7 @@
 """Fitting the channels' items into their budgets and rendering the labelled sections.
 
-Each shown item is one line, ``<text> (<pointer>)``, and costs that line's tokens (the pointer included);
+Each shown item is one line, ``<text> (<pointer>)``, and costs that line's tokens (the pointer included; shown
+short, nodes.tools.pointers);
 the knowledge & episodes section is grouped by day: an item's leading ``[YYYY-MM-DD]`` tag becomes one header for
 all the day's lines (days in order, undated lines first), so a day's date is paid for once, not on every line —
 what the pointers cost is partly won back, and a model reads its memories in the order they happened;
@@ -16,6 +17,7 @@ import re
 from typing import Any, Sequence
 
 from nodes.retrieval.budget import count_tokens
+from nodes.tools.pointers import abbreviated
 
 from .budgets import channel_budgets, flow_unused
 from .models import PrimedItem, Section
@@ -29,7 +31,9 @@ KB_SHARE = 1 / 3
 
 
 def line(entry: dict[str, Any]) -> str:
-    return f"{entry['text']} ({entry['_source']})"
+    """An item as shown: its text and its pointer, short (``shown``) once the section is assembled. A pointer is
+    one token either way (budget.count_tokens), so what was packed still fits."""
+    return f"{entry['text']} ({entry.get('shown') or entry['_source']})"
 
 
 def label_reserve(names: Sequence[str] = ORDER) -> int:
@@ -116,6 +120,8 @@ def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) ->
     packed["episodes"] = _pack(found.get("episodes", []), room, seen, by_day=True)
     if preset.max_items is not None:
         _cap(packed, preset.max_items)
+    shown = abbreviated(i["_source"] for items in packed.values() for i in items)
+    packed = {name: [{**i, "shown": shown[i["_source"]]} for i in items] for name, items in packed.items()}
     section_budget = {**budgets, "episodes": room, "kb": kb_budget}
     sections = [Section(name=name, label=LABELS[name], budget=section_budget[name],
                         tokens=sum(i["tokens"] for i in packed[name]),

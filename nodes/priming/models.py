@@ -13,7 +13,9 @@ class PrimedItem(BaseModel):
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
     source: str = Field(alias="_source")
-    """The pointer read_memory opens (ep:, seg:, fact:, proc:, kb:; nodes.tools.pointers)."""
+    """The pointer read_memory opens (ep:, seg:, fact:, proc:, kb:; nodes.tools.pointers), whole."""
+    shown: str | None = None
+    """The pointer as the primed text shows it: short where the id is long (read_memory opens it too)."""
     origin: Origin
     """S1's layer: where the item came from (recent, semantic, summary …)."""
     kind: str

@@ -10,11 +10,19 @@ Every item that priming or ``search_memory`` shows carries a pointer that ``read
 - ``kb:<name>:<doc_id>:<chunk_no>`` — a knowledge-base passage (nodes.kb).
 
 Ids are checked with ``stores.ids.validate_id`` before anything reads them: a hostile id is refused here.
+
+A model reads pointers in *short* form (``abbreviated``): a uuid (segments, facts, procedures) or a message's
+default id (``t-`` and 24 hex digits) is shown by its first 8 hex digits, ``seg:4586156e``. Shown whole, one
+pointer a line cost a model about as many tokens as the line it names (a uuid is ~25 BPE tokens), while
+the budgets count it as one. read_memory opens a short pointer by the one id of the user's that starts so
+(nodes.tools.reading). With 10,000 segments, the odds that another one's id starts with a given pointer's 8 hex
+digits are ~1 in 430,000; then read_memory names both rather than guess. Structured results (artifacts, ``PrimedItem.source``) keep whole pointers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -41,6 +49,39 @@ class Pointer(BaseModel):
 
     def __str__(self) -> str:
         return self.id if self.kind == "kb" else f"{_PREFIX_OF[self.kind]}:{self.id}"
+
+    @property
+    def abbreviated(self) -> bool:
+        """Whether the id has the shape of a short pointer (it may still be a whole id: that opens first)."""
+        shape = _SHORT_SOURCE if self.kind == "episode" else _SHORT_ID
+        return self.kind != "kb" and bool(shape.fullmatch(self.id))
+
+
+SHORT_HEX = 8
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_DEFAULT_SOURCE = re.compile(r"t-[0-9a-f]{24}")  # nodes.ingest_turn.default_source_id
+_SHORT_ID = re.compile(r"[0-9a-f]{%d}" % SHORT_HEX)
+_SHORT_SOURCE = re.compile(r"t-[0-9a-f]{%d}" % SHORT_HEX)
+
+
+def _short(pointer: str) -> str:
+    prefix, _, rest = pointer.partition(":")
+    if prefix in ("seg", "fact", "proc") and _UUID.fullmatch(rest):
+        return f"{prefix}:{rest[:SHORT_HEX]}"
+    if prefix == "ep" and _DEFAULT_SOURCE.fullmatch(rest):
+        return f"ep:{rest[:2 + SHORT_HEX]}"
+    return pointer
+
+
+def abbreviated(pointers: Iterable[str]) -> dict[str, str]:
+    """Each pointer -> the form a model reads beside its memory: short where the id is long, whole where it is
+    short already or where two of ``pointers`` would look alike (shown together, they must stay apart)."""
+    wanted = list(dict.fromkeys(pointers))
+    short = {p: _short(p) for p in wanted}
+    counts: dict[str, int] = {}
+    for s in short.values():
+        counts[s] = counts.get(s, 0) + 1
+    return {p: s if counts[s] == 1 else p for p, s in short.items()}
 
 
 def format_pointer(item: Mapping[str, Any]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from stores import ids
+from stores.errors import InvalidInput
 
 from ..retrieval.packing import read_message
 from ..retrieval.temporal import date_label
@@ -174,5 +175,17 @@ OPENERS = {"episode": open_episode, "segment": open_segment, "knowledge": open_f
 
 
 def open_pointer(services, user_id: str, pointer: Pointer) -> Opened | None:
-    """The memory ``pointer`` names in ``user_id``'s memory, or None when this user has none by that id."""
-    return OPENERS[pointer.kind](services, ids.validate_id(user_id, "user_id"), pointer)
+    """The memory ``pointer`` names in ``user_id``'s memory, or None when this user has none by that id.
+    A short pointer (nodes.tools.pointers) opens the memory whose id it starts, after an id that is exactly it;
+    InvalidInput when it starts several (naming them: the model can open the one it meant)."""
+    user_id = ids.validate_id(user_id, "user_id")
+    opened = OPENERS[pointer.kind](services, user_id, pointer)
+    if opened is not None or not pointer.abbreviated:
+        return opened
+    archive = services.stores.archive
+    # A few: enough to tell one from several, and to name them.
+    whole = [i for i in archive.ids_starting(user_id, pointer.kind, pointer.id, limit=5) if i != pointer.id]
+    if len(whole) > 1:
+        names = ", ".join(str(pointer.model_copy(update={"id": i})) for i in whole)
+        raise InvalidInput("id", f"{pointer} starts the ids of several memories ({names}); read one by its whole id")
+    return OPENERS[pointer.kind](services, user_id, pointer.model_copy(update={"id": whole[0]})) if whole else None

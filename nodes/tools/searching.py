@@ -21,7 +21,7 @@ from ..knowledge.procedures import match_procedures
 from ..knowledge.recall_items import knowledge_hits
 from ..knowledge.recall_procedures import _item as procedure_item
 from ..retrieval.recall import check_query, recall
-from .pointers import format_pointer
+from .pointers import abbreviated, format_pointer
 
 Kind = Literal["episode", "knowledge", "procedure", "kb"]
 KINDS: tuple[str, ...] = ("episode", "knowledge", "procedure", "kb")
@@ -150,12 +150,14 @@ def render(hits: list[Hit], query: str) -> str:
     if not hits:
         return f"No memories found for {query!r}."
     lines = [f"{len(hits)} memories for {query!r} (open one with read_memory(id)):"]
+    # Pointers as a model reads them (nodes.tools.pointers): short; each Hit keeps its whole one.
+    shown = abbreviated([p for h in hits for p in (h.id, *h.messages)])
     for n, h in enumerate(hits, 1):
         level = f" · level {h.level}" if h.level is not None else ""
         tiers = f" · {'/'.join(h.tiers)}" if h.tiers else ""
         where = f" · {h.item.get('source')}" if h.kind == "kb" and h.item.get("source") else ""
-        lines.append(f"{n}. [{h.id}] {h.kind} · {h.date or 'undated'}{level}{tiers}{where} · score {h.score:.2f}")
+        lines.append(f"{n}. [{shown[h.id]}] {h.kind} · {h.date or 'undated'}{level}{tiers}{where} · score {h.score:.2f}")
         if h.messages:
-            lines.append(f"   messages: {' '.join(h.messages)}")
+            lines.append(f"   messages: {' '.join(shown[m] for m in h.messages)}")
         lines.append("   " + h.text.replace("\n", "\n   "))
     return "\n".join(lines)
