@@ -1,0 +1,29 @@
+"""bench.priming end to end on the project's own mini set: both systems scored at every budget, nothing primed
+over its budget, and the pointers' share of the primed text reported (short against whole)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.priming import main
+
+MINI = Path(__file__).parent / "data" / "mini_locomo.json"
+
+
+def test_priming_bench_on_the_mini_set(tmp_path):
+    out = tmp_path / "priming.json"
+    assert main(["--data", str(MINI), "--conversations", "mini-ja", "--keep-data", str(tmp_path / "data"),
+                 "--json", str(out), "--md", str(tmp_path / "priming.md"), "--quiet"]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    (block,) = report["sets"]
+    assert block["questions"] > 10 and block["primed_over_budget"] == 0
+    for row in block["rows"]:
+        for system in ("recall", "priming"):
+            assert 0.0 < block["results"][row][system]["recall"] <= 1.0, (row, system)
+    share = block["pointer_chars"]
+    assert share["texts"] == block["questions"]
+    # Segment and fact ids are uuids: shown short, the text is shorter and pointers a smaller part of it.
+    assert share["text_chars_mean"] < share["text_chars_mean_whole_pointers"]
+    assert 0 < share["pointer_share_shown"] < share["pointer_share_whole"]
+    assert "pointers (" in (tmp_path / "priming.md").read_text(encoding="utf-8")
