@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-from bench.common import percentiles
+from bench.common import bench_settings, percentiles
 from bench.locomo import Scores, ingest
 from bench.locomo_data import CATEGORY_NAMES, load
 from nodes.priming import prime
@@ -137,6 +137,32 @@ def _pointer_share(t: dict[str, int]) -> dict[str, float | int]:
             "pointer_share_whole": round(t["whole"] / max(1, whole_text), 4)}
 
 
+def demo_pointer_share(root: Path) -> dict[str, Any]:
+    """The pointers' share of primed text on the bundled demo (messages with their default ``t-`` ids, as the
+    app's own turns have): its questions primed as greeting, question and request."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.cli import DEMO_QUESTIONS
+    from graphs.memory_graph import build_graph
+    from graphs.replay import DEMO_TRANSCRIPT, read_jsonl, replay
+    from nodes.services import open_services
+    from stores.redis_server import stop_server
+
+    settings = bench_settings(root / "demo")
+    services = open_services(settings)
+    try:
+        rows = list(read_jsonl(DEMO_TRANSCRIPT))
+        replay(build_graph(services, checkpointer=InMemorySaver()), rows[0]["user_id"], rows)
+        totals = {"texts": 0, "text": 0, "shown": 0, "whole": 0}
+        for question in DEMO_QUESTIONS:
+            for kind in ("greeting", "question", "request"):
+                _count_pointer_chars(totals, prime(services, rows[0]["user_id"], question, message_type=kind))
+        return _pointer_share(totals)
+    finally:
+        services.close()
+        stop_server(settings)
+
+
 def render(report: dict[str, Any]) -> str:
     lines = [f"# bench.priming — {report['date']} — {report['machine']}", "", f"    {report['command']}", ""]
     for block in report["sets"]:
@@ -161,6 +187,11 @@ def render(report: dict[str, Any]) -> str:
                          f"pointers ({pc['pointer_share_shown']:.1%} of them pointers), {pc['text_chars_mean_whole_pointers']}"
                          f" with whole ones ({pc['pointer_share_whole']:.1%})")
         lines.append("")
+    demo = report.get("demo_pointer_chars")
+    if demo:
+        lines.append(f"demo (default message ids), characters per primed text: {demo['text_chars_mean']} with short "
+                     f"pointers ({demo['pointer_share_shown']:.1%} of them pointers), "
+                     f"{demo['text_chars_mean_whole_pointers']} with whole ones ({demo['pointer_share_whole']:.1%})")
     return "\n".join(lines)
 
 
@@ -173,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", default="")
     parser.add_argument("--md", default="")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--demo", action="store_true",
+                        help="also the pointers' share of primed text on the bundled demo (default message ids)")
     args = parser.parse_args(argv)
     keep = Path(args.keep_data) if args.keep_data else None
     tmp = tempfile.TemporaryDirectory(prefix="priming-") if keep is None else None
@@ -182,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n, data in enumerate(args.data):
             ids = args.conversations[n] if n < len(args.conversations) else ""
             sets.append(run_set(data, [c for c in ids.split(",") if c] or None, root, args.quiet))
+        demo = demo_pointer_share(root) if args.demo else None
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -189,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "machine": f"{platform.machine()} {platform.python_version()}",
               "command": " ".join(["python -m bench.priming", *(argv if argv is not None else sys.argv[1:])]),
               "categories": CATEGORY_NAMES, "sets": sets}
+    if demo is not None:
+        report["demo_pointer_chars"] = demo
     text = render(report)
     print(text)
     if args.json:

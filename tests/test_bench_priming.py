@@ -1,5 +1,5 @@
-"""bench.priming end to end on the project's own mini set: both systems scored at every budget, nothing primed
-over its budget, and the pointers' share of the primed text reported (short against whole)."""
+"""bench.priming end to end on the project's own mini set and the bundled demo: both systems scored at every
+budget, nothing primed over its budget, and the pointers' share of the primed text reported (short against whole)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ MINI = Path(__file__).parent / "data" / "mini_locomo.json"
 def test_priming_bench_on_the_mini_set(tmp_path):
     out = tmp_path / "priming.json"
     assert main(["--data", str(MINI), "--conversations", "mini-ja", "--keep-data", str(tmp_path / "data"),
-                 "--json", str(out), "--md", str(tmp_path / "priming.md"), "--quiet"]) == 0
+                 "--json", str(out), "--md", str(tmp_path / "priming.md"), "--quiet", "--demo"]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     (block,) = report["sets"]
     assert block["questions"] > 10 and block["primed_over_budget"] == 0
@@ -27,3 +27,6 @@ def test_priming_bench_on_the_mini_set(tmp_path):
     assert share["text_chars_mean"] < share["text_chars_mean_whole_pointers"]
     assert 0 < share["pointer_share_shown"] < share["pointer_share_whole"]
     assert "pointers (" in (tmp_path / "priming.md").read_text(encoding="utf-8")
+    # The demo's messages carry default ids (t- and 24 hex digits): pointers shrink most there.
+    demo = report["demo_pointer_chars"]
+    assert demo["texts"] > 0 and demo["pointer_share_shown"] < demo["pointer_share_whole"] / 1.5
