@@ -131,6 +131,15 @@ class KBCatalog:
             row = cur.fetchone()
             return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
+    def doc_ids_starting(self, kb: str, owners: Sequence[str], start: str, limit: int = 5) -> list[str]:
+        """Up to ``limit`` ids of this KB's documents of ``owners`` ('' = shared) starting with ``start`` (as text,
+        no wildcards), sorted: what a short KB pointer may name (nodes.tools.pointers)."""
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT doc_id FROM {DOCUMENTS} WHERE kb = ? AND list_contains(?::VARCHAR[], user_id) "
+                               "AND starts_with(doc_id, ?) ORDER BY doc_id LIMIT ?",
+                               [kb, list(owners), ids.validate_id(start, "id"), int(limit)]).fetchall()
+        return [r[0] for r in rows]
+
     def chunks(self, doc_id: str, first: int, last: int) -> list[tuple[int, int, int, str]]:
         """(chunk, start_char, end_char, text) of chunks ``first..last`` of the document, in order."""
         with self.db.read() as con:

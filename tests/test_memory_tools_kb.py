@@ -8,6 +8,7 @@ import pytest
 from graphs.replay import replay
 from nodes.kb.add import add_files
 from nodes.tools.memory_tools import create_memory_tools
+from nodes.tools.pointers import abbreviated
 from nodes.tools.searching import KB_PLACES
 
 from .test_memory_tools import _drink_rows, call
@@ -49,7 +50,10 @@ def test_search_a_knowledge_base_and_open_its_passage(kb_memory):
     assert found.status == "success" and found.artifact
     top = found.artifact[0]
     assert top["kind"] == "kb" and top["id"].startswith("kb:manual:") and "twelve buckets" in top["text"]
-    assert f"[{top['id']}] kb · {top['date']}" in found.content and "lighthouse.txt" in found.content
+    short = abbreviated([top["id"]])[top["id"]]  # kb:manual:<8 hex digits of the document's uuid>:<chunk>
+    assert short != top["id"] and short.startswith("kb:manual:") and len(short.split(":")[2]) == 8
+    assert f"[{short}] kb · {top['date']}" in found.content and "lighthouse.txt" in found.content
+    assert call(read, {"id": short}).artifact == call(read, {"id": top["id"]}).artifact
     assert top["tiers"] == ["kb_manual"] and top["level"] is None
     opened = call(read, {"id": top["id"]})
     assert opened.status == "success" and ANSWER in opened.content and len(opened.content) > len(top["text"])
@@ -75,8 +79,11 @@ def test_a_users_own_knowledge_base_stays_hers(kb_memory):
     assert SECRET in call(mika_read, {"id": secret["id"]}).content
     theirs = call(eve_search, {"query": "Where is the spare key to the garden shed?", "kind": "kb"}).artifact
     assert not any(h["id"].startswith("kb:house:") or "flowerpot" in h["text"] for h in theirs)
-    refused = call(eve_read, {"id": secret["id"]})
-    assert refused.status == "error" and "no memory" in refused.content and "flowerpot" not in refused.content
+    short = abbreviated([secret["id"]])[secret["id"]]
+    assert SECRET in call(mika_read, {"id": short}).content
+    for pointer in (secret["id"], short):  # neither the whole nor the short pointer opens it for another user
+        refused = call(eve_read, {"id": pointer})
+        assert refused.status == "error" and "no memory" in refused.content and "flowerpot" not in refused.content
     for hostile in ("kb:house:../x:0", "kb:manual:doc:x", "kb:nope:abc:0", "kb:manual:a:b:0"):
         result = call(eve_read, {"id": hostile})
         assert result.status == "error" and "flowerpot" not in result.content

@@ -39,6 +39,15 @@ def test_long_ids_are_shown_by_their_first_eight_hex_digits():
                      "proc:x1": "proc:x1", "kb:manual:doc-1:3": "kb:manual:doc-1:3", "ep:t-abc": "ep:t-abc"}
 
 
+def test_a_knowledge_base_passage_is_shown_by_its_document_ids_first_eight_hex_digits():
+    whole = "kb:manual:34b6d802-60d5-5f86-a10f-6d6fc66ad622:12"
+    assert abbreviated([whole]) == {whole: "kb:manual:34b6d802:12"}
+    short = parse_pointer("kb:manual:34b6d802:12")
+    assert short.abbreviated and (short.kb, short.doc_id, short.chunk_no) == ("manual", "34b6d802", 12)
+    assert str(short.completed("34b6d802-60d5-5f86-a10f-6d6fc66ad622")) == whole
+    assert not parse_pointer(whole).abbreviated
+
+
 def test_two_ids_shown_together_that_would_look_alike_are_shown_whole():
     twin = "seg:4586156e-0000-5000-8000-000000000000"
     shown = abbreviated([SEG, twin, FACT])

@@ -11,7 +11,7 @@ Every item that priming or ``search_memory`` shows carries a pointer that ``read
 
 Ids are checked with ``stores.ids.validate_id`` before anything reads them: a hostile id is refused here.
 
-A model reads pointers in *short* form (``abbreviated``): a uuid (segments, facts, procedures) or a message's
+A model reads pointers in *short* form (``abbreviated``): a uuid (segments, facts, procedures, KB documents) or a message's
 default id (``t-`` and 24 hex digits) is shown by its first 8 hex digits, ``seg:4586156e``. Shown whole, one
 pointer a line cost a model about as many tokens as the line it names (a uuid is ~25 BPE tokens), while
 the budgets count it as one. read_memory opens a short pointer by the one id of the user's that starts so
@@ -53,8 +53,16 @@ class Pointer(BaseModel):
     @property
     def abbreviated(self) -> bool:
         """Whether the id has the shape of a short pointer (it may still be a whole id: that opens first)."""
+        if self.kind == "kb":
+            return bool(_SHORT_ID.fullmatch(self.doc_id or ""))
         shape = _SHORT_SOURCE if self.kind == "episode" else _SHORT_ID
-        return self.kind != "kb" and bool(shape.fullmatch(self.id))
+        return bool(shape.fullmatch(self.id))
+
+    def completed(self, whole_id: str) -> "Pointer":
+        """This pointer with its (short) id replaced by ``whole_id`` (for kb: the document's id)."""
+        if self.kind == "kb":
+            return self.model_copy(update={"id": f"kb:{self.kb}:{whole_id}:{self.chunk_no}", "doc_id": whole_id})
+        return self.model_copy(update={"id": whole_id})
 
 
 SHORT_HEX = 8
@@ -70,6 +78,11 @@ def _short(pointer: str) -> str:
         return f"{prefix}:{rest[:SHORT_HEX]}"
     if prefix == "ep" and _DEFAULT_SOURCE.fullmatch(rest):
         return f"ep:{rest[:2 + SHORT_HEX]}"
+    if prefix == "kb":
+        name, _, doc_chunk = rest.partition(":")
+        doc_id, _, chunk = doc_chunk.rpartition(":")
+        if _UUID.fullmatch(doc_id):
+            return f"kb:{name}:{doc_id[:SHORT_HEX]}:{chunk}"
     return pointer
 
 

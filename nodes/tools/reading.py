@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from stores import ids
 from stores.errors import InvalidInput
+from stores.kb_duckdb import SHARED
 
 from ..retrieval.packing import read_message
 from ..retrieval.temporal import date_label
@@ -182,10 +183,22 @@ def open_pointer(services, user_id: str, pointer: Pointer) -> Opened | None:
     opened = OPENERS[pointer.kind](services, user_id, pointer)
     if opened is not None or not pointer.abbreviated:
         return opened
-    archive = services.stores.archive
-    # A few: enough to tell one from several, and to name them.
-    whole = [i for i in archive.ids_starting(user_id, pointer.kind, pointer.id, limit=5) if i != pointer.id]
+    whole = [pointer.completed(i) for i in _ids_starting(services, user_id, pointer)]
     if len(whole) > 1:
-        names = ", ".join(str(pointer.model_copy(update={"id": i})) for i in whole)
+        names = ", ".join(str(p) for p in whole)
         raise InvalidInput("id", f"{pointer} starts the ids of several memories ({names}); read one by its whole id")
-    return OPENERS[pointer.kind](services, user_id, pointer.model_copy(update={"id": whole[0]})) if whole else None
+    return OPENERS[pointer.kind](services, user_id, whole[0]) if whole else None
+
+
+def _ids_starting(services, user_id: str, pointer: Pointer) -> list[str]:
+    """The user's whole ids a short pointer may name (for kb: the documents' ids), a few at most: enough to tell
+    one from several, and to name them."""
+    if pointer.kind != "kb":
+        found = services.stores.archive.ids_starting(user_id, pointer.kind, pointer.id, limit=5)
+        return [i for i in found if i != pointer.id]
+    try:
+        from ..kb.open import kb_of
+    except ImportError:  # an installation without knowledge bases
+        return []
+    found = kb_of(services).catalog.doc_ids_starting(pointer.kb, [SHARED, user_id], pointer.doc_id, limit=5)
+    return [i for i in found if i != pointer.doc_id]
