@@ -20,6 +20,7 @@ def text_caches() -> tuple[_lru_cache_wrapper | tokenize._MorphemeViews, ...]:
     return (
         passages.passage_spans, passages.passage_units,
         tokenize._ascii_views, tokenize._views, tokenize.morphemes, tokenize.morpheme_views,
+        tokenize._unknown_script_view,
         packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
         transliterate.latin_keys, transliterate.kana_key, transliterate.index_keys, transliterate._aliases,
         detect_domain,

@@ -112,11 +112,11 @@ def _ascii_views(lowered: str) -> tuple[str | None, str | None]:
 
 # Part-of-speech flags by Sudachi's POS id: part_of_speech() builds a 6-tuple of strings on every call,
 # and a text has dozens of morphemes; the dictionary has ~1,500 POS ids, each classified once.
-_POS_FLAGS: dict[int, tuple[bool, bool, bool, bool]] = {}
+_POS_FLAGS: dict[int, tuple[bool, bool, bool, bool, bool]] = {}
 
 
-def _pos_flags(m) -> tuple[bool, bool, bool, bool]:
-    """(content term, noun keyword candidate, 名詞, 固有名詞) for a morpheme's part of speech."""
+def _pos_flags(m) -> tuple[bool, bool, bool, bool, bool]:
+    """(content term, noun keyword candidate, 名詞, 固有名詞, 補助記号) for a morpheme's part of speech."""
     pos_id = m.part_of_speech_id()
     flags = _POS_FLAGS.get(pos_id)
     if flags is None:
@@ -126,6 +126,7 @@ def _pos_flags(m) -> tuple[bool, bool, bool, bool]:
             pos[0] == "名詞" and pos[1] not in _NOUN_SKIP_SUB and pos[1] != "代名詞",
             pos[0] == "名詞",
             pos[0] == "名詞" and pos[1] == "固有名詞",
+            pos[0] == "補助記号",
         )
         _POS_FLAGS[pos_id] = flags
     return flags
@@ -144,10 +145,10 @@ class _MorphemeViews:
     MAX = 262_144
 
     def __init__(self) -> None:
-        self._views: dict[tuple[str, int, int], tuple[str | None, str | None, tuple[str, str] | None]] = {}
+        self._views: dict[tuple[str, int, int], tuple[str | None, str | None, tuple[str, str] | None, str | None]] = {}
         self._lock = threading.Lock()
 
-    def get(self, m) -> tuple[str | None, str | None, tuple[str, str] | None]:
+    def get(self, m) -> tuple[str | None, str | None, tuple[str, str] | None, str | None]:
         raw = m.surface()
         key = (raw, m.word_id(), m.part_of_speech_id())
         view = self._views.get(key)
@@ -169,15 +170,61 @@ class _MorphemeViews:
             self._views.clear()
 
 
-def _morpheme_view(m, surface: str) -> tuple[str | None, str | None, tuple[str, str] | None]:
+# Scripts read in overlapping character pairs: Hangul (words carry their particles: 서울에서 = Seoul + "in")
+# and the scripts written without spaces between words (Thai, Lao, Myanmar, Khmer), as Lucene's CJK bigram
+# filter does for want of a dictionary.
+_PAIRED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3130-\u318f\ua960-\ua97f"
+                     r"\uac00-\ud7af\ud7b0-\ud7ff]")
+_PAIRED_NOUN_MAX = 8  # a Hangul word is a keyword candidate; a Thai run is a whole sentence, not a keyword
+
+
+def _letter_runs(surface: str) -> list[str]:
+    """The runs of letters (with their combining marks: Devanagari's vowel signs) in ``surface``."""
+    runs, run = [], []
+    for ch in surface:
+        if unicodedata.category(ch)[0] in "LM":
+            run.append(ch)
+        elif run:
+            runs.append("".join(run))
+            run = []
+    if run:
+        runs.append("".join(run))
+    return runs
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _unknown_script_view(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(terms, noun candidates) of letters Sudachi read as symbols (a script its dictionary does not hold):
+    words as written (case-folded), or Hangul and unspaced scripts in character pairs. ``text`` is a run of such
+    morphemes joined back: Sudachi cuts them where its character classes change, not between words
+    (Hebrew 「את」 came as two)."""
+    out: list[str] = []
+    candidates: list[str] = []
+    for run in _letter_runs(text):
+        if _PAIRED.match(run):
+            out += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+            if 1 < len(run) <= _PAIRED_NOUN_MAX and run[0] >= "\uac00":
+                candidates.append(run)
+        else:
+            out.append(run.casefold())
+            if len(run) > 1:
+                candidates.append(run)
+    return tuple(out), tuple(candidates)
+
+
+def _morpheme_view(m, surface: str) -> tuple[str | None, str | None, tuple[str, str] | None, str | None]:
+    """(term, noun candidate, kana noun, unknown-script letters) of a morpheme: the last one (the surface) only
+    for letters of a script Sudachi does not know, which ``_views`` reads with their neighbours."""
     if not surface:
-        return None, None, None
+        return None, None, None, None
     if surface.isascii():
         term, noun = _ascii_views(surface.lower())
         if noun is not None and not _pos_flags(m)[2]:
             noun = None
-        return term, noun, None
-    content, candidate, is_noun, proper = _pos_flags(m)
+        return term, noun, None, None
+    content, candidate, is_noun, proper, symbol = _pos_flags(m)
+    if symbol and any(unicodedata.category(ch)[0] == "L" for ch in surface):
+        return None, None, None, m.surface()
     term = noun = kana = None
     if is_noun:
         if _KATAKANA_WORD.match(surface):
@@ -191,7 +238,7 @@ def _morpheme_view(m, surface: str) -> tuple[str | None, str | None, tuple[str, 
     # a lone kana is almost never a topic
     if candidate and (len(surface) > 1 or _KANJI.match(surface)) and surface not in STOP_NOUNS:
         noun = surface
-    return term, noun, kana
+    return term, noun, kana, None
 
 
 morpheme_views = _MorphemeViews()
@@ -205,15 +252,30 @@ def _views(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str
     out_nouns: list[str] = []
     out_kana: list[tuple[str, str]] = []
     view = morpheme_views.get
+    unknown: list[str] = []  # consecutive morphemes of a script Sudachi does not know, read together
     for m in _morphemes(text):
-        term, noun, kana = view(m)
+        term, noun, kana, letters = view(m)
+        if letters is not None:
+            unknown.append(letters)
+            continue
+        if unknown:
+            _read_unknown(unknown, out_terms, out_nouns)
         if term is not None:
             out_terms.append(term)
         if noun is not None:
             out_nouns.append(noun)
         if kana is not None:
             out_kana.append(kana)
+    if unknown:
+        _read_unknown(unknown, out_terms, out_nouns)
     return tuple(out_terms), tuple(out_nouns), tuple(out_kana)
+
+
+def _read_unknown(unknown: list[str], out_terms: list[str], out_nouns: list[str]) -> None:
+    more, candidates = _unknown_script_view("".join(unknown))
+    out_terms.extend(more)
+    out_nouns.extend(candidates)
+    unknown.clear()
 
 
 class Morpheme(NamedTuple):
