@@ -76,9 +76,12 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
 def keyword_ranking(index, q_terms: list[str], K: int, settings, on: dict) -> list[int]:
     """BM25 over the turns; with long turns, over short turns and long turns' passages as one collection."""
     if on.get("passages", True) and len(index.passages.doc_turn):
-        return [i for i, _score in unified_search(index, q_terms, K)]
-    context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
-    return [i for i, _score in index.search(q_terms, K, context=context)]
+        hits = unified_search(index, q_terms, K)
+    else:
+        context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
+        hits = index.search(q_terms, K, context=context)
+    floor = settings.recall_keyword_floor * hits[0][1] if hits else 0.0
+    return [i for i, score in hits if score >= floor]
 
 
 def sub_query_channels(index, parts: list[list[str]], settings, on: dict, out: Candidates) -> None:

