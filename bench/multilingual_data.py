@@ -1,8 +1,9 @@
-"""Chat in scripts Sudachi's dictionary does not hold — Korean, Arabic, Hindi, Thai — in LoCoMo's JSON format,
-written by this project so that ``python -m bench.locomo --data FILE`` runs on them unchanged.
+"""Chat in languages other than English and Japanese — Korean, Arabic, Hindi, German, Spanish, Thai — in LoCoMo's
+JSON format, written by this project so that ``python -m bench.locomo --data FILE`` runs on them unchanged.
 
-Our corpora are English and Japanese; a user may talk in anything else. In these scripts Sudachi returns symbols,
-and until 2026-11-29 every keyword channel was blind to them (nodes.text.tokenize). Each conversation is a user and
+Our corpora are English and Japanese; a user may talk in anything else. In Hangul, Arabic, Devanagari and Thai
+Sudachi returns symbols, and until 2026-11-29 every keyword channel was blind to them (nodes.text.tokenize); in
+German and Spanish the words are read, but no stop list knows their function words. Each conversation is a user and
 Lumina over six sessions two days apart: the user says eight facts about themself (a pet's name, a trip, a food,
 a sister's name, a hobby, a job, a book, a birthday), each once, and the same kinds of fact about a friend, with
 other values, in other sessions (so the words a question shares with its fact also find a look-alike); the rest
@@ -102,6 +103,60 @@ LANGUAGES: dict[str, dict[str, Any]] = {
                  "आज थोड़ा व्यायाम किया।", "सीरियल देखते देखते सो गई।", "बस बहुत देर से आई, बड़ी झुंझलाहट हुई।", "अब सोने जा रही हूँ, शुभ रात्रि!"],
         "lumina": ["अच्छा! और बताओ।", "बढ़िया! कैसा लग रहा है?", "वाह, मज़ेदार लगता है!", "आराम करना भी ज़रूरी है।",
                    "ठीक है, मैं याद रखूँगी।", "हिम्मत रखो! मैं साथ हूँ।", "यह तो बहुत अच्छा है!", "आज भी बहुत मेहनत की।"],
+    },
+    "de": {
+        "speakers": ("Lena", "Lumina"),
+        "slots": {
+            "pet": ("Mein Hund heißt {v}.", "Der Hund meiner Freundin heißt {v}.", "Wie heißt nochmal mein Hund?",
+                    ["Bello", "Struppi", "Luna", "Kiwi", "Bruno"]),
+            "trip": ("Nächsten Monat fahre ich nach {v}.", "Meine Freundin fährt nächsten Monat nach {v}.",
+                     "Wohin wollte ich nächsten Monat fahren?", ["Hamburg", "Wien", "Dresden", "Lissabon", "Krakau"]),
+            "food": ("Gerade esse ich total gern {v}.", "Mein Bruder isst gerade gern {v}.", "Was esse ich gerade am liebsten?",
+                     ["Käsespätzle", "Linsensuppe", "Flammkuchen", "Rouladen", "Kartoffelpuffer"]),
+            "sister": ("Meine kleine Schwester heißt {v}.", "Die Schwester meiner Freundin heißt {v}.", "Wie heißt meine kleine Schwester?",
+                       ["Mia", "Hannah", "Emilia", "Clara", "Greta"]),
+            "hobby": ("Am Wochenende lerne ich {v}.", "Meine Freundin lernt am Wochenende {v}.", "Was lerne ich an den Wochenenden?",
+                      ["Geige", "Schwimmen", "Töpfern", "Klettern", "Schach"]),
+            "job": ("Ich arbeite als {v} im Krankenhaus.", "Meine Freundin arbeitet als {v}.", "Was ist mein Beruf?",
+                    ["Krankenschwester", "Apothekerin", "Physiotherapeutin", "Hebamme", "Laborantin"]),
+            "book": ("Ich lese gerade den Roman „{v}“.", "Meine Freundin liest „{v}“.", "Welchen Roman lese ich gerade?",
+                     ["Der Vorleser", "Tschick", "Die Vermessung der Welt", "Der Steppenwolf", "Momo"]),
+            "birthday": ("Mein Geburtstag ist am {v}.", "Der Geburtstag meiner Freundin ist am {v}.", "Wann habe ich Geburtstag?",
+                         ["14. März", "2. Juli", "9. Oktober", "25. Dezember", "30. Mai"]),
+        },
+        "user": ["Hallo! Wie war dein Tag?", "Das Wetter ist heute wirklich schön.", "Ich bin gestern spät ins Bett, bin etwas müde.",
+                 "Ich überlege, was ich zu Mittag esse.", "Auf der Arbeit ist gerade viel los.", "Ich überlege, was ich am Wochenende mache.",
+                 "Wegen des Regens bin ich zu Hause geblieben.", "Ich trinke gerade einen Kaffee.", "Ich war heute ein bisschen Sport machen.",
+                 "Ich bin beim Serienschauen eingeschlafen.", "Der Bus kam viel zu spät, wie ärgerlich.", "Ich gehe jetzt schlafen, gute Nacht!"],
+        "lumina": ["Ach so! Erzähl mehr.", "Schön! Wie fühlst du dich?", "Oh, das klingt lustig!", "Ausruhen ist auch wichtig.",
+                   "Alles klar, ich merke es mir.", "Kopf hoch! Ich bin für dich da.", "Das ist ja toll!", "Du hast heute viel geschafft."],
+    },
+    "es": {
+        "speakers": ("Lucía", "Lumina"),
+        "slots": {
+            "pet": ("Mi perro se llama {v}.", "El perro de mi amiga se llama {v}.", "¿Cómo se llamaba mi perro?",
+                    ["Toby", "Canela", "Rocky", "Lola", "Chispa"]),
+            "trip": ("El mes que viene me voy a {v}.", "Mi amiga se va a {v} el mes que viene.", "¿A dónde dije que me iba el mes que viene?",
+                     ["Sevilla", "Valencia", "Granada", "Oporto", "Bilbao"]),
+            "food": ("Últimamente me encanta {v}.", "A mi hermano últimamente le encanta {v}.", "¿Qué comida me gusta últimamente?",
+                     ["el salmorejo", "la paella", "el gazpacho", "la tortilla de patatas", "el pulpo a la gallega"]),
+            "sister": ("Mi hermana pequeña se llama {v}.", "La hermana de mi amiga se llama {v}.", "¿Cómo se llama mi hermana pequeña?",
+                       ["Carmen", "Paula", "Martina", "Irene", "Alba"]),
+            "hobby": ("Los fines de semana aprendo {v}.", "Mi amiga aprende {v} los fines de semana.", "¿Qué aprendo los fines de semana?",
+                      ["guitarra", "natación", "cerámica", "escalada", "ajedrez"]),
+            "job": ("Trabajo de {v} en el hospital.", "Mi amiga trabaja de {v}.", "¿Cuál es mi profesión?",
+                    ["enfermera", "farmacéutica", "fisioterapeuta", "matrona", "técnica de laboratorio"]),
+            "book": ("Estoy leyendo la novela «{v}».", "Mi amiga está leyendo «{v}».", "¿Qué novela estoy leyendo ahora?",
+                     ["Nada", "La sombra del viento", "Patria", "El infinito en un junco", "Los santos inocentes"]),
+            "birthday": ("Mi cumpleaños es el {v}.", "El cumpleaños de mi amiga es el {v}.", "¿Cuándo es mi cumpleaños?",
+                         ["14 de marzo", "2 de julio", "9 de octubre", "25 de diciembre", "30 de mayo"]),
+        },
+        "user": ["¡Hola! ¿Qué tal tu día?", "Hoy hace un tiempo buenísimo.", "Ayer me acosté tarde y estoy un poco cansada.",
+                 "Estoy pensando qué comer a mediodía.", "En el trabajo hay muchísimo lío estos días.", "Estoy pensando qué hacer el fin de semana.",
+                 "Me quedé en casa por la lluvia.", "Me estoy tomando un café.", "Hoy hice un poco de ejercicio.",
+                 "Me quedé dormida viendo una serie.", "El autobús tardó muchísimo, qué rabia.", "Me voy a dormir, ¡buenas noches!"],
+        "lumina": ["¡Ah, sí! Cuéntame más.", "¡Qué bien! ¿Cómo te sientes?", "¡Qué divertido suena!", "Descansar también es importante.",
+                   "Vale, lo recordaré.", "¡Ánimo! Estoy contigo.", "¡Eso es genial!", "Hoy has hecho mucho."],
     },
     "th": {
         "speakers": ("มายด์", "Lumina"),

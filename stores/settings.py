@@ -188,7 +188,7 @@ class LuminaSettings(BaseSettings):
     recall_segment_candidates: int = Field(default=10, ge=0, le=500, description="Candidates per segment channel.")
     recall_rrf_k: float = Field(default=30.0, gt=0, description="Reciprocal-rank fusion constant.")
     recall_keyword_floor: float = Field(
-        default=0.0, ge=0.0, lt=1.0,
+        default=0.1, ge=0.0, lt=1.0,
         description="A keyword hit scoring below this share of the best one is no candidate (fusion reads ranks, "
                     "not scores: without a floor, turns sharing only a common word rank as if they matched).",
     )

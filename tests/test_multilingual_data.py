@@ -1,4 +1,4 @@
-"""bench.multilingual_data: Korean, Arabic, Hindi and Thai chat in LoCoMo's format, loadable by the harness, each
+"""bench.multilingual_data: Korean, Arabic, Hindi, German, Spanish and Thai chat in LoCoMo's format, loadable by the harness, each
 question's evidence the turn that says its answer, and every turn giving terms to the keyword channels."""
 
 from __future__ import annotations
