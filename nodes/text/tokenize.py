@@ -1,4 +1,8 @@
-"""Japanese + English tokenisation with Sudachi (keeps 東京駅, 月曜日 whole).
+"""Japanese + English tokenisation with Sudachi (keeps 東京駅, 月曜日 whole), and the words of other scripts.
+
+Latin, Greek and Cyrillic words come out of Sudachi as nouns; the scripts its dictionary does not hold (Hangul,
+Arabic, Devanagari, Hebrew, Thai …) come out as symbols, and are read here instead: words as written, Hangul and
+the unspaced scripts in pairs of letters (``_unknown_script_view``).
 
 Two views of a text: ``terms`` (content words, normalised, for BM25 and concept matching) and
 ``nouns`` (keyword candidates).
