@@ -83,15 +83,16 @@ class Scores:
     """Per-question evidence recall, hit and answer@B, by category, for one system at one budget."""
 
     def __init__(self) -> None:
-        # (category, recall, hit, tokens, answer@B — None for a question without an answer, or not measured)
-        self.rows: list[tuple[int, float, bool, int, float | None]] = []
+        # (category, recall, hit, tokens, answer@B — None for a question without an answer, or not measured,
+        # the conversation's language — "" when the set does not say)
+        self.rows: list[tuple[int, float, bool, int, float | None, str]] = []
         self.latency_ms: list[float] = []
         self.latency_embed_ms: list[float] = []
 
     def add(self, category: int, evidence: Sequence[str], covered: set[str], tokens: int,
-            answer: float | None = None) -> None:
+            answer: float | None = None, language: str = "") -> None:
         found = sum(1 for e in evidence if e in covered)
-        self.rows.append((category, found / len(evidence), found == len(evidence), tokens, answer))
+        self.rows.append((category, found / len(evidence), found == len(evidence), tokens, answer, language))
 
     def summary(self) -> dict[str, Any]:
         def agg(rows):
@@ -111,6 +112,9 @@ class Scores:
         # Only the categories asked: every system answers every question, so all show the same ones.
         asked = {r[0] for r in self.rows}
         out["by_category"] = {name: agg([r for r in self.rows if r[0] == c]) for c, name in CATEGORY_NAMES.items() if c in asked}
+        languages = sorted({r[5] for r in self.rows if r[5]})
+        if len(languages) > 1:  # a set of several languages (its samples' "language"): each one's own figures
+            out["by_language"] = {lang: agg([r for r in self.rows if r[5] == lang]) for lang in languages}
         out["context_tokens_mean"] = round(float(np.mean([r[3] for r in self.rows])), 1) if self.rows else 0.0
         if self.latency_ms:
             out["latency_ms"] = percentiles(self.latency_ms, TAIL)
@@ -200,7 +204,7 @@ def _evaluate(
         ms = (time.perf_counter() - started) * 1000
         for budget in budgets:
             packed, covered, tokens = pack(ranked, budget)
-            scores[budget].add(q.category, q.evidence, covered, tokens, packed_answer(q.answer, packed))
+            scores[budget].add(q.category, q.evidence, covered, tokens, packed_answer(q.answer, packed), conv.language)
             scores[budget].latency_ms.append(ms)
             scores[budget].latency_embed_ms.append(ms + e_ms)
 
@@ -288,7 +292,8 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
                     packed, covered, tokens = pack(items_b, budget)
                     real = sum(count_tokens(i["text"]) for i in packed)
                     assert real <= budget and len(packed) == len(items_b), (real, budget, len(packed), len(items_b))
-                    scores[OURS][budget].add(q.category, q.evidence, covered, real, packed_answer(q.answer, packed))
+                    scores[OURS][budget].add(q.category, q.evidence, covered, real, packed_answer(q.answer, packed),
+                                             conv.language)
                     scores[OURS][budget].latency_ms.append(ms)
                     scores[OURS][budget].latency_embed_ms.append(ms + timings.embed_ms + e_ms)
                     for name in ablations:
@@ -296,7 +301,7 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
                                     query_vector=qvec, disabled=(name,))
                         ab_packed, ab_cov, ab_tokens = pack(ab, budget)
                         ablation_scores[name][budget].add(q.category, q.evidence, ab_cov, ab_tokens,
-                                                          packed_answer(q.answer, ab_packed))
+                                                          packed_answer(q.answer, ab_packed), conv.language)
                 qbar.update(1)
             # Baselines on the same turns and budget.
             bm25 = BM25Baseline(conv.turns)
@@ -462,6 +467,7 @@ def render(report: dict[str, Any]) -> str:
                 f"| {system} | {_fmt(s['recall'])} | {_fmt(s['hit'])} | {cats} | {s['context_tokens_mean']} | "
                 f"{_tail(lat)} | {_tail(late)} |"
             )
+        lines += _language_table(report, b)
         lines += _answer_table(report, b)
         if report["ablation"]:
             full = report["results"][OURS][b]
@@ -481,6 +487,20 @@ def render(report: dict[str, Any]) -> str:
         lines += render_tail(report["recall_tail"], report["channel_latency_ms"])
     lines.append(f"peak RSS {report['peak_rss_mb']} MB; {report['machine']}; {report['date']}")
     return "\n".join(lines)
+
+
+def _language_table(report: dict[str, Any], b: str) -> list[str]:
+    """Recall / hit per language, for a set whose samples say their language (several of them)."""
+    languages = list(report["results"][OURS][b].get("by_language", {}))
+    if not languages:
+        return []
+    lines = ["", f"by language at B = {b} (recall / hit):",
+             "| system | " + " | ".join(languages) + " |", "|---|" + "---|" * len(languages)]
+    for system, per in report["results"].items():
+        by = per[b].get("by_language", {})
+        lines.append(f"| {system} | " + " | ".join(
+            f"{_fmt(by[lang]['recall'])} / {_fmt(by[lang]['hit'])}" if lang in by else "–" for lang in languages) + " |")
+    return lines
 
 
 def _answer_table(report: dict[str, Any], b: str) -> list[str]:

@@ -56,6 +56,7 @@ class Conversation:
     speaker_b: str
     turns: list[Turn] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    language: str = ""  # the sample's "language" (our own sets say it; LoCoMo does not)
 
 
 # LoCoMo's categories 1–4; its 5 (adversarial: no answer in the conversation) is left out. 6 is ours, for sets
@@ -135,7 +136,7 @@ def load(path: str | Path, conversations: list[str] | None = None, turn_gap_seco
             continue
         conv = sample["conversation"]
         a, b = conv.get("speaker_a", "A"), conv.get("speaker_b", "B")
-        item = Conversation(sample_id, a, b)
+        item = Conversation(sample_id, a, b, language=str(sample.get("language") or ""))
         sessions = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.match(k)) and isinstance(conv[k], list))
         clock = datetime(2000, 1, 1, tzinfo=timezone.utc)
         seen: set[str] = set()

@@ -65,6 +65,19 @@ def test_report_has_every_figure_the_issue_asks_for(harness):
     assert "ablation at B = 150" in stdout and "turns/s" in stdout
 
 
+def test_a_set_of_several_languages_is_reported_per_language(harness):
+    stdout, report = harness
+    for system, per in report["results"].items():
+        by = per["150"]["by_language"]
+        assert set(by) == {"en", "ja"} and by["en"]["n"] == 21 and by["ja"]["n"] == 19, system
+        # the whole is the questions' mean, so the languages weighted by their questions
+        whole = (by["en"]["recall"] * 21 + by["ja"]["recall"] * 19) / 40
+        assert whole == pytest.approx(per["150"]["recall"], abs=2e-4)
+    ours = report["results"]["lumina"]["150"]["by_language"]
+    assert f"| lumina | {ours['en']['recall']:.3f} / {ours['en']['hit']:.3f} | {ours['ja']['recall']:.3f}" in stdout
+    assert "by language at B = 150 (recall / hit):" in stdout
+
+
 def test_latency_tail_is_reported(harness):
     # Issue 19: p50 / p95 / p99 with and without the query embedding, for us and every baseline.
     stdout, report = harness

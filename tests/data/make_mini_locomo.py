@@ -236,7 +236,8 @@ def conversation(sample_id, a, b, sessions, qa):
     questions.append({"question": "What did they talk about?", "answer": "", "evidence": [], "category": 3})
     first = questions[0]
     first["evidence"] = [f"{first['evidence'][0]}; {first['evidence'][0]}"]  # "D1:5; D1:5" style
-    return {"sample_id": sample_id, "conversation": conv, "qa": questions}
+    # "language" is ours (LoCoMo readers ignore it): bench.locomo reports a set of several languages per language.
+    return {"sample_id": sample_id, "language": sample_id.split("-")[-1], "conversation": conv, "qa": questions}
 
 
 def main() -> None:
