@@ -1,4 +1,4 @@
-"""Chat in languages other than English and Japanese — Korean, Arabic, Hindi, German, Spanish, Thai — in LoCoMo's
+"""Chat in languages other than English and Japanese — Korean, Arabic, Hindi, German, Spanish, Chinese, Thai — in LoCoMo's
 JSON format, written by this project so that ``python -m bench.locomo --data FILE`` runs on them unchanged.
 
 Our corpora are English and Japanese; a user may talk in anything else. In Hangul, Arabic, Devanagari and Thai
@@ -157,6 +157,24 @@ LANGUAGES: dict[str, dict[str, Any]] = {
                  "Me quedé dormida viendo una serie.", "El autobús tardó muchísimo, qué rabia.", "Me voy a dormir, ¡buenas noches!"],
         "lumina": ["¡Ah, sí! Cuéntame más.", "¡Qué bien! ¿Cómo te sientes?", "¡Qué divertido suena!", "Descansar también es importante.",
                    "Vale, lo recordaré.", "¡Ánimo! Estoy contigo.", "¡Eso es genial!", "Hoy has hecho mucho."],
+    },
+    "zh": {
+        "speakers": ("小雨", "Lumina"),
+        "slots": {
+            "pet": ("我家的狗叫{v}。", "我朋友家的狗叫{v}。", "我家的狗叫什么名字来着？", ["豆豆", "旺财", "团子", "可乐", "年糕"]),
+            "trip": ("下个月我要去{v}旅游。", "我朋友下个月要去{v}。", "我说下个月要去哪里旅游？", ["成都", "厦门", "西安", "大理", "青岛"]),
+            "food": ("最近我特别爱吃{v}。", "我弟弟最近爱吃{v}。", "我最近爱吃什么？", ["麻辣烫", "小笼包", "酸菜鱼", "煎饼果子", "螺蛳粉"]),
+            "sister": ("我妹妹叫{v}。", "我朋友的妹妹叫{v}。", "我妹妹叫什么？", ["小美", "思琪", "雨萱", "佳怡", "欣然"]),
+            "hobby": ("我每个周末都在学{v}。", "我朋友周末在学{v}。", "我周末在学什么？", ["古筝", "游泳", "瑜伽", "书法", "围棋"]),
+            "job": ("我在医院当{v}。", "我朋友是{v}。", "我是做什么工作的？", ["护士", "药剂师", "康复治疗师", "营养师", "检验师"]),
+            "book": ("我最近在看小说《{v}》。", "我朋友在看《{v}》。", "我最近在看哪本小说？", ["活着", "围城", "平凡的世界", "白鹿原", "三体"]),
+            "birthday": ("我的生日是{v}。", "我朋友的生日是{v}。", "我的生日是哪天？", ["3月14日", "7月2日", "10月9日", "12月25日", "5月30日"]),
+        },
+        "user": ["你好！今天过得怎么样？", "今天天气真好。", "昨天睡得太晚了，有点累。", "在想中午吃什么。", "最近工作特别忙。",
+                 "在想这个周末干什么。", "下雨了，一直待在家里。", "正在喝咖啡。", "今天去运动了一下。", "看剧看着看着就睡着了。",
+                 "公交车来得太晚了，真烦。", "我去睡觉了，晚安！"],
+        "lumina": ["原来如此！多说一点吧。", "太好了！你感觉怎么样？", "哇，听起来很好玩！", "好好休息也很重要。",
+                   "好的，我记住了。", "加油！我支持你。", "真棒！", "今天辛苦了。"],
     },
     "th": {
         "speakers": ("มายด์", "Lumina"),

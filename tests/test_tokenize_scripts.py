@@ -5,6 +5,8 @@ every keyword channel (turn, passage, segment BM25, keywords, concepts) was blin
 vectors alone. Words of space-separated scripts are now terms as written (case-folded); Hangul and the scripts
 written without spaces (Thai, Lao, Khmer, Myanmar) are read as overlapping character pairs, as Lucene's CJK
 bigram filter reads them, so 「서울」 is found in 「서울에서」 (Seoul + "in") and 「ตลาด」 in a Thai sentence.
+Chinese: Sudachi reads Han characters with a Japanese dictionary (「最近我特别爱吃麻辣烫」 came out as 特 / 别爱 / 吃麻 /
+辛い / 烫), so a text without any kana also gets its Han runs in overlapping pairs: 「爱吃」 and 「最近」 meet the question.
 Japanese, English and the Latin, Greek and Cyrillic scripts Sudachi already reads are unchanged.
 """
 
@@ -43,6 +45,18 @@ def test_hangul_and_thai_are_read_in_character_pairs():
     assert terms("서울") == ["서울"] and terms("집") == ["집"]
     assert set(terms("ตลาด")) <= set(terms(SENTENCES["th"]))
     assert not set(terms("ตลาด")) <= set(terms("ฉันไปโรงเรียนเมื่อวานนี้"))  # another place: not all its pairs
+
+
+def test_text_without_kana_also_gets_its_han_characters_in_pairs():
+    fact, question = terms("最近我特别爱吃麻辣烫。"), terms("我最近爱吃什么？")
+    assert {"最近", "爱吃"} <= set(fact) & set(question)
+    assert "麻辣" in fact and "护士" in terms("我在医院当护士。")
+    assert {"我家", "的狗"} <= set(terms("我家的狗叫豆豆。")) & set(terms("我家的狗叫什么名字来着？"))
+
+
+def test_japanese_with_kana_gets_no_pairs():
+    assert terms("東京駅で友達に会った") == ["東京駅", "友達", "会う"]
+    assert "京駅" not in terms("東京駅で友達に会った")
 
 
 @pytest.mark.parametrize("text,expected", [

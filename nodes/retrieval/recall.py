@@ -246,6 +246,10 @@ def check_query(query: object, max_chars: int) -> str:
     return query
 
 
+_WINDOW_SAYS_NOTHING = 0.9
+"""Share of the candidates inside a question's time window from which the window is not applied."""
+
+
 def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_ts: float, weights, settings) -> "_Ranked":
     """P6: α·relevance + β·recency + γ·importance for every candidate turn (relevance > 0), best first;
     a turn inside the time window the query names is boosted. Tuples (score, index, relevance, recency)."""
@@ -257,7 +261,10 @@ def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_
     ts = index.ts[candidates]
     if window is not None:
         inside = (ts >= window[0]) & (ts <= window[1])
-        relevance = np.where(inside, np.minimum(1.0, relevance * 1.5 + 0.1), relevance)
+        # A window holding (nearly) every candidate tells none apart — a conversation younger than "recently" (30
+        # days) — and its capped lift would only tie every turn above 0.6 at 1, for recency to decide.
+        if inside.mean() < _WINDOW_SAYS_NOTHING:
+            relevance = np.where(inside, np.minimum(1.0, relevance * 1.5 + 0.1), relevance)
     half_life = settings.recency_half_life_days * DAY
     recency = np.power(0.5, np.maximum(0.0, now_ts - ts) / half_life)
     per_segment = np.zeros(len(index.segment_ids))
