@@ -65,6 +65,8 @@ def test_japanese_with_kana_gets_no_pairs():
     ("Dün İstanbul'da arkadaşımla buluştum", ["dün", "i̇stanbul", "da", "arkadaşımla", "buluştum"]),
     ("Вчера я встретил друга в Москве", ["вчера", "я", "встретил", "друга", "в", "москве"]),
     ("😀👍 ok!! ★☆ →", []),
+    ("ーーー 々 (´・ω・｀)", []),  # Japanese letters Sudachi calls symbols, and a kaomoji's pieces, are no words
+    ("すごーーい！", ["凄い"]),
 ])
 def test_scripts_sudachi_reads_and_symbols_are_unchanged(text, expected):
     assert terms(text) == expected

@@ -182,11 +182,17 @@ _PAIRED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u31
 _PAIRED_NOUN_MAX = 8  # a Hangul word is a keyword candidate; a Thai run is a whole sentence, not a keyword
 
 
+# Japanese letters Sudachi calls symbols (ーーー, a lone 々) stay dropped: they are its script, not an unknown one.
+_JAPANESE_LETTER = re.compile(r"[\u3005\u3006\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
+
+
 def _letter_runs(surface: str) -> list[str]:
-    """The runs of letters (with their combining marks: Devanagari's vowel signs) in ``surface``."""
+    """The runs of letters (with their combining marks: Devanagari's vowel signs) in ``surface``, each starting
+    with a letter: a mark left alone (the ´ of a kaomoji) is no word."""
     runs, run = [], []
     for ch in surface:
-        if unicodedata.category(ch)[0] in "LM":
+        kind = unicodedata.category(ch)[0]
+        if (kind == "L" or (kind == "M" and run)) and not _JAPANESE_LETTER.match(ch):
             run.append(ch)
         elif run:
             runs.append("".join(run))
@@ -223,10 +229,9 @@ def _unknown_script_view(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             out += units if len(units) == 1 else [units[i] + units[i + 1] for i in range(len(units) - 1)]
             if 1 < len(run) <= _PAIRED_NOUN_MAX and run[0] >= "\uac00":
                 candidates.append(run)
-        else:
+        elif len(run) > 1:  # a lone letter (the ω of a kaomoji, Arabic's و "and") is no word; घी (ghee) is
             out.append(run.casefold())
-            if len(run) > 1:
-                candidates.append(run)
+            candidates.append(run)
     return tuple(out), tuple(candidates)
 
 
