@@ -13,6 +13,7 @@ from nodes.priming.budgets import NOTES_CHANNEL_BUDGETS, flow_unused
 from nodes.priming.message_type import resolve_message_type
 from nodes.priming.presets import PrimingPreset
 from nodes.retrieval.budget import count_tokens
+from nodes.retrieval.recall import recall
 from nodes.tools.pointers import parse_pointer
 
 # --- message types --------------------------------------------------------------------------------------------
@@ -285,6 +286,77 @@ def test_episodes_are_grouped_by_day_and_a_days_date_is_paid_for_once():
     assert count_tokens(render_by_day(tight)) == sum(i["tokens"] for i in tight)
 
 
+def test_a_segments_lines_of_a_day_share_its_pointer_and_pay_for_it_once():
+    from nodes.priming.assemble import _pack, render_by_day
+
+    def ep(n: int, day: str, segment: str | None) -> dict:
+        return {"_source": f"ep:m{n}", "kind": "episode", "text": f"[{day}] user: memory number {n}",
+                "quoted_source_ids": [f"m{n}"], "segment_id": segment}
+
+    found = [ep(1, "2026-03-02", "a"), ep(2, "2026-03-02", "b"), ep(3, "2026-03-02", "a"), ep(4, "2026-03-03", "a"),
+             ep(5, "2026-03-02", None), ep(6, "2026-03-02", "a")]
+    packed = _pack(found, 10_000, set(), by_day=True)
+    for i in packed:  # what assemble sets: the pointer the text shows for the line
+        i["shown"] = "seg:a" if i["segment_id"] == "a" and i["text"].startswith("[2026-03-02]") else i["_source"]
+    text = render_by_day(packed)
+    assert text.splitlines() == [
+        "[2026-03-02]",
+        "(seg:a)", "  user: memory number 1", "  user: memory number 3", "  user: memory number 6",
+        "user: memory number 2 (ep:m2)",  # alone in its segment that day: its own pointer
+        "user: memory number 5 (ep:m5)",  # an excerpt of a long message (no segment): its own pointer
+        "[2026-03-03]", "user: memory number 4 (ep:m4)",  # the same segment on another day: a group of its own
+    ]
+    assert sum(i["tokens"] for i in packed) == count_tokens(text)
+    per_line = render_by_day([{**i, "segment_id": None} for i in packed])
+    assert count_tokens(text) == count_tokens(per_line) - 2  # three lines, one pointer
+    # A budget one token short of the whole drops a line, never overflows.
+    tight = _pack(found, count_tokens(text) - 1, set(), by_day=True)
+    assert len(tight) == len(found) - 1 and sum(i["tokens"] for i in tight) <= count_tokens(text) - 1
+
+
+def test_recall_pays_one_pointer_per_segment_and_day_when_asked(demo_memory):
+    """pointer_groups: recall packs a budget in which a segment's items of one day pay one pointer; priming renders
+    those items within it, nothing dropped, and no less of the memory fits than with a pointer on every line."""
+    from nodes.priming.assemble import _pack, render_by_day
+    from nodes.priming.channels import _groupable_segment
+
+    services = demo_memory.services
+    more = 0
+    for query in ("モカは何歳？", "京都旅行の話", "What did we talk about?"):
+        for budget in (60, 100, 250, 400):
+            lined = recall(services, USER, query, purpose="question", budget=budget, item_overhead=1, dates_once=True)
+            grouped = recall(services, USER, query, purpose="question", budget=budget, item_overhead=1, dates_once=True,
+                             pointer_groups=True)
+            entries = [{**i, "_source": f"ep:{n}", "quoted_source_ids": i["source_ids"],
+                        "segment_id": _groupable_segment(i)} for n, i in enumerate(grouped)]
+            packed = _pack(entries, budget, set(), by_day=True)
+            assert len(packed) == len(entries), "every item recall packed fits as priming renders it"
+            assert count_tokens(render_by_day(packed)) <= budget
+            text = lambda items: sum(count_tokens(i["text"]) for i in items)  # noqa: E731
+            assert text(grouped) >= text(lined) - max((count_tokens(i["text"]) for i in grouped), default=0)
+            more += text(grouped) > text(lined)
+    assert more, "somewhere a shared pointer made room for more of the memory"
+
+
+def test_primed_lines_under_a_segments_pointer_are_in_what_it_opens(demo_memory):
+    from nodes.tools.reading import open_pointer
+
+    services = demo_memory.services
+    grouped = []
+    for query in ("What did we talk about?", "京都旅行の話", "映画のおすすめ", "モカは何歳？"):
+        primed = prime(services, USER, query, message_type="question", budget=300)
+        _check_budgets(primed)
+        for entry in primed.section("episodes").items:
+            if entry.shown.startswith("seg:") and not entry.source.startswith("seg:"):
+                grouped.append(entry)
+                assert f"({entry.shown})\n" in primed.text
+                opened = open_pointer(services, USER, parse_pointer(entry.shown))
+                assert opened is not None and opened.kind == "segment"
+                body = entry.text.split("] ", 1)[-1]
+                assert body.split(" … ")[0].strip()[:20] in opened.text
+    assert grouped, "the demo primes some segment's lines of a day together"
+
+
 def test_recall_packs_the_way_priming_shows_it(demo_memory):
     """item_overhead / dates_once: recall fills a budget in which every line pays its pointer and a day's date
     is shown once, so priming's rendering of those items fits that budget with nothing dropped."""
@@ -352,3 +424,18 @@ def test_a_questions_profile_facts_are_found_across_scripts(memory):
     primed = channels.profile_channel(memory.services, "nana", "What does Bob play every week?", "question", None)
     assert [f["text"] for f in primed] == ["friend: ボブ"]
     assert channels.profile_channel(memory.services, "nana", "What does Tim play every week?", "question", None) == []
+
+
+@pytest.mark.parametrize("budget", [30, 100])
+def test_a_procedure_longer_than_the_budget_neither_overflows_recall_nor_starves_it(demo_memory, budget):
+    """The demo's cheesecake recipe is ~190 tokens: asked for within a smaller budget, recall leaves it out and
+    packs what fits, and priming primes episodes instead of an empty section."""
+    services = demo_memory.services
+    items = recall(services, USER, "チーズケーキ", purpose="question", budget=budget)
+    assert items and sum(i["tokens"] for i in items) <= budget
+    assert all(i.get("kind") != "procedure" for i in items)
+    whole = recall(services, USER, "チーズケーキ", purpose="question", budget=400)
+    assert any(i.get("kind") == "procedure" for i in whole)  # it is found when it fits
+    primed = prime(services, USER, "チーズケーキ", message_type="question", budget=budget)
+    _check_budgets(primed)
+    assert primed.section("episodes").items

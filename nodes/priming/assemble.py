@@ -3,8 +3,10 @@
 Each shown item is one line, ``<text> (<pointer>)``, and costs that line's tokens (the pointer included; shown
 short, nodes.tools.pointers);
 the knowledge & episodes section is grouped by day: an item's leading ``[YYYY-MM-DD]`` tag becomes one header for
-all the day's lines (days in order, undated lines first), so a day's date is paid for once, not on every line —
-what the pointers cost is partly won back, and a model reads its memories in the order they happened;
+all the day's lines (days in order, undated lines first), so a day's date is paid for once, not on every line,
+and a model reads its memories in the order they happened. Within a day, the lines quoting one segment's turns
+share its pointer: ``(seg:…)`` alone on a line, their texts indented under it, paid for once (read_memory opens
+the segment, which holds them all); a single line keeps its own pointer, so a group never costs more;
 the labels of the sections with candidates are reserved from the whole before it is split, so the rendered text never exceeds the
 message type's budget. Profile, recent activity and procedures are packed into their own budgets first; what
 they leave goes to the knowledge & episodes channel, which knowledge-base passages share (at most a third).
@@ -57,17 +59,27 @@ def split_day(text: str) -> tuple[str | None, str]:
     return (m.group(1), text[m.end():]) if m else (None, text)
 
 
+def pointer_group(entry: dict[str, Any]) -> tuple[str | None, str] | None:
+    """The (day, segment) whose one pointer may stand over this line, or None (it shows its own)."""
+    segment = entry.get("segment_id")
+    return (split_day(entry["text"])[0], segment) if segment else None
+
+
 def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool = False) -> list[dict]:
     """Items in order while their lines fit (one that does not fit is skipped: a shorter one may). ``by_day``:
-    a line costs its text without the day tag, and the first line of a day also pays for the day's header."""
+    a line costs its text without the day tag, the first line of a day also pays for the day's header, and a
+    line of a segment already shown that day pays no pointer (the group's one pointer moves over them)."""
     out, used = [], 0
     days: set[str] = set()
+    groups: set[tuple] = set()
     for c in candidates:
         key = identity(c)
         if key in seen:
             continue
         day, body = split_day(c["text"]) if by_day else (None, c["text"])
-        cost = count_tokens(line({**c, "text": body})) + (count_tokens(f"[{day}]") if day and day not in days else 0)
+        group = pointer_group(c) if by_day else None
+        cost = (count_tokens(body) if group in groups else count_tokens(line({**c, "text": body}))) + (
+            count_tokens(f"[{day}]") if day and day not in days else 0)
         if used + cost > budget:
             continue
         out.append({**c, "tokens": cost})
@@ -75,19 +87,43 @@ def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool 
         seen.add(key)
         if day:
             days.add(day)
+        if group is not None:
+            groups.add(group)
     return out
 
 
+def group_pointers(items: Sequence[dict]) -> dict[tuple, str]:
+    """The (day, segment) groups of two or more lines, and the pointer shown over each."""
+    counts: dict[tuple, int] = {}
+    for i in items:
+        if (group := pointer_group(i)) is not None:
+            counts[group] = counts.get(group, 0) + 1
+    return {group: f"seg:{group[1]}" for group, n in counts.items() if n > 1}
+
+
 def render_by_day(items: Sequence[dict]) -> str:
-    """Undated lines first (rank order), then each day's header and its lines (rank order), days ascending."""
-    undated: list[str] = []
-    days: dict[str, list[str]] = {}
+    """Undated lines first (rank order), then each day's header and its lines (rank order), days ascending; a
+    segment's lines of a day follow their one pointer, indented, where its first line would be."""
+    shared = group_pointers(items)
+    blocks: dict[str | None, list[str | tuple]] = {}  # day -> its lines, and the groups in their first line's place
+    grouped: dict[tuple, list[str]] = {}
     for i in items:
         day, body = split_day(i["text"])
-        target = undated if day is None else days.setdefault(day, [])
-        target.append(line({**i, "text": body}))
-    blocks = undated + [f"[{day}]\n" + "\n".join(days[day]) for day in sorted(days)]
-    return "\n".join(blocks)
+        lines = blocks.setdefault(day, [])
+        group = pointer_group(i)
+        if group not in shared:
+            lines.append(line({**i, "text": body}))
+            continue
+        if group not in grouped:
+            grouped[group] = [f"({i.get('shown') or shared[group]})"]
+            lines.append(group)
+        grouped[group].append(f"  {body}")
+
+    def text(day: str | None) -> str:
+        return "\n".join(e if isinstance(e, str) else "\n".join(grouped[e]) for e in blocks[day])
+
+    days = sorted(d for d in blocks if d is not None)
+    return "\n".join(([text(None)] if None in blocks else []) + [f"[{day}]\n{text(day)}" for day in days])
 
 
 def _pack_around(total: int, found: dict[str, list[dict]], with_episodes: bool):
@@ -120,8 +156,11 @@ def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) ->
     packed["episodes"] = _pack(found.get("episodes", []), room, seen, by_day=True)
     if preset.max_items is not None:
         _cap(packed, preset.max_items)
-    shown = abbreviated(i["_source"] for items in packed.values() for i in items)
-    packed = {name: [{**i, "shown": shown[i["_source"]]} for i in items] for name, items in packed.items()}
+    shared = group_pointers(packed["episodes"])
+    shown = abbreviated([*(i["_source"] for items in packed.values() for i in items), *shared.values()])
+    # A line under its segment's pointer is opened by that pointer: it is what the text shows for it.
+    packed = {name: [{**i, "shown": shown[shared.get(pointer_group(i) if name == "episodes" else None, i["_source"])]}
+                     for i in items] for name, items in packed.items()}
     section_budget = {**budgets, "episodes": room, "kb": kb_budget}
     sections = [Section(name=name, label=LABELS[name], budget=section_budget[name],
                         tokens=sum(i["tokens"] for i in packed[name]),

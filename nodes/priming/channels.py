@@ -30,10 +30,19 @@ ASKING = ("question", "request")  # types whose recent activity must be about th
 
 
 def item(origin: str, pointer: str, kind: str, text: str, *, date: str | None = None, similarity: float | None = None,
-         source_ids: Sequence[str] = (), quoted: Sequence[str] = ()) -> dict[str, Any]:
+         source_ids: Sequence[str] = (), quoted: Sequence[str] = (), segment_id: str | None = None) -> dict[str, Any]:
     return {"_source": pointer, "origin": origin, "kind": kind, "text": text, "tokens": count_tokens(text), "date": date,
             "similarity": None if similarity is None else round(float(similarity), 4),
-            "source_ids": list(source_ids), "quoted_source_ids": list(quoted)}
+            "source_ids": list(source_ids), "quoted_source_ids": list(quoted), "segment_id": segment_id}
+
+
+def _groupable_segment(r: dict) -> str | None:
+    """The segment whose pointer may stand over this recall item's line (pointer_groups): whole turns of a
+    stored segment; an excerpt of a long message keeps its own pointer."""
+    segment = r.get("segment_id")
+    if r.get("unit") != "turns" or r.get("passages") or not segment or segment == "(open)":
+        return None
+    return segment
 
 
 def _cosine(vector: Sequence[float] | None, query: np.ndarray | None) -> float | None:
@@ -122,9 +131,10 @@ def recent_channel(services, user_id: str, message: str, message_type: str, pres
 # --- C: related knowledge and episodes ----------------------------------------------------------------------
 def recall_items(services, user_id: str, message: str, *, purpose: str, budget: int, character: str | None,
                  now_ts: float | None, query_vector: Future) -> list[dict]:
-    """Recall packed the way the episodes section shows it: one pointer a line, a day's date once."""
+    """Recall packed the way the episodes section shows it: a day's date once, one pointer over a segment's
+    lines of that day (assemble.py)."""
     return recall(services, user_id, message, purpose=purpose, budget=budget, character=character, now_ts=now_ts,
-                  query_vector=query_vector.result(), item_overhead=1, dates_once=True)
+                  query_vector=query_vector.result(), item_overhead=1, dates_once=True, pointer_groups=True)
 
 
 def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: PrimingPreset,
@@ -159,7 +169,8 @@ def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: Pr
         vectors = index.vectors_for(services.stores.turns, user_id, positions) if positions and qvec is not None else {}
         similarity = max((float(v @ qvec) for v in vectors.values()), default=None)
         episodes.append(item("semantic", format_pointer(r), kind, r["text"], date=r.get("date"), similarity=similarity,
-                             source_ids=r.get("source_ids", ()), quoted=r.get("quoted_source_ids", r.get("source_ids", ()))))
+                             source_ids=r.get("source_ids", ()), quoted=r.get("quoted_source_ids", r.get("source_ids", ())),
+                             segment_id=_groupable_segment(r)))
     if preset.summaries:
         episodes += _summaries(services, user_id, recalled, preset.summaries)
     return episodes, procedures

@@ -28,6 +28,9 @@ class PrimedItem(BaseModel):
     """Every message id behind the item (a summary's: all its segment's)."""
     quoted_source_ids: list[str] = Field(default_factory=list)
     """The message ids whose text is in the item."""
+    segment_id: str | None = None
+    """For whole turns of a stored segment: the segment whose one pointer (``shown``) stands over the item's line
+    when another line of that segment shares its day (nodes.priming.assemble)."""
 
 
 class Section(BaseModel):

@@ -255,14 +255,18 @@ _MAX_MISSES = 60
 
 
 def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), token_counts=None,
-               passage_of=None, item_overhead: int = 0, dates_once: bool = False) -> list[dict[str, Any]]:
+               passage_of=None, item_overhead: int = 0, dates_once: bool = False,
+               pointer_groups: bool = False) -> list[dict[str, Any]]:
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn. ``token_counts``:
     each turn's length in budget tokens, when the caller's index has it. ``passage_of(i)``: the passage of
     long turn ``i`` that answers, as (number, how many, character span), or None; the turn's excerpt then
     prefers its sentences. ``item_overhead``: tokens each item costs beyond its text (a caller that shows
     every item with a pointer, as priming does). ``dates_once``: the caller shows a day's date once, as a
-    header over its items (priming), so only an item of a day not yet packed pays for the date."""
+    header over its items (priming), so only an item of a day not yet packed pays for the date.
+    ``pointer_groups``: the caller shows one pointer over the items of one segment on one day (their segment's;
+    nodes.priming.assemble), so ``item_overhead`` is paid once per such group; an excerpt of a long message
+    keeps a pointer of its own (its segment may be far longer than what was quoted)."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
     passage_tokens = settings.recall_passage_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
@@ -303,6 +307,16 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     max_items = limit or (None if budget else wanted)
     misses = 0
     per_day: dict[str, int] = defaultdict(int)  # date -> items of that day packed so far
+    # What pays a pointer: each item (its own key), or with ``pointer_groups`` each segment's items of a day.
+    per_key: dict[tuple, int] = defaultdict(int)
+
+    def pointer_delta(removed: Sequence[tuple], added: tuple) -> int:
+        change: dict[tuple, int] = defaultdict(int)
+        for k in removed:
+            change[k] -= 1
+        change[added] += 1
+        return item_overhead * sum((per_key[k] + d > 0) - (per_key[k] > 0) for k, d in change.items())
+
     for rank, (score, i, relevance, recency) in enumerate(kept):
         if budget is not None and (used >= budget or misses >= _MAX_MISSES):
             break  # every turn costs at least one token; or the rest of the budget fits nothing we have
@@ -315,17 +329,29 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
         misses = 0
         date = _date(turns[i].ts)
         joinable = [g for g in (by_index.get(i - 1), by_index.get(i + 1)) if g is not None and g["date"] == date]
-        # A new item pays for its "[date]" prefix (or its day's header, once) and what the caller adds to it;
-        # a part of a long message next to another part of it, either an excerpt, is joined to it by " … ".
-        extra = (sum(_ellipsis(i, j) for j in (i - 1, i + 1) if (g := by_index.get(j)) is not None and g in joinable)
-                 if joinable else item_overhead + (0 if dates_once and per_day[date] else 1))
-        if budget is not None and used + cost + extra > budget:
+        if len(joinable) == 2 and joinable[0] is joinable[1]:
+            joinable = joinable[:1]
+        solo = i in parts or any(g["solo"] for g in joinable)
+        lo = min([i, *(g["lo"] for g in joinable)])
+        key = (("segment", date, turns[lo].segment_id) if pointer_groups and not solo
+               else joinable[0]["key"] if joinable else ("solo", rank))
+        # A new item pays for its "[date]" prefix (or its day's header, once) and its pointer (or its group's,
+        # once); a part of a long message next to another part of it, either an excerpt, is joined to it by
+        # " … "; a turn that bridges two items makes them one: one date prefix and one pointer fewer.
+        ellipsis = sum(_ellipsis(i, j) for j in (i - 1, i + 1) if (g := by_index.get(j)) is not None and g in joinable)
+        pointers = pointer_delta([g["key"] for g in joinable], key)
+        dates = (0 if dates_once and per_day[date] else 1) if not joinable else -(len(joinable) - 1) * (not dates_once)
+        # A credit for merging is taken only once the turn fits without it (the packing before groups did so).
+        if budget is not None and used + cost + ellipsis + max(0, pointers) + max(0, dates) > budget:
             continue
         if not joinable and max_items is not None and len(groups) >= max_items:
             if budget is None:
                 break
             continue
-        used += cost + extra
+        used += cost + ellipsis + pointers + dates
+        for g in joinable:
+            per_key[g["key"]] -= 1
+        per_key[key] += 1
         if not joinable:
             group = {"lo": i, "hi": i, "rank": rank, "score": score, "relevance": relevance, "recency": recency,
                      "date": date, "members": {i}}
@@ -333,7 +359,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             per_day[date] += 1
         else:
             group = joinable[0]
-            if len(joinable) == 2 and joinable[1] is not group:  # i bridges two items: merge them
+            if len(joinable) == 2:  # i bridges two items: merge them
                 other = joinable[1]
                 group["members"] |= other["members"]
                 group["lo"], group["hi"] = min(group["lo"], other["lo"]), max(group["hi"], other["hi"])
@@ -342,10 +368,10 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 for m in other["members"]:
                     by_index[m] = group
                 groups.remove(other)
-                used -= item_overhead + (0 if dates_once else 1)  # one item now: one date prefix, not two
                 per_day[date] -= 1
             group["members"].add(i)
             group["lo"], group["hi"] = min(group["lo"], i), max(group["hi"], i)
+        group["solo"], group["key"] = solo, key
         by_index[i] = group
     items = []
     for group in sorted(groups, key=lambda g: g["rank"]):

@@ -75,6 +75,19 @@ def _enabled(settings, name: str, disabled: Sequence[str]) -> bool:
     return name not in disabled and bool(getattr(settings, f"recall_{name}", True))
 
 
+def _leading_within(asked: list[dict], how: list[dict], budget: int, item_overhead: int
+                    ) -> tuple[list[dict], list[dict], int]:
+    """The asked facts and procedures, in order, that fit ``budget`` (each paying ``item_overhead``), and the
+    budget they leave."""
+    kept: tuple[list[dict], list[dict]] = ([], [])
+    for target, entries in zip(kept, (asked, how)):
+        for entry in entries:
+            if entry["tokens"] + item_overhead <= budget:
+                target.append(entry)
+                budget -= entry["tokens"] + item_overhead
+    return kept[0], kept[1], budget
+
+
 def recall(
     services,
     user_id: str,
@@ -91,6 +104,7 @@ def recall(
     timings: Timings | None = None,
     item_overhead: int = 0,
     dates_once: bool = False,
+    pointer_groups: bool = False,
 ) -> list[dict[str, Any]]:
     """Ranked memory items for ``query`` from one user's memory (never another user's).
 
@@ -100,7 +114,8 @@ def recall(
     ``disabled``: channel/stage names to switch off for this call (ablation), see SWITCHES.
     ``character``: restricts the long-term segment channel to segments this character took part in.
     ``item_overhead``: tokens of the budget each item costs beyond its text (priming's pointer on every line);
-    ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once.
+    ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once;
+    ``pointer_groups``: one pointer is shown over a segment's items of a day, and paid for once (priming).
     """
     settings = services.settings
     validate_id(user_id, "user_id")
@@ -186,14 +201,16 @@ def recall(
     how = procedure_hits(services, user_id, query) if on["procedures"] else []
     full_budget = budget
     if (asked or how) and budget is not None:
-        budget = max(0, budget - sum(f["tokens"] + item_overhead for f in (*asked, *how)))
+        # Only what fits leads: a recipe longer than the whole budget would overflow it, and charged anyway it
+        # would leave the episodes nothing.
+        asked, how, budget = _leading_within(asked, how, budget, item_overhead)
     granularity = settings.recall_granularity
     if granularity == "auto":
         granularity = "turns" if budget is not None else "segments"
     if granularity == "mixed" and budget is not None:
         ordered = list(ordered)  # read twice below
         items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings, wanted, q_terms,
-                           index.token_counts, pick, item_overhead, dates_once)
+                           index.token_counts, pick, item_overhead, dates_once, pointer_groups)
         seen = {turns[index.position[t]].segment_id for item in items for t in item["turn_ids"]}
         used = sum(item["tokens"] for item in items)
         rest_ordered = [c for c in ordered if turns[c[1]].segment_id not in seen]
@@ -202,7 +219,7 @@ def recall(
         items = segment_items(ordered, turns, tiers, services, user_id, budget, limit or (None if budget else wanted))
     else:
         items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms,
-                           index.token_counts, pick, item_overhead, dates_once)
+                           index.token_counts, pick, item_overhead, dates_once, pointer_groups)
     if on["lifecycle"]:
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
     if on["knowledge"] or how:
