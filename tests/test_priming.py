@@ -439,3 +439,44 @@ def test_a_procedure_longer_than_the_budget_neither_overflows_recall_nor_starves
     primed = prime(services, USER, "チーズケーキ", message_type="question", budget=budget)
     _check_budgets(primed)
     assert primed.section("episodes").items
+
+
+def test_a_passage_joining_a_segments_line_makes_it_a_line_of_its_own_and_pays_its_pointer(demo_memory):
+    """pointer_groups: a long message's passage (an excerpt keeps its own pointer) joined to a turn of a segment
+    whose pointer another line shares takes that turn out of the group: recall must charge the extra pointer, or
+    the rendered section overflows the budget it packed and priming drops a line."""
+    from types import SimpleNamespace
+
+    from nodes.priming.assemble import _pack, render_by_day
+    from nodes.priming.channels import _groupable_segment
+    from nodes.retrieval.packing import pack_turns
+
+    settings = demo_memory.services.settings
+    long_text = "user: " + " ".join(f"Sentence number {n} is about the staging database and its port." for n in range(60))
+
+    def turn(n: int, text: str) -> SimpleNamespace:
+        return SimpleNamespace(text=text, ts=1_700_000_000.0 + n, segment_id="seg-a", source_id=f"m{n}",
+                               turn_id=f"t{n}", speaker="user")
+
+    turns = [turn(0, "user: we moved the staging database to a new host"), turn(1, "user: something else entirely"),
+             turn(2, "user: the staging database port is 15432 now"), turn(3, long_text)]
+    passage = lambda i: (2, 5, (0, 400)) if i == 3 else None  # noqa: E731
+
+    def packed(budget: int) -> list[dict]:
+        kept = [(1.0, 2, 1.0, 0.0), (0.9, 3, 0.9, 0.0), (0.8, 0, 0.8, 0.0)]  # the short line, the passage, another
+        return pack_turns(kept, turns, {}, budget, None, settings, 10, ["staging", "database", "port"], None, passage,
+                          item_overhead=1, dates_once=True, pointer_groups=True)
+
+    def rendered_cost(items: list[dict]) -> tuple[int, int]:
+        entries = [{**i, "_source": f"ep:{n}", "quoted_source_ids": i["source_ids"], "segment_id": _groupable_segment(i)}
+                   for n, i in enumerate(items)]
+        fitted = _pack(entries, 10_000, set(), by_day=True)
+        return len(fitted), count_tokens(render_by_day(fitted))
+
+    everything = packed(10_000)
+    assert len(everything) == 2 and any(i.get("passages") for i in everything)  # the passage joined the short line
+    n, cost = rendered_cost(everything)
+    for budget in range(cost - 3, cost + 1):
+        items = packed(budget)
+        n, used = rendered_cost(items)
+        assert used <= budget, f"recall packed {used} tokens as rendered into a budget of {budget}"

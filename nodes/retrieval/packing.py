@@ -333,8 +333,12 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             joinable = joinable[:1]
         solo = i in parts or any(g["solo"] for g in joinable)
         lo = min([i, *(g["lo"] for g in joinable)])
-        key = (("segment", date, turns[lo].segment_id) if pointer_groups and not solo
-               else joinable[0]["key"] if joinable else ("solo", rank))
+        if pointer_groups and not solo:
+            key = ("segment", date, turns[lo].segment_id)
+        elif joinable and joinable[0]["key"][0] == "solo":
+            key = joinable[0]["key"]  # an item with a pointer of its own keeps it
+        else:  # a new item, or one an excerpt takes out of its segment's group: a pointer of its own
+            key = ("solo", rank)
         # A new item pays for its "[date]" prefix (or its day's header, once) and its pointer (or its group's,
         # once); a part of a long message next to another part of it, either an excerpt, is joined to it by
         # " … "; a turn that bridges two items makes them one: one date prefix and one pointer fewer.
