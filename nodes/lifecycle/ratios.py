@@ -86,7 +86,8 @@ def _could_be_first(values: np.ndarray, codes: np.ndarray, need: np.ndarray, cou
     low, high = values.min(), values.max()
     if not (np.isfinite(low) and np.isfinite(high) and high > low):
         return everything
-    scale = buckets / (high - low)
+    with np.errstate(over="ignore"):  # values a subnormal apart: no usable scale, checked just below
+        scale = buckets / (high - low)
     if not np.isfinite(scale):
         return everything
     bucket = ((values - low) * scale).astype(np.int64)
