@@ -163,6 +163,11 @@ class LuminaSettings(BaseSettings):
     recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
     recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
     recall_temporal: bool = Field(default=True, description="Boost memories inside a time window the query names.")
+    recall_function_words: bool = Field(
+        default=True,
+        description="Stage: a question's function words in a language without a stop list (Spanish \"es\", \"mi\"; "
+                    "its language by py3langid, how common a word is by wordfreq) are no keywords.",
+    )
     recall_speakers: bool = Field(
         default=True,
         description="Focus on the turns of the speakers the query names (nodes/retrieval/query.py, fusion.py).",

@@ -38,6 +38,7 @@ import numpy as np
 from stores.errors import InvalidInput
 from stores.ids import validate_id
 
+from ..text.function_words import content_terms
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
 from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, sub_query_channels, turn_channels
@@ -56,7 +57,7 @@ from .temporal import time_window
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
 SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures",
-            "passages", "decompose", "crosslingual")
+            "passages", "decompose", "crosslingual", "function_words")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -139,6 +140,8 @@ def recall(
         # would only dilute the content terms in BM25.
         name_terms = {t for name in plan.speakers for t in terms(name)}
         q_terms = [t for t in q_terms if t not in name_terms] or q_terms
+    if on["function_words"]:
+        q_terms = content_terms(query, q_terms)
     if on["crosslingual"]:  # keys of the other script standing for the query's names (nodes.text.transliterate)
         q_terms = with_aliases(query, q_terms)
     view = content_view(query, plan.speakers) if on["turn_content"] and index.turns else None
@@ -152,6 +155,8 @@ def recall(
     turn_channels(services, index, user_id, qvec, q_terms, on, cands, content_vec)
     if on["decompose"] and on["turn_keyword"] and (parts := sub_queries(query)):
         part_terms = [[t for t in terms(p) if t not in name_terms] or terms(p) for p in parts]
+        if on["function_words"]:
+            part_terms = [content_terms(query, t) for t in part_terms]
         if on["crosslingual"]:
             part_terms = [with_aliases(p, t) for p, t in zip(parts, part_terms)]
         sub_query_channels(index, [p for p in part_terms if p], settings, on, cands)
