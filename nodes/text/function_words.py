@@ -49,6 +49,7 @@ def preload_in_background() -> threading.Thread | None:
     if _load_identifier.cache_info().currsize:
         return None
     thread = threading.Thread(target=lambda: (_identifier(), _languages()), name="lumina-language-model", daemon=True)
+    # (_languages imports wordfreq too; a language's own words are read at its first question, ~20 ms.)
     thread.start()
     return thread
 
@@ -67,15 +68,26 @@ def query_language(text: str) -> str | None:
     return language if confidence >= MIN_CONFIDENCE and language in _languages() else None
 
 
-@lru_cache(maxsize=65_536)
-def _is_function_word(term: str, language: str) -> bool:
-    from wordfreq import zipf_frequency
+@lru_cache(maxsize=None)
+def function_words(language: str) -> frozenset[str]:
+    """The words at least FUNCTION_ZIPF common in ``language``: a few hundred, read once per language (~10 ms)
+    from wordfreq's small list, whose tables are then let go (~5 MB a language; the large lists hold ~50 MB)."""
+    import wordfreq
 
-    try:
-        return zipf_frequency(term, language) >= FUNCTION_ZIPF
-    except (LookupError, ImportError) as exc:  # a word list or a segmenter missing: keep the word
-        LOG.debug("no frequency for %r in %s: %s", term, language, exc)
-        return False
+    with _LOADING:
+        try:
+            top = wordfreq.top_n_list(language, 2_000, wordlist="small")
+            # Numbers are frequent everywhere and still what a question asks about ("Raum 3").
+            # (Not str.isalpha: Devanagari's vowel signs are marks, not letters.)
+            words = frozenset(w for w in top if not any(ch.isdigit() for ch in w)
+                              and wordfreq.zipf_frequency(w, language, wordlist="small") >= FUNCTION_ZIPF)
+        except (LookupError, ImportError) as exc:  # a word list or a segmenter missing: no function words
+            LOG.warning("no function words for %s: %s", language, exc)
+            words = frozenset()
+        for cached in (getattr(wordfreq, "get_frequency_dict", None), getattr(wordfreq, "get_frequency_list", None)):
+            if hasattr(cached, "cache_clear"):
+                cached.cache_clear()
+    return words
 
 
 def content_terms(query: str, q_terms: list[str]) -> list[str]:
@@ -83,5 +95,6 @@ def content_terms(query: str, q_terms: list[str]) -> list[str]:
     language = query_language(query) if q_terms else None
     if language is None:
         return q_terms
-    kept = [t for t in q_terms if not _is_function_word(t, language)]
+    common = function_words(language)
+    kept = [t for t in q_terms if t not in common]
     return kept or q_terms
