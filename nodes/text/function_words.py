@@ -61,6 +61,7 @@ def _languages() -> frozenset[str]:
     return frozenset(available_languages()) - _NOT_HERE
 
 
+# Keyed by what users asked: one of the text caches that erasure empties (nodes.text.text_caches).
 @lru_cache(maxsize=4096)
 def query_language(text: str) -> str | None:
     """The language of ``text`` when it is one whose function words are known here, else None."""
@@ -92,7 +93,8 @@ def function_words(language: str) -> frozenset[str]:
 
 def content_terms(query: str, q_terms: list[str]) -> list[str]:
     """``q_terms`` without the function words of the query's language; all of them when every one is one."""
-    language = query_language(query) if q_terms else None
+    # A long question is judged by its start: plenty for a language, and a bounded key and cost.
+    language = query_language(query[:2_000]) if q_terms else None
     if language is None:
         return q_terms
     common = function_words(language)

@@ -12,7 +12,7 @@ from functools import _lru_cache_wrapper
 
 from nodes.domain import detect_domain
 from nodes.retrieval import packing
-from nodes.text import passages, tokenize, transliterate
+from nodes.text import function_words, passages, tokenize, transliterate
 from stores import ids
 
 
@@ -23,7 +23,7 @@ def text_caches() -> tuple[_lru_cache_wrapper | tokenize._MorphemeViews, ...]:
         tokenize._unknown_script_view,
         packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
         transliterate.latin_keys, transliterate.kana_key, transliterate.index_keys, transliterate._aliases,
-        detect_domain,
+        detect_domain, function_words.query_language,
         ids.turn_id, ids.segment_id, ids.concept_id, ids.point_id,
     )
 
