@@ -466,6 +466,17 @@ class DuckDBArchive:
                 "ORDER BY id LIMIT ?", [user_id, validate_id(start, "id"), int(limit)]).fetchall()
         return [r[0] for r in rows]
 
+    def segments_at(self, user_id: str, start_ts: float, end_ts: float, limit: int = 5) -> list[str]:
+        """Up to ``limit`` ids of the segments holding a turn of the user said in [start_ts, end_ts), the one
+        whose first such turn came first first: what a time pointer names (nodes.tools.pointers)."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT segment_id FROM {TURNS_TABLE} WHERE user_id = ? AND ts >= ? AND ts < ? "
+                "AND segment_id <> '' GROUP BY segment_id ORDER BY min(ts), segment_id LIMIT ?",
+                [user_id, float(start_ts), float(end_ts), int(limit)]).fetchall()
+        return [r[0] for r in rows]
+
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None:
         validate_id(user_id, "user_id")
         with self._db.read() as con:

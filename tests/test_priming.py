@@ -126,7 +126,9 @@ def test_budgets_hold_per_section_and_overall(demo_memory, message, kind):
         if section.items:
             assert section.label in primed.text
         for entry in section.items:
-            assert f"({entry.shown})" in primed.text  # short (tests/test_short_pointers.py: it opens the same)
+            # Short (tests/test_short_pointers.py: it opens the same), or a segment's time header over its lines.
+            assert f"({entry.shown})" in primed.text or f"\n[{entry.shown}]\n" in primed.text
+            assert (parse_pointer(entry.shown).kind == "time") == (entry.segment_id is not None)
             assert parse_pointer(entry.shown).id and parse_pointer(entry.source).id  # read_memory can open it
             assert identity(entry.model_dump()) not in seen
             seen.add(identity(entry.model_dump()))
@@ -286,32 +288,48 @@ def test_episodes_are_grouped_by_day_and_a_days_date_is_paid_for_once():
     assert count_tokens(render_by_day(tight)) == sum(i["tokens"] for i in tight)
 
 
-def test_a_segments_lines_of_a_day_share_its_pointer_and_pay_for_it_once():
+def test_a_segments_lines_of_a_day_sit_under_one_time_header_that_is_their_pointer():
     from nodes.priming.assemble import _pack, render_by_day
 
-    def ep(n: int, day: str, segment: str | None) -> dict:
-        return {"_source": f"ep:m{n}", "kind": "episode", "text": f"[{day}] user: memory number {n}",
-                "quoted_source_ids": [f"m{n}"], "segment_id": segment}
+    day2 = 1_772_409_600.0  # 2026-03-02T00:00 UTC
 
-    found = [ep(1, "2026-03-02", "a"), ep(2, "2026-03-02", "b"), ep(3, "2026-03-02", "a"), ep(4, "2026-03-03", "a"),
-             ep(5, "2026-03-02", None), ep(6, "2026-03-02", "a")]
+    def ep(n: int, day: str, segment: str | None, ts: float) -> dict:
+        return {"_source": f"ep:m{n}", "kind": "episode", "text": f"[{day}] user: memory number {n}",
+                "quoted_source_ids": [f"m{n}"], "segment_id": segment, "ts": ts if segment else None}
+
+    found = [ep(1, "2026-03-02", "a", day2 + 14 * 3600 + 330), ep(2, "2026-03-02", "b", day2 + 9 * 3600),
+             ep(3, "2026-03-02", "a", day2 + 14 * 3600 + 30), ep(4, "2026-03-03", "a", day2 + 86_400 + 60),
+             ep(5, "2026-03-02", None, day2 + 7), ep(6, "2026-03-02", "a", day2 + 15 * 3600),
+             ep(7, "2026-03-02", None, day2 + 8)]
     packed = _pack(found, 10_000, set(), by_day=True)
-    for i in packed:  # what assemble sets: the pointer the text shows for the line
-        i["shown"] = "seg:a" if i["segment_id"] == "a" and i["text"].startswith("[2026-03-02]") else i["_source"]
     text = render_by_day(packed)
     assert text.splitlines() == [
-        "[2026-03-02]",
-        "(seg:a)", "  user: memory number 1", "  user: memory number 3", "  user: memory number 6",
-        "user: memory number 2 (ep:m2)",  # alone in its segment that day: its own pointer
-        "user: memory number 5 (ep:m5)",  # an excerpt of a long message (no segment): its own pointer
-        "[2026-03-03]", "user: memory number 4 (ep:m4)",  # the same segment on another day: a group of its own
+        "[2026-03-02]",  # lines with pointers of their own (excerpts of long messages) under the day's date
+        "user: memory number 5 (ep:m5)", "user: memory number 7 (ep:m7)",
+        "[2026-03-02T09:00]", "user: memory number 2",  # alone in its segment that day: its header is its pointer
+        "[2026-03-02T14:00]",  # segment a's first line that day was said at 14:00:30
+        "user: memory number 1", "user: memory number 3", "user: memory number 6",
+        "[2026-03-03T00:01]", "user: memory number 4",  # the same segment on another day: a header of its own
     ]
     assert sum(i["tokens"] for i in packed) == count_tokens(text)
-    per_line = render_by_day([{**i, "segment_id": None} for i in packed])
-    assert count_tokens(text) == count_tokens(per_line) - 2  # three lines, one pointer
+    # Against a date and a pointer on each of the 7 lines: 4 headers and 2 pointers instead of 14.
+    per_line = sum(count_tokens(f"{i['text']} ({i['_source']})") for i in found)
+    assert count_tokens(text) == per_line - 8
     # A budget one token short of the whole drops a line, never overflows.
     tight = _pack(found, count_tokens(text) - 1, set(), by_day=True)
     assert len(tight) == len(found) - 1 and sum(i["tokens"] for i in tight) <= count_tokens(text) - 1
+    assert count_tokens(render_by_day(tight)) == sum(i["tokens"] for i in tight)
+
+
+def test_two_segments_whose_lines_begin_in_one_minute_share_its_header():
+    from nodes.priming.assemble import _pack, render_by_day
+
+    minute = 1_772_460_000.0  # 2026-03-02T14:00 UTC
+    found = [{"_source": f"ep:m{n}", "kind": "episode", "text": f"[2026-03-02] user: line {n}", "quoted_source_ids": [f"m{n}"],
+              "segment_id": seg, "ts": minute + n} for n, seg in ((1, "a"), (2, "b"))]
+    packed = _pack(found, 10_000, set(), by_day=True)
+    assert render_by_day(packed).splitlines() == ["[2026-03-02T14:00]", "user: line 1", "user: line 2"]
+    assert sum(i["tokens"] for i in packed) >= count_tokens(render_by_day(packed))  # charged for two, costs one
 
 
 def test_recall_pays_one_pointer_per_segment_and_day_when_asked(demo_memory):
@@ -328,7 +346,7 @@ def test_recall_pays_one_pointer_per_segment_and_day_when_asked(demo_memory):
             grouped = recall(services, USER, query, purpose="question", budget=budget, item_overhead=1, dates_once=True,
                              pointer_groups=True)
             entries = [{**i, "_source": f"ep:{n}", "quoted_source_ids": i["source_ids"],
-                        "segment_id": _groupable_segment(i)} for n, i in enumerate(grouped)]
+                        "segment_id": _groupable_segment(i), "ts": i.get("first_ts")} for n, i in enumerate(grouped)]
             packed = _pack(entries, budget, set(), by_day=True)
             assert len(packed) == len(entries), "every item recall packed fits as priming renders it"
             assert count_tokens(render_by_day(packed)) <= budget
@@ -338,7 +356,7 @@ def test_recall_pays_one_pointer_per_segment_and_day_when_asked(demo_memory):
     assert more, "somewhere a shared pointer made room for more of the memory"
 
 
-def test_primed_lines_under_a_segments_pointer_are_in_what_it_opens(demo_memory):
+def test_primed_lines_under_a_time_header_are_in_what_it_opens(demo_memory):
     from nodes.tools.reading import open_pointer
 
     services = demo_memory.services
@@ -347,14 +365,15 @@ def test_primed_lines_under_a_segments_pointer_are_in_what_it_opens(demo_memory)
         primed = prime(services, USER, query, message_type="question", budget=300)
         _check_budgets(primed)
         for entry in primed.section("episodes").items:
-            if entry.shown.startswith("seg:") and not entry.source.startswith("seg:"):
-                grouped.append(entry)
-                assert f"({entry.shown})\n" in primed.text
-                opened = open_pointer(services, USER, parse_pointer(entry.shown))
-                assert opened is not None and opened.kind == "segment"
-                body = entry.text.split("] ", 1)[-1]
-                assert body.split(" … ")[0].strip()[:20] in opened.text
-    assert grouped, "the demo primes some segment's lines of a day together"
+            if entry.segment_id is None:
+                continue
+            grouped.append(entry)
+            assert f"\n[{entry.shown}]\n" in primed.text and entry.shown.startswith(entry.date)
+            opened = open_pointer(services, USER, parse_pointer(f"[{entry.shown}]"))  # as the model copies it
+            assert opened is not None and opened.kind == "segment"
+            body = entry.text.split("] ", 1)[-1]  # an excerpt's sentences are joined by a space
+            assert body.split(" … ")[0].split()[0][:20] in opened.text
+    assert len(grouped) > 3, "the demo primes segments' lines under their time headers"
 
 
 def test_recall_packs_the_way_priming_shows_it(demo_memory):
@@ -468,8 +487,8 @@ def test_a_passage_joining_a_segments_line_makes_it_a_line_of_its_own_and_pays_i
                           item_overhead=1, dates_once=True, pointer_groups=True)
 
     def rendered_cost(items: list[dict]) -> tuple[int, int]:
-        entries = [{**i, "_source": f"ep:{n}", "quoted_source_ids": i["source_ids"], "segment_id": _groupable_segment(i)}
-                   for n, i in enumerate(items)]
+        entries = [{**i, "_source": f"ep:{n}", "quoted_source_ids": i["source_ids"], "segment_id": _groupable_segment(i),
+                    "ts": i.get("first_ts")} for n, i in enumerate(items)]
         fitted = _pack(entries, 10_000, set(), by_day=True)
         return len(fitted), count_tokens(render_by_day(fitted))
 

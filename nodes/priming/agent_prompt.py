@@ -18,8 +18,8 @@ from ..tools.loop import message_text
 from ..tools.memory_tools import ServicesLike, _services_of, _user
 from .prime import prime
 
-MEMORY_HEADING = ("What you remember of this user (open a pointer with read_memory; a pointer alone on a line "
-                  "stands for the indented lines under it):")
+MEMORY_HEADING = ("What you remember of this user (open a pointer with read_memory; a date and time header such as "
+                  "[2023-08-03T14:05] is the pointer of the lines under it):")
 
 
 def primed_prompt(services: ServicesLike | None = None, *, user_id: str | None = None, instructions: str = "",

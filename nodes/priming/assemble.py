@@ -2,11 +2,12 @@
 
 Each shown item is one line, ``<text> (<pointer>)``, and costs that line's tokens (the pointer included; shown
 short, nodes.tools.pointers);
-the knowledge & episodes section is grouped by day: an item's leading ``[YYYY-MM-DD]`` tag becomes one header for
-all the day's lines (days in order, undated lines first), so a day's date is paid for once, not on every line,
-and a model reads its memories in the order they happened. Within a day, the lines quoting one segment's turns
-share its pointer: ``(seg:…)`` alone on a line, their texts indented under it, paid for once (read_memory opens
-the segment, which holds them all); a single line keeps its own pointer, so a group never costs more;
+the knowledge & episodes section is grouped by day, in the order things happened (undated lines first):
+- a segment's lines of one day (whole turns of a stored segment) sit under one header, the date and time of the
+  first of them, ``[2023-08-03T14:05]``: it is their date and their pointer at once (read_memory opens the
+  conversation at that minute, which holds them all), so a group pays one token where recall pays a date per item;
+- any other line (an excerpt of a long message, whose segment may be far longer than the quote; a fact or a
+  summary) keeps its own pointer, under a plain ``[YYYY-MM-DD]`` header paid for once per day;
 the labels of the sections with candidates are reserved from the whole before it is split, so the rendered text never exceeds the
 message type's budget. Profile, recent activity and procedures are packed into their own budgets first; what
 they leave goes to the knowledge & episodes channel, which knowledge-base passages share (at most a third).
@@ -19,7 +20,8 @@ import re
 from typing import Any, Sequence
 
 from nodes.retrieval.budget import count_tokens
-from nodes.tools.pointers import abbreviated
+from nodes.retrieval.packing import GROUP_HEADER_TOKENS
+from nodes.tools.pointers import abbreviated, time_pointer
 
 from .budgets import channel_budgets, flow_unused
 from .models import PrimedItem, Section
@@ -60,15 +62,16 @@ def split_day(text: str) -> tuple[str | None, str]:
 
 
 def pointer_group(entry: dict[str, Any]) -> tuple[str | None, str] | None:
-    """The (day, segment) whose one pointer may stand over this line, or None (it shows its own)."""
+    """The (day, segment) whose one time header stands over this line, or None (it shows its own pointer)."""
     segment = entry.get("segment_id")
-    return (split_day(entry["text"])[0], segment) if segment else None
+    return (split_day(entry["text"])[0], segment) if segment and entry.get("ts") is not None else None
 
 
 def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool = False) -> list[dict]:
     """Items in order while their lines fit (one that does not fit is skipped: a shorter one may). ``by_day``:
-    a line costs its text without the day tag, the first line of a day also pays for the day's header, and a
-    line of a segment already shown that day pays no pointer (the group's one pointer moves over them)."""
+    a line costs its text without the day tag; a segment's first line of a day also pays for its time header and
+    the others nothing more; a line with its own pointer pays it, and the first such line of a day its plain
+    header."""
     out, used = [], 0
     days: set[str] = set()
     groups: set[tuple] = set()
@@ -78,52 +81,48 @@ def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool 
             continue
         day, body = split_day(c["text"]) if by_day else (None, c["text"])
         group = pointer_group(c) if by_day else None
-        cost = (count_tokens(body) if group in groups else count_tokens(line({**c, "text": body}))) + (
-            count_tokens(f"[{day}]") if day and day not in days else 0)
+        if group is None:
+            cost = count_tokens(line({**c, "text": body})) + (count_tokens(f"[{day}]") if day and day not in days else 0)
+        else:
+            cost = count_tokens(body) + (0 if group in groups else GROUP_HEADER_TOKENS)
         if used + cost > budget:
             continue
         out.append({**c, "tokens": cost})
         used += cost
         seen.add(key)
-        if day:
-            days.add(day)
         if group is not None:
             groups.add(group)
+        elif day:
+            days.add(day)
     return out
 
 
-def group_pointers(items: Sequence[dict]) -> dict[tuple, str]:
-    """The (day, segment) groups of two or more lines, and the pointer shown over each."""
-    counts: dict[tuple, int] = {}
+def group_headers(items: Sequence[dict]) -> dict[tuple, str]:
+    """Each (day, segment) group's header: the minute of its first line's first message (a time pointer)."""
+    first: dict[tuple, float] = {}
     for i in items:
         if (group := pointer_group(i)) is not None:
-            counts[group] = counts.get(group, 0) + 1
-    return {group: f"seg:{group[1]}" for group, n in counts.items() if n > 1}
+            first[group] = min(first.get(group, i["ts"]), i["ts"])
+    return {group: time_pointer(ts) for group, ts in first.items()}
 
 
 def render_by_day(items: Sequence[dict]) -> str:
-    """Undated lines first (rank order), then each day's header and its lines (rank order), days ascending; a
-    segment's lines of a day follow their one pointer, indented, where its first line would be."""
-    shared = group_pointers(items)
-    blocks: dict[str | None, list[str | tuple]] = {}  # day -> its lines, and the groups in their first line's place
-    grouped: dict[tuple, list[str]] = {}
+    """Undated lines first (rank order); then each day: its lines with pointers of their own under the day's plain
+    header, then its segments' lines under their time headers, in time order (two segments whose first lines
+    fall in one minute share it: read_memory opens both). Lines in rank order under each header."""
+    headers = group_headers(items)
+    blocks: dict[tuple[str, str], list[str]] = {}  # (day, header) -> lines; a day's plain header sorts first
+    undated: list[str] = []
     for i in items:
         day, body = split_day(i["text"])
-        lines = blocks.setdefault(day, [])
         group = pointer_group(i)
-        if group not in shared:
-            lines.append(line({**i, "text": body}))
-            continue
-        if group not in grouped:
-            grouped[group] = [f"({i.get('shown') or shared[group]})"]
-            lines.append(group)
-        grouped[group].append(f"  {body}")
-
-    def text(day: str | None) -> str:
-        return "\n".join(e if isinstance(e, str) else "\n".join(grouped[e]) for e in blocks[day])
-
-    days = sorted(d for d in blocks if d is not None)
-    return "\n".join(([text(None)] if None in blocks else []) + [f"[{day}]\n{text(day)}" for day in days])
+        if group is not None:
+            blocks.setdefault((day or "", headers[group]), []).append(body)
+        elif day is None:
+            undated.append(line(i))
+        else:
+            blocks.setdefault((day, ""), []).append(line({**i, "text": body}))
+    return "\n".join(undated + [f"[{header or day}]\n" + "\n".join(lines) for (day, header), lines in sorted(blocks.items())])
 
 
 def _pack_around(total: int, found: dict[str, list[dict]], with_episodes: bool):
@@ -156,10 +155,10 @@ def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) ->
     packed["episodes"] = _pack(found.get("episodes", []), room, seen, by_day=True)
     if preset.max_items is not None:
         _cap(packed, preset.max_items)
-    shared = group_pointers(packed["episodes"])
-    shown = abbreviated([*(i["_source"] for items in packed.values() for i in items), *shared.values()])
-    # A line under its segment's pointer is opened by that pointer: it is what the text shows for it.
-    packed = {name: [{**i, "shown": shown[shared.get(pointer_group(i) if name == "episodes" else None, i["_source"])]}
+    headers = group_headers(packed["episodes"])
+    shown = abbreviated(i["_source"] for items in packed.values() for i in items)
+    # A line under its segment's time header is opened by that header: it is what the text shows for it.
+    packed = {name: [{**i, "shown": headers.get(pointer_group(i) if name == "episodes" else None) or shown[i["_source"]]}
                      for i in items] for name, items in packed.items()}
     section_budget = {**budgets, "episodes": room, "kb": kb_budget}
     sections = [Section(name=name, label=LABELS[name], budget=section_budget[name],

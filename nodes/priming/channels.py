@@ -30,14 +30,15 @@ ASKING = ("question", "request")  # types whose recent activity must be about th
 
 
 def item(origin: str, pointer: str, kind: str, text: str, *, date: str | None = None, similarity: float | None = None,
-         source_ids: Sequence[str] = (), quoted: Sequence[str] = (), segment_id: str | None = None) -> dict[str, Any]:
+         source_ids: Sequence[str] = (), quoted: Sequence[str] = (), segment_id: str | None = None,
+         ts: float | None = None) -> dict[str, Any]:
     return {"_source": pointer, "origin": origin, "kind": kind, "text": text, "tokens": count_tokens(text), "date": date,
             "similarity": None if similarity is None else round(float(similarity), 4),
-            "source_ids": list(source_ids), "quoted_source_ids": list(quoted), "segment_id": segment_id}
+            "source_ids": list(source_ids), "quoted_source_ids": list(quoted), "segment_id": segment_id, "ts": ts}
 
 
 def _groupable_segment(r: dict) -> str | None:
-    """The segment whose pointer may stand over this recall item's line (pointer_groups): whole turns of a
+    """The segment whose time header may stand over this recall item's line (pointer_groups): whole turns of a
     stored segment; an excerpt of a long message keeps its own pointer."""
     segment = r.get("segment_id")
     if r.get("unit") != "turns" or r.get("passages") or not segment or segment == "(open)":
@@ -170,7 +171,7 @@ def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: Pr
         similarity = max((float(v @ qvec) for v in vectors.values()), default=None)
         episodes.append(item("semantic", format_pointer(r), kind, r["text"], date=r.get("date"), similarity=similarity,
                              source_ids=r.get("source_ids", ()), quoted=r.get("quoted_source_ids", r.get("source_ids", ())),
-                             segment_id=_groupable_segment(r)))
+                             segment_id=(segment := _groupable_segment(r)), ts=r.get("first_ts") if segment else None))
     if preset.summaries:
         episodes += _summaries(services, user_id, recalled, preset.summaries)
     return episodes, procedures

@@ -29,8 +29,10 @@ class PrimedItem(BaseModel):
     quoted_source_ids: list[str] = Field(default_factory=list)
     """The message ids whose text is in the item."""
     segment_id: str | None = None
-    """For whole turns of a stored segment: the segment whose one pointer (``shown``) stands over the item's line
-    when another line of that segment shares its day (nodes.priming.assemble)."""
+    """For whole turns of a stored segment: the segment whose time header (``shown``) stands over the item's line
+    and its other lines of that day (nodes.priming.assemble)."""
+    ts: float | None = None
+    """With ``segment_id``: when the item's first quoted message was said (its group's header is the first's)."""
 
 
 class Section(BaseModel):

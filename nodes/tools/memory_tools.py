@@ -35,7 +35,8 @@ SEARCH_DESCRIPTION = (
 )
 READ_DESCRIPTION = (
     "Open one memory by the id search_memory (or the memory context) showed: ep:<message>, seg:<conversation>, "
-    "fact:<item>, proc:<procedure> or kb:<name>:<doc>:<chunk>. Returns the whole message, conversation, fact "
+    "fact:<item>, proc:<procedure>, kb:<name>:<doc>:<chunk>, or a date and time header such as 2023-08-03T14:05 (the "
+    "conversation at that minute). Returns the whole message, conversation, fact "
     "with its history, procedure with its versions, or knowledge-base passage."
 )
 

@@ -7,7 +7,10 @@ Every item that priming or ``search_memory`` shows carries a pointer that ``read
 - ``seg:<segment_id>`` — a segment (a topic unit of the conversation: its summary and its messages);
 - ``fact:<item_id>`` — a knowledge item, opened with its history;
 - ``proc:<procedure_id>`` — a procedure, opened with its versions;
-- ``kb:<name>:<doc_id>:<chunk_no>`` — a knowledge-base passage (nodes.kb).
+- ``kb:<name>:<doc_id>:<chunk_no>`` — a knowledge-base passage (nodes.kb);
+- ``YYYY-MM-DDTHH:MM`` (UTC, with or without its brackets) — the conversation at that minute: the segment that
+  holds a message said then (several, when a topic changed within the minute). Priming heads a segment's lines of
+  a day with the time of the first (``[2023-08-03T14:05]``), so one header is both their date and their pointer.
 
 Ids are checked with ``stores.ids.validate_id`` before anything reads them: a hostile id is refused here.
 
@@ -21,8 +24,10 @@ digits are ~1 in 430,000; then read_memory names both rather than guess. Structu
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -30,7 +35,7 @@ from pydantic import BaseModel
 from stores.errors import InvalidInput
 from stores.ids import validate_id
 
-PointerKind = Literal["episode", "segment", "knowledge", "procedure", "kb"]
+PointerKind = Literal["episode", "segment", "knowledge", "procedure", "kb", "time"]
 PREFIXES: dict[str, PointerKind] = {"ep": "episode", "seg": "segment", "fact": "knowledge", "proc": "procedure",
                                     "kb": "kb"}
 _PREFIX_OF: dict[PointerKind, str] = {kind: prefix for prefix, kind in PREFIXES.items()}
@@ -48,11 +53,13 @@ class Pointer(BaseModel):
     chunk_no: int | None = None
 
     def __str__(self) -> str:
-        return self.id if self.kind == "kb" else f"{_PREFIX_OF[self.kind]}:{self.id}"
+        return self.id if self.kind in ("kb", "time") else f"{_PREFIX_OF[self.kind]}:{self.id}"
 
     @property
     def abbreviated(self) -> bool:
         """Whether the id has the shape of a short pointer (it may still be a whole id: that opens first)."""
+        if self.kind == "time":
+            return False
         if self.kind == "kb":
             return bool(_SHORT_ID.fullmatch(self.doc_id or ""))
         shape = _SHORT_SOURCE if self.kind == "episode" else _SHORT_ID
@@ -70,6 +77,20 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _DEFAULT_SOURCE = re.compile(r"t-[0-9a-f]{24}")  # nodes.ingest_turn.default_source_id
 _SHORT_ID = re.compile(r"[0-9a-f]{%d}" % SHORT_HEX)
 _SHORT_SOURCE = re.compile(r"t-[0-9a-f]{%d}" % SHORT_HEX)
+
+
+_TIME = re.compile(r"\[?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})\]?")
+
+
+def time_pointer(ts: float) -> str:
+    """The time pointer of the minute (UTC, as dates are labelled: nodes.retrieval.temporal) that holds ``ts``."""
+    return datetime.fromtimestamp(math.floor(ts / 60) * 60, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M")
+
+
+def time_span(pointer: Pointer) -> tuple[float, float]:
+    """[start, end) of a time pointer's minute, in epoch seconds."""
+    start = datetime.strptime(pointer.id, "%Y-%m-%dT%H:%M").replace(tzinfo=timezone.utc).timestamp()
+    return start, start + 60
 
 
 def _short(pointer: str) -> str:
@@ -123,6 +144,12 @@ def parse_pointer(text: object) -> Pointer:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("id", "must be a pointer such as ep:<source id>, seg:…, fact:…, proc:… or kb:…")
     text = text.strip()
+    if (moment := _TIME.fullmatch(text)) is not None:
+        try:  # a well-formed minute that no calendar has (2023-02-30T25:61) is no pointer
+            datetime.strptime(moment.group(1), "%Y-%m-%dT%H:%M")
+        except ValueError:
+            raise InvalidInput("id", f"{text[:60]!r} is no time: a time pointer reads YYYY-MM-DDTHH:MM") from None
+        return Pointer(kind="time", id=moment.group(1))
     prefix, _, rest = text.partition(":")
     kind = PREFIXES.get(prefix)
     if kind is None or not rest:  # a bare source id (which may itself hold ':')

@@ -18,7 +18,7 @@ from stores.kb_duckdb import SHARED
 from ..retrieval.packing import read_message
 from ..retrieval.temporal import date_label
 from ..text.chunking import join_parts, parse_part
-from .pointers import Pointer
+from .pointers import Pointer, time_span
 
 SEGMENT_MESSAGE_CHARS = 1_200
 """A segment lists its messages; one longer than this is cut, with its own pointer to read it whole."""
@@ -171,8 +171,29 @@ def open_kb(services, user_id: str, pointer: Pointer) -> Opened | None:
                   details={"kb": pointer.kb, "doc_id": pointer.doc_id, "chunk_no": pointer.chunk_no, "passage": text})
 
 
+TIME_SEGMENTS = 3
+"""A time pointer opens at most this many segments (a minute in which the topic changed holds two)."""
+
+
+def open_time(services, user_id: str, pointer: Pointer) -> Opened | None:
+    """The conversation at the pointer's minute: the segment holding a message said then, or each of the few that
+    do (a topic that changed within the minute), oldest first."""
+    start, end = time_span(pointer)
+    found = services.stores.archive.segments_at(user_id, start, end, limit=TIME_SEGMENTS + 1)
+    opened = [o for s in found[:TIME_SEGMENTS]
+              if (o := open_segment(services, user_id, Pointer(kind="segment", id=s))) is not None]
+    if not opened:
+        return None
+    if len(opened) == 1:
+        return opened[0].model_copy(update={"id": str(pointer)})
+    more = f"; more than {TIME_SEGMENTS}, read the others by their seg: ids" if len(found) > TIME_SEGMENTS else ""
+    text = f"{pointer} — {len(opened)} conversations at that minute{more}\n\n" + "\n\n".join(o.text for o in opened)
+    return Opened(id=str(pointer), kind="segment", date=opened[0].date, text=text,
+                  details={"segments": [o.details for o in opened]})
+
+
 OPENERS = {"episode": open_episode, "segment": open_segment, "knowledge": open_fact, "procedure": open_procedure,
-           "kb": open_kb}
+           "kb": open_kb, "time": open_time}
 
 
 def open_pointer(services, user_id: str, pointer: Pointer) -> Opened | None:
