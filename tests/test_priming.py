@@ -293,28 +293,29 @@ def test_a_segments_lines_of_a_day_sit_under_one_time_header_that_is_their_point
 
     day2 = 1_772_409_600.0  # 2026-03-02T00:00 UTC
 
-    def ep(n: int, day: str, segment: str | None, ts: float) -> dict:
+    def ep(n: int, day: str, segment: str | None, ts: float | None) -> dict:
         return {"_source": f"ep:m{n}", "kind": "episode", "text": f"[{day}] user: memory number {n}",
-                "quoted_source_ids": [f"m{n}"], "segment_id": segment, "ts": ts if segment else None}
+                "quoted_source_ids": [f"m{n}"], "segment_id": segment, "ts": ts}
 
     found = [ep(1, "2026-03-02", "a", day2 + 14 * 3600 + 330), ep(2, "2026-03-02", "b", day2 + 9 * 3600),
              ep(3, "2026-03-02", "a", day2 + 14 * 3600 + 30), ep(4, "2026-03-03", "a", day2 + 86_400 + 60),
-             ep(5, "2026-03-02", None, day2 + 7), ep(6, "2026-03-02", "a", day2 + 15 * 3600),
-             ep(7, "2026-03-02", None, day2 + 8)]
+             ep(5, "2026-03-02", None, None), ep(6, "2026-03-02", "a", day2 + 15 * 3600),
+             ep(7, "2026-03-02", None, None), ep(8, "2026-03-02", None, day2 + 20 * 3600)]
     packed = _pack(found, 10_000, set(), by_day=True)
     text = render_by_day(packed)
     assert text.splitlines() == [
-        "[2026-03-02]",  # lines with pointers of their own (excerpts of long messages) under the day's date
+        "[2026-03-02]",  # lines with pointers of their own (no time: a fact, a summary) under the day's date
         "user: memory number 5 (ep:m5)", "user: memory number 7 (ep:m7)",
         "[2026-03-02T09:00]", "user: memory number 2",  # alone in its segment that day: its header is its pointer
         "[2026-03-02T14:00]",  # segment a's first line that day was said at 14:00:30
         "user: memory number 1", "user: memory number 3", "user: memory number 6",
+        "[2026-03-02T20:00]", "user: memory number 8",  # an excerpt of a long message: a header of its own
         "[2026-03-03T00:01]", "user: memory number 4",  # the same segment on another day: a header of its own
     ]
     assert sum(i["tokens"] for i in packed) == count_tokens(text)
-    # Against a date and a pointer on each of the 7 lines: 4 headers and 2 pointers instead of 14.
+    # Against a date and a pointer on each of the 8 lines: 5 headers and 2 pointers instead of 16.
     per_line = sum(count_tokens(f"{i['text']} ({i['_source']})") for i in found)
-    assert count_tokens(text) == per_line - 8
+    assert count_tokens(text) == per_line - 9
     # A budget one token short of the whole drops a line, never overflows.
     tight = _pack(found, count_tokens(text) - 1, set(), by_day=True)
     assert len(tight) == len(found) - 1 and sum(i["tokens"] for i in tight) <= count_tokens(text) - 1

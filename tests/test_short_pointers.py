@@ -101,7 +101,8 @@ def test_primed_text_shows_short_pointers_that_open_what_the_item_is(mem):
     for entry in timed:  # a segment's lines under its time header: the header opens the segment that holds them
         assert f"\n[{entry.shown}]\n" in primed.text
         opened = call(read, {"id": entry.shown})
-        assert opened.status == "success" and opened.artifact["details"]["segment_id"] == entry.segment_id
+        assert opened.status == "success"
+        assert entry.segment_id in (None, opened.artifact["details"]["segment_id"])  # None: an excerpt's own header
         assert set(entry.source_ids) <= {m["source_id"] for m in opened.artifact["details"]["messages"]}
     for entry in (i for i in items if i not in timed):
         short, whole = call(read, {"id": entry.shown}), call(read, {"id": entry.source})

@@ -44,7 +44,7 @@ def _segment(memory, user: str, name: str, texts: list[tuple[float, str]]) -> st
     archive.put_turns(turns)
     archive.put_segment(SegmentRecord(segment_id=segment_id, user_id=user, turn_ids=[t.turn_id for t in turns],
                                       source_ids=[t.source_id for t in turns], start_ts=turns[0].ts,
-                                      end_ts=turns[-1].ts, summary=texts[0][1], text="\n".join(t for _, t in texts)))
+                                      end_ts=turns[-1].ts, summary=texts[0][1][:60], text="\n".join(t for _, t in texts)))
     return segment_id
 
 
@@ -80,3 +80,37 @@ def test_hostile_text_around_a_time_opens_nothing(memory, hostile):
     result = call(read, {"id": hostile})
     assert result.status == "error" and "green tea" not in result.content
     assert ("invalid id" in result.content or "no memory" in result.content), result.content
+
+
+def test_a_minutes_messages_open_whole_and_the_others_cut(memory):
+    from nodes.tools.reading import SEGMENT_MESSAGE_CHARS
+
+    long_text = " ".join(f"Step {n}: set the staging port to 15{n:03d} and restart." for n in range(80))
+    assert len(long_text) > 2 * SEGMENT_MESSAGE_CHARS
+    _segment(memory, "aoi", "ops", [(MINUTE, long_text), (MINUTE + 120, "Thanks"), (MINUTE + 240, long_text)])
+    opened = open_pointer(memory.services, "aoi", parse_pointer("2026-03-02T14:04"))
+    assert opened.text.count("Step 79") == 1  # the message said then, whole; the first one cut
+    assert opened.text.count("for the whole message") == 1
+
+
+def test_a_long_replys_excerpt_is_headed_by_its_own_time_which_opens_the_reply_whole(memory):
+    from graphs.replay import replay
+    from nodes.priming import prime
+
+    t0 = 1_790_000_000
+    reply = " ".join([f"Item {n} of the checklist is about the garden fence and the paint colour." for n in range(40)]
+                     + ["The spare key is hidden under the blue flowerpot by the back door."]
+                     + [f"Item {n} of the checklist is about the kitchen tiles and the grout." for n in range(40, 80)])
+    rows = [{"speaker": "user", "text": "Can you write me a house checklist before my trip?", "ts": t0},
+            {"speaker": "lumina", "text": reply, "ts": t0 + 60},
+            {"speaker": "user", "text": "Thanks, that helps a lot.", "ts": t0 + 180}]
+    replay(memory.graph, "mio", rows)
+    primed = prime(memory.services, "mio", "Where is the spare key hidden?", message_type="question", budget=200)
+    excerpts = [i for i in primed.section("episodes").items if "flowerpot" in i.text]
+    assert excerpts and excerpts[0].segment_id is None, primed.text  # an excerpt: a header of its own
+    entry = excerpts[0]
+    assert parse_pointer(entry.shown).kind == "time" and f"\n[{entry.shown}]\n" in primed.text
+    assert len(entry.text) < len(reply) / 4  # the line quotes the passage, not the reply
+    _, read = create_memory_tools(memory.services, "mio")
+    opened = call(read, {"id": entry.shown})
+    assert opened.status == "success" and "Item 79 of the checklist" in opened.content and "flowerpot" in opened.content

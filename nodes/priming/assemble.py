@@ -62,9 +62,11 @@ def split_day(text: str) -> tuple[str | None, str]:
 
 
 def pointer_group(entry: dict[str, Any]) -> tuple[str | None, str] | None:
-    """The (day, segment) whose one time header stands over this line, or None (it shows its own pointer)."""
-    segment = entry.get("segment_id")
-    return (split_day(entry["text"])[0], segment) if segment and entry.get("ts") is not None else None
+    """What one time header stands over: a segment's lines of a day, (day, segment id), or a recalled excerpt
+    alone, (day, "=" its identity); None for a line that shows its own pointer (no time: a fact, a summary)."""
+    if entry.get("ts") is None:
+        return None
+    return split_day(entry["text"])[0], entry.get("segment_id") or "=" + identity(entry)
 
 
 def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool = False) -> list[dict]:

@@ -38,8 +38,8 @@ def item(origin: str, pointer: str, kind: str, text: str, *, date: str | None = 
 
 
 def _groupable_segment(r: dict) -> str | None:
-    """The segment whose time header may stand over this recall item's line (pointer_groups): whole turns of a
-    stored segment; an excerpt of a long message keeps its own pointer."""
+    """The segment whose time header may stand over this recall item's line and its others of that day
+    (pointer_groups): whole turns of a stored segment. An excerpt of a long message has a header of its own."""
     segment = r.get("segment_id")
     if r.get("unit") != "turns" or r.get("passages") or not segment or segment == "(open)":
         return None
@@ -171,7 +171,7 @@ def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: Pr
         similarity = max((float(v @ qvec) for v in vectors.values()), default=None)
         episodes.append(item("semantic", format_pointer(r), kind, r["text"], date=r.get("date"), similarity=similarity,
                              source_ids=r.get("source_ids", ()), quoted=r.get("quoted_source_ids", r.get("source_ids", ())),
-                             segment_id=(segment := _groupable_segment(r)), ts=r.get("first_ts") if segment else None))
+                             segment_id=_groupable_segment(r), ts=r.get("first_ts")))
     if preset.summaries:
         episodes += _summaries(services, user_id, recalled, preset.summaries)
     return episodes, procedures

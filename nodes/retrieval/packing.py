@@ -268,9 +268,9 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     every item with a pointer, as priming does). ``dates_once``: the caller shows a day's date once, as a
     header over its items (priming), so only an item of a day not yet packed pays for the date.
     ``pointer_groups``: the caller heads the items of one segment on one day with one ``[date and time]`` header
-    that is both their date and their pointer (nodes.priming.assemble), so such a group pays one token in all;
-    an excerpt of a long message keeps a pointer of its own (its segment may be far longer than what was
-    quoted) and, with ``dates_once``, shares a plain header with the day's other such items."""
+    that is both their date and their pointer (nodes.priming.assemble), so such a group pays
+    GROUP_HEADER_TOKENS in all, instead of ``item_overhead`` and dates; an excerpt of a long message heads
+    its own item (its time opens its message whole, where its segment may be far longer than the quote)."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
     passage_tokens = settings.recall_passage_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
@@ -311,41 +311,17 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     max_items = limit or (None if budget else wanted)
     misses = 0
     per_day: dict[str, int] = defaultdict(int)  # date -> items of that day packed so far
-    # What pays a pointer: each item (its own key), or with ``pointer_groups`` each segment's items of a day
-    # (their one header) and each excerpt (its pointer; with ``dates_once`` its day's plain header once).
+    # What pays a pointer: each item (its own key); with ``pointer_groups`` each segment's items of a day, or an
+    # excerpt's item, pay for their one header.
     per_key: dict[tuple, int] = defaultdict(int)
-    solo_days: dict[str, int] = defaultdict(int)  # pointer_groups: day -> items with a pointer of their own
-
-    def _change(removed: Sequence[tuple], added: tuple) -> dict[tuple, int]:
-        """The keys whose liveness the move changes: key -> +1 (comes to life) or -1 (dies)."""
-        counts: dict[tuple, int] = defaultdict(int)
-        for k in removed:
-            counts[k] -= 1
-        counts[added] += 1
-        return {k: (per_key[k] + d > 0) - (per_key[k] > 0) for k, d in counts.items() if (per_key[k] + d > 0) != (per_key[k] > 0)}
+    key_cost = GROUP_HEADER_TOKENS if pointer_groups else item_overhead
 
     def pointer_delta(removed: Sequence[tuple], added: tuple) -> int:
-        change = _change(removed, added)
-        if not pointer_groups:
-            return item_overhead * sum(change.values())
-        delta, days = 0, defaultdict(int)
-        for k, alive in change.items():
-            if k[0] == "segment":
-                delta += alive * GROUP_HEADER_TOKENS
-            else:
-                delta += alive * item_overhead
-                days[k[2]] += alive
-        if not dates_once:
-            return delta + sum(days.values())
-        return delta + sum((solo_days[d] + n > 0) - (solo_days[d] > 0) for d, n in days.items())
-
-    def commit(removed: Sequence[tuple], added: tuple) -> None:
-        for k, alive in _change(removed, added).items():
-            if k[0] == "solo":
-                solo_days[k[2]] += alive
+        change: dict[tuple, int] = defaultdict(int)
         for k in removed:
-            per_key[k] -= 1
-        per_key[added] += 1
+            change[k] -= 1
+        change[added] += 1
+        return key_cost * sum((per_key[k] + d > 0) - (per_key[k] > 0) for k, d in change.items())
 
     for rank, (score, i, relevance, recency) in enumerate(kept):
         if budget is not None and (used >= budget or misses >= _MAX_MISSES):
@@ -368,13 +344,13 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
         elif joinable and joinable[0]["key"][0] == "solo":
             key = joinable[0]["key"]  # an item with a pointer of its own keeps it
         else:  # a new item, or one an excerpt takes out of its segment's group: a pointer of its own
-            key = ("solo", rank, date)
+            key = ("solo", rank)
         # A new item pays for its "[date]" prefix (or its day's header, once) and its pointer (or its group's,
         # once); a part of a long message next to another part of it, either an excerpt, is joined to it by
         # " … "; a turn that bridges two items makes them one: one date prefix and one pointer fewer.
         ellipsis = sum(_ellipsis(i, j) for j in (i - 1, i + 1) if (g := by_index.get(j)) is not None and g in joinable)
         pointers = pointer_delta([g["key"] for g in joinable], key)
-        if pointer_groups:  # the headers are the pointers: pointer_delta counted them
+        if pointer_groups:  # the headers are the dates: pointer_delta counted them
             dates = 0
         else:
             dates = (0 if dates_once and per_day[date] else 1) if not joinable else -(len(joinable) - 1) * (not dates_once)
@@ -386,7 +362,9 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 break
             continue
         used += cost + ellipsis + pointers + dates
-        commit([g["key"] for g in joinable], key)
+        for g in joinable:
+            per_key[g["key"]] -= 1
+        per_key[key] += 1
         if not joinable:
             group = {"lo": i, "hi": i, "rank": rank, "score": score, "relevance": relevance, "recency": recency,
                      "date": date, "members": {i}}
@@ -430,7 +408,9 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 "unit": "turns",
                 "text": text,
                 "date": group["date"],
-                "first_ts": chosen[0].ts,  # when its first quoted message was said (priming's time header)
+                # When its first quoted message was said, or for an excerpt its long message: priming's time
+                # header, which opens the conversation at that minute with that minute's messages whole.
+                "first_ts": turns[min((m for m in members if m in parts), default=members[0])].ts,
                 "tiers": item_tiers,
                 "source_ids": sources,  # a chunked message's parts are quoted under its one id
                 "quoted_source_ids": sources,

@@ -61,7 +61,10 @@ def open_episode(services, user_id: str, pointer: Pointer) -> Opened | None:
                            "segment_id": first.segment_id, "message": text, "chunked": chunked})
 
 
-def open_segment(services, user_id: str, pointer: Pointer) -> Opened | None:
+def open_segment(services, user_id: str, pointer: Pointer, whole_between: tuple[float, float] | None = None
+                 ) -> Opened | None:
+    """The segment's summary and messages, each cut at SEGMENT_MESSAGE_CHARS but those said within
+    ``whole_between`` (a time pointer's minute: what its header quoted)."""
     stores = services.stores
     record = stores.archive.get_segment(user_id, pointer.id) or stores.midterm.get_segment(user_id, pointer.id)
     if record is None:
@@ -84,7 +87,8 @@ def open_segment(services, user_id: str, pointer: Pointer) -> Opened | None:
         whole = read_message(stores.archive, user_id, m["source_id"], overlap) if parse_part(parts[0][0]) else None
         m["text"] = whole if whole is not None else join_parts(parts, overlap)
         body = m["text"]
-        if len(body) > SEGMENT_MESSAGE_CHARS:
+        said_then = whole_between is not None and whole_between[0] <= m["ts"] < whole_between[1]
+        if len(body) > SEGMENT_MESSAGE_CHARS and not said_then:
             body = f"{body[:SEGMENT_MESSAGE_CHARS]} … (read_memory('ep:{m['source_id']}') for the whole message)"
         lines.append(f"[ep:{m['source_id']}] {m['speaker']}: {body}")
     return Opened(id=str(pointer), kind="segment", date=date_label(record.end_ts), text="\n".join(lines),
@@ -177,11 +181,12 @@ TIME_SEGMENTS = 3
 
 def open_time(services, user_id: str, pointer: Pointer) -> Opened | None:
     """The conversation at the pointer's minute: the segment holding a message said then, or each of the few that
-    do (a topic that changed within the minute), oldest first."""
+    do (a topic that changed within the minute), oldest first; the messages of that minute whole (a long one,
+    whose excerpt priming headed with this time, reassembled)."""
     start, end = time_span(pointer)
     found = services.stores.archive.segments_at(user_id, start, end, limit=TIME_SEGMENTS + 1)
     opened = [o for s in found[:TIME_SEGMENTS]
-              if (o := open_segment(services, user_id, Pointer(kind="segment", id=s))) is not None]
+              if (o := open_segment(services, user_id, Pointer(kind="segment", id=s), (start, end))) is not None]
     if not opened:
         return None
     if len(opened) == 1:
