@@ -37,6 +37,7 @@ from bench.locomo_data import CATEGORY_NAMES, load
 from nodes.priming import prime
 from nodes.retrieval.budget import count_tokens, pack
 from nodes.retrieval.recall import recall
+from nodes.tools.pointers import parse_pointer
 
 TYPES = ("heartbeat", "greeting", "question", "request")
 QUESTION_BUDGETS = (500, 1500, 3000)
@@ -123,9 +124,17 @@ def _count_pointer_chars(totals: dict[str, int], primed) -> None:
     model's tokenizer pays for them, which the word-counted budget does not see (one token each either way)."""
     totals["texts"] += 1
     totals["text"] += len(primed.text)
+    headers: set[str] = set()
     for i in primed.items():
+        if i.shown and parse_pointer(i.shown).kind == "time":
+            headers.add(i.shown)  # one header over its lines; it has no other form
+            continue
         totals["shown"] += len(i.shown or i.source) + 2  # "(…)"
         totals["whole"] += len(i.source) + 2
+    # A time header is also its lines' date: what it adds to a "[YYYY-MM-DD]" header is "T14:05".
+    extra = sum(len(h) - len("YYYY-MM-DD") for h in headers)
+    totals["shown"] += extra
+    totals["whole"] += extra
 
 
 def _pointer_share(t: dict[str, int]) -> dict[str, float | int]:
