@@ -66,8 +66,8 @@ def memory_context(state: dict) -> str:
 
 def _llm_reply(chat_model, character: str, query: str, context: str, entry=None, tools=()) -> str:
     bound = bind(chat_model, tools)
-    look_up = (" You can look further with search_memory and open an id with read_memory before you answer."
-               if bound is not None else "")
+    look_up = (" You can look further with search_memory and open an id with read_memory before you answer (a"
+               " [date and time] header is the id of the memories under it)." if bound is not None else "")
     messages = [
         SystemMessage(
             f"You are {PERSONAS[character]} One of three characters chatting with the user. "

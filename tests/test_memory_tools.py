@@ -202,6 +202,27 @@ def test_read_a_chunked_long_message_whole(mem):
     assert seg.artifact["details"]["messages"][0]["text"] == _diary()
 
 
+def test_a_primed_excerpt_of_a_chunked_message_opens_it_whole_by_its_time_header(mem):
+    """Priming quotes the diary's passage under the time the diary was written; read_memory on that header gives
+    the conversation at that minute with the diary reassembled whole, not cut as a segment's messages are."""
+    from nodes.priming import prime
+    from nodes.tools.pointers import parse_pointer
+
+    _, read = create_memory_tools(mem.services, "mika")
+    primed = prime(mem.services, "mika", "オーロラ観測ツアーに申し込んだのはいつ？", message_type="question", budget=200)
+    entry = next(i for i in primed.section("episodes").items if "オーロラ観測ツアー" in i.text)
+    assert entry.shown == "2026-07-01T12:00" and parse_pointer(entry.shown).kind == "time"  # 21:00+09:00, in UTC
+    assert f"\n[{entry.shown}]\n" in primed.text and len(entry.text) < len(_diary()) / 4
+    opened = call(read, {"id": entry.shown})
+    assert opened.status == "success" and _diary() in opened.content
+    # The diary's parts straddle two segments (its parts count towards a segment's turns): each opens it whole.
+    details = opened.artifact["details"]
+    segments = details.get("segments") or [details]
+    assert any(m["text"] == _diary() for s in segments for m in s["messages"])
+    assert not any("read_memory('ep:diary-1')" in line for line in opened.content.splitlines()
+                   if line.startswith("[ep:diary-1]")), "said in that minute: whole, not cut"
+
+
 def test_read_a_fact_with_its_history(mem):
     search, read = create_memory_tools(mem.services, "mika")
     facts = call(search, {"query": "前は何が好きだった？飲み物は？", "kind": "knowledge"}).artifact
