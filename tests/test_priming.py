@@ -421,6 +421,36 @@ def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, mon
         _check_budgets(primed)
 
 
+def test_recall_leaves_out_the_facts_the_profile_shows_and_fills_their_room(demo_memory, monkeypatch):
+    """A fact the profile section shows is not packed again by recall: its room goes to other memories, and
+    nothing recall packs is then dropped as a duplicate (it was: ~0.8 tokens a question on LoCoMo dev at 200)."""
+    from nodes.tools.pointers import format_pointer
+
+    asked: dict = {}
+    real = channels.recall_items
+
+    def spy(*args, **kwargs):
+        asked.update(kwargs, items=real(*args, **kwargs))
+        return asked["items"]
+
+    monkeypatch.setattr(channels, "recall_items", spy)
+    overlapped = 0
+    for question in ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？"):
+        for budget in (80, 200, 500):
+            primed = prime(demo_memory.services, USER, question, message_type="question", budget=budget)
+            profile = {i.source for i in primed.section("profile").items}
+            episodes = {i.source for i in primed.section("episodes").items}
+            wanted = [format_pointer(i) for i in asked["items"] if i.get("kind", "episode") in ("episode", "knowledge")]
+            assert all(p in episodes for p in wanted), "recall packed something priming then dropped"
+            assert not profile & set(wanted)
+            # The same recall not told what the profile shows would have packed one of its facts again.
+            plain = recall(demo_memory.services, USER, question, purpose="question", budget=asked["budget"],
+                           item_overhead=1, dates_once=True, pointer_groups=True)
+            overlapped += bool(profile & {format_pointer(i) for i in plain})
+            _check_budgets(primed)
+    assert overlapped, "the demo has a question whose profile fact recall ranks too"
+
+
 def test_a_questions_profile_facts_match_its_words_not_the_speakers_names(demo_memory):
     services = demo_memory.services
     facts = channels.profile_channel(services, USER, "うちの猫は何歳になった？", "question", None)

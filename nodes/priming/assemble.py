@@ -146,10 +146,12 @@ def _pack_around(total: int, found: dict[str, list[dict]], with_episodes: bool):
     return budgets, packed, seen, episodes_room - kb_used, kb_budget
 
 
-def episodes_room(total: int, found: dict[str, list[dict]]) -> int:
+def episodes_room(total: int, found: dict[str, list[dict]]) -> tuple[int, set[str]]:
     """The tokens the knowledge & episodes lines will get once the other sections are packed (``found``
-    without episodes): what priming asks recall to fill, so recall's own packing decides what fits."""
-    return _pack_around(total, found, True)[3]
+    without episodes), and what those sections show (assemble.identity): what priming asks recall to fill, so
+    recall's own packing decides what fits, and what recall need not pack again."""
+    _budgets, _packed, seen, room, _kb = _pack_around(total, found, True)
+    return room, seen
 
 
 def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) -> tuple[list[Section], str]:

@@ -7,7 +7,7 @@ Every item is a dict with the PrimedItem fields (``_source`` is its read_memory 
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -131,11 +131,12 @@ def recent_channel(services, user_id: str, message: str, message_type: str, pres
 
 # --- C: related knowledge and episodes ----------------------------------------------------------------------
 def recall_items(services, user_id: str, message: str, *, purpose: str, budget: int, character: str | None,
-                 now_ts: float | None, query_vector: Future) -> list[dict]:
-    """Recall packed the way the episodes section shows it: a day's date once, one pointer over a segment's
-    lines of that day (assemble.py)."""
+                 now_ts: float | None, query_vector: Future, shown_facts: Collection[str] = ()) -> list[dict]:
+    """Recall packed the way the episodes section shows it: one time header over a segment's lines of a day
+    (assemble.py); without the facts the profile section shows (``shown_facts``)."""
     return recall(services, user_id, message, purpose=purpose, budget=budget, character=character, now_ts=now_ts,
-                  query_vector=query_vector.result(), item_overhead=1, dates_once=True, pointer_groups=True)
+                  query_vector=query_vector.result(), item_overhead=1, dates_once=True, pointer_groups=True,
+                  shown_facts=shown_facts)
 
 
 def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: PrimingPreset,

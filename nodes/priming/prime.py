@@ -92,9 +92,11 @@ def prime(services, user_id: str, message: str, *, message_type: str | None = No
         # Recall fills exactly the room the other sections leave, paying each line's pointer: its own packing
         # (merged turns, excerpts, what fits) then decides, and nothing it packs is dropped for want of room.
         # The other channels are cheap beside recall, which is the critical path either way.
-        room = episodes_room(total, found)
+        room, shown = episodes_room(total, found)
+        shown_facts = {pointer.split(":", 1)[1] for pointer in shown if pointer.startswith("fact:")}
         recalled = (_timed(timings, "recall", channels.recall_items, services, user_id, message, purpose=purpose,
-                           budget=room, character=character, now_ts=now_ts, query_vector=qvec)
+                           budget=room, character=character, now_ts=now_ts, query_vector=qvec,
+                           shown_facts=shown_facts)
                     if message.strip() and room > 0 else [])  # a bare heartbeat asks nothing to rank by
     episodes, recalled_procedures = _timed(timings, "episodes", channels.episode_channel, services, user_id,
                                            list(recalled), chosen, qvec)

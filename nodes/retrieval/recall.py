@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -106,6 +106,7 @@ def recall(
     item_overhead: int = 0,
     dates_once: bool = False,
     pointer_groups: bool = False,
+    shown_facts: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """Ranked memory items for ``query`` from one user's memory (never another user's).
 
@@ -116,7 +117,9 @@ def recall(
     ``character``: restricts the long-term segment channel to segments this character took part in.
     ``item_overhead``: tokens of the budget each item costs beyond its text (priming's pointer on every line);
     ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once;
-    ``pointer_groups``: one pointer is shown over a segment's items of a day, and paid for once (priming).
+    ``pointer_groups``: one pointer is shown over a segment's items of a day, and paid for once (priming);
+    ``shown_facts``: ids of knowledge items the caller shows already (priming's profile section): they still
+    order the episodes, but are not packed again, so their room goes to other memories.
     """
     settings = services.settings
     validate_id(user_id, "user_id")
@@ -201,8 +204,8 @@ def recall(
     # only near the question in meaning follow the episodes, in what budget is left: their source turn is
     # often packed already (LoCoMo: leading with them cost evidence at 1,024 tokens).
     facts = knowledge_hits(services, user_id, query, limit=3 if limit is None else max(1, limit // 2), query_vector=qvec) if on["knowledge"] else []
-    asked = [f for f in facts if "cue" in f["channels"]]
-    related = [f for f in facts if "cue" not in f["channels"]]
+    asked = [f for f in facts if "cue" in f["channels"] and f.get("item_id") not in shown_facts]
+    related = [f for f in facts if "cue" not in f["channels"] and f.get("item_id") not in shown_facts]
     how = procedure_hits(services, user_id, query) if on["procedures"] else []
     full_budget = budget
     if (asked or how) and budget is not None:
