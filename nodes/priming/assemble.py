@@ -6,8 +6,10 @@ the knowledge & episodes section is grouped by day, in the order things happened
 - a segment's lines of one day (whole turns of a stored segment) sit under one header, the date and time of the
   first of them, ``[2023-08-03T14:05]``: it is their date and their pointer at once (read_memory opens the
   conversation at that minute, which holds them all), so a group pays one token where recall pays a date per item;
-- any other line (an excerpt of a long message, whose segment may be far longer than the quote; a fact or a
-  summary) keeps its own pointer, under a plain ``[YYYY-MM-DD]`` header paid for once per day;
+- an excerpt of a long message has a header of its own, its message's time (which opens that message whole:
+  its segment may be far longer than the quote);
+- a line without a time (a fact, a summary) keeps its own pointer, under a plain ``[YYYY-MM-DD]`` header paid for
+  once per day;
 the labels of the sections with candidates are reserved from the whole before it is split, so the rendered text never exceeds the
 message type's budget. Profile, recent activity and procedures are packed into their own budgets first; what
 they leave goes to the knowledge & episodes channel, which knowledge-base passages share (at most a third).
@@ -100,7 +102,7 @@ def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool 
 
 
 def group_headers(items: Sequence[dict]) -> dict[tuple, str]:
-    """Each (day, segment) group's header: the minute of its first line's first message (a time pointer)."""
+    """Each group's header (pointer_group): the minute of its first line's first message (a time pointer)."""
     first: dict[tuple, float] = {}
     for i in items:
         if (group := pointer_group(i)) is not None:

@@ -32,7 +32,8 @@ class PrimedItem(BaseModel):
     """For whole turns of a stored segment: the segment whose time header (``shown``) stands over the item's line
     and its other lines of that day (nodes.priming.assemble)."""
     ts: float | None = None
-    """With ``segment_id``: when the item's first quoted message was said (its group's header is the first's)."""
+    """When the item's first quoted message was said (an excerpt's: its long message's); its group's time header
+    is its first line's. None for an item shown with its own pointer (a fact, a summary)."""
 
 
 class Section(BaseModel):

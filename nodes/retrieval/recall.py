@@ -117,7 +117,8 @@ def recall(
     ``character``: restricts the long-term segment channel to segments this character took part in.
     ``item_overhead``: tokens of the budget each item costs beyond its text (priming's pointer on every line);
     ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once;
-    ``pointer_groups``: one pointer is shown over a segment's items of a day, and paid for once (priming);
+    ``pointer_groups``: one time header is shown over a segment's items of a day (or an excerpt), and paid for
+    once (priming);
     ``shown_facts``: ids of knowledge items the caller shows already (priming's profile section): they still
     order the episodes, but are not packed again, so their room goes to other memories.
     """
