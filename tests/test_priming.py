@@ -100,6 +100,12 @@ def test_presets_hold_s2_thresholds_and_s1_shape():
 USER = "demo-user"
 
 
+def _given_back(primed, refunds) -> int:
+    """The room recall got back from the profile's redundant facts, and the profile's label when none is left."""
+    emptied = bool(refunds.earned) and not primed.section("profile").items
+    return refunds.tokens + (count_tokens("[profile]") if emptied else 0)
+
+
 def _check_budgets(primed):
     assert count_tokens(primed.text) <= primed.budget
     assert primed.tokens == count_tokens(primed.text)
@@ -405,7 +411,7 @@ def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, mon
     real = channels.recall_items
 
     def spy(*args, **kwargs):
-        asked["budget"] = kwargs["budget"]
+        asked["budget"], asked["refunds"] = kwargs["budget"], kwargs["refunds"]
         asked["items"] = real(*args, **kwargs)
         return asked["items"]
 
@@ -413,7 +419,7 @@ def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, mon
     for budget in (120, 500):
         primed = prime(demo_memory.services, USER, "モカの誕生日はいつ？", message_type="question", budget=budget)
         episodes = primed.section("episodes")
-        assert asked["budget"] == episodes.budget
+        assert episodes.budget == asked["budget"] + _given_back(primed, asked["refunds"])
         shown = [i.source for i in primed.items()]
         wanted = [format_pointer(i) for i in asked["items"] if i.get("kind", "episode") in ("episode", "knowledge")]
         assert wanted and all(p in shown for p in wanted)
@@ -438,7 +444,8 @@ def test_recall_leaves_out_the_facts_the_profile_shows_and_fills_their_room(demo
     for question in ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？"):
         for budget in (80, 200, 500):
             primed = prime(demo_memory.services, USER, question, message_type="question", budget=budget)
-            profile = {i.source for i in primed.section("profile").items}
+            # What the profile packed, its facts left out as redundant included (the next test).
+            profile = {i.source for i in primed.section("profile").items} | {f"fact:{f}" for f in asked["shown_facts"]}
             episodes = {i.source for i in primed.section("episodes").items}
             wanted = [format_pointer(i) for i in asked["items"] if i.get("kind", "episode") in ("episode", "knowledge")]
             assert all(p in episodes for p in wanted), "recall packed something priming then dropped"
@@ -530,3 +537,52 @@ def test_a_passage_joining_a_segments_line_makes_it_a_line_of_its_own_and_pays_i
         items = packed(budget)
         n, used = rendered_cost(items)
         assert used <= budget, f"recall packed {used} tokens as rendered into a budget of {budget}"
+
+
+def test_a_profile_fact_the_episodes_quote_is_not_shown_twice_and_its_room_goes_to_them(demo_memory, monkeypatch):
+    """A fact of the profile whose messages the episodes quote says again what they say: it is left out, and
+    recall, told what each such line costs, packs into the room it frees (the same text would otherwise hold
+    the fact twice and one memory fewer)."""
+    asked: dict = {}
+    real = channels.recall_items
+
+    def spy(*args, **kwargs):
+        asked.update(kwargs, items=real(*args, **kwargs))
+        return asked["items"]
+
+    monkeypatch.setattr(channels, "recall_items", spy)
+    freed = 0
+    for question in ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？", "猫の名前は？"):
+        for budget in (60, 120, 200, 500):
+            primed = prime(demo_memory.services, USER, question, message_type="question", budget=budget)
+            # The messages the episodes quote (another fact learnt from one of them says something else).
+            quoted = {s for i in primed.section("episodes").items if i.kind != "knowledge" for s in i.quoted_source_ids}
+            for fact in primed.section("profile").items:
+                assert not (fact.quoted_source_ids and set(fact.quoted_source_ids) <= quoted), (question, budget, fact.text)
+            refunds = asked["refunds"]
+            freed += refunds.tokens
+            # What recall was given back is what the profile left out, and the episodes' room holds it.
+            assert primed.section("episodes").budget == asked["budget"] + _given_back(primed, refunds)
+            _check_budgets(primed)
+    assert freed, "the demo has a question whose profile fact the episodes quote"
+
+
+def test_recall_packs_into_the_room_a_refund_gives_back(demo_memory):
+    """``refunds``: once the packed turns quote all the messages a caller's line stands for, that line's tokens
+    come back to the budget, and more is packed than without."""
+    from nodes.retrieval.packing import Refunds
+
+    services = demo_memory.services
+    question = "うちの猫は何歳になった？"
+    for budget in (40, 80, 160):
+        plain = recall(services, USER, question, purpose="question", budget=budget, item_overhead=1, dates_once=True,
+                       pointer_groups=True)
+        first = next(i for i in plain if i.get("kind", "episode") == "episode")
+        refunds = Refunds({"fact:x": (first["quoted_source_ids"][:1], 30), "fact:never": (["no-such-message"], 30)})
+        more = recall(services, USER, question, purpose="question", budget=budget, item_overhead=1, dates_once=True,
+                      pointer_groups=True, refunds=refunds)
+        assert refunds.earned == {"fact:x": 30} and refunds.tokens == 30
+        before, after = ({s for i in items for s in i.get("quoted_source_ids", ())} for items in (plain, more))
+        # The room came back while packing: a turn skipped for want of it may now lead a shorter one it displaced.
+        assert len(after) > len(before) or (len(after) == len(before) and after != before)
+        assert sum(len(i["text"]) for i in more) > sum(len(i["text"]) for i in plain)

@@ -19,7 +19,7 @@ An item already shown (assemble.identity) is not shown again.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from nodes.retrieval.budget import count_tokens
 from nodes.retrieval.packing import GROUP_HEADER_TOKENS
@@ -129,9 +129,11 @@ def render_by_day(items: Sequence[dict]) -> str:
     return "\n".join(undated + [f"[{header or day}]\n" + "\n".join(lines) for (day, header), lines in sorted(blocks.items())])
 
 
-def _pack_around(total: int, found: dict[str, list[dict]], with_episodes: bool):
+def _pack_around(total: int, found: dict[str, list[dict]], with_episodes: bool, left_out: Collection[str] = ()):
     """Every section but the episodes packed into its budget: (budgets, packed, seen, the episodes' room, the KB's
-    budget). ``with_episodes``: reserve the episodes' label (they are known to come, or may)."""
+    budget). ``with_episodes``: reserve the episodes' label (they are known to come, or may). ``left_out``: the
+    identities of profile lines the episodes make redundant (redundant_facts): packed as before, then taken out,
+    their tokens the episodes' (recall was given them back as it packed: packing.Refunds)."""
     # Only the sections that have something to show need their label.
     room = max(0, total - label_reserve([n for n in ORDER if found.get(n) or (n == "episodes" and with_episodes)]))
     budgets = channel_budgets(room)
@@ -145,19 +147,39 @@ def _pack_around(total: int, found: dict[str, list[dict]], with_episodes: bool):
     kb_budget = int(episodes_room * KB_SHARE) if found.get("kb") else 0
     packed["kb"] = _pack(found.get("kb", []), kb_budget, seen)
     kb_used = sum(i["tokens"] for i in packed["kb"])
+    if left_out:
+        kept = [i for i in packed["profile"] if identity(i) not in left_out]
+        episodes_room += used["profile"] - sum(i["tokens"] for i in kept)
+        if packed["profile"] and not kept and found.get("profile"):  # its label is not shown either
+            episodes_room += count_tokens(LABELS["profile"])
+        packed["profile"] = kept
     return budgets, packed, seen, episodes_room - kb_used, kb_budget
 
 
-def episodes_room(total: int, found: dict[str, list[dict]]) -> tuple[int, set[str]]:
+def episodes_room(total: int, found: dict[str, list[dict]]) -> tuple[int, set[str], dict[str, tuple[list[str], int]]]:
     """The tokens the knowledge & episodes lines will get once the other sections are packed (``found``
-    without episodes), and what those sections show (assemble.identity): what priming asks recall to fill, so
-    recall's own packing decides what fits, and what recall need not pack again."""
-    _budgets, _packed, seen, room, _kb = _pack_around(total, found, True)
-    return room, seen
+    without episodes), what those sections show (assemble.identity): what priming asks recall to fill, so
+    recall's own packing decides what fits, and what recall need not pack again; and the profile's lines that
+    stand for messages, with those messages and what each line costs: the room recall gets back when it packs
+    them all (packing.Refunds)."""
+    _budgets, packed, seen, room, _kb = _pack_around(total, found, True)
+    offers = {identity(i): (list(i.get("quoted_source_ids") or ()), i["tokens"]) for i in packed["profile"]
+              if i.get("quoted_source_ids")}
+    return room, seen, offers
 
 
-def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset) -> tuple[list[Section], str]:
-    budgets, packed, seen, room, kb_budget = _pack_around(total, found, bool(found.get("episodes")))
+def redundant_facts(profile: Sequence[dict], episodes: Sequence[dict]) -> set[str]:
+    """The profile lines (identities) whose messages the episodes all quote: they would say those twice. Only
+    what quotes the messages counts; another fact learnt from the same message says something else."""
+    quoted = {s for e in episodes if e["kind"] != "knowledge" for s in e.get("quoted_source_ids") or ()}
+    return {identity(i) for i in profile if i.get("quoted_source_ids") and set(i["quoted_source_ids"]) <= quoted}
+
+
+def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset,
+             left_out: Collection[str] = ()) -> tuple[list[Section], str]:
+    """``left_out``: profile lines the episodes make redundant (redundant_facts), not shown; their room is the
+    episodes'."""
+    budgets, packed, seen, room, kb_budget = _pack_around(total, found, bool(found.get("episodes")), left_out)
     packed["episodes"] = _pack(found.get("episodes", []), room, seen, by_day=True)
     if preset.max_items is not None:
         _cap(packed, preset.max_items)

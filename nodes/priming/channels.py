@@ -17,6 +17,7 @@ from nodes.knowledge.procedures import match_procedures
 from nodes.knowledge.profile import cached_profile
 from nodes.knowledge.recall_procedures import _item as procedure_item
 from nodes.retrieval.budget import count_tokens
+from nodes.retrieval.packing import Refunds
 from nodes.retrieval.recall import recall
 from nodes.retrieval.temporal import date_label
 from nodes.text.reference_cues import refers_back
@@ -131,12 +132,14 @@ def recent_channel(services, user_id: str, message: str, message_type: str, pres
 
 # --- C: related knowledge and episodes ----------------------------------------------------------------------
 def recall_items(services, user_id: str, message: str, *, purpose: str, budget: int, character: str | None,
-                 now_ts: float | None, query_vector: Future, shown_facts: Collection[str] = ()) -> list[dict]:
+                 now_ts: float | None, query_vector: Future, shown_facts: Collection[str] = (),
+                 refunds: Refunds | None = None) -> list[dict]:
     """Recall packed the way the episodes section shows it: one time header over a segment's lines of a day
-    (assemble.py); without the facts the profile section shows (``shown_facts``)."""
+    (assemble.py); without the facts the profile section shows (``shown_facts``), and with the room back of
+    those whose messages it packs (``refunds``)."""
     return recall(services, user_id, message, purpose=purpose, budget=budget, character=character, now_ts=now_ts,
                   query_vector=query_vector.result(), item_overhead=1, dates_once=True, pointer_groups=True,
-                  shown_facts=shown_facts)
+                  shown_facts=shown_facts, refunds=refunds)
 
 
 def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: PrimingPreset,

@@ -5,7 +5,8 @@ matching procedures — and their items are fitted into the budget the message t
 split between the channels as the notes split it (assemble.py). The message's embedding is made once, while the
 profile, recent activity, procedures and knowledge bases are read in parallel; every channel that needs it waits
 for that one vector. Recall comes last and fills the room the others leave, packed as the episodes section
-shows it (a pointer a line, a day's date once), so its own packing decides what fits. A recall already made for
+shows it (a time header over a segment's lines of a day), so its own packing decides what fits; a profile fact
+whose messages it packs is then left out, its room recall's (it would say those messages twice). A recall already made for
 the turn (``recalled``) is reused: no second recall.
 
 Threads are enough here: the stores' clients, the embedder and numpy release the GIL while they work.
@@ -19,11 +20,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 from nodes.retrieval.budget import count_tokens
+from nodes.retrieval.packing import Refunds
 from nodes.retrieval.recall import check_query
 from stores.ids import validate_id
 
 from . import channels
-from .assemble import assemble, episodes_room
+from .assemble import assemble, episodes_room, redundant_facts
 from .budgets import total_budget
 from .message_type import resolve_message_type
 from .models import Primed
@@ -88,21 +90,25 @@ def prime(services, user_id: str, message: str, *, message_type: str | None = No
         "kb": pool.submit(_timed, timings, "kb", channels.kb_channel, services, user_id, message, chosen, qvec),
     }
     found = {name: f.result() for name, f in futures.items()}
+    refunds = None
     if recalled is None:
         # Recall fills exactly the room the other sections leave, paying each line's pointer: its own packing
         # (merged turns, excerpts, what fits) then decides, and nothing it packs is dropped for want of room.
-        # The other channels are cheap beside recall, which is the critical path either way.
-        room, shown = episodes_room(total, found)
+        # A profile fact whose messages recall packs would say them twice: it is left out, and recall packs
+        # into its room as it goes (packing.Refunds). The other channels are cheap beside recall, which is the
+        # critical path either way.
+        room, shown, offers = episodes_room(total, found)
         shown_facts = {pointer.split(":", 1)[1] for pointer in shown if pointer.startswith("fact:")}
+        refunds = Refunds(offers)
         recalled = (_timed(timings, "recall", channels.recall_items, services, user_id, message, purpose=purpose,
                            budget=room, character=character, now_ts=now_ts, query_vector=qvec,
-                           shown_facts=shown_facts)
+                           shown_facts=shown_facts, refunds=refunds)
                     if message.strip() and room > 0 else [])  # a bare heartbeat asks nothing to rank by
     episodes, recalled_procedures = _timed(timings, "episodes", channels.episode_channel, services, user_id,
                                            list(recalled), chosen, qvec)
     found["episodes"] = episodes
     found["procedures"] = found["procedures"] + recalled_procedures
-    sections, text = assemble(total, found, chosen)
+    sections, text = assemble(total, found, chosen, left_out=redundant_facts(found["profile"], episodes))
     timings["total"] = round((time.perf_counter() - started) * 1000, 3)
     return Primed(message_type=kind, budget=total, preset=chosen.name, sections=sections, text=text,
                   tokens=count_tokens(text), timings=timings)

@@ -10,7 +10,7 @@ import re
 from bisect import bisect_left
 from collections import defaultdict
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -257,9 +257,40 @@ GROUP_HEADER_TOKENS = 1
 """What a segment's ``[YYYY-MM-DDTHH:MM]`` header costs (budget.count_tokens: one word)."""
 
 
+class Refunds:
+    """Room a caller gives back to the packer once the packed turns quote every message one of its own lines
+    stands for: priming's profile shows facts, and a fact whose source messages the episodes then quote would
+    say again what they say, so priming leaves it out and its tokens are the episodes' to use.
+
+    ``offers``: the caller's line (any key) -> (the messages it stands for, the tokens it costs). After packing,
+    ``earned`` holds the lines whose messages were all quoted, with their tokens."""
+
+    def __init__(self, offers: Mapping[str, tuple[Collection[str], int]] | None = None) -> None:
+        self.pending = {key: (frozenset(ids), int(tokens)) for key, (ids, tokens) in (offers or {}).items()
+                        if ids and tokens > 0}
+        self.earned: dict[str, int] = {}
+
+    def collect(self, quoted: Collection[str]) -> int:
+        """The tokens of the lines ``quoted`` now covers (each earned once)."""
+        got = 0
+        for key, (ids, tokens) in list(self.pending.items()):
+            if ids <= quoted:
+                del self.pending[key]
+                self.earned[key] = tokens
+                got += tokens
+        return got
+
+    @property
+    def tokens(self) -> int:
+        return sum(self.earned.values())
+
+    def __repr__(self) -> str:
+        return f"Refunds(earned={self.earned}, pending={len(self.pending)})"
+
+
 def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), token_counts=None,
                passage_of=None, item_overhead: int = 0, dates_once: bool = False,
-               pointer_groups: bool = False) -> list[dict[str, Any]]:
+               pointer_groups: bool = False, refunds: Refunds | None = None) -> list[dict[str, Any]]:
     """Take ranked turns while the budget allows; adjacent chosen turns merge into one item (one date
     prefix, conversation order). Returns the items in rank order of their best turn. ``token_counts``:
     each turn's length in budget tokens, when the caller's index has it. ``passage_of(i)``: the passage of
@@ -270,7 +301,9 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     ``pointer_groups``: the caller heads the items of one segment on one day with one ``[date and time]`` header
     that is both their date and their pointer (nodes.priming.assemble), so such a group pays
     GROUP_HEADER_TOKENS in all, instead of ``item_overhead`` and dates; an excerpt of a long message heads
-    its own item (its time opens its message whole, where its segment may be far longer than the quote)."""
+    its own item (its time opens its message whole, where its segment may be far longer than the quote).
+    ``refunds``: lines of the caller's that the packed turns make redundant give their tokens back to the budget
+    (Refunds)."""
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
     passage_tokens = settings.recall_passage_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
@@ -315,6 +348,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     # excerpt's item, pay for their one header.
     per_key: dict[tuple, int] = defaultdict(int)
     key_cost = GROUP_HEADER_TOKENS if pointer_groups else item_overhead
+    quoted: set[str] = set()  # the messages packed so far (a chunked message's parts under its one id)
 
     def pointer_delta(removed: Sequence[tuple], added: tuple) -> int:
         change: dict[tuple, int] = defaultdict(int)
@@ -386,6 +420,11 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             group["lo"], group["hi"] = min(group["lo"], i), max(group["hi"], i)
         group["solo"], group["key"] = solo, key
         by_index[i] = group
+        if refunds is not None and refunds.pending and budget is not None:
+            source = (parse_part(turns[i].source_id) or (turns[i].source_id,))[0]
+            if source not in quoted:
+                quoted.add(source)
+                budget += refunds.collect(quoted)
     items = []
     for group in sorted(groups, key=lambda g: g["rank"]):
         members = sorted(group["members"])

@@ -48,7 +48,7 @@ from ..knowledge.forgetting import note_accessed
 from ..knowledge.recall_procedures import procedure_hits
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
 from .fusion import fuse
-from .packing import open_segment_item, pack_turns, passage_picker, segment_items
+from .packing import Refunds, open_segment_item, pack_turns, passage_picker, segment_items
 from .presets import weights_for
 from .query import QueryPlan, analyse, content_view
 from .rerank import dedup, mmr, similarities
@@ -107,6 +107,7 @@ def recall(
     dates_once: bool = False,
     pointer_groups: bool = False,
     shown_facts: Collection[str] = (),
+    refunds: Refunds | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked memory items for ``query`` from one user's memory (never another user's).
 
@@ -120,7 +121,10 @@ def recall(
     ``pointer_groups``: one time header is shown over a segment's items of a day (or an excerpt), and paid for
     once (priming);
     ``shown_facts``: ids of knowledge items the caller shows already (priming's profile section): they still
-    order the episodes, but are not packed again, so their room goes to other memories.
+    order the episodes, but are not packed again, so their room goes to other memories;
+    ``refunds``: the caller's lines that packed turns would make redundant, and what each costs: once the turns
+    packed quote all of a line's messages, its tokens are added to the budget (packing.Refunds; priming's profile
+    facts). ``refunds.earned`` then says which lines the caller can leave out.
     """
     settings = services.settings
     validate_id(user_id, "user_id")
@@ -228,7 +232,9 @@ def recall(
         items = segment_items(ordered, turns, tiers, services, user_id, budget, limit or (None if budget else wanted))
     else:
         items = pack_turns(ordered, turns, tiers, budget, limit if budget is None else None, settings, wanted, q_terms,
-                           index.token_counts, pick, item_overhead, dates_once, pointer_groups)
+                           index.token_counts, pick, item_overhead, dates_once, pointer_groups, refunds)
+        if refunds is not None and full_budget is not None:
+            full_budget += refunds.tokens
     if on["lifecycle"]:
         items = apply_lifecycle(services, user_id, items, purpose, query=query)
     if on["knowledge"] or how:
