@@ -403,19 +403,24 @@ def test_recall_packs_the_way_priming_shows_it(demo_memory):
             {i["date"] for i in lined})
 
 
-def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, monkeypatch):
-    """Recall is asked for exactly the episodes' room, and none of what it packs is then dropped."""
-    from nodes.tools.pointers import format_pointer
-
-    asked: dict = {}
+@pytest.fixture
+def asked(monkeypatch) -> dict:
+    """What priming asked recall for (its keyword arguments) and what came back (``items``), per call."""
+    seen: dict = {}
     real = channels.recall_items
 
     def spy(*args, **kwargs):
-        asked["budget"], asked["refunds"] = kwargs["budget"], kwargs["refunds"]
-        asked["items"] = real(*args, **kwargs)
-        return asked["items"]
+        seen.update(kwargs, items=real(*args, **kwargs))
+        return seen["items"]
 
     monkeypatch.setattr(channels, "recall_items", spy)
+    return seen
+
+
+def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, asked):
+    """Recall is asked for exactly the episodes' room, and none of what it packs is then dropped."""
+    from nodes.tools.pointers import format_pointer
+
     for budget in (120, 500):
         primed = prime(demo_memory.services, USER, "モカの誕生日はいつ？", message_type="question", budget=budget)
         episodes = primed.section("episodes")
@@ -427,19 +432,11 @@ def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, mon
         _check_budgets(primed)
 
 
-def test_recall_leaves_out_the_facts_the_profile_shows_and_fills_their_room(demo_memory, monkeypatch):
+def test_recall_leaves_out_the_facts_the_profile_shows_and_fills_their_room(demo_memory, asked):
     """A fact the profile section shows is not packed again by recall: its room goes to other memories, and
     nothing recall packs is then dropped as a duplicate (it was: ~0.8 tokens a question on LoCoMo dev at 200)."""
     from nodes.tools.pointers import format_pointer
 
-    asked: dict = {}
-    real = channels.recall_items
-
-    def spy(*args, **kwargs):
-        asked.update(kwargs, items=real(*args, **kwargs))
-        return asked["items"]
-
-    monkeypatch.setattr(channels, "recall_items", spy)
     overlapped = 0
     for question in ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？"):
         for budget in (80, 200, 500):
@@ -539,18 +536,10 @@ def test_a_passage_joining_a_segments_line_makes_it_a_line_of_its_own_and_pays_i
         assert used <= budget, f"recall packed {used} tokens as rendered into a budget of {budget}"
 
 
-def test_a_profile_fact_the_episodes_quote_is_not_shown_twice_and_its_room_goes_to_them(demo_memory, monkeypatch):
+def test_a_profile_fact_the_episodes_quote_is_not_shown_twice_and_its_room_goes_to_them(demo_memory, asked):
     """A fact of the profile whose messages the episodes quote says again what they say: it is left out, and
     recall, told what each such line costs, packs into the room it frees (the same text would otherwise hold
     the fact twice and one memory fewer)."""
-    asked: dict = {}
-    real = channels.recall_items
-
-    def spy(*args, **kwargs):
-        asked.update(kwargs, items=real(*args, **kwargs))
-        return asked["items"]
-
-    monkeypatch.setattr(channels, "recall_items", spy)
     freed = 0
     for question in ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？", "猫の名前は？"):
         for budget in (60, 120, 200, 500):
