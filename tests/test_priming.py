@@ -536,38 +536,50 @@ def test_a_passage_joining_a_segments_line_makes_it_a_line_of_its_own_and_pays_i
         assert used <= budget, f"recall packed {used} tokens as rendered into a budget of {budget}"
 
 
-def test_a_profile_fact_the_episodes_quote_is_not_shown_twice_and_its_room_goes_to_them(demo_memory, asked):
-    """A fact of the profile whose messages the episodes quote says again what they say: it is left out, and
+def test_a_profile_fact_the_episodes_quote_is_not_shown_twice_and_its_room_goes_to_them(memory, demo_memory, asked):
+    """A fact of the profile whose messages the episodes quote whole says again what they say: it is left out, and
     recall, told what each such line costs, packs into the room it frees (the same text would otherwise hold
     the fact twice and one memory fewer)."""
+    from graphs.replay import replay
+
+    replay(memory.graph, "nana", [{"speaker": "user", "text": "友達のボブは毎週テニスをしている。", "ts": 1_760_000_000},
+                                  {"speaker": "user", "text": "ペットの犬はポチという名前です。", "ts": 1_760_000_060},
+                                  {"speaker": "user", "text": "今日は雨だった。", "ts": 1_760_090_000}])
     freed = 0
-    for question in ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？", "猫の名前は？"):
-        for budget in (60, 120, 200, 500):
-            primed = prime(demo_memory.services, USER, question, message_type="question", budget=budget)
-            # The messages the episodes quote (another fact learnt from one of them says something else).
-            quoted = {s for i in primed.section("episodes").items if i.kind != "knowledge" for s in i.quoted_source_ids}
-            for fact in primed.section("profile").items:
-                assert not (fact.quoted_source_ids and set(fact.quoted_source_ids) <= quoted), (question, budget, fact.text)
-            refunds = asked["refunds"]
-            freed += refunds.tokens
-            # What recall was given back is what the profile left out, and the episodes' room holds it.
-            assert primed.section("episodes").budget == asked["budget"] + _given_back(primed, refunds)
-            _check_budgets(primed)
-    assert freed, "the demo has a question whose profile fact the episodes quote"
+    for services, user, questions in (
+            (memory.services, "nana", ("ペットの犬の名前は？", "ボブは毎週何をしている？")),
+            (demo_memory.services, USER, ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？", "猫の名前は？"))):
+        for question in questions:
+            for budget in (60, 120, 200, 500):
+                primed = prime(services, user, question, message_type="question", budget=budget)
+                # The messages the episodes quote whole (another fact learnt from one of them says something else).
+                quoted = {s for i in primed.section("episodes").items for s in i.whole_source_ids}
+                for fact in primed.section("profile").items:
+                    assert not (fact.quoted_source_ids and set(fact.quoted_source_ids) <= quoted), (question, budget, fact.text)
+                refunds = asked["refunds"]
+                left_out = [f for f in channels.profile_channel(services, user, question, "question", None)
+                            if f["_source"] in refunds.earned]
+                assert all(set(f["quoted_source_ids"]) <= quoted for f in left_out)
+                assert not {f["_source"] for f in left_out} & {i.source for i in primed.section("profile").items}
+                freed += refunds.tokens
+                # What recall was given back is what the profile left out, and the episodes' room holds it.
+                assert primed.section("episodes").budget == asked["budget"] + _given_back(primed, refunds)
+                _check_budgets(primed)
+    assert freed, "a question whose profile fact the episodes quote whole"
 
 
 def test_recall_packs_into_the_room_a_refund_gives_back(demo_memory):
-    """``refunds``: once the packed turns quote all the messages a caller's line stands for, that line's tokens
-    come back to the budget, and more is packed than without."""
+    """``refunds``: once the packed turns quote whole all the messages a caller's line stands for, that line's
+    tokens come back to the budget, and more is packed than without."""
     from nodes.retrieval.packing import Refunds
 
     services = demo_memory.services
-    question = "うちの猫は何歳になった？"
-    for budget in (40, 80, 160):
+    question = "モカは何歳？"
+    for budget in (80, 160, 320):
         plain = recall(services, USER, question, purpose="question", budget=budget, item_overhead=1, dates_once=True,
                        pointer_groups=True)
-        first = next(i for i in plain if i.get("kind", "episode") == "episode")
-        refunds = Refunds({"fact:x": (first["quoted_source_ids"][:1], 30), "fact:never": (["no-such-message"], 30)})
+        first = next(i for i in plain if i.get("whole_source_ids"))
+        refunds = Refunds({"fact:x": (first["whole_source_ids"][:1], 30), "fact:never": (["no-such-message"], 30)})
         more = recall(services, USER, question, purpose="question", budget=budget, item_overhead=1, dates_once=True,
                       pointer_groups=True, refunds=refunds)
         assert refunds.earned == {"fact:x": 30} and refunds.tokens == 30
@@ -575,3 +587,35 @@ def test_recall_packs_into_the_room_a_refund_gives_back(demo_memory):
         # The room came back while packing: a turn skipped for want of it may now lead a shorter one it displaced.
         assert len(after) > len(before) or (len(after) == len(before) and after != before)
         assert sum(len(i["text"]) for i in more) > sum(len(i["text"]) for i in plain)
+
+
+def test_only_a_message_quoted_whole_makes_a_profile_fact_redundant():
+    """An excerpt of a message may leave out the sentence a fact was learnt from: the fact stays, and the packer
+    gives no room back for it; a message quoted whole makes it redundant."""
+    from nodes.priming.assemble import redundant_facts
+    from nodes.retrieval.packing import Refunds, pack_turns
+    from nodes.retrieval.turn_index import UserTurns
+    from stores.models import Turn
+    from stores.settings import LuminaSettings
+
+    fact = {"_source": "fact:f1", "kind": "knowledge", "text": "pet: Mocha", "quoted_source_ids": ["m-long"]}
+    excerpt = {"_source": "ep:m-long", "kind": "episode", "text": "[2026-01-02] … my cat …",
+               "quoted_source_ids": ["m-long"], "whole_source_ids": []}
+    assert redundant_facts([fact], [excerpt]) == set()
+    assert redundant_facts([fact], [{**excerpt, "whole_source_ids": ["m-long"]}]) == {"fact:f1"}
+
+    long_text = "Nana: " + " ".join(f"Sentence {k} is about the weather and nothing else." for k in range(12)) + \
+        " My cat Mocha turned three."
+    turns = [Turn(turn_id="t0", source_id="m-long", user_id="u", speaker="user", text=long_text, ts=100.0, segment_id="s"),
+             Turn(turn_id="t1", source_id="m-short", user_id="u", speaker="user", text="Nana: I love tea.",
+                  ts=100.0 + 3 * 86400, segment_id="s2")]
+    index = UserTurns.build(turns)
+    settings = LuminaSettings()
+    ranked = [(1.0, 0, 1.0, 1.0), (0.9, 1, 1.0, 1.0)]
+    refunds = Refunds({"fact:f1": (["m-long"], 20), "fact:f2": (["m-short"], 20)})
+    items = pack_turns(ranked, index.turns, {}, 200, None, settings, 10, ["cat"], index.token_counts, refunds=refunds)
+    long_item = next(i for i in items if "m-long" in i["quoted_source_ids"])
+    assert "Mocha" in long_item["text"] and len(long_item["text"]) < len(long_text)  # an excerpt
+    assert long_item["whole_source_ids"] == []
+    assert refunds.earned == {"fact:f2": 20}  # the short message is quoted whole
+    assert next(i for i in items if "m-short" in i["quoted_source_ids"])["whole_source_ids"] == ["m-short"]

@@ -169,9 +169,10 @@ def episodes_room(total: int, found: dict[str, list[dict]]) -> tuple[int, set[st
 
 
 def redundant_facts(profile: Sequence[dict], episodes: Sequence[dict]) -> set[str]:
-    """The profile lines (identities) whose messages the episodes all quote: they would say those twice. Only
-    what quotes the messages counts; another fact learnt from the same message says something else."""
-    quoted = {s for e in episodes if e["kind"] != "knowledge" for s in e.get("quoted_source_ids") or ()}
+    """The profile lines (identities) whose messages the episodes all quote whole: they would say those twice.
+    An excerpt may leave out the sentence a fact was learnt from, and another fact learnt from the same message
+    says something else: neither counts."""
+    quoted = {s for e in episodes for s in e.get("whole_source_ids") or ()}
     return {identity(i) for i in profile if i.get("quoted_source_ids") and set(i["quoted_source_ids"]) <= quoted}
 
 

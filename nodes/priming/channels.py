@@ -32,10 +32,11 @@ ASKING = ("question", "request")  # types whose recent activity must be about th
 
 def item(origin: str, pointer: str, kind: str, text: str, *, date: str | None = None, similarity: float | None = None,
          source_ids: Sequence[str] = (), quoted: Sequence[str] = (), segment_id: str | None = None,
-         ts: float | None = None) -> dict[str, Any]:
+         ts: float | None = None, whole: Sequence[str] = ()) -> dict[str, Any]:
     return {"_source": pointer, "origin": origin, "kind": kind, "text": text, "tokens": count_tokens(text), "date": date,
             "similarity": None if similarity is None else round(float(similarity), 4),
-            "source_ids": list(source_ids), "quoted_source_ids": list(quoted), "segment_id": segment_id, "ts": ts}
+            "source_ids": list(source_ids), "quoted_source_ids": list(quoted), "whole_source_ids": list(whole),
+            "segment_id": segment_id, "ts": ts}
 
 
 def _groupable_segment(r: dict) -> str | None:
@@ -175,7 +176,7 @@ def episode_channel(services, user_id: str, recalled: Sequence[dict], preset: Pr
         similarity = max((float(v @ qvec) for v in vectors.values()), default=None)
         episodes.append(item("semantic", format_pointer(r), kind, r["text"], date=r.get("date"), similarity=similarity,
                              source_ids=r.get("source_ids", ()), quoted=r.get("quoted_source_ids", r.get("source_ids", ())),
-                             segment_id=_groupable_segment(r), ts=r.get("first_ts")))
+                             segment_id=_groupable_segment(r), ts=r.get("first_ts"), whole=r.get("whole_source_ids", ())))
     if preset.summaries:
         episodes += _summaries(services, user_id, recalled, preset.summaries)
     return episodes, procedures

@@ -28,6 +28,8 @@ class PrimedItem(BaseModel):
     """Every message id behind the item (a summary's: all its segment's)."""
     quoted_source_ids: list[str] = Field(default_factory=list)
     """The message ids whose text is in the item."""
+    whole_source_ids: list[str] = Field(default_factory=list)
+    """Those of them quoted whole (not an excerpt, nor one part of a chunked message)."""
     segment_id: str | None = None
     """For whole turns of a stored segment: the segment whose time header (``shown``) stands over the item's line
     and its other lines of that day (nodes.priming.assemble)."""

@@ -6,8 +6,8 @@ split between the channels as the notes split it (assemble.py). The message's em
 profile, recent activity, procedures and knowledge bases are read in parallel; every channel that needs it waits
 for that one vector. Recall comes last and fills the room the others leave, packed as the episodes section
 shows it (a time header over a segment's lines of a day), so its own packing decides what fits; a profile fact
-whose messages it packs is then left out, its room recall's (it would say those messages twice). A recall already made for
-the turn (``recalled``) is reused: no second recall.
+whose messages it quotes whole is then left out, its room recall's (it would say those messages twice). A recall
+already made for the turn (``recalled``) is reused: no second recall.
 
 Threads are enough here: the stores' clients, the embedder and numpy release the GIL while they work.
 """
@@ -90,7 +90,6 @@ def prime(services, user_id: str, message: str, *, message_type: str | None = No
         "kb": pool.submit(_timed, timings, "kb", channels.kb_channel, services, user_id, message, chosen, qvec),
     }
     found = {name: f.result() for name, f in futures.items()}
-    refunds = None
     if recalled is None:
         # Recall fills exactly the room the other sections leave, paying each line's pointer: its own packing
         # (merged turns, excerpts, what fits) then decides, and nothing it packs is dropped for want of room.

@@ -332,6 +332,11 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             return 0
         return int(text_of(a) != turns[a].text or text_of(b) != turns[b].text)
 
+    def _whole(i: int) -> bool:
+        """Whether turn ``i``'s message is quoted whole: not an excerpt, nor one part of a chunked message (the
+        other parts may hold what a caller's line says)."""
+        return text_of(i) == turns[i].text and parse_part(turns[i].source_id) is None
+
     def cost_of(i: int) -> int:
         text = text_of(i)
         if i not in costs:
@@ -348,7 +353,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     # excerpt's item, pay for their one header.
     per_key: dict[tuple, int] = defaultdict(int)
     key_cost = GROUP_HEADER_TOKENS if pointer_groups else item_overhead
-    quoted: set[str] = set()  # the messages packed so far (a chunked message's parts under its one id)
+    quoted: set[str] = set()  # the messages packed whole so far
 
     def pointer_delta(removed: Sequence[tuple], added: tuple) -> int:
         change: dict[tuple, int] = defaultdict(int)
@@ -420,11 +425,9 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             group["lo"], group["hi"] = min(group["lo"], i), max(group["hi"], i)
         group["solo"], group["key"] = solo, key
         by_index[i] = group
-        if refunds is not None and refunds.pending and budget is not None:
-            source = (parse_part(turns[i].source_id) or (turns[i].source_id,))[0]
-            if source not in quoted:
-                quoted.add(source)
-                budget += refunds.collect(quoted)
+        if refunds is not None and refunds.pending and budget is not None and _whole(i):
+            quoted.add(turns[i].source_id)
+            budget += refunds.collect(quoted)
     items = []
     for group in sorted(groups, key=lambda g: g["rank"]):
         members = sorted(group["members"])
@@ -453,6 +456,8 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
                 "tiers": item_tiers,
                 "source_ids": sources,  # a chunked message's parts are quoted under its one id
                 "quoted_source_ids": sources,
+                # Those quoted whole: an excerpt may leave out what a fact was learnt from (Refunds).
+                "whole_source_ids": [turns[m].source_id for m in members if _whole(m)],
                 "turn_ids": [t.turn_id for t in chosen],
                 "speakers": [t.speaker for t in chosen],
                 # Which part of a long turn the text quotes (its source id is the whole turn's).
