@@ -91,6 +91,11 @@ RELATIVE = [
     ("半年前", ["2023-01-20"], ["2023-06-20"]),
     ("last week", ["2023-07-10", "2023-07-16"], ["2023-07-19", "2023-06-30"]),  # about a week ago and Mon–Sun before
     ("先月", ["2023-06-01", "2023-06-30"], ["2023-07-10", "2023-05-01"]),
+    ("What did I read a few weeks back?", ["2023-06-29"], ["2023-07-18", "2023-05-20"]),
+    ("two months back", ["2023-05-20"], ["2023-07-10", "2023-03-01"]),
+    ("a year and a half ago", ["2022-01-20"], ["2022-10-20", "2021-03-01"]),
+    ("one and a half years ago", ["2022-01-20"], ["2022-10-20", "2021-03-01"]),
+    ("two and a half weeks ago", ["2023-07-03"], ["2023-07-15", "2023-06-15"]),
 ]
 WEEKS_OF_A_DAY = [
     ("the week before 9 June 2023", ["2023-06-03", "2023-06-08"], ["2023-06-12", "2023-05-28"]),
@@ -106,6 +111,8 @@ NUMERIC_AND_ERAS = [
     ("2023.5.7", ["2023-05-07"], []),
     ("07.05.2023", ["2023-05-07"], ["2023-07-05"]),  # dots: day first, as in Europe
     ("5/17", ["2023-05-17"], []),  # no year, but only one reading is a date
+    ("6/3に何した？", ["2023-06-03"], ["2023-03-06"]),  # Japanese writes month / day
+    ("5/7の打ち合わせ", ["2023-05-07"], ["2023-07-05"]),
     ("17/5", ["2023-05-17"], []),
     ("2023-05-07T10:00", ["2023-05-07"], ["2023-05-12"]),
     ("令和5年5月7日", ["2023-05-07"], ["2019-05-07"]),
@@ -132,6 +139,13 @@ HOLIDAYS = [
     ("ゴールデンウィークに何した？", ["2023-05-03"], ["2023-05-20"]),
     ("Thanksgiving", ["2022-11-24"], ["2022-11-17"]),  # the fourth Thursday of November
     ("お盆", ["2022-08-14"], ["2022-08-25"]),
+    ("What did we do around Easter?", ["2023-04-09"], ["2023-03-20", "2023-04-20"]),  # 9 April in 2023
+    ("Easter 2022", ["2022-04-17"], ["2022-04-25"]),
+    ("去年のイースター", ["2022-04-17"], ["2023-04-09"]),
+    ("Mother's Day", ["2023-05-14"], ["2023-05-21"]),  # the second Sunday of May
+    ("母の日に何を贈った？", ["2023-05-14"], ["2023-05-21"]),
+    ("Father's Day", ["2023-06-18"], ["2023-06-11"]),  # the third Sunday of June
+    ("父の日", ["2023-06-18"], ["2023-06-11"]),
 ]
 SINCE = [
     ("What have I done since June 3?", ["2023-06-10", "2023-07-19"], ["2023-05-30"]),
@@ -179,6 +193,8 @@ def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
     # tied to an event, not to a day the question names
     "the week before the launch", "the Friday before the launch", "three days after the launch",
     "the last day of the trip", "何日に行った？",
+    # a fraction in Japanese, not a day; "back" that is not counted time
+    "1/2の確率で当たる？", "砂糖は1/4カップ？", "2/3くらい終わった？", "I came back two days later", "step back",
 ])
 def test_words_that_only_look_like_time_open_no_window(query):
     assert time_window(query, NOW) is None

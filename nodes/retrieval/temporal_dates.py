@@ -4,7 +4,7 @@ Spellings: "3 June, 2023", "the 3rd of June", "June 3rd", "June third", "2023年
 令和5年 through ``normalise``), ISO "2023-06-03" with or without a time, "2023/6/3", "2023.6.3", numeric
 day and month with a year ("6/3/2023" month first as in the US unless the first number cannot be a month,
 "03.06.2023" day first as in Europe), and a bare "6/13" only when just one reading is a date ("6/3" is
-June 3 or 6 March: no cue). Days counted from a named day: "two days after June 3", 「6月3日の3日後」,
+June 3 or 6 March: no cue), or in Japanese, which writes month / day (「6/3に」 is 6月3日). Days counted from a named day: "two days after June 3", 「6月3日の3日後」,
 "the day before", 「前日」「翌日」, "the week before / after / of", 「5月7日の週」, "the weekend before"."""
 
 from __future__ import annotations
@@ -56,10 +56,17 @@ def _numeric_with_year(m: re.Match) -> tuple[int, int, int] | None:
     return int(year) + (2000 if len(year) == 2 else 0), month, day
 
 
-def _numeric_month_day(m: re.Match) -> tuple[None, int, int] | None:
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+# 「1/2の確率」「2/3くらい」「1/4カップ」: a fraction, not a day.
+_JA_FRACTION_AFTER = re.compile(r"\s*(?:の(?:確率|割合|量|人|数)|くらい|ぐらい|程度|ほど|ずつ|以上|以下|未満|倍|割|杯|個|人|本|枚|カップ|大さじ|小さじ)")
+
+
+def _numeric_month_day(m: re.Match, text: str) -> tuple[None, int, int] | None:
     a, b = int(m["a"]), int(m["b"])
     if (a, b) == (24, 7):
         return None  # "24/7": all the time
+    if _JAPANESE.search(text) and 1 <= a <= 12 and 1 <= b <= 31 and not _JA_FRACTION_AFTER.match(text, m.end()):
+        return None, a, b  # Japanese writes month / day: 「6/3に」 is 6月3日
     if a == b or (b > 12 >= a):
         return None, a, b
     if a > 12 >= b:
@@ -82,7 +89,7 @@ _PATTERNS = [
     (_NUMERIC_Y, lambda m, _t: _numeric_with_year(m)),
     (_DAY_MONTH, lambda m, t: None if m["dw"] and not m["of"] else _words(m, t)),  # "first june" is not a date
     (_MONTH_DAY, _words),
-    (_NUMERIC_MD, lambda m, _t: _numeric_month_day(m)),
+    (_NUMERIC_MD, _numeric_month_day),
 ]
 
 

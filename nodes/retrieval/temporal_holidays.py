@@ -1,12 +1,14 @@
 """Holidays as named days ("at Christmas", "last Halloween", 「去年のお盆」「ゴールデンウィーク」): the days
 they fall on, in the year the query says or the most recent one that has begun. Fixed-date holidays of
-English- and Japanese-speaking calendars plus Thanksgiving (the fourth Thursday of November); moveable
-feasts that need an ephemeris (Easter) are left out."""
+English- and Japanese-speaking calendars, the ones that fall on a weekday of a week of their month (Thanksgiving,
+Mother's Day, Father's Day), and Easter (dateutil's computus: Good Friday to Easter Monday)."""
 
 from __future__ import annotations
 
 from datetime import date, timedelta
 from typing import Callable
+
+from dateutil.easter import easter
 
 from .temporal_calendar import Days
 from .temporal_text import Claims, Cued, year_offset
@@ -16,10 +18,18 @@ def _fixed(month: int, day: int, end_month: int | None = None, end_day: int | No
     return lambda year: (date(year, month, day), date(year, end_month or month, end_day or day))
 
 
-def _thanksgiving(year: int) -> Days:
-    first = date(year, 11, 1)
-    day = first + timedelta(days=(3 - first.weekday()) % 7 + 21)
-    return day, day
+def _nth_weekday(month: int, weekday: int, nth: int) -> Callable[[int], Days]:
+    """The ``nth`` ``weekday`` (Monday 0) of ``month``: Thanksgiving is the fourth Thursday of November."""
+    def days(year: int) -> Days:
+        first = date(year, month, 1)
+        day = first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (nth - 1))
+        return day, day
+    return days
+
+
+def _easter(year: int) -> Days:
+    sunday = easter(year)  # Western
+    return sunday - timedelta(days=2), sunday + timedelta(days=1)
 
 
 def _year_turn(year: int) -> Days:
@@ -38,7 +48,10 @@ _HOLIDAYS: list[tuple[str, Callable[[int], Days]]] = [
     (r"\bwhite\s+day\b|ホワイトデー", _fixed(3, 14)),
     (r"\bhalloween\b|ハロウィー?ン", _fixed(10, 31)),
     (r"\bindependence\s+day\b", _fixed(7, 4)),
-    (r"\bthanksgiving\b", _thanksgiving),
+    (r"\bthanksgiving\b", _nth_weekday(11, 3, 4)),
+    (r"\beaster\b|イースター|復活祭", _easter),
+    (r"\bmother'?s'?\s+day\b|母の日", _nth_weekday(5, 6, 2)),  # the US's and Japan's: the second Sunday of May
+    (r"\bfather'?s'?\s+day\b|父の日", _nth_weekday(6, 6, 3)),
     (r"\bgolden\s+week\b|ゴールデンウィーク|\bgw(?=\s*[\u3040-\u30ff\u4e00-\u9fff])", _fixed(4, 29, 5, 5)),  # "gw" alone is a gateway
     (r"お盆", _fixed(8, 13, 8, 16)),
     (r"七夕", _fixed(7, 7)),
@@ -49,7 +62,7 @@ _HOLIDAY = Cued(
     + "(?:" + "|".join(f"(?P<h{i}>{pattern})" for i, (pattern, _) in enumerate(_HOLIDAYS)) + ")"
     + r"(?:\s*,?\s*(?P<y2>(?:19|20)\d{2})(?!\d))?",
     ("christmas", "mas", "new year", "valentine", "white day", "halloween", "independence", "thanksgiving", "golden week",
-     "gw", "ゴールデン", "クリスマス", "晦日", "みそか", "元日", "元旦", "年末年始", "正月", "バレンタイン", "ホワイトデー", "ハロウィ", "お盆", "七夕"),
+     "gw", "easter", "mother", "father", "イースター", "復活祭", "母の日", "父の日", "ゴールデン", "クリスマス", "晦日", "みそか", "元日", "元旦", "年末年始", "正月", "バレンタイン", "ホワイトデー", "ハロウィ", "お盆", "七夕"),
 )
 _PAST_REL = {"last", "this past"}
 _PLAN_REL = {"next", "this coming", "来年"}

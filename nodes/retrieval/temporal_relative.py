@@ -1,6 +1,7 @@
 """Time cues counted back from now (the newest turn's time): weekdays ("last Friday", 「先週の金曜日」), weekends
 ("over the weekend", 「先週末」), parts of a week ("early last week"), "earlier this month", "the other day",
-"the past two weeks", 「ここ数日」, "yesterday", "last month", 「先月」, "two weeks ago", 「3日前」, "a fortnight ago".
+"the past two weeks", 「ここ数日」, "yesterday", "last month", 「先月」, "two weeks ago", 「3日前」, "a fortnight ago",
+"a few weeks back", "a year and a half ago".
 
 A future cue in a question about memory ("what did I plan for next week?", 「来週の予定は？」, "tomorrow")
 asks about a plan, and a plan is said before the time it names: its window is the stretch just before
@@ -45,10 +46,12 @@ _PAST_SPAN = Cued(
     rf"|\b(?:the\s+)?(?:past|last|previous)\s+(?P<n2>\d+|{EN_COUNT})\s+(?P<u2>days?|weeks?|months?|years?)\b"
     r"|(?:この|ここ|過去|直近)\s*(?P<jn>\d+|数)\s*(?P<ju>日|週間|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?:間)?",
     ("past ", "last ", "previous ", "この", "ここ", "過去", "直近"))
+# "two weeks ago", "a few weeks back", "a year and a half ago", "one and a half years ago", 「1年半前」.
 _AGO = Cued(
-    rf"\b(?P<n>\d+|{EN_COUNT})\s*(?P<u>days?|weeks?|fortnights?|months?|years?)\s+ago\b"
-    r"|\bhalf\s+a\s+year\s+ago\b|半年前"
-    r"|(?P<jn>\d+|数)\s*(?P<ju>日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?P<half>半)?\s*前(?!後)", ("ago", "前"))
+    rf"\b(?P<n>\d+|{EN_COUNT})(?P<half1>\s+and\s+a\s+half)?\s*(?P<u>days?|weeks?|fortnights?|months?|years?)"
+    r"(?P<half2>\s+and\s+a\s+half)?\s+(?:ago|back)\b"
+    r"|\bhalf\s+a\s+year\s+(?:ago|back)\b|半年前"
+    r"|(?P<jn>\d+|数)\s*(?P<ju>日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?P<half>半)?\s*前(?!後)", ("ago", "back", "前"))
 
 
 def _calendar_week(back: int) -> Callable[[date], Days]:
@@ -182,7 +185,8 @@ def _span_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[Cu
     for m in _AGO.finditer(text):
         if claims.take(m.start(), m.end()):
             if m["n"] or m["jn"]:
-                days = (count_value(m["n"] or m["jn"]) + (0.5 if m["half"] else 0)) * unit_days(m["u"] or m["ju"])
+                half = m["half"] or m["half1"] or m["half2"]
+                days = (count_value(m["n"] or m["jn"]) + (0.5 if half else 0)) * unit_days(m["u"] or m["ju"])
             else:
                 days = 182.0  # half a year
             slack = max(1.0, 0.35 * days) * DAY
