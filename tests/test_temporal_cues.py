@@ -96,6 +96,14 @@ RELATIVE = [
     ("a year and a half ago", ["2022-01-20"], ["2022-10-20", "2021-03-01"]),
     ("one and a half years ago", ["2022-01-20"], ["2022-10-20", "2021-03-01"]),
     ("two and a half weeks ago", ["2023-07-03"], ["2023-07-15", "2023-06-15"]),
+    ("ひと月前に何した？", ["2023-06-20"], ["2023-07-15", "2023-05-10"]),
+    ("the night before last", ["2023-07-18"], ["2023-07-20", "2023-07-14"]),
+    ("一昨晩", ["2023-07-18"], ["2023-07-20", "2023-07-14"]),
+    # a year back, not all of last year
+    ("What was I doing this time last year?", ["2022-07-20", "2022-07-10"], ["2022-03-01", "2022-11-01", "2023-07-20"]),
+    ("去年の今頃何してた？", ["2022-07-20"], ["2022-03-01", "2022-11-01"]),
+    ("去年の今日", ["2022-07-20"], ["2022-07-10", "2022-07-30"]),
+    ("a year ago today", ["2022-07-20"], ["2022-07-10", "2022-07-30"]),
 ]
 WEEKS_OF_A_DAY = [
     ("the week before 9 June 2023", ["2023-06-03", "2023-06-08"], ["2023-06-12", "2023-05-28"]),
@@ -112,6 +120,11 @@ NUMERIC_AND_ERAS = [
     ("07.05.2023", ["2023-05-07"], ["2023-07-05"]),  # dots: day first, as in Europe
     ("5/17", ["2023-05-17"], []),  # no year, but only one reading is a date
     ("6/3に何した？", ["2023-06-03"], ["2023-03-06"]),  # Japanese writes month / day
+    # a day of the month alone: the latest one not after today (the 20th here)
+    ("What did I do on the 15th?", ["2023-07-15"], ["2023-06-15", "2023-07-18"]),
+    ("What happened on the 28th?", ["2023-06-28"], ["2023-07-28", "2023-07-10"]),
+    ("15日に何した？", ["2023-07-15"], ["2023-06-15", "2023-07-18"]),
+    ("28日の夜に何した？", ["2023-06-28"], ["2023-07-10"]),
     ("5/7の打ち合わせ", ["2023-05-07"], ["2023-07-05"]),
     ("17/5", ["2023-05-17"], []),
     ("2023-05-07T10:00", ["2023-05-07"], ["2023-05-12"]),
@@ -195,6 +208,8 @@ def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
     "the last day of the trip", "何日に行った？",
     # a fraction in Japanese, not a day; "back" that is not counted time
     "1/2の確率で当たる？", "砂糖は1/4カップ？", "2/3くらい終わった？", "I came back two days later", "step back",
+    # a number of days, not a day of the month; "the 15th" of something else
+    "3日に1回走ってる？", "3日に何回走る？", "3日で終わった？", "3日間の旅行", "5日目の夜", "the 15th century", "his 30th birthday",
 ])
 def test_words_that_only_look_like_time_open_no_window(query):
     assert time_window(query, NOW) is None

@@ -4,7 +4,8 @@ Spellings: "3 June, 2023", "the 3rd of June", "June 3rd", "June third", "2023年
 令和5年 through ``normalise``), ISO "2023-06-03" with or without a time, "2023/6/3", "2023.6.3", numeric
 day and month with a year ("6/3/2023" month first as in the US unless the first number cannot be a month,
 "03.06.2023" day first as in Europe), and a bare "6/13" only when just one reading is a date ("6/3" is
-June 3 or 6 March: no cue), or in Japanese, which writes month / day (「6/3に」 is 6月3日). Days counted from a named day: "two days after June 3", 「6月3日の3日後」,
+June 3 or 6 March: no cue), or in Japanese, which writes month / day (「6/3に」 is 6月3日); a day of the month
+alone ("on the 15th", 「15日に」), the latest such day. Days counted from a named day: "two days after June 3", 「6月3日の3日後」,
 "the day before", 「前日」「翌日」, "the week before / after / of", 「5月7日の週」, "the weekend before"."""
 
 from __future__ import annotations
@@ -83,6 +84,23 @@ def _words(m: re.Match, text: str) -> tuple[int | None, int, int] | None:
     return (int(year) if year else None), MONTHS[month_name], day
 
 
+# A day of the month alone, "on the 15th", 「15日に」「28日の夜」: the latest such day not after today. Not a
+# count of days (「3日で」「3日間」「3日に1回」「5日目」) nor "the 15th century".
+_DAY_OF_MONTH = Cued(
+    r"\bon\s+the\s+(?P<d>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b"
+    r"|(?<![\d月/年.])(?P<jd>[1-9]|[12]\d|3[01])日(?=に(?![\d一二三四五六七八九十数]|何[回度])|の(?!間|うち)|は|って|頃|ごろ)",
+    ("st", "nd", "rd", "th", "日"))
+
+
+def _latest_day_of_month(day: int, today: date) -> tuple[int, int, int] | None:
+    year, month = today.year, today.month
+    for _ in range(3):  # the 31st may be two months back
+        if day <= 31 and (year, month, day) <= (today.year, today.month, today.day) and safe_date(year, month, day):
+            return year, month, day
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return None
+
+
 _PATTERNS = [
     (_JA_DATE, lambda m, _t: (int(m["y"]) if m["y"] else None, int(m["m"]), int(m["d"]))),
     (_YMD, lambda m, _t: (int(m["y"]), int(m["m"]), int(m["d"]))),
@@ -156,6 +174,10 @@ def find_dates(text: str, today: date, now_ts: float) -> list[Cue]:
                 named.append((m.start(), m.end(), *parts))
     # "between August 11 and August 15, 2023": a year said once covers the days around it.
     known = [year for _s, _e, year, _m, _d in sorted(named) if year is not None]
+    for m in _DAY_OF_MONTH.finditer(text):  # after every day named with its month, which claims first
+        found = _latest_day_of_month(int(m["d"] or m["jd"]), today)
+        if found is not None and claims.take(m.start(), m.end()):
+            named.append((m.start(), m.end(), *found))
     days: list[tuple[int, int, Days | None]] = []
     for start, end, year, month, day in named:
         year = year or (known[-1] if known else latest_year_of(month, day, today))

@@ -51,7 +51,15 @@ _AGO = Cued(
     rf"\b(?P<n>\d+|{EN_COUNT})(?P<half1>\s+and\s+a\s+half)?\s*(?P<u>days?|weeks?|fortnights?|months?|years?)"
     r"(?P<half2>\s+and\s+a\s+half)?\s+(?:ago|back)\b"
     r"|\bhalf\s+a\s+year\s+(?:ago|back)\b|半年前"
-    r"|(?P<jn>\d+|数)\s*(?P<ju>日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?P<half>半)?\s*前(?!後)", ("ago", "back", "前"))
+    r"|(?P<jn>\d+|数)\s*(?P<ju>日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?P<half>半)?\s*前(?!後)"
+    r"|(?P<hito>ひと|ふた)月(?P<hhalf>半)?\s*前(?!後)", ("ago", "back", "前"))
+_HITO = {"ひと": 1, "ふた": 2}
+# The same days a year back: "this time last year" is not all of last year.
+_YEAR_BACK: list[tuple[Cued, float]] = [
+    (phrases("a year ago today", "this day last year", "去年の今日", "昨年の今日", "一年前の今日", "1年前の今日"), 2),
+    (phrases("this time last year", "same time last year", "around this time last year", "去年の今頃", "昨年の今頃",
+             "去年のこの時期", "昨年のこの時期", "去年の今ごろ", "昨年の今ごろ"), 21),
+]
 
 
 def _calendar_week(back: int) -> Callable[[date], Days]:
@@ -75,6 +83,7 @@ _BACK: list[tuple[Cued, float, float, Callable[[date], Days] | None]] = [
     (phrases("month before last", "先々月"), 92, 55, _calendar_month(2)),
     (phrases("year before last", "一昨年", "おととし"), 1096, 695, _calendar_year(2)),
     (phrases("yesterday", "昨日", "きのう"), 2, 0.5, None),
+    (phrases("night before last", "一昨晩", "一昨夜"), 3, 1.5, None),
     (phrases("last night", "昨夜", "昨晩"), 1.5, 0.3, None),
     (phrases("today", "tonight", "this morning", "this afternoon", "this evening", "今日", "きょう", "今夜", "今朝"), 1, -1, None),
     (phrases("this week", "今週"), 7, -1, None),
@@ -187,6 +196,8 @@ def _span_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[Cu
             if m["n"] or m["jn"]:
                 half = m["half"] or m["half1"] or m["half2"]
                 days = (count_value(m["n"] or m["jn"]) + (0.5 if half else 0)) * unit_days(m["u"] or m["ju"])
+            elif m["hito"]:
+                days = (_HITO[m["hito"]] + (0.5 if m["hhalf"] else 0)) * 30
             else:
                 days = 182.0  # half a year
             slack = max(1.0, 0.35 * days) * DAY
@@ -212,7 +223,19 @@ def _named_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[C
     return cues
 
 
+def _year_back_cues(text: str, now_ts: float, claims: Claims) -> list[Cue]:
+    """First: "a year ago today" holds "a year ago" and "today", and 「去年の今頃」 holds 去年."""
+    cues = []
+    for pattern, slack in _YEAR_BACK:
+        for m in pattern.finditer(text):
+            if claims.take(m.start(), m.end()):
+                centre = now_ts - 365 * DAY
+                cues.append(Cue("relative", (centre - slack * DAY, centre + slack * DAY), m.start(), m.end()))
+    return cues
+
+
 def find_relative(text: str, today: date, now_ts: float) -> list[Cue]:
     claims = Claims()
-    return [*_day_cues(text, today, now_ts, claims), *_span_cues(text, today, now_ts, claims), *_named_cues(text, today, now_ts, claims)]
+    return [*_year_back_cues(text, now_ts, claims), *_day_cues(text, today, now_ts, claims),
+            *_span_cues(text, today, now_ts, claims), *_named_cues(text, today, now_ts, claims)]
 
