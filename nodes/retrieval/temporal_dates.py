@@ -87,7 +87,8 @@ def _words(m: re.Match, text: str) -> tuple[int | None, int, int] | None:
 # A day of the month alone, "on the 15th", 「15日に」「28日の夜」: the latest such day not after today. Not a
 # count of days (「3日で」「3日間」「3日に1回」「5日目」) nor "the 15th century".
 _DAY_OF_MONTH = Cued(
-    r"\bon\s+the\s+(?P<d>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b"
+    r"\bon\s+the\s+(?P<d>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?:of\b|floor|page|line|row|level|step|stage|"
+    r"time|try|attempt|day|week|month|year|round|place|grade|lap|go|shelf|slide|chapter|episode|season|track|hole|question))"
     r"|(?<![\d月/年.])(?P<jd>[1-9]|[12]\d|3[01])日(?=に(?![\d一二三四五六七八九十数]|何[回度])|の(?!間|うち)|は|って|頃|ごろ)",
     ("st", "nd", "rd", "th", "日"))
 
