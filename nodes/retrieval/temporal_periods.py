@@ -20,7 +20,7 @@ _PART_WORDS = {
     "early": "early", "beginning": "early", "start": "early", "mid": "mid", "middle": "mid", "late": "late",
     "end": "late", "first half": "first_half", "second half": "second_half", "latter half": "second_half",
     "last half": "second_half",
-    "上旬": "early", "初旬": "early", "初め": "early", "始め": "early", "はじめ": "early", "初頭": "early", "頭": "early",
+    "上旬": "early", "初旬": "early", "初め": "early", "初": "early", "始め": "early", "はじめ": "early", "初頭": "early", "頭": "early",
     "中旬": "mid", "半ば": "mid", "なかば": "mid", "下旬": "late", "終わり": "late", "おわり": "late", "末": "late",
     "前半": "first_half", "後半": "second_half",
 }
@@ -34,7 +34,8 @@ _YEAR_PART_NARROW = {"beginning": "start", "start": "start", "end": "end", "初�
 _EN_PARTS = ("early", "mid", "late", "beginning", "start", "end", "half")
 _JA_PARTS = ("旬", "初", "始", "はじめ", "頭", "半", "終", "おわり", "末", "暮", "瀬", "明け")
 _EN_PART = r"(?P<part>early|mid|middle|late|(?:the\s+)?(?:beginning|start|middle|end|first\s+half|second\s+half|latter\s+half|last\s+half)\s+of)"
-_JA_PART = r"(?P<part>上旬|初旬|中旬|下旬|初め|始め|はじめ|初頭|頭|半ば|なかば|前半|後半|終わり|おわり|末|暮れ)"
+# 初 alone as in 月初; not 初めて ("for the first time"), 初回, 初日.
+_JA_PART = r"(?P<part>上旬|初旬|中旬|下旬|初め(?!て)|始め|はじめ(?!て)|初頭|頭|半ば|なかば|前半|後半|終わり|おわり|末|暮れ|初(?![めて回日対心恋]))"
 _WEEK_OF_MONTH = Cued(
     rf"\b(?:the\s+)?(?P<n>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+(?:of|in)\s+(?:the\s+)?"
     rf"(?P<m>{MONTH_NAMES}|last\s+month|this\s+month|month)\b(?:,?\s*(?P<y>(?:19|20)\d{{2}})(?!\d))?"
