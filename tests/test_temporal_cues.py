@@ -213,7 +213,8 @@ def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
     # a fraction in Japanese, not a day; "back" that is not counted time
     "1/2の確率で当たる？", "砂糖は1/4カップ？", "2/3くらい終わった？", "I came back two days later", "step back",
     # a number of days, not a day of the month; "the 15th" of something else
-    "3日に1回走ってる？", "3日に何回走る？", "3日で終わった？", "3日間の旅行", "5日目の夜", "the 15th century", "his 30th birthday",
+    "3日に1回走ってる？", "3日に何回走る？", "1日に何時間勉強してる？", "1日にどれくらい歩く？", "2日にどのくらい進む？",
+    "3日で終わった？", "3日間の旅行", "5日目の夜", "the 15th century", "his 30th birthday",
     "What's on the 2nd floor?", "I got it on the 3rd try",
 ])
 def test_words_that_only_look_like_time_open_no_window(query):

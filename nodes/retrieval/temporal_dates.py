@@ -89,7 +89,7 @@ def _words(m: re.Match, text: str) -> tuple[int | None, int, int] | None:
 _DAY_OF_MONTH = Cued(
     r"\bon\s+the\s+(?P<d>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?:of\b|floor|page|line|row|level|step|stage|"
     r"time|try|attempt|day|week|month|year|round|place|grade|lap|go|shelf|slide|chapter|episode|season|track|hole|question))"
-    r"|(?<![\d月/年.])(?P<jd>[1-9]|[12]\d|3[01])日(?=に(?![\d一二三四五六七八九十数]|何[回度])|の(?!間|うち)|は|って|頃|ごろ)",
+    r"|(?<![\d月/年.])(?P<jd>[1-9]|[12]\d|3[01])日(?=に(?![\d一二三四五六七八九十数]|何[回度時分杯個本枚人歩]|どれ|どの)|の(?!間|うち)|は|って|頃|ごろ)",
     ("st", "nd", "rd", "th", "日"))
 
 
@@ -176,6 +176,8 @@ def find_dates(text: str, today: date, now_ts: float) -> list[Cue]:
     # "between August 11 and August 15, 2023": a year said once covers the days around it.
     known = [year for _s, _e, year, _m, _d in sorted(named) if year is not None]
     for m in _DAY_OF_MONTH.finditer(text):  # after every day named with its month, which claims first
+        if m["jd"] == "1" and text.startswith("に", m.end()):
+            continue  # 「1日に」 is "a day" (「1日に何時間？」) as often as "on the 1st"
         found = _latest_day_of_month(int(m["d"] or m["jd"]), today)
         if found is not None and claims.take(m.start(), m.end()):
             named.append((m.start(), m.end(), *found))
