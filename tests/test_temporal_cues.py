@@ -101,6 +101,9 @@ RELATIVE = [
     ("one and a half years ago", ["2022-01-20"], ["2022-10-20", "2021-03-01"]),
     ("two and a half weeks ago", ["2023-07-03"], ["2023-07-15", "2023-06-15"]),
     ("ひと月前に何した？", ["2023-06-20"], ["2023-07-15", "2023-05-10"]),
+    ("What did I do last Thurs?", ["2023-07-13"], ["2023-07-20", "2023-07-06"]),  # NOW is a Thursday
+    ("what did we eat on Sat.?", ["2023-07-15"], ["2023-07-08", "2023-07-19"]),
+    ("this Fri", ["2023-07-14"], ["2023-07-07"]),
     ("the night before last", ["2023-07-18"], ["2023-07-20", "2023-07-14"]),
     ("一昨晩", ["2023-07-18"], ["2023-07-20", "2023-07-14"]),
     # a year back, not all of last year
@@ -216,6 +219,7 @@ def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
     "3日に1回走ってる？", "3日に何回走る？", "1日に何時間勉強してる？", "1日にどれくらい歩く？", "2日にどのくらい進む？",
     "3日で終わった？", "3日間の旅行", "5日目の夜", "the 15th century", "his 30th birthday",
     "What's on the 2nd floor?", "I got it on the 3rd try",
+    "this sun is hot", "sun-dried tomatoes", "I sat on the sofa", "they will wed soon", "the mon-fri shift",
 ])
 def test_words_that_only_look_like_time_open_no_window(query):
     assert time_window(query, NOW) is None

@@ -22,6 +22,13 @@ _EN_WEEKDAY = Cued(
     rf"(?P<wd>{WEEKDAY_NAMES})(?P<pl>s)?\b"
     r"(?:\s+(?P<post>before\s+last|after\s+next|(?:of\s+)?(?:last|this|next)\s+week\b|before\b|after\b|prior\s+to\b|following\b))?"
     rf"|\b(?P<wk>last|this|next)\s+week'?s\s+(?P<wd2>{WEEKDAY_NAMES})\b", WEEKDAYS)
+# "last Thurs", "on Wed": an abbreviation only after a word that makes it a day ("sat", "sun", "wed" and "mon" are
+# also words; after "this" only the ones that are not: "this sun" is the sun).
+_ABBREVIATED = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
+_EN_WEEKDAY_SHORT = Cued(
+    r"\b(?:(?P<pre>last|this\s+past|past|on|next|this\s+coming|coming)\s+(?P<wd>mon|tues?|weds?|thu(?:rs?)?|fri|sat|sun)"
+    r"|(?P<this>this)\s+(?P<wd2>tues?|thu(?:rs?)?|fri))\.?(?![\w-])",
+    ("mon", "tue", "wed", "thu", "fri", "sat", "sun"))
 _JA_WEEKDAY = Cued(r"(?P<pre>毎週|先々週|先週|今週|再来週|来週|この前|この間|前|次|毎|この)?\s*の?\s*(?P<wd>[月火水木金土日])曜(?:日)?(?P<post>ごと)?",
                    ("曜",))
 _EN_WEEKEND = Cued(
@@ -153,6 +160,10 @@ def _day_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[Cue
         if m["wk"]:
             pre, post = "", f"{m['wk']} week"
         cues.append(_days_cue("weekday", _weekday(pre, post, WEEKDAYS[m["wd"] or m["wd2"]], today), m.start(), m.end(), now_ts))
+    for m in _EN_WEEKDAY_SHORT.finditer(text):
+        if claims.take(m.start(), m.end()):
+            pre = "" if m["pre"] == "on" else _words(m["pre"] or m["this"])
+            cues.append(_days_cue("weekday", _weekday(pre, "", _ABBREVIATED[m["wd"] or m["wd2"]], today), m.start(), m.end(), now_ts))
     for m in _JA_WEEKDAY.finditer(text):
         pre = m["pre"] or ""
         if pre in ("毎週", "毎") or m["post"] or not claims.take(m.start(), m.end()):
