@@ -66,6 +66,16 @@ MONTH_PARTS = [
     ("the first week of May", ["2023-05-04"], ["2023-05-20"]),
     ("6月の第2週", ["2023-06-10"], ["2023-06-25", "2023-06-01"]),
 ]
+QUARTERS_AND_SHORT_YEARS = [  # NOW is 2023-07-20: Q3 has begun
+    ("What did we ship in Q1?", ["2023-02-15"], ["2022-02-15", "2023-04-15"]),
+    ("Q4 2022", ["2022-11-15"], ["2022-09-15", "2023-01-15"]),
+    ("the first quarter", ["2023-03-20"], ["2023-04-10"]),
+    ("last quarter", ["2023-05-15"], ["2023-07-10", "2023-03-15"]),
+    ("this quarter", ["2023-07-10"], ["2023-06-15"]),
+    ("2023年の第2四半期", ["2023-05-15"], ["2023-07-10"]),
+    ("前四半期の売上", ["2023-05-15"], ["2023-07-10"]),
+    ("What did I do in '22?", ["2022-06-15"], ["2023-02-01", "2021-12-01"]),
+]
 SEASONS = [  # northern meteorological seasons; without a year the most recent one not after now
     ("What did we do last summer?", ["2022-07-15"], ["2023-07-01"]),
     ("in the spring", ["2023-04-15"], ["2022-04-15", "2023-07-01"]),
@@ -176,7 +186,7 @@ SINCE = [
 
 @pytest.mark.parametrize(("query", "inside", "outside"),
                          WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
-                         + FROM_A_NAMED_DAY + HOLIDAYS + SINCE)
+                         + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + QUARTERS_AND_SHORT_YEARS)
 def test_a_cue_opens_a_window_around_the_days_it_names(query, inside, outside):
     _check(query, inside, outside)
 
@@ -220,6 +230,7 @@ def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
     "3日で終わった？", "3日間の旅行", "5日目の夜", "the 15th century", "his 30th birthday",
     "What's on the 2nd floor?", "I got it on the 3rd try",
     "this sun is hot", "sun-dried tomatoes", "I sat on the sofa", "they will wed soon", "the mon-fri shift",
+    "a quarter of the cake", "quarter past three", "the French Quarter", "it's 4 o'clock",
 ])
 def test_words_that_only_look_like_time_open_no_window(query):
     assert time_window(query, NOW) is None

@@ -1,7 +1,8 @@
 """Named stretches of the calendar as time cues: a week of a month ("the second week of May", 「6月の第2週」),
 a part of a month ("early June", "the end of May", 「6月上旬」「5月の終わり」「先月末」), a part of a year ("late
 2022", "the beginning of the year", 「年末」), a season ("last summer", "winter 2023", 「去年の夏」「春に」), a
-month ("in May", "June last year", 「去年の6月」, "2023-05") and a year ("in 2022", 「2022年に」).
+month ("in May", "June last year", 「去年の6月」, "2023-05"), a quarter ("Q3", "last quarter", 「第2四半期」) and a
+year ("in 2022", 「2022年に」, "in '22").
 
 Without a year each is the most recent one that has begun; "last" (or 「去る」) the most recent one that is
 over; "this" the one under way or nearest; "next" is a plan (see ``temporal_relative``)."""
@@ -74,6 +75,17 @@ _YEAR = Cued(
     r"\b(?P<pre>in|during|since|from|until|till|through|throughout|around|by|before|after|of|the\s+year)\s+"
     r"(?P<y>(?:19|20)\d{2})\b(?![-/.]\d)(?P<noun>\s+[a-z]+)?"
     r"|(?P<jy>(?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月|\s*間|\d)", ("19", "20"))
+# A quarter of a year: "Q3", "Q4 2022", "the first quarter", "last quarter", 「第2四半期」「前四半期」.
+_QUARTER = Cued(
+    r"\bq(?P<q>[1-4])\b(?:\s*(?:of\s+)?(?P<y>(?:19|20)\d{2})(?!\d))?"
+    r"|\b(?:the\s+)?(?P<qw>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\b(?:\s+of\s+(?P<y2>(?:19|20)\d{2})(?!\d))?"
+    r"|\b(?P<rel>last|this|previous)\s+quarter\b"
+    r"|(?:(?P<jy>(?:19|20)\d{2})\s*年\s*(?:度\s*)?の?\s*)?第\s*(?P<jq>[1-4一二三四])\s*四半期|(?P<jrel>前|今|先)四半期",
+    ("q1", "q2", "q3", "q4", "quarter", "四半期"))
+_QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+                  "一": 1, "二": 2, "三": 3, "四": 4}
+# "in '22": a year with its century left out.
+_SHORT_YEAR = Cued(r"\b(?:in|during|since|back\s+in)\s+['’](?P<yy>\d{2})(?![\d'’])", ("'", "’"))
 _PAST = {"last", "this past", "past", "去る", "前の"}
 _PLAN = {"next", "this coming", "coming", "次の", "来る"}
 _HABIT = {"every", "each", "毎年", "毎"}
@@ -208,6 +220,32 @@ def _plain_year(m: re.Match, _today: date) -> Days | None:
     return date(year, 1, 1), date(year, 12, 31)
 
 
+def _quarter_days(year: int, quarter: int) -> Days:
+    first = date(year, 3 * quarter - 2, 1)
+    return first, month_days(year, 3 * quarter)[1]
+
+
+def _quarter(m: re.Match, today: date) -> Days | None:
+    current = (today.month - 1) // 3 + 1
+    rel = m["rel"] or m["jrel"]
+    if rel:  # "last quarter", 「前四半期」: the one before this; "this quarter", 「今四半期」
+        back = 0 if rel in ("this", "今") else 1
+        year, quarter = today.year, current - back
+        return _quarter_days(year - 1, 4) if quarter == 0 else _quarter_days(year, quarter)
+    word = m["q"] or m["qw"] or m["jq"]
+    quarter = int(word) if word.isdigit() else _QUARTER_WORDS[word]
+    said = m["y"] or m["y2"] or m["jy"]
+    if said:
+        return _quarter_days(int(said), quarter)
+    return _quarter_days(today.year if quarter <= current else today.year - 1, quarter)  # the latest begun
+
+
+def _short_year(m: re.Match, today: date) -> Days | None:
+    year = 2000 + int(m["yy"])
+    year = year if year <= today.year else year - 100  # '95 is 1995
+    return date(year, 1, 1), date(year, 12, 31)
+
+
 # (pattern, reader, kind, slack days): finer stretches first, so "early June 2023" is not read as June 2023.
 _FINDERS = [
     (_WEEK_OF_MONTH, _week_of_month, "week", 2),
@@ -220,7 +258,9 @@ _FINDERS = [
     (_NUMERIC_MONTH, _numeric_month, "month", 0),
     (_EN_MONTH, _month, "month", 0),
     (_JA_MONTH, _month, "month", 0),
+    (_QUARTER, _quarter, "year_part", 0),
     (_YEAR, _plain_year, "year", 0),
+    (_SHORT_YEAR, _short_year, "year", 0),
 ]
 
 
