@@ -1,7 +1,8 @@
 """Holidays as named days ("at Christmas", "last Halloween", 「去年のお盆」「ゴールデンウィーク」): the days
 they fall on, in the year the query says or the most recent one that has begun. Fixed-date holidays of
 English- and Japanese-speaking calendars, the ones that fall on a weekday of a week of their month (Thanksgiving,
-Mother's Day, Father's Day), and Easter (dateutil's computus: Good Friday to Easter Monday)."""
+Mother's Day, Father's Day), Easter (dateutil's computus: Good Friday to Easter Monday), and the stretches of
+the Japanese year people name like holidays (梅雨, 年度末, 新年度)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ _HOLIDAYS: list[tuple[str, Callable[[int], Days]]] = [
     (r"\bfather'?s'?\s+day\b|父の日", _nth_weekday(6, 6, 3)),
     (r"\bgolden\s+week\b|ゴールデンウィーク|\bgw(?=\s*[\u3040-\u30ff\u4e00-\u9fff])", _fixed(4, 29, 5, 5)),  # "gw" alone is a gateway
     (r"お盆", _fixed(8, 13, 8, 16)),
+    (r"梅雨", _fixed(6, 1, 7, 20)),  # the rainy season of most of Japan
+    (r"年度末", _fixed(3, 15, 3, 31)),  # the Japanese fiscal and school year ends in March
+    (r"新年度|年度初め|年度始め|年度の初め|年度の始め", _fixed(4, 1, 4, 15)),
     (r"七夕", _fixed(7, 7)),
 ]
 _HOLIDAY = Cued(
@@ -62,7 +66,7 @@ _HOLIDAY = Cued(
     + "(?:" + "|".join(f"(?P<h{i}>{pattern})" for i, (pattern, _) in enumerate(_HOLIDAYS)) + ")"
     + r"(?:\s*,?\s*(?P<y2>(?:19|20)\d{2})(?!\d))?",
     ("christmas", "mas", "new year", "valentine", "white day", "halloween", "independence", "thanksgiving", "golden week",
-     "gw", "easter", "mother", "father", "イースター", "復活祭", "母の日", "父の日", "ゴールデン", "クリスマス", "晦日", "みそか", "元日", "元旦", "年末年始", "正月", "バレンタイン", "ホワイトデー", "ハロウィ", "お盆", "七夕"),
+     "gw", "easter", "mother", "father", "イースター", "復活祭", "母の日", "父の日", "ゴールデン", "クリスマス", "晦日", "みそか", "元日", "元旦", "年末年始", "正月", "バレンタイン", "ホワイトデー", "ハロウィ", "お盆", "七夕", "梅雨", "年度"),
 )
 _PAST_REL = {"last", "this past"}
 _PLAN_REL = {"next", "this coming", "来年"}

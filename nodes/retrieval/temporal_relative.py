@@ -29,6 +29,8 @@ _EN_WEEKDAY_SHORT = Cued(
     r"\b(?:(?P<pre>last|this\s+past|past|on|next|this\s+coming|coming)\s+(?P<wd>mon|tues?|weds?|thu(?:rs?)?|fri|sat|sun)"
     r"|(?P<this>this)\s+(?P<wd2>tues?|thu(?:rs?)?|fri))\.?(?![\w-])",
     ("mon", "tue", "wed", "thu", "fri", "sat", "sun"))
+# "two Saturdays ago": the latest Saturday, and one more week back for each beyond the first.
+_WEEKDAYS_AGO = Cued(rf"\b(?P<n>\d+|{EN_COUNT})\s+(?P<wd>{WEEKDAY_NAMES})s\s+(?:ago|back)\b", ("ago", "back"))
 _JA_WEEKDAY = Cued(r"(?P<pre>毎週|先々週|先週|今週|再来週|来週|この前|この間|前|次|毎|この)?\s*の?\s*(?P<wd>[月火水木金土日])曜(?:日)?(?P<post>ごと)?",
                    ("曜",))
 _EN_WEEKEND = Cued(
@@ -160,6 +162,10 @@ def _day_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[Cue
         if m["wk"]:
             pre, post = "", f"{m['wk']} week"
         cues.append(_days_cue("weekday", _weekday(pre, post, WEEKDAYS[m["wd"] or m["wd2"]], today), m.start(), m.end(), now_ts))
+    for m in _WEEKDAYS_AGO.finditer(text):  # the plural alone ("on Saturdays") is a habit and claimed nothing
+        if claims.take(m.start(), m.end()):
+            day = latest_weekday(WEEKDAYS[m["wd"]], today) - timedelta(days=7 * (int(count_value(m["n"])) - 1))
+            cues.append(_days_cue("weekday", day, m.start(), m.end(), now_ts))
     for m in _EN_WEEKDAY_SHORT.finditer(text):
         if claims.take(m.start(), m.end()):
             pre = "" if m["pre"] == "on" else _words(m["pre"] or m["this"])
