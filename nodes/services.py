@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from stores.factory import Stores, open_stores
+from stores.recall_snapshots import SnapshotFiles
 from stores.settings import LuminaSettings, default_settings
 
 from .retrieval.keyword_index import KeywordIndex
@@ -69,7 +70,8 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
     log.info("services ready paths=%s backends=%s", paths, stores.backends)
     services = Services(
         settings, stores, embedder, chat_model, paths,
-        keyword_index=KeywordIndex(settings.recall_index_users), turn_index=TurnIndex(settings.recall_index_users, (settings.recall_passage_tokens, settings.recall_passage_min_tokens)),
+        keyword_index=KeywordIndex(settings.recall_index_users), turn_index=TurnIndex(settings.recall_index_users, (settings.recall_passage_tokens, settings.recall_passage_min_tokens),
+                             SnapshotFiles.for_settings(settings), settings.recall_snapshot_min_turns),
     )
     from . import recovery
 

@@ -239,6 +239,13 @@ class LuminaSettings(BaseSettings):
         default=128, ge=1, le=1_000_000,
         description="Users whose recall indexes (turn BM25 + vectors, segment BM25) stay in memory; least recently used go first.",
     )
+    recall_snapshot_min_turns: int = Field(
+        default=1000, ge=0, le=100_000_000,
+        description="Issue 19: a user with at least this many archived turns gets their built recall index kept in "
+        "a file (`<data_dir>/recall_snapshots/`, written at write time, again after a tenth more turns), which a "
+        "process that starts loads instead of building the index inside the user's first recall. Checked against "
+        "the archive before use; erased with the user; not backed up (rebuilt from the archive). 0 = none written.",
+    )
     recall_warm_users: int = Field(
         default=8, ge=0, le=1_000_000,
         description="Issue 19: a long-running process (the LangGraph server, `langgraph dev`) builds the recall "

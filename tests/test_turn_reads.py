@@ -69,7 +69,8 @@ def test_a_fresh_process_builds_the_same_index_from_the_kept_reads_without_readi
         fresh = TurnIndex(passage_cut=CUT)  # what a process that starts holds
         built = fresh.get(archive, ALICE)
         assert fresh.summary() | {"users": 0} == {"users": 0, "rebuilds": 1, "top_ups": 0, "turns_read": 0,
-                                                  "reads_decoded": len(turns)}
+                                                  "reads_decoded": len(turns), "snapshots_loaded": 0,
+                                                  "snapshots_written": 0, "snapshots_dropped": 0}
         from_texts = UserTurns.build(archive.all_turns(ALICE), CUT)
         _same(built, from_texts)
         _same_passages(built, from_texts)

@@ -11,6 +11,7 @@ rebuild) so MMR and near-duplicate checks never fetch vectors per query: at 10,0
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -27,6 +28,8 @@ from .passage_index import LongTurnTerms, PassageIndex
 from .postings import merged, postings_of
 from .turn_reads import TurnReads, keep_reads, read_turns, stored_reads
 from .user_locks import UserLocks
+
+log = logging.getLogger("lumina.recall")
 
 
 class IndexedTurn(NamedTuple):
@@ -64,6 +67,10 @@ class TurnTable(Sequence[IndexedTurn]):
             for column, value in zip(columns, (t.turn_id, t.source_id, t.user_id, t.speaker, t.text, float(t.ts), t.segment_id)):
                 column.append(value)
         return cls(tuple(tuple(c) for c in columns))
+
+    def head(self, n: int) -> "TurnTable":
+        """The first ``n`` turns, as a table."""
+        return TurnTable(tuple(c[:n] for c in self._columns))
 
     def column(self, name: str) -> tuple:
         return self._columns[IndexedTurn._fields.index(name)]
@@ -155,10 +162,24 @@ class UserTurns:
         token_counts, read = reads.counts, reads.reads
         # Cross-script keys are found by the other language, and add no length.
         arrays, lengths = postings_of([r.terms for r in read], [r.keys for r in read])
-        avg = float(lengths.mean()) if len(turns) else 1.0
+        user_id = turns[0].user_id if turns else ""
+        return cls.assembled(
+            turns, passage_cut, postings=arrays, lengths=lengths, token_counts=token_counts,
+            point_position={turn_point_id(user_id, t): i for i, t in enumerate(turns.column("turn_id"))},
+            passage_of=_passage_points(turns, 0, token_counts, user_id, passage_cut, read),
+            passages=PassageIndex().extended(texts, token_counts, 0, passage_cut, dict(enumerate(read))),
+        )
+
+    @classmethod
+    def assembled(cls, turns: TurnTable, passage_cut: tuple[int, int], *, postings, lengths: np.ndarray,
+                  token_counts: np.ndarray, point_position: dict[str, int], passage_of: dict[str, tuple[int, int]],
+                  passages: PassageIndex) -> "UserTurns":
+        """An index of ``turns`` from what reading their texts gave (``build``, or a kept snapshot of it:
+        nodes.retrieval.index_snapshot); the rest (order, segments, speakers, times) is worked out here from
+        the turns' fields, which costs milliseconds."""
         members: dict[str, list[int]] = defaultdict(list)
-        for i, turn in enumerate(turns):
-            members[turn.segment_id].append(i)
+        for i, segment_id in enumerate(turns.column("segment_id")):
+            members[segment_id].append(i)
         # Adjacent turns of one segment, or less than an hour apart, are one exchange (an answer and its question).
         same_exchange = np.array([turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
                                   for i in range(1, len(turns))], dtype=bool)
@@ -168,23 +189,23 @@ class UserTurns:
         label_counts = Counter(labels)
         segment_ids = tuple(members)
         segment_code = {seg: c for c, seg in enumerate(segment_ids)}
-        user_id = turns[0].user_id if turns else ""
         return cls(
-            turns, {t.turn_id: i for i, t in enumerate(turns)}, arrays, lengths, avg or 1.0, labels, None,
+            turns, {t: i for i, t in enumerate(turns.column("turn_id"))}, postings, lengths,
+            (float(lengths.mean()) if len(turns) else 1.0) or 1.0, labels, None,
             {seg: tuple(m) for seg, m in members.items()}, same_exchange, np.asarray(labels, dtype=object),
             speakers=[label for label, _ in label_counts.most_common()],
-            ts=np.fromiter((t.ts for t in turns), dtype=np.float64, count=len(turns)),
+            ts=np.fromiter(turns.column("ts"), dtype=np.float64, count=len(turns)),
             segment_ids=segment_ids,
-            segment_of=np.fromiter((segment_code[t.segment_id] for t in turns), dtype=np.int32, count=len(turns)),
+            segment_of=np.fromiter((segment_code[s] for s in turns.column("segment_id")), dtype=np.int32, count=len(turns)),
             segment_code=segment_code,
-            point_position={turn_point_id(user_id, t.turn_id): i for i, t in enumerate(turns)},
+            point_position=point_position,
             prefixes=prefixes,
             token_counts=token_counts,
             prefix_counts=prefix_counts,
             label_counts=label_counts,
             passage_cut=passage_cut,
-            passage_of=_passage_points(turns, 0, token_counts, user_id, passage_cut, read),
-            passages=PassageIndex().extended(texts, token_counts, 0, passage_cut, dict(enumerate(read))),
+            passage_of=passage_of,
+            passages=passages,
         )
 
     def extended(self, new: list[Turn], turn_vectors=None, user_id: str = "", reads: TurnReads | None = None) -> "UserTurns":
@@ -441,6 +462,13 @@ def write_stamp(archive, user_id: str) -> int | None:
     return getattr(archive, "generation", None)
 
 
+def _vectors_key(turn_vectors) -> str:
+    """Which vectors a snapshot's matrix holds: the turn-vector collection (named by embedder and size)."""
+    if turn_vectors is None:
+        return ""
+    return f"{getattr(turn_vectors, 'collection', '')}/{getattr(turn_vectors, 'dim', 0)}"
+
+
 # A top-up of more new turns than this looks for reads the archive kept (another process archived them).
 _LOOK_UP_FROM = 64
 
@@ -449,9 +477,19 @@ class TurnIndex:
     """The per-user indexes of one process, at most ``max_users`` of them (least recently used go
     first: at 10,000 turns a user's index holds ~15 MB, and a server sees many users)."""
 
-    def __init__(self, max_users: int = 128, passage_cut: tuple[int, int] = (0, 0)) -> None:
-        """``passage_cut``: (window tokens, least turn tokens) of long turns' passages; (0, 0) for none."""
+    def __init__(self, max_users: int = 128, passage_cut: tuple[int, int] = (0, 0), snapshots=None,
+                 snapshot_min_turns: int = 0) -> None:
+        """``passage_cut``: (window tokens, least turn tokens) of long turns' passages; (0, 0) for none.
+        ``snapshots``: the data directory's stores.recall_snapshots.SnapshotFiles, where users' built indexes are
+        kept (``keep_snapshot``) and loaded by a build; ``snapshot_min_turns``: the least turns worth a snapshot
+        (0: none are written)."""
         self.passage_cut = passage_cut
+        self.snapshots = snapshots
+        self.snapshot_min_turns = snapshot_min_turns
+        self._snapshot_turns: dict[str, int] = {}  # user -> turns in their snapshot, as last written or read
+        self.snapshots_loaded = 0
+        self.snapshots_written = 0
+        self.snapshots_dropped = 0  # found stale or unreadable, removed
         self._users: OrderedDict[str, UserTurns] = OrderedDict()
         self._lock = threading.Lock()  # the table of users; held for lookups only
         # One lock per user for building or topping up that user's index: a cold build of a user with long
@@ -507,13 +545,84 @@ class TurnIndex:
             turns, last = archive.turns_since(user_id, 0)
         else:
             turns, last = archive.all_turns(user_id), 0
-        rebuilt = UserTurns.build(turns, self.passage_cut, self._reads(archive, user_id, turns))
+        rebuilt = self._from_snapshot(archive, user_id, turns, turn_vectors) if index is None else None
+        if rebuilt is None:
+            rebuilt = UserTurns.build(turns, self.passage_cut, self._reads(archive, user_id, turns))
+            with self._lock:
+                self.rebuilds += 1
         rebuilt.last_seq = last
-        if turn_vectors is not None:
+        if turn_vectors is not None and rebuilt.vectors is None:
             rebuilt.load_vectors(turn_vectors, user_id, index)
-        with self._lock:
-            self.rebuilds += 1
         return rebuilt
+
+    def _from_snapshot(self, archive, user_id: str, turns: list[Turn], turn_vectors) -> UserTurns | None:
+        """The user's index from their snapshot (nodes.retrieval.index_snapshot) and the turns archived after it;
+        None when there is none that fits ``turns`` (a stale or unreadable one is removed and logged)."""
+        from . import index_snapshot
+        from .turn_reads import reader
+
+        path = self.snapshots.existing(user_id) if self.snapshots is not None and turns else None
+        if path is None:
+            return None
+        table = TurnTable.of(turns)
+        try:
+            loaded = index_snapshot.load(path, user_id, reader(self.passage_cut), table, self.passage_cut,
+                                         _vectors_key(turn_vectors))
+        except index_snapshot.UNREADABLE as exc:
+            log.warning("recall index snapshot of a user unreadable, building from the archive: %s", exc)
+            loaded = None
+        if loaded is None:
+            self.snapshots.remove(user_id)
+            with self._lock:
+                self.snapshots_dropped += 1
+                self._snapshot_turns.pop(user_id, None)
+            return None
+        kept = len(loaded.turns)
+        rest = turns[kept:]
+        if rest:  # archived since the snapshot was written: added as a top-up adds them
+            loaded = loaded.extended(rest, turn_vectors if loaded.vectors is not None else None, user_id,
+                                     self._reads(archive, user_id, rest, only_these=True))
+        with self._lock:
+            self.snapshots_loaded += 1
+            self._snapshot_turns[user_id] = kept
+        return loaded
+
+    def keep_snapshot(self, user_id: str, index: UserTurns, turn_vectors=None) -> bool:
+        """Write ``index`` (the user's current one) as their snapshot when it is worth one: at least
+        ``snapshot_min_turns`` turns, and none kept yet or a tenth more turns than the one kept. Called at write
+        time (nodes.retrieval.warm), never inside a recall. True when written."""
+        from . import index_snapshot
+        from .turn_reads import reader
+
+        files, n = self.snapshots, len(index.turns)
+        if files is None or not self.snapshot_min_turns or n < self.snapshot_min_turns:
+            return False
+        removals = files.removals  # before the check below: an erasure after it makes the write a no-op
+        with self._lock:
+            if self._users.get(user_id) is not index:  # forgotten (erased) or replaced since
+                return False
+            kept = self._snapshot_turns.get(user_id)
+        if kept is None:
+            path = files.existing(user_id)
+            try:
+                kept = int(index_snapshot.meta_of(path)["turns"]) if path is not None else 0
+            except index_snapshot.UNREADABLE:
+                kept = 0
+        if kept and n < kept * 1.1:
+            with self._lock:
+                self._snapshot_turns[user_id] = kept
+            return False
+        arrays = index_snapshot.arrays_of(index, user_id, reader(self.passage_cut), _vectors_key(turn_vectors))
+        try:
+            if not files.write(user_id, lambda handle: index_snapshot.write(handle, arrays), removals):
+                return False
+        except OSError as exc:  # a full disk: the index is built as before next time
+            log.warning("recall index snapshot not written: %s", exc)
+            return False
+        with self._lock:
+            self.snapshots_written += 1
+            self._snapshot_turns[user_id] = n
+        return True
 
     def _reads(self, archive, user_id: str, turns: list[Turn], only_these: bool | None = False) -> TurnReads:
         """``turns`` read: from the reads the archive keeps where it has them (``only_these``: asking for these
@@ -532,13 +641,16 @@ class TurnIndex:
         """What this process's index holds and what building it cost (graphs.inspect.tier_stats)."""
         with self._lock:
             return {"users": len(self._users), "rebuilds": self.rebuilds, "top_ups": self.extensions,
-                    "turns_read": self.reads_made, "reads_decoded": self.reads_decoded}
+                    "turns_read": self.reads_made, "reads_decoded": self.reads_decoded,
+                    "snapshots_loaded": self.snapshots_loaded, "snapshots_written": self.snapshots_written,
+                    "snapshots_dropped": self.snapshots_dropped}
 
     def forget(self, user_id: str) -> None:
         """Drop ``user_id``'s index (erasure): after any build of it in progress, so none puts it back."""
         with self._user_locks.hold(user_id):
             with self._lock:
                 self._users.pop(user_id, None)
+                self._snapshot_turns.pop(user_id, None)
             # Its id goes too (an erased user leaves nothing here); a get() already waiting on this lock
             # takes the user's next one and reads the archive after the erase, like any later one.
             self._user_locks.drop(user_id, held=True)

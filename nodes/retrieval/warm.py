@@ -30,6 +30,8 @@ def warm_indexes(services, user_id: str) -> None:
             store = getattr(stores.archive, table, None)
             if store is not None:
                 getattr(store, read)(user_id)
+        # Last: a process that starts loads this instead of building the index (nodes.retrieval.index_snapshot).
+        services.turn_index.keep_snapshot(user_id, index, stores.turns)
     except StoreUnavailable as exc:
         log.warning("recall indexes of %s wait for the next recall: %s", user_id, exc)
 

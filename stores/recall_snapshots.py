@@ -1,0 +1,137 @@
+"""Files holding each user's built recall index (nodes.retrieval.index_snapshot), one per user in
+``<data_dir>/recall_snapshots/``, named by a hash of the user id (stores.ids.user_file_stem).
+
+A snapshot is derived state: the archive is the source of truth, and a snapshot is only ever used after it was
+checked against the user's current turns (their ids and texts). So a lost, torn or stale file costs a rebuild,
+never a wrong answer. Writes go to a temporary file that is renamed into place; erasure removes the user's file;
+backups leave the folder out and a restore empties it (the restored archive is what the next build reads).
+
+Writers and erasers of one folder in a process share a lock and a count of removals: a write that began before
+a removal (an erasure while the flush's last stage was writing that user's snapshot) is dropped instead of
+putting the file back.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from .ids import user_file_stem, validate_id
+from .user_data import NothingToBackUp
+
+FOLDER = "recall_snapshots"
+SUFFIX = ".npz"
+
+
+class _FolderState:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.removals = 0
+
+
+_states: dict[Path, _FolderState] = {}
+_states_lock = threading.Lock()
+
+
+def _state_for(folder: Path) -> _FolderState:
+    with _states_lock:
+        return _states.setdefault(folder, _FolderState())
+
+
+class SnapshotFiles:
+    """The snapshot files of one data directory."""
+
+    def __init__(self, folder: str | os.PathLike[str]):
+        self.folder = Path(folder).expanduser().resolve()
+        self._state = _state_for(self.folder)
+
+    @classmethod
+    def for_settings(cls, settings) -> "SnapshotFiles":
+        return cls(settings.resolved_data_dir() / FOLDER)
+
+    def path_of(self, user_id: str) -> Path:
+        validate_id(user_id, "user_id")
+        return self.folder / (user_file_stem(user_id) + SUFFIX)
+
+    def existing(self, user_id: str) -> Path | None:
+        path = self.path_of(user_id)
+        return path if path.exists() else None
+
+    @property
+    def removals(self) -> int:
+        """Changes whenever a file is removed; ``write`` takes the value its caller saw before deciding to write."""
+        return self._state.removals
+
+    def write(self, user_id: str, fill: Callable[[object], None], seen_removals: int) -> bool:
+        """Write the user's snapshot through ``fill(binary file)``; False (nothing written) when a file was removed
+        since ``seen_removals`` was read. The old file stays in place until the new one is complete."""
+        path = self.path_of(user_id)
+        tmp = path.with_name(path.name + ".tmp")
+        with self._state.lock:
+            if self._state.removals != seen_removals:
+                return False
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "wb") as handle:
+                    fill(handle)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        return True
+
+    def remove(self, user_id: str) -> int:
+        """Remove the user's snapshot; 1 when there was one."""
+        path = self.path_of(user_id)
+        with self._state.lock:
+            self._state.removals += 1
+            existed = path.exists()
+            path.unlink(missing_ok=True)
+            path.with_name(path.name + ".tmp").unlink(missing_ok=True)
+        return int(existed)
+
+    def clear(self) -> int:
+        """Remove every snapshot of the folder (a restore); how many went."""
+        with self._state.lock:
+            self._state.removals += 1
+            if not self.folder.exists():
+                return 0
+            files = [p for p in self.folder.iterdir() if p.is_file()]
+            for p in files:
+                p.unlink(missing_ok=True)
+        return sum(1 for p in files if p.suffix == SUFFIX)
+
+
+class RecallSnapshotPlace(NothingToBackUp):
+    """The recall index snapshots as a UserDataPlace: erased with the user, never backed up (derived from the
+    archive, rebuilt from it), and emptied by a restore, so no snapshot of data from before it survives."""
+
+    name = "recall_snapshots"
+
+    def __init__(self, files: SnapshotFiles):
+        self.files = files
+
+    def count(self, user_id: str) -> int:
+        return int(self.files.existing(user_id) is not None)
+
+    def erase(self, user_id: str) -> int:
+        return self.files.remove(user_id)
+
+    def scrub(self) -> None:
+        return None  # the file is removed, not rewritten: nothing of it stays in a file we keep
+
+    def raw_paths(self) -> list[Path]:
+        return [self.files.folder]
+
+    def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
+        self.files.clear()
+        return 0
+
+
+def user_data_places(settings) -> list[RecallSnapshotPlace]:
+    return [RecallSnapshotPlace(SnapshotFiles.for_settings(settings))]
