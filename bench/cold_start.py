@@ -2,6 +2,7 @@
 recall from the reads the archive keeps, and of one built from the texts (what every first recall cost before).
 
     python -m bench.cold_start [--memories 10000] [--long-share 0.5] [--data-dir DIR] [--out bench/results/cold_start.json]
+                               [--snapshot-min-turns N]
 
 A data directory is filled (once; ``--data-dir`` keeps it for later runs) with two users' synthetic memories as
 ``bench.perf`` writes them (half of the assistant's turns ~700-word replies when ``--long-share`` is 0.5), one
@@ -12,7 +13,8 @@ indexes of the most recently active user of each language in the background, and
 After the warm-up ends and one recall of a user without memories (the process's one-time costs, reported apart),
 each warmed user gets a first recall; then each cold user gets one with the index built
 from the texts (the baseline: the kept reads ignored, as before they were kept) and, with that index and the text
-caches dropped, one with the index built from the kept reads (budget 1,024, query embedding excluded). Reported:
+caches dropped, one with the index built from the kept reads, and then one with the index loaded from the snapshot the
+fill's write-time stage kept (nodes.retrieval.index_snapshot) (budget 1,024, query embedding excluded). Reported:
 the warm-up's seconds, each first recall with its stages, and the ratios.
 """
 
@@ -33,12 +35,12 @@ USERS = ("cold-en", "cold-ja", "warm-en", "warm-ja")  # filled in this order: th
 QUESTIONS = {"en": "What did Emma cook on Monday at home?", "ja": "美咲は月曜日に家で何を作った？"}
 
 
-def fill(data_dir: Path, memories: int, long_share: float) -> None:
+def fill(data_dir: Path, memories: int, long_share: float, **overrides) -> None:
     from nodes.retrieval.warm import warm_indexes
     from nodes.services import open_services
     from stores.redis_server import stop_server
 
-    settings = bench_settings(data_dir)
+    settings = bench_settings(data_dir, **overrides)
     services = open_services(settings)
     try:
         pool = None
@@ -49,21 +51,22 @@ def fill(data_dir: Path, memories: int, long_share: float) -> None:
                 perf.fill_user(services, pool, user, memories, seed, long_share=long_share)
                 print(f"filled {user}", flush=True)
             archive = services.stores.archive
-            if archive.turn_reads.count(user) < archive.counts(user, which=("turns",))["turns"]:
-                warm_indexes(services, user)  # what the flush's last stage does after each write: keeps the reads
+            if (archive.turn_reads.count(user) < archive.counts(user, which=("turns",))["turns"]
+                    or services.turn_index.snapshots.existing(user) is None):
+                warm_indexes(services, user)  # what the flush's last stage does after each write: keeps the reads and the snapshot
     finally:
         services.close()
         stop_server(settings)
 
 
-def measure(data_dir: Path) -> dict:
+def measure(data_dir: Path, **overrides) -> dict:
     from nodes.retrieval.recall import Timings, recall
     from nodes.retrieval.warm import _drop, warm_at_start
     from nodes.services import open_services
     from nodes.text.text_caches import clear_text_caches
     from stores.redis_server import stop_server
 
-    settings = bench_settings(data_dir)
+    settings = bench_settings(data_dir, **overrides)
     services = open_services(settings)
     try:
         started = time.perf_counter()
@@ -92,20 +95,26 @@ def measure(data_dir: Path) -> dict:
         for user in USERS[2:]:
             first[user] = first_recall(user)
         index = services.turn_index
+        snapshots = index.snapshots
         for user in USERS[:2]:
-            # Baseline first, so the kept reads' figure gets no help from the caches it warmed: both start from
+            # Baseline first, so the later figures get no help from the caches it warmed: each starts from
             # no index and empty text caches.
-            index.kept_reads = False
+            index.kept_reads, index.snapshots = False, None
             clear_text_caches()
             first[f"{user} (from the texts)"] = first_recall(user)
             index.kept_reads = True
             _drop(services, user)
             clear_text_caches()
             first[f"{user} (from the kept reads)"] = first_recall(user)
+            index.snapshots = snapshots
+            _drop(services, user)
+            clear_text_caches()
+            first[f"{user} (from the snapshot)"] = first_recall(user)
         summary = index.summary()
         ms = {k: v["first_recall_ms"] for k, v in first.items()}
         ratio = {lang: {"texts_over_kept_reads": round(ms[f"cold-{lang} (from the texts)"] / ms[f"cold-{lang} (from the kept reads)"], 1),
-                        "kept_reads_over_warmed": round(ms[f"cold-{lang} (from the kept reads)"] / ms[f"warm-{lang}"], 1)}
+                        "kept_reads_over_snapshot": round(ms[f"cold-{lang} (from the kept reads)"] / ms[f"cold-{lang} (from the snapshot)"], 1),
+                        "snapshot_over_warmed": round(ms[f"cold-{lang} (from the snapshot)"] / ms[f"warm-{lang}"], 1)}
                  for lang in QUESTIONS}
         return {"warm_up_seconds": round(warm_s, 1), "warmed_users": warm.done, "process_first_recall_ms": process_first_ms,
                 "first_recall": first, "ratios": ratio,
@@ -121,11 +130,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--long-share", type=float, default=0.5)
     parser.add_argument("--data-dir", type=Path, default=None, help="kept between runs (filled once)")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--snapshot-min-turns", type=int, default=None,
+                        help="LUMINA_RECALL_SNAPSHOT_MIN_TURNS for this run (default: the setting's)")
     args = parser.parse_args(argv)
+    overrides = {} if args.snapshot_min_turns is None else {"recall_snapshot_min_turns": args.snapshot_min_turns}
     with tempfile.TemporaryDirectory(prefix="lumina-cold-") as tmp:
         data_dir = args.data_dir or Path(tmp)
-        fill(data_dir, args.memories, args.long_share)
-        result = measure(data_dir)
+        fill(data_dir, args.memories, args.long_share, **overrides)
+        result = measure(data_dir, **overrides)
     result.update(memories_per_user=args.memories, long_share=args.long_share, machine=platform.machine(),
                   when=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     print(json.dumps(result, ensure_ascii=False, indent=1))

@@ -18,6 +18,7 @@ from nodes.text.text_caches import cached_entries, clear_text_caches
 from stores.kb_place import kb_place
 from stores.kv_duckdb import STORE_FILENAME
 from stores.places import store_places
+from stores.recall_snapshots import RecallSnapshotPlace, SnapshotFiles
 from stores.user_data import NothingToBackUp
 
 
@@ -128,6 +129,8 @@ def user_data_places(services: Services, *, store=None, checkpoints: Path | None
         StartupWarmPlace(services),
         IndexCachePlace("cache.keyword_index", services.keyword_index),
         IndexCachePlace("cache.turn_index", services.turn_index),
+        # After the index: once it is forgotten no write of the user's snapshot can start (TurnIndex.keep_snapshot).
+        RecallSnapshotPlace(SnapshotFiles.for_settings(services.settings)),
         RecallReadsPlace(services.stores.archive),
         EmbedderCachePlace(services.embedder),
         TextCachesPlace(),

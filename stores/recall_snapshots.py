@@ -131,7 +131,3 @@ class RecallSnapshotPlace(NothingToBackUp):
     def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
         self.files.clear()
         return 0
-
-
-def user_data_places(settings) -> list[RecallSnapshotPlace]:
-    return [RecallSnapshotPlace(SnapshotFiles.for_settings(settings))]

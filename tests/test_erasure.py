@@ -35,7 +35,7 @@ def test_every_place_of_the_registry_implements_the_whole_protocol(memory):
             assert isinstance(place, UserDataPlace), place.name
     for expected in ("midterm.redis", "archive.turn_archive", "archive.session_archive", "archive.session_log",
                      "vectors.segments", "vectors.turns", "graph", "store.items", "checkpoints",
-                     "cache.keyword_index", "cache.turn_index", "cache.embedder"):
+                     "cache.keyword_index", "cache.turn_index", "cache.embedder", "recall_snapshots"):
         assert expected in names
 
 

@@ -213,3 +213,34 @@ def test_files_are_private_and_named_by_a_hash_of_the_user(tmp_path):
         assert path.stat().st_mode & 0o077 == 0 and (tmp_path / "snapshots").stat().st_mode & 0o077 == 0
     finally:
         archive.close()
+
+
+def test_a_process_that_starts_answers_its_first_recall_from_the_snapshot_the_flush_wrote(tmp_path, demo_rows):
+    """End to end: the flush's last stage writes the snapshot; a new process's first recall loads it and gives
+    what a build gives; an erasure through the registry removes it."""
+    from graphs.registry import open_registry
+    from graphs.replay import replay
+    from nodes.retrieval.recall import recall
+
+    from .conftest import Memory
+
+    questions = ["猫の名前は？", "週末はどこに行った？", "What did we say about tea?"]
+    first = Memory(tmp_path / "data", recall_snapshot_min_turns=10)
+    try:
+        replay(first.graph, ALICE, [dict(r, user_id=ALICE) for r in demo_rows[:60]], flush=True)
+        assert first.services.turn_index.summary()["snapshots_written"] >= 1
+        built = [[i["text"] for i in recall(first.services, ALICE, q, purpose="question", budget=300)] for q in questions]
+    finally:
+        first.close()
+    again = Memory(tmp_path / "data", recall_snapshot_min_turns=10)
+    try:
+        loaded = [[i["text"] for i in recall(again.services, ALICE, q, purpose="question", budget=300)] for q in questions]
+        summary = again.services.turn_index.summary()
+        assert summary["snapshots_loaded"] == 1 and summary["rebuilds"] == 0 and summary["turns_read"] == 0
+        assert loaded == built and any(loaded)
+        with open_registry(again.services) as places:
+            place = next(p for p in places if p.name == "recall_snapshots")
+            assert place.count(ALICE) == 1
+            assert place.erase(ALICE) == 1 and place.count(ALICE) == 0
+    finally:
+        again.close()

@@ -83,7 +83,8 @@ def _hits(root: Path, needles: list[bytes]) -> list[str]:
 @pytest.fixture(scope="module")
 def erased_world(tmp_path_factory):
     root = tmp_path_factory.mktemp("residue")
-    settings = make_settings(root / "data", backup_location=str(root / "backups"))
+    # Snapshots of the recall index from the first turns (issue 19), so the raw scan covers them too.
+    settings = make_settings(root / "data", backup_location=str(root / "backups"), recall_snapshot_min_turns=2)
     services, graph, conn = _open(settings)
     try:
         # Uncompressed on disk, so a raw scan can see text (DuckDB's FSST and Redis' LZF would hide it).
@@ -140,6 +141,7 @@ def test_the_plan_counted_the_user_everywhere_they_were(erased_world):
                  "vectors.turns", "graph", "store.items", "checkpoints",
                  "archive.memories", "archive.knowledge_items",  # the lifecycle's and the knowledge's rows
                  "cache.recall_reads",  # what recall keeps between queries (issue 19)
+                 "recall_snapshots",  # the recall index kept in a file (issue 19)
                  "cache.text_derivations"):
         assert planned[name] > 0, name
     assert planned["store.items"] == 2
