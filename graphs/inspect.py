@@ -34,8 +34,11 @@ def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]
                   "edges": graph if isinstance(graph, str) else graph.edges},
         "paths": {**services.paths, "bulk_embedding": services.embedder.ahead_path},
         # The recall index of this process: how many turns it read from their text, how many it decoded from
-        # the reads the archive keeps (a fresh process should mostly decode).
+        # the reads the archive keeps, how many users' indexes it loaded from their snapshots (a fresh process
+        # should mostly load or decode).
         **({"recall_index": index.summary()} if (index := getattr(services, "turn_index", None)) is not None else {}),
+        **({"segment_index": segments.summary()} if (segments := getattr(services, "keyword_index", None)) is not None
+           and hasattr(segments, "summary") else {}),
         **({"startup_warm": warm.summary()} if (warm := getattr(services, "startup_warm", None)) is not None else {}),
         # Degraded mode: derived writes owed (a crash, or a store that is down) and the tiers found down.
         "derivations": {**outbox_summary(stores.archive), "degraded": dict(getattr(services, "degraded", {}))},

@@ -70,7 +70,8 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
     log.info("services ready paths=%s backends=%s", paths, stores.backends)
     services = Services(
         settings, stores, embedder, chat_model, paths,
-        keyword_index=KeywordIndex(settings.recall_index_users), turn_index=TurnIndex(settings.recall_index_users, (settings.recall_passage_tokens, settings.recall_passage_min_tokens),
+        keyword_index=KeywordIndex(settings.recall_index_users, SnapshotFiles.for_settings(settings)),
+        turn_index=TurnIndex(settings.recall_index_users, (settings.recall_passage_tokens, settings.recall_passage_min_tokens),
                              SnapshotFiles.for_settings(settings), settings.recall_snapshot_min_turns),
     )
     from . import recovery

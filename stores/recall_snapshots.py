@@ -1,4 +1,4 @@
-"""Files holding each user's built recall index (nodes.retrieval.index_snapshot), one per user in
+"""Files holding each user's built recall indexes (nodes.retrieval.index_snapshot), one per user and index in
 ``<data_dir>/recall_snapshots/``, named by a hash of the user id (stores.ids.user_file_stem).
 
 A snapshot is derived state: the archive is the source of truth, and a snapshot is only ever used after it was
@@ -23,6 +23,8 @@ from .user_data import NothingToBackUp
 
 FOLDER = "recall_snapshots"
 SUFFIX = ".npz"
+TURNS, SEGMENTS = "turns", "segments"  # the turn index (nodes.retrieval.turn_index), the segment keyword index
+KINDS = (TURNS, SEGMENTS)
 
 
 class _FolderState:
@@ -51,12 +53,15 @@ class SnapshotFiles:
     def for_settings(cls, settings) -> "SnapshotFiles":
         return cls(settings.resolved_data_dir() / FOLDER)
 
-    def path_of(self, user_id: str) -> Path:
+    def path_of(self, user_id: str, kind: str = TURNS) -> Path:
+        """``kind``: which index (``TURNS``, ``SEGMENTS``)."""
         validate_id(user_id, "user_id")
-        return self.folder / (user_file_stem(user_id) + SUFFIX)
+        if kind not in KINDS:
+            raise ValueError(f"unknown snapshot kind {kind!r}")
+        return self.folder / (user_file_stem(user_id) + ("" if kind == TURNS else f".{kind}") + SUFFIX)
 
-    def existing(self, user_id: str) -> Path | None:
-        path = self.path_of(user_id)
+    def existing(self, user_id: str, kind: str = TURNS) -> Path | None:
+        path = self.path_of(user_id, kind)
         return path if path.exists() else None
 
     @property
@@ -64,10 +69,10 @@ class SnapshotFiles:
         """Changes whenever a file is removed; ``write`` takes the value its caller saw before deciding to write."""
         return self._state.removals
 
-    def write(self, user_id: str, fill: Callable[[object], None], seen_removals: int) -> bool:
+    def write(self, user_id: str, fill: Callable[[object], None], seen_removals: int, kind: str = TURNS) -> bool:
         """Write the user's snapshot through ``fill(binary file)``; False (nothing written) when a file was removed
         since ``seen_removals`` was read. The old file stays in place until the new one is complete."""
-        path = self.path_of(user_id)
+        path = self.path_of(user_id, kind)
         tmp = path.with_name(path.name + ".tmp")
         with self._state.lock:
             if self._state.removals != seen_removals:
@@ -85,15 +90,16 @@ class SnapshotFiles:
                 raise
         return True
 
-    def remove(self, user_id: str) -> int:
-        """Remove the user's snapshot; 1 when there was one."""
-        path = self.path_of(user_id)
+    def remove(self, user_id: str, kinds: tuple[str, ...] = KINDS) -> int:
+        """Remove the user's snapshots (of ``kinds``, by default all); how many there were."""
+        paths = [self.path_of(user_id, kind) for kind in kinds]
         with self._state.lock:
             self._state.removals += 1
-            existed = path.exists()
-            path.unlink(missing_ok=True)
-            path.with_name(path.name + ".tmp").unlink(missing_ok=True)
-        return int(existed)
+            existed = sum(p.exists() for p in paths)
+            for path in paths:
+                path.unlink(missing_ok=True)
+                path.with_name(path.name + ".tmp").unlink(missing_ok=True)
+        return existed
 
     def clear(self) -> int:
         """Remove every snapshot of the folder (a restore); how many went."""
@@ -117,7 +123,7 @@ class RecallSnapshotPlace(NothingToBackUp):
         self.files = files
 
     def count(self, user_id: str) -> int:
-        return int(self.files.existing(user_id) is not None)
+        return sum(self.files.existing(user_id, kind) is not None for kind in KINDS)
 
     def erase(self, user_id: str) -> int:
         return self.files.remove(user_id)

@@ -237,10 +237,73 @@ def test_a_process_that_starts_answers_its_first_recall_from_the_snapshot_the_fl
         loaded = [[i["text"] for i in recall(again.services, ALICE, q, purpose="question", budget=300)] for q in questions]
         summary = again.services.turn_index.summary()
         assert summary["snapshots_loaded"] == 1 and summary["rebuilds"] == 0 and summary["turns_read"] == 0
+        assert again.services.keyword_index.summary()["snapshots_loaded"] == 1  # the segment index too
         assert loaded == built and any(loaded)
         with open_registry(again.services) as places:
             place = next(p for p in places if p.name == "recall_snapshots")
-            assert place.count(ALICE) == 1
-            assert place.erase(ALICE) == 1 and place.count(ALICE) == 0
+            assert place.count(ALICE) == 2  # the turn index's and the segment index's
+            assert place.erase(ALICE) == 2 and place.count(ALICE) == 0
     finally:
         again.close()
+
+
+def _segments(user: str, n: int, start: int = 0) -> list:
+    from stores.models import SegmentRecord
+
+    texts = ["user: 京都で金閣寺を見たよ\nlumina: いいね", "user: I went hiking with my dogs\nnox: which trail?",
+             "user: 猫のモカが3歳になった\nclarisse: おめでとう", "user: pottery class was fun\nlumina: what did you make?"]
+    return [SegmentRecord(segment_id=f"{user}-s{k}", user_id=user, text=texts[k % 4] + f" #{k}", summary="",
+                          keywords=[f"kw{k}"], start_ts=1000.0 + k, end_ts=1000.0 + k + 0.5, turn_ids=[], source_ids=[])
+            for k in range(start, start + n)]
+
+
+def test_the_segment_index_loads_from_its_snapshot_and_catches_up(tmp_path):
+    from nodes.retrieval.keyword_index import KeywordIndex
+
+    archive = DuckDBArchive(tmp_path)
+    try:
+        files = SnapshotFiles(tmp_path / "snapshots")
+        archive.put_segments(_segments(ALICE, 12))
+        first = KeywordIndex(snapshots=files)
+        first.refresh(archive, ALICE)
+        assert first.keep_snapshot(archive, ALICE) and files.existing(ALICE, "segments") is not None
+        assert not first.keep_snapshot(archive, ALICE)  # nothing new: kept as it is
+        archive.put_segments(_segments(ALICE, 3, start=12))  # after the snapshot
+
+        fresh, built = KeywordIndex(snapshots=files), KeywordIndex()
+
+        def ranked(index, query):  # equal scores may come in another order: the documents' order differs
+            return sorted(((sid, round(score, 9)) for sid, score in index.search(archive, ALICE, query, 50)),
+                          key=lambda hit: (-hit[1], hit[0]))
+
+        for query in ("金閣寺", "hiking trail", "モカ", "kw13", "pottery"):
+            assert ranked(fresh, query) == ranked(built, query) and ranked(built, query), query
+        assert fresh.summary()["snapshots_loaded"] == 1 and built.summary()["snapshots_loaded"] == 0
+        assert fresh.search(archive, ALICE, "kw14", 5)[0][0] == f"{ALICE}-s14"  # the catch-up's segment
+    finally:
+        archive.close()
+
+
+def test_a_segment_snapshot_whose_segments_changed_is_removed(tmp_path):
+    from nodes.retrieval.keyword_index import KeywordIndex
+
+    archive = DuckDBArchive(tmp_path)
+    try:
+        files = SnapshotFiles(tmp_path / "snapshots")
+        archive.put_segments(_segments(ALICE, 12))
+        first = KeywordIndex(snapshots=files)
+        first.refresh(archive, ALICE)
+        assert first.keep_snapshot(archive, ALICE)
+        # Forgetting clears a segment's text (same ids, same count): the snapshot no longer fits.
+        assert archive.clear_segment_texts(ALICE, [f"{ALICE}-s1"]) == 1
+        fresh = KeywordIndex(snapshots=files)
+        assert sorted(fresh.search(archive, ALICE, "hiking", 50)) == sorted(KeywordIndex().search(archive, ALICE, "hiking", 50))
+        assert fresh.summary()["snapshots_dropped"] == 1 and files.existing(ALICE, "segments") is None
+        assert f"{ALICE}-s1" not in [sid for sid, _ in fresh.search(archive, ALICE, "hiking", 10)]
+        # And a stale in-memory index is never kept: `first` still holds s1's old text (same count, so it did not
+        # notice), which a snapshot would carry into the next process.
+        first._snapshot_segments.clear()
+        assert files.existing(ALICE, "segments") is None
+        assert not first.keep_snapshot(archive, ALICE) and files.existing(ALICE, "segments") is None
+    finally:
+        archive.close()

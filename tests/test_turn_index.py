@@ -384,7 +384,7 @@ def test_a_cold_segment_index_sums_its_documents_from_the_turn_index_as_reading_
         user_turns = TurnIndex().get(archive, ALICE)
         read = []
         real_add = module._UserIndex.add
-        monkeypatch.setattr(module._UserIndex, "add", lambda self, sid, text: read.append(sid) or real_add(self, sid, text))
+        monkeypatch.setattr(module._UserIndex, "add", lambda self, sid, text, digest=b"": read.append(sid) or real_add(self, sid, text, digest))
         summed = module.KeywordIndex()
         summed.refresh(archive, ALICE, user_turns)
         assert sorted(read) == ["seg-3", "seg-4"]  # only the two whose text is not their turns' lines

@@ -45,13 +45,13 @@ def digest(turns: "TurnTable", n: int) -> str:
     return h.hexdigest()
 
 
-def _strings(name: str, values: list[str]) -> dict[str, np.ndarray]:
+def strings_arrays(name: str, values: list[str]) -> dict[str, np.ndarray]:
     """``values`` as one UTF-8 array and their lengths in characters (any character may be in a term)."""
     return {name: np.frombuffer("".join(values).encode("utf-8", "surrogatepass"), dtype=np.uint8),
             f"{name}_len": np.fromiter(map(len, values), dtype=np.int64, count=len(values))}
 
 
-def _unstrings(data, name: str) -> list[str]:
+def strings_of(data, name: str) -> list[str]:
     text = data[name].tobytes().decode("utf-8", "surrogatepass")
     ends = np.cumsum(data[f"{name}_len"]).tolist()
     if (ends[-1] if ends else 0) != len(text):
@@ -59,20 +59,20 @@ def _unstrings(data, name: str) -> list[str]:
     return [text[a:b] for a, b in zip([0, *ends[:-1]], ends)]
 
 
-def _postings_arrays(prefix: str, postings: dict) -> dict[str, np.ndarray]:
+def postings_arrays(prefix: str, postings: dict) -> dict[str, np.ndarray]:
     terms = list(postings)
     docs = [postings[t][0] for t in terms]
     tfs = [postings[t][1] for t in terms]
     return {
-        **_strings(f"{prefix}terms", terms),
+        **strings_arrays(f"{prefix}terms", terms),
         f"{prefix}sizes": np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)),
         f"{prefix}docs": np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64),
         f"{prefix}tfs": np.concatenate(tfs) if tfs else np.zeros(0, dtype=np.float32),
     }
 
 
-def _postings_of(prefix: str, data) -> dict:
-    terms = _unstrings(data, f"{prefix}terms")
+def postings_from(prefix: str, data) -> dict:
+    terms = strings_of(data, f"{prefix}terms")
     sizes = data[f"{prefix}sizes"]
     docs, tfs = data[f"{prefix}docs"], data[f"{prefix}tfs"]
     if len(terms) != len(sizes) or int(sizes.sum()) != len(docs) or len(docs) != len(tfs):
@@ -96,13 +96,13 @@ def arrays_of(index: "UserTurns", user_id: str, reader: str, vectors_key: str) -
         "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
         "token_counts": index.token_counts,
         "lengths": index.lengths,
-        **_postings_arrays("t_", index.postings),
-        **_postings_arrays("p_", index.passages.postings),
+        **postings_arrays("t_", index.postings),
+        **postings_arrays("p_", index.passages.postings),
         "p_doc_turn": index.passages.doc_turn,
         "p_doc_part": index.passages.doc_part,
         "p_lengths": index.passages.lengths,
-        **_strings("points", ids_by_position),
-        **_strings("passage_ids", [p for p, _ in passage_points]),
+        **strings_arrays("points", ids_by_position),
+        **strings_arrays("passage_ids", [p for p, _ in passage_points]),
         "passage_at": np.asarray([v for _, v in passage_points], dtype=np.int64).reshape(-1, 2),
     }
     if with_vectors:
@@ -134,15 +134,15 @@ def load(path, user_id: str, reader: str, turns: "TurnTable", passage_cut: tuple
                 or not 0 < n <= len(turns) or meta.get("digest") != digest(turns, n)):
             return None
         head = turns.head(n)
-        points = _unstrings(data, "points")
-        passage_ids = _unstrings(data, "passage_ids")
+        points = strings_of(data, "points")
+        passage_ids = strings_of(data, "passage_ids")
         passage_at = data["passage_at"]
         token_counts, lengths = data["token_counts"], data["lengths"]
         if len(points) != n or len(token_counts) != n or len(lengths) != n or len(passage_ids) != len(passage_at):
             raise ValueError("snapshot arrays do not match its turns")
-        passages = PassageIndex(data["p_doc_turn"], data["p_doc_part"], data["p_lengths"], _postings_of("p_", data))
+        passages = PassageIndex(data["p_doc_turn"], data["p_doc_part"], data["p_lengths"], postings_from("p_", data))
         index = UserTurns.assembled(
-            head, passage_cut, postings=_postings_of("t_", data), lengths=lengths, token_counts=token_counts,
+            head, passage_cut, postings=postings_from("t_", data), lengths=lengths, token_counts=token_counts,
             point_position=dict(zip(points, range(n))),
             passage_of={p: (int(t), int(k)) for p, (t, k) in zip(passage_ids, passage_at.tolist())},
             passages=passages,

@@ -6,11 +6,15 @@ tokenisation per segment per process. Held in memory: the archive stays the sour
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import math
 import threading
 from collections import Counter, OrderedDict, defaultdict
 
 import numpy as np
+
+from stores.recall_snapshots import SEGMENTS
 
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys, with_aliases
@@ -18,12 +22,23 @@ from .segment_terms import MIN_SEGMENTS, TurnTerms
 from .turn_index import write_stamp
 from .user_locks import UserLocks
 
+log = logging.getLogger("lumina.recall")
+
+
+def doc_hash(text: str, keywords) -> bytes:
+    """What a segment's document was read from (its text and keywords): a snapshot of the index is used only
+    while every segment it holds still hashes the same (nodes.retrieval.segment_snapshot)."""
+    h = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+    h.update(b"\x00" + "\x1f".join(keywords).encode("utf-8", "surrogatepass"))
+    return h.digest()
+
 
 class _UserIndex:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.known: set[str] = set()
         self.lengths: list[int] = []
+        self.hashes: list[bytes] = []  # each document's doc_hash, b"" when added from a text alone
         self.generation: int | None = None  # the archive's write generation last checked against
         self.archived_since = 0.0  # newest archived_at seen: segments archived later are the new ones
         # term -> (docs, tfs) arrays and the lengths array: a query term then scores all its documents
@@ -35,11 +50,11 @@ class _UserIndex:
         self._pending: dict[str, list[tuple[int, int]]] = defaultdict(list)  # term -> (doc, tf) not yet in _arrays
         self._length_array = np.zeros(0)
 
-    def add(self, segment_id: str, text: str) -> None:
+    def add(self, segment_id: str, text: str, digest: bytes = b"") -> None:
         if segment_id not in self.known:
-            self.add_counts(segment_id, Counter(terms(text)), index_keys(text))
+            self.add_counts(segment_id, Counter(terms(text)), index_keys(text), digest)
 
-    def add_counts(self, segment_id: str, counts: Counter, keys: tuple[str, ...]) -> None:
+    def add_counts(self, segment_id: str, counts: Counter, keys: tuple[str, ...], digest: bytes = b"") -> None:
         """A document by its term counts and cross-script keys (nodes.retrieval.segment_terms sums them)."""
         if segment_id in self.known:
             return
@@ -47,6 +62,7 @@ class _UserIndex:
         self.ids.append(segment_id)
         self.known.add(segment_id)
         self.lengths.append(sum(counts.values()))
+        self.hashes.append(digest)
         for term, tf in counts.items():
             self._pending[term].append((doc, tf))
         for key in keys:  # cross-script keys (nodes.text.transliterate): no length
@@ -94,17 +110,24 @@ def _catch_up(index: _UserIndex, rows: list[tuple[str, str, list[str], float]], 
     summed = TurnTerms(turns) if turns is not None and len(rows) >= MIN_SEGMENTS else None
     for segment_id, text, keywords, archived_at in rows:
         lines = summed.lines_of(segment_id) if summed is not None else None
+        digest = doc_hash(text, keywords)
         if lines is not None and lines[1] == text:
-            index.add_counts(segment_id, *summed.document(lines[0], keywords))
+            index.add_counts(segment_id, *summed.document(lines[0], keywords), digest)
         else:
-            index.add(segment_id, _document(text, keywords))
+            index.add(segment_id, _document(text, keywords), digest)
         index.archived_since = max(index.archived_since, archived_at)
 
 
 class KeywordIndex:
     """At most ``max_users`` users' indexes, least recently used dropped first."""
 
-    def __init__(self, max_users: int = 128) -> None:
+    def __init__(self, max_users: int = 128, snapshots=None) -> None:
+        """``snapshots``: the data directory's stores.recall_snapshots.SnapshotFiles (``keep_snapshot``)."""
+        self.snapshots = snapshots
+        self._snapshot_segments: dict[str, int] = {}  # user -> segments in their snapshot, as last written or read
+        self.snapshots_loaded = 0
+        self.snapshots_written = 0
+        self.snapshots_dropped = 0
         self._users: OrderedDict[str, _UserIndex] = OrderedDict()
         self._lock = threading.Lock()  # the table of users; held for lookups only
         # One lock per user for building, topping up and searching that user's index: a cold build of a user
@@ -127,7 +150,11 @@ class KeywordIndex:
     def _current(self, archive, user_id: str, turns=None) -> _UserIndex:
         """Under the user's lock."""
         with self._lock:
-            index = self._users.setdefault(user_id, _UserIndex())
+            index = self._users.get(user_id)
+        if index is None:
+            index = self._from_snapshot(archive, user_id, turns) or _UserIndex()
+        with self._lock:
+            self._users[user_id] = index
             self._users.move_to_end(user_id)
             while len(self._users) > self.max_users:
                 gone, _ = self._users.popitem(last=False)
@@ -153,6 +180,85 @@ class KeywordIndex:
                         index.add(segment.segment_id, _document(segment.text, segment.keywords))
         return index
 
+    def _from_snapshot(self, archive, user_id: str, turns) -> _UserIndex | None:
+        """Under the user's lock: their index from its snapshot (nodes.retrieval.segment_snapshot) and the segments
+        archived since; None without one that fits (a stale or unreadable one is removed)."""
+        from . import segment_snapshot
+        from .index_snapshot import UNREADABLE
+        from .turn_reads import reader
+
+        files = self.snapshots
+        path = files.existing(user_id, SEGMENTS) if files is not None and hasattr(archive, "segment_texts") else None
+        if path is None:
+            return None
+        rows = archive.segment_texts(user_id)
+        try:
+            index = segment_snapshot.load(path, user_id, reader((0, 0)), {r[0]: doc_hash(r[1], r[2]) for r in rows})
+        except UNREADABLE as exc:
+            log.warning("segment index snapshot of a user unreadable, building from the archive: %s", exc)
+            index = None
+        with self._lock:
+            if index is None:
+                self.snapshots_dropped += 1
+                self._snapshot_segments.pop(user_id, None)
+            else:
+                self.snapshots_loaded += 1
+                self._snapshot_segments[user_id] = len(index.ids)
+        if index is None:
+            files.remove(user_id, (SEGMENTS,))
+            return None
+        _catch_up(index, [r for r in rows if r[0] not in index.known], turns)
+        return index
+
+    def keep_snapshot(self, archive, user_id: str) -> bool:
+        """Write the user's index as their snapshot when none is kept or it has a tenth more segments than the one
+        kept, and every document it holds still reads as the archive's segment does. At write time
+        (nodes.retrieval.warm), for users whose turn index is worth a snapshot. True when written."""
+        from . import segment_snapshot
+        from .index_snapshot import UNREADABLE, meta_of, write
+        from .turn_reads import reader
+
+        files = self.snapshots
+        if files is None or not hasattr(archive, "segment_texts"):
+            return False
+        removals = files.removals  # before the look-up below: an erasure after it makes the write a no-op
+        with self._user_locks.hold(user_id):
+            with self._lock:
+                index = self._users.get(user_id)
+                kept = self._snapshot_segments.get(user_id)
+            if index is None or not index.ids:
+                return False
+            if kept is None:
+                path = files.existing(user_id, SEGMENTS)
+                try:
+                    kept = int(meta_of(path)["segments"]) if path is not None else 0
+                except UNREADABLE:
+                    kept = 0
+                with self._lock:
+                    self._snapshot_segments[user_id] = kept
+            if kept and len(index.ids) < kept * 1.1:
+                return False
+            current = {r[0]: doc_hash(r[1], r[2]) for r in archive.segment_texts(user_id)}
+            if any(current.get(i) != h for i, h in zip(index.ids, index.hashes)):
+                return False  # the index holds a text the archive no longer has: rebuilt before it is kept
+            index._compiled()
+            arrays = segment_snapshot.arrays_of(index, user_id, reader((0, 0)))
+        try:
+            if arrays is None or not files.write(user_id, lambda handle: write(handle, arrays), removals, SEGMENTS):
+                return False
+        except OSError as exc:
+            log.warning("segment index snapshot not written: %s", exc)
+            return False
+        with self._lock:
+            self.snapshots_written += 1
+            self._snapshot_segments[user_id] = len(arrays["lengths"])
+        return True
+
+    def summary(self) -> dict:
+        with self._lock:
+            return {"users": len(self._users), "snapshots_loaded": self.snapshots_loaded,
+                    "snapshots_written": self.snapshots_written, "snapshots_dropped": self.snapshots_dropped}
+
     def _replaced(self, user_id: str) -> _UserIndex:
         with self._lock:
             self._users[user_id] = index = _UserIndex()
@@ -163,4 +269,5 @@ class KeywordIndex:
         with self._user_locks.hold(user_id):
             with self._lock:
                 self._users.pop(user_id, None)
+                self._snapshot_segments.pop(user_id, None)
             self._user_locks.drop(user_id, held=True)  # an erased user's id stays nowhere here

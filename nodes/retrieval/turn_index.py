@@ -22,6 +22,7 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 
 from stores.models import Turn
+from stores.recall_snapshots import TURNS
 from stores.turn_vectors import passage_point_id, turn_point_id
 
 from .passage_index import LongTurnTerms, PassageIndex
@@ -572,7 +573,7 @@ class TurnIndex:
             log.warning("recall index snapshot of a user unreadable, building from the archive: %s", exc)
             loaded = None
         if loaded is None:
-            self.snapshots.remove(user_id)
+            self.snapshots.remove(user_id, (TURNS,))
             with self._lock:
                 self.snapshots_dropped += 1
                 self._snapshot_turns.pop(user_id, None)
@@ -587,6 +588,9 @@ class TurnIndex:
             self._snapshot_turns[user_id] = kept
         return loaded
 
+    def worth_a_snapshot(self, index: UserTurns) -> bool:
+        return self.snapshots is not None and bool(self.snapshot_min_turns) and len(index.turns) >= self.snapshot_min_turns
+
     def keep_snapshot(self, user_id: str, index: UserTurns, turn_vectors=None) -> bool:
         """Write ``index`` (the user's current one) as their snapshot when it is worth one: at least
         ``snapshot_min_turns`` turns, and none kept yet or a tenth more turns than the one kept. Called at write
@@ -595,7 +599,7 @@ class TurnIndex:
         from .turn_reads import reader
 
         files, n = self.snapshots, len(index.turns)
-        if files is None or not self.snapshot_min_turns or n < self.snapshot_min_turns:
+        if not self.worth_a_snapshot(index):
             return False
         removals = files.removals  # before the check below: an erasure after it makes the write a no-op
         with self._lock:

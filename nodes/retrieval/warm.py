@@ -30,8 +30,11 @@ def warm_indexes(services, user_id: str) -> None:
             store = getattr(stores.archive, table, None)
             if store is not None:
                 getattr(store, read)(user_id)
-        # Last: a process that starts loads this instead of building the index (nodes.retrieval.index_snapshot).
+        # Last: a process that starts loads these instead of building the indexes (nodes.retrieval.index_snapshot,
+        # segment_snapshot), for users with enough turns to be worth it.
         services.turn_index.keep_snapshot(user_id, index, stores.turns)
+        if services.turn_index.worth_a_snapshot(index):
+            services.keyword_index.keep_snapshot(stores.archive, user_id)
     except StoreUnavailable as exc:
         log.warning("recall indexes of %s wait for the next recall: %s", user_id, exc)
 
