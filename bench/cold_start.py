@@ -38,6 +38,7 @@ QUESTIONS = {"en": "What did Emma cook on Monday at home?", "ja": "美咲は月�
 def fill(data_dir: Path, memories: int, long_share: float, **overrides) -> None:
     from nodes.retrieval.warm import warm_indexes
     from nodes.services import open_services
+    from stores.recall_snapshots import KINDS
     from stores.redis_server import stop_server
 
     settings = bench_settings(data_dir, **overrides)
@@ -52,7 +53,7 @@ def fill(data_dir: Path, memories: int, long_share: float, **overrides) -> None:
                 print(f"filled {user}", flush=True)
             archive = services.stores.archive
             if (archive.turn_reads.count(user) < archive.counts(user, which=("turns",))["turns"]
-                    or services.turn_index.snapshots.existing(user) is None):
+                    or any(services.turn_index.snapshots.existing(user, kind) is None for kind in KINDS)):
                 warm_indexes(services, user)  # what the flush's last stage does after each write: keeps the reads and the snapshot
     finally:
         services.close()

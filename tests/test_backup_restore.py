@@ -52,6 +52,7 @@ def _stats(services, user):
     stats = tier_stats(services, user)
     stats.pop("paths")
     stats.pop("recall_index")  # this process's index counters (turns read, reads decoded), not data
+    stats.pop("segment_index")
     return stats
 
 
