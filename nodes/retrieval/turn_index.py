@@ -182,8 +182,9 @@ class UserTurns:
         for i, segment_id in enumerate(turns.column("segment_id")):
             members[segment_id].append(i)
         # Adjacent turns of one segment, or less than an hour apart, are one exchange (an answer and its question).
-        same_exchange = np.array([turns[i].segment_id == turns[i - 1].segment_id or abs(turns[i].ts - turns[i - 1].ts) < 3600
-                                  for i in range(1, len(turns))], dtype=bool)
+        ts = np.fromiter(turns.column("ts"), dtype=np.float64, count=len(turns))
+        segments = np.asarray(turns.column("segment_id"), dtype=object)
+        same_exchange = ((segments[1:] == segments[:-1]) | (np.abs(np.diff(ts)) < 3600)).astype(bool)
         prefixes = name_prefixes(turns)
         prefix_counts = Counter(prefixes)
         labels = labels_from(prefixes, turns, prefix_counts)
@@ -195,7 +196,7 @@ class UserTurns:
             (float(lengths.mean()) if len(turns) else 1.0) or 1.0, labels, None,
             {seg: tuple(m) for seg, m in members.items()}, same_exchange, np.asarray(labels, dtype=object),
             speakers=[label for label, _ in label_counts.most_common()],
-            ts=np.fromiter(turns.column("ts"), dtype=np.float64, count=len(turns)),
+            ts=ts,
             segment_ids=segment_ids,
             segment_of=np.fromiter((segment_code[s] for s in turns.column("segment_id")), dtype=np.int32, count=len(turns)),
             segment_code=segment_code,
@@ -439,7 +440,8 @@ def speaker_labels(turns: list[Turn]) -> tuple[str, ...]:
 
 
 def name_prefixes(turns: list[Turn]) -> tuple[str, ...]:
-    return tuple((m.group(1).strip() if (m := _NAME_PREFIX.match(t.text)) else "") for t in turns)
+    texts = turns.column("text") if isinstance(turns, TurnTable) else [t.text for t in turns]
+    return tuple((m.group(1).strip() if (m := _NAME_PREFIX.match(text)) else "") for text in texts)
 
 
 def _speaker_prefixes(prefix_counts: Counter) -> set[str]:
@@ -542,7 +544,10 @@ class TurnIndex:
                 with self._lock:
                     self.extensions += 1
                 return extended
-        if incremental:
+        if hasattr(archive, "turn_columns"):
+            columns, last = archive.turn_columns(user_id)
+            turns = TurnTable(tuple(tuple(columns[f]) for f in IndexedTurn._fields))
+        elif incremental:
             turns, last = archive.turns_since(user_id, 0)
         else:
             turns, last = archive.all_turns(user_id), 0
