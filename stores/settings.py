@@ -206,6 +206,11 @@ class LuminaSettings(BaseSettings):
     recall_feedback_docs: int = Field(default=3, ge=0, le=50, description="Feedback: first hits the terms come from.")
     recall_feedback_terms: int = Field(default=8, ge=0, le=50, description="Feedback: terms added to the query.")
     recall_feedback_weight: float = Field(default=0.5, ge=0.0, le=2.0, description="Feedback: fusion weight.")
+    recall_speaker_dense_weight: float = Field(
+        default=2.0, ge=0.0, le=10.0,
+        description="Issue 19: fusion weight of the named speaker's turns ranked by meaning alone, for a question "
+        "asking for many things of them ('What activities does Melanie partake in?'; nodes.retrieval.list_questions).",
+    )
     recall_neighbour_spread: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
     )

@@ -29,6 +29,7 @@ TIER = {
     "midterm": "mid-term",
     "graph": "graph",
     "short-term": "short-term",
+    "speaker_dense": "long-term",
 }
 
 
@@ -71,6 +72,22 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         t0 = time.perf_counter()
         out.turn_rankings["turn_keyword"] = keyword_ranking(index, q_terms, K, settings, on)
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
+
+
+def speaker_dense_channel(index, vec: np.ndarray, speakers: Sequence[str], K: int, out: Candidates) -> None:
+    """The named speakers' turns ranked by meaning alone (``speaker_dense``), for a question asking for many things
+    of them (nodes.retrieval.list_questions): their answers are spread over that person's turns in words the
+    question does not use, and the other channels, which rank every turn by the question's words or meaning,
+    leave most of them far down. From the index's own matrix of the turns' vectors: no engine call."""
+    if index.vectors is None or not len(index.turns):
+        return
+    t0 = time.perf_counter()
+    theirs = np.flatnonzero(np.isin(index.label_array, list(speakers)) & index.has_vector)
+    if theirs.size:
+        sims = index.vectors[theirs].astype(np.float32) @ np.asarray(vec, dtype=np.float32)
+        best = theirs[np.argsort(-sims, kind="stable")[:K]]
+        out.turn_rankings["speaker_dense"] = [int(i) for i in best]
+    out.ms["speaker_dense"] = (time.perf_counter() - t0) * 1000
 
 
 def keyword_ranking(index, q_terms: list[str], K: int, settings, on: dict) -> list[int]:

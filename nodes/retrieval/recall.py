@@ -41,8 +41,10 @@ from stores.ids import validate_id
 from ..text.function_words import content_terms
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
-from .channels import TIER as _TIER, Candidates, feedback_channel, segment_channels, sub_query_channels, turn_channels
+from .channels import (TIER as _TIER, Candidates, feedback_channel, segment_channels, speaker_dense_channel,
+                       sub_query_channels, turn_channels)
 from .decompose import sub_queries
+from .list_questions import asks_for_many
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
 from ..knowledge.forgetting import note_accessed
 from ..knowledge.recall_procedures import procedure_hits
@@ -55,7 +57,8 @@ from .rerank import dedup, mmr, similarities
 from .temporal import time_window
 
 DAY = 86_400.0
-CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph")
+CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph",
+            "speaker_dense")
 SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures",
             "passages", "decompose", "crosslingual", "function_words")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
@@ -161,6 +164,9 @@ def recall(
     qvec = vectors[0] if query_vector is None else np.asarray(query_vector, dtype=np.float32)
     content_vec = vectors[-1] if view is not None else None
     turn_channels(services, index, user_id, qvec, q_terms, on, cands, content_vec)
+    if on["speaker_dense"] and plan.speakers and asks_for_many(query):
+        speaker_dense_channel(index, content_vec if content_vec is not None else qvec, plan.speakers,
+                              settings.recall_turn_candidates, cands)
     if on["decompose"] and on["turn_keyword"] and (parts := sub_queries(query)):
         part_terms = [[t for t in terms(p) if t not in name_terms] or terms(p) for p in parts]
         if on["function_words"]:

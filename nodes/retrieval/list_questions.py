@@ -1,0 +1,41 @@
+"""Questions that ask for many things of one person ("What activities does Melanie partake in?", "Which cities has
+Jon visited?", 「美咲が行ったことのある国は？」「健太はどんな料理を作った？」) — issue 19, multi-hop.
+
+Their answers are spread over that person's turns across sessions, in words the question does not use ("a short
+trip to Rome", "camping at the beach"), so the question's own ranking, dominated by its words, finds the one or two
+turns that share them and leaves the rest far down. recall then adds a ranking of the named person's turns by
+meaning alone (channels.speaker_dense_channel). Questions about one thing ("What is Caroline's identity?", 「モカは
+どんな猫？」) are not these: English marks the many by a plural object before its verb, Japanese by asking what
+kinds someone does (「どんな…を…」) or has ever done (「…たことがある…」) or by saying all of them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# "what/which (kinds of) [up to two words] <plural noun> has/does/did/is/are …" — the plural names the many.
+_EN_PLURAL_OBJECT = re.compile(
+    r"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[a-z/-]+\s+){0,2}?"
+    r"(?!(?:is|was|has|does|this|his|its|us|plus|yes|bus|gas|class|glass|grass)\b)[a-z/-]+s\s+"
+    r"(?:has|have|does|do|did|is|are|was|were)\b", re.IGNORECASE)
+# "Where has X been / camped …", "What has X done / made …", "What are some of X's hobbies?"
+_EN_OTHER = re.compile(
+    r"^\s*(?:what|which)\s+(?:kinds|types|sorts)\s+of\s+(?:[a-z/-]+\s+){1,2}?(?:has|have|does|do|did|are|were)\b"
+    r"|^\s*where\s+(?:has|have)\b"
+    r"|^\s*what\s+(?:all\s+)?has\s+[\w'-]+\s+(?:done|made|painted|bought|read|seen|visited|tried|cooked|baked|written|played)\b"
+    r"|^\s*what\s+are\s+(?:some\s+)?(?:of\s+)?[\w-]+'s?\s+[a-z-]+s\b"
+    r"|\b(?:list|name)\s+(?:all|every|the)\b", re.IGNORECASE)
+# 「どんな料理を作った」「どういう場所に行った」: a kind of thing someone does, with its verb (「モカはどんな猫？」 has none).
+_JA_KINDS = re.compile(r"(?:どんな|どういう|どのような|どういった)[^？?。、]{1,12}?(?:を|に|へ|で)[^？?。]*?(?:した|して|する|している|してる|行った|行って|作った|作って|読んだ|見た|買った|食べた|訪れた|参加)")
+# 「行ったことのある国」「したことがある」: everything someone has ever done; 「全部」「すべて」「いろいろ」: all of them.
+_JA_EVER = re.compile(r"た(?:こと|事)(?:が|の)ある|(?:全部|すべて|全て|いろいろ|色々|何と何|いくつか)")
+
+
+def asks_for_many(question: str) -> bool:
+    """Whether ``question`` asks for a list of things (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", question).strip()
+    if not text:
+        return False
+    return bool(_EN_PLURAL_OBJECT.search(text) or _EN_OTHER.search(text) or _JA_KINDS.search(text)
+                or _JA_EVER.search(text))

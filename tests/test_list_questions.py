@@ -1,0 +1,111 @@
+"""Questions asking for many things of one person get a ranking of that person's turns by meaning alone
+(issue 19, multi-hop: "What activities does Melanie partake in?" — the answers share no words with the question)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nodes.retrieval.channels import Candidates, speaker_dense_channel
+from nodes.retrieval.list_questions import asks_for_many
+from nodes.retrieval.turn_index import UserTurns
+from stores.ids import turn_id
+from stores.models import Turn
+
+
+@pytest.mark.parametrize("question", [
+    "What activities does Melanie partake in?",
+    "Which cities has Jon visited?",
+    "What European countries has Maria been to?",
+    "What kinds of pottery have Melanie and her kids made?",
+    "What musical artists/bands has Melanie seen?",
+    "Where has Melanie camped?",
+    "What has Melanie painted?",
+    "What are some of Caroline's hobbies?",
+    "List all the books Tim mentioned.",
+    "美咲はどんな料理を作った？",
+    "健太がどういう場所に行ったか教えて",
+    "美咲が行ったことのある国は？",
+    "健太が読んだ本を全部教えて",
+])
+def test_questions_asking_for_many_things(question):
+    assert asks_for_many(question)
+
+
+@pytest.mark.parametrize("question", [
+    "What is Caroline's identity?",
+    "What does Melanie do to destress?",
+    "When did Caroline go to the LGBTQ support group?",
+    "What is the name of Alice's cat?",
+    "What breed is Pepper?",
+    "Which city did Alice visit for her sister's wedding?",
+    "What class does Ben take?",
+    "モカはどんな猫？",
+    "美咲が飼い始めた猫の名前は？",
+    "健太はお正月にどこへ帰った？",
+    "",
+])
+def test_questions_asking_for_one_thing(question):
+    assert not asks_for_many(question)
+
+
+def _index(labels_texts: list[tuple[str, str]], vectors: np.ndarray) -> UserTurns:
+    turns = [Turn(turn_id=turn_id("u", f"D:{n}"), source_id=f"D:{n}", user_id="u", segment_id=f"s{n // 2}",
+                  speaker="user", text=f"{who}: {text}", ts=1000.0 + 60 * n) for n, (who, text) in enumerate(labels_texts)]
+    index = UserTurns.build(turns)
+    index.vectors = vectors.astype(np.float16)
+    index.has_vector = np.ones(len(turns), dtype=bool)
+    return index
+
+
+def test_the_channel_ranks_only_the_named_speakers_turns_by_meaning():
+    said = [("Melanie", "we went camping"), ("Caroline", "I love camping too"), ("Melanie", "pottery class today"),
+            ("Caroline", "nice"), ("Melanie", "ran a charity race"), ("Caroline", "wow"),
+            ("Melanie", "painted a sunset"), ("Caroline", "beautiful"), ("Melanie", "ok"), ("Caroline", "see you")]
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((len(said), 8))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[4] + 0.5 * vectors[6] + 0.9 * vectors[1]  # nearest to Caroline's turn 1 after Melanie's 4
+    index = _index(said, vectors)
+    index.has_vector[8] = False  # a turn whose vector is not stored yet is not ranked
+    out = Candidates()
+    speaker_dense_channel(index, query, ["Melanie"], 3, out)
+    ranking = out.turn_rankings["speaker_dense"]
+    assert len(ranking) == 3 and all(index.labels[i] == "Melanie" for i in ranking)
+    assert ranking[0] == 4 and 8 not in ranking
+    sims = index.vectors[ranking].astype(np.float32) @ query.astype(np.float32)
+    assert list(sims) == sorted(sims, reverse=True)
+    # No vectors held, or no turn of that speaker: no ranking.
+    empty = Candidates()
+    speaker_dense_channel(index, query, ["Nobody"], 3, empty)
+    index.vectors = None
+    speaker_dense_channel(index, query, ["Melanie"], 3, empty)
+    assert "speaker_dense" not in empty.turn_rankings
+
+
+def test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker(memory_factory):
+    from graphs.replay import replay
+    from nodes.retrieval.recall import Timings, recall
+
+    memory = memory_factory()
+    rows = [{"speaker": "user", "text": f"{who}: {text}", "ts": 1_700_000_000 + 600 * n, "source_id": f"D:{n}"}
+            for n, (who, text) in enumerate([
+                ("Melanie", "We went camping at the beach with the kids last weekend."),
+                ("Caroline", "That sounds lovely, I should go too."),
+                ("Melanie", "I signed up for a pottery class on Tuesdays."),
+                ("Caroline", "You always find new hobbies!"),
+                ("Melanie", "Yesterday I ran a charity race for mental health."),
+                ("Caroline", "I'm proud of you."),
+                ("Melanie", "I painted a sunset by the lake this morning."),
+                ("Caroline", "Send me a picture of it!")] * 2)]
+    replay(memory.graph, "mel", [dict(r, user_id="mel", source_id=f"{r['source_id']}:{k}") for k, r in enumerate(rows)], flush=True)
+
+    def channels(question: str, disabled=()) -> set[str]:
+        timings = Timings()
+        recall(memory.services, "mel", question, purpose="question", budget=200, timings=timings, disabled=disabled)
+        return set(timings.channels)
+
+    assert "speaker_dense" in channels("What activities does Melanie partake in?")
+    assert "speaker_dense" not in channels("What activities does Melanie partake in?", disabled=("speaker_dense",))
+    assert "speaker_dense" not in channels("When did Melanie run the charity race?")  # one thing
+    assert "speaker_dense" not in channels("What activities do people partake in?")  # no one named
