@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from nodes.retrieval.channels import Candidates, speaker_dense_channel
-from nodes.retrieval.list_questions import asks_for_many
+from nodes.retrieval.list_questions import answered_across_turns, asks_a_guess, asks_for_many
 from nodes.retrieval.turn_index import UserTurns
 from stores.ids import turn_id
 from stores.models import Turn
@@ -47,6 +47,25 @@ def test_questions_asking_for_many_things(question):
 ])
 def test_questions_asking_for_one_thing(question):
     assert not asks_for_many(question)
+
+
+@pytest.mark.parametrize("question, guess", [
+    ("Would Caroline pursue writing as a career?", True),
+    ("Is Melanie likely to enjoy a pottery retreat?", True),
+    ("What might John do after retiring?", True),
+    ("美咲は先生に向いていると思う？", True),
+    ("健太は来年も英語を続けるだろうか", True),
+    ("さくらは大阪の生活に慣れそう？", True),
+    ("What did Caroline write?", False),
+    ("When did Melanie go camping?", False),
+    ("美咲は料理教室で和菓子を作れるようになった？", False),
+    ("健太はどこへ行った？", False),
+    ("本当にそう？", False),
+    ("行くそうです", False),
+])
+def test_questions_asking_for_a_guess_about_someone(question, guess):
+    assert asks_a_guess(question) is guess
+    assert answered_across_turns(question) is (guess or asks_for_many(question))
 
 
 def _index(labels_texts: list[tuple[str, str]], vectors: np.ndarray) -> UserTurns:
@@ -109,3 +128,4 @@ def test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker(
     assert "speaker_dense" not in channels("What activities does Melanie partake in?", disabled=("speaker_dense",))
     assert "speaker_dense" not in channels("When did Melanie run the charity race?")  # one thing
     assert "speaker_dense" not in channels("What activities do people partake in?")  # no one named
+    assert "speaker_dense" in channels("Would Melanie enjoy a painting retreat?")  # a guess from what she is like

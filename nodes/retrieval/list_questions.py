@@ -1,10 +1,12 @@
-"""Questions that ask for many things of one person ("What activities does Melanie partake in?", "Which cities has
+"""Questions answered by what one person says across many turns: those that ask for many things of them ("What activities does Melanie partake in?", "Which cities has
 Jon visited?", 「美咲が行ったことのある国は？」「健太はどんな料理を作った？」) — issue 19, multi-hop.
 
 Their answers are spread over that person's turns across sessions, in words the question does not use ("a short
 trip to Rome", "camping at the beach"), so the question's own ranking, dominated by its words, finds the one or two
-turns that share them and leaves the rest far down. recall then adds a ranking of the named person's turns by
-meaning alone (channels.speaker_dense_channel). Questions about one thing ("What is Caroline's identity?", 「モカは
+turns that share them and leaves the rest far down. Likewise a question about what someone would do or is likely
+to be ("Would Caroline pursue writing as a career?", 「美咲は先生に向いていると思う？」) is answered from what they said
+of themselves anywhere, not from a turn that repeats its words. For both, recall adds a ranking of the named
+person's turns by meaning alone (channels.speaker_dense_channel). Questions about one thing ("What is Caroline's identity?", 「モカは
 どんな猫？」) are not these: English marks the many by a plural object before its verb, Japanese by asking what
 kinds someone does (「どんな…を…」) or has ever done (「…たことがある…」) or by saying all of them.
 """
@@ -32,6 +34,12 @@ _JA_KINDS = re.compile(r"(?:どんな|どういう|どのような|どういっ�
 _JA_EVER = re.compile(r"た(?:こと|事)(?:が|の)ある|(?:全部|すべて|全て|いろいろ|色々|何と何|いくつか)")
 
 
+# "Would X …?", "Is X likely to …?", "What might X …?": a guess from what the person is like.
+_EN_GUESS = re.compile(r"^\s*(?:would|could|might|will)\s+\w+|\b(?:likely|probably|might)\b", re.IGNORECASE)
+# 「〜だろうか」「〜しそう？」「〜と思う？」「〜に向いている？」「〜可能性」
+_JA_GUESS = re.compile(r"だろう(?:か|ね)?[？?]?$|(?<=[\u3040-\u309f\u4e00-\u9fff])(?<![にもはがをでとの])そう(?:だ|です)?(?:か|ね)?[？?]$|と思う[？?]|と思いますか|向いて(?:い)?る|可能性")
+
+
 def asks_for_many(question: str) -> bool:
     """Whether ``question`` asks for a list of things (see the module docstring)."""
     text = unicodedata.normalize("NFKC", question).strip()
@@ -39,3 +47,14 @@ def asks_for_many(question: str) -> bool:
         return False
     return bool(_EN_PLURAL_OBJECT.search(text) or _EN_OTHER.search(text) or _JA_KINDS.search(text)
                 or _JA_EVER.search(text))
+
+
+def asks_a_guess(question: str) -> bool:
+    """Whether ``question`` asks what someone would do or is likely to be (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", question).strip()
+    return bool(text) and bool(_EN_GUESS.search(text) or _JA_GUESS.search(text))
+
+
+def answered_across_turns(question: str) -> bool:
+    """A question about a person that their turns across the conversation answer, rather than one turn."""
+    return asks_for_many(question) or asks_a_guess(question)
