@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from nodes.retrieval.channels import Candidates, speaker_dense_channel
-from nodes.retrieval.list_questions import answered_across_turns, asks_a_guess, asks_for_many
+from nodes.retrieval.list_questions import answered_across_turns, asks_a_count, asks_a_guess, asks_for_many
 from nodes.retrieval.turn_index import UserTurns
 from stores.ids import turn_id
 from stores.models import Turn
@@ -66,6 +66,21 @@ def test_questions_asking_for_one_thing(question):
 def test_questions_asking_for_a_guess_about_someone(question, guess):
     assert asks_a_guess(question) is guess
     assert answered_across_turns(question) is (guess or asks_for_many(question))
+
+
+@pytest.mark.parametrize("question, count", [
+    ("How many times has Joanna found new hiking trails?", True),
+    ("How many dogs has Maria adopted from the shelter?", True),
+    ("健太は何回試験を受けた？", True),
+    ("モカは何匹いる？", True),
+    ("How many days did the trip take?", False),  # a length of time: both events' dates answer it
+    ("How many more weeks until the exam?", False),
+    ("何日に行った？", False),
+    ("何年前？", False),
+])
+def test_questions_asking_a_count(question, count):
+    assert asks_a_count(question) is count
+    assert answered_across_turns(question) is (count or asks_for_many(question) or asks_a_guess(question))
 
 
 def _index(labels_texts: list[tuple[str, str]], vectors: np.ndarray) -> UserTurns:

@@ -3,7 +3,8 @@ Jon visited?", 「美咲が行ったことのある国は？」「健太はど�
 
 Their answers are spread over that person's turns across sessions, in words the question does not use ("a short
 trip to Rome", "camping at the beach"), so the question's own ranking, dominated by its words, finds the one or two
-turns that share them and leaves the rest far down. Likewise a question about what someone would do or is likely
+turns that share them and leaves the rest far down. A count ("How many times has Joanna found new hiking
+trails?", 「何回」) needs every turn that says it once. Likewise a question about what someone would do or is likely
 to be ("Would Caroline pursue writing as a career?", 「美咲は先生に向いていると思う？」) is answered from what they said
 of themselves anywhere, not from a turn that repeats its words. For both, recall adds a ranking of the named
 person's turns by meaning alone (channels.speaker_dense_channel). Questions about one thing ("What is Caroline's identity?", 「モカは
@@ -26,8 +27,14 @@ _EN_OTHER = re.compile(
     r"^\s*(?:what|which)\s+(?:kinds|types|sorts)\s+of\s+(?:[a-z/-]+\s+){1,2}?(?:has|have|does|do|did|are|were)\b"
     r"|^\s*where\s+(?:has|have)\b"
     r"|^\s*what\s+(?:all\s+)?has\s+[\w'-]+\s+(?:done|made|painted|bought|read|seen|visited|tried|cooked|baked|written|played)\b"
-    r"|^\s*what\s+are\s+(?:some\s+)?(?:of\s+)?[\w-]+'s?\s+[a-z-]+s\b"
+    r"|^\s*what\s+are\s+(?:some\s+)?(?:of\s+)?[\w-]+'s?\s+(?:[a-z-]+\s+){0,2}?[a-z-]+s\b"
+    r"|^\s*what\s+are\s+(?:some\s+of\s+)?the\s+(?:[a-z-]+\s+){0,2}?[a-z-]+s\b(?!\s+of\s+the\b)"
     r"|\b(?:list|name)\s+(?:all|every|the)\b", re.IGNORECASE)
+# Counts across the conversation: "How many times has Joanna found new trails?", "How many dogs has Maria adopted?"
+# (not a length of time: "how many days", nodes.retrieval.temporal_questions), 「何回」「何匹」「いくつ」.
+_EN_COUNT = re.compile(r"^\s*how\s+many\s+(?!(?:more\s+)?(?:seconds|minutes|hours|days|nights|weeks|months|years|decades)\b)",
+                       re.IGNORECASE)
+_JA_COUNT = re.compile(r"何\s*(?:回|度|個|匹|頭|人|冊|本|枚|台|つ|か所|カ所|ヶ所|箇所)|いくつ|いく(?:ら|つ)か")
 # 「どんな料理を作った」「どういう場所に行った」: a kind of thing someone does, with its verb (「モカはどんな猫？」 has none).
 _JA_KINDS = re.compile(r"(?:どんな|どういう|どのような|どういった)[^？?。、]{1,12}?(?:を|に|へ|で)[^？?。]*?(?:した|して|する|している|してる|行った|行って|作った|作って|読んだ|見た|買った|食べた|訪れた|参加)")
 # 「行ったことのある国」「したことがある」: everything someone has ever done; 「全部」「すべて」「いろいろ」: all of them.
@@ -55,6 +62,12 @@ def asks_a_guess(question: str) -> bool:
     return bool(text) and bool(_EN_GUESS.search(text) or _JA_GUESS.search(text))
 
 
+def asks_a_count(question: str) -> bool:
+    """Whether ``question`` asks how many things or times (not how long: nodes.retrieval.temporal_questions)."""
+    text = unicodedata.normalize("NFKC", question).strip()
+    return bool(text) and bool(_EN_COUNT.search(text) or _JA_COUNT.search(text))
+
+
 def answered_across_turns(question: str) -> bool:
     """A question about a person that their turns across the conversation answer, rather than one turn."""
-    return asks_for_many(question) or asks_a_guess(question)
+    return asks_for_many(question) or asks_a_guess(question) or asks_a_count(question)
