@@ -171,11 +171,21 @@ def test_erasure_removes_the_file_and_a_write_racing_it_does_not_bring_it_back(a
 
 def test_backups_leave_snapshots_out_and_a_restore_empties_the_folder(archive, tmp_path):
     archive.put_turns(_history(ALICE))
-    assert _keep(_index(tmp_path), archive, ALICE)
+    index = _index(tmp_path)
+    assert _keep(index, archive, ALICE)
     place = RecallSnapshotPlace(SnapshotFiles(tmp_path / "snapshots"))
     assert place.export(tmp_path / "backup") == 0 and not (tmp_path / "backup").exists()
     assert place.restore(tmp_path / "backup", lambda user: False) == 0
     assert place.count(ALICE) == 0
+    # The running process writes them again at its next write-time stage, though it remembers having written them.
+    assert _keep(index, archive, ALICE) and place.count(ALICE) == 1
+
+
+def test_a_restore_makes_the_segment_index_kept_again(archive, tmp_path):
+    files, first = _kept_segment_index(archive, tmp_path)
+    RecallSnapshotPlace(SnapshotFiles(tmp_path / "snapshots")).restore(tmp_path / "backup", lambda user: False)
+    assert files.existing(ALICE, "segments") is None
+    assert first.keep_snapshot(archive, ALICE) and files.existing(ALICE, "segments") is not None
 
 
 def test_files_are_private_and_named_by_a_hash_of_the_user(archive, tmp_path):

@@ -228,10 +228,12 @@ class KeywordIndex:
                 kept = self._snapshot_segments.get(user_id)
             if index is None or not index.ids:
                 return False
-            if kept is None:
-                path = files.existing(user_id, SEGMENTS)
+            path = files.existing(user_id, SEGMENTS)
+            if path is None:  # never written, or removed since (a restore empties the folder)
+                kept = 0
+            elif kept is None:
                 try:
-                    kept = int(meta_of(path)["segments"]) if path is not None else 0
+                    kept = int(meta_of(path)["segments"])
                 except UNREADABLE:
                     kept = 0
                 with self._lock:
