@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import zipfile
 from typing import TYPE_CHECKING
 
@@ -26,8 +25,6 @@ from .passage_index import PassageIndex
 
 if TYPE_CHECKING:
     from .turn_index import TurnTable, UserTurns
-
-log = logging.getLogger("lumina.recall")
 
 VERSION = 1
 # What reading a file that is not a whole snapshot raises (torn by a crash, cut short, another format).
@@ -115,9 +112,29 @@ def write(handle, arrays: dict[str, np.ndarray]) -> None:
     np.savez(handle, **arrays)  # uncompressed: its words stay readable to the residue scan, like the archive's
 
 
+def _meta(data) -> dict:
+    return json.loads(data["meta"].tobytes().decode("utf-8"))
+
+
 def meta_of(path) -> dict:
     with np.load(path, allow_pickle=False) as data:
-        return json.loads(data["meta"].tobytes().decode("utf-8"))
+        return _meta(data)
+
+
+def due(path, size: int, remembered: int | None, key: str) -> tuple[bool, int]:
+    """(whether an index of ``size`` turns or segments is worth writing over the snapshot at ``path``, the size of
+    the one kept). Due when none is kept (``path`` None: never written, or removed since — a restore empties the
+    folder) or the index has a tenth more than it. ``remembered``: the kept size this process last wrote or read,
+    else it is read from the file's ``key`` ("turns", "segments"); a file that does not read counts as none."""
+    if path is None:
+        return True, 0
+    kept = remembered
+    if kept is None:
+        try:
+            kept = int(meta_of(path)[key])
+        except UNREADABLE:
+            kept = 0
+    return (not kept or size >= kept * 1.1), kept
 
 
 def load(path, user_id: str, reader: str, turns: "TurnTable", passage_cut: tuple[int, int],
@@ -128,7 +145,7 @@ def load(path, user_id: str, reader: str, turns: "TurnTable", passage_cut: tuple
     from .turn_index import UserTurns, _vector_buffer
 
     with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(data["meta"].tobytes().decode("utf-8"))
+        meta = _meta(data)
         n = int(meta.get("turns", -1))
         if (meta.get("version") != VERSION or meta.get("user_id") != user_id or meta.get("reader") != reader
                 or not 0 < n <= len(turns) or meta.get("digest") != digest(turns, n)):

@@ -215,7 +215,7 @@ class KeywordIndex:
         kept, and every document it holds still reads as the archive's segment does. At write time
         (nodes.retrieval.warm), for users whose turn index is worth a snapshot. True when written."""
         from . import segment_snapshot
-        from .index_snapshot import UNREADABLE, meta_of, write
+        from .index_snapshot import due, write
         from .turn_reads import reader
 
         files = self.snapshots
@@ -228,17 +228,10 @@ class KeywordIndex:
                 kept = self._snapshot_segments.get(user_id)
             if index is None or not index.ids:
                 return False
-            path = files.existing(user_id, SEGMENTS)
-            if path is None:  # never written, or removed since (a restore empties the folder)
-                kept = 0
-            elif kept is None:
-                try:
-                    kept = int(meta_of(path)["segments"])
-                except UNREADABLE:
-                    kept = 0
-                with self._lock:
-                    self._snapshot_segments[user_id] = kept
-            if kept and len(index.ids) < kept * 1.1:
+            wanted, kept = due(files.existing(user_id, SEGMENTS), len(index.ids), kept, "segments")
+            with self._lock:
+                self._snapshot_segments[user_id] = kept
+            if not wanted:
                 return False
             current = {r[0]: doc_hash(r[1], r[2]) for r in archive.segment_texts(user_id)}
             if any(current.get(i) != h for i, h in zip(index.ids, index.hashes)):

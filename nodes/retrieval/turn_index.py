@@ -611,15 +611,8 @@ class TurnIndex:
             if self._users.get(user_id) is not index:  # forgotten (erased) or replaced since
                 return False
             kept = self._snapshot_turns.get(user_id)
-        path = files.existing(user_id)
-        if path is None:  # never written, or removed since (a restore empties the folder)
-            kept = 0
-        elif kept is None:
-            try:
-                kept = int(index_snapshot.meta_of(path)["turns"])
-            except index_snapshot.UNREADABLE:
-                kept = 0
-        if kept and n < kept * 1.1:
+        wanted, kept = index_snapshot.due(files.existing(user_id), n, kept, "turns")
+        if not wanted:
             with self._lock:
                 self._snapshot_turns[user_id] = kept
             return False
