@@ -11,6 +11,11 @@
   reads through DuckDB (``cold_turns``);
 - segments that ended more than ``retention_segments_days`` ago leave the archive and the long-term vectors
   (their turns follow the raw-turn rule; a mid-term record expires by its own TTL);
+- knowledge items last said more than ``retention_knowledge_days`` ago (a restatement merged into an item is
+  a saying of it; superseded and forgotten ones too) leave the archive, the knowledge vectors and the graph: the
+  archive marks them forgotten first (recall and the profile stop showing them, and their tiers' removal is
+  owed, as for the monthly forgetting), the tiers drop them, then their rows go — a store that is down leaves
+  them forgotten and owed, and the next run (or sync) finishes;
 - activity-log events older than ``retention_logs_days`` are dropped.
 
 Backups are pruned by the backup code (``retention_backups_days``). Returns what was done, per kind.
@@ -24,6 +29,7 @@ from collections import defaultdict
 from typing import Any
 
 from stores.cold_turns import ColdTurns
+from stores.errors import StoreUnavailable
 from stores.models import Turn
 from stores.vector_filters import TENANT_FIELD, Match
 
@@ -101,6 +107,30 @@ def _segments(services, now: float) -> dict[str, Any]:
     return {"days": days, "segments": total, "users": len(expired)}
 
 
+def _knowledge(services, now: float) -> dict[str, Any]:
+    days = services.settings.retention_knowledge_days
+    table = getattr(services.stores.archive, "knowledge", None)
+    if days is None or table is None:
+        return {"days": days, "items": 0}
+    stores = services.stores
+    vectors = getattr(stores, "knowledge", None)
+    expired = table.expire_said_before(now - days * DAY, now)
+    report = {"days": days, "items": 0, "users": len(expired), "waiting": 0}
+    for user_id, item_ids in expired.items():
+        try:  # the derived tiers first: rows deleted before them could leave a point nothing would remove
+            if vectors is not None:
+                vectors.delete(user_id, item_ids)
+            stores.graph.delete_knowledge(user_id, item_ids)
+        except StoreUnavailable as exc:
+            report["waiting"] += len(item_ids)
+            log.warning("retention: %d knowledge item(s) of a user stay forgotten and owed: %s", len(item_ids), exc)
+            continue
+        deleted = table.delete_items(user_id, item_ids)
+        report["items"] += deleted
+        record(services, user_id, "maintenance", step="retention.knowledge", items=deleted)
+    return report
+
+
 def _forget_indexes(services, user_id: str) -> None:
     """The in-process recall indexes hold the removed rows: rebuilt from the archive on next use."""
     for index in (services.turn_index, services.keyword_index):
@@ -113,11 +143,12 @@ def enforce_retention(services, now: float | None = None) -> dict[str, Any]:
     report = {
         "raw_turns": _raw_turns(services, now),
         "segments": _segments(services, now),
+        "knowledge": _knowledge(services, now),
         "logs": {"days": services.settings.retention_logs_days,
                  "events": activity_log(services.settings).prune(now - services.settings.retention_logs_days * DAY)},
     }
-    log.info("retention turns=%d segments=%d log_events=%d", report["raw_turns"]["turns"],
-             report["segments"]["segments"], report["logs"]["events"])
+    log.info("retention turns=%d segments=%d knowledge=%d log_events=%d", report["raw_turns"]["turns"],
+             report["segments"]["segments"], report["knowledge"]["items"], report["logs"]["events"])
     return report
 
 

@@ -258,6 +258,40 @@ class KnowledgeTable(RecallReads):
                 [float(now), *params, [i for _, i in due]]).fetchall()
         return sorted((str(u), str(i)) for u, i in rows)
 
+    # --- retention (S7: nodes.retention) ---------------------------------------------------------------
+    def expire_said_before(self, cutoff: float, now: float) -> dict[str, list[str]]:
+        """Items, of any status, last said before ``cutoff`` (a restatement merged into an item is a saying
+        of it) are marked forgotten as of ``now`` if they were not, and owed to the tiers: recall and the
+        profile stop showing them at once, and a sync would drop their points and nodes. Returns them per
+        user, those an earlier run marked and could not delete included."""
+        last_said = (f"SELECT k.user_id, k.item_id FROM {KNOWLEDGE} k LEFT JOIN {KNOWLEDGE} m "
+                     "ON m.user_id = k.user_id AND m.superseded_by = k.item_id AND m.status = 'merged' "
+                     "GROUP BY k.user_id, k.item_id, k.said_at HAVING greatest(k.said_at, coalesce(max(m.said_at), "
+                     "k.said_at)) < ?")
+        with self.db.read() as con:
+            due = con.execute(last_said, [float(cutoff)]).fetchall()
+        if not due:
+            return {}
+        by_user: dict[str, list[str]] = {}
+        for user, item in due:
+            by_user.setdefault(str(user), []).append(str(item))
+        with self.db.tx(touches=set(by_user)) as con:
+            con.execute(f"UPDATE {KNOWLEDGE} SET forgotten_at = coalesce(forgotten_at, ?), {SYNCED} = false "
+                        "WHERE (user_id, item_id) IN (SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]))",
+                        [float(now), [u for u, _ in due], [i for _, i in due]])
+        return {u: sorted(ids) for u, ids in sorted(by_user.items())}
+
+    def delete_items(self, user_id: str, item_ids: Sequence[str]) -> int:
+        """Remove these items' rows (history included: retention keeps no record). Returns rows removed."""
+        user_id = validate_id(user_id, "user_id")
+        wanted = [validate_id(i, "item_ids") for i in item_ids]
+        if not wanted:
+            return 0
+        with self.db.tx(touches=(user_id,)) as con:
+            rows = con.execute(f"DELETE FROM {KNOWLEDGE} WHERE user_id = ? AND item_id IN (SELECT unnest(?::VARCHAR[])) "
+                               "RETURNING item_id", [user_id, wanted]).fetchall()
+        return len(rows)
+
     # --- the derived tiers' bookkeeping (nodes.knowledge.tiers) ----------------------------------------
     def unsynced(self, user_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Items the derived tiers do not mirror yet (one user's, or everyone's), by user, oldest first."""
