@@ -71,7 +71,6 @@ class LuminaSettings(BaseSettings):
 
     # --- L1 short-term ---------------------------------------------------------------------------
     short_term_max_turns: int = Field(default=12, ge=2, le=200, description="L1/L2 turn cap of a segment.")
-    short_term_min_turns: int = Field(default=6, ge=1, le=200, description="Turns kept at least (6–12 design).")
 
     # --- L2 segment boundaries -------------------------------------------------------------------
     boundary_similarity: float = Field(
@@ -142,10 +141,7 @@ class LuminaSettings(BaseSettings):
         "hub and spreads no activation (the fan effect); the graph channel looks up the rarer ones.",
     )
     retrieve_graph_concepts: int = Field(default=4, ge=0, le=50, description="A3: query concepts looked up at most, rarest first.")
-    retrieve_keyword: int = Field(default=5, ge=0, le=100, description="BM25 candidates over archived segments.")
     retrieve_max_items: int = Field(default=10, ge=1, le=200)
-    retrieve_min_similarity: float = Field(default=0.0, ge=-1.0, le=1.0)
-    retrieve_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
     recency_half_life_days: float = Field(default=30.0, gt=0, description="A3: 0.5^(age_days/30).")
 
     # --- issue 3: hybrid turn-level recall (nodes/retrieval/recall.py); each channel can be switched off ---
@@ -236,7 +232,6 @@ class LuminaSettings(BaseSettings):
     recall_passage_min_tokens: int = Field(
         default=160, ge=1, le=100_000, description="Issue 19: turns longer than this get passage windows."
     )
-    recall_context_window: int = Field(default=1, ge=0, le=5, description="Turns each side packed with a hit.")
     recall_mixed_turn_share: float = Field(
         default=0.6, ge=0.0, le=1.0, description="'mixed' granularity: share of the budget for raw turns first."
     )
@@ -383,12 +378,8 @@ class LuminaSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _check_ranges(self) -> "LuminaSettings":
-        if self.short_term_min_turns > self.short_term_max_turns:
-            raise ValueError("short_term_min_turns must not exceed short_term_max_turns")
         if abs(sum(self.importance_weights) - 1.0) > 1e-6:
             raise ValueError("importance_weights must sum to 1")
-        if abs(sum(self.retrieve_weights) - 1.0) > 1e-6:
-            raise ValueError("retrieve_weights must sum to 1")
         return self
 
     @property
