@@ -173,7 +173,7 @@ class LuminaSettings(BaseSettings):
         description="Share of their relevance that turns of speakers the query does not name keep, when it names some.",
     )
     recall_person_focus: float = Field(
-        default=0.7, ge=0.0, le=1.0,
+        default=0.6, ge=0.0, le=1.0,
         description="A question that names no speaker but speaks of the asker (\"my\", \"I\", 私の) or of what the other side "
         "said (\"you suggested\", 教えてくれた): share of their relevance the other side's turns keep.",
     )

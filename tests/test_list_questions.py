@@ -23,6 +23,12 @@ from stores.models import Turn
     "What has Melanie painted?",
     "What are some of Caroline's hobbies?",
     "List all the books Tim mentioned.",
+    # the asker's own: the first person (bench.first_person_data)
+    "What activities do I partake in?",
+    "What areas am I particularly interested in for policymaking?",
+    "What are my hobbies?",
+    "What are some of my favourite recipes?",
+    "Which cities have I visited?",
     "美咲はどんな料理を作った？",
     "健太がどういう場所に行ったか教えて",
     "美咲が行ったことのある国は？",
@@ -103,7 +109,7 @@ def test_the_channel_ranks_only_the_named_speakers_turns_by_meaning():
     index = _index(said, vectors)
     index.has_vector[8] = False  # a turn whose vector is not stored yet is not ranked
     out = Candidates()
-    speaker_dense_channel(index, query, ["Melanie"], 3, out)
+    speaker_dense_channel(index, query, np.isin(index.label_array, ["Melanie"]), 3, out)
     ranking = out.turn_rankings["speaker_dense"]
     assert len(ranking) == 3 and all(index.labels[i] == "Melanie" for i in ranking)
     assert ranking[0] == 4 and 8 not in ranking
@@ -111,9 +117,9 @@ def test_the_channel_ranks_only_the_named_speakers_turns_by_meaning():
     assert list(sims) == sorted(sims, reverse=True)
     # No vectors held, or no turn of that speaker: no ranking.
     empty = Candidates()
-    speaker_dense_channel(index, query, ["Nobody"], 3, empty)
+    speaker_dense_channel(index, query, np.isin(index.label_array, ["Nobody"]), 3, empty)
     index.vectors = None
-    speaker_dense_channel(index, query, ["Melanie"], 3, empty)
+    speaker_dense_channel(index, query, np.isin(index.label_array, ["Melanie"]), 3, empty)
     assert "speaker_dense" not in empty.turn_rankings
 
 
@@ -144,3 +150,48 @@ def test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker(
     assert "speaker_dense" not in channels("When did Melanie run the charity race?")  # one thing
     assert "speaker_dense" not in channels("What activities do people partake in?")  # no one named
     assert "speaker_dense" in channels("Would Melanie enjoy a painting retreat?")  # a guess from what she is like
+
+
+def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first_person(memory_factory):
+    """The product's user asks about themself ("What activities do I partake in?"), in turns without a name:
+    the channel ranks their own turns (speaker "user"), and for "you" questions the other side's."""
+    from graphs.replay import replay
+    from nodes.retrieval.recall import Timings, recall
+
+    memory = memory_factory()
+    said = [("user", "We went camping at the beach with the kids last weekend."),
+            ("lumina", "That sounds lovely, I'd love to hear more."),
+            ("user", "I signed up for a pottery class on Tuesdays."),
+            ("lumina", "You always find new hobbies!"),
+            ("user", "Yesterday I ran a charity race for mental health."),
+            ("lumina", "I'm proud of you. Have you tried hiking the coastal trail? I recommend it."),
+            ("user", "I painted a sunset by the lake this morning."),
+            ("lumina", "Send me a picture of it!")] * 2
+    replay(memory.graph, "ann", [{"user_id": "ann", "speaker": who, "text": text, "ts": 1_700_000_000 + 600 * n,
+                                  "source_id": f"D:{n}"} for n, (who, text) in enumerate(said)], flush=True)
+    index = memory.services.turn_index.get(memory.services.stores.archive, "ann", memory.services.stores.turns)
+
+    def ranked(question: str) -> list[int] | None:
+        timings = Timings()
+        captured = {}
+        import nodes.retrieval.recall as recall_module
+
+        real = recall_module.speaker_dense_channel
+
+        def spy(index_, vec, whose, k, out):
+            real(index_, vec, whose, k, out)
+            captured["ranking"] = out.turn_rankings.get("speaker_dense")
+
+        recall_module.speaker_dense_channel = spy
+        try:
+            recall(memory.services, "ann", question, purpose="question", budget=200, timings=timings)
+        finally:
+            recall_module.speaker_dense_channel = real
+        return captured.get("ranking")
+
+    mine = ranked("What activities do I partake in?")
+    assert mine and all(index.turns[i].speaker == "user" for i in mine)
+    theirs = ranked("What things have you recommended to me?")
+    assert theirs and all(index.turns[i].speaker != "user" for i in theirs)
+    assert ranked("When did I run the charity race?") is None  # one thing: no channel
+    assert ranked("What activities do people partake in?") is None  # nobody's

@@ -74,15 +74,27 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
 
 
-def speaker_dense_channel(index, vec: np.ndarray, speakers: Sequence[str], K: int, out: Candidates) -> None:
-    """The named speakers' turns ranked by meaning alone (``speaker_dense``), for a question asking for many things
-    of them (nodes.retrieval.list_questions): their answers are spread over that person's turns in words the
-    question does not use, and the other channels, which rank every turn by the question's words or meaning,
-    leave most of them far down. From the index's own matrix of the turns' vectors: no engine call."""
+def whose_turns(index, plan) -> np.ndarray | None:
+    """The turns of the person a question is about, as a mask: the speakers it names, or with none named the
+    asker's own ("my", 私の: speaker "user") or the other side's ("you suggested"); None when it is nobody's."""
+    if plan.speakers:
+        return np.isin(index.label_array, list(plan.speakers))
+    if plan.person in ("user", "other"):
+        mine = index.said_by_user()
+        return mine if plan.person == "user" else ~mine
+    return None
+
+
+def speaker_dense_channel(index, vec: np.ndarray, whose: np.ndarray, K: int, out: Candidates) -> None:
+    """One person's turns (``whose``, whose_turns) ranked by meaning alone (``speaker_dense``), for a question
+    asking for many things of them (nodes.retrieval.list_questions): their answers are spread over that person's
+    turns in words the question does not use, and the other channels, which rank every turn by the question's
+    words or meaning, leave most of them far down. From the index's own matrix of the turns' vectors: no engine
+    call."""
     if index.vectors is None or not len(index.turns):
         return
     t0 = time.perf_counter()
-    theirs = np.flatnonzero(np.isin(index.label_array, list(speakers)) & index.has_vector)
+    theirs = np.flatnonzero(whose & index.has_vector)
     if theirs.size:
         sims = index.vectors[theirs].astype(np.float32) @ np.asarray(vec, dtype=np.float32)
         best = theirs[np.argsort(-sims, kind="stable")[:K]]

@@ -7,7 +7,7 @@ turns that share them and leaves the rest far down. A count ("How many times has
 trails?", 「何回」) needs every turn that says it once. Likewise a question about what someone would do or is likely
 to be ("Would Caroline pursue writing as a career?", 「美咲は先生に向いていると思う？」) is answered from what they said
 of themselves anywhere, not from a turn that repeats its words. For both, recall adds a ranking of the named
-person's turns by meaning alone (channels.speaker_dense_channel). Questions about one thing ("What is Caroline's identity?", 「モカは
+person's turns by meaning alone (channels.speaker_dense_channel). The asker's own ("What are my hobbies?", "What areas am I interested in?") are asked the same way in the first person. Questions about one thing ("What is Caroline's identity?", 「モカは
 どんな猫？」) are not these: English marks the many by a plural object before its verb, Japanese by asking what
 kinds someone does (「どんな…を…」) or has ever done (「…たことがある…」) or by saying all of them.
 """
@@ -21,13 +21,13 @@ import unicodedata
 _EN_PLURAL_OBJECT = re.compile(
     r"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[a-z/-]+\s+){0,2}?"
     r"(?!(?:is|was|has|does|this|his|its|us|plus|yes|bus|gas|class|glass|grass)\b)[a-z/-]+s\s+"
-    r"(?:has|have|does|do|did|is|are|was|were)\b", re.IGNORECASE)
+    r"(?:has|have|does|do|did|is|am|are|was|were)\b", re.IGNORECASE)
 # "Where has X been / camped …", "What has X done / made …", "What are some of X's hobbies?"
 _EN_OTHER = re.compile(
     r"^\s*(?:what|which)\s+(?:kinds|types|sorts)\s+of\s+(?:[a-z/-]+\s+){1,2}?(?:has|have|does|do|did|are|were)\b"
     r"|^\s*where\s+(?:has|have)\b"
     r"|^\s*what\s+(?:all\s+)?has\s+[\w'-]+\s+(?:done|made|painted|bought|read|seen|visited|tried|cooked|baked|written|played)\b"
-    r"|^\s*what\s+are\s+(?:some\s+)?(?:of\s+)?[\w-]+'s?\s+(?:[a-z-]+\s+){0,2}?[a-z-]+s\b"
+    r"|^\s*what\s+are\s+(?:some\s+)?(?:of\s+)?(?:[\w-]+'s?|my|your|our)\s+(?:[a-z-]+\s+){0,2}?[a-z-]+s\b"
     r"|^\s*what\s+are\s+(?:some\s+of\s+)?the\s+(?:[a-z-]+\s+){0,2}?[a-z-]+s\b(?!\s+of\s+the\b)"
     r"|\b(?:list|name)\s+(?:all|every|the)\b", re.IGNORECASE)
 # Counts across the conversation: "How many times has Joanna found new trails?", "How many dogs has Maria adopted?"
