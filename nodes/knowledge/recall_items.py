@@ -129,10 +129,10 @@ def knowledge_hits(services, user_id: str, query: str, *, limit: int = 3,
     by_rank = lambda pair: (-pair[0], -pair[1]["said_at"])  # noqa: E731 - best match, then newest
     first, second = (ended, current) if past else (current, ended)
     ranked = sorted(first, key=by_rank) + sorted(second, key=by_rank)
-    return [_item(r, s) for s, r in ranked[:limit]]
+    return [_item(r, s, services.settings.timezone) for s, r in ranked[:limit]]
 
 
-def _item(row: Mapping[str, Any], score: float) -> dict[str, Any]:
+def _item(row: Mapping[str, Any], score: float, zone: str) -> dict[str, Any]:
     value = row["value"] if row["polarity"] == "positive" else f"not {row['value']}"
     subject = "" if row["subject"] == "user" else f"{row['subject']} "
     # The fact alone: its sentence is in the source episode that recall brings too (bench.knowledge: repeating
@@ -151,7 +151,7 @@ def _item(row: Mapping[str, Any], score: float) -> dict[str, Any]:
         "turn_ids": list(row["source_turn_ids"] or []),
         "segment_id": (list(row["episode_ids"] or []) or [None])[-1],
         "tiers": ["archive", *(["long-term"] if "vector" in row.get("channels", ()) else [])],
-        "date": _date(row["said_at"]), "channels": list(row.get("channels", ["cue"])),
+        "date": _date(row["said_at"], zone), "channels": list(row.get("channels", ["cue"])),
     }
 
 

@@ -35,10 +35,10 @@ def procedure_hits(services, user_id: str, query: str, *, limit: int = 1) -> lis
     q = unicodedata.normalize("NFKC", query).lower()
     if not (asks_how(query) or any(r["title"] and r["title"].lower() in q for r in rows)):
         return []
-    return [_item(m) for m in match_procedures(services, user_id, query, limit=limit)]
+    return [_item(m, services.settings.timezone) for m in match_procedures(services, user_id, query, limit=limit)]
 
 
-def _item(match: dict[str, Any]) -> dict[str, Any]:
+def _item(match: dict[str, Any], zone: str) -> dict[str, Any]:
     steps = "\n".join(f"{n}. {s}" for n, s in enumerate(match["steps"], 1))
     tried = f"{match['success_count']}✓ {match['failure_count']}✗"
     text = f"[procedure: {match['title']} v{match['version']}, confidence {match['confidence']:.2f}, {tried}]\n{steps}"
@@ -47,5 +47,5 @@ def _item(match: dict[str, Any]) -> dict[str, Any]:
         "stage": match["stage"], "version": match["version"], "confidence": match["confidence"],
         "status": match["status"], "turn_ids": list(match["source_turn_ids"]), "source_ids": list(match["source_ids"]),
         "episode_ids": list(match["episode_ids"]), "segment_id": None, "tiers": ["archive"],
-        "date": date_label(match["said_at"]), "tokens": max(1, count_tokens(text)), "level": 1, "archived": False,
+        "date": date_label(match["said_at"], zone), "tokens": max(1, count_tokens(text)), "level": 1, "archived": False,
     }

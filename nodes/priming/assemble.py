@@ -101,20 +101,21 @@ def _pack(candidates: Sequence[dict], budget: int, seen: set[str], by_day: bool 
     return out
 
 
-def group_headers(items: Sequence[dict]) -> dict[tuple, str]:
-    """Each group's header (pointer_group): the minute of its first line's first message (a time pointer)."""
+def group_headers(items: Sequence[dict], zone: str = "UTC") -> dict[tuple, str]:
+    """Each group's header (pointer_group): the minute of its first line's first message (a time pointer, on
+    ``zone``'s clock, as the lines' day tags are)."""
     first: dict[tuple, float] = {}
     for i in items:
         if (group := pointer_group(i)) is not None:
             first[group] = min(first.get(group, i["ts"]), i["ts"])
-    return {group: time_pointer(ts) for group, ts in first.items()}
+    return {group: time_pointer(ts, zone) for group, ts in first.items()}
 
 
-def render_by_day(items: Sequence[dict]) -> str:
+def render_by_day(items: Sequence[dict], zone: str = "UTC") -> str:
     """Undated lines first (rank order); then each day: its lines with pointers of their own under the day's plain
     header, then its segments' lines under their time headers, in time order (two segments whose first lines
     fall in one minute share it: read_memory opens both). Lines in rank order under each header."""
-    headers = group_headers(items)
+    headers = group_headers(items, zone)
     blocks: dict[tuple[str, str], list[str]] = {}  # (day, header) -> lines; a day's plain header sorts first
     undated: list[str] = []
     for i in items:
@@ -177,14 +178,14 @@ def redundant_facts(profile: Sequence[dict], episodes: Sequence[dict]) -> set[st
 
 
 def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset,
-             left_out: Collection[str] = ()) -> tuple[list[Section], str]:
+             left_out: Collection[str] = (), zone: str = "UTC") -> tuple[list[Section], str]:
     """``left_out``: profile lines the episodes make redundant (redundant_facts), not shown; their room is the
-    episodes'."""
+    episodes'. ``zone``: the user's time zone, of the time headers."""
     budgets, packed, seen, room, kb_budget = _pack_around(total, found, bool(found.get("episodes")), left_out)
     packed["episodes"] = _pack(found.get("episodes", []), room, seen, by_day=True)
     if preset.max_items is not None:
         _cap(packed, preset.max_items)
-    headers = group_headers(packed["episodes"])
+    headers = group_headers(packed["episodes"], zone)
     shown = abbreviated(i["_source"] for items in packed.values() for i in items)
     # A line under its segment's time header is opened by that header: it is what the text shows for it.
     packed = {name: [{**i, "shown": headers.get(pointer_group(i) if name == "episodes" else None) or shown[i["_source"]]}
@@ -194,7 +195,7 @@ def assemble(total: int, found: dict[str, list[dict]], preset: PrimingPreset,
                         tokens=sum(i["tokens"] for i in packed[name]),
                         items=[PrimedItem.model_validate(i) for i in packed[name]])
                 for name in ORDER]
-    blocks = [f"{s.label}\n" + (render_by_day([i.model_dump() for i in s.items]) if s.name == "episodes"
+    blocks = [f"{s.label}\n" + (render_by_day([i.model_dump() for i in s.items], zone) if s.name == "episodes"
                                  else "\n".join(line(i.model_dump()) for i in s.items))
               for s in sections if s.items]
     return sections, "\n".join(blocks)

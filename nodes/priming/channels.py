@@ -74,7 +74,7 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
             parts.append(f"with {who}: relationship depth {c['relationship_depth']:.2f}, {c['turns']} turns over {c['days']} days")
         if latest:
             out.append(item("profile", f"seg:{latest[0].segment_id}", "profile", "; ".join(parts),
-                            date=date_label(latest[0].end_ts)))
+                            date=date_label(latest[0].end_ts, services.settings.timezone)))
     facts = profile["facts"]
     if message_type in ASKING:
         # Not by the names of the people who speak: every sentence of a person's holds that name ("Tim: …"), so
@@ -95,7 +95,7 @@ def profile_channel(services, user_id: str, message: str, message_type: str, cha
     for f in facts:
         ids = sources.get(f["item_id"], [])
         out.append(item("profile", f"fact:{f['item_id']}", "knowledge", f"{f['attribute']}: {f['value']}",
-                        date=date_label(f["valid_from"]) if f["valid_from"] else None, source_ids=ids, quoted=ids))
+                        date=date_label(f["valid_from"], services.settings.timezone) if f["valid_from"] else None, source_ids=ids, quoted=ids))
     return out
 
 
@@ -116,8 +116,8 @@ def recent_channel(services, user_id: str, message: str, message_type: str, pres
         similarity = _cosine(seg.embedding, qvec) if gate else None
         if gate and (similarity is None or similarity < preset.threshold):
             continue
-        out.append(item("recent", f"seg:{seg.segment_id}", "segment", f"[{date_label(seg.end_ts)}] {seg.summary}",
-                        date=date_label(seg.end_ts), similarity=similarity, source_ids=seg.source_ids))
+        out.append(item("recent", f"seg:{seg.segment_id}", "segment", f"[{date_label(seg.end_ts, services.settings.timezone)}] {seg.summary}",
+                        date=date_label(seg.end_ts, services.settings.timezone), similarity=similarity, source_ids=seg.source_ids))
     if gate:
         return out
     asked = [e for e in recent_activity(services, user_id, 20, ("recall",)) if e.get("query") and e.get("turn_id")][-5:]
@@ -126,8 +126,8 @@ def recent_channel(services, user_id: str, message: str, message_type: str, pres
         for e in reversed(asked):
             turn = by_id.get(e["turn_id"])
             if turn is not None:
-                out.append(item("activity", f"ep:{turn.source_id}", "activity", f"[{date_label(turn.ts)}] asked: {e['query']}",
-                                date=date_label(turn.ts), source_ids=[turn.source_id]))
+                out.append(item("activity", f"ep:{turn.source_id}", "activity", f"[{date_label(turn.ts, services.settings.timezone)}] asked: {e['query']}",
+                                date=date_label(turn.ts, services.settings.timezone), source_ids=[turn.source_id]))
     return out
 
 
@@ -193,8 +193,8 @@ def _summaries(services, user_id: str, recalled: Sequence[dict], wanted: int) ->
         seen.add(seg_id)
         seg = services.stores.archive.get_segment(user_id, seg_id)
         if seg is not None and seg.summary:
-            out.append(item("summary", f"seg:{seg_id}", "segment", f"[{date_label(seg.end_ts)}] {seg.summary}",
-                            date=date_label(seg.end_ts), source_ids=seg.source_ids))
+            out.append(item("summary", f"seg:{seg_id}", "segment", f"[{date_label(seg.end_ts, services.settings.timezone)}] {seg.summary}",
+                            date=date_label(seg.end_ts, services.settings.timezone), source_ids=seg.source_ids))
     return out
 
 

@@ -107,7 +107,8 @@ def prime(services, user_id: str, message: str, *, message_type: str | None = No
                                            list(recalled), chosen, qvec)
     found["episodes"] = episodes
     found["procedures"] = found["procedures"] + recalled_procedures
-    sections, text = assemble(total, found, chosen, left_out=redundant_facts(found["profile"], episodes))
+    sections, text = assemble(total, found, chosen, left_out=redundant_facts(found["profile"], episodes),
+                             zone=services.settings.timezone)
     timings["total"] = round((time.perf_counter() - started) * 1000, 3)
     return Primed(message_type=kind, budget=total, preset=chosen.name, sections=sections, text=text,
                   tokens=count_tokens(text), timings=timings)

@@ -47,7 +47,8 @@ def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -
             continue
         best = hits[seg][:2]
         raw = [turns[c[1]] for c in sorted(best, key=lambda c: c[1]) if turns[c[1]].text[:40] not in record.summary]
-        text = f"[{_date(record.end_ts)}] {record.summary}" + "".join(f"\n{t.text}" for t in raw)
+        zone = services.settings.timezone
+        text = f"[{_date(record.end_ts, zone)}] {record.summary}" + "".join(f"\n{t.text}" for t in raw)
         cost = count_tokens(text)
         if budget is not None and used + cost > budget:
             continue
@@ -67,7 +68,7 @@ def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -
                 "kind": "episode",
                 "unit": "segment",
                 "text": text,
-                "date": _date(record.end_ts),
+                "date": _date(record.end_ts, zone),
                 "tiers": item_tiers,
                 "source_ids": list(record.source_ids),
                 "turn_ids": list(record.turn_ids),
@@ -372,7 +373,7 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
             misses += 1
             continue
         misses = 0
-        date = _date(turns[i].ts)
+        date = _date(turns[i].ts, settings.timezone)
         joinable = [g for g in (by_index.get(i - 1), by_index.get(i + 1)) if g is not None and g["date"] == date]
         if len(joinable) == 2 and joinable[0] is joinable[1]:
             joinable = joinable[:1]
@@ -475,14 +476,14 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     return items
 
 
-def open_segment_item(turns: Sequence[dict]) -> dict:
+def open_segment_item(turns: Sequence[dict], zone: str = "UTC") -> dict:
     text = " / ".join(f"{t['speaker']}: {t['text']}" for t in turns[-6:])
     return {
         "segment_id": "(open)",
         "kind": "episode",
         "unit": "short-term",
         "text": text,
-        "date": _date(turns[-1]["ts"]),
+        "date": _date(turns[-1]["ts"], zone),
         "tiers": ["short-term"],
         "source_ids": [t["source_id"] for t in turns[-6:]],
         "turn_ids": [t["turn_id"] for t in turns[-6:]],

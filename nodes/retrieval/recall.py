@@ -189,7 +189,7 @@ def recall(
 
     if now_ts is None:
         now_ts = max([turns[-1].ts if turns else 0.0, *(t["ts"] for t in open_turns or [])]) or time.time()
-    window = time_window(query, now_ts) if on["temporal"] else None
+    window = time_window(query, now_ts, settings.timezone) if on["temporal"] else None
     ordered = _rank(index, rel, cands.seg_importance, window, now_ts, (alpha, beta, gamma), settings)
 
     t_rank = time.perf_counter()
@@ -258,7 +258,7 @@ def recall(
             items = items[:limit]
         note_accessed(services, user_id, items, now_ts)
     if open_turns:
-        items.insert(0, open_segment_item(open_turns))
+        items.insert(0, open_segment_item(open_turns, settings.timezone))
     if timings is not None:
         t_pack = time.perf_counter()
         timings.embed_ms = (t_embed - t_after_plan) * 1000

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 
-from .temporal_calendar import DAY, Cue, Window, today_of
+from .temporal_calendar import DAY, Cue, Window, local_offset, today_of
 from .temporal_dates import find_dates
 from .temporal_periods import find_periods
 from .temporal_questions import asks_duration, asks_order
@@ -92,28 +92,34 @@ def _window(text: str, cues: list[Cue], now_ts: float) -> Window | None:
     return start, end
 
 
-def time_cues(query: str, now_ts: float) -> TimeCues:
+def time_cues(query: str, now_ts: float, zone: str = "UTC") -> TimeCues:
     """The time a question names (as ``time_window``) and whether it asks a duration or an order."""
     text = normalise(query)
-    cues = _cues(text, now_ts)
+    shift = local_offset(now_ts, zone)
+    cues = _cues(text, now_ts + shift)
+    window = _window(text, cues, now_ts + shift)
     return TimeCues(
-        window=_window(text, cues, now_ts),
-        spans=tuple(c.window for c in cues),
+        window=None if window is None else (window[0] - shift, window[1] - shift),
+        spans=tuple((c.window[0] - shift, c.window[1] - shift) for c in cues),
         kind=cues[0].kind if cues else None,
         asks_duration=asks_duration(text),
         asks_order=asks_order(text),
     )
 
 
-def time_window(query: str, now_ts: float) -> Window | None:
-    """The span of time the query points at, or None (see the module's docstring for the cues)."""
+def time_window(query: str, now_ts: float, zone: str = "UTC") -> Window | None:
+    """The span of time the query points at, or None (see the module's docstring for the cues); its days are
+    ``zone``'s (the cues compute on the user's wall clock, the window comes back in epoch seconds)."""
     text = normalise(query)
-    return _window(text, _cues(text, now_ts), now_ts)
+    shift = local_offset(now_ts, zone)
+    window = _window(text, _cues(text, now_ts + shift), now_ts + shift)
+    return None if window is None else (window[0] - shift, window[1] - shift)
 
 
-def date_label(ts: float) -> str:
-    # By UTC day number: the packer labels dozens of candidate turns per query, a handful of days.
-    return _day_label(math.floor(ts / 86_400))
+def date_label(ts: float, zone: str = "UTC") -> str:
+    """The day ``ts`` falls on in ``zone`` (the user's ``LUMINA_TIMEZONE``), ``YYYY-MM-DD``."""
+    # By day number: the packer labels dozens of candidate turns per query, a handful of days.
+    return _day_label(math.floor((ts + local_offset(ts, zone)) / 86_400))
 
 
 @lru_cache(maxsize=65_536)

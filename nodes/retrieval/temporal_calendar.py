@@ -1,5 +1,6 @@
-"""Calendar arithmetic for the temporal cues: whole UTC days (the conversation's clock, as ``date_label``
-prints it) and the windows they make. One place decides what a week, a weekend, a season or a part of a
+"""Calendar arithmetic for the temporal cues: whole days and the windows they make. The cues compute on a
+"local epoch" (the user's wall clock read as if it were UTC: ``local_offset``), so a day is the user's day in
+``LUMINA_TIMEZONE``; temporal.time_window shifts the window back. One place decides what a week, a weekend, a season or a part of a
 month is, so every cue module reads them alike.
 
 Conventions: weeks run Monday to Sunday; a weekend is Saturday and Sunday; seasons are the northern
@@ -9,8 +10,11 @@ December–February)."""
 from __future__ import annotations
 
 import calendar
+import math
 from datetime import date, datetime, timedelta, timezone
+from functools import lru_cache
 from typing import NamedTuple
+from zoneinfo import ZoneInfo
 
 DAY = 86_400.0
 Window = tuple[float, float]
@@ -24,6 +28,24 @@ class Cue(NamedTuple):
     window: Window
     start: int
     end: int
+
+
+@lru_cache(maxsize=64)
+def zone_of(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+@lru_cache(maxsize=65_536)
+def _offset_in_hour(name: str, hour: int) -> float:
+    return datetime.fromtimestamp(hour * 3600, tz=zone_of(name)).utcoffset().total_seconds()
+
+
+def local_offset(ts: float, zone: str = "UTC") -> float:
+    """Seconds ``zone``'s wall clock is ahead of UTC at ``ts`` (summer time included). Looked up once per hour
+    of time: labels are made for dozens of turns per query."""
+    if zone == "UTC":
+        return 0.0
+    return _offset_in_hour(zone, math.floor(ts / 3600))
 
 
 def today_of(now_ts: float) -> date:

@@ -27,13 +27,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from stores.errors import InvalidInput
 from stores.ids import validate_id
+
+from nodes.retrieval.temporal_calendar import zone_of
 
 PointerKind = Literal["episode", "segment", "knowledge", "procedure", "kb", "time"]
 PREFIXES: dict[str, PointerKind] = {"ep": "episode", "seg": "segment", "fact": "knowledge", "proc": "procedure",
@@ -82,14 +84,16 @@ _SHORT_SOURCE = re.compile(r"t-[0-9a-f]{%d}" % SHORT_HEX)
 _TIME = re.compile(r"\[?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})\]?")
 
 
-def time_pointer(ts: float) -> str:
-    """The time pointer of the minute (UTC, as dates are labelled: nodes.retrieval.temporal) that holds ``ts``."""
-    return datetime.fromtimestamp(math.floor(ts / 60) * 60, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M")
+def time_pointer(ts: float, zone: str = "UTC") -> str:
+    """The time pointer of the minute that holds ``ts``, on ``zone``'s clock (the user's ``LUMINA_TIMEZONE``, as
+    dates are labelled: nodes.retrieval.temporal)."""
+    return datetime.fromtimestamp(math.floor(ts / 60) * 60, tz=zone_of(zone)).strftime("%Y-%m-%dT%H:%M")
 
 
-def time_span(pointer: Pointer) -> tuple[float, float]:
-    """[start, end) of a time pointer's minute, in epoch seconds."""
-    start = datetime.strptime(pointer.id, "%Y-%m-%dT%H:%M").replace(tzinfo=timezone.utc).timestamp()
+def time_span(pointer: Pointer, zone: str = "UTC") -> tuple[float, float]:
+    """[start, end) of a time pointer's minute on ``zone``'s clock, in epoch seconds. (A minute summer time
+    repeats is its first pass.)"""
+    start = datetime.strptime(pointer.id, "%Y-%m-%dT%H:%M").replace(tzinfo=zone_of(zone)).timestamp()
     return start, start + 60
 
 

@@ -34,8 +34,8 @@ class Opened(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-def _day(ts: float | None) -> str | None:
-    return None if ts is None else date_label(ts)
+def _day(ts: float | None, zone: str) -> str | None:
+    return None if ts is None else date_label(ts, zone)
 
 
 def _first_turn(archive, user_id: str, source_id: str):
@@ -55,8 +55,9 @@ def open_episode(services, user_id: str, pointer: Pointer) -> Opened | None:
     if text is None or first is None:
         return None
     chunked = parse_part(first.source_id) is not None
-    header = f"{pointer} — {first.speaker}, {date_label(first.ts)}" + (" (a long message, reassembled)" if chunked else "")
-    return Opened(id=str(pointer), kind="episode", date=date_label(first.ts), text=f"{header}\n{text}",
+    zone = services.settings.timezone
+    header = f"{pointer} — {first.speaker}, {date_label(first.ts, zone)}" + (" (a long message, reassembled)" if chunked else "")
+    return Opened(id=str(pointer), kind="episode", date=date_label(first.ts, zone), text=f"{header}\n{text}",
                   details={"source_id": pointer.id, "speaker": first.speaker, "ts": first.ts,
                            "segment_id": first.segment_id, "message": text, "chunked": chunked})
 
@@ -79,7 +80,8 @@ def open_segment(services, user_id: str, pointer: Pointer, whole_between: tuple[
         else:
             messages.append({"source_id": parent, "speaker": turn.speaker, "ts": turn.ts,
                              "parts": [(turn.source_id, turn.text, True)]})
-    lines = [f"{pointer} — {date_label(record.start_ts)} to {date_label(record.end_ts)}, "
+    zone = services.settings.timezone
+    lines = [f"{pointer} — {date_label(record.start_ts, zone)} to {date_label(record.end_ts, zone)}, "
              f"{len(messages)} messages", f"summary: {record.summary}"]
     for m in messages:
         parts = m.pop("parts")
@@ -91,16 +93,16 @@ def open_segment(services, user_id: str, pointer: Pointer, whole_between: tuple[
         if len(body) > SEGMENT_MESSAGE_CHARS and not said_then:
             body = f"{body[:SEGMENT_MESSAGE_CHARS]} … (read_memory('ep:{m['source_id']}') for the whole message)"
         lines.append(f"[ep:{m['source_id']}] {m['speaker']}: {body}")
-    return Opened(id=str(pointer), kind="segment", date=date_label(record.end_ts), text="\n".join(lines),
+    return Opened(id=str(pointer), kind="segment", date=date_label(record.end_ts, zone), text="\n".join(lines),
                   details={"segment_id": record.segment_id, "summary": record.summary, "messages": messages,
                            "keywords": list(record.keywords)})
 
 
-def _fact_line(row: Mapping[str, Any]) -> str:
+def _fact_line(row: Mapping[str, Any], zone: str) -> str:
     value = row["value"] if row["polarity"] == "positive" else f"not {row['value']}"
     subject = "" if row["subject"] == "user" else f"{row['subject']} "
-    held = f"{_day(row['valid_from']) or '?'} → {_day(row['valid_to']) or 'now'}"
-    forgotten = f", forgotten {_day(row['forgotten_at'])}" if row.get("forgotten_at") else ""
+    held = f"{_day(row['valid_from'], zone) or '?'} → {_day(row['valid_to'], zone) or 'now'}"
+    forgotten = f", forgotten {_day(row['forgotten_at'], zone)}" if row.get("forgotten_at") else ""
     sources = " ".join(f"ep:{s}" for s in row["source_ids"] or [])
     return (f"[fact:{row['item_id']}] {subject}{row['attribute']}: {value} — {row['status']} {held}{forgotten}; "
             f"said \"{row['text']}\" ({sources or 'no source'})")
@@ -127,21 +129,22 @@ def open_fact(services, user_id: str, pointer: Pointer) -> Opened | None:
         return None
     item = found[0]
     history = _history(table.items(user_id, history=True, subject=item["subject"]), item)
-    lines = [_fact_line(item)]
+    zone = services.settings.timezone
+    lines = [_fact_line(item, zone)]
     if len(history) > 1:
         lines.append("history (oldest first):")
-        lines += [f"- {_fact_line(r)}" for r in history]
+        lines += [f"- {_fact_line(r, zone)}" for r in history]
     public = ("item_id", "subject", "attribute", "value", "polarity", "text", "status", "valid_from", "valid_to",
               "superseded_by", "confidence", "source_ids", "forgotten_at")
-    return Opened(id=str(pointer), kind="knowledge", date=_day(item["said_at"]), text="\n".join(lines),
+    return Opened(id=str(pointer), kind="knowledge", date=_day(item["said_at"], zone), text="\n".join(lines),
                   details={"item": {k: item[k] for k in public}, "history": [{k: r[k] for k in public} for r in history]})
 
 
-def _procedure_text(row: Mapping[str, Any]) -> str:
+def _procedure_text(row: Mapping[str, Any], zone: str) -> str:
     steps = "\n".join(f"  {n}. {s}" for n, s in enumerate(row["steps"], 1))
     return (f"[proc:{row['procedure_id']}] {row['title']} v{row['version']} ({row['status']}), confidence "
             f"{row['confidence']:.2f}, {row['success_count']} succeeded / {row['failure_count']} failed, "
-            f"taught {_day(row['said_at'])}\n{steps}")
+            f"taught {_day(row['said_at'], zone)}\n{steps}")
 
 
 def open_procedure(services, user_id: str, pointer: Pointer) -> Opened | None:
@@ -151,14 +154,15 @@ def open_procedure(services, user_id: str, pointer: Pointer) -> Opened | None:
         return None
     row = found[0]
     versions = [r for r in table.procedures(user_id, history=True) if r["lineage_id"] == row["lineage_id"]]
-    lines = [_procedure_text(row)]
+    zone = services.settings.timezone
+    lines = [_procedure_text(row, zone)]
     others = [r for r in versions if r["procedure_id"] != row["procedure_id"]]
     if others:
         lines.append("other versions:")
-        lines += [_procedure_text(r) for r in others]
+        lines += [_procedure_text(r, zone) for r in others]
     public = ("procedure_id", "title", "version", "status", "steps", "confidence", "success_count", "failure_count",
               "superseded_by", "source_ids")
-    return Opened(id=str(pointer), kind="procedure", date=_day(row["said_at"]), text="\n".join(lines),
+    return Opened(id=str(pointer), kind="procedure", date=_day(row["said_at"], zone), text="\n".join(lines),
                   details={"procedure": {k: row[k] for k in public},
                            "versions": [{k: r[k] for k in public} for r in versions]})
 
@@ -183,7 +187,7 @@ def open_time(services, user_id: str, pointer: Pointer) -> Opened | None:
     """The conversation at the pointer's minute: the segment holding a message said then, or each of the few that
     do (a topic that changed within the minute), oldest first; the messages of that minute whole (a long one,
     whose excerpt priming headed with this time, reassembled)."""
-    start, end = time_span(pointer)
+    start, end = time_span(pointer, services.settings.timezone)
     found = services.stores.archive.segments_at(user_id, start, end, limit=TIME_SEGMENTS + 1)
     opened = [o for s in found[:TIME_SEGMENTS]
               if (o := open_segment(services, user_id, Pointer(kind="segment", id=s), (start, end))) is not None]
