@@ -8,24 +8,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import UTC, datetime
-
 from rich.console import Console
 from rich.table import Table
+
+from nodes.retrieval.temporal import date_label
 
 from .cli_admin import _services as _open
 
 console = Console()
 
 
-def _day(ts: float | None) -> str:
-    return "" if ts is None else datetime.fromtimestamp(ts, UTC).date().isoformat()
+def _day(ts: float | None, zone: str) -> str:
+    """The user's day (``LUMINA_TIMEZONE``), as recall and read_memory show it."""
+    return "" if ts is None else date_label(ts, zone)
 
 
 def cmd_knowledge(args) -> int:
     from nodes.knowledge.manage import list_knowledge
 
     services = _open()
+    zone = services.settings.timezone
     try:
         items = list_knowledge(services, args.user, history=args.all)
     finally:
@@ -38,7 +40,7 @@ def cmd_knowledge(args) -> int:
         table.add_column(column, overflow="fold")
     for k in items:
         value = k["value"] if k["polarity"] == "positive" else f"not {k['value']}"
-        table.add_row(k["subject"], k["attribute"], value, k["status"], _day(k["valid_from"]), _day(k["valid_to"]),
+        table.add_row(k["subject"], k["attribute"], value, k["status"], _day(k["valid_from"], zone), _day(k["valid_to"], zone),
                       f"{k['confidence']:.1f} {k['method']}", k["text"][:60])
     console.print(table)
     return 0
@@ -60,6 +62,7 @@ def cmd_profile(args) -> int:
     from nodes.knowledge.profile import build_profile
 
     services = _open()
+    zone = services.settings.timezone
     try:
         profile = build_profile(services, args.user)
     finally:
@@ -67,7 +70,7 @@ def cmd_profile(args) -> int:
     if args.json:
         sys.stdout.write(json.dumps(profile, ensure_ascii=False, indent=1) + "\n")
         return 0
-    console.print(f"[bold]{args.user}[/bold] — updated {_day(profile['updated_at']) or 'never'}")
+    console.print(f"[bold]{args.user}[/bold] — updated {_day(profile['updated_at'], zone) or 'never'}")
     console.print("topics: " + ", ".join(f"{k} {w:.2f}" for k, w in list(profile["topics"].items())[:10]))
     table = Table(title="characters")
     for column in ("character", "turns", "named", "days", "emotional", "depth", "topics"):

@@ -350,7 +350,11 @@ class LuminaSettings(BaseSettings):
     journal_flush_chars: int = Field(default=500, ge=1, le=1_000_000, description="A11: journal flush every this many characters.")
 
     # --- F1–F11 forgetting lifecycle (issue 17) ---------------------------------------------------------
-    timezone: str = Field(default="Asia/Tokyo", description="LUMINA_TIMEZONE: the local day of the daily batch (F9).")
+    timezone: str = Field(
+        default="Asia/Tokyo",
+        description="LUMINA_TIMEZONE: the user's clock — the days and times recall, priming and read_memory show, the "
+        "days a question names, the dates facts resolve to, the local day of the daily batch (F9).",
+    )
     lifecycle: LifecycleParams = Field(
         default_factory=LifecycleParams,
         description="Every parameter of the forgetting notes (README table); env LUMINA_LIFECYCLE__<NAME>, "

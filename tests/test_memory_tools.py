@@ -211,7 +211,7 @@ def test_a_primed_excerpt_of_a_chunked_message_opens_it_whole_by_its_time_header
     _, read = create_memory_tools(mem.services, "mika")
     primed = prime(mem.services, "mika", "オーロラ観測ツアーに申し込んだのはいつ？", message_type="question", budget=200)
     entry = next(i for i in primed.section("episodes").items if "オーロラ観測ツアー" in i.text)
-    assert entry.shown == "2026-07-01T12:00" and parse_pointer(entry.shown).kind == "time"  # 21:00+09:00, in UTC
+    assert entry.shown == "2026-07-01T21:00" and parse_pointer(entry.shown).kind == "time"  # the user's clock, Tokyo
     assert f"\n[{entry.shown}]\n" in primed.text and len(entry.text) < len(_diary()) / 4
     opened = call(read, {"id": entry.shown})
     assert opened.status == "success" and _diary() in opened.content

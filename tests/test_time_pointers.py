@@ -15,7 +15,8 @@ from stores.models import SegmentRecord, Turn
 
 from .test_memory_tools import call
 
-MINUTE = 1_772_460_000.0  # 2026-03-02T14:00:00 UTC
+ZONE = "Asia/Tokyo"  # the memory fixture's clock (LUMINA_TIMEZONE's default): pointers are its minutes
+MINUTE = 1_772_427_600.0  # 2026-03-02T14:00:00 Asia/Tokyo (05:00 UTC)
 
 
 def test_a_time_pointer_is_read_with_or_without_its_brackets():
@@ -23,8 +24,8 @@ def test_a_time_pointer_is_read_with_or_without_its_brackets():
         pointer = parse_pointer(text)
         assert (pointer.kind, pointer.id, str(pointer), pointer.abbreviated) == ("time", "2026-03-02T14:00",
                                                                                 "2026-03-02T14:00", False)
-    assert time_span(parse_pointer("2026-03-02T14:00")) == (MINUTE, MINUTE + 60)
-    assert time_pointer(MINUTE + 59.9) == "2026-03-02T14:00" and time_pointer(MINUTE + 60) == "2026-03-02T14:01"
+    assert time_span(parse_pointer("2026-03-02T14:00"), ZONE) == (MINUTE, MINUTE + 60)
+    assert time_pointer(MINUTE + 59.9, ZONE) == "2026-03-02T14:00" and time_pointer(MINUTE + 60, ZONE) == "2026-03-02T14:01"
 
 
 @pytest.mark.parametrize("bad", ["2026-02-30T14:00", "2026-03-02T25:00", "[2026-03-02T14:61]", "0000-01-01T00:00"])

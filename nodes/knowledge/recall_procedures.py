@@ -35,10 +35,11 @@ def procedure_hits(services, user_id: str, query: str, *, limit: int = 1) -> lis
     q = unicodedata.normalize("NFKC", query).lower()
     if not (asks_how(query) or any(r["title"] and r["title"].lower() in q for r in rows)):
         return []
-    return [_item(m, services.settings.timezone) for m in match_procedures(services, user_id, query, limit=limit)]
+    return [procedure_item(m, services.settings.timezone) for m in match_procedures(services, user_id, query, limit=limit)]
 
 
-def _item(match: dict[str, Any], zone: str) -> dict[str, Any]:
+def procedure_item(match: dict[str, Any], zone: str) -> dict[str, Any]:
+    """A matched procedure as recall, priming and search_memory show it; its date on ``zone``'s clock."""
     steps = "\n".join(f"{n}. {s}" for n, s in enumerate(match["steps"], 1))
     tried = f"{match['success_count']}✓ {match['failure_count']}✗"
     text = f"[procedure: {match['title']} v{match['version']}, confidence {match['confidence']:.2f}, {tried}]\n{steps}"

@@ -15,7 +15,7 @@ from nodes.activity import recent_activity
 from nodes.knowledge.learn import params_of as knowledge_params
 from nodes.knowledge.procedures import match_procedures
 from nodes.knowledge.profile import cached_profile
-from nodes.knowledge.recall_procedures import _item as procedure_item
+from nodes.knowledge.recall_procedures import procedure_item
 from nodes.retrieval.budget import count_tokens
 from nodes.retrieval.packing import Refunds
 from nodes.retrieval.recall import recall
@@ -214,7 +214,7 @@ def procedure_channel(services, user_id: str, message: str, preset: PrimingPrese
     for m in match_procedures(services, user_id, message, limit=3):
         if m["stage"] == "vector" and m["score"] < preset.threshold:
             continue
-        out.append(_procedure(procedure_item(m)))
+        out.append(_procedure(procedure_item(m, services.settings.timezone)))
     return out
 
 

@@ -19,7 +19,7 @@ from stores.errors import InvalidInput
 from ..knowledge.forgetting import note_accessed
 from ..knowledge.procedures import match_procedures
 from ..knowledge.recall_items import knowledge_hits
-from ..knowledge.recall_procedures import _item as procedure_item
+from ..knowledge.recall_procedures import procedure_item
 from ..retrieval.recall import check_query, recall
 from .pointers import abbreviated, format_pointer
 
@@ -92,7 +92,7 @@ def _facts(services, user_id: str, query: str, limit: int) -> list[dict[str, Any
 
 
 def _procedures(services, user_id: str, query: str, limit: int) -> list[dict[str, Any]]:
-    hits = [procedure_item(m) for m in match_procedures(services, user_id, query, limit=limit)]
+    hits = [procedure_item(m, services.settings.timezone) for m in match_procedures(services, user_id, query, limit=limit)]
     note_accessed(services, user_id, hits, None)
     return hits
 
