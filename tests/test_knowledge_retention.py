@@ -9,21 +9,8 @@ from nodes.knowledge.manage import list_knowledge
 from nodes.retention import enforce_retention
 from stores.errors import StoreUnavailable
 
-DAY = 86_400.0
-USER = "mika"
-T0 = 1_777_593_600.0  # 2026-05-01 09:00 Asia/Tokyo
-
-
-def _day(day: int, text: str, tag: str) -> list[dict]:
-    return [{"user_id": USER, "speaker": speaker, "text": line, "source_id": f"{tag}:{i}",
-             "ts": T0 + day * DAY + i * 60}
-            for i, (speaker, line) in enumerate((("user", text), ("lumina", "そうなんだ"), ("user", "うん、そうなの")))]
-
-
-def _tell(mem) -> None:
-    replay(mem.graph, USER, _day(0, "コーヒーが大好き！毎朝飲んでるよ", "a"))
-    replay(mem.graph, USER, _day(3, "妹の美咲はテニスが好きなんだ", "b"))
-    replay(mem.graph, USER, _day(10, "最近コーヒーやめて紅茶にしたの", "c"))
+# The same little story as the forgetting tests: coffee (day 0), the sister's tennis (day 3), tea (day 10).
+from .test_knowledge_forgetting import DAY, T0, USER, _day, _in_tiers, _tell
 
 
 def _rows(services) -> dict[str, dict]:
@@ -34,12 +21,6 @@ def _find(rows: dict[str, dict], *words: str) -> dict:
     [row] = [r for r in rows.values()
              if all(w in f"{r['subject']}:{r['attribute']}:{r['value']}:{r['polarity']}" for w in words)]
     return row
-
-
-def _in_tiers(services, item_id: str) -> tuple[bool, bool]:
-    point = item_id in services.stores.knowledge.items_of(USER, [item_id])
-    node = any(k["item_id"] == item_id for k in services.stores.graph.knowledge(USER))
-    return point, node
 
 
 def test_items_last_said_before_the_retention_leave_every_tier(memory_factory):
