@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -20,6 +19,7 @@ from stores.kb_duckdb import Base, doc_id_for, owner_of
 from stores.kb_vectors import validate_kb_name
 
 from ..retrieval.budget import count_tokens
+from ..retrieval.temporal import date_label
 from ..text.passages import passage_spans
 from .chunk import Chunk, chunk_document, sentence_spans
 from .documents import Document, read_document
@@ -68,7 +68,7 @@ def add_document(services, name: str, doc: Document, *, user_id: str | None = No
     chunks = chunk_document(doc.text, settings.long_message_chunk_tokens, settings.long_message_chunk_overlap)
     rows = passage_rows(doc, chunks, settings)
     now = time.time() if now is None else now
-    added = datetime.fromtimestamp(now, UTC).date().isoformat()
+    added = date_label(now, settings.timezone)  # the day the user sees, as recall labels days
     for row in rows:
         row.update(kb=kb, doc_id=doc_id, source=doc.source, scope="user" if per_user else "shared", added=added,
                    chunk_offset=chunks[row["chunk"]].start)

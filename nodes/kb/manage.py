@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from stores.kb_duckdb import UnknownKB, owner_of
 from stores.kb_vectors import validate_kb_name
 
+from ..retrieval.temporal import date_label
 from .open import kb_of
 
 
-def _day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).date().isoformat()
+def _day(ts: float, zone: str) -> str:
+    return date_label(ts, zone)
 
 
 def list_kbs(services, user_id: str | None = None, *, everyone: bool = False) -> list[dict]:
@@ -23,11 +22,11 @@ def list_kbs(services, user_id: str | None = None, *, everyone: bool = False) ->
         docs = kb.catalog.documents(base.kb, base.owner)
         out.append({
             "kb": base.kb, "scope": "user" if base.per_user else "shared", "user_id": base.owner or None,
-            "collection": base.collection, "created": _day(base.created_at), "documents": len(docs),
+            "collection": base.collection, "created": _day(base.created_at, services.settings.timezone), "documents": len(docs),
             "chunks": sum(d["chunks"] for d in docs), "passages": sum(d["passages"] for d in docs),
             "tokens": sum(d["tokens"] for d in docs),
             "sources": [{"source": d["source"], "doc_id": d["doc_id"], "kind": d["kind"], "tokens": d["tokens"],
-                         "chunks": d["chunks"], "added": _day(d["added_at"])} for d in docs],
+                         "chunks": d["chunks"], "added": _day(d["added_at"], services.settings.timezone)} for d in docs],
         })
     return out
 
