@@ -92,15 +92,23 @@ def _window(text: str, cues: list[Cue], now_ts: float) -> Window | None:
     return start, end
 
 
-def time_cues(query: str, now_ts: float, zone: str = "UTC") -> TimeCues:
-    """The time a question names (as ``time_window``) and whether it asks a duration or an order."""
-    text = normalise(query)
+def _on_local_clock(text: str, now_ts: float, zone: str) -> tuple[list[Cue], Window | None]:
+    """The cues and window of ``text`` with ``zone``'s days: computed on the user's wall clock (epoch seconds
+    shifted by the zone's offset at ``now_ts``), shifted back."""
     shift = local_offset(now_ts, zone)
     cues = _cues(text, now_ts + shift)
     window = _window(text, cues, now_ts + shift)
+    back = [c._replace(window=(c.window[0] - shift, c.window[1] - shift)) for c in cues]
+    return back, None if window is None else (window[0] - shift, window[1] - shift)
+
+
+def time_cues(query: str, now_ts: float, zone: str = "UTC") -> TimeCues:
+    """The time a question names (as ``time_window``) and whether it asks a duration or an order."""
+    text = normalise(query)
+    cues, window = _on_local_clock(text, now_ts, zone)
     return TimeCues(
-        window=None if window is None else (window[0] - shift, window[1] - shift),
-        spans=tuple((c.window[0] - shift, c.window[1] - shift) for c in cues),
+        window=window,
+        spans=tuple(c.window for c in cues),
         kind=cues[0].kind if cues else None,
         asks_duration=asks_duration(text),
         asks_order=asks_order(text),
@@ -109,11 +117,8 @@ def time_cues(query: str, now_ts: float, zone: str = "UTC") -> TimeCues:
 
 def time_window(query: str, now_ts: float, zone: str = "UTC") -> Window | None:
     """The span of time the query points at, or None (see the module's docstring for the cues); its days are
-    ``zone``'s (the cues compute on the user's wall clock, the window comes back in epoch seconds)."""
-    text = normalise(query)
-    shift = local_offset(now_ts, zone)
-    window = _window(text, _cues(text, now_ts + shift), now_ts + shift)
-    return None if window is None else (window[0] - shift, window[1] - shift)
+    ``zone``'s (the user's ``LUMINA_TIMEZONE``)."""
+    return _on_local_clock(normalise(query), now_ts, zone)[1]
 
 
 def date_label(ts: float, zone: str = "UTC") -> str:

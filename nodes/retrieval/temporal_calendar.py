@@ -1,7 +1,7 @@
 """Calendar arithmetic for the temporal cues: whole days and the windows they make. The cues compute on a
 "local epoch" (the user's wall clock read as if it were UTC: ``local_offset``), so a day is the user's day in
-``LUMINA_TIMEZONE``; temporal.time_window shifts the window back. One place decides what a week, a weekend, a season or a part of a
-month is, so every cue module reads them alike.
+``LUMINA_TIMEZONE``; nodes.retrieval.temporal shifts the windows back. One place decides what a week, a weekend,
+a season or a part of a month is, so every cue module reads them alike.
 
 Conventions: weeks run Monday to Sunday; a weekend is Saturday and Sunday; seasons are the northern
 meteorological ones (spring March–May, summer June–August, autumn September–November, winter
