@@ -17,7 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .channels import TIER, Candidates
+from .channels import TIER, Candidates, whose_turns
 from .query import QueryPlan
 
 
@@ -60,15 +60,12 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
         for i in np.flatnonzero((base == 0) & (rel > 0)):
             tiers[int(i)].add("archive")
 
-    if on.get("speakers") and plan.person and not plan.speakers and n and rel.any():
-        mine = index.said_by_user()
-        keep = mine if plan.person == "user" else ~mine
-        if keep.any() and not keep.all():
-            rel = np.where(keep, rel, rel * settings.recall_person_focus)
-    if on.get("speakers") and plan.speakers and n and rel.any():
+    whose = whose_turns(index, plan) if on.get("speakers") and n and rel.any() else None
+    if whose is not None and not plan.speakers and whose.any() and not whose.all():
+        rel = np.where(whose, rel, rel * settings.recall_person_focus)
+    if whose is not None and plan.speakers:
         labels = index.label_array
-        named = np.isin(labels, plan.speakers)
-        rel = np.where(named, rel, rel * settings.recall_speaker_focus)
+        rel = np.where(whose, rel, rel * settings.recall_speaker_focus)
         if len(plan.speakers) > 1:
             top = rel.max()
             for name in plan.speakers:
