@@ -26,6 +26,7 @@ def cmd_procedures(args) -> int:
     from nodes.knowledge.procedures import list_procedures
 
     services = _open()
+    zone = services.settings.timezone
     try:
         procedures = list_procedures(services, args.user, history=args.all)
     finally:
@@ -39,7 +40,7 @@ def cmd_procedures(args) -> int:
     for p in procedures:
         steps = "\n".join(f"{n}. {s[:60]}" for n, s in enumerate(p["steps"], 1))
         table.add_row(p["procedure_id"][:8], p["title"] or p["description"][:30], str(p["version"]), p["status"], steps,
-                      str(p["success_count"]), str(p["failure_count"]), f"{p['confidence']:.2f}", _day(p["said_at"]))
+                      str(p["success_count"]), str(p["failure_count"]), f"{p['confidence']:.2f}", _day(p["said_at"], zone))
     console.print(table)
     return 0
 

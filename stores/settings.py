@@ -332,7 +332,7 @@ class LuminaSettings(BaseSettings):
     )
     retention_segments_days: int | None = Field(default=None, ge=1, description="Segments kept this long (None: forever).")
     retention_knowledge_days: int | None = Field(default=None, ge=1, description="Knowledge items kept this long (None: forever).")
-    retention_logs_days: int = Field(default=90, ge=1, description="Activity logs and journals kept this long.")
+    retention_logs_days: int = Field(default=90, ge=1, description="Activity-log events kept this long (a journal file goes when its reply completes or is recovered).")
     retention_backups_days: int = Field(default=30, ge=1, description="Backups older than this are pruned.")
     storage_policy: Literal["keep", "A", "B"] = Field(
         default="keep",
