@@ -195,3 +195,29 @@ def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first
     assert theirs and all(index.turns[i].speaker != "user" for i in theirs)
     assert ranked("When did I run the charity race?") is None  # one thing: no channel
     assert ranked("What activities do people partake in?") is None  # nobody's
+
+
+def test_an_assistant_answering_at_length_keeps_its_replies_in_a_first_person_question(memory_factory):
+    """Where the other side writes long replies (an assistant's), they hold the facts of "my …" questions as often
+    as the user's short turns do: no person focus and no ranking of the asker's own turns (measured on the hard
+    long-reply set asked in the first person, bench/README "Asked in the first person")."""
+    from graphs.replay import replay
+    from nodes.retrieval.channels import replies_at_length
+    from nodes.retrieval.recall import Timings, recall
+
+    memory = memory_factory()
+    reply = ("Here is a fuller plan for the week. " + "We can start with the basics and build up slowly, one step "
+             "at a time, checking how it feels before adding more. " * 12).strip()
+    said = [("user", "I tried pottery and swimming this month."), ("lumina", reply),
+            ("user", "I also started a painting class."), ("lumina", reply)] * 3
+    replay(memory.graph, "ren", [{"user_id": "ren", "speaker": who, "text": text, "ts": 1_700_000_000 + 600 * n,
+                                  "source_id": f"R:{n}"} for n, (who, text) in enumerate(said)], flush=True)
+    services = memory.services
+    index = services.turn_index.get(services.stores.archive, "ren", services.stores.turns)
+    assert replies_at_length(index, services.settings.recall_passage_min_tokens)
+    timings = Timings()
+    recall(services, "ren", "What activities do I partake in?", purpose="question", budget=200, timings=timings)
+    assert "speaker_dense" not in timings.channels
+    timings = Timings()  # "you …" still reads the other side's turns
+    recall(services, "ren", "What plans have you suggested to me?", purpose="question", budget=200, timings=timings)
+    assert "speaker_dense" in timings.channels
