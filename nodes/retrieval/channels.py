@@ -74,11 +74,15 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
 
 
-def whose_turns(index, plan) -> np.ndarray | None:
+def whose_turns(index, plan, long_tokens: int) -> np.ndarray | None:
     """The turns of the person a question is about, as a mask: the speakers it names, or with none named the
-    asker's own ("my", 私の: speaker "user") or the other side's ("you suggested"); None when it is nobody's."""
+    asker's own ("my", 私の: speaker "user") or the other side's ("you suggested"); None when it is nobody's — and
+    for the asker's own where the other side answers at length (replies_at_length): an assistant's long replies
+    hold the asker's facts as often as their own turns."""
     if plan.speakers:
         return np.isin(index.label_array, list(plan.speakers))
+    if plan.person == "user" and replies_at_length(index, long_tokens):
+        return None
     if plan.person in ("user", "other"):
         mine = index.said_by_user()
         return mine if plan.person == "user" else ~mine

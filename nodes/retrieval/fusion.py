@@ -17,7 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .channels import TIER, Candidates, replies_at_length, whose_turns
+from .channels import TIER, Candidates, whose_turns
 from .query import QueryPlan
 
 
@@ -60,10 +60,8 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
         for i in np.flatnonzero((base == 0) & (rel > 0)):
             tiers[int(i)].add("archive")
 
-    whose = whose_turns(index, plan) if on.get("speakers") and n and rel.any() else None
-    if whose is not None and not plan.speakers and plan.person == "user" \
-            and replies_at_length(index, settings.recall_passage_min_tokens):
-        whose = None  # the assistant's long replies hold the asker's facts as often as their own turns
+    on_whose = on.get("speakers") and n and rel.any()
+    whose = whose_turns(index, plan, settings.recall_passage_min_tokens) if on_whose else None
     if whose is not None and not plan.speakers and whose.any() and not whose.all():
         rel = np.where(whose, rel, rel * settings.recall_person_focus)
     if whose is not None and plan.speakers:

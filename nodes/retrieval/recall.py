@@ -42,7 +42,7 @@ from ..text.function_words import content_terms
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
 from .channels import (TIER as _TIER, Candidates, feedback_channel, segment_channels, speaker_dense_channel,
-                       replies_at_length, sub_query_channels, turn_channels, whose_turns)
+                       sub_query_channels, turn_channels, whose_turns)
 from .decompose import sub_queries
 from .list_questions import answered_across_turns
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
@@ -164,10 +164,8 @@ def recall(
     qvec = vectors[0] if query_vector is None else np.asarray(query_vector, dtype=np.float32)
     content_vec = vectors[-1] if view is not None else None
     turn_channels(services, index, user_id, qvec, q_terms, on, cands, content_vec)
-    # Not the asker's own turns where an assistant's long replies hold their facts as often (fusion does the same).
-    if on["speaker_dense"] and answered_across_turns(query) and (whose := whose_turns(index, plan)) is not None \
-            and (plan.speakers or plan.person != "user"
-                 or not replies_at_length(index, settings.recall_passage_min_tokens)):
+    if on["speaker_dense"] and answered_across_turns(query) \
+            and (whose := whose_turns(index, plan, settings.recall_passage_min_tokens)) is not None:
         speaker_dense_channel(index, content_vec if content_vec is not None else qvec, whose,
                               settings.recall_turn_candidates, cands)
     if on["decompose"] and on["turn_keyword"] and (parts := sub_queries(query)):
