@@ -1,7 +1,7 @@
 """Priming (A1) against today's recall, each within the same budget: evidence recall on LoCoMo-format sets.
 
     python -m bench.priming --data PATH [--data PATH …] [--conversations ID,…] [--keep-data DIR]
-                            [--json OUT] [--md OUT]
+                            [--jitter K] [--json OUT] [--md OUT]
 
 Conversations are ingested (or reused from ``--keep-data``) by bench.locomo's own ``ingest``. Every question
 (categories 1–4 with evidence, and 6 in our own sets) is then
@@ -11,7 +11,10 @@ Conversations are ingested (or reused from ``--keep-data``) by bench.locomo's ow
   pointer included — within B;
 
 as a question (``message_type="question"``) within each message type's budget (heartbeat 200, greeting 500,
-question 1,500, request 3,000; so also at 500 / 1,500 / 3,000). The
+question 1,500, request 3,000; so also at 500 / 1,500 / 3,000); and recalled at the budgets around each (B-2 … B+2,
+``--jitter``): greedy packing of lines of different lengths is not monotone in the budget, and how far recall's own
+figure moves with a token more or less says what size of difference between the two means anything. Question by
+question, the report counts those priming covers more of the evidence of, and less. The
 evidence credited is the ids whose text the context quotes (``quoted_source_ids``; a recall turn item quotes
 every id it carries, a segment summary in priming's recent section quotes none), so a summary carrying a whole
 segment's ids earns nothing it does not show. Latency: priming with its channels in threads against the same
@@ -55,13 +58,34 @@ def _cases(settings) -> list[tuple[str, str, int]]:
     return [(f"{names.get(b, 'question')} budget {b}", "question", b) for b in budgets]
 
 
-def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool) -> dict[str, Any]:
+def _offsets(jitter: int) -> list[int]:
+    return [d for d in range(-jitter, jitter + 1) if d]
+
+
+def paired(recall_scores: Scores, priming_scores: Scores) -> dict[str, int]:
+    """Question by question (the same questions in the same order): how many priming covers more of the evidence
+    of than recall does, and how many less."""
+    pairs = list(zip(recall_scores.rows, priming_scores.rows))
+    return {"priming_more": sum(p[1] > r[1] for r, p in pairs), "priming_less": sum(p[1] < r[1] for r, p in pairs)}
+
+
+def band(row: dict[str, Any], jittered: dict[int, Scores]) -> dict[str, Any]:
+    """Recall's own figure at the budgets around the row's (B-k … B+k): how far a token more or less of budget
+    moves it. Greedy packing of lines of different lengths is not monotone in the budget, so a difference
+    between priming and recall smaller than this band says nothing either way."""
+    by_offset = {d: s.summary()["recall"] for d, s in sorted(jittered.items())}
+    values = [row["recall"]["recall"], *by_offset.values()]
+    return {"by_offset": by_offset, "min": min(values), "max": max(values)}
+
+
+def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool, jitter: int = 2) -> dict[str, Any]:
     from stores.redis_server import stop_server
 
     conversations = load(data, wanted)
     if not conversations:
         raise SystemExit(f"no conversations in {data} (asked for {wanted})")
     scores: dict[str, dict[str, Scores]] = {}
+    jittered: dict[str, dict[int, Scores]] = {}  # row -> budget offset -> recall at that budget
     latency = {"parallel": [], "serial": [], "recall_alone": []}
     channel_ms: dict[str, list[float]] = {}
     over_budget = 0
@@ -73,20 +97,28 @@ def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool) -> dic
             cases = _cases(settings)
             for name, _t, _b in cases:
                 scores.setdefault(name, {"recall": Scores(), "priming": Scores()})
+                jittered.setdefault(name, {})
             user = conv.sample_id
             for q in conv.questions:
                 qvec = services.embedder.embed([q.question])[0]
                 by_budget: dict[int, tuple[set[str], int]] = {}
+
+                def recalled(b: int) -> tuple[set[str], int]:
+                    if b not in by_budget:
+                        items = recall(services, user, q.question, purpose="question", budget=b, query_vector=qvec)
+                        packed, _covered, _tokens = pack(items, b)
+                        by_budget[b] = (_quoted(packed), sum(count_tokens(i["text"]) for i in packed))
+                    return by_budget[b]
+
                 for name, kind, budget in cases:
-                    if budget not in by_budget:
-                        items = recall(services, user, q.question, purpose="question", budget=budget, query_vector=qvec)
-                        packed, _covered, _tokens = pack(items, budget)
-                        by_budget[budget] = (_quoted(packed), sum(count_tokens(i["text"]) for i in packed))
-                    covered, tokens = by_budget[budget]
+                    covered, tokens = recalled(budget)
                     scores[name]["recall"].add(q.category, q.evidence, covered, tokens)
                     primed = prime(services, user, q.question, message_type=kind, budget=budget, query_vector=qvec)
                     over_budget += primed.tokens > budget
                     scores[name]["priming"].add(q.category, q.evidence, primed.covered_source_ids(), primed.tokens)
+                    for offset in _offsets(jitter):
+                        covered_near, tokens_near = recalled(budget + offset)
+                        jittered[name].setdefault(offset, Scores()).add(q.category, q.evidence, covered_near, tokens_near)
                 # Threads against one after another, alternating so drift hits both alike.
                 budget = settings.recall_budgets["question"]
                 started = time.perf_counter()
@@ -110,7 +142,9 @@ def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool) -> dic
         "conversations": [c.sample_id for c in conversations],
         "questions": sum(len(c.questions) for c in conversations),
         "rows": [name for name, _t, _b in cases],
-        "results": {name: {system: s.summary() for system, s in by.items()} for name, by in scores.items()},
+        "results": (results := {name: {system: s.summary() for system, s in by.items()} for name, by in scores.items()}),
+        "paired": {name: paired(by["recall"], by["priming"]) for name, by in scores.items()},
+        "recall_band": {name: band(results[name], jittered[name]) for name in scores} if jitter else {},
         "primed_over_budget": over_budget,
         "latency_ms": {mode: percentiles(v, (50, 95, 99)) for mode, v in latency.items()},
         "latency_mean_ms": {mode: round(sum(v) / len(v), 2) if v else None for mode, v in latency.items()},
@@ -184,6 +218,16 @@ def render(report: dict[str, Any]) -> str:
                 s = block["results"][row][system]
                 per = " | ".join(f"{s['by_category'][c]['recall']:.3f}" for c in cats)
                 lines.append(f"| {row} | {system} | {s['recall']:.3f} | {s['hit']:.3f} | {per} | {s['context_tokens_mean']} |")
+        if block.get("recall_band"):
+            offsets = next(iter(block["recall_band"].values()))["by_offset"]
+            span = f"B{min(map(int, offsets)):+d} … B{max(map(int, offsets)):+d}"
+            lines += ["", f"| message type (budget) | recall | priming | priming − recall | recall at {span} (min – max) "
+                          "| questions priming covers more / less of |", "|---|---|---|---|---|---|"]
+            for row in block["rows"]:
+                r, p = block["results"][row]["recall"]["recall"], block["results"][row]["priming"]["recall"]
+                b, q = block["recall_band"][row], block["paired"][row]
+                lines.append(f"| {row} | {r:.4f} | {p:.4f} | {p - r:+.4f} | {b['min']:.4f} – {b['max']:.4f} "
+                             f"| {q['priming_more']} / {q['priming_less']} |")
         lat, mean = block["latency_ms"], block["latency_mean_ms"]
         lines += ["", f"primed texts over their budget: {block['primed_over_budget']}",
                   "latency at the question budget, ms p50 / p95 / p99 (mean): "
@@ -213,6 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", default="")
     parser.add_argument("--md", default="")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--jitter", type=int, default=2,
+                        help="also recall at B-k … B+k: how far its own figure moves with a token of budget (0: not)")
     parser.add_argument("--demo", action="store_true",
                         help="also the pointers' share of primed text on the bundled demo (default message ids)")
     args = parser.parse_args(argv)
@@ -223,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets = []
         for n, data in enumerate(args.data):
             ids = args.conversations[n] if n < len(args.conversations) else ""
-            sets.append(run_set(data, [c for c in ids.split(",") if c] or None, root, args.quiet))
+            sets.append(run_set(data, [c for c in ids.split(",") if c] or None, root, args.quiet, args.jitter))
         demo = demo_pointer_share(root) if args.demo else None
     finally:
         if tmp is not None:

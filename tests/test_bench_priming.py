@@ -21,6 +21,15 @@ def test_priming_bench_on_the_mini_set(tmp_path):
     for row in block["rows"]:
         for system in ("recall", "priming"):
             assert 0.0 < block["results"][row][system]["recall"] <= 1.0, (row, system)
+    # Recall's own figure at B-2 … B+2 (a token more or less of budget), and the questions compared one by one.
+    for row in block["rows"]:
+        near = block["recall_band"][row]
+        assert set(near["by_offset"]) == {"-2", "-1", "1", "2"}
+        assert near["min"] <= block["results"][row]["recall"]["recall"] <= near["max"]
+        assert all(0.0 < v <= 1.0 for v in near["by_offset"].values())
+        pairs = block["paired"][row]
+        assert pairs["priming_more"] + pairs["priming_less"] <= block["questions"]
+    assert "recall at B-2 … B+2" in (tmp_path / "priming.md").read_text(encoding="utf-8")
     share = block["pointer_chars"]
     assert share["texts"] == block["questions"]
     # Segment and fact ids are uuids: shown short, the text is shorter and pointers a smaller part of it.
