@@ -339,6 +339,8 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
         # Left out of answer@B: nothing to look for in the context.
         "questions_without_answer": sum(1 for c in conversations for q in c.questions if not answer_parts(q.answer)),
         "categories": categories_in(conversations),
+        # Sessions placed a day after the one before for want of a readable date (bench.locomo_data.read_when).
+        "unreadable_session_dates": {c.sample_id: c.unreadable_dates for c in conversations if c.unreadable_dates},
         "budgets": budgets,
         "machine": f"{platform.machine()} {platform.processor() or ''} {platform.python_version()}".strip(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -432,6 +434,11 @@ def render(report: dict[str, Any]) -> str:
     categories = report["categories"]
     lines.append(f"LoCoMo retrieval — {report['data']} — {len(report['conversations'])} conversations, "
                  f"{report['questions']} questions ({', '.join(categories)}; with evidence)")
+    unreadable = report.get("unreadable_session_dates") or {}
+    if unreadable:
+        lines.append(f"WARNING: {sum(map(len, unreadable.values()))} session date(s) unreadable, each placed a day after "
+                     "the session before (temporal questions are measured on that clock): "
+                     + "; ".join(f"{c} {', '.join(keys)}" for c, keys in unreadable.items()))
     ing = report["ingest"]
     if ing["turns"]:
         lines.append(

@@ -16,16 +16,35 @@ from pathlib import Path
 
 _SESSION = re.compile(r"^session_(\d+)$")
 _EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
-_MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
-         ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"),
-         ("nov", "november"), ("dec", "december")],
-        1,
-    )
-    for m in names
-}
+_MONTH_NAMES = (
+    # English, then the languages a held-out set may be translated into (Spanish, French, German, Italian,
+    # Portuguese, Dutch): full names and the abbreviations that are no everyday word.
+    ("jan", "january", "enero", "janvier", "janv", "januar", "jän", "jänner", "gennaio", "janeiro", "januari"),
+    ("feb", "february", "febrero", "février", "févr", "fevrier", "februar", "febbraio", "fevereiro", "februari"),
+    ("mar", "march", "marzo", "mars", "märz", "maerz", "março", "marco", "maart"),
+    ("apr", "april", "abril", "avril", "avr", "aprile"),
+    ("may", "mayo", "mai", "maggio", "maio", "mei"),
+    ("jun", "june", "junio", "juin", "juni", "giugno", "junho"),
+    ("jul", "july", "julio", "juillet", "juil", "juli", "luglio", "julho"),
+    ("aug", "august", "agosto", "août", "aout", "augustus"),
+    ("sep", "sept", "september", "septiembre", "septembre", "settembre", "setembro"),
+    ("oct", "october", "octubre", "octobre", "okt", "oktober", "ottobre", "outubro"),
+    ("nov", "november", "noviembre", "novembre", "novembro"),
+    ("dec", "december", "diciembre", "décembre", "decembre", "dez", "dezember", "dicembre", "dezembro"),
+)
+_MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, 1) for name in names}
+_WORD = r"([^\W\d_]+)"
+# "8 May, 2023", "8 de mayo de 2023", "8. Mai 2023"; "May 8, 2023"; "2023年5月8日" (and Chinese), "2023년 5월 8일"
+_DAY_MONTH_YEAR = re.compile(r"(\d{1,2})\.?\s+(?:de\s+)?" + _WORD + r"\.?,?\s+(?:de\s+|del\s+)?(\d{4})")
+_MONTH_DAY_YEAR = re.compile(_WORD + r"\.?\s+(\d{1,2}),?\s+(\d{4})")
+_YEAR_MONTH_DAY = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]")
+_ISO_DAY = re.compile(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
+# "13:56", "1:56 pm", "13h56", "午後1時56分", "0時5分", "1時半", "下午1点56分", "오후 1시 56분"
+_CLOCK = re.compile(r"(\d{1,2})\s*(?:[:h]\s*(\d{2})(?!\d)|(?:時|点|點|시)\s*(?:(\d{1,2})\s*[分분]|(半|반))?)")
+_PM = re.compile(r"\bp\.?\s?m\b|午後|下午|오후")
+_AM = re.compile(r"\ba\.?\s?m\b|午前|上午|오전")
+
+
 # Speakers the memory accepts; LoCoMo's two named speakers are mapped onto two of them and the real
 # name stays in the text ("Caroline: ..."), because questions ask by name.
 SPEAKER_A, SPEAKER_B = "user", "lumina"
@@ -57,6 +76,8 @@ class Conversation:
     turns: list[Turn] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
     language: str = ""  # the sample's "language" (our own sets say it; LoCoMo does not)
+    # Sessions whose date-time could not be read (or has none): each placed a day after the one before.
+    unreadable_dates: list[str] = field(default_factory=list)
 
 
 # LoCoMo's categories 1–4; its 5 (adversarial: no answer in the conversation) is left out. 6 is ours, for sets
@@ -72,47 +93,47 @@ def categories_in(conversations: list[Conversation]) -> list[str]:
 
 
 def parse_when(value: str, fallback: datetime) -> datetime:
-    """'1:56 pm on 8 May, 2023', '2023-05-08 13:56', '2023年5月8日 13:56' ... → UTC datetime.
+    """'1:56 pm on 8 May, 2023', '2023-05-08 13:56', '2023年5月8日 13:56', '8 de mayo de 2023, 13:56',
+    '8. Mai 2023', '2023년 5월 8일 오후 1:56', '2023年5月8日 下午1点56分' ... → UTC datetime (noon without a time).
 
-    Anything unreadable falls back to ``fallback`` (the previous session + 1 day) so that order survives."""
+    Anything unreadable falls back to ``fallback`` (the previous session + 1 day) so that order survives; ``load``
+    counts those (``Conversation.unreadable_dates``)."""
+    return read_when(value) or fallback
+
+
+def read_when(value: str) -> datetime | None:
+    """``parse_when`` without a fallback: None for a text that names no day."""
     text = str(value or "").strip().lower()
     if not text:
-        return fallback
+        return None
     try:
         parsed = datetime.fromisoformat(text.replace("/", "-"))
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
     except ValueError:
         pass
     year = month = day = None
-    hour, minute = 12, 0
-    jp = re.search(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日", text)
-    iso = re.search(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", text)
-    if jp or iso:
-        year, month, day = (int(x) for x in (jp or iso).groups())
-    else:
-        ym = re.search(r"(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})", text) or None
-        my = re.search(r"([a-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})", text) or None
-        if ym and ym.group(2) in _MONTHS:
-            day, month, year = int(ym.group(1)), _MONTHS[ym.group(2)], int(ym.group(3))
-        elif my and my.group(1) in _MONTHS:
-            month, day, year = _MONTHS[my.group(1)], int(my.group(2)), int(my.group(3))
+    if m := (_YEAR_MONTH_DAY.search(text) or _ISO_DAY.search(text)):
+        year, month, day = (int(x) for x in m.groups())
+    elif (m := _DAY_MONTH_YEAR.search(text)) and m.group(2) in _MONTHS:
+        day, month, year = int(m.group(1)), _MONTHS[m.group(2)], int(m.group(3))
+    elif (m := _MONTH_DAY_YEAR.search(text)) and m.group(1) in _MONTHS:
+        month, day, year = _MONTHS[m.group(1)], int(m.group(2)), int(m.group(3))
     if year is None:
-        return fallback
-    # "13:56", "1:56 pm", "午後1時56分", "0時5分", "1時半" (half past)
-    clock = re.search(r"(\d{1,2})\s*(?::\s*(\d{2})|時\s*(?:(\d{1,2})\s*分|(半))?)", text)
-    pm = "pm" in text or "午後" in text
-    am = "am" in text or "午前" in text
-    if clock:
+        return None
+    hour, minute = 12, 0
+    # The clock is looked for outside the date itself, so that its day and year are not read as a time.
+    rest = text[:m.start()] + " " + text[m.end():]
+    if clock := _CLOCK.search(rest):
         hour = int(clock.group(1))
         minute = int(clock.group(2) or clock.group(3) or 0) if not clock.group(4) else 30
-        if pm and hour < 12:
+        if _PM.search(rest) and hour < 12:
             hour += 12
-        if am and hour == 12:
+        if _AM.search(rest) and hour == 12:
             hour = 0
     try:
         return datetime(year, month, day, min(hour, 23), min(minute, 59), tzinfo=timezone.utc)
     except ValueError:
-        return fallback
+        return None
 
 
 def normalise_evidence(raw) -> list[str]:
@@ -141,7 +162,10 @@ def load(path: str | Path, conversations: list[str] | None = None, turn_gap_seco
         clock = datetime(2000, 1, 1, tzinfo=timezone.utc)
         seen: set[str] = set()
         for number, key in sessions:
-            when = parse_when(conv.get(f"{key}_date_time", ""), clock + timedelta(days=1))
+            when = read_when(conv.get(f"{key}_date_time", ""))
+            if when is None:
+                item.unreadable_dates.append(key)
+                when = clock + timedelta(days=1)
             clock = when
             for i, raw in enumerate(conv[key]):
                 dia = str(raw.get("dia_id") or f"D{number}:{i + 1}")

@@ -39,6 +39,18 @@ def test_result_line_parses_and_is_last(harness):
     assert float(match["hit"]) == pytest.approx(ours["hit"], abs=1e-4)
 
 
+def test_readable_session_dates_give_no_warning(harness):
+    stdout, report = harness
+    assert report["unreadable_session_dates"] == {}  # every date of the mini set reads
+    assert "WARNING" not in stdout
+
+
+def test_unreadable_session_dates_are_said(harness):
+    _stdout, report = harness
+    said = locomo.render({**report, "unreadable_session_dates": {"mini-en": ["session_2", "session_3"]}})
+    assert "WARNING: 2 session date(s) unreadable" in said and "mini-en session_2, session_3" in said
+
+
 def test_our_recall_beats_every_baseline(harness):
     stdout, report = harness
     for budget in ("150", "400"):
