@@ -159,6 +159,11 @@ class LuminaSettings(BaseSettings):
     recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
     recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
     recall_temporal: bool = Field(default=True, description="Boost memories inside a time window the query names.")
+    recall_when_lift: float = Field(
+        default=0.25, ge=0.0, le=2.0,
+        description="A when-question (\"When did …\", 「いつ」): its candidates that name a time (\"yesterday\", "
+                    "\"last week\", 「先週」) get relevance × (1 + this); 0 = off. Not where the other side answers at length.",
+    )
     recall_function_words: bool = Field(
         default=True,
         description="Stage: a question's function words in a language without a stop list (Spanish \"es\", \"mi\"; "

@@ -19,7 +19,7 @@ Turn channels are fused by reciprocal rank; segment channels add a share of thei
 each of its turns, and a turn passes a share of its relevance to its neighbours (answers sit next to the
 question that prompted them). The score is α·relevance + β·recency + γ·importance with the purpose's
 preset (P6; recency on the conversation's clock), boosted inside a time window the query names
-("last week", "先月"), re-ranked by MMR (λ 0.7 over a pool of 3× the items wanted) with near-duplicates
+("last week", "先月") and, for a when-question, where the turn says when (time_mentions.py), re-ranked by MMR (λ 0.7 over a pool of 3× the items wanted) with near-duplicates
 (≥ 0.95) dropped, and packed into a token budget (A1). Hit turns that are adjacent in the conversation are
 merged into one item in conversation order, prefixed with their date; the packer accounts for that.
 
@@ -41,8 +41,8 @@ from stores.ids import validate_id
 from ..text.function_words import content_terms
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
-from .channels import (TIER as _TIER, Candidates, feedback_channel, segment_channels, speaker_dense_channel,
-                       sub_query_channels, turn_channels, whose_turns)
+from .channels import (TIER as _TIER, Candidates, feedback_channel, replies_at_length, segment_channels,
+                       speaker_dense_channel, sub_query_channels, turn_channels, whose_turns)
 from .decompose import sub_queries
 from .list_questions import answered_across_turns
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
@@ -55,12 +55,13 @@ from .presets import weights_for
 from .query import QueryPlan, analyse, content_view
 from .rerank import dedup, mmr, similarities
 from .temporal import time_window
+from .time_mentions import asks_when
 
 DAY = 86_400.0
 CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph",
             "speaker_dense")
 SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures",
-            "passages", "decompose", "crosslingual", "function_words")
+            "passages", "decompose", "crosslingual", "function_words", "when")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -191,6 +192,11 @@ def recall(
     if now_ts is None:
         now_ts = max([turns[-1].ts if turns else 0.0, *(t["ts"] for t in open_turns or [])]) or time.time()
     window = time_window(query, now_ts, settings.timezone) if on["temporal"] else None
+    # A when-question's answer says when (81 % of LoCoMo dev's, against 12 % of all turns); not where the other side
+    # answers at length: there a decision is said in a short turn without a time, dated by its own timestamp, and
+    # the long replies name times in passing.
+    if on["when"] and asks_when(query) and not replies_at_length(index, settings.recall_passage_min_tokens):
+        _lift_time_mentions(index, rel, settings.recall_when_lift)
     ordered = _rank(index, rel, cands.seg_importance, window, now_ts, (alpha, beta, gamma), settings)
 
     t_rank = time.perf_counter()
@@ -283,6 +289,23 @@ def check_query(query: object, max_chars: int) -> str:
     except UnicodeEncodeError as exc:
         raise InvalidInput("query", f"is not valid Unicode (lone surrogate at position {exc.start})") from None
     return query
+
+
+_WHEN_HEAD = 100
+"""Candidates (the most relevant) a when-question reads for a time: the lift only reorders the head."""
+
+
+def _lift_time_mentions(index, rel: np.ndarray, lift: float) -> None:
+    """A when-question: the head's candidates that name a time (nodes.retrieval.time_mentions) get their relevance
+    × (1 + ``lift``), before P6 scoring."""
+    if lift <= 0:
+        return
+    candidates = np.flatnonzero(rel > 0)
+    if len(candidates) > _WHEN_HEAD:
+        candidates = candidates[np.argpartition(-rel[candidates], _WHEN_HEAD)[:_WHEN_HEAD]]
+    said = index.time_mentions(candidates)
+    if said.size:
+        rel[said] *= 1.0 + lift
 
 
 _WINDOW_SAYS_NOTHING = 0.9

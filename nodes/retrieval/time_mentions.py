@@ -1,0 +1,61 @@
+"""Whether a question asks *when*, and whether a turn says when something happened.
+
+The answer to "When did Caroline go to the support group?" is a turn that says when ("I went to a support group
+yesterday"), not one that only speaks of it ("the support group was great"): the reader dates the event from the
+turn's own time and what it says. On LoCoMo dev, 81 % of the evidence turns of "when" questions name a time in
+their text ("yesterday", "last week", "on Saturday", 「先週」), against 12 % of all turns; so recall lifts, for a
+when-question, the candidates that name one (recall.py).
+
+A mention of time is looked for, not its value (the temporal cue finders read values, in the question only): a
+word-set test on a short turn (~10 µs), kept with the user's index (``UserTurns.time_mentions``), which takes a
+long reply to name a time without reading it (nearly every one does, in passing).
+"""
+
+from __future__ import annotations
+
+import re
+
+LONG_TURN_TOKENS = 160
+"""From this many tokens a turn is long (recall_passage_min_tokens' default, where no passage cut says it)."""
+
+_WORDS = re.compile(r"\d+(?:st|nd|rd|th)\b|[a-z]+|\d+")
+_ALONE = frozenset((
+    "yesterday today tonight tomorrow recently lately ago weekend weekends "
+    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays "
+    "saturdays sundays january february march april june july august september october november december "
+    "1st 2nd 3rd 4th 5th 6th 7th 8th 9th 10th 11th 12th 13th 14th 15th 16th 17th 18th 19th 20th 21st 22nd 23rd 24th "
+    "25th 26th 27th 28th 29th 30th 31st").split())
+# "last week", "this summer", "a few days ago": a counted or pointed-at span (said in one text, not checked next to
+# each other: close enough for a lift, and a tenth of a regex's cost).
+_POINTERS = frozenset("last next this past coming previous earlier later since ago back".split())
+_SPANS = frozenset(("day days night nights week weeks month months year years summer winter spring autumn fall "
+                    "morning afternoon evening semester season").split())
+_JAPANESE = ("一昨日", "昨日", "今日", "明日", "昨夜", "昨晩", "今朝", "今晩", "今夜", "先週", "先月", "去年", "昨年", "今週",
+             "今月", "今年", "来週", "来月", "来年", "週末", "最近", "この前", "この間", "先日", "前回", "曜日", "曜", "日前",
+             "週間前", "か月前", "ヶ月前", "カ月前", "年前", "日後", "ぶりに", "午前", "午後", "連休", "年末", "年始", "夏休み",
+             "冬休み", "春休み", "お盆", "正月")
+_JAPANESE_DATE = re.compile(r"[0-9０-９]{1,2}\s*月|[0-9０-９]{1,2}\s*日[にはのから]")
+
+# "When did …" asks a time; "Who supports Caroline when she …" does not (a clause of the question's own). いつ asks,
+# いつも (always), いつか (some day), いつでも, いつの間に do not.
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:(?:and|so|but|then|also|ok|okay)\W+)?when\b|\bwhen\W*$|\bsince\s+when\b"
+    r"|\b(?:what|which)\s+(?:date|day|year|month|week|time\s+of\s+(?:the\s+)?year)\b|\bhow\s+long\s+ago\b"
+    r"|いつ(?!も|か(?!ら)|でも|の間|の日か)|何月|何日に|何曜|何年に|日付|何年前",
+    re.IGNORECASE)
+
+
+def asks_when(question: str) -> bool:
+    """"When did …", "What date …", "Which year …", 「いつ」「何月」「何日に」."""
+    return bool(_ASKS_WHEN.search(question))
+
+
+def mentions_time(text: str) -> bool:
+    """The text names a time: a day, a date, a year, a part of the week or year, or a span counted from now."""
+    lowered = text.lower()
+    words = set(_WORDS.findall(lowered))
+    if words & _ALONE or (words & _POINTERS and words & _SPANS):
+        return True
+    if any(len(w) == 4 and w[:2] in ("19", "20") for w in words) or ("may" in words and re.search(r"\bmay\s+\d", lowered)):
+        return True
+    return not text.isascii() and (any(w in text for w in _JAPANESE) or bool(_JAPANESE_DATE.search(text)))

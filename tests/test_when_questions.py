@@ -1,0 +1,103 @@
+"""A when-question lifts the candidates that say when (nodes/retrieval/time_mentions.py, recall.py).
+
+"When did Caroline go to the support group?" is answered by "I went to a support group yesterday", not by "the
+support group was great": on LoCoMo dev 81 % of the evidence turns of "when" questions name a time in their text,
+against 12 % of all turns. The lift is relevance × (1 + recall_when_lift) for such candidates; not where the
+other side answers at length (an assistant's replies name times in passing; the decisions are short user turns
+dated by their timestamps)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphs.replay import replay
+from nodes.retrieval.recall import _lift_time_mentions, recall
+from nodes.retrieval.time_mentions import asks_when, mentions_time
+from nodes.retrieval.turn_index import UserTurns
+from stores.models import Turn
+
+
+@pytest.mark.parametrize("question", [
+    "When did Caroline go to the LGBTQ support group?", "when did i start pottery?", "So when did we move?",
+    "You went to Rome when?", "What date did we fix the deadline?", "Which year did Jon open his store?",
+    "How long ago did I adopt Mocha?", "Since when has Tim played the violin?",
+    "いつ引っ越したっけ？", "いつから陶芸を始めたの？", "モカを迎えたのは何月だった？", "何曜日にジムに行った？",
+])
+def test_questions_asking_when(question):
+    assert asks_when(question)
+
+
+@pytest.mark.parametrize("question", [
+    "Who supports Caroline when she has a negative experience?",  # "when" opens a clause, it asks who
+    "What does Maria feel when doing upside-down yoga poses?", "What did Melanie paint?",
+    "How long did the trip take?", "いつも何を食べてる？", "いつか行きたい場所は？", "どこに行ったの？",
+])
+def test_questions_not_asking_when(question):
+    assert not asks_when(question)
+
+
+@pytest.mark.parametrize("text", [
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Dyed my hair last week - come see!", "We went camping two weekends ago.", "I ran a charity race on Saturday.",
+    "My birthday is on the 15th.", "Back in 2022 I moved to Boston.", "I started in May 2023.",
+    "It snowed a few days ago", "昨日、陶芸教室に行ってきた", "先週の金曜日に引っ越したよ", "3日前から風邪気味", "6月に旅行した",
+])
+def test_texts_that_say_when(text):
+    assert mentions_time(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The support group was great, everyone was so kind.", "I love painting landscapes.",
+    "This is the best ice cream!", "Last but not least, thank you.", "May I ask you something?",
+    "陶芸って楽しいよね", "今度一緒に行こうよ",
+])
+def test_texts_that_do_not(text):
+    assert not mentions_time(text)
+
+
+def _index(texts: list[str], counts: list[int] | None = None) -> UserTurns:
+    turns = [Turn(turn_id=f"t{i}", source_id=f"s{i}", user_id="u", segment_id="g", speaker="user", text=t,
+                  ts=1_700_000_000.0 + i) for i, t in enumerate(texts)]
+    index = UserTurns.build(turns)
+    if counts is not None:
+        index.token_counts = np.asarray(counts, dtype=np.int32)
+    return index
+
+
+def test_the_lift_reorders_only_the_turns_that_say_when():
+    index = _index(["The pottery class teacher is so kind.", "I went to my first pottery class last Saturday!",
+                    "Pottery is my favourite hobby."])
+    rel = np.array([1.0, 0.9, 0.5])
+    _lift_time_mentions(index, rel, 0.25)
+    assert rel.tolist() == pytest.approx([1.0, 0.9 * 1.25, 0.5])
+    flat = np.array([1.0, 0.9, 0.5])
+    _lift_time_mentions(index, flat, 0.0)  # 0 = off
+    assert flat.tolist() == [1.0, 0.9, 0.5]
+
+
+def test_a_long_turn_counts_as_saying_when_without_being_read():
+    # A long reply names some time in passing nearly always, so its text says nothing either way and is not read.
+    index = _index(["a reply that names no time at all", "short, no time either"], counts=[400, 5])
+    assert index.time_mentions(np.array([0, 1])).tolist() == [0]
+
+
+def test_recall_lifts_the_turn_that_says_when(memory):
+    user = "mika"
+    pottery = {0: "I love going to the pottery class, the pottery class teacher is so kind.",
+               4: "Yesterday was my first pottery lesson!",
+               8: "Going to the pottery class makes me calm; the pottery class is my thing."}
+    filler = ["Did you see the match?", "The weather is lovely.", "I made pasta for dinner.", "My cat is asleep.",
+              "That song is stuck in my head.", "I need new shoes.", "The train was late.", "Coffee helps."]
+    texts = [pottery.get(n) or filler.pop() for n in range(11)]
+    rows = [{"user_id": user, "speaker": "user" if n % 2 == 0 else "lumina", "text": text,
+             "ts": 1_790_000_000.0 + 600 * n, "source_id": f"m:{n}"} for n, text in enumerate(texts)]
+    replay(memory.graph, user, rows, flush=True)
+    question = "When did I go to the pottery class?"
+
+    def best(**kwargs) -> list[str]:
+        items = recall(memory.services, user, question, purpose="question", budget=16, **kwargs)
+        return [sid for i in items for sid in i["source_ids"]]
+
+    assert best()[0] == "m:4"
+    assert best(disabled=("when",))[0] != "m:4"  # without the lift a closer match of the words comes first
