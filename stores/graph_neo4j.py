@@ -57,6 +57,18 @@ _REAP_POLL_SECONDS = 0.05
 T = TypeVar("T")
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """Whether a driver error was a wait that ran out (a TimeoutError somewhere in its causes), not a refusal."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, TimeoutError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def bounded_driver_config(timeout: float) -> dict[str, float]:
     """Driver settings that keep each of the driver's own waits within ``timeout`` seconds. Only
     ``max_transaction_retry_time`` is unused here (managed transactions retry; we do not), bounded
@@ -204,6 +216,11 @@ class Neo4jGraph(CypherGraph):
         except ConnectionAcquisitionTimeoutError as exc:
             raise StoreUnavailable("graph", self._overran(f"driver: {exc}")) from exc
         except (ServiceUnavailable, SessionExpired) as exc:
+            if _timed_out(exc):
+                # A connect whose handshake was never answered (the kernel accepted it): the server is there and
+                # silent, as when frozen. The driver's connect deadline and our bound are the same timeout and
+                # race, so which one fires must not decide what the caller is told.
+                raise StoreUnavailable("graph", self._overran(f"driver: {exc}")) from exc
             raise StoreUnavailable("graph", f"{self._server} not reachable ({exc})") from exc
 
     def _overran(self, detail: str) -> str:

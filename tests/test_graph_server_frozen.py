@@ -154,3 +154,27 @@ def test_adapter_bounds_a_call_to_a_server_frozen_mid_query(tmp_path, call):
         finally:
             server.thaw()
             graph.close()
+
+
+def test_a_handshake_the_frozen_server_never_answers_is_an_overrun(tmp_path):
+    """A new connection to a frozen server: the kernel accepts it and the Bolt handshake is never answered. The
+    driver's own connect deadline then fires inside the call, and it raced the adapter's bound: on a slow machine
+    the driver's came first and the call said the server was "not reachable" (CI, 2026-12-01) where it did not
+    answer in time. Here the driver's deadline is set shorter than the adapter's, so it always comes first."""
+    with FreezableFalkorDB(tmp_path) as server:
+        absorb_handshake_hang(server.port)
+        uri = f"bolt://127.0.0.1:{server.port}"
+        driver = neo4j.GraphDatabase.driver(uri, auth=None, **bounded_driver_config(TIMEOUT / 4))
+        graph = Neo4jGraph(driver, owns_driver=True, timeout=TIMEOUT, server=uri)
+        try:
+            server.freeze()
+            # The first call overruns on the pooled connection, which is killed; the second has to connect anew.
+            with pytest.raises(StoreUnavailable, match=OVERRAN):
+                graph.counts()
+            with pytest.raises(StoreUnavailable, match=OVERRAN) as raised:
+                graph.counts()
+            assert "handshake" in str(raised.value)  # it was the connect that timed out
+            assert uri in str(raised.value)
+        finally:
+            server.thaw()
+            graph.close()
