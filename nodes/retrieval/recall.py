@@ -19,7 +19,8 @@ Turn channels are fused by reciprocal rank; segment channels add a share of thei
 each of its turns, and a turn passes a share of its relevance to its neighbours (answers sit next to the
 question that prompted them). The score is α·relevance + β·recency + γ·importance with the purpose's
 preset (P6; recency on the conversation's clock), boosted inside a time window the query names
-("last week", "先月") and, for a when-question, where the turn says when (time_mentions.py), re-ranked by MMR (λ 0.7 over a pool of 3× the items wanted) with near-duplicates
+("last week", "先月") and, for a when-question, where the turn says when (time_mentions.py), re-ranked by
+MMR (λ 0.7 over a pool of 3× the items wanted) with near-duplicates
 (≥ 0.95) dropped, and packed into a token budget (A1). Hit turns that are adjacent in the conversation are
 merged into one item in conversation order, prefixed with their date; the packer accounts for that.
 

@@ -26,7 +26,7 @@ _ALONE = frozenset((
     "1st 2nd 3rd 4th 5th 6th 7th 8th 9th 10th 11th 12th 13th 14th 15th 16th 17th 18th 19th 20th 21st 22nd 23rd 24th "
     "25th 26th 27th 28th 29th 30th 31st").split())
 # "last week", "this summer", "a few days ago": a counted or pointed-at span (said in one text, not checked next to
-# each other: close enough for a lift, and a tenth of a regex's cost).
+# each other: close enough for a lift, and a third of a regex's cost on a long text).
 _POINTERS = frozenset("last next this past coming previous earlier later since ago back".split())
 _SPANS = frozenset(("day days night nights week weeks month months year years summer winter spring autumn fall "
                     "morning afternoon evening semester season").split())
