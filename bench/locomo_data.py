@@ -39,6 +39,9 @@ _DAY_MONTH_YEAR = re.compile(r"(\d{1,2})\.?\s+(?:de\s+)?" + _WORD + r"\.?,?\s+(?
 _MONTH_DAY_YEAR = re.compile(_WORD + r"\.?\s+(\d{1,2}),?\s+(\d{4})")
 _YEAR_MONTH_DAY = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]")
 _ISO_DAY = re.compile(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
+# 08.05.2023: with dots the day comes first wherever the form is used (German, Russian, Turkish …), unlike
+# slashes, which are month first in the US.
+_DOTTED_DAY_FIRST = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])")
 # "13:56", "1:56 pm", "13h56", "午後1時56分", "0時5分", "1時半", "下午1点56分", "오후 1시 56분"
 _CLOCK = re.compile(r"(\d{1,2})\s*(?:[:h]\s*(\d{2})(?!\d)|(?:時|点|點|시)\s*(?:(\d{1,2})\s*[分분]|(半|반))?)")
 _PM = re.compile(r"\bp\.?\s?m\b|午後|下午|오후")
@@ -114,6 +117,8 @@ def read_when(value: str) -> datetime | None:
     year = month = day = None
     if m := (_YEAR_MONTH_DAY.search(text) or _ISO_DAY.search(text)):
         year, month, day = (int(x) for x in m.groups())
+    elif m := _DOTTED_DAY_FIRST.search(text):
+        day, month, year = (int(x) for x in m.groups())
     elif (m := _DAY_MONTH_YEAR.search(text)) and m.group(2) in _MONTHS:
         day, month, year = int(m.group(1)), _MONTHS[m.group(2)], int(m.group(3))
     elif (m := _MONTH_DAY_YEAR.search(text)) and m.group(1) in _MONTHS:

@@ -32,6 +32,11 @@ NEVER = datetime(1999, 1, 1, tzinfo=timezone.utc)
     ("2023年5月8日 下午1点56分", "2023-05-08 13:56"),           # Chinese
     ("2023年5月8日 上午9点", "2023-05-08 09:00"),               # Chinese, the hour alone
     ("May 8, 2023 1:56 pm", "2023-05-08 13:56"),               # English, month first
+    ("08.05.2023 13:56", "2023-05-08 13:56"),                  # day first with dots (German, Russian, …)
+    ("8.5.2023, 1:56 PM", "2023-05-08 13:56"),                 # the same, unpadded, 12-hour clock
+    ("2023.05.08 13:56", "2023-05-08 13:56"),                  # year first with dots (Korean, Hungarian)
+    ("Monday 8 May 2023, 13:56", "2023-05-08 13:56"),          # a weekday first
+    ("May 8, 2023 at 1:56 PM", "2023-05-08 13:56"),
 ])
 def test_session_dates_in_other_languages(written, expected):
     assert parse_when(written, NEVER).strftime("%Y-%m-%d %H:%M") == expected
