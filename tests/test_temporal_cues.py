@@ -183,6 +183,20 @@ HOLIDAYS = [
     ("新年度に何を始めた？", ["2023-04-03"], ["2023-03-20", "2023-05-01"]),
     ("父の日", ["2023-06-18"], ["2023-06-11"]),
 ]
+# The same days in the spellings bench.respelled_dates_data writes (2026-12-02: "July of 2023" read as all of 2023).
+SPELLED_OTHERWISE = [
+    ("What did I do in July of 2023?", ["2023-07-10"], ["2023-06-10", "2023-08-10"]),
+    ("late July of 2022", ["2022-07-28"], ["2022-07-10", "2023-07-28"]),
+    ("early May of 2023", ["2023-05-03"], ["2023-05-25"]),
+    ("the first week of July of 2023", ["2023-07-04"], ["2023-07-20"]),
+    ("on the 13th of October of 2022", ["2022-10-13"], ["2022-10-20"]),
+    ("What did I do last weekend before April 10, 2023?", ["2023-04-08", "2023-04-09"], ["2023-04-11", "2023-04-02"]),
+    ("the last weekend before 2023-04-10", ["2023-04-08", "2023-04-09"], ["2023-04-11"]),
+    ("on Friday, July 7, 2023", ["2023-07-07"], ["2023-07-14"]),
+    ("on 07.07.2023", ["2023-07-07"], ["2023-07-14"]),
+    ("in Nov 2022", ["2022-11-15"], ["2022-10-15"]),
+    ("in 2022-11", ["2022-11-15"], ["2022-10-15"]),
+]
 SINCE = [
     ("What have I done since June 3?", ["2023-06-10", "2023-07-19"], ["2023-05-30"]),
     ("6月3日以来", ["2023-06-10", "2023-07-19"], ["2023-05-30"]),
@@ -192,7 +206,7 @@ SINCE = [
 
 @pytest.mark.parametrize(("query", "inside", "outside"),
                          WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
-                         + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + QUARTERS_AND_SHORT_YEARS)
+                         + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + QUARTERS_AND_SHORT_YEARS + SPELLED_OTHERWISE)
 def test_a_cue_opens_a_window_around_the_days_it_names(query, inside, outside):
     _check(query, inside, outside)
 

@@ -35,7 +35,7 @@ _MONTH_DAY = Cued(
 # "may 7" is a date after one of these ("on may 7"), a verb before a number otherwise ("may 7 people come?").
 _DATE_WORD_BEFORE = re.compile(r"\b(?:on|since|by|until|till|before|after|from|between|and|to|through|of|around|about|or)\s+$")
 _EN_OFFSET = re.compile(
-    rf"(?:\b(?P<n>\d+|{EN_COUNT})\s+(?P<unit>{EN_UNITS})|\b(?:the|a)\s+(?P<span>day|week|weekend|month))"
+    rf"(?:\b(?P<n>\d+|{EN_COUNT})\s+(?P<unit>{EN_UNITS})|\b(?:the\s+last|the|a|last)\s+(?P<span>day|week|weekend|month))"
     r"\s+(?P<dir>before|after|prior\s+to|following|of)\s+(?:the\s+)?$")
 _JA_OFFSET = re.compile(
     rf"\s*(?:の|から)?\s*(?:(?P<n>\d+|数)\s*(?P<unit>{JA_UNITS})\s*(?P<dir>前(?!後)|後|あと)"

@@ -39,11 +39,11 @@ _EN_PART = r"(?P<part>early|mid|middle|late|(?:the\s+)?(?:beginning|start|middle
 _JA_PART = r"(?P<part>上旬|初旬|中旬|下旬|初め(?!て)|始め|はじめ(?!て)|初頭|頭|半ば|なかば|前半|後半|終わり|おわり|末|暮れ|初(?![めて回日対心恋]))"
 _WEEK_OF_MONTH = Cued(
     rf"\b(?:the\s+)?(?P<n>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+week\s+(?:of|in)\s+(?:the\s+)?"
-    rf"(?P<m>{MONTH_NAMES}|last\s+month|this\s+month|month)\b(?:,?\s*(?P<y>(?:19|20)\d{{2}})(?!\d))?"
+    rf"(?P<m>{MONTH_NAMES}|last\s+month|this\s+month|month)\b(?:(?:,?\s*|\s+of\s+)(?P<y>(?:19|20)\d{{2}})(?!\d))?"
     r"|(?:(?P<jy>(?:19|20)\d{2})\s*年\s*)?(?P<jm>\d{1,2}\s*月|先月|今月)\s*の?\s*(?:第\s*(?P<jn>[1-5])\s*週|(?P<jw>最初|最後|初め|終わり)の週)", ("week", "週"))
 _EN_MONTH_PART = Cued(
     rf"\b{_EN_PART}[\s-]*(?:the\s+)?(?P<m>{MONTH_NAMES}|last\s+month|this\s+month|month)\b\.?"
-    rf"(?:,?\s*(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b)?", _EN_PARTS, (*MONTH_STEMS, "month"))
+    rf"(?:(?:,?\s*|\s+of\s+)(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b)?", _EN_PARTS, (*MONTH_STEMS, "month"))
 _JA_MONTH_PART = Cued(
     rf"(?<!毎)(?:(?P<y>(?:19|20)\d{{2}})\s*年\s*|(?P<yr>{JA_YEAR_REL})\s*の?\s*)?(?P<m>\d{{1,2}}\s*月|先々月|先月|今月|月)\s*の?\s*{_JA_PART}", ("月",), _JA_PARTS)
 _EN_YEAR_PART = Cued(
@@ -65,7 +65,7 @@ _JA_SEASON = Cued(
 _EN_MONTH = Cued(
     r"\b(?:(?P<pre>every|each|last|this\s+past|this\s+coming|this|next|in|during|since|until|till|by|of|through|"
     r"throughout|from|to|and|between|before|after|around|or)\s+)?"
-    rf"(?P<m>{MONTH_NAMES})\b\.?(?:,?\s*(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b)?", MONTH_STEMS)
+    rf"(?P<m>{MONTH_NAMES})\b\.?(?:(?:,?\s*|\s+of\s+)(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b)?", MONTH_STEMS)
 _JA_MONTH = Cued(rf"(?:(?P<y>(?:19|20)\d{{2}})\s*年\s*の?\s*|(?P<yr>{JA_YEAR_REL})\s*の?\s*|(?P<pre>毎年|毎)\s*の?\s*)?(?P<m>\d{{1,2}})\s*月(?!\d)",
                  ("月",))
 _NUMERIC_MONTH = Cued(
