@@ -159,6 +159,12 @@ class LuminaSettings(BaseSettings):
     recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
     recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
     recall_temporal: bool = Field(default=True, description="Boost memories inside a time window the query names.")
+    recall_window_lift: float = Field(
+        default=0.3, ge=0.0, le=1.5,
+        description="A turn inside the time a question names (\"on 25 May\", \"last week\", 「先月」): its relevance "
+                    "× 1.5 + this, at most 1.5 (the best relevance is 1), so that the day asked about passes better "
+                    "matches of other days. 0.1 with a cap of 1 until 2026-12-02.",
+    )
     recall_when_lift: float = Field(
         default=0.25, ge=0.0, le=2.0,
         description="A when-question (\"When did …\", 「いつ」): its candidates that name a time (\"yesterday\", "

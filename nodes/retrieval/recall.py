@@ -311,6 +311,9 @@ def _lift_time_mentions(index, rel: np.ndarray, lift: float) -> None:
 
 _WINDOW_SAYS_NOTHING = 0.9
 """Share of the candidates inside a question's time window from which the window is not applied."""
+_WINDOW_SCALE, _WINDOW_CAP = 1.5, 1.5
+"""A turn inside the window: relevance × _WINDOW_SCALE + recall_window_lift, at most _WINDOW_CAP (the best
+relevance outside is 1)."""
 
 
 def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_ts: float, weights, settings) -> "_Ranked":
@@ -327,7 +330,10 @@ def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_
         # A window holding (nearly) every candidate tells none apart — a conversation younger than "recently" (30
         # days) — and its capped lift would only tie every turn above 0.6 at 1, for recency to decide.
         if inside.mean() < _WINDOW_SAYS_NOTHING:
-            relevance = np.where(inside, np.minimum(1.0, relevance * 1.5 + 0.1), relevance)
+            # Up to half again the best match: a turn of the day asked about, said in other words than the
+            # question's, passes better matches of other days (tests/test_time_window_ranking.py).
+            lifted = np.minimum(_WINDOW_CAP, relevance * _WINDOW_SCALE + settings.recall_window_lift)
+            relevance = np.where(inside, lifted, relevance)
     half_life = settings.recency_half_life_days * DAY
     recency = np.power(0.5, np.maximum(0.0, now_ts - ts) / half_life)
     per_segment = np.zeros(len(index.segment_ids))
