@@ -328,7 +328,7 @@ def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_
     if window is not None:
         inside = (ts >= window[0]) & (ts <= window[1])
         # A window holding (nearly) every candidate tells none apart — a conversation younger than "recently" (30
-        # days) — and its capped lift would only tie every turn above 0.6 at 1, for recency to decide.
+        # days) — and its capped lift would only tie every turn above 0.8 at 1.5, for recency to decide.
         if inside.mean() < _WINDOW_SAYS_NOTHING:
             # Up to half again the best match: a turn of the day asked about, said in other words than the
             # question's, passes better matches of other days (tests/test_time_window_ranking.py).
