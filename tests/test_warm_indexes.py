@@ -53,3 +53,47 @@ def test_a_recall_leaves_the_users_write_stamp_alone(memory_factory):
         (flagged,) = con.execute(f"SELECT count(*) FROM {MEMORIES} WHERE user_id = 'kana' AND recalled").fetchone()
     assert items and flagged  # the flag was written…
     assert archive.generation_of("kana") == stamp  # …without moving the stamp
+
+
+def _long_reply(topic: str, value: str) -> str:
+    # Replies alike in all but one fact: their vectors are near-duplicates, so dedup compares their words.
+    steps = "\n".join(f"{n}. Check the settings, restart the service and read the logs again before "
+                      f"moving on to the next step of the checklist." for n in range(1, 25))
+    return (f"Here is how to set up the {topic} for the project.\n\n{steps}\n\nThe {topic} we chose is {value}.\n"
+            "```bash\nmake deploy && make check\n```\nLet me know if anything fails.")
+
+
+def test_a_recall_over_warmed_long_replies_tokenises_none_of_them_whole(memory_factory, monkeypatch):
+    """The first recall quoting a long reply in a process that started read it whole with Sudachi, to tell
+    near-duplicates apart by their words (rerank.same_words): 100–320 ms inside a recall on the hard long-reply
+    set, 2026-12-02. The warm-up (a flush's, or a starting process's) reads them, so the recall finds their
+    terms ready."""
+    import nodes.retrieval.rerank as rerank
+    import nodes.text.tokenize as tokenize
+    from nodes.retrieval.warm import warm_indexes
+
+    mem = memory_factory()
+    texts = []
+    for topic, value in (("cache", "Redis"), ("queue", "RabbitMQ"), ("database", "Postgres"), ("search", "Qdrant")):
+        texts += [f"How should we set up the {topic}?", _long_reply(topic, value)]
+    replay(mem.graph, "dev", _rows("dev", texts, T0))
+    tokenize._views.cache_clear()  # what a process that starts holds: nothing read
+    warm_indexes(mem.services, "dev")
+    index = mem.services.turn_index._users["dev"]
+    assert (index.token_counts > index.passage_cut[1]).sum() >= 4  # the replies are long turns
+
+    real, compared = tokenize._morphemes, []
+
+    def morphemes(text):
+        if len(text) > 1_000:
+            raise AssertionError(f"a recall tokenised a long reply whole ({len(text)} characters)")
+        return real(text)
+
+    def same_words(a, b, real_same=rerank.same_words):
+        compared.append(min(len(a), len(b)))
+        return real_same(a, b)
+
+    monkeypatch.setattr(tokenize, "_morphemes", morphemes)
+    monkeypatch.setattr(rerank, "same_words", same_words)
+    items = recall(mem.services, "dev", "Which database did we choose?", purpose="question", budget=400)
+    assert items and max(compared, default=0) > 1_000  # near-duplicate long replies were compared by their words

@@ -58,8 +58,12 @@ def prepare_excerpts(index) -> None:
     (nodes.retrieval.packing and nodes.text.passages cache them per text), so the first recall that quotes one
     does not tokenise or cut it: on the long-reply set a cold pack stage took 150–190 ms against ~7 warm. An index
     built from kept reads (nodes.retrieval.turn_reads) cut no passage: without the second line a warmed user's
-    first recall spent ~50 ms cutting its candidates' (bench.cold_start). Turns seen before are cache hits."""
+    first recall spent ~50 ms cutting its candidates' (bench.cold_start). The third line reads each long turn's
+    terms whole, as dedup compares near-duplicate replies by their words (rerank.same_words): without it a
+    started process's first recall spent 100–320 ms tokenising them (the hard long-reply set, 2026-12-02).
+    Turns seen before are cache hits."""
     from ..text.passages import passage_spans
+    from ..text.tokenize import terms
     from .packing import _sentence_terms
 
     size, least = index.passage_cut
@@ -69,6 +73,7 @@ def prepare_excerpts(index) -> None:
     for i in np.flatnonzero(index.token_counts > least):
         _sentence_terms(texts[i])
         passage_spans(texts[i], size, least)
+        terms(texts[i])
 
 
 @dataclass
