@@ -170,8 +170,12 @@ def test_ctrl_c_stops_the_parent_and_its_workers_quietly(tmp_path):
     import time
 
     script = tmp_path / "ingest_like.py"
+    # A program started from a terminal has Ctrl-C at its default. A test runner started as a shell's
+    # background job (`pytest &`, nohup) has SIGINT ignored, and an ignored signal stays ignored across
+    # exec, so without this line the child would sleep through the signal and the test would fail there.
     script.write_text(textwrap.dedent("""
-        import sys, time
+        import signal, sys, time
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from nodes.text.embedder import Usem3Embedder
         from nodes.text.embed_worker import started_workers
         e = Usem3Embedder(worker=True, workers=2)
