@@ -3,7 +3,8 @@
 ``normalise`` folds the many ways of writing a number or a year into one, so each cue pattern is written
 once: NFKC (full-width digits, half-width kana), lower case, curly apostrophes, kanji numerals before a
 calendar unit as digits (五月七日 → 5月7日, 二〇二三年 → 2023年, 二三日前 → 数日前) and Japanese era years as
-Western ones (令和5年 → 2023年, 平成元年 → 1989年)."""
+Western ones (令和5年 → 2023年, 平成元年 → 1989年), and the time words of other languages in English or
+Japanese (``temporal_languages``: "el 8 de mayo" → "8 may", 「지난주」 → 「先週」)."""
 
 from __future__ import annotations
 
@@ -100,8 +101,10 @@ def _era_to_western(match: re.Match) -> str:
 
 
 def normalise(query: str) -> str:
+    from .temporal_languages import to_cue_language  # it reads kanji_number from here
     # One space between words, so the literal words that gate each pattern (``Cued``) are found as written.
     text = " ".join(unicodedata.normalize("NFKC", query).lower().replace("\u2019", "'").split())
+    text = to_cue_language(text)
     if not text.isascii():
         text = _ERA_YEAR.sub(_era_to_western, _KANJI_RUN.sub(_kanji_to_digits, text))
     return text

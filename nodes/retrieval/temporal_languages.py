@@ -1,0 +1,322 @@
+"""Time words of other languages, rewritten into the forms the cue finders already read.
+
+The finders read English and Japanese. A question in Spanish, French, German, Italian, Portuguese or Dutch
+("¿Qué hice el 8 de mayo de 2023?", "letzte Woche", "il y a trois jours") is rewritten into the English it
+says ("8 may 2023", "last week", "3 days ago"), one in Korean or Chinese ("2023년 5월 8일", "지난주", "上个月",
+"三天前") into the Japanese ("2023年5月8日", "先週", "先月", "3日前"), so each cue is still written once, in
+``temporal_dates`` / ``temporal_periods`` / ``temporal_relative``, and every language gets its windows.
+
+No language detection: a question's language cannot be told reliably from eight words, and a date written in
+one language inside a question in another ("what did I say on 8. Mai 2023?") is still a date. So only what
+cannot be an English or Japanese word is read: a month name next to a day number, a year or a preposition of
+its own language ("en mayo", "im Mai"), whole phrases ("la semana pasada"), and counts before a unit and that
+language's "ago". "Mayo" in "I bought mayo" and "Mars" in "life on Mars" stay as they are; so does French
+"hier", which is German and Dutch for "here". Japanese text is left alone: the Chinese words rewritten here
+are not Japanese ones (前年, "the previous year" in Japanese, is not read as Chinese "the year before last").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .temporal_text import kanji_number
+
+_EN_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+              "november", "december")
+
+# Each language's months (several spellings joined by "|"), in calendar order.
+_MONTH_NAMES: dict[str, tuple[str, ...]] = {
+    "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre|setiembre",
+           "octubre", "noviembre", "diciembre"),
+    "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
+           "novembre", "décembre"),
+    "de": ("januar|jänner", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober",
+           "november", "dezember"),
+    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre",
+           "ottobre", "novembre", "dicembre"),
+    "pt": ("janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
+           "novembro", "dezembro"),
+    "nl": ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober",
+           "november", "december"),
+}
+MONTHS: dict[str, str] = {
+    name: _EN_MONTHS[i]
+    for names in _MONTH_NAMES.values() for i, spellings in enumerate(names) for name in spellings.split("|")
+    if name != _EN_MONTHS[i]
+}
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_L = r"a-zà-ÿœ"  # the letters a word of these languages is made of, after NFKC and lower case
+_END = rf"(?![{_L}])"
+_START = rf"(?<![{_L}])"
+
+# "in <month>" in each language's own words, with its own months only: English "a mai tai" or "in mars" is not.
+_MONTH_PREPOSITIONS: dict[str, str] = {
+    "es": r"en(?:\s+el\s+mes\s+de)?|durante|desde|a\s+finales\s+de|a\s+principios\s+de|a\s+mediados\s+de",
+    "fr": r"en|au\s+mois\s+d(?:e\s+|')|depuis|début|fin|mi-",
+    "de": r"im|seit|anfang|ende|mitte",
+    "it": r"a|in|nel\s+mese\s+di|da|a\s+fine|a\s+inizio|a\s+metà",
+    "pt": r"em|no\s+mês\s+de|desde|no\s+início\s+de|no\s+fim\s+de|em\s+meados\s+de",
+    "nl": r"in|sinds|begin|eind|half",
+}
+# What the preposition says, in the English the period finder reads ("early june", "since june").
+_PREPOSITION_SENSE = (
+    (re.compile(r"principios|début|anfang|inizio|início|begin"), "early "),
+    (re.compile(r"finales|fin|ende|fine|eind"), "late "),
+    (re.compile(r"mediados|mi-|mitte|metà|meados|half"), "mid "),
+    (re.compile(r"desde|depuis|seit|^da$|sinds"), "since "),
+)
+
+_COUNTS: dict[str, float] = {
+    # es / pt
+    "un": 1, "una": 1, "uno": 1, "um": 1, "uma": 1, "dos": 2, "dois": 2, "duas": 2, "tres": 3, "três": 3,
+    "cuatro": 4, "quatro": 4, "cinco": 5, "seis": 6, "siete": 7, "sete": 7, "ocho": 8, "oito": 8, "nueve": 9,
+    "nove": 9, "diez": 10, "dez": 10, "unos": 3, "unas": 3, "unos pocos": 3, "unas pocas": 3, "algunos": 3,
+    "algunas": 3, "alguns": 3, "algumas": 3, "pocos": 3, "poucos": 3,
+    # fr
+    "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8, "neuf": 9,
+    "dix": 10, "quelques": 3,
+    # de
+    "ein": 1, "eine": 1, "einem": 1, "einer": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6,
+    "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "ein paar": 3, "paar": 3, "einigen": 3, "wenigen": 3,
+    # it
+    "due": 2, "tre": 3, "quattro": 4, "sei": 6, "sette": 7, "otto": 8, "dieci": 10, "qualche": 3,
+    "alcuni": 3, "alcune": 3,
+    # nl
+    "een": 1, "één": 1, "twee": 2, "drie": 3, "vijf": 5, "zes": 6, "zeven": 7, "negen": 9, "tien": 10,
+    "een paar": 3, "enkele": 3,
+}
+# "unos días", "quelques semaines", "ein paar Tage": the finder's "a few"
+_VAGUE = frozenset({"unos", "unas", "unos pocos", "unas pocas", "algunos", "algunas", "alguns", "algumas", "pocos",
+                    "poucos", "quelques", "ein paar", "paar", "einigen", "wenigen", "qualche", "alcuni", "alcune",
+                    "een paar", "enkele"})
+_COUNT = r"\d{1,3}|" + "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _COUNTS), key=len,
+                                       reverse=True))
+_UNITS: dict[str, str] = {
+    **dict.fromkeys(("día", "días", "dia", "dias", "jour", "jours", "tag", "tage", "tagen", "giorno", "giorni",
+                     "dag", "dagen"), "day"),
+    **dict.fromkeys(("semana", "semanas", "semaine", "semaines", "woche", "wochen", "settimana", "settimane",
+                     "week", "weken"), "week"),
+    **dict.fromkeys(("mes", "meses", "mês", "mois", "monat", "monate", "monaten", "mese", "mesi", "maand",
+                     "maanden"), "month"),
+    **dict.fromkeys(("año", "años", "ano", "anos", "an", "ans", "année", "années", "jahr", "jahre", "jahren",
+                     "anno", "anni", "jaar", "jaren"), "year"),
+}
+_UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
+
+# Whole phrases, each language's words for the English ones the relative finder reads.
+_PHRASES: dict[str, tuple[str, ...]] = {
+    "last weekend": ("el fin de semana pasado", "el último fin de semana", "le week-end dernier",
+                     "le weekend dernier", "le dernier week-end", "letztes wochenende", "letzten wochenende",
+                     "vergangenes wochenende", "vergangenen wochenende", "lo scorso fine settimana",
+                     "il fine settimana scorso", "lo scorso weekend", "il weekend scorso", "o fim de semana passado",
+                     "no fim de semana passado", "vorig weekend", "vorige weekend", "afgelopen weekend"),
+    "this weekend": ("este fin de semana", "ce week-end", "ce weekend", "dieses wochenende", "diesem wochenende",
+                     "questo fine settimana", "questo weekend", "este fim de semana", "neste fim de semana",
+                     "dit weekend"),
+    "last week": ("la semana pasada", "la última semana", "la semaine dernière", "la semaine passée",
+                  "letzte woche", "letzten woche", "vergangene woche", "vergangenen woche", "vorige woche",
+                  "la settimana scorsa", "la scorsa settimana", "la settimana passata", "a semana passada",
+                  "na semana passada", "semana passada", "vorige week", "afgelopen week"),
+    "this week": ("esta semana", "cette semaine", "diese woche", "dieser woche", "questa settimana",
+                  "nesta semana", "deze week"),
+    "next week": ("la próxima semana", "la semana que viene", "la semaine prochaine", "nächste woche",
+                  "nächsten woche", "kommende woche", "la prossima settimana", "la settimana prossima",
+                  "a próxima semana", "na próxima semana", "semana que vem", "volgende week"),
+    "last month": ("el mes pasado", "el último mes", "le mois dernier", "le mois passé", "letzten monat",
+                   "letzter monat", "vergangenen monat", "vorigen monat", "il mese scorso", "lo scorso mese",
+                   "il mese passato", "o mês passado", "no mês passado", "mês passado", "vorige maand",
+                   "afgelopen maand"),
+    "this month": ("este mes", "ce mois-ci", "ce mois", "diesen monat", "diesem monat", "questo mese",
+                   "este mês", "neste mês", "deze maand"),
+    "next month": ("el próximo mes", "el mes que viene", "le mois prochain", "nächsten monat", "kommenden monat",
+                   "il mese prossimo", "il prossimo mese", "o próximo mês", "no próximo mês", "mês que vem",
+                   "volgende maand"),
+    "last year": ("el año pasado", "el último año", "l'année dernière", "l'an dernier", "l'an passé",
+                  "l'année passée", "letztes jahr", "letzten jahr", "vergangenes jahr", "vergangenen jahr",
+                  "voriges jahr", "vorigen jahr", "l'anno scorso", "lo scorso anno", "l'anno passato",
+                  "o ano passado", "no ano passado", "ano passado", "vorig jaar", "vorige jaar", "afgelopen jaar"),
+    "this year": ("este año", "cette année", "dieses jahr", "diesem jahr", "quest'anno", "questo anno",
+                  "este ano", "neste ano", "dit jaar"),
+    "next year": ("el próximo año", "el año que viene", "l'année prochaine", "l'an prochain", "nächstes jahr",
+                  "nächsten jahr", "kommendes jahr", "l'anno prossimo", "il prossimo anno", "o próximo ano",
+                  "no próximo ano", "ano que vem", "volgend jaar", "volgende jaar"),
+    "the day before yesterday": ("anteayer", "antier", "antes de ayer", "avant-hier", "vorgestern",
+                                 "l'altro ieri", "ieri l'altro", "altroieri", "anteontem", "eergisteren"),
+    "yesterday": ("ayer", "gestern", "ieri", "ontem", "gisteren"),
+    "today": ("hoy", "aujourd'hui", "heute", "oggi", "hoje", "vandaag"),
+    # Not "mañana" or "morgen": "esta mañana" is this morning, "Guten Morgen" a greeting.
+    "tomorrow": ("demain", "domani", "amanhã"),
+}
+_PHRASE_ENGLISH = {phrase: english for english, phrases in _PHRASES.items() for phrase in phrases}
+
+_WEEKDAYS: dict[str, tuple[str, ...]] = {
+    "monday": ("lunes", "lundi", "montag", "lunedì", "lunedi", "segunda-feira", "segunda", "maandag"),
+    "tuesday": ("martes", "mardi", "dienstag", "martedì", "martedi", "terça-feira", "terça", "dinsdag"),
+    "wednesday": ("miércoles", "mercredi", "mittwoch", "mercoledì", "mercoledi", "quarta-feira", "quarta",
+                  "woensdag"),
+    "thursday": ("jueves", "jeudi", "donnerstag", "giovedì", "giovedi", "quinta-feira", "quinta", "donderdag"),
+    "friday": ("viernes", "vendredi", "freitag", "venerdì", "venerdi", "sexta-feira", "sexta", "vrijdag"),
+    "saturday": ("sábado", "samedi", "samstag", "sonnabend", "sabato", "zaterdag"),
+    "sunday": ("domingo", "dimanche", "sonntag", "domenica", "zondag"),
+}
+_WEEKDAY_ENGLISH = {name: english for english, names in _WEEKDAYS.items() for name in names}
+_WEEKDAY = "|".join(sorted((re.escape(n) for n in _WEEKDAY_ENGLISH), key=len, reverse=True))
+
+_KO_DIGITS = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10}
+_KO_UNITS = {"일": "日", "주": "週間", "주일": "週間", "달": "ヶ月", "개월": "ヶ月", "년": "年"}
+_KO_WEEKDAYS = {"월": "月", "화": "火", "수": "水", "목": "木", "금": "金", "토": "土", "일": "日"}
+_KO_PHRASES = (  # longest first, so 지난 주말 is a weekend and not 지난 주 + 말
+    ("지난 주말", "先週末"), ("지난주말", "先週末"), ("이번 주말", "今週末"), ("이번주말", "今週末"),
+    ("지난주", "先週"), ("지난 주", "先週"), ("지난달", "先月"), ("지난 달", "先月"), ("재작년", "一昨年"),
+    ("작년", "去年"), ("지난해", "去年"), ("올해", "今年"), ("금년", "今年"), ("그저께", "一昨日"), ("그제", "一昨日"),
+    ("어제", "昨日"), ("오늘", "今日"), ("내일", "明日"), ("이번 주", "今週"), ("이번주", "今週"),
+    ("이번 달", "今月"), ("이번달", "今月"), ("다음 주", "来週"), ("다음주", "来週"), ("다음 달", "来月"),
+    ("다음달", "来月"), ("내년", "来年"),
+)
+_ZH_UNITS = {"天": "日", "日": "日", "周": "週間", "週": "週間", "个星期": "週間", "個星期": "週間", "星期": "週間",
+             "个礼拜": "週間", "個禮拜": "週間", "个月": "ヶ月", "個月": "ヶ月", "年": "年"}
+_ZH_WEEKDAYS = {"一": "月", "二": "火", "三": "水", "四": "木", "五": "金", "六": "土", "日": "日", "天": "日"}
+_ZH_PHRASES = (
+    ("上个周末", "先週末"), ("上個週末", "先週末"), ("上周末", "先週末"), ("上週末", "先週末"),
+    ("这个周末", "今週末"), ("這個週末", "今週末"), ("这周末", "今週末"), ("本周末", "今週末"),
+    ("上个星期", "先週"), ("上個星期", "先週"), ("上星期", "先週"), ("上礼拜", "先週"), ("上禮拜", "先週"),
+    ("上周", "先週"), ("上週", "先週"), ("上个月", "先月"), ("上個月", "先月"), ("上月", "先月"),
+    ("这个星期", "今週"), ("這個星期", "今週"), ("这周", "今週"), ("這週", "今週"), ("本周", "今週"), ("本週", "今週"),
+    ("这个月", "今月"), ("這個月", "今月"), ("下个星期", "来週"), ("下個星期", "来週"), ("下星期", "来週"),
+    ("下周", "来週"), ("下週", "来週"), ("下个月", "来月"), ("下個月", "来月"), ("昨天", "昨日"), ("前天", "一昨日"),
+    ("今天", "今日"), ("明天", "明日"),
+)
+
+
+def _sub(pattern: str, replace: Callable[[re.Match], str]) -> Callable[[str], str]:
+    compiled = re.compile(pattern)
+    return lambda text: compiled.sub(replace, text)
+
+
+def _english_month(name: str) -> str:
+    return MONTHS.get(name, name)
+
+
+def _day_month(m: re.Match) -> str:
+    year = f" {m.group(3)}" if m.group(3) else ""
+    return f"{int(m.group(1))} {_english_month(m.group(2))}{year}"
+
+
+def _month_year(m: re.Match) -> str:
+    return f"{_english_month(m.group(1))} {m.group(2)}"
+
+
+def _preposition_month(m: re.Match) -> str:
+    word = m.group(1)
+    sense = next((english for pattern, english in _PREPOSITION_SENSE if pattern.search(word)), "in ")
+    return f"{sense}{_english_month(m.group(2))}"
+
+
+def _ago(m: re.Match) -> str:
+    count, unit = " ".join(m.group("count").split()), _UNITS[m.group("unit")]
+    if count in _VAGUE:
+        return f"a few {unit}s ago"
+    number = int(count) if count.isdigit() else _COUNTS[count]
+    return f"{number:g} {unit}{'s' if number != 1 else ''} ago"
+
+
+def _ko_ago(m: re.Match) -> str:
+    count = m.group(1)
+    number = int(count) if count.isdigit() else _KO_DIGITS[count]
+    return f"{number}{_KO_UNITS[m.group(2)]}前"
+
+
+def _zh_number(word: str) -> int:
+    if word.isdigit():
+        return int(word)
+    return 2 if word in ("两", "兩") else kanji_number(word)
+
+
+def _zh_ago(m: re.Match) -> str:
+    return f"{_zh_number(m.group(1))}{_ZH_UNITS[m.group(2)]}前"
+
+
+def _latin_rules() -> list[Callable[[str], str]]:
+    month = rf"({_MONTH}){_END}"
+    prepositions = [
+        _sub(rf"{_START}({_MONTH_PREPOSITIONS[lang]})(?:\s+|(?<=-))({'|'.join(own)}){_END}", _preposition_month)
+        for lang, names in _MONTH_NAMES.items()
+        if (own := [name for spellings in names for name in spellings.split("|") if name in MONTHS])
+    ]
+    phrases = "|".join(sorted((re.escape(p).replace(r"\ ", r"\s+") for p in _PHRASE_ENGLISH), key=len, reverse=True))
+    return [
+        # 8 de mayo de 2023, 8. Mai 2023, 1er mai, 8 maggio 2023, 8 mei: the day, then its month, then a year.
+        _sub(rf"(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?{month}(?:\s*,?\s+(?:de\s+|del\s+)?(\d{{4}}))?",
+             _day_month),
+        _sub(rf"{_START}{month}\s*,?\s+(?:de\s+|del\s+|van\s+)?(\d{{4}})(?!\d)", _month_year),
+        *prepositions,
+        # a year after a preposition that is not English ("en 2022", "im Jahr 2022", "nel 2022", "em 2022")
+        _sub(rf"{_START}(?:en(?:\s+el\s+año)?|im(?:\s+jahre?)?|nel(?:l'anno)?|em|no\s+ano\s+de|dans\s+l'année)\s+"
+             r"((?:19|20)\d\d)(?!\d)", lambda m: f"in {m.group(1)}"),
+        _sub(rf"{_START}(?:hace|il\s+y\s+a|vor|há|faz)\s+(?P<count>{_COUNT})\s+(?P<unit>{_UNIT}){_END}", _ago),
+        _sub(rf"{_START}(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?:fa|atrás|geleden){_END}", _ago),
+        # el viernes pasado, vendredi dernier, letzten Freitag, lo scorso venerdì, na sexta passada, vorige vrijdag
+        _sub(rf"{_START}(?:el\s+|la\s+|na\s+|no\s+|o\s+|a\s+|il\s+)?({_WEEKDAY}){_END}\s+"
+             r"(?:pasado|pasada|dernier|scorso|passato|passada|passado)(?![a-zà-ÿ])",
+             lambda m: f"last {_WEEKDAY_ENGLISH[m.group(1)]}"),
+        _sub(rf"{_START}(?:letzten|letzter|vergangenen|vergangener|vorigen|vorige|lo\s+scorso|la\s+scorsa|"
+             rf"el\s+pasado|o\s+passado|a\s+passada|afgelopen)\s+({_WEEKDAY}){_END}",
+             lambda m: f"last {_WEEKDAY_ENGLISH[m.group(1)]}"),
+        _sub(rf"{_START}({phrases}){_END}", lambda m: _PHRASE_ENGLISH[" ".join(m.group(1).split())]),
+    ]
+
+
+def _korean_rules() -> list[Callable[[str], str]]:
+    counts = "|".join(sorted(_KO_DIGITS, key=len, reverse=True))
+    weekday = "".join(_KO_WEEKDAYS)
+    return [
+        _sub(r"(\d{4})\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일", lambda m: f"{m[1]}年{m[2]}月{m[3]}日"),
+        _sub(r"(\d{4})\s*년\s*(\d{1,2})\s*월", lambda m: f"{m[1]}年{m[2]}月"),
+        _sub(r"(?<!\d)(\d{1,2})\s*월\s*(\d{1,2})\s*일", lambda m: f"{m[1]}月{m[2]}日"),
+        _sub(rf"(\d{{1,3}}|{counts})\s*(주일|개월|일|주|달|년)\s*전", _ko_ago),
+        _sub(rf"지난\s*([{weekday}])요일", lambda m: f"先週の{_KO_WEEKDAYS[m[1]]}曜日"),
+        _sub(r"(\d{4})\s*년", lambda m: f"{m[1]}年"),
+        _sub(r"(?<!\d)(\d{1,2})\s*월(?!\s*\d)", lambda m: f"{m[1]}月"),
+        _sub("|".join(p for p, _ in _KO_PHRASES), lambda m: dict(_KO_PHRASES)[m.group()]),
+    ]
+
+
+def _chinese_rules() -> list[Callable[[str], str]]:
+    units = "|".join(sorted(_ZH_UNITS, key=len, reverse=True))
+    return [
+        _sub(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[号號]", lambda m: f"{m[1]}月{m[2]}日"),
+        _sub(rf"(\d{{1,3}}|[一二三四五六七八九十两兩]+)\s*({units})\s*(?:以前|之前|前)", _zh_ago),
+        _sub(r"上(?:个|個)?(?:星期|周|週|礼拜|禮拜)([一二三四五六日天])", lambda m: f"先週の{_ZH_WEEKDAYS[m[1]]}曜日"),
+        _sub("|".join(p for p, _ in _ZH_PHRASES), lambda m: dict(_ZH_PHRASES)[m.group()]),
+    ]
+
+
+_LATIN = _latin_rules()
+_KOREAN = _korean_rules()
+_CHINESE = _chinese_rules()
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_ZH_ONLY = re.compile("|".join(p for p, _ in _ZH_PHRASES) + r"|[号號天]|以前|之前|个|個")
+# A word a Latin rule needs: a month, a unit, a weekday or a phrase's first word. Most questions hold none.
+_LATIN_NEEDS = re.compile(rf"{_START}(?:{_MONTH}|{_UNIT}|{_WEEKDAY}|en|im|nel|nell'anno|em|dans|"
+                          + "|".join(sorted({re.escape(p.split()[0].split("'")[0]) for p in _PHRASE_ENGLISH},
+                                            key=len, reverse=True))
+                          + rf"){_END}")
+
+
+def to_cue_language(text: str) -> str:
+    """``text`` (NFKC, lower case) with the time words of the languages above in English or Japanese."""
+    if _LATIN_NEEDS.search(text):
+        for rule in _LATIN:
+            text = rule(text)
+    if text.isascii():
+        return text
+    if _HANGUL.search(text):
+        for rule in _KOREAN:
+            text = rule(text)
+    # Chinese only where the text is not Japanese: kana mark Japanese, and 前天 or 个月 are not Japanese words.
+    if not _KANA.search(text) and _ZH_ONLY.search(text):
+        for rule in _CHINESE:
+            text = rule(text)
+    return text

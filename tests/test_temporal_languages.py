@@ -1,0 +1,91 @@
+"""Time cues in the questions of other languages: each gets the window its English or Japanese twin gets."""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from nodes.retrieval.temporal import time_cues, time_window
+
+NOW = datetime(2023, 10, 20, 12, tzinfo=timezone.utc).timestamp()  # a Friday
+
+
+def _window(query: str) -> tuple[str, str] | None:
+    window = time_window(query, NOW)
+    if window is None:
+        return None
+    return tuple(datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d") for t in window)
+
+
+@pytest.mark.parametrize("twin, questions", [
+    ("What did I do on 8 May 2023?", [
+        "¿Qué hice el 8 de mayo de 2023?", "Was habe ich am 8. Mai 2023 gemacht?", "Qu'ai-je fait le 8 mai 2023 ?",
+        "Cosa ho fatto l'8 maggio 2023?", "O que eu fiz em 8 de maio de 2023?", "Wat deed ik op 8 mei 2023?",
+        "2023년 5월 8일에 뭐 했어?", "2023年5月8日我做了什么？", "我5月8号做了什么？",
+    ]),
+    ("What did I do in May?", [
+        "¿Qué hice en mayo?", "Was habe ich im Mai gemacht?", "Qu'ai-je fait en mai ?", "Cosa ho fatto a maggio?",
+        "O que fiz em maio?", "Wat deed ik in mei?", "5월에 뭐 했어?",
+    ]),
+    ("What happened in March 2022?", ["¿Qué pasó en marzo de 2022?", "Was geschah im März 2022?",
+                                     "Que s'est-il passé en mars 2022 ?", "Wat gebeurde er in maart 2022?"]),
+    ("What did I read in late June?", ["¿Qué leí a finales de junio?", "Was las ich Ende Juni?",
+                                      "Qu'ai-je lu fin juin ?"]),
+    ("What did I do last week?", [
+        "¿Qué hice la semana pasada?", "Was habe ich letzte Woche gemacht?", "Qu'ai-je fait la semaine dernière ?",
+        "Cosa ho fatto la settimana scorsa?", "O que fiz na semana passada?", "Wat deed ik vorige week?",
+        "지난주에 뭐 했어?", "上周我做了什么？", "上個星期我做了什麼？",
+    ]),
+    ("Where did I go last month?", ["¿Adónde fui el mes pasado?", "Wo war ich letzten Monat?",
+                                    "Où suis-je allé le mois dernier ?", "지난달에 어디 갔어?", "上个月我去了哪里？"]),
+    ("What did I buy last year?", ["¿Qué compré el año pasado?", "Was habe ich letztes Jahr gekauft?",
+                                   "Qu'ai-je acheté l'année dernière ?", "Cosa ho comprato l'anno scorso?",
+                                   "작년에 뭐 샀어?"]),
+    ("What did I eat yesterday?", ["¿Qué comí ayer?", "Was habe ich gestern gegessen?", "Cosa ho mangiato ieri?",
+                                   "O que comi ontem?", "Wat at ik gisteren?", "어제 뭐 먹었어?", "我昨天吃了什么？"]),
+    ("What did I say the day before yesterday?", ["¿Qué dije anteayer?", "Qu'ai-je dit avant-hier ?",
+                                                  "Was sagte ich vorgestern?", "我前天说了什么？"]),
+    ("What did I cook three days ago?", ["¿Qué cociné hace tres días?", "Qu'ai-je cuisiné il y a trois jours ?",
+                                         "Was kochte ich vor drei Tagen?", "Cosa ho cucinato tre giorni fa?",
+                                         "Wat kookte ik drie dagen geleden?", "3일 전에 뭐 요리했어?",
+                                         "我三天前做了什么菜？"]),
+    ("Who did I meet a few weeks ago?", ["¿A quién conocí hace unas semanas?", "Wen traf ich vor ein paar Wochen?",
+                                         "Qui ai-je rencontré il y a quelques semaines ?"]),
+    ("What did I do last Friday?", [
+        "¿Qué hice el viernes pasado?", "Qu'ai-je fait vendredi dernier ?", "Was machte ich letzten Freitag?",
+        "Cosa ho fatto lo scorso venerdì?", "O que fiz na sexta-feira passada?", "Wat deed ik vorige vrijdag?",
+        "지난 금요일에 뭐 했어?", "上周五我做了什么？",
+    ]),
+    ("Where was I last weekend?", ["¿Dónde estuve el fin de semana pasado?", "Wo war ich letztes Wochenende?",
+                                   "Où étais-je le week-end dernier ?", "지난 주말에 어디 있었어?", "上周末我在哪里？"]),
+    ("What did I plan in 2022?", ["¿Qué planeé en 2022?", "Was plante ich im Jahr 2022?", "Cosa ho pianificato nel 2022?"]),
+])
+def test_a_question_in_another_language_opens_the_window_of_its_english_twin(twin, questions):
+    expected = _window(twin)
+    assert expected is not None
+    for question in questions:
+        assert _window(question) == expected, question
+
+
+def test_a_date_in_another_language_inside_an_english_question_is_still_a_date():
+    assert _window("What did Nate do on 25 de mayo de 2022?") == _window("What did Nate do on 25 May 2022?")
+    assert _window("What did she say am 8. Mai 2023?") == _window("What did she say on 8 May 2023?")
+
+
+@pytest.mark.parametrize("question", [
+    "I bought mayo at the shop, what else?",  # Spanish "mayo" is May only beside a day, a year or "en"
+    "Do you remember the mai tai?",  # French / German "mai" likewise
+    "Did Domingo come to the party?",  # a weekday's name is one only with its "last"
+    "I said hier ist es schön",  # German "here", French "yesterday": not read
+    "Guten Morgen! Wie geht's?",  # "morgen" is tomorrow and the morning
+    "¿Qué desayuné esta mañana?",  # "mañana" likewise
+    "What do you think about life on Mars?",
+])
+def test_words_that_only_look_like_time_open_no_window(question):
+    assert time_window(question, NOW) is None
+
+
+def test_japanese_is_not_read_as_chinese():
+    # 前年 is "the year before" in Japanese and "the year before last" in Chinese; Japanese text keeps its reading.
+    assert _window("前年の夏に何をした？") == _window("夏に何をした？") != _window("一昨年の夏に何をした？")
+    assert time_cues("昨日は何を食べた？", NOW).window == time_cues("我昨天吃了什么？", NOW).window
+    assert _window("先週の金曜日に何をした？") == _window("What did I do last Friday?")
