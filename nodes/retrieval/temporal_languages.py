@@ -249,6 +249,8 @@ def _latin_rules() -> list[Callable[[str], str]]:
         # 8 de mayo de 2023, 8. Mai 2023, 1er mai, 8 maggio 2023, 8 mei: the day, then its month, then a year.
         _sub(rf"(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?{month}(?:\s*,?\s+(?:de\s+|del\s+)?(\d{{4}}))?",
              _day_month),
+        # German writes a day with a dot before months English spells the same way too ("10. April 2023").
+        _sub(rf"(?<![\d.])(\d{{1,2}})\.\s+({'|'.join(_EN_MONTHS)}){_END}", lambda m: f"{m[1]} {m[2]}"),
         _sub(rf"{_START}{month}\s*,?\s+(?:de\s+|del\s+|van\s+)?(\d{{4}})(?!\d)", _month_year),
         *prepositions,
         # a year after a preposition that is not English ("en 2022", "im Jahr 2022", "nel 2022", "em 2022")
@@ -299,7 +301,7 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _ZH_ONLY = re.compile("|".join(p for p, _ in _ZH_PHRASES) + r"|[号號天]|以前|之前|个|個")
 # A word a Latin rule needs: a month, a unit, a weekday or a phrase's first word. Most questions hold none.
-_LATIN_NEEDS = re.compile(rf"{_START}(?:{_MONTH}|{_UNIT}|{_WEEKDAY}|en|im|nel|nell'anno|em|dans|"
+_LATIN_NEEDS = re.compile(rf"\d\.\s+[a-z]|{_START}(?:{_MONTH}|{_UNIT}|{_WEEKDAY}|en|im|nel|nell'anno|em|dans|"
                           + "|".join(sorted({re.escape(p.split()[0].split("'")[0]) for p in _PHRASE_ENGLISH},
                                             key=len, reverse=True))
                           + rf"){_END}")
