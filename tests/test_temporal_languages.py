@@ -22,6 +22,8 @@ def _window(query: str) -> tuple[str, str] | None:
         "Cosa ho fatto l'8 maggio 2023?", "O que eu fiz em 8 de maio de 2023?", "Wat deed ik op 8 mei 2023?",
         "2023년 5월 8일에 뭐 했어?", "2023年5月8日我做了什么？", "我5月8号做了什么？",
     ]),
+    ("What did I do on 8 May?", ["Qu'ai-je fait le 8 mai ?", "¿Qué hice el 8 de mayo?", "Was tat ich am 8. Mai?",
+                                 "Wat deed ik op 8 mei?", "Cosa ho fatto l'8 maggio?"]),
     ("What did I do in May?", [
         "¿Qué hice en mayo?", "Was habe ich im Mai gemacht?", "Qu'ai-je fait en mai ?", "Cosa ho fatto a maggio?",
         "O que fiz em maio?", "Wat deed ik in mei?", "5월에 뭐 했어?",
@@ -74,6 +76,7 @@ def test_a_date_in_another_language_inside_an_english_question_is_still_a_date()
 @pytest.mark.parametrize("question", [
     "I bought mayo at the shop, what else?",  # Spanish "mayo" is May only beside a day, a year or "en"
     "Do you remember the mai tai?",  # French / German "mai" likewise
+    "I ate 3 Mars bars and 2 mai tais",  # a number before them is not a day either
     "Did Domingo come to the party?",  # a weekday's name is one only with its "last"
     "I said hier ist es schön",  # German "here", French "yesterday": not read
     "Guten Morgen! Wie geht's?",  # "morgen" is tomorrow and the morning

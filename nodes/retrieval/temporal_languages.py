@@ -46,6 +46,7 @@ MONTHS: dict[str, str] = {
     if name != _EN_MONTHS[i]
 }
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_LOOKALIKE = "mars|mayo|mai|mei"
 _L = r"a-zà-ÿœ"  # the letters a word of these languages is made of, after NFKC and lower case
 _END = rf"(?![{_L}])"
 _START = rf"(?<![{_L}])"
@@ -199,8 +200,19 @@ def _english_month(name: str) -> str:
 
 
 def _day_month(m: re.Match) -> str:
-    year = f" {m.group(3)}" if m.group(3) else ""
-    return f"{int(m.group(1))} {_english_month(m.group(2))}{year}"
+    month = _english_month(m.group(2))
+    if m.group(3):
+        return f"{int(m.group(1))} {month} {m.group(3)}"
+    # English reads a bare "8 may" as a day only after a word that makes it one: this is a day.
+    return f"{'on ' if month == 'may' else ''}{int(m.group(1))} {month}"
+
+
+def _lookalike_day(m: re.Match) -> str:
+    if m[1]:
+        return f"{int(m[1])} {_english_month(m[2])} {m[3]}"
+    # "le 8 mai", "8 de mayo": said as a day, so "on" it, as the English finder reads a bare "8 may" only so
+    day, month = (m[4], m[5]) if m[4] else (m[6], m[7])
+    return f"on {int(day)} {_english_month(month)}"
 
 
 def _month_year(m: re.Match) -> str:
@@ -247,8 +259,14 @@ def _latin_rules() -> list[Callable[[str], str]]:
     phrases = "|".join(sorted((re.escape(p).replace(r"\ ", r"\s+") for p in _PHRASE_ENGLISH), key=len, reverse=True))
     return [
         # 8 de mayo de 2023, 8. Mai 2023, 1er mai, 8 maggio 2023, 8 mei: the day, then its month, then a year.
-        _sub(rf"(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?{month}(?:\s*,?\s+(?:de\s+|del\s+)?(\d{{4}}))?",
-             _day_month),
+        # "Mars", "mai", "mayo" and "mei" are English words or names as well ("3 Mars bars", "2 mai tais"):
+        # those are a day only with a year, the day's own "de" or dot, or the language's "on" before them.
+        _sub(rf"(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?((?!(?:{_LOOKALIKE}){_END})(?:{_MONTH})){_END}"
+             rf"(?:\s*,?\s+(?:de\s+|del\s+)?(\d{{4}}))?", _day_month),
+        _sub(rf"(?:(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?({_LOOKALIKE}){_END}\s*,?\s+(?:de\s+|del\s+)?"
+             rf"(\d{{4}})|(?<!\d)(\d{{1,2}})(?:\.\s*|\s+de\s+)({_LOOKALIKE}){_END}|"
+             rf"{_START}(?:le|el|am|il|l'|em|op|du|au|del|vom|zum)\s*(\d{{1,2}})(?:er)?\s+({_LOOKALIKE}){_END})",
+             _lookalike_day),
         # German writes a day with a dot before months English spells the same way too ("10. April 2023").
         _sub(rf"(?<![\d.])(\d{{1,2}})\.\s+({'|'.join(_EN_MONTHS)}){_END}", lambda m: f"{m[1]} {m[2]}"),
         _sub(rf"{_START}{month}\s*,?\s+(?:de\s+|del\s+|van\s+)?(\d{{4}})(?!\d)", _month_year),
