@@ -379,3 +379,22 @@ def test_any_question_on_any_clock_gets_a_window_or_none_and_never_an_error(part
     if cues.window is not None:
         assert cues.window[0] <= cues.window[1] and cues.spans
         assert all(cues.window[0] <= start <= end <= cues.window[1] for start, end in cues.spans)
+
+
+def test_plans_for_a_time_that_has_come_look_where_they_were_made():
+    """"What are my plans for the summer?" asked in autumn: the plans were said in spring, before the summer."""
+    from datetime import datetime, timezone
+
+    from nodes.retrieval.temporal import time_window
+
+    now = datetime(2023, 10, 20, 12, tzinfo=timezone.utc).timestamp()
+
+    def days(query):
+        return tuple(datetime.fromtimestamp(t, tz=timezone.utc).date().isoformat() for t in time_window(query, now))
+
+    assert days("What did I do in the summer?") == ("2023-06-01", "2023-09-01")
+    for query in ("What are my plans for the summer?", "What were Caroline's plans for the summer?", "夏休みの予定は？"):
+        assert days(query) == ("2023-02-01", "2023-09-01"), query  # 120 days before it, as for "next summer"
+    assert days("What were my plans for June 2023?") == ("2023-04-17", "2023-07-01")
+    # Plans made *in* a time are looked for in it.
+    assert days("What plans did I make in the summer?") == ("2023-06-01", "2023-09-01")

@@ -67,7 +67,34 @@ class TimeCues:
     """The question asks which event came first ("which came first", "before or after", 「どっちが先」)."""
 
 
+# "plans for the summer", "my plans for June 3", 「夏休みの予定」: a plan for a time that has come is still said before
+# it, so the window opens as far back before the time as a plan for one still to come looks (temporal_relative
+# and temporal_periods: 10 days for a day or a week, 45 for a month, 120 for a season, 365 for a year).
+_PLANS_FOR = re.compile(r"\bplans?\s+(?:for|over|during)\s+(?:(?:the|this|my|our)\s+)?$")
+_CUE_OPENING = re.compile(r"(?:for|over|during)\s+(?:(?:the|this|my|our)\s+)?")  # a span may hold its "for the"
+_PLANS_FOR_AFTER = re.compile(r"\s*(?:休み|休暇)?\s*(?:の|に)\s*(?:予定|計画|プラン)")
+_PLAN_LEAD_DAYS = {"season": 120, "year": 365, "year_part": 120, "month": 45, "month_part": 45}
+_PLAN_LEAD_OTHER = 10
+
+
+def _planned_for(text: str, cue: Cue) -> Cue:
+    """``cue`` opened back to when plans for it are said, when the question asks the plans made for that time."""
+    if cue.kind == "plan":
+        return cue
+    opening = _CUE_OPENING.match(text, cue.start)
+    head = text[max(0, cue.start - 32):cue.start] + (opening.group() if opening else "")
+    if not (_PLANS_FOR.search(head) or _PLANS_FOR_AFTER.match(text, cue.end)):
+        return cue
+    lead = _PLAN_LEAD_DAYS.get(cue.kind, _PLAN_LEAD_OTHER) * DAY
+    return cue._replace(window=(cue.window[0] - lead, cue.window[1]))
+
+
 def _cues(text: str, now_ts: float) -> list[Cue]:
+    cues = _found_cues(text, now_ts)
+    return [_planned_for(text, cue) for cue in cues]
+
+
+def _found_cues(text: str, now_ts: float) -> list[Cue]:
     today = today_of(now_ts)
     values: list[Cue] = []  # read no coarser: "moved the deadline to August 19" is not "in August" either
     for find in _FINDERS:
