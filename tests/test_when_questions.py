@@ -23,6 +23,9 @@ from stores.models import Turn
     "You went to Rome when?", "What date did we fix the deadline?", "Which year did Jon open his store?",
     "How long ago did I adopt Mocha?", "Since when has Tim played the violin?",
     "いつ引っ越したっけ？", "いつから陶芸を始めたの？", "モカを迎えたのは何月だった？", "何曜日にジムに行った？",
+    "¿Cuándo fue Caroline al grupo de apoyo?", "Wann bin ich umgezogen?", "Quand ai-je commencé la poterie ?",
+    "Quando ho adottato Mocha?", "Wanneer ben ik verhuisd?", "¿En qué año abrió Jon su tienda?", "언제 이사했어?",
+    "我什么时候搬家的？",
 ])
 def test_questions_asking_when(question):
     assert asks_when(question)
@@ -32,6 +35,7 @@ def test_questions_asking_when(question):
     "Who supports Caroline when she has a negative experience?",  # "when" opens a clause, it asks who
     "What does Maria feel when doing upside-down yoga poses?", "What did Melanie paint?",
     "How long did the trip take?", "いつも何を食べてる？", "いつか行きたい場所は？", "どこに行ったの？",
+    "¿Qué hago cuando llueve?", "Was mache ich, wenn es regnet?", "Que fais-je quand il pleut ?",
 ])
 def test_questions_not_asking_when(question):
     assert not asks_when(question)
@@ -42,6 +46,8 @@ def test_questions_not_asking_when(question):
     "Dyed my hair last week - come see!", "We went camping two weekends ago.", "I ran a charity race on Saturday.",
     "My birthday is on the 15th.", "Back in 2022 I moved to Boston.", "I started in May 2023.",
     "It snowed a few days ago", "昨日、陶芸教室に行ってきた", "先週の金曜日に引っ越したよ", "3日前から風邪気味", "6月に旅行した",
+    "Fui al grupo de apoyo ayer.", "Letzte Woche habe ich gemalt.", "Je suis allée au parc vendredi.",
+    "Hace tres días que llueve.", "Ci siamo trasferiti a maggio.", "어제 도서관에 갔어", "我上周去了北京",
 ])
 def test_texts_that_say_when(text):
     assert mentions_time(text)
@@ -51,6 +57,7 @@ def test_texts_that_say_when(text):
     "The support group was great, everyone was so kind.", "I love painting landscapes.",
     "This is the best ice cream!", "Last but not least, thank you.", "May I ask you something?",
     "陶芸って楽しいよね", "今度一緒に行こうよ",
+    "Me encanta pintar paisajes.", "Ich liebe Hunde.", "我喜欢猫", "I ate 3 Mars bars", "Domingo came by.",
 ])
 def test_texts_that_do_not(text):
     assert not mentions_time(text)

@@ -190,6 +190,20 @@ _ZH_PHRASES = (
 )
 
 
+# Public views for the turn-side test of whether a text names a time (time_mentions).
+WEEKDAY_WORDS = frozenset(_WEEKDAY_ENGLISH)
+DAY_WORDS = frozenset(p for key in ("yesterday", "the day before yesterday", "today", "tomorrow")
+                      for p in _PHRASES[key] if " " not in p)
+POINTER_WORDS = frozenset("pasado pasada pasados pasadas próximo próxima dernier dernière passé passée prochain "
+                          "prochaine letzte letzten letzter letztes vergangene vergangenen nächste nächsten kommende "
+                          "scorso scorsa passato passata prossimo prossima passado próximo vorige vorig afgelopen "
+                          "volgende hace fa atrás geleden seit depuis desde sinds".split())
+SPAN_WORDS = frozenset(_UNITS) | frozenset("fin wochenende weekend fine settimana fim verano été sommer estate verão "
+                                           "zomer invierno hiver winter inverno".split())
+CJK_TIME_WORDS = tuple(p for p, _ in _KO_PHRASES) + tuple(p for p, _ in _ZH_PHRASES) + (
+    "요일", "일 전", "주 전", "달 전", "개월 전", "년 전", "星期", "礼拜", "禮拜", "周末", "週末", "天前", "个月前", "個月前", "年前")
+
+
 def _sub(pattern: str, replace: Callable[[re.Match], str]) -> Callable[[str], str]:
     compiled = re.compile(pattern)
     return lambda text: compiled.sub(replace, text)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from .temporal_languages import CJK_TIME_WORDS, DAY_WORDS, MONTHS, POINTER_WORDS, SPAN_WORDS, WEEKDAY_WORDS
+
 LONG_TURN_TOKENS = 160
 """From this many tokens a turn is long (recall_passage_min_tokens' default, where no passage cut says it)."""
 
@@ -35,13 +37,24 @@ _JAPANESE = ("一昨日", "昨日", "今日", "明日", "昨夜", "昨晩", "今
              "週間前", "か月前", "ヶ月前", "カ月前", "年前", "日後", "ぶりに", "午前", "午後", "連休", "年末", "年始", "夏休み",
              "冬休み", "春休み", "お盆", "正月")
 _JAPANESE_DATE = re.compile(r"[0-9０-９]{1,2}\s*月|[0-9０-９]{1,2}\s*日[にはのから]")
+# The same in the other languages whose time cues are read (temporal_languages): "ayer", "letzte Woche", "vendredi",
+# 「지난주」, 「上个月」.
+_LETTERS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
+_OTHER_ALONE = frozenset(MONTHS) - {"mars", "mayo", "mai", "mei"} | WEEKDAY_WORDS - {"domingo"} | DAY_WORDS
+_KO_ZH_DATE = re.compile(r"\d{1,2}\s*[월月]\s*\d{1,2}\s*[일日号號]|\d{4}\s*[년年]")
 
 # "When did …" asks a time; "Who supports Caroline when she …" does not (a clause of the question's own). いつ asks,
 # いつも (always), いつか (some day), いつでも, いつの間に do not.
 _ASKS_WHEN = re.compile(
     r"^\W*(?:(?:and|so|but|then|also|ok|okay)\W+)?when\b|\bwhen\W*$|\bsince\s+when\b"
     r"|\b(?:what|which)\s+(?:date|day|year|month|week|time\s+of\s+(?:the\s+)?year)\b|\bhow\s+long\s+ago\b"
-    r"|いつ(?!も|か(?!ら)|でも|の間|の日か)|何月|何日に|何曜|何年に|日付|何年前",
+    r"|いつ(?!も|か(?!ら)|でも|の間|の日か)|何月|何日に|何曜|何年に|日付|何年前"
+    # ¿Cuándo …?, Wann …?, Quand …?, Quando …? (opening the question), Wanneer …?, 언제, 什么时候 / 何时 / 哪天
+    r"|^\W*(?:cu[áa]ndo|wann|quand|quando|wanneer)\b|¿\s*cu[áa]ndo\b|\bdesde\s+cu[áa]ndo\b|\bseit\s+wann\b"
+    r"|\ben\s+qu[ée]\s+(?:fecha|a[ñn]o|mes|d[íi]a)\b|\bin\s+welche[mn]?\s+(?:jahr|monat)\b|\ban\s+welchem\s+tag\b"
+    r"|\bquel(?:le)?\s+(?:jour|date|ann[ée]e|mois)\b|\bin\s+che\s+(?:anno|mese|giorno)\b"
+    r"|\bem\s+que\s+(?:ano|m[êe]s|dia)\b|\bin\s+welk\s+jaar\b|\bop\s+welke\s+dag\b"
+    r"|언제|몇\s*월|몇\s*년도|什么时候|什麼時候|何时|何時|哪天|哪一天|哪一年|几月|幾月|几号|幾號",
     re.IGNORECASE)
 
 
@@ -58,4 +71,13 @@ def mentions_time(text: str) -> bool:
         return True
     if any(len(w) == 4 and w[:2] in ("19", "20") for w in words) or ("may" in words and re.search(r"\bmay\s+\d", lowered)):
         return True
-    return not text.isascii() and (any(w in text for w in _JAPANESE) or bool(_JAPANESE_DATE.search(text)))
+    if not text.isascii() and (any(w in text for w in _JAPANESE) or _JAPANESE_DATE.search(text)):
+        return True
+    return _names_time_in_other_languages(lowered)
+
+
+def _names_time_in_other_languages(lowered: str) -> bool:
+    words = set(_LETTERS.findall(lowered))
+    if words & _OTHER_ALONE or (words & POINTER_WORDS and words & SPAN_WORDS):
+        return True
+    return not lowered.isascii() and (any(w in lowered for w in CJK_TIME_WORDS) or bool(_KO_ZH_DATE.search(lowered)))
