@@ -59,7 +59,8 @@ def _window(query: str) -> tuple[str, str] | None:
     ]),
     ("Where was I last weekend?", ["¿Dónde estuve el fin de semana pasado?", "Wo war ich letztes Wochenende?",
                                    "Où étais-je le week-end dernier ?", "지난 주말에 어디 있었어?", "上周末我在哪里？"]),
-    ("What did I plan in 2022?", ["¿Qué planeé en 2022?", "Was plante ich im Jahr 2022?", "Cosa ho pianificato nel 2022?"]),
+    ("What did I plan in 2022?", ["¿Qué planeé en 2022?", "Was plante ich im Jahr 2022?",
+                                  "Cosa ho pianificato nel 2022?"]),
 ])
 def test_a_question_in_another_language_opens_the_window_of_its_english_twin(twin, questions):
     expected = _window(twin)
