@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .temporal_text import kanji_number
+from .temporal_text import Cued, kanji_number
 
 _EN_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
               "november", "december")
@@ -204,6 +204,31 @@ CJK_TIME_WORDS = tuple(p for p, _ in _KO_PHRASES) + tuple(p for p, _ in _ZH_PHRA
     "요일", "일 전", "주 전", "달 전", "개월 전", "년 전", "星期", "礼拜", "禮拜", "周末", "週末", "天前", "个月前", "個月前", "年前")
 
 
+_TOKEN = re.compile(r"[^\W\d_]+")
+
+
+class _Rule:
+    """A Latin-script rewrite: it runs only on a text holding one of its ``triggers`` (whole words, looked up in
+    the text's word set, which ``to_cue_language`` makes once), and scans a long text only around its ``needs``
+    (``Cued``: substrings one of which every match holds). A 2,000-character English question costs the rules
+    ~0.1 ms instead of ~5."""
+
+    __slots__ = ("cued", "replace", "triggers")
+
+    def __init__(self, pattern: str, replace: Callable[[re.Match], str], needs: tuple[str, ...],
+                 triggers: tuple[str, ...] | None = None) -> None:
+        self.cued, self.replace = Cued(pattern, needs), replace
+        self.triggers = frozenset(triggers or (_TOKEN.findall(word)[-1] for word in needs))
+
+    def __call__(self, text: str) -> str:
+        parts, last = [], 0
+        for m in self.cued.finditer(text):
+            if m.start() >= last:
+                parts += (text[last:m.start()], self.replace(m))
+                last = m.end()
+        return "".join(parts) + text[last:] if parts else text
+
+
 def _sub(pattern: str, replace: Callable[[re.Match], str]) -> Callable[[str], str]:
     compiled = re.compile(pattern)
     return lambda text: compiled.sub(replace, text)
@@ -263,41 +288,57 @@ def _zh_ago(m: re.Match) -> str:
     return f"{_zh_number(m.group(1))}{_ZH_UNITS[m.group(2)]}前"
 
 
-def _latin_rules() -> list[Callable[[str], str]]:
+def _phrases_by_last_word() -> dict[str, str]:
+    groups: dict[str, list[str]] = {}
+    for phrase in _PHRASE_ENGLISH:
+        groups.setdefault(phrase.split()[-1], []).append(re.escape(phrase).replace(r"\ ", r"\s+"))
+    return {last: "|".join(sorted(group, key=len, reverse=True)) for last, group in groups.items()}
+
+
+def _latin_rules() -> list[_Rule]:
     month = rf"({_MONTH}){_END}"
     prepositions = [
-        _sub(rf"{_START}({_MONTH_PREPOSITIONS[lang]})(?:\s+|(?<=-))({'|'.join(own)}){_END}", _preposition_month)
+        _Rule(rf"{_START}({_MONTH_PREPOSITIONS[lang]})(?:\s+|(?<=-))({'|'.join(own)}){_END}", _preposition_month,
+             tuple(own))
         for lang, names in _MONTH_NAMES.items()
         if (own := [name for spellings in names for name in spellings.split("|") if name in MONTHS])
     ]
-    phrases = "|".join(sorted((re.escape(p).replace(r"\ ", r"\s+") for p in _PHRASE_ENGLISH), key=len, reverse=True))
     return [
         # 8 de mayo de 2023, 8. Mai 2023, 1er mai, 8 maggio 2023, 8 mei: the day, then its month, then a year.
         # "Mars", "mai", "mayo" and "mei" are English words or names as well ("3 Mars bars", "2 mai tais"):
         # those are a day only with a year, the day's own "de" or dot, or the language's "on" before them.
-        _sub(rf"(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?((?!(?:{_LOOKALIKE}){_END})(?:{_MONTH})){_END}"
-             rf"(?:\s*,?\s+(?:de\s+|del\s+)?(\d{{4}}))?", _day_month),
-        _sub(rf"(?:(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?({_LOOKALIKE}){_END}\s*,?\s+(?:de\s+|del\s+)?"
+        _Rule(rf"(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?((?!(?:{_LOOKALIKE}){_END})(?:{_MONTH})){_END}"
+             rf"(?:\s*,?\s+(?:de\s+|del\s+)?(\d{{4}}))?", _day_month, tuple(MONTHS)),
+        _Rule(rf"(?:(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?({_LOOKALIKE}){_END}\s*,?\s+(?:de\s+|del\s+)?"
              rf"(\d{{4}})|(?<!\d)(\d{{1,2}})(?:\.\s*|\s+de\s+)({_LOOKALIKE}){_END}|"
              rf"{_START}(?:le|el|am|il|l'|em|op|du|au|del|vom|zum)\s*(\d{{1,2}})(?:er)?\s+({_LOOKALIKE}){_END})",
-             _lookalike_day),
+             _lookalike_day, tuple(_LOOKALIKE.split("|"))),
         # German writes a day with a dot before months English spells the same way too ("10. April 2023").
-        _sub(rf"(?<![\d.])(\d{{1,2}})\.\s+({'|'.join(_EN_MONTHS)}){_END}", lambda m: f"{m[1]} {m[2]}"),
-        _sub(rf"{_START}{month}\s*,?\s+(?:de\s+|del\s+|van\s+)?(\d{{4}})(?!\d)", _month_year),
+        _Rule(rf"(?<![\d.])(\d{{1,2}})\.\s+({'|'.join(_EN_MONTHS)}){_END}", lambda m: f"{m[1]} {m[2]}", _EN_MONTHS),
+        _Rule(rf"{_START}{month}\s*,?\s+(?:de\s+|del\s+|van\s+)?(\d{{4}})(?!\d)", _month_year, tuple(MONTHS)),
         *prepositions,
         # a year after a preposition that is not English ("en 2022", "im Jahr 2022", "nel 2022", "em 2022")
-        _sub(rf"{_START}(?:en(?:\s+el\s+año)?|im(?:\s+jahre?)?|nel(?:l'anno)?|em|no\s+ano\s+de|dans\s+l'année)\s+"
-             r"((?:19|20)\d\d)(?!\d)", lambda m: f"in {m.group(1)}"),
-        _sub(rf"{_START}(?:hace|il\s+y\s+a|vor|há|faz)\s+(?P<count>{_COUNT})\s+(?P<unit>{_UNIT}){_END}", _ago),
-        _sub(rf"{_START}(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?:fa|atrás|geleden){_END}", _ago),
+        _Rule(rf"{_START}(?:en(?:\s+el\s+año)?|im(?:\s+jahre?)?|nel(?:l'anno)?|em|no\s+ano\s+de|dans\s+l'année)\s+"
+             r"((?:19|20)\d\d)(?!\d)", lambda m: f"in {m.group(1)}", ("19", "20"),
+              ("en", "im", "nel", "nell", "em", "no", "dans")),
+        _Rule(rf"{_START}(?:hace|il\s+y\s+a|vor|há|faz)\s+(?P<count>{_COUNT})\s+(?P<unit>{_UNIT}){_END}", _ago,
+             ("hace", "il y a", "vor", "há", "faz"), ("hace", "il", "vor", "há", "faz")),
+        _Rule(rf"{_START}(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?:fa|atrás|geleden){_END}", _ago,
+             ("fa", "atrás", "geleden")),
         # el viernes pasado, vendredi dernier, letzten Freitag, lo scorso venerdì, na sexta passada, vorige vrijdag
-        _sub(rf"{_START}(?:el\s+|la\s+|na\s+|no\s+|o\s+|a\s+|il\s+)?({_WEEKDAY}){_END}\s+"
+        _Rule(rf"{_START}(?:el\s+|la\s+|na\s+|no\s+|o\s+|a\s+|il\s+)?({_WEEKDAY}){_END}\s+"
              r"(?:pasado|pasada|dernier|scorso|passato|passada|passado)(?![a-zà-ÿ])",
-             lambda m: f"last {_WEEKDAY_ENGLISH[m.group(1)]}"),
-        _sub(rf"{_START}(?:letzten|letzter|vergangenen|vergangener|vorigen|vorige|lo\s+scorso|la\s+scorsa|"
+             lambda m: f"last {_WEEKDAY_ENGLISH[m.group(1)]}", ("pasad", "dernier", "scorso", "passat", "passad"),
+              ("pasado", "pasada", "dernier", "scorso", "passato", "passada", "passado")),
+        _Rule(rf"{_START}(?:letzten|letzter|vergangenen|vergangener|vorigen|vorige|lo\s+scorso|la\s+scorsa|"
              rf"el\s+pasado|o\s+passado|a\s+passada|afgelopen)\s+({_WEEKDAY}){_END}",
-             lambda m: f"last {_WEEKDAY_ENGLISH[m.group(1)]}"),
-        _sub(rf"{_START}({phrases}){_END}", lambda m: _PHRASE_ENGLISH[" ".join(m.group(1).split())]),
+             lambda m: f"last {_WEEKDAY_ENGLISH[m.group(1)]}",
+             ("letzte", "vergangene", "vorige", "scors", "pasado", "passad", "afgelopen"),
+             ("letzten", "letzter", "vergangenen", "vergangener", "vorigen", "vorige", "scorso", "scorsa", "pasado",
+              "passado", "passada", "afgelopen")),
+        # One rule per last word: a long text is scanned around "week" for the four phrases that end in it only.
+        *(_Rule(rf"{_START}({group}){_END}", lambda m: _PHRASE_ENGLISH[" ".join(m.group(1).split())], (last,))
+          for last, group in _phrases_by_last_word().items()),
     ]
 
 
@@ -332,17 +373,11 @@ _CHINESE = _chinese_rules()
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _ZH_ONLY = re.compile("|".join(p for p, _ in _ZH_PHRASES) + r"|[号號天]|以前|之前|个|個")
-# A word a Latin rule needs: a month, a unit, a weekday or a phrase's first word. Most questions hold none.
-_LATIN_NEEDS = re.compile(rf"\d\.\s+[a-z]|{_START}(?:{_MONTH}|{_UNIT}|{_WEEKDAY}|en|im|nel|nell'anno|em|dans|"
-                          + "|".join(sorted({re.escape(p.split()[0].split("'")[0]) for p in _PHRASE_ENGLISH},
-                                            key=len, reverse=True))
-                          + rf"){_END}")
-
-
 def to_cue_language(text: str) -> str:
     """``text`` (NFKC, lower case) with the time words of the languages above in English or Japanese."""
-    if _LATIN_NEEDS.search(text):
-        for rule in _LATIN:
+    words = frozenset(_TOKEN.findall(text))
+    for rule in _LATIN:
+        if not rule.triggers.isdisjoint(words):
             text = rule(text)
     if text.isascii():
         return text
