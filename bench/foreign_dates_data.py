@@ -30,6 +30,8 @@ _EN_MONTHS = {m.lower(): i for i, m in enumerate(_EN.split("|"), 1)}
 _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                 "ten": 10}
 
+# The probe's own month names, not the reader's (nodes/retrieval/temporal_languages.py, bench/locomo_data.py): a
+# probe that shared the reader's table would share its mistakes.
 MONTHS: dict[str, tuple[str, ...]] = {
     "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
            "noviembre", "diciembre"),
