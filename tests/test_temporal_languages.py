@@ -93,3 +93,31 @@ def test_japanese_is_not_read_as_chinese():
     assert _window("前年の夏に何をした？") == _window("夏に何をした？") != _window("一昨年の夏に何をした？")
     assert time_cues("昨日は何を食べた？", NOW).window == time_cues("我昨天吃了什么？", NOW).window
     assert _window("先週の金曜日に何をした？") == _window("What did I do last Friday?")
+
+
+@pytest.mark.parametrize("twin, questions", [
+    ("What did I do last week?", ["ماذا فعلت الأسبوع الماضي؟", "मैंने पिछले हफ्ते क्या किया?", "ฉันทำอะไรสัปดาห์ที่แล้ว",
+                                  "Что я делал на прошлой неделе?"]),
+    ("What did I eat yesterday?", ["ماذا أكلت أمس؟", "ฉันกินอะไรเมื่อวาน", "Что я ел вчера?"]),
+    ("What did I cook 3 days ago?", ["ماذا طبخت قبل 3 أيام؟", "मैंने 3 दिन पहले क्या पकाया?", "ฉันทำอาหารอะไร 3 วันที่แล้ว",
+                                     "Что я готовил 3 дня назад?"]),
+    ("Where am I going next month?", ["إلى أين سأذهب الشهر القادم؟", "अगले महीने मैं कहाँ जा रही हूँ?",
+                                      "ฉันจะไปไหนเดือนหน้า", "Куда я поеду в следующем месяце?"]),
+    ("What did I buy last year?", ["ماذا اشتريت العام الماضي؟", "मैंने पिछले साल क्या खरीदा?", "ปีที่แล้วฉันซื้ออะไร",
+                                   "Что я купил в прошлом году?"]),
+])
+def test_relative_times_in_arabic_hindi_thai_and_russian(twin, questions):
+    expected = _window(twin)
+    assert expected is not None
+    for question in questions:
+        assert _window(question) == expected, question
+
+
+@pytest.mark.parametrize("question", [
+    "ماذا حدث في اليوم الذي انتقلت فيه؟",  # اليوم is "the day" too
+    "मैं कल क्या करूँगी?",  # कल is yesterday and tomorrow
+    "قبل أن أنام ماذا قلت؟",  # قبل without a count is "before"
+    "आजकल मुझे कौन सा खाना पसंद है?",  # आज (today) inside आजकल (nowadays)
+])
+def test_words_of_those_languages_that_need_more_than_a_word_open_no_window(question):
+    assert time_window(question, NOW) is None

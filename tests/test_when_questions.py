@@ -25,7 +25,7 @@ from stores.models import Turn
     "いつ引っ越したっけ？", "いつから陶芸を始めたの？", "モカを迎えたのは何月だった？", "何曜日にジムに行った？",
     "¿Cuándo fue Caroline al grupo de apoyo?", "Wann bin ich umgezogen?", "Quand ai-je commencé la poterie ?",
     "Quando ho adottato Mocha?", "Wanneer ben ik verhuisd?", "¿En qué año abrió Jon su tienda?", "언제 이사했어?",
-    "我什么时候搬家的？",
+    "我什么时候搬家的？", "متى انتقلت إلى هنا؟", "मैं कब गई थी?", "ฉันย้ายบ้านเมื่อไหร่", "Когда я переехал?",
 ])
 def test_questions_asking_when(question):
     assert asks_when(question)
@@ -48,6 +48,7 @@ def test_questions_not_asking_when(question):
     "It snowed a few days ago", "昨日、陶芸教室に行ってきた", "先週の金曜日に引っ越したよ", "3日前から風邪気味", "6月に旅行した",
     "Fui al grupo de apoyo ayer.", "Letzte Woche habe ich gemalt.", "Je suis allée au parc vendredi.",
     "Hace tres días que llueve.", "Ci siamo trasferiti a maggio.", "어제 도서관에 갔어", "我上周去了北京",
+    "ذهبت أمس إلى المكتبة", "मैं पिछले हफ्ते वहाँ गई", "ไปเมื่อวาน", "Я ходил туда вчера",
 ])
 def test_texts_that_say_when(text):
     assert mentions_time(text)
@@ -58,6 +59,7 @@ def test_texts_that_say_when(text):
     "This is the best ice cream!", "Last but not least, thank you.", "May I ask you something?",
     "陶芸って楽しいよね", "今度一緒に行こうよ",
     "Me encanta pintar paisajes.", "Ich liebe Hunde.", "我喜欢猫", "I ate 3 Mars bars", "Domingo came by.",
+    "أحب القطط", "मुझे बिल्लियाँ पसंद हैं", "Я люблю кошек",
 ])
 def test_texts_that_do_not(text):
     assert not mentions_time(text)

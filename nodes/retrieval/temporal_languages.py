@@ -1,5 +1,8 @@
 """Time words of other languages, rewritten into the forms the cue finders already read.
 
+Arabic, Hindi, Thai and Russian questions get their relative times only ("الأسبوع الماضي", "पिछले महीने",
+"3 วันที่แล้ว", "в прошлом году" → "last week", "last month", "3 days ago", "last year").
+
 The finders read English and Japanese. A question in Spanish, French, German, Italian, Portuguese or Dutch
 ("¿Qué hice el 8 de mayo de 2023?", "letzte Woche", "il y a trois jours") is rewritten into the English it
 says ("8 may 2023", "last week", "3 days ago"), one in Korean or Chinese ("2023년 5월 8일", "지난주", "上个月",
@@ -18,6 +21,7 @@ are not Japanese ones (前年, "the previous year" in Japanese, is not read as C
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Callable
 
 from .temporal_text import Cued, kanji_number
@@ -200,8 +204,45 @@ POINTER_WORDS = frozenset("pasado pasada pasados pasadas próximo próxima derni
                           "volgende hace fa atrás geleden seit depuis desde sinds".split())
 SPAN_WORDS = frozenset(_UNITS) | frozenset("fin wochenende weekend fine settimana fim verano été sommer estate verão "
                                            "zomer invierno hiver winter inverno".split())
+# Arabic, Hindi, Thai and Russian: the relative times only (their months and holidays are not read). Hindi "कल"
+# is yesterday and tomorrow, "परसों" the day before yesterday and after tomorrow: not read.
+_SCRIPT_PHRASES: dict[str, tuple[str, ...]] = {
+    "the day before yesterday": ("أول أمس", "أول البارحة", "позавчера"),
+    "yesterday": ("أمس", "البارحة", "เมื่อวานนี้", "เมื่อวาน", "вчера"),
+    "today": ("आज", "วันนี้", "сегодня"),  # not Arabic اليوم: it is "the day" as well
+    "tomorrow": ("غدا", "غدًا", "พรุ่งนี้", "завтра"),
+    "last weekend": ("عطلة نهاية الأسبوع الماضية", "पिछले सप्ताहांत", "สุดสัปดาห์ที่แล้ว", "в прошлые выходные"),
+    "last week": ("الأسبوع الماضي", "الاسبوع الماضي", "पिछले हफ्ते", "पिछले हफ़्ते", "पिछले सप्ताह", "สัปดาห์ที่แล้ว",
+                  "อาทิตย์ที่แล้ว", "на прошлой неделе", "прошлой неделе"),
+    "last month": ("الشهر الماضي", "पिछले महीने", "เดือนที่แล้ว", "เดือนก่อน", "в прошлом месяце"),
+    "last year": ("العام الماضي", "السنة الماضية", "العام المنصرم", "पिछले साल", "पिछले वर्ष", "ปีที่แล้ว", "ปีก่อน",
+                  "ปีที่ผ่านมา", "в прошлом году"),
+    "this week": ("هذا الأسبوع", "इस हफ्ते", "इस हफ़्ते", "इस सप्ताह", "สัปดาห์นี้", "อาทิตย์นี้", "на этой неделе"),
+    "this month": ("هذا الشهر", "इस महीने", "เดือนนี้", "в этом месяце"),
+    "this year": ("هذا العام", "هذه السنة", "इस साल", "इस वर्ष", "ปีนี้", "в этом году"),
+    "next week": ("الأسبوع القادم", "الأسبوع المقبل", "अगले हफ्ते", "अगले हफ़्ते", "अगले सप्ताह", "สัปดาห์หน้า",
+                  "อาทิตย์หน้า", "на следующей неделе"),
+    "next month": ("الشهر القادم", "الشهر المقبل", "अगले महीने", "เดือนหน้า", "в следующем месяце"),
+    "next year": ("العام القادم", "العام المقبل", "السنة القادمة", "अगले साल", "अगले वर्ष", "ปีหน้า", "в следующем году"),
+}
+# As ``normalise`` has made the text: NFKC (Thai ำ is two characters there) and lower case.
+_SCRIPT_ENGLISH = {unicodedata.normalize("NFKC", phrase).lower(): english
+                   for english, phrases in _SCRIPT_PHRASES.items() for phrase in phrases}
+_SCRIPT_UNITS = {unicodedata.normalize("NFKC", unit): english for unit, english in {
+    **dict.fromkeys(("يوم", "أيام", "ايام", "दिन", "วัน", "день", "дня", "дней"), "day"),
+    **dict.fromkeys(("أسبوع", "أسابيع", "اسبوع", "اسابيع", "हफ्ते", "हफ़्ते", "सप्ताह", "สัปดาห์", "อาทิตย์", "неделю",
+                     "недели", "недель"), "week"),
+    **dict.fromkeys(("شهر", "أشهر", "اشهر", "شهور", "महीने", "महीना", "เดือน", "месяц", "месяца", "месяцев"), "month"),
+    **dict.fromkeys(("سنة", "سنوات", "سنين", "عام", "أعوام", "साल", "वर्ष", "ปี", "год", "года", "лет"), "year"),
+}.items()}
+_SCRIPTS = re.compile(r"[\u0600-\u06ff\u0900-\u097f\u0e00-\u0e7f\u0400-\u04ff]")
+_THAI = re.compile(r"[\u0e00-\u0e7f]")
+# The letters and marks of Arabic, Devanagari and Cyrillic words (not ؟ ، ؛ or the danda: they end a word).
+_SPACED_LETTER = r"[\u0621-\u065f\u066e-\u06d3\u0900-\u0963\u0966-\u097f\u0400-\u04ff]"
+
 CJK_TIME_WORDS = tuple(p for p, _ in _KO_PHRASES) + tuple(p for p, _ in _ZH_PHRASES) + (
-    "요일", "일 전", "주 전", "달 전", "개월 전", "년 전", "星期", "礼拜", "禮拜", "周末", "週末", "天前", "个月前", "個月前", "年前")
+    "요일", "일 전", "주 전", "달 전", "개월 전", "년 전", "星期", "礼拜", "禮拜", "周末", "週末", "天前", "个月前", "個月前", "年前",
+    "ที่แล้ว", "назад")
 
 
 _TOKEN = re.compile(r"[^\W\d_]+")
@@ -367,12 +408,43 @@ def _chinese_rules() -> list[Callable[[str], str]]:
     ]
 
 
+def _script_ago(m: re.Match) -> str:
+    number, unit = int(m["n"]), _SCRIPT_UNITS[m["u"]]
+    return f" {number} {unit}{'s' if number != 1 else ''} ago "
+
+
+def _script_rules() -> list[Callable[[str], str]]:
+    units = "|".join(sorted(_SCRIPT_UNITS, key=len, reverse=True))
+    thai = [p for p in _SCRIPT_ENGLISH if _THAI.search(p)]
+    spaced = [p for p in _SCRIPT_ENGLISH if p not in thai]
+    # Arabic, Hindi and Russian write words apart, so a phrase is one only as whole words (आज is not inside
+    # आजकल, "nowadays"); Thai writes none apart.
+    edge_before, edge_after = rf"(?<!{_SPACED_LETTER})", rf"(?!{_SPACED_LETTER})"
+    return [
+        # قبل 3 أيام / منذ 3 أيام, 3 दिन पहले, 3 วันที่แล้ว / 3 วันก่อน, 3 дня назад (spaced: Thai writes no spaces)
+        _sub(rf"{edge_before}(?:قبل|منذ)\s*(?P<n>\d{{1,3}})\s*(?P<u>{units}){edge_after}", _script_ago),
+        _sub(rf"(?P<n>\d{{1,3}})\s*(?P<u>{units})\s*(?:(?:पहले|назад){edge_after}|ที่แล้ว|ก่อน)", _script_ago),
+        _sub(rf"{edge_before}(?:{'|'.join(sorted(map(re.escape, spaced), key=len, reverse=True))}){edge_after}",
+             lambda m: f" {_SCRIPT_ENGLISH[m.group()]} "),
+        _sub("|".join(sorted(map(re.escape, thai), key=len, reverse=True)), lambda m: f" {_SCRIPT_ENGLISH[m.group()]} "),
+    ]
+
+
 _LATIN = _latin_rules()
+_SCRIPT = _script_rules()
 _KOREAN = _korean_rules()
 _CHINESE = _chinese_rules()
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _ZH_ONLY = re.compile("|".join(p for p, _ in _ZH_PHRASES) + r"|[号號天]|以前|之前|个|個")
+def names_time_in_other_scripts(lowered: str) -> bool:
+    """Whether an Arabic, Hindi, Thai or Russian text (lower case) holds one of the relative times read here."""
+    if not _SCRIPTS.search(lowered):
+        return False
+    text = unicodedata.normalize("NFKC", lowered)
+    return any(rule(text) != text for rule in _SCRIPT)
+
+
 def to_cue_language(text: str) -> str:
     """``text`` (NFKC, lower case) with the time words of the languages above in English or Japanese."""
     words = frozenset(_TOKEN.findall(text))
@@ -381,6 +453,9 @@ def to_cue_language(text: str) -> str:
             text = rule(text)
     if text.isascii():
         return text
+    if _SCRIPTS.search(text):
+        for rule in _SCRIPT:
+            text = rule(text)
     if _HANGUL.search(text):
         for rule in _KOREAN:
             text = rule(text)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 
-from .temporal_languages import CJK_TIME_WORDS, DAY_WORDS, MONTHS, POINTER_WORDS, SPAN_WORDS, WEEKDAY_WORDS
+from .temporal_languages import (CJK_TIME_WORDS, DAY_WORDS, MONTHS, POINTER_WORDS, SPAN_WORDS, WEEKDAY_WORDS,
+                                 names_time_in_other_scripts)
 
 LONG_TURN_TOKENS = 160
 """From this many tokens a turn is long (recall_passage_min_tokens' default, where no passage cut says it)."""
@@ -54,7 +55,8 @@ _ASKS_WHEN = re.compile(
     r"|\ben\s+qu[ée]\s+(?:fecha|a[ñn]o|mes|d[íi]a)\b|\bin\s+welche[mn]?\s+(?:jahr|monat)\b|\ban\s+welchem\s+tag\b"
     r"|\bquel(?:le)?\s+(?:jour|date|ann[ée]e|mois)\b|\bin\s+che\s+(?:anno|mese|giorno)\b"
     r"|\bem\s+que\s+(?:ano|m[êe]s|dia)\b|\bin\s+welk\s+jaar\b|\bop\s+welke\s+dag\b"
-    r"|언제|몇\s*월|몇\s*년도|什么时候|什麼時候|何时|何時|哪天|哪一天|哪一年|几月|幾月|几号|幾號",
+    r"|언제|몇\s*월|몇\s*년도|什么时候|什麼時候|何时|何時|哪天|哪一天|哪一年|几月|幾月|几号|幾號"
+    r"|متى|कब|เมื่อไร|เมื่อไหร่|^\W*когда\b",
     re.IGNORECASE)
 
 
@@ -80,4 +82,5 @@ def _names_time_in_other_languages(lowered: str) -> bool:
     words = set(_LETTERS.findall(lowered))
     if words & _OTHER_ALONE or (words & POINTER_WORDS and words & SPAN_WORDS):
         return True
-    return not lowered.isascii() and (any(w in lowered for w in CJK_TIME_WORDS) or bool(_KO_ZH_DATE.search(lowered)))
+    return not lowered.isascii() and (any(w in lowered for w in CJK_TIME_WORDS) or bool(_KO_ZH_DATE.search(lowered))
+                                      or names_time_in_other_scripts(lowered))
