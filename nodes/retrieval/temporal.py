@@ -11,7 +11,8 @@ The cue finders, most specific first (the first that finds anything decides):
    "earlier this month", "the other day", "the past two weeks", "yesterday", 「先月」, "a fortnight ago".
 Questions in Spanish, French, German, Italian, Portuguese, Dutch, Korean and Chinese name their times in
 their own words ("el 8 de mayo", "letzte Woche", 「지난주」, 「上个月」): ``temporal_text.normalise`` rewrites
-them into the English or Japanese these finders read (``temporal_languages``).
+them into the English or Japanese these finders read (``temporal_languages``); Arabic, Hindi, Thai and Russian
+their relative times ("الأسبوع الماضي", "पिछले महीने", "в прошлом году").
 A time named as the value of a decision ("moved the deadline to August 19", 「締め切りを8月19日にした」)
 opens none (``temporal_values``). Several cues of one kind make one window spanning them ("between
 August 11 and August 15"); "since X" (「X以来」「Xから」) runs from X to now.
