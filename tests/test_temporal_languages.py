@@ -121,3 +121,15 @@ def test_relative_times_in_arabic_hindi_thai_and_russian(twin, questions):
 ])
 def test_words_of_those_languages_that_need_more_than_a_word_open_no_window(question):
     assert time_window(question, NOW) is None
+
+
+def test_a_question_asked_for_its_cues_and_its_window_is_read_once():
+    from nodes.retrieval.temporal_text import normalise
+
+    question = "¿Qué hice la semana pasada? " + "Cuéntame todo lo que recuerdes, con detalles. " * 40
+    normalise.cache_clear()
+    cues = time_cues(question, NOW)
+    window = time_window(question, NOW)
+    assert window is not None and window == cues.window
+    info = normalise.cache_info()
+    assert (info.misses, info.hits) == (1, 1)

@@ -59,6 +59,7 @@ def test_texts_that_say_when(text):
     "This is the best ice cream!", "Last but not least, thank you.", "May I ask you something?",
     "陶芸って楽しいよね", "今度一緒に行こうよ",
     "Me encanta pintar paisajes.", "Ich liebe Hunde.", "我喜欢猫", "I ate 3 Mars bars", "Domingo came by.",
+    "Two mai tais, please.", "Mei said hi.", "Extra mayo on mine.",
     "أحب القطط", "मुझे बिल्लियाँ पसंद हैं", "Я люблю кошек",
 ])
 def test_texts_that_do_not(text):

@@ -50,7 +50,12 @@ MONTHS: dict[str, str] = {
     if name != _EN_MONTHS[i]
 }
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_LOOKALIKE = "mars|mayo|mai|mei"
+# Month names that are English words or names as well ("3 Mars bars", "a mai tai", "mayo", Mei): a month here only
+# with a day number, and never alone for time_mentions.
+LOOKALIKE_MONTHS: tuple[str, ...] = ("mars", "mayo", "mai", "mei")
+# A weekday that is also a name (Domingo): never alone for time_mentions.
+LOOKALIKE_WEEKDAYS: tuple[str, ...] = ("domingo",)
+_LOOKALIKE = "|".join(LOOKALIKE_MONTHS)
 _L = r"a-zà-ÿœ"  # the letters a word of these languages is made of, after NFKC and lower case
 _END = rf"(?![{_L}])"
 _START = rf"(?<![{_L}])"
@@ -353,7 +358,7 @@ def _latin_rules() -> list[_Rule]:
         _Rule(rf"(?:(?<!\d)(\d{{1,2}})(?:\.|º|ª|er|°)?\s+(?:de\s+)?({_LOOKALIKE}){_END}\s*,?\s+(?:de\s+|del\s+)?"
              rf"(\d{{4}})|(?<!\d)(\d{{1,2}})(?:\.\s*|\s+de\s+)({_LOOKALIKE}){_END}|"
              rf"{_START}(?:le|el|am|il|l'|em|op|du|au|del|vom|zum)\s*(\d{{1,2}})(?:er)?\s+({_LOOKALIKE}){_END})",
-             _lookalike_day, tuple(_LOOKALIKE.split("|"))),
+             _lookalike_day, LOOKALIKE_MONTHS),
         # German writes a day with a dot before months English spells the same way too ("10. April 2023").
         _Rule(rf"(?<![\d.])(\d{{1,2}})\.\s+({'|'.join(_EN_MONTHS)}){_END}", lambda m: f"{m[1]} {m[2]}", _EN_MONTHS),
         _Rule(rf"{_START}{month}\s*,?\s+(?:de\s+|del\s+|van\s+)?(\d{{4}})(?!\d)", _month_year, tuple(MONTHS)),

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from .temporal_languages import (CJK_TIME_WORDS, DAY_WORDS, MONTHS, POINTER_WORDS, SPAN_WORDS, WEEKDAY_WORDS,
-                                 names_time_in_other_scripts)
+from .temporal_languages import (CJK_TIME_WORDS, DAY_WORDS, LOOKALIKE_MONTHS, LOOKALIKE_WEEKDAYS, MONTHS, POINTER_WORDS,
+                                 SPAN_WORDS, WEEKDAY_WORDS, names_time_in_other_scripts)
 
 LONG_TURN_TOKENS = 160
 """From this many tokens a turn is long (recall_passage_min_tokens' default, where no passage cut says it)."""
@@ -41,7 +41,7 @@ _JAPANESE_DATE = re.compile(r"[0-9０-９]{1,2}\s*月|[0-9０-９]{1,2}\s*日[�
 # The same in the other languages whose time cues are read (temporal_languages): "ayer", "letzte Woche", "vendredi",
 # 「지난주」, 「上个月」.
 _LETTERS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
-_OTHER_ALONE = frozenset(MONTHS) - {"mars", "mayo", "mai", "mei"} | WEEKDAY_WORDS - {"domingo"} | DAY_WORDS
+_OTHER_ALONE = frozenset(MONTHS) - set(LOOKALIKE_MONTHS) | WEEKDAY_WORDS - set(LOOKALIKE_WEEKDAYS) | DAY_WORDS
 _KO_ZH_DATE = re.compile(r"\d{1,2}\s*[월月]\s*\d{1,2}\s*[일日号號]|\d{4}\s*[년年]")
 
 # "When did …" asks a time; "Who supports Caroline when she …" does not (a clause of the question's own). いつ asks,
