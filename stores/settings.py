@@ -196,6 +196,11 @@ class LuminaSettings(BaseSettings):
         default=1.0, ge=0.0, le=2.0,
         description="Turn BM25: weight of the previous turn's words (same exchange) in each turn's document; 0 = turns alone.",
     )
+    recall_keyword_context2: float = Field(
+        default=0.5, ge=0.0, le=2.0,
+        description="Turn BM25: weight of the words of the turn two back, when the three turns are one exchange "
+                    "(a reply to a follow-up question is about the speaker's own turn before it); 0 = one turn back only.",
+    )
     recall_turn_candidates: int = Field(default=80, ge=1, le=2000, description="Candidates per turn channel.")
     recall_segment_candidates: int = Field(default=10, ge=0, le=500, description="Candidates per segment channel.")
     recall_rrf_k: float = Field(default=30.0, gt=0, description="Reciprocal-rank fusion constant.")

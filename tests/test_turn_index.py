@@ -210,6 +210,40 @@ def test_keyword_search_in_context_reads_the_turn_each_reply_answers():
     assert index.search(q, 10, context=0.0) == index.search(q, 10)
 
 
+def test_a_reply_to_a_follow_up_question_is_found_through_the_turn_it_follows_up():
+    """ "I loved 'Becoming Nicole'" → "What did it teach you?" → "Self-acceptance, mostly." The answer says
+    neither the book nor "loved"; it is found by the keyword channel through its speaker's own turn two
+    back, as long as all three are one exchange — and by default settings, not only when asked for."""
+    from nodes.retrieval.channels import keyword_ranking
+    from nodes.text.tokenize import terms
+    from stores.settings import LuminaSettings
+
+    hour = 3600.0
+    turns = [
+        _turn(ALICE, 1, 0.0, "Caroline: I just finished reading Becoming Nicole, I loved it.", "s1"),
+        _turn(ALICE, 2, 30.0, "Melanie: Oh nice, what did it teach you?", "s1"),
+        _turn(ALICE, 3, 60.0, "Caroline: Self-acceptance, mostly, and how to find support.", "s1"),
+        _turn(ALICE, 4, 90.0, "Melanie: The garden is blooming.", "s1"),
+        _turn(ALICE, 5, 120.0, "Caroline: Lovely.", "s1"),
+        # The same words two turns back, but across a new exchange (a day later): no carry.
+        _turn(ALICE, 6, 24 * hour, "Caroline: Becoming Nicole is on my shelf again.", "s2"),
+        _turn(ALICE, 7, 24 * hour + 30, "Melanie: The weather turned cold.", "s2"),
+        _turn(ALICE, 8, 48 * hour, "Caroline: We adopted a puppy today.", "s3"),
+    ]
+    index = UserTurns.build(turns)
+    q = terms("What did she take away from the book Becoming Nicole?")
+    one_back = dict(index.search(q, 10, context=1.0))
+    two_back = dict(index.search(q, 10, context=1.0, context2=0.5))
+    assert 2 not in one_back and 2 in two_back  # the answer, through the turn it follows up
+    assert two_back[0] > two_back[2]  # the turn that names the book still ranks above it
+    assert 7 not in two_back  # two back across an exchange: nothing carried
+    assert index.search(q, 10, context=1.0, context2=0.0) == index.search(q, 10, context=1.0)
+
+    settings = LuminaSettings()
+    assert 2 in keyword_ranking(index, q, 10, settings, {})  # the default reads two back
+    assert 2 not in keyword_ranking(index, q, 10, settings, {"keyword_context": False})  # the ablation switch
+
+
 def test_one_users_slow_build_does_not_hold_up_another_users_recall(tmp_path, monkeypatch):
     """A cold build of a user with long replies takes tens of seconds; the other users' indexes are handed out
     meanwhile. An erase waits for the build in progress, so the erased user's index is not put back after it."""

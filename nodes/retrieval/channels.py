@@ -123,8 +123,9 @@ def keyword_ranking(index, q_terms: list[str], K: int, settings, on: dict) -> li
     if on.get("passages", True) and len(index.passages.doc_turn):
         hits = unified_search(index, q_terms, K)
     else:
-        context = settings.recall_keyword_context if on.get("keyword_context", True) else 0.0
-        hits = index.search(q_terms, K, context=context)
+        carry = on.get("keyword_context", True)
+        hits = index.search(q_terms, K, context=settings.recall_keyword_context if carry else 0.0,
+                            context2=settings.recall_keyword_context2 if carry else 0.0)
     floor = settings.recall_keyword_floor * hits[0][1] if hits else 0.0
     return [i for i, score in hits if score >= floor]
 

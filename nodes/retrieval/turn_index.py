@@ -339,19 +339,27 @@ class UserTurns:
         return {i: self.vectors[i].astype(np.float32) for i in positions if self.has_vector[i]}
 
     def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75,
-               context: float = 0.0) -> list[tuple[int, float]]:
+               context: float = 0.0, context2: float = 0.0) -> list[tuple[int, float]]:
         """BM25 over the turns, best first. ``context`` > 0: each turn's document also holds the words of
         the turn before it in the same exchange, at this weight — a reply ("They loved the dinosaurs!") is
-        about what it answers ("How were the kids at the museum?"). Worked out from the same postings."""
+        about what it answers ("How were the kids at the museum?"). ``context2`` > 0: and the words of the
+        turn two back, when all three are one exchange — the speaker's own turn before the other's question
+        ("I loved 'Becoming Nicole'" → "What did it teach you?" → "Self-acceptance"), which a reply to
+        a follow-up question is about as much as the question itself. Worked out from the same postings."""
         n = len(self.turns)
         if not n or not query_terms:
             return []
         scores = np.zeros(n, dtype=np.float64)
-        if context > 0 and n > 1:
+        carry = n > 1 and (context > 0 or context2 > 0)
+        if carry:
             follows = np.zeros(n, dtype=bool)  # follows[i]: turn i answers turn i-1 (same exchange)
             follows[1:] = self.same_exchange[: n - 1]
-            lengths = self.lengths[:n].astype(np.float64)
-            lengths[1:] += context * np.where(follows[1:], lengths[:-1], 0.0)
+            follows2 = np.zeros(n, dtype=bool)  # follows2[i]: turns i-2, i-1 and i are one exchange
+            follows2[2:] = follows[2:] & follows[1:-1]
+            own = self.lengths[:n].astype(np.float64)
+            lengths = own.copy()
+            lengths[1:] += context * np.where(follows[1:], own[:-1], 0.0)
+            lengths[2:] += context2 * np.where(follows2[2:], own[:-2], 0.0)
             avg = float(lengths.mean()) or 1.0
             tf_ctx = np.zeros(n, dtype=np.float64)
         else:
@@ -362,14 +370,17 @@ class UserTurns:
             if posting is None:
                 continue
             idx, tf = posting
-            if context > 0 and n > 1:
+            if carry:
                 tf_ctx[:] = 0.0
                 tf_ctx[idx] = tf
-                nxt = idx + 1
-                keep = nxt < n
-                nxt, carried = nxt[keep], tf[keep]
-                keep = follows[nxt]
-                tf_ctx[nxt[keep]] += context * carried[keep]
+                for step, weight, chained in ((1, context, follows), (2, context2, follows2)):
+                    if weight <= 0:
+                        continue
+                    nxt = idx + step
+                    keep = nxt < n
+                    nxt, carried = nxt[keep], tf[keep]
+                    keep = chained[nxt]
+                    tf_ctx[nxt[keep]] += weight * carried[keep]
                 docs = np.flatnonzero(tf_ctx)
                 term_tf = tf_ctx[docs]
             else:
