@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from nodes.retrieval import (temporal_dates, temporal_holidays, temporal_periods, temporal_questions,
-                             temporal_relative)
+                             temporal_ranges, temporal_relative)
 from nodes.retrieval.temporal import time_cues, time_window
 from nodes.retrieval.temporal_text import Cued, normalise
 
@@ -203,10 +203,40 @@ SINCE = [
     ("since 2020", ["2021-06-01"], ["2019-06-01"]),
 ]
 
+# A stretch of days with its month said once (2026-12-03: "between August 11 and 15" read as August 11 alone,
+# "from 3 to 5 June" as June 5 alone).
+DAY_RANGES = [
+    ("Where was John between June 11 and 15?", ["2023-06-11", "2023-06-13", "2023-06-15"], ["2023-06-05", "2023-06-20"]),
+    ("What did I do from 3 to 5 June?", ["2023-06-03", "2023-06-04", "2023-06-05"], ["2023-05-30", "2023-06-10"]),
+    ("June 11-15", ["2023-06-13"], ["2023-06-20", "2023-06-05"]),
+    ("the trip on June 11–15, 2022", ["2022-06-13"], ["2023-06-13"]),
+    ("11–15 June", ["2023-06-12", "2023-06-15"], ["2023-06-20"]),
+    ("between the 11th and the 15th of June", ["2023-06-13"], ["2023-06-20", "2023-06-05"]),
+    ("where was he June 11th to the 15th?", ["2023-06-14"], ["2023-06-20"]),
+    ("June 11 through 15 of 2022", ["2022-06-14"], ["2023-06-14"]),
+    ("between June 11 and 15 June 2022", ["2022-06-13"], ["2023-06-13"]),  # the month said twice, the year once
+    ("between June 11 and 15 July", ["2023-06-11", "2023-07-15"], ["2023-07-18"]),  # each day with its own month
+    ("6月11日から15日まで何してた？", ["2023-06-11", "2023-06-13", "2023-06-15"], ["2023-06-05", "2023-06-20"]),
+    ("6月11日〜15日はどこにいた？", ["2023-06-13"], ["2023-06-20"]),
+    ("6月11～15日", ["2023-06-13"], ["2023-06-20"]),
+    ("2022年6月11日から13日にかけて", ["2022-06-12"], ["2023-06-12"]),
+    # the same in the other languages normalise reads
+    ("¿Dónde estuvo entre el 11 y el 15 de junio?", ["2023-06-13"], ["2023-06-20", "2023-06-05"]),
+    ("¿Qué hizo del 11 al 15 de junio?", ["2023-06-13"], ["2023-06-20"]),
+    ("Qu'a-t-il fait du 11 au 15 juin ?", ["2023-06-13"], ["2023-06-20"]),
+    ("Wo war er vom 11. bis 15. Juni?", ["2023-06-13"], ["2023-06-20"]),
+    ("Waar was hij van 11 tot 15 juni?", ["2023-06-13"], ["2023-06-20"]),
+    ("他6月11日到15日在哪里？", ["2023-06-13"], ["2023-06-20"]),
+    ("6월 11일부터 15일까지 어디 있었어?", ["2023-06-13"], ["2023-06-20"]),
+    # a stretch that reaches past today (the 20th): both ends in the year its first day was last in, not 25 July 2022
+    ("July 18 to 25", ["2023-07-19", "2023-07-24"], ["2022-07-21"]),
+]
+
 
 @pytest.mark.parametrize(("query", "inside", "outside"),
                          WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
-                         + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + QUARTERS_AND_SHORT_YEARS + SPELLED_OTHERWISE)
+                         + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + QUARTERS_AND_SHORT_YEARS + SPELLED_OTHERWISE
+                         + DAY_RANGES)
 def test_a_cue_opens_a_window_around_the_days_it_names(query, inside, outside):
     _check(query, inside, outside)
 
@@ -276,6 +306,29 @@ def test_a_past_cue_wins_over_a_future_one_and_several_cues_span_one_window():
     assert both.window == (both.spans[0][0], both.spans[1][1])
 
 
+@pytest.mark.parametrize("query", ["How many days from June 11 to 15?", "6月11日から15日まで何日？"])
+def test_each_end_of_a_stretch_of_days_is_a_span_of_its_own(query):
+    """As "between June 3 and June 10": a duration question can look for each end."""
+    cues = time_cues(query, NOW)
+    assert cues.asks_duration and len(cues.spans) == 2
+    assert cues.spans[0][0] <= _ts("2023-06-11") <= cues.spans[0][1] < _ts("2023-06-14")
+    assert _ts("2023-06-12") < cues.spans[1][0] <= _ts("2023-06-15") <= cues.spans[1][1]
+
+
+@pytest.mark.parametrize(("query", "day"), [
+    ("On June 11 and 15 people came", "2023-06-11"),  # a count after a day, not its end
+    ("June 11 at 3 pm", "2023-06-11"),
+    ("June 20 to 3 pm", "2023-06-20"),
+    ("6月11日から15日間", "2023-06-11"),  # fifteen days from June 11: the count's reading is another cue's work
+    ("June 15 to 11", "2023-06-15"),  # an end before its start is no stretch
+])
+def test_a_number_after_a_day_that_ends_no_stretch_leaves_the_day_alone(query, day):
+    cues = time_cues(query, NOW)
+    assert len(cues.spans) == 1, (query, cues)
+    assert cues.window[0] <= _ts(day) <= cues.window[1]
+    assert cues.window[1] - cues.window[0] <= 3 * 86_400
+
+
 @pytest.mark.parametrize(("query", "duration", "order"), [
     ("How many days between the launch and the demo?", True, False),
     ("How long ago did I move?", True, False),
@@ -334,7 +387,8 @@ def test_time_window_is_the_window_of_time_cues():
 
 def _cued_patterns() -> list[Cued]:
     found: list[Cued] = []
-    for module in (temporal_dates, temporal_holidays, temporal_periods, temporal_questions, temporal_relative):
+    for module in (temporal_dates, temporal_holidays, temporal_periods, temporal_questions, temporal_ranges,
+                   temporal_relative):
         for value in vars(module).values():
             items = value if isinstance(value, list) else [value]
             for item in items:
@@ -348,7 +402,7 @@ def test_long_questions_are_scanned_near_their_words_with_the_same_matches():
     """A query longer than a few lines is scanned only around the words each pattern needs: the matches
     must be those of a scan of the whole text, for every pattern."""
     cases = [query for query, *_ in WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
-             + FROM_A_NAMED_DAY + HOLIDAYS + SINCE]
+             + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + DAY_RANGES]
     filler = " and then the staging database on port 5432 may need a fall-back config/2023.yaml - see notes. "
     text = normalise(filler.join(cases) + " 設定を変えた。" + "。".join(c for c in cases if not c.isascii()))
     assert len(text) > 2_000
@@ -364,7 +418,7 @@ def test_long_questions_are_scanned_near_their_words_with_the_same_matches():
 
 
 _FRAGMENTS = [query for query, *_ in WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
-              + FROM_A_NAMED_DAY + HOLIDAYS + SINCE] + [
+              + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + DAY_RANGES] + [
     "0000年5月7日", "9999年12月31日", "6月の第0週", "6月の第9週", "99999999日前", "9999999 days after June 3", "令和99年",
     "2月30日", "31 June", "13/13", "the 31st of February", "next", "last", "the week of", "since", "から", "の3日後",
 ]

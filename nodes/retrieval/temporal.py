@@ -48,7 +48,8 @@ __all__ = ["DAY", "TimeCues", "date_label", "time_cues", "time_window"]
 
 _FINDERS = (find_dates, find_periods, find_relative)
 _SINCE_BEFORE = re.compile(r"\b(?:ever\s+)?since\s+(?:the\s+)?$")
-_SINCE_AFTER = re.compile(r"\s*(?:の)?\s*(?:以来|以降|から(?![^?？。]{0,12}まで))")
+# 「6月11日から3日間」 is three days from it, not since it.
+_SINCE_AFTER = re.compile(r"\s*(?:の)?\s*(?:以来|以降|から(?![^?？。]{0,12}まで|\s*\d+\s*(?:日|週|か月|ヶ月|ヵ月|カ月|年)間))")
 
 
 @dataclass(frozen=True, slots=True)

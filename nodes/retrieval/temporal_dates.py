@@ -6,7 +6,8 @@ day and month with a year ("6/3/2023" month first as in the US unless the first 
 "03.06.2023" day first as in Europe), and a bare "6/13" only when just one reading is a date ("6/3" is
 June 3 or 6 March: no cue), or in Japanese, which writes month / day (「6/3に」 is 6月3日); a day of the month
 alone ("on the 15th", 「15日に」), the latest such day. Days counted from a named day: "two days after June 3", 「6月3日の3日後」,
-"the day before", 「前日」「翌日」, "the week before / after / of", 「5月7日の週」, "the weekend before"."""
+"the day before", 「前日」「翌日」, "the week before / after / of", 「5月7日の週」, "the weekend before". Stretches of
+days with their month said once ("August 11-15", 「8月11日から15日」) are two days, one for each end (``temporal_ranges``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from datetime import date, timedelta
 from .temporal_calendar import (Cue, Days, days_window, latest_year_of, month_days, nearest_weekend, recent_window,
                                 safe_date, week_days, weekend_after, weekend_before)
 from .temporal_holidays import find_holidays
+from .temporal_ranges import find_day_ranges
 from .temporal_text import (EN_COUNT, EN_UNITS, JA_UNITS, MONTH_NAMES, MONTH_STEMS, MONTHS, ORDINAL_NAMES, ORDINAL_WORDS,
                             VERB_MONTHS_BEFORE_DAY, Claims, Cued, count_value, unit_days)
 
@@ -168,13 +170,18 @@ def _count_near(text: str, start: int, end: int) -> tuple[int, int, str, str, fl
 def find_dates(text: str, today: date, now_ts: float) -> list[Cue]:
     claims = Claims()
     named: list[tuple[int, int, int | None, int, int]] = []
+    ranges = [r for r in find_day_ranges(text) if claims.take(r.start, r.end)]  # before its days are read alone
     for pattern, read in _PATTERNS:
         for m in pattern.finditer(text):
             parts = read(m, text)
             if parts is not None and claims.take(m.start(), m.end()):
                 named.append((m.start(), m.end(), *parts))
     # "between August 11 and August 15, 2023": a year said once covers the days around it.
-    known = [year for _s, _e, year, _m, _d in sorted(named) if year is not None]
+    known = [year for _s, _e, year, _m, _d in sorted(named + [(r.start, r.end, r.year, 0, 0) for r in ranges])
+             if year is not None]
+    for r in ranges:  # both ends in one year: the one its first day was last in, unless a year is said
+        year = r.year or (known[-1] if known else latest_year_of(r.month, r.first, today))
+        named += [(r.start, r.end, year, r.month, r.first), (r.start, r.end, year, r.month, r.last)]
     for m in _DAY_OF_MONTH.finditer(text):  # after every day named with its month, which claims first
         if m["jd"] == "1" and text.startswith("に", m.end()):
             continue  # 「1日に」 is "a day" (「1日に何時間？」) as often as "on the 1st"
