@@ -46,7 +46,41 @@ MONTHS: dict[str, tuple[str, ...]] = {
     "nl": ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober",
            "november", "december"),
 }
-LANGUAGES = (*MONTHS, "ko", "zh")
+# Russian in the genitive (a day's month) and the prepositional ("в мае"); Arabic as Egypt and the Gulf write it;
+# Thai years in the Buddhist era (2023 is 2566).
+SCRIPT_MONTHS: dict[str, tuple[str, ...]] = {
+    "ru": ("января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа", "сентября", "октября",
+           "ноября", "декабря"),
+    "ru_in": ("январе", "феврале", "марте", "апреле", "мае", "июне", "июле", "августе", "сентябре", "октябре",
+              "ноябре", "декабре"),
+    "hi": ("जनवरी", "फ़रवरी", "मार्च", "अप्रैल", "मई", "जून", "जुलाई", "अगस्त", "सितंबर", "अक्टूबर", "नवंबर", "दिसंबर"),
+    "ar": ("يناير", "فبراير", "مارس", "أبريل", "مايو", "يونيو", "يوليو", "أغسطس", "سبتمبر", "أكتوبر", "نوفمبر",
+           "ديسمبر"),
+    "th": ("มกราคม", "กุมภาพันธ์", "มีนาคม", "เมษายน", "พฤษภาคม", "มิถุนายน", "กรกฎาคม", "สิงหาคม", "กันยายน",
+           "ตุลาคม", "พฤศจิกายน", "ธันวาคม"),
+}
+LANGUAGES = (*MONTHS, "ko", "zh", "ru", "ar", "hi", "th")
+_ARABIC_DIGITS = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")  # Arabic is written with its own digits here
+
+
+def _script(lang: str, d: datetime | None, month: int, year: int | None, on: bool = False) -> str:
+    """A day (``d``) or a month of a year in Russian, Arabic, Hindi or Thai."""
+    name = SCRIPT_MONTHS[lang][month - 1]
+    if lang == "ru":
+        if d is None:
+            return f"в {SCRIPT_MONTHS['ru_in'][month - 1]}" + (f" {year} года" if year else "")
+        return f"{d.day} {name} {d.year} года"
+    if lang == "hi":
+        if d is None:
+            return f"{name} {year} में" if year else f"{name} में"
+        return f"{d.day} {name} {d.year}" + (" को" if on else "")
+    if lang == "ar":
+        if d is None:
+            return (f"في {name} {year}" if year else f"في {name}").translate(_ARABIC_DIGITS)
+        return (("في " if on else "") + f"{d.day} {name} {d.year}").translate(_ARABIC_DIGITS)
+    if d is None:
+        return f"ในเดือน{name}" + (f" {year + 543}" if year else "")
+    return ("วันที่ " if on else "") + f"{d.day} {name} {d.year + 543}"
 
 
 def _m(lang: str, month: int) -> str:
@@ -59,6 +93,8 @@ def _day_number(lang: str, day: int) -> str:
 
 # A day as a question writes it: with its "on" (``on=True``) or after another word ("before", "of").
 def spell_day(lang: str, d: datetime, on: bool) -> str:
+    if lang in SCRIPT_MONTHS:
+        return _script(lang, d, d.month, d.year, on)
     if lang == "ko":
         return f"{d.year}년 {d.month}월 {d.day}일" + ("에" if on else "")
     if lang == "zh":
@@ -73,6 +109,8 @@ def spell_day(lang: str, d: datetime, on: bool) -> str:
 
 def spell_month(lang: str, month: int, year: int | None) -> str:
     """"in July 2023" / "in July" in ``lang``."""
+    if lang in SCRIPT_MONTHS:
+        return _script(lang, None, month, year)
     if lang == "ko":
         return (f"{year}년 " if year else "") + f"{month}월에"
     if lang == "zh":
@@ -85,11 +123,18 @@ def spell_month(lang: str, month: int, year: int | None) -> str:
 
 
 def spell_year(lang: str, year: int) -> str:
+    if lang in SCRIPT_MONTHS:
+        return {"ru": f"в {year} году", "hi": f"{year} में", "ar": f"في عام {year}".translate(_ARABIC_DIGITS),
+                "th": f"ในปี {year + 543}"}[lang]
     return {"es": f"en {year}", "fr": f"en {year}", "de": f"im Jahr {year}", "it": f"nel {year}", "pt": f"em {year}",
             "nl": f"in {year}", "ko": f"{year}년에", "zh": f"{year}年"}[lang]
 
 
 def spell_years_ago(lang: str, n: int) -> str:
+    if lang in SCRIPT_MONTHS:
+        russian = "год" if n % 10 == 1 and n % 100 != 11 else "года" if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14 else "лет"
+        return {"ru": f"{n} {russian} назад", "hi": f"{n} साल पहले", "ar": f"قبل {n} سنوات".translate(_ARABIC_DIGITS),
+                "th": f"{n} ปีที่แล้ว"}[lang]
     return {"es": f"hace {n} años", "fr": f"il y a {n} ans", "de": f"vor {n} Jahren", "it": f"{n} anni fa",
             "pt": f"há {n} anos", "nl": f"{n} jaar geleden", "ko": f"{n}년 전", "zh": f"{n}年前"}[lang]
 
@@ -102,6 +147,11 @@ def spell_session(lang: str, d: datetime) -> str:
         return f"{d.year}년 {d.month}월 {d.day}일 {'오후' if pm else '오전'} {h12}:{d.minute:02d}"
     if lang == "zh":
         return f"{d.year}年{d.month}月{d.day}日 {'下午' if pm else '上午'}{h12}点{d.minute:02d}分"
+    if lang in SCRIPT_MONTHS:
+        name = SCRIPT_MONTHS[lang][d.month - 1]
+        return {"ru": f"{d.day} {name} {d.year} г., {hm}", "hi": f"{d.day} {name} {d.year}, {hm}",
+                "ar": f"{d.day} {name} {d.year}، {hm}".translate(_ARABIC_DIGITS),
+                "th": f"{d.day} {name} {d.year + 543} เวลา {d.hour:02d}:{d.minute:02d} น."}[lang]
     name = _m(lang, d.month)
     return {
         "es": f"{d.day} de {name} de {d.year}, {hm}", "fr": f"{d.day} {name} {d.year} à {d.hour}h{d.minute:02d}",

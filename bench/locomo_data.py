@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -33,6 +34,27 @@ _MONTH_NAMES = (
     ("dec", "december", "diciembre", "décembre", "decembre", "dez", "dezember", "dicembre", "dezembro"),
 )
 _MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, 1) for name in names}
+# Russian (genitive, as a date writes it), Hindi, Arabic (Egypt and the Gulf, then the Levant) and Thai: read by
+# writing their English name in their place ("8 мая 2023 г., 13:56" → "8 may 2023 г., 13:56").
+_SCRIPT_MONTH_NAMES = (
+    ("января", "जनवरी", "يناير", "كانون الثاني", "มกราคม"), ("февраля", "फ़रवरी", "फरवरी", "فبراير", "شباط", "กุมภาพันธ์"),
+    ("марта", "मार्च", "مارس", "آذار", "มีนาคม"), ("апреля", "अप्रैल", "أبريل", "ابريل", "نيسان", "เมษายน"),
+    ("мая", "मई", "مايو", "أيار", "พฤษภาคม"), ("июня", "जून", "يونيو", "حزيران", "มิถุนายน"),
+    ("июля", "जुलाई", "يوليو", "تموز", "กรกฎาคม"), ("августа", "अगस्त", "أغسطس", "اغسطس", "آب", "สิงหาคม"),
+    ("сентября", "सितंबर", "सितम्बर", "سبتمبر", "أيلول", "กันยายน"),
+    ("октября", "अक्टूबर", "अक्तूबर", "أكتوبر", "اكتوبر", "تشرين الأول", "ตุลาคม"),
+    ("ноября", "नवंबर", "नवम्बर", "نوفمبر", "تشرين الثاني", "พฤศจิกายน"),
+    ("декабря", "दिसंबर", "दिसम्बर", "ديسمبر", "كانون الأول", "ธันวาคม"),
+)
+_ENGLISH_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                   "november", "december")
+_SCRIPT_MONTHS = {unicodedata.normalize("NFKC", name): _ENGLISH_MONTHS[number]
+                  for number, names in enumerate(_SCRIPT_MONTH_NAMES) for name in names}
+_SCRIPT_MONTH = re.compile("|".join(sorted(map(re.escape, _SCRIPT_MONTHS), key=len, reverse=True)))
+_THAI = re.compile(r"[\u0e00-\u0e7f]")
+_BUDDHIST_YEAR = re.compile(r"(?<!\d)(2[45]\d\d)(?!\d)")  # Thai years: 2566 is 2023
+# Arabic-Indic, Persian, Devanagari and Thai digits.
+_DIGITS = str.maketrans({chr(base + i): str(i) for base in (0x0660, 0x06F0, 0x0966, 0x0E50) for i in range(10)})
 _WORD = r"([^\W\d_]+)"
 # "8 May, 2023", "8 de mayo de 2023", "8. Mai 2023"; "May 8, 2023"; "2023年5月8日" (and Chinese), "2023년 5월 8일"
 _DAY_MONTH_YEAR = re.compile(r"(\d{1,2})\.?\s+(?:de\s+)?" + _WORD + r"\.?,?\s+(?:de\s+|del\s+)?(\d{4})")
@@ -109,6 +131,11 @@ def read_when(value: str) -> datetime | None:
     text = str(value or "").strip().lower()
     if not text:
         return None
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_DIGITS)
+        text = _SCRIPT_MONTH.sub(lambda m: _SCRIPT_MONTHS[m.group()], text)
+        if _THAI.search(text):
+            text = _BUDDHIST_YEAR.sub(lambda m: str(int(m.group()) - 543), text)
     try:
         parsed = datetime.fromisoformat(text.replace("/", "-"))
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

@@ -113,6 +113,46 @@ def test_relative_times_in_arabic_hindi_thai_and_russian(twin, questions):
         assert _window(question) == expected, question
 
 
+# Their named days and months (2026-12-03: "8 мая 2023", 「8 मई 2023」, "٨ مايو ٢٠٢٣", "8 พฤษภาคม 2566" opened none),
+# in their own digits too, and Thai years in the Buddhist era (2566 is 2023).
+@pytest.mark.parametrize("twin, questions", [
+    ("What did I do on 8 May 2023?", [
+        "Что я делал 8 мая 2023 года?", "Что я делал 8 мая 2023 г.?", "मैंने 8 मई 2023 को क्या किया?",
+        "मैंने ८ मई २०२३ को क्या किया?", "ماذا فعلت في 8 مايو 2023؟", "ماذا فعلت في ٨ مايو ٢٠٢٣؟",
+        "ماذا فعلت في 8 أيار 2023؟", "ฉันทำอะไรเมื่อวันที่ 8 พฤษภาคม 2566", "ฉันทำอะไรวันที่ 8 พ.ค. 2566",
+        "ฉันทำอะไรวันที่ ๘ พฤษภาคม ๒๕๖๖", "ฉันทำอะไรวันที่ 8 พฤษภาคม ค.ศ. 2023", "ฉันทำอะไรวันที่ 8 พ.ค. 66",
+    ]),
+    ("What did I do on 8 May?", ["Что я делал 8 мая?", "मैंने 8 मई को क्या किया?", "ماذا فعلت في 8 مايو؟",
+                                 "ฉันทำอะไรวันที่ 8 พฤษภาคม", "ฉันทำอะไรวันที่ 8 พฤษภาคม 10 โมง"]),
+    ("What did I do on 11 October 2022?", ["Что я делал 11 октября 2022?", "मैंने 11 अक्टूबर 2022 को क्या किया?",
+                                           "ماذا فعلت في 11 أكتوبر 2022؟", "ماذا فعلت في 11 تشرين الأول 2022؟",
+                                           "ฉันทำอะไรวันที่ 11 ตุลาคม 2565"]),
+    ("What did I do in May?", ["Что я делал в мае?", "मैंने मई में क्या किया?", "ماذا فعلت في مايو؟",
+                               "ماذا فعلت في شهر مايو؟", "ฉันทำอะไรในเดือนพฤษภาคม"]),
+    ("What happened in March 2022?", ["Что случилось в марте 2022 года?", "मार्च 2022 में क्या हुआ?",
+                                     "ماذا حدث في مارس 2022؟", "เกิดอะไรขึ้นในเดือนมีนาคม 2565"]),
+    ("Where was I between August 11 and 15?", ["Где я был с 11 по 15 августа?", "ฉันอยู่ที่ไหนวันที่ 11-15 สิงหาคม"]),
+    ("What did I plan in 2022?", ["Что я планировал в 2022 году?", "मैंने 2022 में क्या योजना बनाई?",
+                                  "ماذا خططت في عام ٢٠٢٢؟", "ฉันวางแผนอะไรในปี 2565"]),
+])
+def test_days_and_months_in_arabic_hindi_thai_and_russian(twin, questions):
+    expected = _window(twin)
+    assert expected is not None
+    for question in questions:
+        assert _window(question) == expected, question
+
+
+@pytest.mark.parametrize("question", [
+    "Март — мой любимый месяц?",  # a month's name alone, without a day, a year or "в"
+    "मई मेरा पसंदीदा महीना है?",
+    "ฉันมี 3 แมว",  # a count, not a day
+    "У меня 3 кошки и 2 собаки",
+    "मैं घर में हूँ",  # में after any other word is "in" a place
+])
+def test_their_month_names_alone_open_no_window(question):
+    assert time_window(question, NOW) is None
+
+
 @pytest.mark.parametrize("question", [
     "ماذا حدث في اليوم الذي انتقلت فيه؟",  # اليوم is "the day" too
     "मैं कल क्या करूँगी?",  # कल is yesterday and tomorrow

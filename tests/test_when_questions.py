@@ -49,6 +49,7 @@ def test_questions_not_asking_when(question):
     "Fui al grupo de apoyo ayer.", "Letzte Woche habe ich gemalt.", "Je suis allée au parc vendredi.",
     "Hace tres días que llueve.", "Ci siamo trasferiti a maggio.", "어제 도서관에 갔어", "我上周去了北京",
     "ذهبت أمس إلى المكتبة", "मैं पिछले हफ्ते वहाँ गई", "ไปเมื่อวาน", "Я ходил туда вчера",
+    "Я переехал 8 мая.", "मैं 8 मई को वहाँ गई", "انتقلت في ٨ مايو", "ย้ายบ้านวันที่ 8 พฤษภาคม", "Это было в марте.",
 ])
 def test_texts_that_say_when(text):
     assert mentions_time(text)
@@ -60,7 +61,7 @@ def test_texts_that_say_when(text):
     "陶芸って楽しいよね", "今度一緒に行こうよ",
     "Me encanta pintar paisajes.", "Ich liebe Hunde.", "我喜欢猫", "I ate 3 Mars bars", "Domingo came by.",
     "Two mai tais, please.", "Mei said hi.", "Extra mayo on mine.",
-    "أحب القطط", "मुझे बिल्लियाँ पसंद हैं", "Я люблю кошек",
+    "أحب القطط", "मुझे बिल्लियाँ पसंद हैं", "Я люблю кошек", "У меня 3 кошки", "Март — мой любимый месяц",
 ])
 def test_texts_that_do_not(text):
     assert not mentions_time(text)

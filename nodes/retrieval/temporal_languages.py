@@ -1,7 +1,9 @@
 """Time words of other languages, rewritten into the forms the cue finders already read.
 
-Arabic, Hindi, Thai and Russian questions get their relative times only ("الأسبوع الماضي", "पिछले महीने",
-"3 วันที่แล้ว", "в прошлом году" → "last week", "last month", "3 days ago", "last year").
+Arabic, Hindi, Thai and Russian questions get their relative times ("الأسبوع الماضي", "पिछले महीने",
+"3 วันที่แล้ว", "в прошлом году" → "last week", "last month", "3 days ago", "last year") and their named days and
+months, in their own digits too ("8 мая 2023", "८ मई २०२३", "٨ مايو", "в мае", "मई में", "في شهر مايو",
+"8 พ.ค. 2566" with Thai's Buddhist-era year → "8 may 2023", "in may").
 
 The finders read English and Japanese. A question in Spanish, French, German, Italian, Portuguese or Dutch
 ("¿Qué hice el 8 de mayo de 2023?", "letzte Woche", "il y a trois jours") is rewritten into the English it
@@ -209,7 +211,7 @@ POINTER_WORDS = frozenset("pasado pasada pasados pasadas próximo próxima derni
                           "volgende hace fa atrás geleden seit depuis desde sinds".split())
 SPAN_WORDS = frozenset(_UNITS) | frozenset("fin wochenende weekend fine settimana fim verano été sommer estate verão "
                                            "zomer invierno hiver winter inverno".split())
-# Arabic, Hindi, Thai and Russian: the relative times only (their months and holidays are not read). Hindi "कल"
+# Arabic, Hindi, Thai and Russian: the relative times (their holidays are not read); their months below. Hindi "कल"
 # is yesterday and tomorrow, "परसों" the day before yesterday and after tomorrow: not read.
 _SCRIPT_PHRASES: dict[str, tuple[str, ...]] = {
     "the day before yesterday": ("أول أمس", "أول البارحة", "позавчера"),
@@ -240,6 +242,41 @@ _SCRIPT_UNITS = {unicodedata.normalize("NFKC", unit): english for unit, english 
     **dict.fromkeys(("شهر", "أشهر", "اشهر", "شهور", "महीने", "महीना", "เดือน", "месяц", "месяца", "месяцев"), "month"),
     **dict.fromkeys(("سنة", "سنوات", "سنين", "عام", "أعوام", "साल", "वर्ष", "ปี", "год", "года", "лет"), "year"),
 }.items()}
+# Their months, in calendar order ("|" between spellings): Russian after a day (genitive), after "в" (prepositional)
+# and before a year (any case); Hindi; Arabic as Egypt and the Gulf name them, then as the Levant and Iraq do;
+# Thai, then its abbreviation.
+_SCRIPT_MONTH_NAMES: dict[str, tuple[str, ...]] = {
+    "ru_day": ("января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа", "сентября", "октября",
+               "ноября", "декабря"),
+    "ru_in": ("январе", "феврале", "марте", "апреле", "мае", "июне", "июле", "августе", "сентябре", "октябре",
+              "ноябре", "декабре"),
+    "ru_year": ("январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь", "октябрь",
+                "ноябрь", "декабрь"),
+    "hi": ("जनवरी", "फ़रवरी|फरवरी", "मार्च", "अप्रैल|अप्रेल", "मई", "जून", "जुलाई", "अगस्त", "सितंबर|सितम्बर",
+           "अक्टूबर|अक्तूबर", "नवंबर|नवम्बर", "दिसंबर|दिसम्बर"),
+    "ar": ("يناير|كانون الثاني", "فبراير|شباط", "مارس|آذار", "أبريل|ابريل|إبريل|نيسان", "مايو|أيار|ايار",
+           "يونيو|يونية|حزيران", "يوليو|يولية|تموز", "أغسطس|اغسطس|آب", "سبتمبر|أيلول|ايلول",
+           "أكتوبر|اكتوبر|تشرين الأول|تشرين الاول", "نوفمبر|تشرين الثاني", "ديسمبر|كانون الأول|كانون الاول"),
+    "th": ("มกราคม|ม.ค.", "กุมภาพันธ์|ก.พ.", "มีนาคม|มี.ค.", "เมษายน|เม.ย.", "พฤษภาคม|พ.ค.", "มิถุนายน|มิ.ย.",
+           "กรกฎาคม|ก.ค.", "สิงหาคม|ส.ค.", "กันยายน|ก.ย.", "ตุลาคม|ต.ค.", "พฤศจิกายน|พ.ย.", "ธันวาคม|ธ.ค."),
+}
+
+
+def _script_months(*languages: str) -> dict[str, str]:
+    return {unicodedata.normalize("NFKC", name): _EN_MONTHS[i] for lang in languages
+            for i, spellings in enumerate(_SCRIPT_MONTH_NAMES[lang]) for name in spellings.split("|")}
+
+
+def _alternation(names) -> str:
+    return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
+
+
+_SCRIPT_DAY_MONTHS = _script_months("ru_day", "hi", "ar", "th")
+_SCRIPT_IN_MONTHS = _script_months("ru_in")
+_SCRIPT_YEAR_MONTHS = _script_months("ru_day", "ru_year", "hi", "ar", "th")
+_THAI_MONTHS = _script_months("th")
+# Arabic-Indic, Persian, Devanagari and Thai digits: NFKC keeps them, the cue finders read ASCII ones.
+NATIVE_DIGITS = str.maketrans({chr(base + i): str(i) for base in (0x0660, 0x06F0, 0x0966, 0x0E50) for i in range(10)})
 _SCRIPTS = re.compile(r"[\u0600-\u06ff\u0900-\u097f\u0e00-\u0e7f\u0400-\u04ff]")
 _THAI = re.compile(r"[\u0e00-\u0e7f]")
 # The letters and marks of Arabic, Devanagari and Cyrillic words (not ؟ ، ؛ or the danda: they end a word).
@@ -418,14 +455,62 @@ def _script_ago(m: re.Match) -> str:
     return f" {number} {unit}{'s' if number != 1 else ''} ago "
 
 
+def _thai_year(m: re.Match) -> str:
+    """A year after a Thai month: Buddhist era (2566, or 66 after an abbreviation) unless ค.ศ. says Common Era."""
+    month, year = m["m"] or m["m2"], int(m["y"] or m["y2"])
+    if m["ce"]:
+        return f"{month} {year}"
+    year = year + 2500 if year < 100 else year
+    return f"{month} {year - 543 if year >= 2400 else year}"
+
+
+def _hindi_in(m: re.Match) -> str:
+    """"मई में" (in May), "मार्च 2022 में", "2023 में": the month, the year or both; anything else "में" follows stays."""
+    if not (m["m"] or m["y"]):
+        return m.group()
+    month = _SCRIPT_DAY_MONTHS[m["m"]] if m["m"] else ""
+    return f" in {month} {m['y'] or ''} "
+
+
+def _script_day(m: re.Match) -> str:
+    month = _SCRIPT_DAY_MONTHS[m["m"]]
+    if m["d1"]:  # "с 11 по 15 августа", "11-15 สิงหาคม": the stretch temporal_ranges reads
+        return f" {int(m['d1'])} to {int(m['d'])} {month}{' ' + m['y'] if m['y'] else ''} "
+    if m["y"]:
+        return f" {int(m['d'])} {month} {m['y']} "
+    return f" on {int(m['d'])} {month} "
+
+
 def _script_rules() -> list[Callable[[str], str]]:
     units = "|".join(sorted(_SCRIPT_UNITS, key=len, reverse=True))
+    day_months, year_months = _alternation(_SCRIPT_DAY_MONTHS), _alternation(_SCRIPT_YEAR_MONTHS)
     thai = [p for p in _SCRIPT_ENGLISH if _THAI.search(p)]
     spaced = [p for p in _SCRIPT_ENGLISH if p not in thai]
     # Arabic, Hindi and Russian write words apart, so a phrase is one only as whole words (आज is not inside
     # आजकल, "nowadays"); Thai writes none apart.
     edge_before, edge_after = rf"(?<!{_SPACED_LETTER})", rf"(?!{_SPACED_LETTER})"
+    # A month's name is a time only with a day before it, a year after it or its language's "in": Russian март and
+    # Hindi मई alone are words of a sentence about the month, and Arabic نيسان is a car as well.
     return [
+        # "พ.ค. 66": two digits only after an abbreviation ("8 พฤษภาคม 10 โมง" is ten o'clock)
+        _sub(rf"(?:(?P<m>{_alternation(_THAI_MONTHS)})\s*(?:(?P<ce>ค\.ศ\.)|พ\.ศ\.)?\s*(?P<y>\d{{4}})"
+             rf"|(?P<m2>{_alternation(n for n in _THAI_MONTHS if n.endswith('.'))})\s*(?P<y2>\d{{2}}))(?!\d)", _thai_year),
+        _sub(rf"(?:(?P<d1>\d{{1,2}})\s*(?:-|–|по|до|से|ถึง)\s*)?(?P<d>\d{{1,2}})\s*(?P<m>{day_months})"
+             rf"(?:\s*(?P<y>(?:19|20)\d{{2}})(?!\d)(?:\s*(?:года|году|г\.))?)?{edge_after}", _script_day),
+        _sub(rf"{edge_before}(?:(?P<m>{_alternation(_script_months('hi'))})\s*)?(?P<y>(?:19|20)\d{{2}})?\s*(?<=\S)\s+में{edge_after}",
+             _hindi_in),
+        _sub(rf"{edge_before}(?P<m>{year_months})\s*(?P<y>(?:19|20)\d{{2}})(?!\d)(?:\s*(?:года|году|г\.))?",
+             lambda m: f" {_SCRIPT_YEAR_MONTHS[m['m']]} {m['y']} "),
+        _sub(rf"{edge_before}в\s+(?P<m>{_alternation(_SCRIPT_IN_MONTHS)}){edge_after}",
+             lambda m: f" in {_SCRIPT_IN_MONTHS[m['m']]} "),
+        _sub(rf"{edge_before}(?:في|خلال)\s+(?:شهر\s+)?(?P<m>{_alternation(_script_months('ar'))}){edge_after}",
+             lambda m: f" in {_SCRIPT_DAY_MONTHS[m['m']]} "),
+        _sub(rf"(?:ใน)?เดือน\s*(?P<m>{_alternation(_THAI_MONTHS)})", lambda m: f" in {_THAI_MONTHS[m['m']]} "),
+        # a year: "в 2023 году", "في عام ٢٠٢٣", "ในปี 2566" (Hindi's "2023 में" is read with its month above)
+        _sub(rf"{edge_before}в\s+(?P<y>(?:19|20)\d{{2}})\s*(?:году|г\.)", lambda m: f" in {m['y']} "),
+        _sub(rf"{edge_before}(?:في|خلال)\s+(?:(?:عام|سنة)\s+)?(?P<y>(?:19|20)\d{{2}})(?!\d)", lambda m: f" in {m['y']} "),
+        _sub(r"(?:ใน)?ปี\s*(?:(?P<ce>ค\.ศ\.)|พ\.ศ\.)?\s*(?P<y>\d{4})(?!\d)",
+             lambda m: f" in {int(m['y']) - (0 if m['ce'] or int(m['y']) < 2400 else 543)} "),
         # قبل 3 أيام / منذ 3 أيام, 3 दिन पहले, 3 วันที่แล้ว / 3 วันก่อน, 3 дня назад (spaced: Thai writes no spaces)
         _sub(rf"{edge_before}(?:قبل|منذ)\s*(?P<n>\d{{1,3}})\s*(?P<u>{units}){edge_after}", _script_ago),
         _sub(rf"(?P<n>\d{{1,3}})\s*(?P<u>{units})\s*(?:(?:पहले|назад){edge_after}|ที่แล้ว|ก่อน)", _script_ago),
@@ -446,7 +531,7 @@ def names_time_in_other_scripts(lowered: str) -> bool:
     """Whether an Arabic, Hindi, Thai or Russian text (lower case) holds one of the relative times read here."""
     if not _SCRIPTS.search(lowered):
         return False
-    text = unicodedata.normalize("NFKC", lowered)
+    text = unicodedata.normalize("NFKC", lowered).translate(NATIVE_DIGITS)
     return any(rule(text) != text for rule in _SCRIPT)
 
 
@@ -459,8 +544,10 @@ def to_cue_language(text: str) -> str:
     if text.isascii():
         return text
     if _SCRIPTS.search(text):
+        text = text.translate(NATIVE_DIGITS)
         for rule in _SCRIPT:
             text = rule(text)
+        text = " ".join(text.split())  # the rules pad what they write; the finders' literal words have one space
     if _HANGUL.search(text):
         for rule in _KOREAN:
             text = rule(text)
