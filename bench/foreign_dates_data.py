@@ -7,7 +7,8 @@ A held-out set translated into Spanish, German or Korean asks "¿Qué hizo Nate 
 sessions are dated "25 de mayo de 2022, 13:56". Nothing here can translate a whole conversation offline, so
 this probe changes only the dates: every session date is written in the language, and in each question every
 date, month, year and "N years ago" with the words around it ("on 8 May, 2023" → "el 8 de mayo de 2023", "in
-July 2023" → "im Juli 2023", "4 years ago" → "4년 전"). The rest of each question stays English. So the
+July 2023" → "im Juli 2023", "4 years ago" → "4년 전"; Russian, Arabic, Hindi and Thai too: "25 мая 2022 года",
+"٢٥ مايو ٢٠٢٢" in Arabic digits, "25 พฤษภาคม 2565" in the Buddhist era). The rest of each question stays English. So the
 probe measures whether dates written in another language open the windows their English spelling opens — not
 whether the rest of a question in that language is understood (``bench.multilingual_data`` asks that).
 Written from a file the caller points to (nothing derived from ../shared/data is kept in the repo).
