@@ -142,12 +142,35 @@ def test_days_and_months_in_arabic_hindi_thai_and_russian(twin, questions):
         assert _window(question) == expected, question
 
 
+# Their weekdays (2026-12-03: "в прошлую пятницу", "पिछले शुक्रवार", "يوم الجمعة الماضي", "วันศุกร์ที่แล้ว" opened none).
+@pytest.mark.parametrize("twin, questions", [
+    ("What did I do last Friday?", ["Что я делал в прошлую пятницу?", "मैंने पिछले शुक्रवार क्या किया?",
+                                    "ماذا فعلت يوم الجمعة الماضي؟", "ماذا فعلت الجمعة الماضية؟", "ฉันทำอะไรวันศุกร์ที่แล้ว"]),
+    ("Where did we eat on Saturday?", ["Где мы ели в субботу?", "हमने शनिवार को कहाँ खाया?", "أين أكلنا يوم السبت؟",
+                                       "เรากินที่ไหนวันเสาร์"]),
+    ("What did I tell you on Wednesday?", ["Что я сказал тебе в среду?", "मैंने बुधवार को तुम्हें क्या बताया?",
+                                           "ماذا قلت لك يوم الأربعاء؟", "ฉันบอกอะไรคุณวันพุธ"]),
+    ("What am I doing next Monday?", ["Что я делаю в следующий понедельник?", "अगले सोमवार मैं क्या कर रहा हूँ?",
+                                      "ماذا سأفعل يوم الاثنين القادم؟", "ฉันจะทำอะไรวันจันทร์หน้า"]),
+    ("What did I do last week?", ["ฉันทำอะไรอาทิตย์ที่แล้ว"]),  # อาทิตย์ alone is a week; วันอาทิตย์ is Sunday
+    ("What did I do last Sunday?", ["ฉันทำอะไรวันอาทิตย์ที่แล้ว", "Что я делал в прошлое воскресенье?"]),
+])
+def test_weekdays_in_arabic_hindi_thai_and_russian(twin, questions):
+    expected = _window(twin)
+    assert expected is not None
+    for question in questions:
+        assert _window(question) == expected, question
+
+
 @pytest.mark.parametrize("question", [
     "Март — мой любимый месяц?",  # a month's name alone, without a day, a year or "в"
     "मई मेरा पसंदीदा महीना है?",
     "ฉันมี 3 แมว",  # a count, not a day
     "У меня 3 кошки и 2 собаки",
     "मैं घर में हूँ",  # में after any other word is "in" a place
+    "الاثنين ذهبا إلى السوق",  # الاثنين is "the two" as well as Monday: a day only after يوم or before الماضي
+    "शुक्रवार मेरा पसंदीदा दिन है",  # a weekday named, not a day pointed at
+    "Я изучаю среду обитания",  # среду without в is the environment
 ])
 def test_their_month_names_alone_open_no_window(question):
     assert time_window(question, NOW) is None

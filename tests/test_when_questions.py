@@ -50,6 +50,7 @@ def test_questions_not_asking_when(question):
     "Hace tres días que llueve.", "Ci siamo trasferiti a maggio.", "어제 도서관에 갔어", "我上周去了北京",
     "ذهبت أمس إلى المكتبة", "मैं पिछले हफ्ते वहाँ गई", "ไปเมื่อวาน", "Я ходил туда вчера",
     "Я переехал 8 мая.", "मैं 8 मई को वहाँ गई", "انتقلت في ٨ مايو", "ย้ายบ้านวันที่ 8 พฤษภาคม", "Это было в марте.",
+    "Я ходил туда в пятницу", "मैं शनिवार को वहाँ गई", "ذهبت يوم السبت", "ไปวันเสาร์",
 ])
 def test_texts_that_say_when(text):
     assert mentions_time(text)

@@ -271,6 +271,23 @@ def _alternation(names) -> str:
     return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
 
 
+# Their weekdays, Monday first: Russian after в (accusative), Hindi, Arabic after يوم or before "last" (الاثنين is "the
+# two" as well, الأحد "the one"), Thai with its วัน (อาทิตย์ alone is "a week").
+_SCRIPT_WEEKDAY_NAMES: dict[str, tuple[str, ...]] = {
+    "ru": ("понедельник", "вторник", "среду", "четверг", "пятницу", "субботу", "воскресенье"),
+    "hi": ("सोमवार", "मंगलवार", "बुधवार", "गुरुवार|बृहस्पतिवार", "शुक्रवार", "शनिवार", "रविवार"),
+    "ar": ("الاثنين|الإثنين", "الثلاثاء", "الأربعاء|الاربعاء", "الخميس", "الجمعة", "السبت", "الأحد|الاحد"),
+    "th": ("วันจันทร์", "วันอังคาร", "วันพุธ", "วันพฤหัสบดี|วันพฤหัส", "วันศุกร์", "วันเสาร์", "วันอาทิตย์"),
+}
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _script_weekdays(lang: str) -> dict[str, str]:
+    return {unicodedata.normalize("NFKC", name): _EN_WEEKDAYS[i]
+            for i, spellings in enumerate(_SCRIPT_WEEKDAY_NAMES[lang]) for name in spellings.split("|")}
+
+
+_SCRIPT_WEEKDAYS = {lang: _script_weekdays(lang) for lang in _SCRIPT_WEEKDAY_NAMES}
 _SCRIPT_DAY_MONTHS = _script_months("ru_day", "hi", "ar", "th")
 _SCRIPT_IN_MONTHS = _script_months("ru_in")
 _SCRIPT_YEAR_MONTHS = _script_months("ru_day", "ru_year", "hi", "ar", "th")
@@ -464,6 +481,41 @@ def _thai_year(m: re.Match) -> str:
     return f"{month} {year - 543 if year >= 2400 else year}"
 
 
+def _weekday(lang: str) -> Callable[[re.Match], str]:
+    def english(m: re.Match) -> str:
+        which = "last" if m["p"] else "next" if m["n"] else "this" if m.groupdict().get("t") else "on"
+        return f" {which} {_SCRIPT_WEEKDAYS[lang][m['w']]} "
+    return english
+
+
+def _weekday_rules(edge_before: str, edge_after: str) -> list[Callable[[str], str]]:
+    ru, hi, ar, th = (_alternation(_SCRIPT_WEEKDAYS[lang]) for lang in ("ru", "hi", "ar", "th"))
+    ar_last, ar_next = r"الماضي|الماضية|الفائت|الفائتة", r"القادم|القادمة|المقبل|المقبلة"
+    return [
+        _sub(rf"{edge_before}во?\s+(?:(?P<p>прошл(?:ый|ую|ое))\s+|(?P<n>следующ(?:ий|ую|ее))\s+|(?P<t>эт(?:от|у|о))\s+)?"
+             rf"(?P<w>{ru}){edge_after}", _weekday("ru")),
+        _sub(rf"{edge_before}(?:(?:(?P<p>पिछले)|(?P<n>अगले)|(?P<t>इस))\s+(?P<w>{hi})(?:\s+को)?|(?P<w2>{hi})\s+को){edge_after}",
+             lambda m: _weekday("hi")(_Groups(m, w=m["w"] or m["w2"]))),
+        _sub(rf"{edge_before}(?:يوم\s+(?P<w>{ar})(?:\s+(?:(?P<p>{ar_last})|(?P<n>{ar_next})))?"
+             rf"|(?P<w2>{ar})\s+(?:(?P<p2>{ar_last})|(?P<n2>{ar_next}))){edge_after}",
+             lambda m: _weekday("ar")(_Groups(m, w=m["w"] or m["w2"], p=m["p"] or m["p2"], n=m["n"] or m["n2"]))),
+        _sub(rf"(?P<w>{th})(?:\s*(?P<p>ที่แล้ว|ก่อน)|\s*(?P<n>หน้า)|\s*(?P<t>นี้))?", _weekday("th")),
+    ]
+
+
+class _Groups(dict):
+    """A match's groups with some replaced: a rule whose pattern has two ways to say one thing."""
+
+    def __init__(self, m: re.Match, **replaced: str | None) -> None:
+        super().__init__(m.groupdict(), **replaced)
+
+    def __getitem__(self, key: str) -> str | None:
+        return self.get(key)
+
+    def groupdict(self) -> dict:
+        return self
+
+
 def _hindi_in(m: re.Match) -> str:
     """"मई में" (in May), "मार्च 2022 में", "2023 में": the month, the year or both; anything else "में" follows stays."""
     if not (m["m"] or m["y"]):
@@ -511,6 +563,7 @@ def _script_rules() -> list[Callable[[str], str]]:
         _sub(rf"{edge_before}(?:في|خلال)\s+(?:(?:عام|سنة)\s+)?(?P<y>(?:19|20)\d{{2}})(?!\d)", lambda m: f" in {m['y']} "),
         _sub(r"(?:ใน)?ปี\s*(?:(?P<ce>ค\.ศ\.)|พ\.ศ\.)?\s*(?P<y>\d{4})(?!\d)",
              lambda m: f" in {int(m['y']) - (0 if m['ce'] or int(m['y']) < 2400 else 543)} "),
+        *_weekday_rules(edge_before, edge_after),
         # قبل 3 أيام / منذ 3 أيام, 3 दिन पहले, 3 วันที่แล้ว / 3 วันก่อน, 3 дня назад (spaced: Thai writes no spaces)
         _sub(rf"{edge_before}(?:قبل|منذ)\s*(?P<n>\d{{1,3}})\s*(?P<u>{units}){edge_after}", _script_ago),
         _sub(rf"(?P<n>\d{{1,3}})\s*(?P<u>{units})\s*(?:(?:पहले|назад){edge_after}|ที่แล้ว|ก่อน)", _script_ago),
