@@ -162,6 +162,40 @@ def test_weekdays_in_arabic_hindi_thai_and_russian(twin, questions):
         assert _window(question) == expected, question
 
 
+# Holidays in their own words (2026-12-03: "en Navidad", 「크리스마스」, 「圣诞节」 opened none).
+@pytest.mark.parametrize("twin, questions", [
+    ("What did I do at Christmas?", [
+        "¿Qué hice en Navidad?", "Was habe ich an Weihnachten gemacht?", "Qu'ai-je fait à Noël ?", "Cosa ho fatto a Natale?",
+        "O que fiz no Natal?", "Wat deed ik met Kerstmis?", "크리스마스에 뭐 했어?", "我圣诞节做了什么？", "我聖誕節做了什麼？",
+        "ماذا فعلت في الكريسماس؟", "मैंने क्रिसमस पर क्या किया?", "ฉันทำอะไรวันคริสต์มาส",
+    ]),
+    ("What did I do last Christmas?", ["¿Qué hice la Navidad pasada?", "Was habe ich letztes Weihnachten gemacht?",
+                                       "작년 크리스마스에 뭐 했어?", "我去年圣诞节做了什么？"]),
+    ("What did I do on Christmas Eve?", ["¿Qué hice en Nochebuena?", "Was habe ich an Heiligabend gemacht?",
+                                         "我平安夜做了什么？", "크리스마스 이브에 뭐 했어?"]),
+    ("What did I do on New Year's Eve?", ["¿Qué hice en Nochevieja?", "Was habe ich an Silvester gemacht?",
+                                          "Qu'ai-je fait à la Saint-Sylvestre ?", "Wat deed ik op oudejaarsavond?"]),
+    ("What did I do on New Year's Day?", ["¿Qué hice en Año Nuevo?", "Was habe ich an Neujahr gemacht?",
+                                          "Qu'ai-je fait le jour de l'an ?", "Cosa ho fatto a Capodanno?",
+                                          "Wat deed ik op Nieuwjaarsdag?", "Что я делал на Новый год?"]),
+    ("What did I do at Easter?", ["¿Qué hice en Semana Santa?", "Was habe ich an Ostern gemacht?",
+                                  "Qu'ai-je fait à Pâques ?", "Cosa ho fatto a Pasqua?", "O que fiz na Páscoa?",
+                                  "부활절에 뭐 했어?", "我复活节做了什么？"]),
+    ("What did I do on Halloween?", ["我万圣节做了什么？", "할로윈에 뭐 했어?", "ฉันทำอะไรวันฮาโลวีน", "Что я делал на Хэллоуин?"]),
+    ("What did I give on Valentine's Day?", [
+        "¿Qué regalé en San Valentín?", "Was habe ich zum Valentinstag geschenkt?", "Qu'ai-je offert à la Saint-Valentin ?",
+        "Cosa ho regalato a San Valentino?", "Wat gaf ik op Valentijnsdag?", "我情人节送了什么？", "발렌타인데이에 뭘 줬어?",
+        "ماذا أهديت في عيد الحب؟", "मैंने वैलेंटाइन डे पर क्या दिया?", "ฉันให้อะไรวันวาเลนไทน์",
+        "Что я подарил на День святого Валентина?",
+    ]),
+])
+def test_holidays_in_other_languages(twin, questions):
+    expected = _window(twin)
+    assert expected is not None
+    for question in questions:
+        assert _window(question) == expected, question
+
+
 @pytest.mark.parametrize("question", [
     "Март — мой любимый месяц?",  # a month's name alone, without a day, a year or "в"
     "मई मेरा पसंदीदा महीना है?",
@@ -171,6 +205,8 @@ def test_weekdays_in_arabic_hindi_thai_and_russian(twin, questions):
     "الاثنين ذهبا إلى السوق",  # الاثنين is "the two" as well as Monday: a day only after يوم or before الماضي
     "शुक्रवार मेरा पसंदीदा दिन है",  # a weekday named, not a day pointed at
     "Я изучаю среду обитания",  # среду without в is the environment
+    "Sylvester came by",  # a name, not New Year's Eve (German Silvester needs its an / zu)
+    "¿Qué pasen los invitados?",
 ])
 def test_their_month_names_alone_open_no_window(question):
     assert time_window(question, NOW) is None

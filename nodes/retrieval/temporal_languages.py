@@ -159,6 +159,23 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     "today": ("hoy", "aujourd'hui", "heute", "oggi", "hoje", "vandaag"),
     # Not "mañana" or "morgen": "esta mañana" is this morning, "Guten Morgen" a greeting.
     "tomorrow": ("demain", "domani", "amanhã"),
+    # Holidays the finder reads in English (temporal_holidays). Not the ones whose day differs by country (Mother's
+    # Day), nor words that are more often something else alone: Portuguese "natal" (native), Dutch "pasen" (Spanish
+    # "may they pass"), German "Silvester" (a name) count with their preposition only.
+    "christmas eve": ("nochebuena", "heiligabend", "heiligen abend", "vigilia di natale", "véspera de natal",
+                      "kerstavond", "veille de noël", "réveillon de noël"),
+    "christmas": ("navidad", "navidades", "noël", "weihnachten", "natale", "no natal", "o natal", "do natal", "kerstmis",
+                  "kerst"),
+    "last christmas": ("la navidad pasada", "las navidades pasadas", "letztes weihnachten", "letzte weihnachten",
+                       "letzten weihnachten", "le noël dernier", "noël dernier", "lo scorso natale", "il natale scorso",
+                       "o natal passado", "no natal passado", "vorige kerst", "afgelopen kerst"),
+    "new year's eve": ("nochevieja", "an silvester", "zu silvester", "saint-sylvestre", "san silvestro", "oudejaarsavond",
+                       "oudjaar", "réveillon de ano novo", "véspera de ano novo"),
+    "new year's day": ("año nuevo", "neujahr", "neujahrstag", "jour de l'an", "nouvel an", "capodanno", "ano novo",
+                       "nieuwjaarsdag", "nieuwjaar"),
+    "easter": ("semana santa", "pascua", "pâques", "ostern", "pasqua", "páscoa", "met pasen", "rond pasen"),
+    "valentine's day": ("san valentín", "san valentin", "saint-valentin", "valentinstag", "san valentino",
+                        "valentijnsdag"),
 }
 _PHRASE_ENGLISH = {phrase: english for english, phrases in _PHRASES.items() for phrase in phrases}
 
@@ -179,6 +196,9 @@ _KO_DIGITS = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, 
 _KO_UNITS = {"일": "日", "주": "週間", "주일": "週間", "달": "ヶ月", "개월": "ヶ月", "년": "年"}
 _KO_WEEKDAYS = {"월": "月", "화": "火", "수": "水", "목": "木", "금": "金", "토": "土", "일": "日"}
 _KO_PHRASES = (  # longest first, so 지난 주말 is a weekend and not 지난 주 + 말
+    ("크리스마스 이브", "クリスマスイブ"), ("크리스마스이브", "クリスマスイブ"), ("크리스마스", "クリスマス"), ("할로윈", "ハロウィン"),
+    ("핼러윈", "ハロウィン"), ("발렌타인데이", "バレンタインデー"), ("밸런타인데이", "バレンタインデー"), ("부활절", "イースター"),
+    ("새해 첫날", "元日"),
     ("지난 주말", "先週末"), ("지난주말", "先週末"), ("이번 주말", "今週末"), ("이번주말", "今週末"),
     ("지난주", "先週"), ("지난 주", "先週"), ("지난달", "先月"), ("지난 달", "先月"), ("재작년", "一昨年"),
     ("작년", "去年"), ("지난해", "去年"), ("올해", "今年"), ("금년", "今年"), ("그저께", "一昨日"), ("그제", "一昨日"),
@@ -190,6 +210,9 @@ _ZH_UNITS = {"天": "日", "日": "日", "周": "週間", "週": "週間", "个�
              "个礼拜": "週間", "個禮拜": "週間", "个月": "ヶ月", "個月": "ヶ月", "年": "年"}
 _ZH_WEEKDAYS = {"一": "月", "二": "火", "三": "水", "四": "木", "五": "金", "六": "土", "日": "日", "天": "日"}
 _ZH_PHRASES = (
+    ("平安夜", "クリスマスイブ"), ("圣诞节", "クリスマス"), ("聖誕節", "クリスマス"), ("圣诞", "クリスマス"), ("聖誕", "クリスマス"),
+    ("万圣节", "ハロウィン"), ("萬聖節", "ハロウィン"), ("情人节", "バレンタインデー"), ("情人節", "バレンタインデー"),
+    ("复活节", "イースター"), ("復活節", "イースター"),
     ("上个周末", "先週末"), ("上個週末", "先週末"), ("上周末", "先週末"), ("上週末", "先週末"),
     ("这个周末", "今週末"), ("這個週末", "今週末"), ("这周末", "今週末"), ("本周末", "今週末"),
     ("上个星期", "先週"), ("上個星期", "先週"), ("上星期", "先週"), ("上礼拜", "先週"), ("上禮拜", "先週"),
@@ -231,6 +254,14 @@ _SCRIPT_PHRASES: dict[str, tuple[str, ...]] = {
                   "อาทิตย์หน้า", "на следующей неделе"),
     "next month": ("الشهر القادم", "الشهر المقبل", "अगले महीने", "เดือนหน้า", "в следующем месяце"),
     "next year": ("العام القادم", "العام المقبل", "السنة القادمة", "अगले साल", "अगले वर्ष", "ปีหน้า", "в следующем году"),
+    # Holidays, as temporal_holidays reads them in English; not Russian Рождество (the Orthodox one is on 7 January).
+    "christmas eve": ("ليلة عيد الميلاد", "क्रिसमस ईव", "คริสต์มาสอีฟ"),
+    "christmas": ("الكريسماس", "كريسماس", "عيد الميلاد المجيد", "क्रिसमस", "คริสต์มาส"),
+    "halloween": ("الهالوين", "هالوين", "हैलोवीन", "हेलोवीन", "ฮาโลวีน", "ฮัลโลวีน", "хэллоуин", "хеллоуин"),
+    "valentine's day": ("عيد الحب", "वैलेंटाइन डे", "वेलेंटाइन डे", "วันวาเลนไทน์", "день святого валентина",
+                        "день валентина"),
+    "new year's eve": ("ليلة رأس السنة", "คืนข้ามปี", "канун нового года"),
+    "new year's day": ("رأس السنة", "วันขึ้นปีใหม่", "на новый год", "новый год"),
 }
 # As ``normalise`` has made the text: NFKC (Thai ำ is two characters there) and lower case.
 _SCRIPT_ENGLISH = {unicodedata.normalize("NFKC", phrase).lower(): english
