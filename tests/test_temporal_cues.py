@@ -91,6 +91,9 @@ RELATIVE = [
     ("a fortnight ago", ["2023-07-06"], ["2023-07-18", "2023-06-20"]),
     ("the other day", ["2023-07-15"], ["2023-06-20"]),
     ("a couple of days ago", ["2023-07-18"], ["2023-07-10"]),
+    ("What did I read a week or two ago?", ["2023-07-12", "2023-07-07"], ["2023-07-18", "2023-06-30"]),
+    ("a day or two ago", ["2023-07-19", "2023-07-18"], ["2023-07-15"]),
+    ("a month or two back", ["2023-06-05", "2023-05-25"], ["2023-07-15", "2023-04-15"]),
     ("What did I do over the weekend?", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
     ("last weekend", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
     ("週末に何した？", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
@@ -228,6 +231,11 @@ DAY_RANGES = [
     ("Waar was hij van 11 tot 15 juni?", ["2023-06-13"], ["2023-06-20"]),
     ("他6月11日到15日在哪里？", ["2023-06-13"], ["2023-06-20"]),
     ("6월 11일부터 15일까지 어디 있었어?", ["2023-06-13"], ["2023-06-20"]),
+    # the days of a month alone: the latest such stretch that has begun (NOW is the 20th of July)
+    ("What did I do from the 3rd to the 10th?", ["2023-07-03", "2023-07-07", "2023-07-10"], ["2023-06-07", "2023-07-15"]),
+    ("between the 22nd and the 25th", ["2023-06-23"], ["2023-07-23", "2023-06-10"]),
+    ("3日から10日まで何してた？", ["2023-07-03", "2023-07-07", "2023-07-10"], ["2023-06-07", "2023-07-15"]),
+    ("22日〜25日はどこにいた？", ["2023-06-23"], ["2023-07-23"]),
     # a stretch that reaches past today (the 20th): both ends in the year its first day was last in, not 25 July 2022
     ("July 18 to 25", ["2023-07-19", "2023-07-24"], ["2022-07-21"]),
 ]
@@ -320,6 +328,7 @@ def test_each_end_of_a_stretch_of_days_is_a_span_of_its_own(query):
     ("June 11 at 3 pm", "2023-06-11"),
     ("June 20 to 3 pm", "2023-06-20"),
     ("6月11日から15日間", "2023-06-11"),  # fifteen days from June 11: the count's reading is another cue's work
+    ("from the 3rd to the 10th floor on June 11", "2023-06-11"),  # floors, not days
     ("June 15 to 11", "2023-06-15"),  # an end before its start is no stretch
 ])
 def test_a_number_after_a_day_that_ends_no_stretch_leaves_the_day_alone(query, day):

@@ -180,6 +180,11 @@ def find_dates(text: str, today: date, now_ts: float) -> list[Cue]:
     known = [year for _s, _e, year, _m, _d in sorted(named + [(r.start, r.end, r.year, 0, 0) for r in ranges])
              if year is not None]
     for r in ranges:  # both ends in one year: the one its first day was last in, unless a year is said
+        if r.month == 0:  # "from the 3rd to the 10th": the month of the latest such first day
+            latest = _latest_day_of_month(r.first, today)
+            if latest is not None and safe_date(latest[0], latest[1], r.last) is not None:
+                named += [(r.start, r.end, *latest), (r.start, r.end, latest[0], latest[1], r.last)]
+            continue
         year = r.year or (known[-1] if known else latest_year_of(r.month, r.first, today))
         named += [(r.start, r.end, year, r.month, r.first), (r.start, r.end, year, r.month, r.last)]
     for m in _DAY_OF_MONTH.finditer(text):  # after every day named with its month, which claims first

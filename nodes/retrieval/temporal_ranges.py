@@ -1,6 +1,7 @@
 """Stretches of days with their month said once: "between August 11 and 15", "August 11-15, 2023", "from 3 to 5
 June", "the 11th to the 15th of June", 「8月11日から15日まで」「8月11日〜15日」「8月11〜15日」, and through ``normalise``
-"del 11 al 15 de agosto", "vom 11. bis 15. August", "du 11 au 15 août", 「8月11日到15日」, 「8월 11일부터 15일까지」.
+"del 11 al 15 de agosto", "vom 11. bis 15. August", "du 11 au 15 août", 「8月11日到15日」, 「8월 11일부터 15일까지」; the days of a month alone
+("from the 3rd to the 10th", 「3日から10日まで」) are the latest such stretch that has begun.
 
 Each end is a day of its own, as in "between August 11 and August 15": the window spans both and a duration
 question can look for each. A number after a day that cannot end the stretch is left alone: a smaller one
@@ -32,6 +33,13 @@ _JA = Cued(
     r"(?:(?P<y>(?:19|20)\d{2})\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*日?\s*(?:から|より|〜|~|-|–|—|到|至|부터)\s*"
     r"(?P<d2>\d{1,2})\s*[日일](?!\s*(?:間|간))", ("月",))
 _MONTH_BEFORE = re.compile(rf"\b(?:{MONTH_NAMES})\.?\s*$")
+# The days of a month alone: "from the 3rd to the 10th", 「3日から10日まで」 (month 0: the latest such stretch).
+_DAYS_ONLY = Cued(
+    r"\b(?:from|between)\s+the\s+(?P<d>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\s+(?:to|and|through|till|until|-)\s+"
+    r"(?:the\s+)?(?P<d2>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?:of\b|floor|page|line|row|level|step|stage|"
+    r"time|try|attempt|day|week|month|year|round|place|grade|lap|shelf|slide|chapter|episode|season|track|hole|question|century))"
+    r"|(?<![\d月/年.])(?P<jd>[1-9]|[12]\d|3[01])日\s*(?:から|〜|~)\s*(?P<jd2>[1-9]|[12]\d|3[01])日(?=まで|にかけて|の間|は|に(?!\d))",
+    ("st", "nd", "rd", "th", "日"))
 _WORD_BEFORE = re.compile(r"\b(?:between|from|on|since|of|del|du|vom|van|entre|dall|de|dal)\W*$")
 
 
@@ -62,11 +70,16 @@ def _range(m: re.Match, text: str) -> DayRange | None:
 
 
 def find_day_ranges(text: str) -> list[DayRange]:
-    """Every stretch of days in ``text`` (already ``normalise``d), in the order of the patterns."""
+    """Every stretch of days in ``text`` (already ``normalise``d), in the order of the patterns; month 0 for the days
+    of a month alone."""
     found = []
     for pattern in (_JA, _MONTH_FIRST, _DAY_FIRST):
         for m in pattern.finditer(text):
             day_range = _range(m, text)
             if day_range is not None:
                 found.append(day_range)
+    for m in _DAYS_ONLY.finditer(text):
+        first, last = int(m["d"] or m["jd"]), int(m["d2"] or m["jd2"])
+        if first < last and not any(r.start < m.end() and m.start() < r.end for r in found):
+            found.append(DayRange(m.start(), m.end(), None, 0, first, last))
     return found

@@ -1,7 +1,7 @@
 """Time cues counted back from now (the newest turn's time): weekdays ("last Friday", 「先週の金曜日」), weekends
 ("over the weekend", 「先週末」), parts of a week ("early last week"), "earlier this month", "the other day",
 "the past two weeks", 「ここ数日」, "yesterday", "last month", 「先月」, "two weeks ago", 「3日前」, "a fortnight ago",
-"a few weeks back", "a year and a half ago".
+"a few weeks back", "a year and a half ago", "a week or two ago".
 
 A future cue in a question about memory ("what did I plan for next week?", 「来週の予定は？」, "tomorrow")
 asks about a plan, and a plan is said before the time it names: its window is the stretch just before
@@ -60,6 +60,7 @@ _AGO = Cued(
     rf"\b(?P<n>\d+|{EN_COUNT})(?P<half1>\s+and\s+a\s+half)?\s*(?P<u>days?|weeks?|fortnights?|months?|years?)"
     r"(?P<half2>\s+and\s+a\s+half)?\s+(?:ago|back)\b"
     r"|\bhalf\s+a\s+year\s+(?:ago|back)\b|半年前"
+    r"|\b(?:a|one)\s+(?P<ou>day|week|month|year)\s+or\s+(?:two|2)\s+(?:ago|back)\b"  # "a week or two ago": 1.5 weeks
     r"|(?P<jn>\d+|数)\s*(?P<ju>日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?P<half>半)?\s*前(?!後)"
     r"|(?P<hito>ひと|ふた)月(?P<hhalf>半)?\s*前(?!後)", ("ago", "back", "前"))
 _HITO = {"ひと": 1, "ふた": 2}
@@ -215,6 +216,8 @@ def _span_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[Cu
                 days = (count_value(m["n"] or m["jn"]) + (0.5 if half else 0)) * unit_days(m["u"] or m["ju"])
             elif m["hito"]:
                 days = (_HITO[m["hito"]] + (0.5 if m["hhalf"] else 0)) * 30
+            elif m["ou"]:
+                days = 1.5 * unit_days(m["ou"])
             else:
                 days = 182.0  # half a year
             slack = max(1.0, 0.35 * days) * DAY
