@@ -264,17 +264,44 @@ _FINDERS = [
 ]
 
 
+# Kinds whose year may be left to another cue of the question: "from May to July 2022", 「2022年5月から7月まで」.
+_YEAR_SHARED = {"month", "month_part", "week", "season"}
+
+
+def _said_year(m: re.Match) -> int | None:
+    groups = m.groupdict()
+    said = groups.get("y") or groups.get("jy") or groups.get("y2")
+    return int(said) if said and said.isdigit() else None
+
+
+def _takes_said_year(m: re.Match, kind: str) -> bool:
+    """A period without a year of its own, nor a word placing it ("last May", "this summer", 「先月」)."""
+    groups = m.groupdict()
+    if kind not in _YEAR_SHARED or _said_year(m) or groups.get("yr"):
+        return False
+    pre = " ".join((groups.get("pre") or "").split())
+    month = groups.get("m") or groups.get("jm") or ""
+    return pre not in _PAST | _PLAN | _HABIT | {"this"} and "month" not in month and not month.startswith(("先", "今"))
+
+
 def find_periods(text: str, today: date, now_ts: float) -> list[Cue]:
     claims = Claims()
-    cues = []
+    found = []
     for pattern, read, kind, slack in _FINDERS:
         for m in pattern.finditer(text):
             days = read(m, today)
             if days is None or not claims.take(m.start(), m.end()):
                 continue
-            if days[0] > today:  # "next summer", 「来年の6月」, "this June" in March: a plan
-                unit = {"season": "season", "year": "year", "year_part": "year"}.get(kind, "month")
-                cues.append(Cue("plan", recent_window(now_ts, _PLAN_DAYS_BACK[unit]), m.start(), m.end()))
-            else:
-                cues.append(Cue(kind, days_window(*days, slack=slack), m.start(), m.end()))
+            found.append((m, read, kind, slack, days))
+    # A year said once covers the periods around it, as it does the days (temporal_dates).
+    said = {year for m, _r, kind, _s, _d in found if (year := _said_year(m)) and (kind in _YEAR_SHARED or kind == "year")}
+    cues = []
+    for m, read, kind, slack, days in found:
+        if len(said) == 1 and _takes_said_year(m, kind):
+            days = read(m, date(next(iter(said)), 12, 31)) or days
+        if days[0] > today:  # "next summer", 「来年の6月」, "this June" in March: a plan
+            unit = {"season": "season", "year": "year", "year_part": "year"}.get(kind, "month")
+            cues.append(Cue("plan", recent_window(now_ts, _PLAN_DAYS_BACK[unit]), m.start(), m.end()))
+        else:
+            cues.append(Cue(kind, days_window(*days, slack=slack), m.start(), m.end()))
     return cues
