@@ -75,6 +75,13 @@ QUARTERS_AND_SHORT_YEARS = [  # NOW is 2023-07-20: Q3 has begun
     ("2023年の第2四半期", ["2023-05-15"], ["2023-07-10"]),
     ("前四半期の売上", ["2023-05-15"], ["2023-07-10"]),
     ("What did I do in '22?", ["2022-06-15"], ["2023-02-01", "2021-12-01"]),
+    # decades (2026-12-03: "the early 2020s" read as early 2020, "the 90s" as nothing)
+    ("What music did I like in the 90s?", ["1994-06-15", "1999-06-15"], ["2001-06-15", "1989-06-15"]),
+    ("in the early 2020s", ["2021-06-15"], ["2019-06-15", "2024-06-15"]),
+    ("the late 1980s", ["1988-06-15"], ["1985-06-15", "1990-06-15"]),
+    ("the '80s", ["1985-06-15"], ["1990-06-15"]),
+    ("90年代に何が流行った？", ["1995-06-15"], ["2000-06-15"]),
+    ("2010年代後半", ["2018-06-15"], ["2013-06-15", "2020-06-15"]),
 ]
 SEASONS = [  # northern meteorological seasons; without a year the most recent one not after now
     ("What did we do last summer?", ["2022-07-15"], ["2023-07-01"]),
@@ -94,6 +101,15 @@ RELATIVE = [
     ("What did I read a week or two ago?", ["2023-07-12", "2023-07-07"], ["2023-07-18", "2023-06-30"]),
     ("a day or two ago", ["2023-07-19", "2023-07-18"], ["2023-07-15"]),
     ("a month or two back", ["2023-06-05", "2023-05-25"], ["2023-07-15", "2023-04-15"]),
+    # 2026-12-03: each opened nothing
+    ("2週間くらい前に何読んだ？", ["2023-07-06"], ["2023-07-18", "2023-06-20"]),  # an "about" between count and 前
+    ("1ヶ月ほど前", ["2023-06-20"], ["2023-07-15", "2023-05-10"]),
+    ("3日ぐらい前", ["2023-07-17"], ["2023-07-10"]),
+    ("couple days ago", ["2023-07-18"], ["2023-07-10"]),
+    ("What did we do two weekends ago?", ["2023-07-08", "2023-07-09"], ["2023-07-15", "2023-07-01"]),
+    ("a weekend back", ["2023-07-15", "2023-07-16"], ["2023-07-08"]),
+    ("What did I read this past week?", ["2023-07-14"], ["2023-07-05"]),
+    ("what happened past week", ["2023-07-14"], ["2023-07-05"]),
     ("What did I do over the weekend?", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
     ("last weekend", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
     ("週末に何した？", ["2023-07-15", "2023-07-16"], ["2023-07-08", "2023-07-19"]),
@@ -296,6 +312,8 @@ def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
     "What's on the 2nd floor?", "I got it on the 3rd try",
     "this sun is hot", "sun-dried tomatoes", "I sat on the sofa", "they will wed soon", "the mon-fri shift",
     "a quarter of the cake", "quarter past three", "the French Quarter", "it's 4 o'clock",
+    "a couple days", "I'm in my 30s", "she turned 40s style",  # ages, not decades
+    "I'm past my prime", "walked past weeks of mail",
 ])
 def test_words_that_only_look_like_time_open_no_window(query):
     assert time_window(query, NOW) is None

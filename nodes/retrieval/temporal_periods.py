@@ -86,6 +86,13 @@ _QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd"
                   "一": 1, "二": 2, "三": 3, "四": 4}
 # "in '22": a year with its century left out.
 _SHORT_YEAR = Cued(r"\b(?:in|during|since|back\s+in)\s+['’](?P<yy>\d{2})(?![\d'’])", ("'", "’"))
+# A decade: "the 90s", "the '80s", "the early 2020s", "the late 1980s", 「90年代」「2010年代後半」; after "the", so
+# "in my 30s" (an age) is not one, and the two-digit form only for decades that have begun.
+_DECADE = Cued(
+    r"\bthe\s+(?:(?P<part>early|mid|late)[\s-]+)?(?:(?P<c>19|20)(?P<d>\d)0|['’]?(?P<dd>\d)0)['’]?s\b"
+    r"|(?P<jc>19|20)?(?P<jd>\d)0\s*年代\s*(?P<jp>前半|初め|初頭|半ば|中頃|後半|終わり|末)?", ("0s", "0's", "0’s", "年代"))
+_DECADE_PARTS = {"early": (0, 3), "前半": (0, 4), "初め": (0, 3), "初頭": (0, 3), "mid": (3, 6), "半ば": (3, 6),
+                 "中頃": (3, 6), "late": (6, 9), "後半": (5, 9), "終わり": (7, 9), "末": (7, 9)}
 _PAST = {"last", "this past", "past", "去る", "前の"}
 _PLAN = {"next", "this coming", "coming", "次の", "来る"}
 _HABIT = {"every", "each", "毎年", "毎"}
@@ -213,6 +220,19 @@ def _week_of_month(m: re.Match, today: date) -> Days | None:
     return start, start.replace(day=min(start.day + 6, last.day))
 
 
+def _decade(m: re.Match, today: date) -> Days | None:
+    century, digit = m["c"] or m["jc"], int(m["d"] or m["dd"] or m["jd"])
+    if century:
+        start = int(century) * 100 + digit * 10
+    else:  # "the 90s" is the 1990s, "the 20s" the 2020s once they have begun
+        start = 2000 + digit * 10
+        start = start if start <= today.year else start - 100
+    first, last = _DECADE_PARTS.get(m["part"] or m["jp"] or "", (0, 9))
+    if start + first > today.year:
+        return None
+    return date(start + first, 1, 1), date(start + last, 12, 31)
+
+
 def _plain_year(m: re.Match, _today: date) -> Days | None:
     if m["pre"] == "of" and m["noun"]:
         return None  # "a team of 2000 people"
@@ -248,6 +268,7 @@ def _short_year(m: re.Match, today: date) -> Days | None:
 
 # (pattern, reader, kind, slack days): finer stretches first, so "early June 2023" is not read as June 2023.
 _FINDERS = [
+    (_DECADE, _decade, "year", 0),  # before the years: "the early 2020s" is not early 2020
     (_WEEK_OF_MONTH, _week_of_month, "week", 2),
     (_EN_MONTH_PART, _month_part, "month_part", 1),
     (_JA_MONTH_PART, _month_part, "month_part", 1),

@@ -53,7 +53,8 @@ _SO_FAR = Cued(r"\b(?:earlier|so\s+far)\s+this\s+(?P<u>week|month|year)\b|(?P<ju
 _PAST_SPAN = Cued(
     rf"(?:\b(?:in|over|during|for|within|throughout)\s+the\s+|\bthe\s+(?=past\b))(?:past|last|previous)\s+(?:(?P<n>\d+|{EN_COUNT})\s+)?(?P<u>days|weeks?|fortnight|months?|years?)\b"
     rf"|\b(?:the\s+)?(?:past|last|previous)\s+(?P<n2>\d+|{EN_COUNT})\s+(?P<u2>days?|weeks?|months?|years?)\b"
-    r"|(?:この|ここ|過去|直近)\s*(?P<jn>\d+|数)\s*(?P<ju>日|週間|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?:間)?",
+    r"|(?:この|ここ|過去|直近)\s*(?P<jn>\d+|数)\s*(?P<ju>日|週間|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?:間)?"
+    r"|\b(?:this\s+)?past\s+(?P<u3>week|fortnight|month|year)\b(?!-)",  # "(this) past week", not "past week-old bread"
     ("past ", "last ", "previous ", "この", "ここ", "過去", "直近"))
 # "two weeks ago", "a few weeks back", "a year and a half ago", "one and a half years ago", 「1年半前」.
 _AGO = Cued(
@@ -61,8 +62,10 @@ _AGO = Cued(
     r"(?P<half2>\s+and\s+a\s+half)?\s+(?:ago|back)\b"
     r"|\bhalf\s+a\s+year\s+(?:ago|back)\b|半年前"
     r"|\b(?:a|one)\s+(?P<ou>day|week|month|year)\s+or\s+(?:two|2)\s+(?:ago|back)\b"  # "a week or two ago": 1.5 weeks
-    r"|(?P<jn>\d+|数)\s*(?P<ju>日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?P<half>半)?\s*前(?!後)"
-    r"|(?P<hito>ひと|ふた)月(?P<hhalf>半)?\s*前(?!後)", ("ago", "back", "前"))
+    r"|(?P<jn>\d+|数)\s*(?P<ju>日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年)(?P<half>半)?\s*(?:くらい|ぐらい|ほど|程度|程)?\s*前(?!後)"
+    r"|(?P<hito>ひと|ふた)月(?P<hhalf>半)?\s*(?:くらい|ぐらい|ほど|程度|程)?\s*前(?!後)", ("ago", "back", "前"))
+# "two weekends ago": the latest weekend that is over, and one more week back for each beyond the first.
+_WEEKENDS_AGO = Cued(rf"\b(?P<n>\d+|{EN_COUNT})\s+weekends?\s+(?:ago|back)\b", ("ago", "back"))
 _HITO = {"ひと": 1, "ふた": 2}
 # The same days a year back: "this time last year" is not all of last year.
 _YEAR_BACK: list[tuple[Cued, float]] = [
@@ -167,6 +170,11 @@ def _day_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[Cue
         if claims.take(m.start(), m.end()):
             day = latest_weekday(WEEKDAYS[m["wd"]], today) - timedelta(days=7 * (int(count_value(m["n"])) - 1))
             cues.append(_days_cue("weekday", day, m.start(), m.end(), now_ts))
+    for m in _WEEKENDS_AGO.finditer(text):
+        if claims.take(m.start(), m.end()):
+            back = timedelta(days=7 * (int(count_value(m["n"])) - 1))
+            saturday, sunday = latest_weekend(today, ended=True)
+            cues.append(_days_cue("weekend", (saturday - back, sunday - back), m.start(), m.end(), now_ts))
     for m in _EN_WEEKDAY_SHORT.finditer(text):
         if claims.take(m.start(), m.end()):
             pre = "" if m["pre"] == "on" else _words(m["pre"] or m["this"])
@@ -206,7 +214,7 @@ def _span_cues(text: str, today: date, now_ts: float, claims: Claims) -> list[Cu
             cues.append(Cue("relative", (day_start(first) - DAY, now_ts + DAY), m.start(), m.end()))
     for m in _PAST_SPAN.finditer(text):
         if claims.take(m.start(), m.end()):
-            count, unit = m["n"] or m["n2"] or m["jn"], m["u"] or m["u2"] or m["ju"]
+            count, unit = m["n"] or m["n2"] or m["jn"], m["u"] or m["u2"] or m["ju"] or m["u3"]
             days = (count_value(count) if count else 1) * unit_days(unit)
             cues.append(Cue("relative", recent_window(now_ts, days + 1), m.start(), m.end()))
     for m in _AGO.finditer(text):

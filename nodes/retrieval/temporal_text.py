@@ -48,7 +48,7 @@ ORDINAL_NAMES = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
 # Counts in words as well as digits: "two weeks ago", "a couple of days ago", "数日前".
 COUNT_WORDS: dict[str, float] = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2, "couple": 2,
     "a few": 3, "few": 3, "several": 4, "数": 3,  # not 何: "何年前" asks how long ago
 }
 EN_COUNT = "|".join(sorted((w for w in COUNT_WORDS if w.isascii()), key=len, reverse=True))
