@@ -39,7 +39,7 @@ _DAYS_ONLY = Cued(
     r"(?:the\s+)?(?P<d2>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?:of\b|floor|page|line|row|level|step|stage|"
     r"time|try|attempt|day|week|month|year|round|place|grade|lap|shelf|slide|chapter|episode|season|track|hole|question|century))"
     r"|(?<![\d月/年.])(?P<jd>[1-9]|[12]\d|3[01])日\s*(?:から|〜|~)\s*(?P<jd2>[1-9]|[12]\d|3[01])日(?=まで|にかけて|の間|は|に(?!\d))",
-    ("st", "nd", "rd", "th", "日"))
+    ("from the ", "between the ", "日"), ("st", "nd", "rd", "th", "日"))
 _WORD_BEFORE = re.compile(r"\b(?:between|from|on|since|of|del|du|vom|van|entre|dall|de|dal)\W*$")
 
 
