@@ -101,6 +101,13 @@ def _era_to_western(match: re.Match) -> str:
     return f"{_ERA_BASE[match.group(1)] + number}年"
 
 
+# Two parts of one month said once: "early to mid June" is early June to mid June, 「6月上旬から中旬」 6月上旬〜6月中旬 (its から
+# is not "since").
+_EN_PARTS_OF_ONE = re.compile(
+    rf"\b(early|mid|late)(?:[\s-]*\b(?:to|through|or)\b[\s-]*|\s*[-–]\s*)(early|mid|late)[\s-]+({MONTH_NAMES})\b")
+_JA_PARTS_OF_ONE = re.compile(r"(\d{1,2})\s*月\s*(上旬|初旬|中旬|下旬)\s*(?:から|〜|~|-|–)\s*(上旬|初旬|中旬|下旬)")
+
+
 # Read by time_cues and time_window of one question in turn (~0.5 ms on 2,000 characters); a few entries, since a
 # question can be a whole long message.
 @lru_cache(maxsize=32)
@@ -111,6 +118,11 @@ def normalise(query: str) -> str:
     text = to_cue_language(text)
     if not text.isascii():
         text = _ERA_YEAR.sub(_era_to_western, _KANJI_RUN.sub(_kanji_to_digits, text))
+        if "旬" in text:
+            text = _JA_PARTS_OF_ONE.sub(r"\1月\2〜\1月\3", text)
+    if ("early" in text or "mid" in text or "late" in text) and (" to " in text or "-" in text or " or " in text
+                                                                  or " through " in text or "–" in text):
+        text = _EN_PARTS_OF_ONE.sub(r"\1 \3 to \2 \3", text)
     return text
 
 
