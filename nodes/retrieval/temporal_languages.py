@@ -514,7 +514,8 @@ def _thai_year(m: re.Match) -> str:
 
 def _weekday(lang: str) -> Callable[[re.Match], str]:
     def english(m: re.Match) -> str:
-        which = "last" if m["p"] else "next" if m["n"] else "this" if m.groupdict().get("t") else "on"
+        groups = m.groupdict()
+        which = "last" if groups.get("p") else "next" if groups.get("n") else "this" if groups.get("t") else "on"
         return f" {which} {_SCRIPT_WEEKDAYS[lang][m['w']]} "
     return english
 
@@ -522,29 +523,17 @@ def _weekday(lang: str) -> Callable[[re.Match], str]:
 def _weekday_rules(edge_before: str, edge_after: str) -> list[Callable[[str], str]]:
     ru, hi, ar, th = (_alternation(_SCRIPT_WEEKDAYS[lang]) for lang in ("ru", "hi", "ar", "th"))
     ar_last, ar_next = r"الماضي|الماضية|الفائت|الفائتة", r"القادم|القادمة|المقبل|المقبلة"
+    # Each language's ways to point at a weekday, one rule each; what a rule writes is English, so no later one
+    # reads it again.
     return [
         _sub(rf"{edge_before}во?\s+(?:(?P<p>прошл(?:ый|ую|ое))\s+|(?P<n>следующ(?:ий|ую|ее))\s+|(?P<t>эт(?:от|у|о))\s+)?"
              rf"(?P<w>{ru}){edge_after}", _weekday("ru")),
-        _sub(rf"{edge_before}(?:(?:(?P<p>पिछले)|(?P<n>अगले)|(?P<t>इस))\s+(?P<w>{hi})(?:\s+को)?|(?P<w2>{hi})\s+को){edge_after}",
-             lambda m: _weekday("hi")(_Groups(m, w=m["w"] or m["w2"]))),
-        _sub(rf"{edge_before}(?:يوم\s+(?P<w>{ar})(?:\s+(?:(?P<p>{ar_last})|(?P<n>{ar_next})))?"
-             rf"|(?P<w2>{ar})\s+(?:(?P<p2>{ar_last})|(?P<n2>{ar_next}))){edge_after}",
-             lambda m: _weekday("ar")(_Groups(m, w=m["w"] or m["w2"], p=m["p"] or m["p2"], n=m["n"] or m["n2"]))),
+        _sub(rf"{edge_before}(?:(?P<p>पिछले)|(?P<n>अगले)|(?P<t>इस))\s+(?P<w>{hi})(?:\s+को)?{edge_after}", _weekday("hi")),
+        _sub(rf"{edge_before}(?P<w>{hi})\s+को{edge_after}", _weekday("hi")),
+        _sub(rf"{edge_before}يوم\s+(?P<w>{ar})(?:\s+(?:(?P<p>{ar_last})|(?P<n>{ar_next})))?{edge_after}", _weekday("ar")),
+        _sub(rf"{edge_before}(?P<w>{ar})\s+(?:(?P<p>{ar_last})|(?P<n>{ar_next})){edge_after}", _weekday("ar")),
         _sub(rf"(?P<w>{th})(?:\s*(?P<p>ที่แล้ว|ก่อน)|\s*(?P<n>หน้า)|\s*(?P<t>นี้))?", _weekday("th")),
     ]
-
-
-class _Groups(dict):
-    """A match's groups with some replaced: a rule whose pattern has two ways to say one thing."""
-
-    def __init__(self, m: re.Match, **replaced: str | None) -> None:
-        super().__init__(m.groupdict(), **replaced)
-
-    def __getitem__(self, key: str) -> str | None:
-        return self.get(key)
-
-    def groupdict(self) -> dict:
-        return self
 
 
 def _hindi_in(m: re.Match) -> str:
