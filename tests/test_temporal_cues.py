@@ -269,10 +269,44 @@ DAY_RANGES = [
 ]
 
 
+# A year counted back from now said with a month, a season or a holiday, seasons counted back, two-digit years,
+# Japanese compact seasons and era abbreviations (2026-12-03 evening: "2年前の6月" opened this June, "the summer
+# before last" and "two years ago in June" this year's, "June '22" June 2023, 昨夏 and R5.6.3 nothing).
+YEARS_BACK = [
+    ("2年前の6月に何があった？", ["2021-06-15"], ["2022-06-15", "2023-06-15"]),
+    ("二年前の春はどこに住んでた？", ["2021-04-15"], ["2022-04-15", "2023-04-15"]),
+    ("3年前の夏", ["2020-07-15"], ["2021-07-15", "2022-07-15"]),
+    ("2年前のクリスマスに何をもらった？", ["2021-12-25"], ["2022-12-25"]),
+    ("What did I do two years ago in June?", ["2021-06-15"], ["2022-06-15", "2023-06-15"]),
+    ("in June two years ago", ["2021-06-15"], ["2022-06-15", "2023-06-15"]),
+    ("the summer three years ago", ["2020-07-15"], ["2021-07-15", "2023-07-15"]),
+    ("where did we go the summer before last?", ["2021-07-15"], ["2022-07-15", "2023-07-15"]),
+    ("the winter before last", ["2022-01-15"], ["2023-01-15", "2021-01-15"]),
+    ("the June before last", ["2022-06-15"], ["2023-06-15", "2021-06-15"]),
+    ("two summers ago", ["2021-07-15"], ["2022-07-15", "2023-07-15"]),
+    ("What did I do three winters ago?", ["2021-01-15"], ["2022-01-15", "2023-01-15"]),
+    ("in summer '22", ["2022-07-15"], ["2023-07-15"]),
+    ("June '22", ["2022-06-15"], ["2023-06-15"]),
+    ("the spring of '21", ["2021-04-15"], ["2022-04-15", "2023-04-15"]),
+    ("winter of '95", ["1996-01-15"], ["2023-01-15"]),
+    ("昨夏はどこに行った？", ["2022-07-15"], ["2023-07-15"]),
+    ("今春から始めたこと", ["2023-04-15"], ["2022-04-15"]),
+    ("昨秋の旅行", ["2022-10-15"], ["2021-10-15"]),
+    ("昨冬", ["2023-01-15"], ["2022-01-15"]),
+    ("R5.6.3に何があった？", ["2023-06-03"], ["2023-06-10", "2022-06-03"]),
+    ("H30.6.3の話", ["2018-06-03"], ["2018-06-10"]),
+    ("令和5.6.3", ["2023-06-03"], ["2023-06-10"]),
+    ("R4年の夏", ["2022-07-15"], ["2023-07-15"]),
+    ("What did we do around New Year?", ["2023-01-01"], ["2023-01-10", "2022-12-20"]),
+    ("over New Year", ["2023-01-01"], ["2023-01-10"]),
+    ("some weeks ago", ["2023-06-29"], ["2023-07-19", "2023-05-01"]),
+]
+
+
 @pytest.mark.parametrize(("query", "inside", "outside"),
                          WEEKDAYS + MONTH_PARTS + SEASONS + RELATIVE + WEEKS_OF_A_DAY + NUMERIC_AND_ERAS
                          + FROM_A_NAMED_DAY + HOLIDAYS + SINCE + QUARTERS_AND_SHORT_YEARS + SPELLED_OTHERWISE
-                         + DAY_RANGES)
+                         + DAY_RANGES + YEARS_BACK)
 def test_a_cue_opens_a_window_around_the_days_it_names(query, inside, outside):
     _check(query, inside, outside)
 
@@ -319,6 +353,8 @@ def test_cues_count_from_the_conversations_clock(query, now, inside, outside):
     "a quarter of the cake", "quarter past three", "the French Quarter", "it's 4 o'clock",
     "a couple days", "I'm in my 30s", "she turned 40s style",  # ages, not decades
     "I'm past my prime", "walked past weeks of mail",
+    "some days are hard", "Happy New Year!", "what are your goals for the new year?", "summers here are hot",
+    "the '22 model", "H2O", "r2 is the second release",
 ])
 def test_words_that_only_look_like_time_open_no_window(query):
     assert time_window(query, NOW) is None

@@ -42,7 +42,9 @@ _HOLIDAYS: list[tuple[str, Callable[[int], Days]]] = [
     (r"\bchristmas\s+eve\b|クリスマス・?イ[ブヴ]", _fixed(12, 24)),
     (r"\bchristmas(?:\s+day)?\b|\bx-?mas\b|クリスマス", _fixed(12, 24, 12, 25)),
     (r"\bnew\s+year'?s\s+eve\b|大晦日|大みそか|おおみそか", _fixed(12, 31)),
-    (r"\bnew\s+year'?s(?:\s+day)?(?![a-z])|元日|元旦", _fixed(1, 1)),
+    # "New Year" without its 's only after a word placing it in time: "the new year" alone is often the coming one.
+    (r"\bnew\s+year'?s(?:\s+day)?(?![a-z])|\b(?:at|over|around|during|since|after|before)\s+(?:the\s+)?new\s+year\b|元日|元旦",
+     _fixed(1, 1)),
     (r"年末年始", _year_turn),
     (r"お?正月", _fixed(1, 1, 1, 3)),
     (r"\bvalentine'?s(?:\s+day)?(?![a-z])|バレンタイン(?:デー)?", _fixed(2, 14)),
@@ -62,7 +64,7 @@ _HOLIDAYS: list[tuple[str, Callable[[int], Days]]] = [
 ]
 _HOLIDAY = Cued(
     r"(?:(?P<y1>(?:19|20)\d{2})\s*年?\s*の?\s*"
-    r"|(?<![a-z])(?P<rel>last|this\s+past|this\s+coming|this|next|一昨年|去年|昨年|今年|来年)\s*の?\s*)?"
+    r"|(?<![a-z])(?P<rel>last|this\s+past|this\s+coming|this|next|一昨年|去年|昨年|今年|来年|\d{1,2}\s*年前)\s*の?\s*)?"
     + "(?:" + "|".join(f"(?P<h{i}>{pattern})" for i, (pattern, _) in enumerate(_HOLIDAYS)) + ")"
     + r"(?:\s*,?\s*(?P<y2>(?:19|20)\d{2})(?!\d))?",
     ("christmas", "mas", "new year", "valentine", "white day", "halloween", "independence", "thanksgiving", "golden week",

@@ -14,7 +14,8 @@ from datetime import date
 
 from .temporal_calendar import (Cue, Days, add_months, days_window, latest_season, month_days, month_part_days,
                                 nearest_season, recent_window, season_days, season_of_year, year_part_days)
-from .temporal_text import EN_YEAR_REL, JA_YEAR_REL, MONTH_NAMES, MONTH_STEMS, MONTHS, VERB_MONTHS, Claims, Cued, year_offset
+from .temporal_text import (EN_YEAR_REL, JA_YEAR_REL, MONTH_NAMES, MONTH_STEMS, MONTHS, VERB_MONTHS, Claims, Cued, count_value,
+                            year_offset)
 
 _PLAN_DAYS_BACK = {"month": 45, "season": 120, "year": 365}
 _PART_WORDS = {
@@ -51,12 +52,18 @@ _EN_YEAR_PART = Cued(
 _JA_YEAR_PART = Cued(
     rf"(?:(?P<y>(?:19|20)\d{{2}})\s*年|(?P<yr>{JA_YEAR_REL}))\s*の?\s*(?P<part>初め|始め|はじめ|初頭|頭|前半|半ば|なかば|後半|終わり|おわり|末|暮れ)"
     r"|(?P<bare>年末|年始|年初|年明け|年の瀬|年の暮れ)", ("年",), _JA_PARTS)
+# "June '22", "summer of '21": a year with its century left out, after a month or a season.
+_SHORT_YEAR_AFTER = r"(?:,?\s*|\s+of\s+)'(?P<yy>\d{2})(?![\d'])"
 _EN_SEASON = Cued(
     r"\b(?:(?P<pre>every|each|last|this\s+past|past|this\s+coming|coming|this|next|early|late|mid|in|during|over|"
     r"since|until|through|throughout|for|the|that|last\s+year's|this\s+year's)[\s-]+)?(?:the\s+)?"
     r"(?P<s>spring|summer|autumn|fall|winter)(?P<pl>s)?\b"
-    rf"(?:\s+(?:of\s+)?(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b)?",
+    rf"(?:\s+(?:of\s+)?(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b|{_SHORT_YEAR_AFTER}"
+    r"|(?P<bl>\s+before\s+last)\b)?",
     ("spring", "summer", "autumn", "fall", "winter"))
+# "two summers ago": the latest one that is over, and a year further back for each beyond the first.
+_EN_SEASONS_AGO = Cued(r"\b(?P<n>\d|a|one|two|three|four|five|six)\s+(?P<s>spring|summer|autumn|fall|winter)s?\s+(?:ago|back)\b",
+                       ("ago", "back"))
 # 春 in 青春 or 秋 in 秋葉原 is not a season: one stands alone, after a year, or before a particle.
 _JA_SEASON = Cued(
     rf"(?:(?P<y>(?:19|20)\d{{2}})\s*年\s*の?|(?P<yr>{JA_YEAR_REL})\s*の?|(?P<pre>毎年|この|去る|前の|次の|来る)\s*の?)?"
@@ -65,7 +72,8 @@ _JA_SEASON = Cued(
 _EN_MONTH = Cued(
     r"\b(?:(?P<pre>every|each|last|this\s+past|this\s+coming|this|next|in|during|since|until|till|by|of|through|"
     r"throughout|from|to|and|between|before|after|around|or)\s+)?"
-    rf"(?P<m>{MONTH_NAMES})\b\.?(?:(?:,?\s*|\s+of\s+)(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b)?", MONTH_STEMS)
+    rf"(?P<m>{MONTH_NAMES})\b\.?(?:(?:,?\s*|\s+of\s+)(?P<y>(?:19|20)\d{{2}})(?!\d)|\s+(?:of\s+)?(?P<yr>{EN_YEAR_REL})\b"
+    rf"|{_SHORT_YEAR_AFTER}|(?P<bl>\s+before\s+last)\b)?", MONTH_STEMS)
 _JA_MONTH = Cued(rf"(?:(?P<y>(?:19|20)\d{{2}})\s*年\s*の?\s*|(?P<yr>{JA_YEAR_REL})\s*の?\s*|(?P<pre>毎年|毎)\s*の?\s*)?(?P<m>\d{{1,2}})\s*月(?!\d)",
                  ("月",))
 _NUMERIC_MONTH = Cued(
@@ -100,9 +108,16 @@ _VERB_BEFORE = {"this", "and", "or", "to"}  # words before "may" or "march" the 
 _EN_YEAR_WORDS = {"last year's": "last year", "this year's": "this year"}
 
 
+def _century_year(two_digits: str, today: date) -> int:
+    year = 2000 + int(two_digits)
+    return year if year <= today.year else year - 100  # '95 is 1995
+
+
 def _year(m: re.Match, today: date, group: str = "y", rel: str = "yr") -> int | None:
     if m.groupdict().get(group):
         return int(m[group])
+    if m.groupdict().get("yy"):
+        return _century_year(m["yy"], today)
     if m.groupdict().get(rel):
         return today.year + year_offset(m[rel])
     return None
@@ -172,6 +187,8 @@ def _season(m: re.Match, today: date) -> Days | None:
         if (m.groupdict().get("yr") or "") in ("今年", "this year") or pre == "this year's":
             return nearest_season(season, today)
         return season_of_year(season, year, today)
+    if m.groupdict().get("bl"):  # "the summer before last": the one before the latest that is over
+        return season_days(season, latest_season(season, today, exclude_current=True)[0].year - 1)
     if pre in _PAST:
         return latest_season(season, today, exclude_current=True)
     if pre in ("this", "この"):
@@ -191,9 +208,17 @@ def _month(m: re.Match, today: date) -> Days | None:
         return None  # "may I ask", "march on", "this may take", "want to march", "may or may not"
     if year is None and pre in _PLAN:
         year = today.year + (number <= today.month)  # "next June": the coming one, a plan
+    if year is None and m.groupdict().get("bl"):  # "the June before last"
+        year = _latest_month(number, today, exclude_current=True) - 1
     if year is None:
         year = today.year if pre == "this" else _latest_month(number, today, exclude_current=pre in _PAST)
     return month_days(year, number)
+
+
+def _seasons_ago(m: re.Match, today: date) -> Days | None:
+    season = "autumn" if m["s"] == "fall" else m["s"]
+    back = int(count_value(m["n"])) - 1
+    return season_days(season, latest_season(season, today, exclude_current=True)[0].year - back)
 
 
 def _numeric_month(m: re.Match, _today: date) -> Days:
@@ -274,6 +299,7 @@ _FINDERS = [
     (_JA_MONTH_PART, _month_part, "month_part", 1),
     (_EN_YEAR_PART, _year_part, "year_part", 0),
     (_JA_YEAR_PART, _year_part, "year_part", 0),
+    (_EN_SEASONS_AGO, _seasons_ago, "season", 0),
     (_EN_SEASON, _season, "season", 0),
     (_JA_SEASON, _season, "season", 0),
     (_NUMERIC_MONTH, _numeric_month, "month", 0),

@@ -49,7 +49,7 @@ ORDINAL_NAMES = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
 COUNT_WORDS: dict[str, float] = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2, "couple": 2,
-    "a few": 3, "few": 3, "several": 4, "数": 3,  # not 何: "何年前" asks how long ago
+    "a few": 3, "few": 3, "several": 4, "some": 3, "数": 3,  # not 何: "何年前" asks how long ago
 }
 EN_COUNT = "|".join(sorted((w for w in COUNT_WORDS if w.isascii()), key=len, reverse=True))
 EN_UNITS = r"days?|weeks?|fortnights?|months?|years?"
@@ -101,6 +101,32 @@ def _era_to_western(match: re.Match) -> str:
     return f"{_ERA_BASE[match.group(1)] + number}年"
 
 
+# 昨夏 (last summer), 今春 (this spring), 来秋 (next autumn): the compact written forms of 去年の夏, 今年の春, 来年の秋.
+_JA_COMPACT_SEASON = re.compile(r"(?<![\u4e00-\u9fff々])(昨|今|来)(春|夏|秋|冬)")
+_JA_SEASON_YEAR = {"昨": "去年の", "今": "今年の", "来": "来年の"}
+# An era abbreviated by its initial: R5.6.3 (令和5年6月3日), H30/6/3, 令和5.6.3, R4年; each era only within its years,
+# so that "s99.1.1" or a version number past an era's end is left alone.
+_ERA_DATE = re.compile(
+    r"(?<![a-z0-9.])(?:(?P<era>[rhs])|(?P<kera>令和|平成|昭和)\s?)(?P<n>元|\d{1,2})(?:\s*年"
+    r"|[./](?P<m>0?[1-9]|1[0-2])[./](?P<d>0?[1-9]|[12]\d|3[01])(?![\d./]))")
+_ERA_INITIALS = {"r": "令和", "h": "平成", "s": "昭和"}
+_ERA_YEARS = {"令和": 99, "平成": 31, "昭和": 64}
+
+
+def _era_date_to_western(match: re.Match) -> str:
+    era = _ERA_INITIALS[match["era"]] if match["era"] else match["kera"]
+    number = 1 if match["n"] == "元" else int(match["n"])
+    if not 1 <= number <= _ERA_YEARS[era]:
+        return match.group()
+    year = _ERA_BASE[era] + number
+    return f"{year}年{int(match['m'])}月{int(match['d'])}日" if match["m"] else f"{year}年"
+
+
+_YEARS_AGO_IN = re.compile(
+    rf"\b((?:\d{{1,2}}|a|one|two|three|four|five|six|seven|eight|nine|ten)\s+years?\s+ago),?\s+(in|during|over|at)\s+"
+    rf"(?:the\s+)?({MONTH_NAMES}|spring|summer|autumn|fall|winter|christmas|easter|halloween|thanksgiving)\b")
+
+
 # Two parts of one month said once: "early to mid June" is early June to mid June, 「6月上旬から中旬」 6月上旬〜6月中旬 (its から
 # is not "since").
 _EN_PARTS_OF_ONE = re.compile(
@@ -120,6 +146,10 @@ def normalise(query: str) -> str:
         text = _ERA_YEAR.sub(_era_to_western, _KANJI_RUN.sub(_kanji_to_digits, text))
         if "旬" in text:
             text = _JA_PARTS_OF_ONE.sub(r"\1月\2〜\1月\3", text)
+        text = _JA_COMPACT_SEASON.sub(lambda m: _JA_SEASON_YEAR[m.group(1)] + m.group(2), text)
+        text = _ERA_DATE.sub(_era_date_to_western, text)  # written by those who write Japanese
+    if "year ago" in text or "years ago" in text:  # "two years ago in June" is "in June two years ago"
+        text = _YEARS_AGO_IN.sub(r"\2 \3 \1", text)
     if ("early" in text or "mid" in text or "late" in text) and (" to " in text or "-" in text or " or " in text
                                                                   or " through " in text or "–" in text):
         text = _EN_PARTS_OF_ONE.sub(r"\1 \3 to \2 \3", text)
@@ -131,12 +161,17 @@ YEAR_OFFSETS: dict[str, int] = {
     "the year before last": -2, "last year": -1, "this year": 0, "next year": 1,
     "一昨年": -2, "おととし": -2, "去年": -1, "昨年": -1, "今年": 0, "来年": 1, "再来年": 2,
 }
-EN_YEAR_REL = r"the\s+year\s+before\s+last|last\s+year|this\s+year|next\s+year"
-JA_YEAR_REL = "一昨年|おととし|去年|昨年|今年|再来年|来年"
+_EN_YEARS_BACK = r"(?:\d{1,2}|a|one|two|three|four|five|six|seven|eight|nine|ten)\s+years?\s+ago"
+# Also a count of years back said with a month, a season or a holiday: "June two years ago", 「2年前の夏」.
+EN_YEAR_REL = rf"the\s+year\s+before\s+last|last\s+year|this\s+year|next\s+year|{_EN_YEARS_BACK}"
+JA_YEAR_REL = r"一昨年|おととし|去年|昨年|今年|再来年|来年|\d{1,2}\s*年前"
+_YEARS_BACK = re.compile(r"(\d{1,2}|[a-z]+)\s*(?:年前|years?\s+ago)")
 
 
 def year_offset(words: str) -> int:
-    return YEAR_OFFSETS[" ".join(words.split())]
+    words = " ".join(words.split())
+    back = _YEARS_BACK.fullmatch(words)
+    return -int(count_value(back.group(1))) if back else YEAR_OFFSETS[words]
 
 
 class Claims:
