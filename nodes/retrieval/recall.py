@@ -55,7 +55,7 @@ from .packing import Refunds, open_segment_item, pack_turns, passage_picker, seg
 from .presets import weights_for
 from .query import QueryPlan, analyse, content_view
 from .rerank import dedup, mmr, similarities
-from .temporal import time_window
+from .temporal import window_and_rest
 from .time_mentions import asks_when
 
 DAY = 86_400.0
@@ -192,13 +192,14 @@ def recall(
 
     if now_ts is None:
         now_ts = max([turns[-1].ts if turns else 0.0, *(t["ts"] for t in open_turns or [])]) or time.time()
-    window = time_window(query, now_ts, settings.timezone) if on["temporal"] else None
+    window, untimed = window_and_rest(query, now_ts, settings.timezone) if on["temporal"] else (None, "")
+    only_when = window is not None and asks_only_a_time(untimed, plan.speakers or index.speakers)
     # A when-question's answer says when (81 % of LoCoMo dev's, against 12 % of all turns); not where the other side
     # answers at length: there a decision is said in a short turn without a time, dated by its own timestamp, and
     # the long replies name times in passing.
     if on["when"] and asks_when(query) and not replies_at_length(index, settings.recall_passage_min_tokens):
         _lift_time_mentions(index, rel, settings.recall_when_lift)
-    ordered = _rank(index, rel, cands.seg_importance, window, now_ts, (alpha, beta, gamma), settings)
+    ordered = _rank(index, rel, cands.seg_importance, window, now_ts, (alpha, beta, gamma), settings, only_when)
 
     t_rank = time.perf_counter()
     # --- MMR (S6) and dedup over the head; the tail follows in score order -------------------------------
@@ -316,9 +317,30 @@ _WINDOW_SCALE, _WINDOW_CAP = 1.5, 1.5
 relevance outside is 1)."""
 
 
-def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_ts: float, weights, settings) -> "_Ranked":
+_TIME_ONLY_LIFT = 1.0
+"""A turn inside the window of a question that asks nothing besides when (``asks_only_a_time``): relevance × 1.5 +
+this, so every turn of that time passes every turn outside it (whose relevance is at most 1) and keeps its order."""
+# What is left of a question without its time cues that still asks nothing: the words linking it to the time
+# ("between … and …", "the week before …"), and the verbs that say only that something was done or said.
+_TIME_LINKS = frozenset({"between", "before", "after", "during", "since", "until", "till", "from", "around"})
+_BARE_VERBS = frozenset({"happen", "go", "say", "tell", "talk", "discus", "mention", "chat", "up",
+                         "話す", "言う", "起きる", "起こる", "行く"})
+
+
+def asks_only_a_time(untimed: str, speakers) -> bool:
+    """Whether a question, without its time cues (``untimed``, temporal.window_and_rest), names nothing but the
+    people it is about: "Where was John between August 11 and August 15?", "What did Nate do for Joanna on 25 May?",
+    "What did we talk about last Friday?", 「6月3日に美咲は何してた？」. Its answer is a turn of that time in words of its
+    own ("Took a trip to a new place"), which the question's words cannot find: only the time can."""
+    names = {t for name in speakers for t in terms(name)}
+    return not [t for t in terms(untimed) if t not in names and t not in _TIME_LINKS and t not in _BARE_VERBS]
+
+
+def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_ts: float, weights, settings,
+          only_when: bool = False) -> "_Ranked":
     """P6: α·relevance + β·recency + γ·importance for every candidate turn (relevance > 0), best first;
-    a turn inside the time window the query names is boosted. Tuples (score, index, relevance, recency)."""
+    a turn inside the time window the query names is boosted, above every turn outside it when the query asks
+    nothing besides when (``only_when``). Tuples (score, index, relevance, recency)."""
     alpha, beta, gamma = weights
     candidates = np.flatnonzero(rel > 0)
     if not candidates.size:
@@ -332,7 +354,8 @@ def _rank(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_
         if inside.mean() < _WINDOW_SAYS_NOTHING:
             # Up to half again the best match: a turn of the day asked about, said in other words than the
             # question's, passes better matches of other days (tests/test_time_window_ranking.py).
-            lifted = np.minimum(_WINDOW_CAP, relevance * _WINDOW_SCALE + settings.recall_window_lift)
+            lift = _TIME_ONLY_LIFT if only_when else settings.recall_window_lift
+            lifted = np.minimum(_WINDOW_CAP, relevance * _WINDOW_SCALE + lift)
             relevance = np.where(inside, lifted, relevance)
     half_life = settings.recency_half_life_days * DAY
     recency = np.power(0.5, np.maximum(0.0, now_ts - ts) / half_life)

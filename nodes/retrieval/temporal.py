@@ -147,6 +147,16 @@ def time_cues(query: str, now_ts: float, zone: str = "UTC") -> TimeCues:
     )
 
 
+def window_and_rest(query: str, now_ts: float, zone: str = "UTC") -> tuple[Window | None, str]:
+    """``time_window`` of ``query``, and the query (normalised) without the words of its time cues: "Where was John
+    between August 11 and 15?" leaves "where was john between ?", which asks nothing besides when."""
+    text = normalise(query)
+    cues, window = _on_local_clock(text, now_ts, zone)
+    for cue in sorted(cues, key=lambda c: c.start, reverse=True):
+        text = f"{text[:cue.start]} {text[cue.end:]}"
+    return window, text
+
+
 def time_window(query: str, now_ts: float, zone: str = "UTC") -> Window | None:
     """The span of time the query points at, or None (see the module's docstring for the cues); its days are
     ``zone``'s (the user's ``LUMINA_TIMEZONE``)."""
