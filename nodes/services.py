@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+from stores.errors import StoreUnavailable
 from stores.factory import Stores, open_stores
 from stores.recall_snapshots import SnapshotFiles
 from stores.settings import LuminaSettings, default_settings
@@ -88,6 +89,13 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
         recover_replies_once(services)  # A11: replies a dead process was generating, from their journal
         for hook in STARTUP_HOOKS:
             hook(services)
+    except BaseException:
+        stores.close()
+        raise
+    try:
+        stores.graph.prepare_recall_reads(settings.retrieve_graph)
+    except StoreUnavailable as exc:  # a graph server that is down: the first recall compiles them
+        log.warning("graph reads not prepared: %s", exc)
     except BaseException:
         stores.close()
         raise

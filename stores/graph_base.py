@@ -32,6 +32,9 @@ def _finite(value: object, field: str) -> float:
     return float(value)
 
 
+_NO_USER = "lumina-prepare-no-such-user"  # valid as a user and a segment id; never created
+
+
 def _limit(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput("limit", f"must be a non-negative integer, got {value!r}")
@@ -351,6 +354,13 @@ class CypherGraph:
                 sort_key[seg] = (float(r["importance"] or 0.0), float(r["ts"] or 0.0))
         ranked = sorted(hits, key=lambda s: (-hits[s], -sort_key[s][0], -sort_key[s][1], s))
         return [(s, hits[s]) for s in ranked[:limit]]
+
+    def prepare_recall_reads(self, limit: int) -> None:
+        """Run the graph channel's reads once, on ids no user has: an engine that compiles a statement on its
+        first use (ladybug: ~6 ms each, and its statement cache is keyed by the parameters' types, hence the
+        recall's own ``limit``) does it now, not inside a user's first recall after the process started."""
+        self.segments_for_concepts(_NO_USER, ["-"], limit)
+        self.associated(_NO_USER, [_NO_USER], limit)
 
     def concepts_of(self, user_id: str, segment_ids: Sequence[str]) -> dict[str, list[str]]:
         """Every requested id is a key (an unknown or foreign segment maps to [])."""

@@ -135,6 +135,9 @@ class GraphStore(Protocol):
     def segments_for_concepts(self, user_id: str, concepts: Sequence[str], limit: int) -> list[tuple[str, int]]:
         """Segments that MENTION any of the concepts, with how many of them they mention."""
         ...
+    def prepare_recall_reads(self, limit: int) -> None:
+        """Compile what recall reads, once, when the process opens the store (never inside a recall)."""
+        ...
     def concepts_of(self, user_id: str, segment_ids: Sequence[str]) -> dict[str, list[str]]: ...
     def delete_segments(self, user_id: str, segment_ids: Sequence[str], *, knowledge: bool = True) -> int:
         """Remove these Segment nodes of this user with every edge they have (and concepts nothing else

@@ -31,6 +31,18 @@ def test_vectors_alike_and_words_apart_are_two_turns():
     assert kept == [0, 1]  # the look-alike fact stays; the same sentence said again goes
 
 
+def test_a_kept_long_turn_still_drops_its_short_repeat_and_keeps_its_long_lookalike():
+    # Two long replies alike by vector (shared headings) are both kept; a turn outside ``keep`` that says what a
+    # kept one says is still dropped: skipping the pairs of two kept turns must not skip the mixed pairs.
+    turns = [_turn(0, "Deploy steps: build the image, push it, then roll out the service."),
+             _turn(1, "Deploy steps: build the image, push it, then roll back the service."),
+             _turn(2, "Deploy steps: build the image, push it, then roll out the service!")]
+    pool = [(1.0, 0, 1.0, 1.0), (0.9, 1, 0.9, 1.0), (0.8, 2, 0.8, 1.0)]
+    sims = np.full((3, 3), 0.97)
+    assert [c[1] for c in dedup(pool, [0, 1, 2], sims, [], turns, 0.95, keep={0, 1})] == [0, 1]
+    assert [c[1] for c in dedup(pool, [0, 1, 2], sims, [], turns, 0.95)] == [0]  # without keep: one stays
+
+
 def test_recall_keeps_the_users_fact_beside_a_friends_look_alike(memory_factory):
     mem = memory_factory()
     texts = ["मेरी सहेली के कुत्ते का नाम मोती है।", "अच्छा! और बताओ।", "आज मौसम बहुत अच्छा है।", "बढ़िया!",

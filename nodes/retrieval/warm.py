@@ -24,7 +24,7 @@ def warm_indexes(services, user_id: str) -> None:
         index = services.turn_index.get(stores.archive, user_id, stores.turns)
         # After the turn index: a cold build sums the segments' documents from it (nodes.retrieval.segment_terms).
         services.keyword_index.refresh(stores.archive, user_id, index)
-        prepare_excerpts(index)
+        prepare_excerpts(index, services.settings.recall_excerpt_tokens)
         # What recall reads of the user's tables on every query (stores.stamped_cache), read once here.
         for table, read in (("memories", "recall_view"), ("knowledge", "recall_items"), ("procedures", "current")):
             store = getattr(stores.archive, table, None)
@@ -53,27 +53,38 @@ def _drop(services, user_id: str) -> None:
         table.forget_cached(user_id)
 
 
-def prepare_excerpts(index) -> None:
-    """Split the user's long turns into sentences with their terms, and into their passages, now
-    (nodes.retrieval.packing and nodes.text.passages cache them per text), so the first recall that quotes one
-    does not tokenise or cut it: on the long-reply set a cold pack stage took 150–190 ms against ~7 warm. An index
-    built from kept reads (nodes.retrieval.turn_reads) cut no passage: without the second line a warmed user's
-    first recall spent ~50 ms cutting its candidates' (bench.cold_start). The third line reads each long turn's
-    terms whole, as dedup compares near-duplicate replies by their words (rerank.same_words): without it a
-    started process's first recall spent 100–320 ms tokenising them (the hard long-reply set, 2026-12-02).
-    Turns seen before are cache hits."""
+def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
+    """Split the user's turns that packing quotes by excerpt (over ``excerpt_tokens``) into sentences with their
+    terms, and their long turns into passages, now (nodes.retrieval.packing and nodes.text.passages cache them
+    per text), so the first recall that quotes one does not tokenise or cut it: on the long-reply set a cold
+    pack stage took 150–190 ms against ~7 warm. Turns between the excerpt length and the passage length (a
+    chat turn of 40–160 words) were left to recall: each query tokenised the sentences of those it had not met
+    yet (LoCoMo dev, 2026-12-04). An index built from kept reads (nodes.retrieval.turn_reads) cut no passage:
+    without the passage line a warmed user's first recall spent ~50 ms cutting its candidates'
+    (bench.cold_start). The whole-text terms line serves dedup, which compares near-duplicate replies by
+    their words (rerank.same_words): without it a started process's first recall spent 100–320 ms tokenising
+    them (the hard long-reply set, 2026-12-02). Turns seen before are cache hits; only the newest
+    ``_WARM_EXCERPTS`` turns of a user are split ahead, so one user's history cannot cycle the bounded cache
+    (and tokenise it all again on every flush)."""
     from ..text.passages import passage_spans
     from ..text.tokenize import terms
     from .packing import _sentence_terms
 
+    texts = index.turns.column("text")
     size, least = index.passage_cut
+    if excerpt_tokens:
+        for i in np.flatnonzero(index.token_counts > excerpt_tokens)[-_WARM_EXCERPTS:]:
+            _sentence_terms(texts[i])
     if not size:
         return
-    texts = index.turns.column("text")
     for i in np.flatnonzero(index.token_counts > least):
         _sentence_terms(texts[i])
         passage_spans(texts[i], size, least)
         terms(texts[i])
+
+
+_WARM_EXCERPTS = 4096
+"""Turns a user's warm-up splits into sentences ahead of recall, newest first: a quarter of packing's caches."""
 
 
 @dataclass
