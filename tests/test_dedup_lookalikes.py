@@ -43,6 +43,25 @@ def test_a_kept_long_turn_still_drops_its_short_repeat_and_keeps_its_long_lookal
     assert [c[1] for c in dedup(pool, [0, 1, 2], sims, [], turns, 0.95)] == [0]  # without keep: one stays
 
 
+def test_a_long_reply_is_not_tokenised_to_tell_it_from_a_short_turn(monkeypatch):
+    # A reply of 300 words and a turn of 12 alike by vector cannot be the same words: dedup keeps both without
+    # reading the reply (a Sudachi pass per pair, a third of recall at 10,000 memories with long texts).
+    import nodes.retrieval.rerank as rerank
+
+    read: list[str] = []
+    real = rerank.terms
+    monkeypatch.setattr(rerank, "terms", lambda text: read.append(text) or real(text))
+    reply = "Here is the deployment plan. " + "Build the image and push it to the registry, then roll out. " * 25
+    turns = [_turn(0, reply), _turn(1, "Build the image and push it to the registry, then roll out."),
+             _turn(2, "Build the image and push it to the registry, then roll out!")]
+    counts = np.array([300, 12, 12])
+    pool = [(1.0, 0, 1.0, 1.0), (0.9, 1, 0.9, 1.0), (0.8, 2, 0.8, 1.0)]
+    sims = np.full((3, 3), 0.97)
+    kept = [c[1] for c in dedup(pool, [0, 1, 2], sims, [], turns, 0.95, keep={0}, token_counts=counts)]
+    assert kept == [0, 1]  # the short repeat of the short turn still goes
+    assert reply not in read
+
+
 def test_recall_keeps_the_users_fact_beside_a_friends_look_alike(memory_factory):
     mem = memory_factory()
     texts = ["मेरी सहेली के कुत्ते का नाम मोती है।", "अच्छा! और बताओ।", "आज मौसम बहुत अच्छा है।", "बढ़िया!",

@@ -216,7 +216,7 @@ def recall(
     # duplicates (≥ 0.95) while their passages say different things, so no long turn is dropped as one.
     keep = ({j for j, c in enumerate(pool) if index.token_counts[c[1]] > index.passage_cut[1]}
             if index.passage_cut[0] and on["passages"] else set())
-    ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity, keep)
+    ordered = dedup(pool, order, sims, rest, turns, settings.recall_dedup_similarity, keep, index.token_counts)
 
     t_rerank = time.perf_counter()
     # Issue 18: the facts the question asks about (it names their attribute or subject) lead, current ones

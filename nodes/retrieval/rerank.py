@@ -72,10 +72,12 @@ def _same_term_sets(ta: set[str], tb: set[str]) -> bool:
 
 
 def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[tuple], turns, threshold: float,
-          keep: set[int] = frozenset()) -> Iterator[tuple]:  # type: ignore[assignment]
+          keep: set[int] = frozenset(), token_counts=None) -> Iterator[tuple]:  # type: ignore[assignment]
     """The pool in ``order``, then ``rest``, without a turn whose text repeats or (in the pool) whose vector
     is ≥ threshold similar to one kept before it (S3 at recall time); pool positions in ``keep`` are never
-    near-duplicates. Lazy: the packer stops reading once its budget is full."""
+    near-duplicates. ``token_counts`` (by turn index, the turn index's): a pool turn and a kept-anyway one
+    under SAME_WORDS of its length are not compared by their words. Lazy: the packer stops reading once its
+    budget is full."""
     near: dict[int, set[int]] = {}
     if threshold < 1.0 and len(pool) > 1:
         # Near-duplicate pairs are rare: find them all at once instead of testing each turn against the kept.
@@ -92,6 +94,14 @@ def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[
         for a, b in pairs.tolist():
             if a in keep and b in keep:
                 continue
+            if token_counts is not None and (a in keep or b in keep):
+                # A long reply beside a turn of under SAME_WORDS of its length: their words cannot be SAME_WORDS
+                # alike but by a reply that repeats itself, and reading the reply's words (a Sudachi pass over
+                # ~700 words) was a third of recall at 10,000 memories with long texts, where its terms had left
+                # the cache (2026-12-04).
+                short, long_ = sorted((int(token_counts[pool[a][1]]), int(token_counts[pool[b][1]])))
+                if short < SAME_WORDS * long_:
+                    continue
             if not _same_term_sets(words(a), words(b)):
                 continue  # alike in the embedder's eyes only: two facts of one shape (another dog, another name)
             near.setdefault(a, set()).add(b)
