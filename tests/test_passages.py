@@ -207,3 +207,29 @@ def test_the_flush_prepares_chat_turns_longer_than_an_excerpt(memory_factory):
     quoted = [i for i in items if "…" in i["text"] or len(i["text"].split()) < 50]
     assert quoted and any("Kiwi" in i["text"] for i in items)
     assert _sentences.cache_info().misses == misses
+
+
+def test_the_flush_counts_the_passages_feedback_weighs(memory_factory):
+    """Pseudo-relevance feedback weighs the terms of its best long turns' answering passages: counted at write
+    time, so a recall tokenises none of them (it was most of the channel's time in a query's first run)."""
+    from nodes.retrieval.packing import passage_term_counts
+
+    mem = memory_factory()
+    replay(mem.graph, "mika", _conversation("mika"))
+    misses = passage_term_counts.cache_info().misses
+    items = recall(mem.services, "mika", "Which port does the staging database use?", purpose="question", budget=300)
+    assert any("passages" in i for i in items)
+    assert passage_term_counts.cache_info().hits > 0
+    assert passage_term_counts.cache_info().misses == misses
+
+
+def test_a_sentence_split_leaves_the_query_side_term_cache_alone():
+    from nodes.retrieval.packing import _sentences
+    from nodes.text import tokenize
+
+    before = tokenize._views.cache_info().currsize
+    text = "lumina: The kiln reached 1240 degrees. Then the glaze cracked. We tried a slower cooling curve!"
+    prefix, _, sentences = _sentences(text)
+    assert prefix == "lumina: " and len(sentences) == 3
+    assert sentences[0][2] == frozenset(tokenize.terms(sentences[0][0]))
+    assert tokenize._views.cache_info().currsize == before + 1  # only the line above's own call

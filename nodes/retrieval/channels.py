@@ -16,6 +16,7 @@ import numpy as np
 
 from ..lifecycle.memory_vector import MEMORY_VECTOR_FIELD, as_remembered as remembered_order
 from ..text.tokenize import nouns, terms
+from .packing import passage_term_counts
 from .turn_index import unified_search
 
 TIER = {
@@ -226,8 +227,9 @@ def feedback_channel(index, q_terms: list[str], settings, out: Candidates, passa
         found = passage_of(i) if passage_of is not None else None
         if found is not None:
             start, end = found[2]
-            text = text[start:end]
-        counts = Counter(terms(text))
+            counts = dict(passage_term_counts(text[start:end]))
+        else:
+            counts = Counter(terms(text))
         length = sum(counts.values()) or 1
         for term, tf in counts.items():
             posting = index.postings.get(term)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import lru_cache
 from typing import Any, Collection, Mapping, Sequence
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from ..text.chunking import join_parts, parse_part
 from ..text.passages import passage_spans
-from ..text.tokenize import terms
+from ..text.tokenize import read_once, terms
 from .budget import count_tokens, glued
 from .temporal import date_label as _date
 
@@ -106,10 +106,22 @@ def _sentences(text: str) -> tuple[str, int, tuple[tuple[str, int, frozenset[str
         end = gap.start() if gap is not None else len(text)
         piece = text[start:end]
         if piece.strip():
-            out.append((piece, count_tokens(piece), frozenset(terms(piece)), start))
+            # read_once: a sentence's terms live in this cache's entry, not in the query side's (tokenize._views),
+            # which hundreds of warmed replies' sentences would otherwise cycle.
+            out.append((piece, count_tokens(piece), frozenset(read_once(piece)[0]), start))
         if gap is not None:
             start = max(gap.end(), start)
     return prefix, count_tokens(prefix), tuple(out)
+
+
+@lru_cache(maxsize=8192)
+def passage_term_counts(text: str) -> tuple[tuple[str, int], ...]:
+    """A long turn's passage's terms with their counts, in order of first use (as Counter(terms(text)) has
+    them): what pseudo-relevance feedback weighs. Read once and kept here, filled at write time
+    (nodes.retrieval.warm.prepare_excerpts): tokenising the answering passages of its three best turns was
+    most of the feedback channel's time in a query's first run (1.2 against 0.4 ms p50 on the hard
+    long-reply set)."""
+    return tuple(Counter(read_once(text)[0]).items())
 
 
 @lru_cache(maxsize=16_384)
@@ -226,8 +238,10 @@ def passage_picker(index, dense: dict[int, dict[int, float]], q_terms):
         if t in passages.postings and weight[t]:
             doc_weight[passages.postings[t][0]] += weight[t]
 
+    texts = index.turns.column("text") if hasattr(index.turns, "column") else [t.text for t in index.turns]
+
     def pick(i: int):
-        text = index.turns[i].text
+        text = texts[i]
         spans = passage_spans(text, size, least)
         if not spans:
             return None
@@ -308,6 +322,12 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     limit_tokens = settings.recall_excerpt_tokens if budget is not None else 0
     passage_tokens = settings.recall_passage_excerpt_tokens if budget is not None else 0
     wanted_terms = frozenset(q_terms)
+    # Columns, not rows: the packer reads hundreds of turns' texts and ids per query, and a TurnTable makes a
+    # row object on every access.
+    if hasattr(turns, "column"):
+        text_col, source_col = turns.column("text"), turns.column("source_id")
+    else:
+        text_col, source_col = [t.text for t in turns], [t.source_id for t in turns]
     texts: dict[int, str] = {}
     costs: dict[int, int] = {}
     parts: dict[int, tuple[int, int]] = {}  # turn index -> (passage number, passages) for those quoted from one
@@ -316,27 +336,27 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
         if i not in texts:
             known = int(token_counts[i]) if token_counts is not None else None  # its length, when the index has it
             if known is not None and (not limit_tokens or known <= limit_tokens):
-                texts[i], costs[i] = turns[i].text, known
+                texts[i], costs[i] = text_col[i], known
             elif limit_tokens and passage_of is not None and (found := passage_of(i)) is not None:
                 number, count, span = found
                 parts[i] = (number, count)
-                texts[i], costs[i] = counted_excerpt(turns[i].text, wanted_terms, passage_tokens or limit_tokens, span, known)
+                texts[i], costs[i] = counted_excerpt(text_col[i], wanted_terms, passage_tokens or limit_tokens, span, known)
             else:
-                texts[i], costs[i] = counted_excerpt(turns[i].text, wanted_terms, limit_tokens, None, known)
+                texts[i], costs[i] = counted_excerpt(text_col[i], wanted_terms, limit_tokens, None, known)
         return texts[i]
 
     def _ellipsis(a: int, b: int) -> int:
         """1 when turns ``a`` and ``b`` are consecutive parts of one chunked message and one is an excerpt
         (join_parts then puts " … " between them), else 0."""
-        pa, pb = parse_part(turns[a].source_id), parse_part(turns[b].source_id)
+        pa, pb = parse_part(source_col[a]), parse_part(source_col[b])
         if not (pa and pb and pa[0] == pb[0] and abs(pa[1] - pb[1]) == 1):
             return 0
-        return int(text_of(a) != turns[a].text or text_of(b) != turns[b].text)
+        return int(text_of(a) != text_col[a] or text_of(b) != text_col[b])
 
     def _whole(i: int) -> bool:
         """Whether turn ``i``'s message is quoted whole: not an excerpt, nor one part of a chunked message (the
         other parts may hold what a caller's line says)."""
-        return text_of(i) == turns[i].text and parse_part(turns[i].source_id) is None
+        return text_of(i) == text_col[i] and parse_part(source_col[i]) is None
 
     def cost_of(i: int) -> int:
         text = text_of(i)

@@ -207,10 +207,10 @@ def recall(
     pool_size = settings.recall_mmr_pool * wanted
     pool, rest = list(ordered[:pool_size]), ordered[pool_size:]
     dedup_on = settings.recall_dedup_similarity < 1.0
-    vectors: dict[int, np.ndarray] = {}
+    rows = None
     if pool and stores.turns is not None and (on["mmr"] or dedup_on):
-        vectors = index.vectors_for(stores.turns, user_id, [c[1] for c in pool])
-    sims = similarities(pool, vectors)
+        rows = index.vector_rows(stores.turns, user_id, [c[1] for c in pool])
+    sims = similarities(pool, rows)
     order = mmr(pool, sims, settings.recall_mmr_lambda, wanted) if on["mmr"] else list(range(len(pool)))
     # A long turn's vector averages its boilerplate: two replies sharing headings and code read as near-
     # duplicates (≥ 0.95) while their passages say different things, so no long turn is dropped as one.

@@ -13,15 +13,20 @@ import numpy as np
 from ..text.tokenize import terms
 
 
-def similarities(pool: list[tuple], vectors: dict[int, np.ndarray]) -> np.ndarray:
+def similarities(pool: list[tuple], vectors: dict[int, np.ndarray] | np.ndarray | None) -> np.ndarray:
     """Cosine similarities between the pool's turns (vectors are unit length); a turn without a vector
-    is similar to nothing, so it is never penalised or dropped as a duplicate."""
-    dim = next((v.size for v in vectors.values()), 0)
-    matrix = np.zeros((len(pool), max(dim, 1)), dtype=np.float32)
-    for j, cand in enumerate(pool):
-        vec = vectors.get(cand[1])
-        if vec is not None:
-            matrix[j] = vec
+    is similar to nothing, so it is never penalised or dropped as a duplicate. ``vectors``: by turn index,
+    or the pool's rows already (a zero row: no vector; TurnIndex.vector_rows)."""
+    if isinstance(vectors, np.ndarray):
+        matrix = vectors
+    else:
+        vectors = vectors or {}
+        dim = next((v.size for v in vectors.values()), 0)
+        matrix = np.zeros((len(pool), max(dim, 1)), dtype=np.float32)
+        for j, cand in enumerate(pool):
+            vec = vectors.get(cand[1])
+            if vec is not None:
+                matrix[j] = vec
     # One BLAS thread: for a pool this small, waking the others costs more than the product (0.3 against
     # 1–4 ms on two busy cores).
     with _blas().limit(limits=1, user_api="blas"):

@@ -338,6 +338,18 @@ class UserTurns:
                 self.has_vector[i] = True
         return {i: self.vectors[i].astype(np.float32) for i in positions if self.has_vector[i]}
 
+    def vector_rows(self, turn_vectors, user_id: str, positions) -> np.ndarray | None:
+        """``vectors_for`` as one float32 matrix, a row per position (zeros where a turn has no vector), read
+        in one take: recall's pool of ~100 turns row by row cost ~0.7 ms of every query."""
+        if self.vectors is None:
+            return None
+        positions = np.asarray([int(i) for i in positions], dtype=np.int64)
+        if turn_vectors is not None and positions.size and not self.has_vector[positions].all():
+            self.vectors_for(turn_vectors, user_id, positions.tolist())  # fetches the ones missing
+        rows = self.vectors[positions].astype(np.float32)
+        rows[~self.has_vector[positions]] = 0.0
+        return rows
+
     def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75,
                context: float = 0.0, context2: float = 0.0) -> list[tuple[int, float]]:
         """BM25 over the turns, best first. ``context`` > 0: each turn's document also holds the words of

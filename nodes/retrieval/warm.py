@@ -68,7 +68,7 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
     (and tokenise it all again on every flush)."""
     from ..text.passages import passage_spans
     from ..text.tokenize import terms
-    from .packing import _sentence_terms
+    from .packing import _sentence_terms, passage_term_counts
 
     texts = index.turns.column("text")
     size, least = index.passage_cut
@@ -77,11 +77,25 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
             _sentence_terms(texts[i])
     if not size:
         return
-    for i in np.flatnonzero(index.token_counts > least):
+    long_turns = np.flatnonzero(index.token_counts > least)
+    for i in long_turns:
         _sentence_terms(texts[i])
         passage_spans(texts[i], size, least)
         terms(texts[i])
+    # What pseudo-relevance feedback weighs of a passage that answers (channels.feedback_channel), for the
+    # newest long turns' passages that fit half of that cache.
+    room = _WARM_PASSAGES
+    for i in long_turns[::-1]:
+        if room <= 0:
+            break
+        spans = passage_spans(texts[i], size, least)
+        for a, b in spans:
+            passage_term_counts(texts[i][a:b])
+        room -= len(spans)
 
+
+_WARM_PASSAGES = 4096
+"""Passages of a user's newest long turns whose terms the warm-up counts ahead: half of that cache."""
 
 _WARM_EXCERPTS = 4096
 """Turns a user's warm-up splits into sentences ahead of recall, newest first: a quarter of packing's caches."""

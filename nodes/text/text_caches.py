@@ -22,6 +22,7 @@ def text_caches() -> tuple[_lru_cache_wrapper | tokenize._MorphemeViews, ...]:
         tokenize._ascii_views, tokenize._views, tokenize.morphemes, tokenize.morpheme_views,
         tokenize._unknown_script_view,
         packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
+        packing.passage_term_counts,
         transliterate.latin_keys, transliterate.kana_key, transliterate.index_keys, transliterate._aliases,
         detect_domain, function_words.query_language,
         ids.turn_id, ids.segment_id, ids.concept_id, ids.point_id,
