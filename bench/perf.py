@@ -37,7 +37,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from bench.common import bench_settings, dir_bytes, peak_rss_mb, percentiles
+from bench.common import LatencyTail, bench_settings, dir_bytes, peak_rss_mb, percentiles, render_tail
 
 EN_NAMES = ["Alice", "Ben", "Chloe", "Daniel", "Emma", "Felix", "Grace", "Henry"]
 EN_VERBS = ["cooked", "talked about", "bought", "painted", "planned", "practised", "read about", "watched"]
@@ -305,10 +305,15 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
     warm_s = time.perf_counter() - started
     queries = [(rng.choice(users)[0], rng.randrange(len(qtexts))) for _ in range(args.queries)]
 
-    def ours(q):
+    tails: dict[int, LatencyTail] = {}  # per concurrency: which channel and stage make the slow queries slow
+
+    def ours(q, tail: LatencyTail | None = None):
         user_id, k = q
         timings = Timings()
+        started = time.perf_counter()
         recall(services, user_id, qtexts[k], purpose="question", budget=1024, query_vector=qvecs[k], timings=timings)
+        if tail is not None:
+            tail.add((time.perf_counter() - started) * 1000 - timings.embed_ms, timings.channels, timings.stages)
         return timings.embed_ms
 
     result: dict[str, Any] = {"memories_per_user": n, "users": len(users), "memories": total,
@@ -319,9 +324,13 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
                                  if args.optimize else {}),
                               "ours": {}, "inmemorystore": {}}
     for c in args.concurrency:
-        lat = run_queries(ours, queries, c)
+        tail = tails[c] = LatencyTail()
+        lat = run_queries(lambda q: ours(q, tail if c == 1 else None), queries, c)
         result["ours"][f"c{c}"] = {**percentiles(lat), "qps": round(len(lat) / (sum(lat) / 1000 / c), 1)}
         log(f"  n={n} ours c={c}: {result['ours'][f'c{c}']}")
+    if 1 in tails:  # one query at a time: the stages of a query are its own
+        result["recall_tail"] = tails[1].summary()
+        result["channel_latency_ms"] = tails[1].channel_percentiles()
     result["after_new_segment"] = after_new_segment(services, pool, users, n, qtexts, qvecs, args.fresh_rounds, log)
     services.close()
     stop_server(settings)
@@ -498,6 +507,9 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"{r['memories_per_user']:,}/user: vector indexes built after the fill in {r['vector_index_seconds']} s "
                          f"(`lumina-memory optimize`; vectors indexed: {r['indexed_vectors']}); in-process recall indexes warmed in "
                          f"{r['index_warmup_seconds']} s")
+    for r in report["results"]:
+        if "recall_tail" in r:
+            lines += ["", f"{r['memories_per_user']:,}/user, c1:"] + render_tail(r["recall_tail"], r["channel_latency_ms"])
     lines.append("")
     lines.append("on-disk bytes per memory: " + "; ".join(
         f"{r['memories_per_user']:,}/user: " + ", ".join(f"{k} {v}" for k, v in r["bytes_per_memory"].items())
