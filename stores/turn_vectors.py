@@ -42,6 +42,13 @@ class TurnPointsMixin:
         user = ids.validate_id(user_id, "user_id")
         return self._delete_matching(user, "turn_id", check_id_list(turn_ids, "turn_ids"))  # type: ignore[attr-defined]
 
+    def _batch_of(self, user_id: str, vectors: Sequence[Sequence[float]]) -> tuple[list, list[list[float]]]:
+        """What a batched turn search checks before any engine call: the store is open, the user id and every
+        vector are valid. Returns the user's conditions and the checked vectors."""
+        self._require_open()  # type: ignore[attr-defined]
+        queries = [check_vector(v, self.dim, f"vectors[{i}]") for i, v in enumerate(vectors)]  # type: ignore[attr-defined]
+        return user_conditions(user_id), queries
+
     def upsert_turns(self, user_id: str, turns: Sequence[Any], vectors: Sequence[Sequence[float]]) -> int:
         """``turns``: objects or dicts with turn_id, source_id, speaker, text, ts, segment_id; a dict with
         ``passage`` (its number) and ``text`` the passage's is a passage point of that turn."""
@@ -100,9 +107,7 @@ class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
         ~7.5 one after the other)."""
         import qdrant_edge as qe
 
-        self._require_open()
-        conditions = user_conditions(user_id)
-        queries = [check_vector(v, self.dim, f"vectors[{i}]") for i, v in enumerate(vectors)]
+        conditions, queries = self._batch_of(user_id, vectors)
         if limit <= 0 or not queries:
             return [[] for _ in queries]
         flt = _edge_filter(conditions)
@@ -160,9 +165,7 @@ def client_turn_vectors():
             return [(str(p.id), float(p.score)) for p in result.points]
 
         def search_point_ids_many(self, user_id, vectors, limit):
-            self._require_open()
-            conditions = user_conditions(user_id)
-            queries = [check_vector(v, self.dim, f"vectors[{i}]") for i, v in enumerate(vectors)]
+            conditions, queries = self._batch_of(user_id, vectors)
             if limit <= 0 or not queries:
                 return [[] for _ in queries]
             flt = _client_filter(conditions)
