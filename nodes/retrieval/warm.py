@@ -94,11 +94,13 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
         room -= len(spans)
 
 
-_WARM_PASSAGES = 4096
-"""Passages of a user's newest long turns whose terms the warm-up counts ahead: half of that cache."""
+_WARM_PASSAGES = 1024
+"""Passages of a user's newest long turns whose terms the warm-up counts ahead: an eighth of that cache, so a few
+users flushing in turn do not cycle it (each flush would count again what the others pushed out)."""
 
-_WARM_EXCERPTS = 4096
-"""Turns a user's warm-up splits into sentences ahead of recall, newest first: a quarter of packing's caches."""
+_WARM_EXCERPTS = 1024
+"""Chat turns a user's warm-up splits into sentences ahead of recall, the newest: a sixteenth of packing's caches,
+so a few users flushing in turn do not cycle them (a Sudachi pass per turn pushed out, ~0.2 s at worst)."""
 
 
 @dataclass
