@@ -35,6 +35,11 @@ def _finite(value: object, field: str) -> float:
 _NO_USER = "lumina-prepare-no-such-user"  # valid as a user and a segment id; never created
 
 
+def _fan(limit: int) -> int:
+    """Segments read per query concept for a lookup of ``limit`` segments (see cypher.SEGMENTS_FOR_CONCEPT)."""
+    return max(CONCEPT_FAN, 10 * limit)
+
+
 def _limit(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput("limit", f"must be a non-negative integer, got {value!r}")
@@ -346,7 +351,7 @@ class CypherGraph:
         hits: dict[str, int] = defaultdict(int)
         sort_key: dict[str, tuple[float, float]] = {}
         for concept_id in dict.fromkeys(ids.concept_id(user_id, n) for n in names):
-            for r in self._read(cypher.SEGMENTS_FOR_CONCEPT, {"concept_id": concept_id, "fan": max(CONCEPT_FAN, 10 * limit)}):
+            for r in self._read(cypher.SEGMENTS_FOR_CONCEPT, {"concept_id": concept_id, "fan": _fan(limit)}):
                 if r["owner"] != user_id:
                     continue
                 seg = str(r["id"])
@@ -356,11 +361,15 @@ class CypherGraph:
         return [(s, hits[s]) for s in ranked[:limit]]
 
     def prepare_recall_reads(self, limit: int) -> None:
-        """Run the graph channel's reads once, on ids no user has: an engine that compiles a statement on its
+        """Run the graph channel's reads once, on an id no user has: an engine that compiles a statement on its
         first use (ladybug: ~6 ms each, and its statement cache is keyed by the parameters' types, hence the
-        recall's own ``limit``) does it now, not inside a user's first recall after the process started."""
-        self.segments_for_concepts(_NO_USER, ["-"], limit)
-        self.associated(_NO_USER, [_NO_USER], limit)
+        recall's own fan) does it now, not inside a user's first recall after the process started. The
+        statements go straight to the engine: through ``segments_for_concepts`` the id would be derived by
+        ``ids.concept_id``, whose cache an open that just finished an erasure must leave empty."""
+        if not _limit(limit):
+            return
+        self._read(cypher.SEGMENTS_FOR_CONCEPT, {"concept_id": _NO_USER, "fan": _fan(limit)})
+        self._neighbour_rows([_NO_USER])
 
     def concepts_of(self, user_id: str, segment_ids: Sequence[str]) -> dict[str, list[str]]:
         """Every requested id is a key (an unknown or foreign segment maps to [])."""
