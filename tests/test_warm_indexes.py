@@ -68,7 +68,7 @@ def _long_reply(topic: str, value: str) -> str:
 
 def test_a_recall_over_warmed_long_replies_tokenises_none_of_them_whole(memory_factory, monkeypatch):
     """The first recall quoting a long reply in a process that started read it whole with Sudachi, to tell
-    near-duplicates apart by their words (rerank.same_words): 100–320 ms inside a recall on the hard long-reply
+    near-duplicates apart by their words (rerank.dedup): 100–320 ms inside a recall on the hard long-reply
     set, 2026-12-02. The warm-up (a flush's, or a starting process's) reads them, so the recall finds their
     terms ready."""
     import nodes.retrieval.rerank as rerank

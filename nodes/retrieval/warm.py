@@ -62,7 +62,7 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
     yet (LoCoMo dev, 2026-12-04). An index built from kept reads (nodes.retrieval.turn_reads) cut no passage:
     without the passage line a warmed user's first recall spent ~50 ms cutting its candidates'
     (bench.cold_start). The whole-text terms line serves dedup, which compares near-duplicate replies by
-    their words (rerank.same_words): without it a started process's first recall spent 100–320 ms tokenising
+    their words (rerank.dedup): without it a started process's first recall spent 100–320 ms tokenising
     them (the hard long-reply set, 2026-12-02). Turns seen before are cache hits; only the newest
     ``_WARM_EXCERPTS`` turns of a user are split ahead, so one user's history cannot cycle the bounded cache
     (and tokenise it all again on every flush)."""
@@ -72,8 +72,10 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
 
     texts = index.turns.column("text")
     size, least = index.passage_cut
-    if excerpt_tokens:
-        for i in np.flatnonzero(index.token_counts > excerpt_tokens)[-_WARM_EXCERPTS:]:
+    if excerpt_tokens:  # the chat turns; the long ones follow with their passages
+        counts = index.token_counts
+        chat = (counts > excerpt_tokens) & (counts <= least) if size else counts > excerpt_tokens
+        for i in np.flatnonzero(chat)[-_WARM_EXCERPTS:]:
             _sentence_terms(texts[i])
     if not size:
         return
