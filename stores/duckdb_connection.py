@@ -6,13 +6,16 @@ may run nodes in a thread pool, so every use goes through one lock.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import duckdb
 
+from . import file_swap
 from .datadir_lock import read_holder
 from .errors import DataDirLocked, StoreUnavailable
 
@@ -49,6 +52,9 @@ class GuardedConnection:
         # does not make every other user's next read re-check the archive.
         self.key_generation: dict[str, int] = {}
         self._touched: set[str] = set()
+        if database != ":memory:":
+            # A rewrite killed half-way is finished or undone before DuckDB opens the file (and its WAL).
+            file_swap.recover(Path(database))
         try:
             self._con: duckdb.DuckDBPyConnection | None = connect(database)
         except duckdb.IOException as exc:
@@ -64,6 +70,19 @@ class GuardedConnection:
         with self.tx() as con:
             for statement in schema:
                 con.execute(statement)
+        if database != ":memory:" and (file_swap.rewrite_owed(Path(database)) or self._erasure_interrupted()):
+            # A rewrite was killed before its switch, or an erasure was interrupted: rows it deleted may still
+            # sit in freed blocks, and the erasure's redo rewrites only files it deletes from again.
+            try:
+                self.rewrite()
+            except BaseException:
+                self.close()  # do not keep the file lock of a connection the caller never got
+                raise
+
+    def _erasure_interrupted(self) -> bool:
+        from .erasure import erasures_in_progress
+
+        return bool(erasures_in_progress(self.data_dir)) if os.path.isdir(self.data_dir) else False
 
     @property
     def is_open(self) -> bool:
@@ -130,28 +149,28 @@ class GuardedConnection:
 
     def rewrite(self) -> None:
         """Copy every table into a fresh file and swap it in (L11): DuckDB leaves deleted rows in freed
-        blocks of the file, so erasure must rewrite it for the bytes to go. In-memory: nothing to do."""
-        import os
-
+        blocks of the file, so erasure must rewrite it for the bytes to go. The copy is built complete
+        beside the live file and switched in by stores.file_swap, which also drops the live file's WAL: a
+        kill at any moment leaves the old file or the new one. In-memory: nothing to do."""
         with self.lock:
             con = self.live()
             if self.database == ":memory:":
                 return
-            fresh = self.database + ".rewrite"
-            for leftover in (fresh, fresh + ".wal"):
-                if os.path.exists(leftover):
-                    os.remove(leftover)
+            live = Path(self.database)
+            file_swap.owe_rewrite(live)  # until the switch: a kill before it leaves the next open to redo this
+            fresh = file_swap.staging(live) / live.name
             con.execute("CHECKPOINT")
             (name,) = con.execute("SELECT current_database()").fetchone()
-            con.execute("ATTACH ? AS lumina_rewrite", [fresh])
+            con.execute("ATTACH ? AS lumina_rewrite", [str(fresh)])
             try:
                 con.execute(f'COPY FROM DATABASE "{name}" TO lumina_rewrite')
             finally:
                 con.execute("DETACH lumina_rewrite")
             self._con = None
             con.close()
-            os.chmod(fresh, 0o600)
-            os.replace(fresh, self.database)
-            if os.path.exists(self.database + ".wal"):
-                os.remove(self.database + ".wal")
-            self._con = connect(self.database)
+            for path in file_swap.staging_entries(live):
+                os.chmod(path, 0o600)
+            try:
+                file_swap.commit(live, companions=(".wal",))
+            finally:
+                self._con = connect(self.database)  # the new file (or the old one if the switch failed)

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence, cast
 
 import ladybug
 
-from . import cypher
+from . import cypher, file_swap
 from .errors import DataDirLocked, StoreUnavailable
 from .graph_base import CypherGraph, Rows, Step
 from .settings import LuminaSettings
@@ -51,6 +51,8 @@ class LadybugGraph(CypherGraph):
         self._closed = True  # until both handles exist
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            # A rewrite killed half-way is finished or undone before ladybug opens the file.
+            file_swap.recover(self.path)
             self._db = self._open_database()
             try:
                 self._conn = ladybug.Connection(self._db)
@@ -68,6 +70,10 @@ class LadybugGraph(CypherGraph):
             # threshold, upserting 1,000 segments took 5 s on an empty graph and 20 s by the 8th user's
             # thousand. Checkpointing every 2 MB keeps it near 5-9 s (see bench/README.md).
             self._conn.execute(cypher.LADYBUG_CHECKPOINT_THRESHOLD)
+            if file_swap.rewrite_owed(self.path):
+                # A process died between deleting a user's nodes and rewriting the file: their strings
+                # are still in its freed pages.
+                self.rewrite()
         except BaseException:
             self.close()
             raise
@@ -158,22 +164,32 @@ class LadybugGraph(CypherGraph):
     def raw_paths(self) -> list[Path]:
         return [p for p in self.path.parent.glob(self.path.name + "*")]
 
-    def rewrite(self) -> None:
-        """Dump the live graph, delete the database files and load it into a new one (L11): ladybug keeps
-        deleted nodes' strings in the file's freed pages."""
-        with self._lock:
-            rows = self.dump()
-            self.close()
-            for path in self.raw_paths():
-                if path.is_dir():
-                    import shutil
+    def delete_user(self, user_id: str) -> int:
+        # Owed before the delete: a kill between the delete and the erasure's rewrite leaves the user's
+        # strings in freed pages, and the next open must still rewrite the file (see __init__).
+        if any(self.counts(user_id).nodes.values()):
+            file_swap.owe_rewrite(self.path)
+        return super().delete_user(user_id)
 
-                    shutil.rmtree(path)
-                else:
-                    path.unlink()
-            self.__init__(self.path)  # type: ignore[misc]  # same file, a fresh database
-            self.load(rows)
+    def rewrite(self) -> None:
+        """Dump the live graph and load it into a new database file built beside this one, then switch
+        to it with stores.file_swap (L11): ladybug keeps deleted nodes' strings in the file's freed pages.
+        A kill at any moment leaves the old file or the new one, never neither."""
+        with self._lock:
+            file_swap.owe_rewrite(self.path)  # until the switch: a kill before it leaves the next open to redo this
+            rows = self.dump()
             self._execute("CHECKPOINT", {})
+            fresh = LadybugGraph(file_swap.staging(self.path) / self.path.name)
+            try:
+                fresh.load(rows)
+                fresh._execute("CHECKPOINT", {})
+            finally:
+                fresh.close()
+            self.close()
+            try:
+                file_swap.commit(self.path, companions=(".wal", ".shadow"))
+            finally:
+                self.__init__(self.path)  # type: ignore[misc]  # the new file (or the old one if the switch failed)
 
     def __repr__(self) -> str:
         return f"LadybugGraph({str(self.path)!r})"

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import qdrant_edge as qe
 
+from . import file_swap
 from .errors import DataDirLocked, EmbedderMismatch, StoreUnavailable
 from .vector_filters import (
     HNSW_EF_CONSTRUCT,
@@ -83,15 +84,21 @@ class EdgeVectorStore(VectorStoreBase):
         self._indexing_threshold_kb, self._full_scan_threshold_kb = indexing_threshold_kb, full_scan_threshold_kb
         self.shard_dir = Path(path).expanduser().resolve()
         self._meta_path = self.shard_dir / META_FILE
+        # A rewrite killed half-way is finished or undone before the engine opens the shard.
+        file_swap.recover(self.shard_dir)
         self._shard = self._open()
         try:
             self._ensure_indexes()
+            if file_swap.rewrite_owed(self.shard_dir):
+                # A process died between deleting a user's points and rewriting the shard: their bytes
+                # are still in the WAL and payload pages.
+                self.rewrite()
         except BaseException:
             self._shard.close()  # do not keep the WAL lock of a store the caller never got
             raise
 
     # --- opening ----------------------------------------------------------------------------------
-    def _open(self) -> qe.EdgeShard:
+    def _config(self) -> qe.EdgeConfig:
         # Given on every open: a shard made before these settings adopts them (the engine persists what
         # it is given) and indexes accordingly at its next optimize().
         hnsw = qe.HnswIndexConfig(
@@ -100,10 +107,13 @@ class EdgeVectorStore(VectorStoreBase):
         )
         optimizers = (qe.EdgeOptimizersConfig(indexing_threshold=self._indexing_threshold_kb)
                       if self._indexing_threshold_kb is not None else None)
-        config = qe.EdgeConfig(
+        return qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine), hnsw_config=hnsw,
             optimizers=optimizers,
         )
+
+    def _open(self) -> qe.EdgeShard:
+        config = self._config()
         stored = self._read_meta()
         if stored is not None:
             # Checked before the engine opens anything, so a mismatch never touches the shard.
@@ -151,19 +161,21 @@ class EdgeVectorStore(VectorStoreBase):
             raise StoreUnavailable(TIER, f"unreadable {self._meta_path}: {exc}") from exc
         return data if isinstance(data, dict) else {}
 
-    def _write_meta(self) -> None:
+    def _write_meta(self, meta_path: Path | None = None) -> None:
         # Write-then-rename so a crash leaves the old file or the new one, never half of one.
-        tmp = self._meta_path.with_suffix(".json.tmp")
+        meta_path = meta_path or self._meta_path
+        tmp = meta_path.with_suffix(".json.tmp")
         record = {"collection": self.collection, **embedder_metadata(self.embedder_name, self.dim)}
         tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self._meta_path)
+        os.replace(tmp, meta_path)
 
-    def _ensure_indexes(self) -> None:
+    def _ensure_indexes(self, shard: qe.EdgeShard | None = None) -> None:
         # Also on reopen: a shard made by an older version gets the indexes it lacks.
-        existing = set(self._shard.info().payload_schema)
+        shard = shard or self._shard
+        existing = set(shard.info().payload_schema)
         for field, kind in INDEXED_FIELDS:
             if field not in existing:
-                self._shard.update(qe.UpdateOperation.create_field_index(field, _index_schema(field, kind)))
+                shard.update(qe.UpdateOperation.create_field_index(field, _index_schema(field, kind)))
 
     # --- engine primitives ------------------------------------------------------------------------
     def _write(self, points: Sequence[PreparedPoint]) -> None:
@@ -250,24 +262,39 @@ class EdgeVectorStore(VectorStoreBase):
     def raw_paths(self) -> list[Path]:
         return [self.shard_dir]
 
+    def delete_user(self, user_id: str) -> int:
+        # Owed before the delete: a kill between the delete and the erasure's rewrite leaves the user's
+        # bytes in the WAL, and the next open must still rewrite the shard (see __init__).
+        self._require_open()
+        if self.count(user_id):
+            file_swap.owe_rewrite(self.shard_dir)
+        return super().delete_user(user_id)
+
     def rewrite(self) -> None:
         """Rebuild the shard from its live points (L11): deleted points stay in the engine's WAL and
-        payload pages until then. The old directory is removed only after the new shard holds them all."""
-        import shutil
-
+        payload pages until then. The new shard is built complete beside the live one and switched in by
+        stores.file_swap, so a kill at any moment leaves the old shard or the new one."""
         self._require_open()
+        file_swap.owe_rewrite(self.shard_dir)  # until the switch: a kill before it leaves the next open to redo this
         points = [PreparedPoint(pid, vec, payload) for pid, vec, payload in self._scroll()]
         self._shard.flush()
+        fresh = file_swap.staging(self.shard_dir) / self.shard_dir.name
+        fresh.mkdir(mode=0o700)
+        self._write_meta(fresh / META_FILE)
+        try:
+            shard = qe.EdgeShard.create(str(fresh), self._config())
+        except Exception as exc:  # the engine raises plain Exception
+            raise self._translate_open_error(exc) from exc
+        try:
+            self._ensure_indexes(shard)
+            for start in range(0, len(points), self.batch_size):
+                batch = points[start : start + self.batch_size]
+                shard.update(qe.UpdateOperation.upsert_points([qe.Point(p.point_id, p.vector, p.payload) for p in batch]))
+            shard.flush()
+        finally:
+            shard.close()
         self._shard.close()
-        old = self.shard_dir.with_name(self.shard_dir.name + ".old")
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(self.shard_dir, old)
-        self.shard_dir.mkdir(parents=True)
-        os.replace(old / META_FILE, self._meta_path)
-        self._shard = self._open()
-        self._ensure_indexes()
-        for start in range(0, len(points), self.batch_size):
-            self._write(points[start : start + self.batch_size])
-        self._shard.flush()
-        shutil.rmtree(old)
+        try:
+            file_swap.commit(self.shard_dir)
+        finally:
+            self._shard = self._open()  # the new shard, or the old one if the switch failed
