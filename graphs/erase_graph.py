@@ -27,6 +27,7 @@ from typing_extensions import NotRequired, TypedDict
 from nodes.input_check import thread_owner
 from nodes.services import Services, default_services
 from stores.errors import InvalidInput
+from stores.ids import validate_id
 from stores.places.server_threads import ServerThreadsPlace
 
 from .erase import erase_plan, erase_user
@@ -100,20 +101,25 @@ async def _server_threads(config: RunnableConfig) -> ServerThreadsPlace:
 
 def build_erase_graph(services: Callable[[], Services] = default_services):
     async def erase(state: EraseState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+        user_id = state.get("user_id")
+        if user_id is None:
+            raise InvalidInput("user_id", "is missing: run with input={'user_id': ...} to plan, then with the "
+                               "plan's 'token' too to erase")
+        validate_id(user_id, "user_id")
         # Every call below blocks (DuckDB, Redis, files): it runs in a worker thread, and the server
         # place waits there for this loop to answer its API calls.
         opened = await asyncio.to_thread(services)
         place = await _server_threads(config)
         try:
             if not state.get("token"):
-                return await asyncio.to_thread(erase_plan, opened, state["user_id"], store=runtime.store,
+                return await asyncio.to_thread(erase_plan, opened, user_id, store=runtime.store,
                                                extra_places=[place])
-            report = await asyncio.to_thread(erase_user, opened, state["user_id"], state["token"],
+            report = await asyncio.to_thread(erase_user, opened, user_id, state["token"],
                                              actor="langgraph-server", store=runtime.store, extra_places=[place])
         finally:
             await place.client.aclose()
         log.info("erased a user through the server: %d threads", report["removed"].get(place.name, 0))
-        return {"user_id": state["user_id"], **report}
+        return {"user_id": user_id, **report}
 
     builder = StateGraph(EraseState, input_schema=EraseInput, output_schema=EraseOutput)
     builder.add_node("erase", erase)

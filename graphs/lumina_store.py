@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from langgraph.store.base import IndexConfig, TTLConfig
@@ -41,6 +42,9 @@ from stores.lgstore_ttl import check_config
 from stores.settings import LuminaSettings, default_settings
 
 SERVER_STORE_ENV = "LANGGRAPH_STORE"  # where the LangGraph server puts langgraph.json's "store" section (JSON)
+# The store server_store serves, while it does: its embedded engines allow one handle per data directory, so
+# whatever needs the store inside the server (a run's backup, erasure, restore) uses this one (served_store).
+_served: list[tuple[Path, LuminaStore]] = []
 
 
 def store_class(settings: LuminaSettings) -> type[LuminaStore]:
@@ -147,9 +151,19 @@ def server_store() -> Iterator[LuminaStore]:
         index["embed"] = resolve_embeddings(index)
     services = default_services()
     store = make_store(services.settings, embedder=services.embedder, index=index or None, ttl=config.get("ttl"))
+    served = (services.settings.resolved_data_dir().resolve(), store)
+    _served.append(served)
     try:
         if store.ttl_config:
             store.start_ttl_sweeper()
         yield store
     finally:
+        _served.remove(served)
         store.close()  # stops the sweeper too
+
+
+def served_store(settings: LuminaSettings) -> LuminaStore | None:
+    """The store ``server_store`` serves in this process for the data directory of ``settings``; None outside
+    a LangGraph server (or for another data directory)."""
+    data_dir = settings.resolved_data_dir().resolve()
+    return next((store for where, store in _served if where == data_dir), None)

@@ -33,6 +33,7 @@ from nodes.services import Services, default_services
 from stores.backup import GROUPS, prune
 from stores.backup_location import open_location
 from stores.ids import validate_id
+from stores.langgraph_store import LuminaStore
 
 from .erase import audit_log, backup_now, default_backup_location
 from .maintenance_knowledge import KNOWLEDGE_STEPS
@@ -97,14 +98,16 @@ def record_settings(state: MaintenanceState, services: Services) -> dict:
     return {"report": {"record_settings": {"changed": changed}}}
 
 
-def scheduled_backups(state: MaintenanceState, services: Services) -> dict:
+def scheduled_backups(state: MaintenanceState, services: Services, store=None) -> dict:
+    """The backup groups whose schedule has passed. ``store``: the run's LangGraph store (a server's
+    ``runtime.store``), which the backup reads instead of opening the data directory's store again."""
     now = state.get("now") or time.time()
     saved = load_state(services)
     last = saved.get("last_backup", {})
     due = [g for g in GROUPS if state.get("force") or now - float(last.get(g, 0)) >= getattr(services.settings, SCHEDULE[g])]
     if not due:
         return {"report": {"scheduled_backups": {"due": [], "snapshot": None}}}
-    manifest = backup_now(services, groups=due, actor="maintenance")
+    manifest = backup_now(services, groups=due, actor="maintenance", store=store)
     save_state(services, {**saved, "last_backup": {**last, **{g: now for g in due}}})
     return {"report": {"scheduled_backups": {"due": due, "snapshot": manifest["id"]}}}
 
@@ -148,6 +151,9 @@ STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
     record_settings, idle_segments, *LIFECYCLE_STEPS, *KNOWLEDGE_STEPS, vector_indexes, scheduled_backups, prune_backups,
     retention)
 
+NEEDS_STORE = frozenset({scheduled_backups})
+"""Steps that read the LangGraph store: they get the run's (``runtime.store``) when it is a LuminaStore."""
+
 StepProgress = Callable[[str, int, int | None], None]
 """(step, done, total) as steps stream it; total None: the step started and counts nothing."""
 
@@ -166,6 +172,12 @@ def _inputs(state: MaintenanceState, context: MaintenanceContext | None) -> Main
     return resolved  # type: ignore[return-value]
 
 
+def _lumina_store(store):
+    """The run's store when it is one the registry can walk (a LuminaStore); None lets the registry find or
+    open the data directory's own."""
+    return store if isinstance(store, LuminaStore) else None
+
+
 def build_maintenance_graph(services: Callable[[], Services] = default_services):
     builder = StateGraph(MaintenanceState, context_schema=MaintenanceContext)
     previous = START
@@ -175,7 +187,10 @@ def build_maintenance_graph(services: Callable[[], Services] = default_services)
             runtime.stream_writer({"step": name, "done": 0, "total": None})
             inputs = _inputs(state, runtime.context)
             started = time.perf_counter()
-            out = step(inputs, services())
+            if step in NEEDS_STORE:
+                out = step(inputs, services(), store=_lumina_store(runtime.store))
+            else:
+                out = step(inputs, services())
             log.info("maintenance step=%s seconds=%.2f", name, time.perf_counter() - started)
             return out
 

@@ -26,6 +26,7 @@ from nodes.respond import respond
 from nodes.retrieve_context import retrieve_context
 from nodes.services import Services, default_services
 from nodes.upsert_long_term import upsert_long_term
+from stores.errors import InvalidInput
 
 from .context import RunContext
 from .input_guard import guard
@@ -50,7 +51,7 @@ def _bind(fn: NodeFn, services: Callable[[], Services]):
     def node(state: MemoryState, runtime: Runtime[RunContext]) -> dict:
         ctx = runtime.context
         if ctx is None:
-            raise ValueError("missing run context: pass context={'user_id': ...}")
+            raise InvalidInput("context", "is missing: pass context={'user_id': ...}")
         if isinstance(ctx, dict):
             ctx = RunContext(**ctx)
         started = time.perf_counter()

@@ -144,15 +144,18 @@ def open_registry(
     services: Services, *, store=None, checkpoints: Path | None = None, open_store: bool | None = None,
     extra_places: Sequence = (),
 ) -> Iterator[list]:
-    """``user_data_places`` with the LangGraph store of the data directory opened for the duration when
-    the caller has none open (a server passes its own: the embedded engines allow one handle).
+    """``user_data_places`` with the LangGraph store of the data directory: ``store`` when the caller has it
+    open; else, inside a LangGraph server, the store the server serves (graphs.lumina_store.served_store: the
+    embedded engines allow one handle, so opening another would fail); else opened for the duration.
     ``open_store``: None opens it when its file exists; True always (a restore into an empty data dir)."""
+    from .lumina_store import make_store, served_store
+
     opened = None
+    if store is None:
+        store = served_store(services.settings)
     if open_store is None:
         open_store = (services.settings.resolved_data_dir() / STORE_FILENAME).exists()
     if store is None and open_store:
-        from .lumina_store import make_store
-
         store = opened = make_store(services.settings, embedder=services.embedder)
     try:
         yield user_data_places(services, store=store, checkpoints=checkpoints, extra_places=extra_places)

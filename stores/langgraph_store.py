@@ -76,6 +76,8 @@ from .lgstore_embed import StoreEmbedding, from_embedder
 from .lgstore_ids import item_id, legacy_rows
 from .lgstore_search import HASH_FIELD, ITEM_FIELD, MAX_ID_FILTER, NS_FIELD, QuerySearch
 from .lgstore_ttl import DEFAULT_SWEEP_MINUTES, Sweeper, check_config, check_minutes
+from .lgstore_users import USER_ROOTS
+from .lgstore_users import check_op as check_user_labels
 from .vector_filters import Match, PreparedPoint, VectorStoreBase, batched, check_vector
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -138,14 +140,15 @@ class LuminaStore(QuerySearch, BaseStore):
     LangGraph's TTLConfig. ``tokenize``: text → terms for the keyword channel. ``dense_weight``: share of
     the cosine in the ranking. ``on_close``: called last by ``close()``. ``max_query_chars``,
     ``max_value_bytes``: a longer search query, a larger value (its JSON in UTF-8) is refused
-    (InvalidInput naming ``query`` / ``value``) before anything is embedded or written.
+    (InvalidInput naming ``query`` / ``value``) before anything is embedded or written. ``user_roots``: the
+    first labels after which the next one names a user and must be a valid user id (stores.lgstore_users).
     """
 
     supports_ttl = True
 
     __slots__ = ("items", "vectors", "embedding", "tokenize", "fields", "dense_weight", "_on_close", "_lock",
                  "_closed", "max_query_chars", "max_value_bytes", "index_config", "embeddings", "ttl_config",
-                 "_sweeper", "_batcher")
+                 "_sweeper", "_batcher", "user_roots")
 
     def __init__(
         self,
@@ -160,6 +163,7 @@ class LuminaStore(QuerySearch, BaseStore):
         on_close: Callable[[], None] | None = None,
         max_query_chars: int = MAX_QUERY_CHARS,
         max_value_bytes: int = MAX_VALUE_BYTES,
+        user_roots: Sequence[str] = USER_ROOTS,
     ) -> None:
         self.items, self.vectors = items, vectors
         self._on_close = on_close  # e.g. release the data-directory lock the factory took
@@ -167,6 +171,7 @@ class LuminaStore(QuerySearch, BaseStore):
         self._closed = False
         self._sweeper = Sweeper(self._sweep_expired)  # not sweep_ttl: a subclass may make that one async
         self._batcher = LoopBatcher(self._execute)
+        self.user_roots = tuple(user_roots)
         try:  # from here on, a failure closes what this store was given: the caller gets no store to close
             if not 0.0 <= dense_weight <= 1.0:
                 raise InvalidInput("dense_weight", "must be within [0, 1]")
@@ -266,6 +271,7 @@ class LuminaStore(QuerySearch, BaseStore):
                 raise InvalidInput("query", "is not valid UTF-8 text (a lone surrogate)")
         elif not isinstance(op, ListNamespacesOp):
             raise ValueError(f"Unknown operation type: {type(op)}")
+        check_user_labels(op, self.user_roots)  # after the checks of any label: the id rule on user labels
 
     def _check_size(self, value: Any) -> None:
         size = len(_value_json(value).encode("utf-8"))

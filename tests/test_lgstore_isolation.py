@@ -1,7 +1,9 @@
 """LuminaStore against hostile namespaces and keys, and its limits (issue 16).
 
 Item ids were uuid5 of ``namespace|key`` joined with '|', which labels and keys may contain: a caller
-reached another namespace's item by moving a '|' between the last label and the key."""
+reached another namespace's item by moving a '|' between the last label and the key. Under a namespace that
+names a user (``("memories", user_id)``) such a label is refused outright (tests/test_lgstore_ids.py); the
+labels of other namespaces are free text, where the ids must keep them apart."""
 
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from stores.vector_filters import Match
 
 from .conftest import make_settings
 
-ALICE_NS, ALICE_KEY = ("memories", "alice"), "note|1"
-HOSTILE_NS, HOSTILE_KEY = ("memories", "alice|note"), "1"
+ALICE_NS, ALICE_KEY = ("notes", "alice"), "note|1"
+HOSTILE_NS, HOSTILE_KEY = ("notes", "alice|note"), "1"
 SECRET = {"text": "Alice's diary: the spare key is under the blue flowerpot"}
 
 
@@ -49,7 +51,7 @@ def test_ids_are_injective_on_the_separator():
     assert item_id(("a|b",), "c") != item_id(("a",), "b|c")
     assert item_id(("a", "b|"), "c") != item_id(("a", "b"), "|c")
     # ids without a '|' are those of the first scheme: rows written before keep theirs
-    legacy = str(uuid.uuid5(ids.NAMESPACE, "lgstore|memories.alice|note-1"))
+    legacy = str(uuid.uuid5(ids.NAMESPACE, "lgstore|notes.alice|note-1"))
     assert item_id(ALICE_NS, "note-1") == legacy
 
 
@@ -65,6 +67,8 @@ def test_a_moved_separator_reaches_nothing_of_another_namespace(open_store):
     # a search under the hostile namespace sees nothing of alice's
     assert store.search(HOSTILE_NS, query="spare key flowerpot") == []
     assert [i.key for i in store.search(ALICE_NS, query="spare key flowerpot")] == [ALICE_KEY]
+    with pytest.raises(InvalidInput):  # where the label names a user, the '|' itself is refused
+        store.put(("memories", "alice|note"), HOSTILE_KEY, {"text": "mallory was here"})
 
 
 def test_items_of_the_first_id_scheme_are_rekeyed_when_the_store_opens(open_store):
@@ -82,7 +86,7 @@ def test_items_of_the_first_id_scheme_are_rekeyed_when_the_store_opens(open_stor
     assert store.items.get([old_id]) == {}
     assert store.vectors._count([Match(ITEM_FIELD, (old_id,))]) == 0
     assert store.vectors._count([Match(ITEM_FIELD, (item_id(ALICE_NS, ALICE_KEY),))]) == 1
-    hits = store.search(("memories",), query="spare key under the blue flowerpot", limit=1)
+    hits = store.search(("notes",), query="spare key under the blue flowerpot", limit=1)
     assert hits[0].key == ALICE_KEY and hits[0].score > 0.5  # found by its re-indexed vector too
     assert store.get(("memories", "bob"), "plain").value == {"text": "Bob likes green tea"}
     assert store.items.count() == 2
