@@ -1,41 +1,52 @@
-"""The audit log: append-only and hash-chained, in the archive's ``session_log`` table (L11).
+"""The audit log: append-only and chained under the data dir's key, in the archive's ``session_log`` table (L11).
 
-Each row holds the hash of the row before it, so editing or deleting a row breaks the chain from there
-on (``verify`` finds it). A row records what was done (erasure, restore, backup, settings change), when
-and by whom, never content; users appear only as keyed hashes (``user_ref``), so an erased user's id is
-not kept in clear here either.
+Each row holds the keyed hash of the row before it, and a sealed head (row count and last hash) is kept
+apart from the log, so editing, inserting or removing any row, the last ones included, shows in
+``verify`` (stores.audit_chain has the chain, the head file and the checks). Verification only reads:
+``audit --verify`` opens the archive read-only (``read_only_audit``) and needs nothing else but the
+data dir's secret. A row records what was done (erasure, restore, backup, settings change), when and by
+whom, never content; users appear only as keyed hashes (``user_ref``), so an erased user's id is not
+kept in clear here either.
 
-The table predates the chain: ``session_log`` rows written by ``DuckDBArchive.append_audit`` (a clear
-``user_id``, no hash) are sealed into the chain on the next append or verify: their user becomes a keyed
-hash in ``user_ref`` and they get their link. Erasure blanks the clear ``user_id`` of such rows; the chain
-covers ``user_ref``, not ``user_id``, so that redaction leaves it intact.
+The table predates the chain: rows written by ``DuckDBArchive.append_audit`` have a clear ``user_id`` and
+no hash. In a log of an earlier version (no head file) the first append adopts them, with the rest of the
+old rows, into the keyed chain (their user becomes a keyed hash in ``user_ref``) and records in the log
+what they were found to be; in a keyed log such a row is a break, as anything not written through
+``AuditLog.append`` is. Erasure blanks the clear ``user_id`` of old rows; the chain covers ``user_ref``,
+not ``user_id``, so that redaction leaves it intact.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
+import logging
 import os
 import time
+import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
 
-from .duckdb_connection import GuardedConnection
-from .errors import InvalidInput
+from .audit_chain import (
+    ADOPTED_EVENT, GENESIS, HEAD_FILE, head_text, legacy_status, read_head, row_hash, verify_rows, write_head,
+)
+from .duckdb_connection import LOCK_RE, GuardedConnection
+from .errors import DataDirLocked, InvalidInput
 from .ids import AUDIT_TABLE
-from .secret import keyed_hash
+from .secret import existing_secret, keyed_hash
 
-GENESIS = "0" * 64
+__all__ = ["AuditLog", "AuditPlace", "HEAD_FILE", "read_only_audit", "verify_data_dir"]
+
+log = logging.getLogger("lumina.audit")
+
 _ADDED = ("actor", "user_ref", "prev_hash", "hash")
-_CHAINED = ("seq", "at", "event", "actor", "user_ref", "detail")
+_COLUMNS = ("seq", "at", "event", "actor", "user_ref", "detail", "prev_hash", "hash", "user_id")
 _PARQUET = "(FORMAT parquet, COMPRESSION uncompressed)"
-
-
-def row_hash(prev: str, row: dict[str, Any]) -> str:
-    body = json.dumps([prev, *[row[c] for c in _CHAINED]], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+# The head of an in-memory archive (tests, notebooks) lives as long as its connection does.
+_MEMORY_HEADS: "weakref.WeakKeyDictionary[GuardedConnection, str]" = weakref.WeakKeyDictionary()
 
 
 def _migrate(db: GuardedConnection) -> None:
@@ -44,31 +55,79 @@ def _migrate(db: GuardedConnection) -> None:
             con.execute(f"ALTER TABLE {AUDIT_TABLE} ADD COLUMN IF NOT EXISTS {column} VARCHAR DEFAULT ''")
 
 
+def _fetch_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Every row in seq order; columns an older table lacks read as ''."""
+    present = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [AUDIT_TABLE]).fetchall()}
+    if not present:
+        return []
+    select = ", ".join(f'"{c}"' if c in present else f"'' AS {c}" for c in _COLUMNS)
+    rows = con.execute(f"SELECT {select} FROM {AUDIT_TABLE} ORDER BY seq").fetchall()
+    return [{**dict(zip(_COLUMNS, r)), "actor": r[3] or "", "user_ref": r[4] or "", "prev_hash": r[6] or "",
+             "hash": r[7] or "", "user_id": r[8] or ""} for r in rows]
+
+
+def _shown(rows: list[dict[str, Any]], key: bytes | None) -> list[dict[str, Any]]:
+    """Rows as shown: no clear user id (an old row not adopted yet shows its user as the keyed hash)."""
+    out = []
+    for row in rows:
+        ref = row["user_ref"] or (keyed_hash(key, row["user_id"]) if row["user_id"] and key else "")
+        out.append({**{c: row[c] for c in _COLUMNS if c != "user_id"}, "user_ref": ref})
+    return out
+
+
 class AuditLog:
-    def __init__(self, archive, key: bytes):
-        """``archive``: a DuckDBArchive (the log lives in its file); ``key``: the data dir's secret."""
+    def __init__(self, archive, key: bytes, head_path: Path | None = None):
+        """``archive``: a DuckDBArchive (the log lives in its file); ``key``: the data dir's secret;
+        ``head_path``: the sealed head (default: ``audit-head.json`` beside the archive's file)."""
         self.db: GuardedConnection = archive._db  # the archive's one connection and lock
         self.key = key
+        if head_path is None and self.db.database != ":memory:":
+            head_path = Path(self.db.database).parent / HEAD_FILE
+        self.head_path = head_path
         _migrate(self.db)
 
-    def _seal(self, con: duckdb.DuckDBPyConnection) -> str:
-        """Chain rows that have no hash yet (written before the chain, or by append_audit); the last hash."""
-        last = con.execute(f"SELECT hash FROM {AUDIT_TABLE} WHERE hash <> '' ORDER BY seq DESC LIMIT 1").fetchone()
-        prev = last[0] if last else GENESIS
-        rows = con.execute(
-            f'SELECT seq, "at", event, actor, user_ref, detail, user_id FROM {AUDIT_TABLE} WHERE hash = \'\' ORDER BY seq'
-        ).fetchall()
-        for seq, at, event, actor, user_ref, detail, user_id in rows:
-            if not user_ref and user_id:
-                user_ref = keyed_hash(self.key, user_id)
-            row = {"seq": seq, "at": at, "event": event, "actor": actor or "", "user_ref": user_ref, "detail": detail}
-            digest = row_hash(prev, row)
-            con.execute(
-                f"UPDATE {AUDIT_TABLE} SET user_ref = ?, actor = ?, prev_hash = ?, hash = ? WHERE seq = ?",
-                [user_ref, row["actor"], prev, digest, seq],
-            )
+    def _head(self) -> dict[str, Any] | None:
+        if self.head_path is not None:
+            return read_head(self.head_path)
+        text = _MEMORY_HEADS.get(self.db)
+        return None if text is None else json.loads(text)
+
+    def _seal_head(self, rows: int, last_seq: int, digest: str) -> None:
+        if self.head_path is not None:
+            write_head(self.head_path, self.key, rows, last_seq, digest)
+        else:
+            _MEMORY_HEADS[self.db] = head_text(self.key, rows, last_seq, digest)
+
+    def _insert(self, con, prev: str, event: str, actor: str, user_ref: str, detail: str) -> dict[str, Any]:
+        (seq,) = con.execute(f"SELECT nextval('{AUDIT_TABLE}_seq')").fetchone()
+        row = {"seq": int(seq), "at": time.time(), "event": event, "actor": actor, "user_ref": user_ref,
+               "detail": detail}
+        digest = row_hash(self.key, prev, row)
+        con.execute(
+            f'INSERT INTO {AUDIT_TABLE} (seq, "at", event, user_id, detail, actor, user_ref, prev_hash, hash) '
+            "VALUES (?, ?, ?, '', ?, ?, ?, ?, ?)",
+            [row["seq"], row["at"], event, detail, actor, user_ref, prev, digest],
+        )
+        return {**row, "prev_hash": prev, "hash": digest}
+
+    def _adopt(self, con) -> str:
+        """Seal the rows of a log without a head (an earlier version's, or restored from a backup) under this
+        key, and record what they were found to be; the new last hash. Only an append does this."""
+        rows = _fetch_rows(con)
+        found = legacy_status(self.key, rows)
+        prev = GENESIS
+        for row in rows:
+            row = {**row, "user_ref": row["user_ref"] or (keyed_hash(self.key, row["user_id"]) if row["user_id"] else "")}
+            digest = row_hash(self.key, prev, row)
+            con.execute(f"UPDATE {AUDIT_TABLE} SET user_ref = ?, actor = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+                        [row["user_ref"], row["actor"], prev, digest, row["seq"]])
             prev = digest
-        return prev
+        detail = json.dumps({"rows": len(rows), "last_seq": rows[-1]["seq"], "before": found.text,
+                             "broken_at": found.broken_at}, sort_keys=True)
+        log.warning("audit log: %d rows without a sealed head were adopted into the data dir's keyed chain (%s)",
+                    len(rows), found.text)
+        return self._insert(con, prev, ADOPTED_EVENT, "audit", "", detail)["hash"]
 
     def append(self, event: str, actor: str, user_id: str | None = None, detail: str = "") -> dict[str, Any]:
         """Record an event; ``detail`` must carry no content (counts, names of places, locations)."""
@@ -77,42 +136,74 @@ class AuditLog:
         if not actor:
             raise InvalidInput("actor", "must say who did it (a user name, 'cli', 'maintenance')")
         user_ref = keyed_hash(self.key, user_id) if user_id else ""
-        with self.db.tx() as con:
-            prev = self._seal(con)
-            (seq,) = con.execute(f"SELECT nextval('{AUDIT_TABLE}_seq')").fetchone()
-            row = {"seq": int(seq), "at": time.time(), "event": event, "actor": actor, "user_ref": user_ref,
-                   "detail": detail}
-            digest = row_hash(prev, row)
-            con.execute(
-                f'INSERT INTO {AUDIT_TABLE} (seq, "at", event, user_id, detail, actor, user_ref, prev_hash, hash) '
-                "VALUES (?, ?, ?, '', ?, ?, ?, ?, ?)",
-                [row["seq"], row["at"], event, detail, actor, user_ref, prev, digest],
-            )
-        return {**row, "prev_hash": prev, "hash": digest}
+        with self.db.lock:  # the head is written under the same lock, so heads are written in append order
+            with self.db.tx() as con:
+                (count,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
+                last = con.execute(f"SELECT hash FROM {AUDIT_TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
+                prev = self._adopt(con) if count and self._head() is None else (last[0] if last else GENESIS)
+                row = self._insert(con, prev, event, actor, user_ref, detail)
+                (count,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
+            # After the commit, so the head never names a row that is not there; inside an outer transaction
+            # (which may still roll back) the head is left behind, which verify reports as a notice only.
+            if self.db._depth == 0:
+                self._seal_head(int(count), row["seq"], row["hash"])
+        return row
 
     def rows(self) -> list[dict[str, Any]]:
-        with self.db.tx() as con:
-            self._seal(con)
-            rows = con.execute(
-                f'SELECT seq, "at", event, actor, user_ref, detail, prev_hash, hash FROM {AUDIT_TABLE} ORDER BY seq'
-            ).fetchall()
-        names = ("seq", "at", "event", "actor", "user_ref", "detail", "prev_hash", "hash")
-        return [dict(zip(names, r)) for r in rows]
+        with self.db.read() as con:
+            return _shown(_fetch_rows(con), self.key)
 
     def verify(self) -> dict[str, Any]:
-        """{'ok', 'rows', 'broken_at' (first seq whose link or hash does not match), 'problem'}."""
-        rows = self.rows()
-        prev = GENESIS
-        for row in rows:
-            if row["prev_hash"] != prev:
-                return {"ok": False, "rows": len(rows), "broken_at": row["seq"], "problem": "link to the previous row changed (a row was removed or edited)"}
-            if row_hash(prev, row) != row["hash"]:
-                return {"ok": False, "rows": len(rows), "broken_at": row["seq"], "problem": "row content changed"}
-            prev = row["hash"]
-        return {"ok": True, "rows": len(rows), "broken_at": None, "problem": ""}
+        """Reads only. {'ok', 'rows', 'broken_at', 'problem', 'notice'}: see audit_chain.verify_rows."""
+        with self.db.read() as con:
+            rows = _fetch_rows(con)
+        return verify_rows(self.key, rows, self._head())
 
     def ref(self, user_id: str) -> str:
         return keyed_hash(self.key, user_id)
+
+
+class ReadOnlyAudit:
+    """The audit log of a data dir whose archive is opened read-only: rows and verify, nothing else."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, key: bytes | None, head_path: Path):
+        self.con, self.key, self.head_path = con, key, head_path
+
+    def rows(self) -> list[dict[str, Any]]:
+        return _shown(_fetch_rows(self.con), self.key)
+
+    def verify(self) -> dict[str, Any]:
+        return verify_rows(self.key, _fetch_rows(self.con), read_head(self.head_path))
+
+
+@contextlib.contextmanager
+def read_only_audit(data_dir: Path, key: bytes | None = None) -> Iterator[ReadOnlyAudit]:
+    """The audit log of ``data_dir`` without starting or creating anything: the archive read-only, the
+    secret only if it exists (``key`` overrides it), no other store."""
+    from .archive_duckdb import ARCHIVE_FILENAME
+
+    data_dir = Path(data_dir).expanduser().resolve()
+    if not data_dir.is_dir():
+        raise InvalidInput("data_dir", f"{data_dir} does not exist: there is no audit log to read there")
+    path = data_dir / ARCHIVE_FILENAME
+    if not path.is_file():
+        raise InvalidInput("data_dir", f"{data_dir} holds no archive ({ARCHIVE_FILENAME}): there is no audit log")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.IOException as exc:
+        match = LOCK_RE.search(str(exc))
+        if match is None and "Could not set lock" not in str(exc):
+            raise
+        raise DataDirLocked(str(data_dir), f"pid={match['pid']} ({match['prog']})" if match else str(exc)) from None
+    try:
+        yield ReadOnlyAudit(con, key if key is not None else existing_secret(data_dir), data_dir / HEAD_FILE)
+    finally:
+        con.close()
+
+
+def verify_data_dir(data_dir: Path, key: bytes | None = None) -> dict[str, Any]:
+    with read_only_audit(data_dir, key) as audit:
+        return audit.verify()
 
 
 class AuditPlace:

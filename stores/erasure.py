@@ -1,7 +1,9 @@
 """Erasure (L11): confirmation tokens, the plan (what would go, per place) and the erase-then-scrub walk.
 
-A token is bound to one user and expires: ``<expiry epoch>.<HMAC(secret, user|expiry)>`` with the data
-directory's secret, so a token shown for "alice" cannot erase "alice2", and an old one cannot be replayed.
+A token is bound to one user, expires, and works once: ``<expiry epoch>.<nonce><HMAC(secret,
+user|expiry|nonce)>`` (16 + 32 hex digits) with the data directory's secret, so a token shown for "alice" cannot erase
+"alice2", an old one cannot be replayed, and one that erased is refused the next time: the data directory
+keeps a record of each used token (its signature, never the user) until well after its expiry.
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
+import re
+import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,25 +21,63 @@ from pathlib import Path
 from .errors import InvalidInput
 from .ids import validate_id
 
+# One empty file per used token, named <expiry>.<signature>: created with O_EXCL, so of two processes or
+# threads presenting the same token at once exactly one gets to erase.
+USED_TOKENS_DIR = "erase-tokens-used"
+# Records are kept this long past their token's expiry (a clock set back a little must not revive a token).
+USED_TOKEN_KEEP_SECONDS = 86_400
 
-def _signature(key: bytes, user_id: str, expiry: int) -> str:
-    return hmac.new(key, f"erase|{user_id}|{expiry}".encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+_NONCE_HEX = 16
+_TOKEN_TAIL = re.compile(r"[0-9a-f]{48}")  # the nonce, then the signature
+
+
+def _signature(key: bytes, user_id: str, expiry: int, nonce: str) -> str:
+    return hmac.new(key, f"erase|{user_id}|{expiry}|{nonce}".encode("utf-8"), hashlib.sha256).hexdigest()[:32]
 
 
 def make_token(key: bytes, user_id: str, ttl_seconds: int, now: float | None = None) -> tuple[str, int]:
     expiry = int((now if now is not None else time.time()) + ttl_seconds)
-    return f"{expiry}.{_signature(key, user_id, expiry)}", expiry
+    nonce = secrets.token_hex(8)  # two plans in the same second give two tokens, each usable once
+    return f"{expiry}.{nonce}{_signature(key, user_id, expiry, nonce)}", expiry
 
 
-def check_token(key: bytes, user_id: str, token: object, now: float | None = None) -> None:
-    """Raises InvalidInput('token', ...) unless ``token`` was made for ``user_id`` and has not expired."""
-    if not isinstance(token, str) or token.count(".") != 1:
+def check_token(key: bytes, user_id: str, token: object, now: float | None = None, *,
+                consume_in: str | os.PathLike[str] | None = None) -> None:
+    """Raises InvalidInput('token', ...) unless ``token`` was made for ``user_id`` and has not expired.
+    With ``consume_in`` (the data dir), the token is also used up there: refused if it was used before."""
+    parts = token.split(".") if isinstance(token, str) else []
+    if len(parts) != 2 or not _TOKEN_TAIL.fullmatch(parts[1]):
         raise InvalidInput("token", "is not an erase confirmation token; run `erase --user ID` first")
-    expiry_text, signature = token.split(".")
-    if not expiry_text.isdigit() or not hmac.compare_digest(signature, _signature(key, user_id, int(expiry_text))):
+    expiry_text, nonce, signature = parts[0], parts[1][:_NONCE_HEX], parts[1][_NONCE_HEX:]
+    if not expiry_text.isdigit() or not hmac.compare_digest(signature, _signature(key, user_id, int(expiry_text), nonce)):
         raise InvalidInput("token", f"was not issued for user {user_id!r} by this data directory")
-    if int(expiry_text) < (now if now is not None else time.time()):
+    current = now if now is not None else time.time()
+    if int(expiry_text) < current:
         raise InvalidInput("token", "has expired; run `erase --user ID` again for a new one")
+    if consume_in is not None:
+        _use_up(Path(consume_in), int(expiry_text), signature, current)
+
+
+def _use_up(data_dir: Path, expiry: int, signature: str, now: float) -> None:
+    folder = data_dir / USED_TOKENS_DIR
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(folder / f"{expiry}.{signature}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise InvalidInput("token", "was already used to erase: a token works once; run `erase --user ID` "
+                           "again for a new one") from None
+    os.fsync(fd)
+    os.close(fd)
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)  # the record survives a crash that follows the erasure's first step
+    finally:
+        os.close(dir_fd)
+    for name in os.listdir(folder):
+        head = name.split(".", 1)[0]
+        if head.isdigit() and int(head) + USED_TOKEN_KEEP_SECONDS < now:
+            (folder / name).unlink(missing_ok=True)
 
 
 def plan(places: Sequence, user_id: str) -> dict[str, int]:

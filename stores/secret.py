@@ -1,5 +1,7 @@
-"""The data directory's secret: signs erase confirmation tokens and keys the hashes that stand for user
-ids in the audit log and the erasure ledger (so neither ever holds an erased user's id in clear)."""
+"""The data directory's secret: signs erase confirmation tokens, keys the audit log's chain and its sealed
+head (stores.audit_chain: without it nobody can rebuild the chain after editing the log), and keys the
+hashes that stand for user ids in the audit log and the erasure ledger (so neither ever holds an erased
+user's id in clear)."""
 
 from __future__ import annotations
 
@@ -12,13 +14,20 @@ from pathlib import Path
 SECRET_FILE = "lumina.secret"
 
 
+def existing_secret(data_dir: Path) -> bytes | None:
+    """The secret of ``data_dir`` if it has one; None otherwise (creates nothing: for read-only checks)."""
+    try:
+        return bytes.fromhex((Path(data_dir) / SECRET_FILE).read_text(encoding="ascii").strip())
+    except FileNotFoundError:
+        return None
+
+
 def data_dir_secret(data_dir: Path) -> bytes:
     """The secret of ``data_dir``, created (0600, 32 random bytes) on first use."""
+    found = existing_secret(data_dir)
+    if found is not None:
+        return found
     path = Path(data_dir) / SECRET_FILE
-    try:
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    except FileNotFoundError:
-        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     value = secrets.token_hex(32)
     try:

@@ -1,4 +1,5 @@
-"""The audit log: append-only, hash-chained, tamper-evident, never an id in clear (L11)."""
+"""The audit log: append-only, chained under the data dir's key, tamper-evident, never an id in clear (L11).
+Forgery (truncation, rows with no hash, a chain rebuilt without the key): tests/test_audit_forgery.py."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def test_rows_chain_and_verify(archive):
     assert second["prev_hash"] == first["hash"] and first["prev_hash"] == "0" * 64
     assert second["user_ref"].startswith("u:") and "carol" not in str(second)
     result = log.verify()
-    assert result == {"ok": True, "rows": 2, "broken_at": None, "problem": ""}
+    assert result == {"ok": True, "rows": 2, "broken_at": None, "problem": "", "notice": ""}
     with pytest.raises(InvalidInput) as err:
         log.append("x", "")
     assert err.value.field == "actor"
@@ -51,38 +52,50 @@ def test_tampering_is_detected_at_the_row_it_touched(archive, tamper, problem):
     assert result["broken_at"] in (2, 3)  # the edited row, or the one after a removed row
 
 
-def test_rows_written_before_the_chain_are_sealed_and_their_ids_can_be_blanked(archive):
+def test_rows_written_before_the_chain_are_adopted_and_their_ids_can_be_blanked(archive):
     # The pre-chain table (as DuckDBArchive.append_audit writes it): clear user ids, no hashes.
     archive.append_audit("ingest", "dave", "3 turns")
     archive.append_audit("ingest", "dave2", "1 turn")
-    log = AuditLog(archive, b"k" * 32)  # migrates the table: new columns, then seals old rows
-    log.append("backup", "cli")
+    log = AuditLog(archive, b"k" * 32)  # migrates the table: new columns; the old rows stay as they are
+    assert [r["user_ref"] for r in log.rows()] == [log.ref("dave"), log.ref("dave2")]  # shown keyed, never clear
+    found = log.verify()
+    assert found["ok"] and "2 rows have no hash" in found["notice"]
+    log.append("backup", "cli")  # the first append adopts them into the keyed chain, and says so in the log
     rows = log.rows()
-    assert [r["event"] for r in rows] == ["ingest", "ingest", "backup"]
+    assert [r["event"] for r in rows] == ["ingest", "ingest", "audit_chain_adopted", "backup"]
     assert rows[0]["user_ref"] == log.ref("dave") and rows[1]["user_ref"] == log.ref("dave2")
-    assert log.verify()["ok"]
+    result = log.verify()
+    assert result["ok"] and "adopted" in result["notice"] and "no hash" in result["notice"]
     place = AuditPlace(archive, FileRewriter(archive._db))
     assert place.count("dave") == 1 and place.count("dave2") == 1
     assert place.erase("dave") == 1
     place.scrub()
     left = _con(archive).execute(f"SELECT user_id FROM {AUDIT_TABLE} ORDER BY seq").fetchall()
-    assert [r[0] for r in left] == ["", "dave2", ""]
+    assert [r[0] for r in left] == ["", "dave2", "", ""]
     assert log.verify()["ok"], "blanking a clear id must not break the chain"
     assert archive.audit("dave2")[0]["event"] == "ingest"  # the archive's own API still reads its rows
 
 
 def test_a_restored_log_continues_its_chain(tmp_path, archive):
+    archive.append_audit("ingest", "erin", "2 turns")  # an old row, with its user in clear
     log = AuditLog(archive, b"k" * 32)
     log.append("backup", "cli")
-    archive.append_audit("ingest", "erin", "2 turns")
     log.append("restore", "cli")
     place = AuditPlace(archive, FileRewriter(archive._db))
-    assert place.export(tmp_path / "exp") == 3
-    with DuckDBArchive(tmp_path / "other.duckdb") as fresh:
+    assert place.export(tmp_path / "exp") == 4
+    with DuckDBArchive(tmp_path / "other" / "archive.duckdb") as fresh:
         target = AuditPlace(fresh, FileRewriter(fresh._db))
-        assert target.restore(tmp_path / "exp", lambda u: u == "erin") == 3
+        assert target.restore(tmp_path / "exp", lambda u: u == "erin") == 4
         new_log = AuditLog(fresh, b"k" * 32)
-        new_log.append("after", "cli")
-        assert new_log.verify() == {"ok": True, "rows": 4, "broken_at": None, "problem": ""}
+        new_log.append("after", "cli")  # the restored rows have no head here: adopted, and said so
+        result = new_log.verify()
+        assert result["ok"] and result["rows"] == 6 and "adopted" in result["notice"]
         ids = [r[0] for r in fresh._db.live().execute(f"SELECT user_id FROM {AUDIT_TABLE}").fetchall()]
         assert "erin" not in ids
+    with DuckDBArchive(tmp_path / "third" / "archive.duckdb") as other_key:  # another data dir: another secret
+        AuditPlace(other_key, FileRewriter(other_key._db)).restore(tmp_path / "exp", lambda u: False)
+        foreign = AuditLog(other_key, b"o" * 32)
+        assert "another data dir" in foreign.verify()["notice"]
+        foreign.append("after", "cli")
+        result = foreign.verify()
+        assert result["ok"] and "not this data dir's" in result["notice"]
