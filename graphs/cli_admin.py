@@ -60,19 +60,26 @@ def cmd_erase(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from .erase import audit_log
+    # Reads only: the archive opened read-only and the data dir's secret; no other store, no Redis, and
+    # nothing created (a data dir that does not exist is an error, not a new empty one).
+    from rich.markup import escape
 
-    services = _services()
-    try:
-        log = audit_log(services)
+    from stores.audit import read_only_audit
+    from stores.settings import LuminaSettings
+
+    with read_only_audit(LuminaSettings().resolved_data_dir()) as log:
         if args.verify:
             result = log.verify()
             if args.json:
                 _print_json(result)
             elif result["ok"]:
                 console.print(f"[green]audit chain intact[/green]: {result['rows']} rows")
+            elif result["broken_at"] is None:
+                console.print(f"[red]audit chain not verifiable[/red]: {escape(result['problem'])}")
             else:
-                console.print(f"[red]audit chain broken at seq {result['broken_at']}[/red]: {result['problem']}")
+                console.print(f"[red]audit chain broken at seq {result['broken_at']}[/red]: {escape(result['problem'])}")
+            if result["notice"] and not args.json:
+                console.print(f"[yellow]note[/yellow]: {escape(result['notice'])}")
             return 0 if result["ok"] else 1
         rows = log.rows()
         if args.json:
@@ -86,8 +93,6 @@ def cmd_audit(args) -> int:
             table.add_row(str(r["seq"]), when, r["event"], r["actor"], r["user_ref"], r["detail"][:120])
         console.print(table)
         return 0
-    finally:
-        services.close()
 
 
 def cmd_backup(args) -> int:

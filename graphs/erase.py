@@ -61,7 +61,7 @@ def erase_user(
     back; the audit log records it (counts, no content, the user as a keyed hash)."""
     validate_id(user_id, "user_id")
     data_dir = services.settings.resolved_data_dir()
-    check_token(data_dir_secret(data_dir), user_id, token)
+    check_token(data_dir_secret(data_dir), user_id, token, consume_in=data_dir)  # a token erases once
     return _erase_everywhere(services, user_id, actor=actor, store=store, checkpoints=checkpoints,
                              backup_locations=backup_locations, extra_places=extra_places)
 
