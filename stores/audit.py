@@ -138,11 +138,14 @@ class AuditLog:
         user_ref = keyed_hash(self.key, user_id) if user_id else ""
         with self.db.lock:  # the head is written under the same lock, so heads are written in append order
             with self.db.tx() as con:
-                (count,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
-                last = con.execute(f"SELECT hash FROM {AUDIT_TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
-                prev = self._adopt(con) if count and self._head() is None else (last[0] if last else GENESIS)
+                (count, last) = con.execute(
+                    f"SELECT count(*), arg_max(hash, seq) FROM {AUDIT_TABLE}").fetchone()
+                if count and self._head() is None:
+                    prev, count = self._adopt(con), count + 1  # the adoption's own row
+                else:
+                    prev = last if count else GENESIS
                 row = self._insert(con, prev, event, actor, user_ref, detail)
-                (count,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
+                count += 1
             # After the commit, so the head never names a row that is not there; inside an outer transaction
             # (which may still roll back) the head is left behind, which verify reports as a notice only.
             if self.db._depth == 0:

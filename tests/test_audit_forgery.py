@@ -221,3 +221,19 @@ def test_audit_verify_of_a_missing_data_dir_creates_nothing(tmp_path):
     done = _cli(missing, "--verify")
     assert done.returncode == 2 and "does not exist" in done.stdout
     assert not missing.exists() and sorted(os.listdir(tmp_path)) == []
+
+
+def test_audit_verify_names_the_process_holding_the_data_dir(tmp_path):
+    data_dir = tmp_path / "data"
+    with DuckDBArchive(data_dir / "archive.duckdb") as archive:
+        AuditLog(archive, data_dir_secret(data_dir)).append("backup", "cli")
+        held = _cli(data_dir, "--verify")  # this process holds the archive open for writing
+    assert held.returncode == 2 and "in use by" in held.stdout and str(os.getpid()) in held.stdout
+
+
+def test_an_append_killed_at_any_moment_leaves_a_log_that_verifies(tmp_path):
+    from bench.audit_kill import trials
+
+    for trial in trials(2, tmp_path):
+        assert trial["ok"], trial["problem"]
+        assert trial["healed"]  # the next append brings the head level with the log
