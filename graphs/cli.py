@@ -13,15 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stores.errors import LuminaError
 
+from . import cli_args
 from .logging_setup import configure_logging
 from stores.settings import LuminaSettings
 
-console = Console()
+console = Console(emoji=False)  # ":b:" in an id like "a:b:" is data, never an emoji code
 
 DEMO_QUESTIONS = (
     "猫の名前と年齢って何だっけ？",
@@ -104,13 +106,12 @@ def print_recall(services, user_id: str, question: str, purpose: str, limit: int
     started = time.perf_counter()
     items = recall(services, user_id, question, purpose=purpose, limit=limit)
     elapsed = (time.perf_counter() - started) * 1000
-    console.print(f"\n[bold]Q:[/bold] {question}  [dim]({len(items)} items, {elapsed:.0f} ms)[/dim]")
-    for rank, item in enumerate(items, 1):
-        console.print(
-            f"  {rank}. [{item['date']} · {'+'.join(item['tiers'])} · score {item['score']:.2f}] {item['text'][:140]}"
-        )
+    console.print(f"\n[bold]Q:[/bold] {escape(question)}  [dim]({len(items)} items, {elapsed:.0f} ms)[/dim]")
+    for rank, item in enumerate(items, 1):  # stored texts are data: escaped, never read as markup
+        console.print(f"  {rank}. " + escape(f"[{item['date']} · {'+'.join(item['tiers'])} · score {item['score']:.2f}] "
+                                             f"{item['text'][:140]}"))
         for turn in source_turns(services, user_id, item, limit=2):
-            console.print(f"       [dim]↳ {turn['source_id']} {turn['speaker']}: {turn['text'][:80]}[/dim]")
+            console.print("       [dim]" + escape(f"↳ {turn['source_id']} {turn['speaker']}: {turn['text'][:80]}") + "[/dim]")
     return items
 
 
@@ -145,7 +146,7 @@ def cmd_chat(args) -> int:
 
     services, graph, conn = _open()
     offline = services.paths.get("responder") == "offline"
-    console.print(f"Chatting as {args.user}. Empty line or Ctrl-D to quit."
+    console.print(f"Chatting as {escape(args.user)}. Empty line or Ctrl-D to quit."
                   + (" [yellow](offline responder: no OPENAI_API_KEY)[/yellow]" if offline else ""))
     try:
         while True:
@@ -159,9 +160,9 @@ def cmd_chat(args) -> int:
                 out = graph.invoke({"messages": [HumanMessage(line)]}, thread_config(args.user),
                                    context={"user_id": args.user, "character": args.character})
             except LuminaError as exc:
-                console.print(f"[red]{exc}[/red]")
+                console.print("[red]" + escape(str(exc)) + "[/red]", soft_wrap=True)
                 continue
-            console.print(f"{out.get('responder', '?')}> {out.get('reply', '')}")
+            console.print(escape(f"{out.get('responder', '?')}> {out.get('reply', '')}"))
     finally:
         services.close()
         conn.close()
@@ -221,7 +222,7 @@ def cmd_services(args) -> int:
     if args.action == "status":
         status: dict[str, Any] = server_status(settings)
         for key, value in status.items():
-            console.print(f"{key}: {value}")
+            console.print(escape(f"{key}: {value}"))
     else:
         console.print("stopped" if stop_server(settings) else "not running")
     return 0
@@ -234,12 +235,9 @@ def cmd_recover(args) -> int:
 
     services, _graph, conn = _open()  # the start-up recovery runs here, and logs what it repaired
     try:
-        if args.rederive:
-            if not args.user:
-                console.print("[red]--rederive needs --user ID[/red]")
-                return 2
+        if args.rederive:  # build_parser refused --rederive without --user
             report = rederive(services, args.user)
-            console.print(f"{args.user}: " + (", ".join(f"{k} {v}" for k, v in report.items()) or "nothing to do"))
+            console.print(escape(f"{args.user}: " + (", ".join(f"{k} {v}" for k, v in report.items()) or "nothing to do")))
         owed = outbox_summary(services.stores.archive)
         console.print(f"derived writes still owed: {owed['segments']} segment(s) {owed['owed'] or ''}".rstrip())
         return 1 if owed["segments"] else 0
@@ -255,29 +253,33 @@ def cmd_doctor(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lumina-memory", description=__doc__)
+    # Every value is checked here (graphs.cli_args), before a command opens anything: a refused command
+    # creates no data directory and starts no server.
+    parser = cli_args.Parser(prog="lumina-memory", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log one line per node")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="replay the bundled Japanese conversation and recall from it")
-    demo.add_argument("--user", default=None)
+    demo.add_argument("--user", type=cli_args.user_id, default=None)
     demo.set_defaults(func=cmd_demo)
     chat = sub.add_parser("chat", help="talk with Lumina, Clarisse and Nox")
-    chat.add_argument("--user", required=True)
+    chat.add_argument("--user", type=cli_args.user_id, required=True)
     chat.add_argument("--character", choices=["lumina", "clarisse", "nox"], default=None)
     chat.set_defaults(func=cmd_chat)
     ingest = sub.add_parser("ingest", help="ingest a JSONL transcript (user_id, speaker, text, ts per line)")
-    ingest.add_argument("file")
-    ingest.add_argument("--rejects", default=None, help="where rejected lines go (default: FILE.rejects.jsonl)")
+    ingest.add_argument("file", type=cli_args.readable_file)
+    ingest.add_argument("--rejects", type=cli_args.new_file, default=None,
+                        help="where rejected lines go (default: FILE.rejects.jsonl)")
     ingest.set_defaults(func=cmd_ingest)
     rec = sub.add_parser("recall", help="what the memory brings back for a question")
-    rec.add_argument("--user", required=True)
-    rec.add_argument("question")
-    rec.add_argument("--purpose", default="question")
-    rec.add_argument("--limit", type=int, default=5)
+    rec.add_argument("--user", type=cli_args.user_id, required=True)
+    rec.add_argument("question", type=cli_args.question)
+    rec.add_argument("--purpose", choices=cli_args.purposes(), default="question",
+                     help="what the memory is wanted for: weights relevance, recency and importance (default: question)")
+    rec.add_argument("--limit", type=cli_args.int_between(1, 100), default=5, help="at most this many items (1-100)")
     rec.add_argument("--json", action="store_true")
     rec.set_defaults(func=cmd_recall)
     stats = sub.add_parser("stats", help="what each tier holds")
-    stats.add_argument("--user", default=None)
+    stats.add_argument("--user", type=cli_args.user_id, default=None)
     stats.set_defaults(func=cmd_stats)
     opt = sub.add_parser("optimize", help="build the embedded vector store's per-user indexes (after a bulk import, or nightly)")
     opt.set_defaults(func=cmd_optimize)
@@ -285,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     svc.add_argument("action", choices=["status", "stop"])
     svc.set_defaults(func=cmd_services)
     rcv = sub.add_parser("recover", help="complete derived writes a crash or an outage left owed")
-    rcv.add_argument("--user", default=None)
+    rcv.add_argument("--user", type=cli_args.user_id, default=None)
     rcv.add_argument("--rederive", action="store_true", help="rebuild the user's derived tiers from the archive")
     rcv.set_defaults(func=cmd_recover)
     doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")
@@ -298,15 +300,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, every value checked (exit 2 with one line on stderr otherwise)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "rederive", False) and not args.user:
+        parser.error("recover --rederive needs --user ID")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     if args.verbose or os.environ.get("LUMINA_LOG_FORMAT") or os.environ.get("LUMINA_LOG_LEVEL"):
         configure_logging(level="INFO" if args.verbose else None)
     try:
         return args.func(args)
-    except LuminaError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+    except LuminaError as exc:  # the whole message on one line (the terminal wraps it), never read as markup
+        console.print("[red]error:[/red] " + escape(str(exc)), soft_wrap=True)
         return 2
 
 

@@ -9,9 +9,12 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-console = Console()
+from . import cli_args
+
+console = Console(emoji=False)  # ids and names are data: ":b:" in "a:b:" is never an emoji code
 
 
 def _services():
@@ -36,14 +39,15 @@ def cmd_erase(args) -> int:
                 _print_json({"counts": plan["counts"], "token": plan["token"],
                              "expires_at": plan["expires_at"], "user_id": args.user})
                 return 0
-            table = Table(title=f"Erasing {args.user} would remove")
+            table = Table(title=escape(f"Erasing {args.user} would remove"))
             table.add_column("place")
             table.add_column("records", justify="right")
             for name, n in plan["counts"].items():
                 table.add_row(name, str(n))
             console.print(table)
             left = plan["expires_at"] - int(time.time())
-            console.print(f"To erase, within {left} s:\n  lumina-memory erase --user {args.user} --confirm {plan['token']}")
+            console.print(escape(f"To erase, within {left} s:\n  lumina-memory erase --user {args.user} --confirm {plan['token']}"),
+                          soft_wrap=True)
             return 0
         report = erase_user(services, args.user, args.confirm, actor=args.actor)
         if args.json:
@@ -52,7 +56,7 @@ def cmd_erase(args) -> int:
             for name, n in report["removed"].items():
                 console.print(f"{name}: {n} removed")
             for url, snaps in report["backups"].items():
-                console.print(f"backups at {url}: {sum(snaps.values())} records removed from {len(snaps)} snapshots")
+                console.print(escape(f"backups at {url}: {sum(snaps.values())} records removed from {len(snaps)} snapshots"))
             console.print("[green]erased[/green] (recorded in the audit log and the erasure ledgers)")
         return 0
     finally:
@@ -141,7 +145,7 @@ def cmd_backups(args) -> int:
         _print_json([{"id": m["id"], "created_at": m["created_at"], "groups": m.get("groups"),
                       "counts": {n: e["count"] for n, e in m["places"].items()}} for m in found])
         return 0
-    table = Table(title=f"Backups in {where}")
+    table = Table(title=escape(f"Backups in {where}"))
     for column in ("id", "created (UTC)", "places", "records"):
         table.add_column(column)
     for m in found:
@@ -210,7 +214,7 @@ def print_maintenance(report: dict[str, Any]) -> None:
     for step, outcome in report.items():
         if step == "lifecycle" or step.startswith("lifecycle_"):
             continue
-        console.print(f"{step}: {outcome}")
+        console.print(escape(f"{step}: {outcome}"))
     summary = report.get("lifecycle")
     if summary is None:
         return
@@ -252,36 +256,39 @@ def cmd_maintain(args) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     erase = sub.add_parser("erase", help="erase every trace of a user (first shows what and a confirmation token)")
-    erase.add_argument("--user", required=True)
-    erase.add_argument("--confirm", metavar="TOKEN", default=None, help="the token the first call printed")
+    erase.add_argument("--user", type=cli_args.user_id, required=True)
+    erase.add_argument("--confirm", metavar="TOKEN", type=cli_args.token, default=None,
+                       help="the token the first call printed")
     erase.add_argument("--json", action="store_true")
-    erase.add_argument("--actor", default="cli", help="who asks (recorded in the audit log)")
+    erase.add_argument("--actor", type=cli_args.actor, default="cli", help="who asks (recorded in the audit log)")
     erase.set_defaults(func=cmd_erase)
     audit = sub.add_parser("audit", help="the hash-chained audit log (erasures, restores, backups, settings)")
     audit.add_argument("--verify", action="store_true", help="check the chain; exit 1 when broken")
     audit.add_argument("--json", action="store_true")
     audit.set_defaults(func=cmd_audit)
     backup = sub.add_parser("backup", help="snapshot every place holding user data")
-    backup.add_argument("--to", default=None, help="a folder or s3://bucket/prefix (default: backup_location)")
+    backup.add_argument("--to", type=cli_args.location, default=None,
+                        help="a folder or s3://bucket/prefix (default: backup_location)")
     backup.add_argument("--group", action="append", choices=["redis", "archive", "vectors"],
                         help="only these schedule groups (default: everything)")
     backup.add_argument("--json", action="store_true")
-    backup.add_argument("--actor", default="cli")
+    backup.add_argument("--actor", type=cli_args.actor, default="cli")
     backup.set_defaults(func=cmd_backup)
     restore = sub.add_parser("restore", help="restore a backup into an empty data directory or the configured servers")
-    restore.add_argument("--from", dest="source", required=True)
-    restore.add_argument("--snapshot", default=None, help="a snapshot id (default: the newest of each place)")
+    restore.add_argument("--from", dest="source", type=cli_args.existing_location, required=True)
+    restore.add_argument("--snapshot", type=cli_args.snapshot_id, default=None,
+                         help="a snapshot id (default: the newest of each place)")
     restore.add_argument("--json", action="store_true")
-    restore.add_argument("--actor", default="cli")
+    restore.add_argument("--actor", type=cli_args.actor, default="cli")
     restore.set_defaults(func=cmd_restore)
     listing = sub.add_parser("backups", help="list complete backups")
     listing.add_argument("--list", action="store_true", help="(the default action)")
-    listing.add_argument("--location", default=None)
+    listing.add_argument("--location", type=cli_args.location, default=None)
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(func=cmd_backups)
     maintain = sub.add_parser("maintain", help="run the maintenance steps that are due (lifecycle, backups, pruning, retention)")
     maintain.add_argument("--force", action="store_true", help="run every backup group now")
-    maintain.add_argument("--user", default=None, help="run the lifecycle for this user only")
-    maintain.add_argument("--now", default=None, help="ISO-8601 time to run as (a simulated clock)")
+    maintain.add_argument("--user", type=cli_args.user_id, default=None, help="run the lifecycle for this user only")
+    maintain.add_argument("--now", type=cli_args.iso_time, default=None, help="ISO-8601 time to run as (a simulated clock)")
     maintain.add_argument("--json", action="store_true")
     maintain.set_defaults(func=cmd_maintain)

@@ -11,12 +11,15 @@ import json
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
+from . import cli_args
 from .cli_admin import _services as _open
 
-console = Console()
+console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 
 
 def _print_json(value) -> None:
@@ -30,10 +33,10 @@ def cmd_add(args) -> int:
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=Console(stderr=True), disable=args.json) as bar:
-            task = bar.add_task(f"adding to {args.name}", total=len(args.files))
+            task = bar.add_task(escape(f"adding to {args.name}"), total=len(args.files))
 
             def done(source, result) -> None:
-                bar.update(task, advance=1, description=f"{args.name}: {source} {result.status}")
+                bar.update(task, advance=1, description=escape(f"{args.name}: {source} {result.status}"))
 
             results = add_files(services, args.name, args.files, user_id=args.user, on_file=done)
     finally:
@@ -43,8 +46,8 @@ def cmd_add(args) -> int:
         return 0
     scope = f"user {args.user}'s" if args.user else "shared"
     for r in results:
-        console.print(f"{r.source}: {r.status}" + (f" ({r.chunks} chunks, {r.passages} passages)" if r.chunks else ""))
-    console.print(f"{scope} knowledge base {args.name.lower()}: {len(results)} file(s)")
+        console.print(escape(f"{r.source}: {r.status}" + (f" ({r.chunks} chunks, {r.passages} passages)" if r.chunks else "")))
+    console.print(escape(f"{scope} knowledge base {args.name.lower()}: {len(results)} file(s)"))
     return 0
 
 
@@ -60,11 +63,11 @@ def cmd_search(args) -> int:
     if args.json:
         _print_json(items)
         return 0
-    console.print(f"[bold]Q:[/bold] {args.query}  [dim]({len(items)} passages)[/dim]")
-    for rank, item in enumerate(items, 1):
-        console.print(f"  {rank}. [{item['source']} · chunk {item['position']} · {item['date']} · score "
-                      f"{item['score']:.2f}] {item['text'][:300]}")
-        console.print(f"     [dim]{item['id']}[/dim]")
+    console.print(f"[bold]Q:[/bold] {escape(args.query)}  [dim]({len(items)} passages)[/dim]")
+    for rank, item in enumerate(items, 1):  # document texts are data: escaped, never read as markup
+        console.print(f"  {rank}. " + escape(f"[{item['source']} · chunk {item['position']} · {item['date']} · score "
+                                             f"{item['score']:.2f}] {item['text'][:300]}"))
+        console.print("     [dim]" + escape(item["id"]) + "[/dim]")
     return 0
 
 
@@ -77,7 +80,7 @@ def cmd_read(args) -> int:
     finally:
         services.close()
     if text is None:
-        console.print(f"[red]error:[/red] no chunk {args.id!r} you may read")
+        console.print("[red]error:[/red] " + escape(f"no chunk {args.id!r} you may read"), soft_wrap=True)
         return 1
     sys.stdout.write(text + "\n")
     return 0
@@ -99,8 +102,9 @@ def cmd_list(args) -> int:
         table.add_column(column, overflow="fold")
     for r in rows:
         scope = r["scope"] if r["scope"] == "shared" else f"user {r['user_id']}"
-        table.add_row(r["kb"], scope, str(r["documents"]), str(r["chunks"]), str(r["passages"]), str(r["tokens"]),
-                      r["created"], ", ".join(s["source"] for s in r["sources"][:5]) + (" …" if len(r["sources"]) > 5 else ""))
+        sources = ", ".join(s["source"] for s in r["sources"][:5]) + (" …" if len(r["sources"]) > 5 else "")
+        table.add_row(*(Text(str(v)) for v in (r["kb"], scope, r["documents"], r["chunks"], r["passages"], r["tokens"],
+                                                r["created"], sources)))
     console.print(table)
     return 0
 
@@ -117,14 +121,14 @@ def cmd_remove(args) -> int:
                 from stores.kb_duckdb import UnknownKB
 
                 raise UnknownKB(args.name.lower(), args.user)
-            console.print(f"would remove knowledge base {rows[0]['kb']} ({rows[0]['scope']}, {rows[0]['documents']} "
-                          "documents); run again with --yes to remove it")
+            console.print(escape(f"would remove knowledge base {rows[0]['kb']} ({rows[0]['scope']}, {rows[0]['documents']} "
+                                 "documents); run again with --yes to remove it"))
             return 1
         report = remove_kb(services, args.name, user_id=args.user)
     finally:
         services.close()
-    console.print(f"removed knowledge base {report['kb']} ({report['scope']}): {report['documents']} documents, "
-                  f"{report['points']} passages")
+    console.print(escape(f"removed knowledge base {report['kb']} ({report['scope']}): {report['documents']} documents, "
+                         f"{report['points']} passages"))
     return 0
 
 
@@ -132,30 +136,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     kb = sub.add_parser("kb", help="knowledge bases: documents the characters can look things up in")
     kb_sub = kb.add_subparsers(dest="kb_command", required=True)
     add = kb_sub.add_parser("add", help="add text, Markdown or PDF files to a KB (made on first use)")
-    add.add_argument("name", help="letters, digits, _ or -; case-insensitive")
-    add.add_argument("files", nargs="+")
-    add.add_argument("--user", default=None, help="a KB of this user only (default: shared by every user)")
+    add.add_argument("name", type=cli_args.kb_name, help="letters, digits, _ or -; case-insensitive")
+    add.add_argument("files", nargs="+", type=cli_args.readable_file)
+    add.add_argument("--user", type=cli_args.user_id, default=None, help="a KB of this user only (default: shared by every user)")
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=cmd_add)
     search = kb_sub.add_parser("search", help="the passages that answer a question ('*' for every KB you may read)")
-    search.add_argument("name")
-    search.add_argument("query")
-    search.add_argument("--user", default=None, help="also the user's own KBs (and required to read them)")
-    search.add_argument("--limit", type=int, default=5)
+    search.add_argument("name", type=cli_args.kb_names)
+    search.add_argument("query", type=cli_args.query)
+    search.add_argument("--user", type=cli_args.user_id, default=None, help="also the user's own KBs (and required to read them)")
+    search.add_argument("--limit", type=cli_args.int_between(1, 100), default=5, help="at most this many passages (1-100)")
     search.add_argument("--json", action="store_true")
     search.set_defaults(func=cmd_search)
     read = kb_sub.add_parser("read", help="a search hit's chunk with its neighbours (ID: kb:<name>:<doc>:<chunk>)")
-    read.add_argument("id")
-    read.add_argument("--user", default=None)
-    read.add_argument("--neighbours", type=int, default=1)
+    read.add_argument("id", type=cli_args.kb_id)
+    read.add_argument("--user", type=cli_args.user_id, default=None)
+    read.add_argument("--neighbours", type=cli_args.int_between(0, 20), default=1, help="chunks each side (0-20)")
     read.set_defaults(func=cmd_read)
     lst = kb_sub.add_parser("list", help="shared KBs (and the user's own with --user; every user's with --all)")
-    lst.add_argument("--user", default=None)
+    lst.add_argument("--user", type=cli_args.user_id, default=None)
     lst.add_argument("--all", action="store_true")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=cmd_list)
     rm = kb_sub.add_parser("remove", help="remove a whole KB (shared, or the user's own with --user)")
-    rm.add_argument("name")
-    rm.add_argument("--user", default=None)
+    rm.add_argument("name", type=cli_args.kb_name)
+    rm.add_argument("--user", type=cli_args.user_id, default=None)
     rm.add_argument("--yes", action="store_true", help="really remove it (without: say what would go)")
     rm.set_defaults(func=cmd_remove)

@@ -9,13 +9,16 @@ import argparse
 import json
 import sys
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from nodes.retrieval.temporal import date_label
 
+from . import cli_args
 from .cli_admin import _services as _open
 
-console = Console()
+console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 
 
 def _day(ts: float | None, zone: str) -> str:
@@ -35,25 +38,25 @@ def cmd_knowledge(args) -> int:
     if args.json:
         sys.stdout.write(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
         return 0
-    table = Table(title=f"knowledge of {args.user} ({len(items)}{', with history' if args.all else ''})")
+    table = Table(title=escape(f"knowledge of {args.user} ({len(items)}{', with history' if args.all else ''})"))
     for column in ("subject", "attribute", "value", "status", "from", "to", "confidence", "said"):
         table.add_column(column, overflow="fold")
     for k in items:
         value = k["value"] if k["polarity"] == "positive" else f"not {k['value']}"
-        table.add_row(k["subject"], k["attribute"], value, k["status"], _day(k["valid_from"], zone), _day(k["valid_to"], zone),
-                      f"{k['confidence']:.1f} {k['method']}", k["text"][:60])
+        table.add_row(*(Text(v) for v in (k["subject"], k["attribute"], value, k["status"], _day(k["valid_from"], zone),
+                                           _day(k["valid_to"], zone), f"{k['confidence']:.1f} {k['method']}", k["text"])))
     console.print(table)
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     know = sub.add_parser("knowledge", help="what the characters know about a user (facts and their history)")
-    know.add_argument("--user", required=True)
+    know.add_argument("--user", type=cli_args.user_id, required=True)
     know.add_argument("--all", action="store_true", help="superseded and merged items too (the history)")
     know.add_argument("--json", action="store_true", help="one JSON array (fields fixed; see README)")
     know.set_defaults(func=cmd_knowledge)
     prof = sub.add_parser("profile", help="who the user is: topics, each character's relationship, current facts")
-    prof.add_argument("--user", required=True)
+    prof.add_argument("--user", type=cli_args.user_id, required=True)
     prof.add_argument("--json", action="store_true", help="one JSON object (fields fixed; see README)")
     prof.set_defaults(func=cmd_profile)
 
@@ -70,15 +73,15 @@ def cmd_profile(args) -> int:
     if args.json:
         sys.stdout.write(json.dumps(profile, ensure_ascii=False, indent=1) + "\n")
         return 0
-    console.print(f"[bold]{args.user}[/bold] — updated {_day(profile['updated_at'], zone) or 'never'}")
-    console.print("topics: " + ", ".join(f"{k} {w:.2f}" for k, w in list(profile["topics"].items())[:10]))
+    console.print(f"[bold]{escape(args.user)}[/bold] — updated {_day(profile['updated_at'], zone) or 'never'}")
+    console.print(escape("topics: " + ", ".join(f"{k} {w:.2f}" for k, w in list(profile["topics"].items())[:10])))
     table = Table(title="characters")
     for column in ("character", "turns", "named", "days", "emotional", "depth", "topics"):
         table.add_column(column, overflow="fold")
     for name, c in profile["characters"].items():
-        table.add_row(name, str(c["turns"]), str(c["mentions"]), str(c["days"]), str(c["emotional_moments"]),
-                      f"{c['relationship_depth']:.2f}", ", ".join(c["topics"]))
+        table.add_row(*(Text(v) for v in (name, str(c["turns"]), str(c["mentions"]), str(c["days"]), str(c["emotional_moments"]),
+                                           f"{c['relationship_depth']:.2f}", ", ".join(c["topics"]))))
     console.print(table)
     for fact in profile["facts"]:
-        console.print(f"- {fact['attribute']}: {fact['value']}  ({fact['text'][:60]})")
+        console.print(escape(f"- {fact['attribute']}: {fact['value']}  ({fact['text']})"))
     return 0

@@ -10,11 +10,14 @@ import json
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from . import cli_args
 from .cli_admin import _services as _open
 
-console = Console()
+console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 LEVEL_NAMES = {1: "full", 2: "summary", 3: "keywords", 4: "archived"}
 
 
@@ -29,14 +32,15 @@ def cmd_memories(args) -> int:
     if args.json:
         sys.stdout.write(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
         return 0
-    table = Table(title=f"memories of {args.user} ({len(items)})")
+    table = Table(title=escape(f"memories of {args.user} ({len(items)})"))
     for column in ("memory", "level", "retention", "intensity", "category", "recalls", "flags", "text"):
         table.add_column(column, overflow="fold")
     for m in items:
         flags = " ".join(f for f, on in (("protected", m["protected"]), ("archived", m["archived"]),
                                         ("revival", m["revival_requested"])) if on)
-        table.add_row(m["memory_id"], f"{m['level']} {LEVEL_NAMES[m['level']]}", f"{m['retention']:.1f}",
-                      f"{m['intensity']:.0f}", m["category"], str(m["recall_count"]), flags, (m["text"] or "")[:80])
+        table.add_row(*(Text(v) for v in (m["memory_id"], f"{m['level']} {LEVEL_NAMES[m['level']]}", f"{m['retention']:.1f}",
+                                           f"{m['intensity']:.0f}", m["category"], str(m["recall_count"]), flags,
+                                           (m["text"] or "")[:80])))
     console.print(table)
     return 0
 
@@ -50,7 +54,7 @@ def _set_protected(args, protected: bool) -> int:
     finally:
         services.close()
     state = "protected" if protected else "not protected"
-    console.print(f"{args.memory_id}: {state}" + ("" if out["changed"] else " (already)"))
+    console.print(escape(f"{args.memory_id}: {state}" + ("" if out["changed"] else " (already)")))
     return 0
 
 
@@ -73,7 +77,7 @@ def cmd_forget(args) -> int:
     if args.json:
         sys.stdout.write(json.dumps(removed, indent=1, sort_keys=True) + "\n")
     else:
-        console.print(f"forgot {args.memory_id}: " + ", ".join(f"{k} {v}" for k, v in removed.items() if v))
+        console.print(escape(f"forgot {args.memory_id}: " + ", ".join(f"{k} {v}" for k, v in removed.items() if v)))
     return 0
 
 
@@ -101,23 +105,23 @@ def cmd_read(args) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     read = sub.add_parser("read", help="the whole message behind a recall item (its source id), long ones reassembled")
-    read.add_argument("--user", required=True)
-    read.add_argument("source_id")
+    read.add_argument("--user", type=cli_args.user_id, required=True)
+    read.add_argument("source_id", type=cli_args.source_id)
     read.add_argument("--json", action="store_true")
     read.set_defaults(func=cmd_read)
     mem = sub.add_parser("memories", help="a user's memories with their level, retention and emotion")
-    mem.add_argument("--user", required=True)
+    mem.add_argument("--user", type=cli_args.user_id, required=True)
     mem.add_argument("--level", type=int, choices=[1, 2, 3, 4], default=None)
     mem.add_argument("--json", action="store_true", help="one JSON array (fields fixed; see README)")
     mem.set_defaults(func=cmd_memories)
     for name, func, text in (("protect", cmd_protect, "never compress or delete this memory (F8)"),
                              ("unprotect", cmd_unprotect, "let this memory fade again")):
         p = sub.add_parser(name, help=text)
-        p.add_argument("--user", required=True)
-        p.add_argument("memory_id")
+        p.add_argument("--user", type=cli_args.user_id, required=True)
+        p.add_argument("memory_id", type=cli_args.memory_id)
         p.set_defaults(func=func)
     forget = sub.add_parser("forget", help="delete one memory from every tier, its turns included")
-    forget.add_argument("--user", required=True)
-    forget.add_argument("memory_id")
+    forget.add_argument("--user", type=cli_args.user_id, required=True)
+    forget.add_argument("memory_id", type=cli_args.memory_id)
     forget.add_argument("--json", action="store_true")
     forget.set_defaults(func=cmd_forget)

@@ -10,12 +10,15 @@ import json
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from . import cli_args
 from .cli_admin import _services as _open
 from .cli_knowledge import _day
 
-console = Console()
+console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 
 
 def _print_json(value) -> None:
@@ -34,13 +37,14 @@ def cmd_procedures(args) -> int:
     if args.json:
         _print_json(procedures)
         return 0
-    table = Table(title=f"procedures of {args.user} ({len(procedures)}{', with history' if args.all else ''})")
+    table = Table(title=escape(f"procedures of {args.user} ({len(procedures)}{', with history' if args.all else ''})"))
     for column in ("id", "title", "v", "status", "steps", "ok", "failed", "confidence", "said"):
         table.add_column(column, overflow="fold")
     for p in procedures:
         steps = "\n".join(f"{n}. {s[:60]}" for n, s in enumerate(p["steps"], 1))
-        table.add_row(p["procedure_id"][:8], p["title"] or p["description"][:30], str(p["version"]), p["status"], steps,
-                      str(p["success_count"]), str(p["failure_count"]), f"{p['confidence']:.2f}", _day(p["said_at"], zone))
+        table.add_row(*(Text(v) for v in (p["procedure_id"][:8], p["title"] or p["description"][:30], str(p["version"]),
+                                           p["status"], steps, str(p["success_count"]), str(p["failure_count"]),
+                                           f"{p['confidence']:.2f}", _day(p["said_at"], zone))))
     console.print(table)
     return 0
 
@@ -56,21 +60,21 @@ def cmd_outcome(args) -> int:
     if args.json:
         _print_json(procedure)
         return 0
-    console.print(f"{procedure['title'] or procedure['procedure_id']} v{procedure['version']}: "
-                  f"{procedure['success_count']} succeeded, {procedure['failure_count']} failed, "
-                  f"confidence {procedure['confidence']:.2f}")
+    console.print(escape(f"{procedure['title'] or procedure['procedure_id']} v{procedure['version']}: "
+                         f"{procedure['success_count']} succeeded, {procedure['failure_count']} failed, "
+                         f"confidence {procedure['confidence']:.2f}"))
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     procs = sub.add_parser("procedures", help="how-tos learnt from a user's conversations, with their outcomes")
-    procs.add_argument("--user", required=True)
+    procs.add_argument("--user", type=cli_args.user_id, required=True)
     procs.add_argument("--all", action="store_true", help="superseded versions too (the history)")
     procs.add_argument("--json", action="store_true", help="one JSON array (fields fixed; see README)")
     procs.set_defaults(func=cmd_procedures)
     outcome = sub.add_parser("outcome", help="record that a procedure worked (success) or did not (failure)")
-    outcome.add_argument("--user", required=True)
-    outcome.add_argument("procedure_id")
+    outcome.add_argument("--user", type=cli_args.user_id, required=True)
+    outcome.add_argument("procedure_id", type=cli_args.procedure_id)
     outcome.add_argument("result", choices=["success", "failure"])
     outcome.add_argument("--json", action="store_true", help="the procedure after the outcome, as JSON")
     outcome.set_defaults(func=cmd_outcome)

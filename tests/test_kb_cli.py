@@ -76,8 +76,8 @@ def test_kb_bad_input_is_refused_with_a_clear_error(cli, tmp_path):
     bad = cli("kb", "add", "docs", str(broken), check=False)
     assert bad.returncode == 2 and "not valid UTF-8" in bad.stdout
     bad = cli("kb", "add", "../docs", str(broken), check=False)
-    assert bad.returncode == 2 and "invalid kb name" in bad.stdout
+    assert bad.returncode == 2 and "invalid kb name" in bad.stderr  # refused while parsing
     bad = cli("kb", "add", "docs", str(empty), "--user", "../x", check=False)
-    assert bad.returncode == 2 and "invalid user_id" in bad.stdout
+    assert bad.returncode == 2 and "invalid user_id" in bad.stderr
     bad = cli("kb", "search", "nothing", "質問", check=False)
     assert bad.returncode == 2 and "no knowledge base 'nothing'" in bad.stdout
