@@ -57,6 +57,7 @@ def cmd_erase(args) -> int:
                 console.print(f"{name}: {n} removed")
             for url, snaps in report["backups"].items():
                 console.print(escape(f"backups at {url}: {sum(snaps.values())} records removed from {len(snaps)} snapshots"))
+            print_erase_reach(report)
             console.print("[green]erased[/green] (recorded in the audit log and the erasure ledgers)")
         return 0
     finally:
@@ -125,13 +126,43 @@ def cmd_restore(args) -> int:
         else:
             console.print(f"restored from {', '.join(report['snapshots'])}: "
                           + ", ".join(f"{n} {c}" for n, c in report["restored"].items()))
+            print_restore_notes(report)
         return 0
     finally:
         services.close()
 
 
+def print_restore_notes(report: dict[str, Any]) -> None:
+    """A resumed restore, the erasure ledgers applied (and unreachable), and what they cannot promise."""
+    from rich.markup import escape
+
+    if report.get("resumed"):
+        console.print(f"resumed a killed restore: {len(report['resumed'])} place(s) were already done")
+    for ledger in report.get("ledgers_applied", []):
+        latest = ledger["latest_erasure_at"]
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(latest)) if latest else "-"
+        console.print(escape(f"erasure ledger applied: {ledger['where']} ({ledger['erasures']} erased, latest {when})"))
+    for where, why in report.get("ledgers_unreachable", {}).items():
+        console.print(escape(f"erasure ledger not reachable: {where}: {why}"), style="yellow")
+    for warning in report.get("warnings", []):
+        console.print(escape(f"warning: {warning}"), style="yellow")
+
+
+def print_erase_reach(report: dict[str, Any]) -> None:
+    """Partial backups an erasure removed or scrubbed, and the locations it could not reach."""
+    from rich.markup import escape
+
+    for url, done in report.get("partials", {}).items():
+        if done["removed"] or done["scrubbed"]:
+            console.print(escape(f"partial backups at {url}: {len(done['removed'])} removed, "
+                                 f"{len(done['scrubbed'])} being written scrubbed"))
+    for url, why in report.get("unreachable", {}).items():
+        console.print(escape(f"NOT REACHED: backups at {url} ({why}); owed, retried by the next erasure or backup"),
+                      style="bold red")
+
+
 def cmd_backups(args) -> int:
-    from stores.backup import manifests
+    from stores.backup import clean_partials, manifests
     from stores.backup_location import open_location
     from stores.settings import LuminaSettings
 
@@ -140,7 +171,11 @@ def cmd_backups(args) -> int:
     if where is None:
         data_dir = settings.resolved_data_dir()
         where = str(data_dir.parent / f"{data_dir.name}-backups")
-    found = manifests(open_location(where, settings))
+    location = open_location(where, settings)
+    if location.remote:
+        location.staging_root = settings.resolved_data_dir() / "backup-staging"
+    cleaned = clean_partials(location)  # housekeeping: what killed backups left behind
+    found = manifests(location)
     if args.json:
         _print_json([{"id": m["id"], "created_at": m["created_at"], "groups": m.get("groups"),
                       "counts": {n: e["count"] for n, e in m["places"].items()}} for m in found])
@@ -152,6 +187,10 @@ def cmd_backups(args) -> int:
         table.add_row(m["id"], time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(m["created_at"])),
                       str(len(m["places"])), str(sum(e["count"] for e in m["places"].values())))
     console.print(table)
+    if cleaned:
+        from rich.markup import escape
+
+        console.print(escape(f"removed {len(cleaned)} partial backup(s) left by killed backups: {', '.join(cleaned)}"))
     return 0
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from stores import cypher, ids
+from stores.backup import restore_state
 from stores.datadir_lock import DataDirLock
 from stores.errors import DataDirLocked
 from stores.settings import LuminaSettings
@@ -416,6 +417,8 @@ def run_doctor(settings: LuminaSettings) -> list[Check]:
     doc = _Doctor(settings)
     checks = [Check("settings", "valid", OK, f"data dir {doc.data_dir}")]
     checks += _guarded("data dir", "writable", doc.data_dir_checks)
+    checks += _guarded("data dir", "restore", lambda: [Check("data dir", "restore", status, detail)
+                                                       for status, detail in restore_state(doc.data_dir)])
     lock = DataDirLock(doc.data_dir)
     if doc.data_dir.exists():
         checks.append(doc.lock_check(lock))

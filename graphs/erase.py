@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,13 @@ from typing import Any
 from nodes.services import Services
 from stores import backup as backups
 from stores.audit import AuditLog
+from stores import known_locations
 from stores.backup_location import open_location
 from stores.erasure import (
     check_token, erase_places, erasures_in_progress, make_token, mark_erasure_finished, mark_erasure_started, plan,
 )
 from stores.ids import validate_id
-from stores.ledger import location_ledger, read_file_ledger, write_file_ledger, LEDGER_FILE
+from stores.ledger import LEDGER_FILE, Ledger, location_ledger, read_file_ledger, write_file_ledger
 from stores.secret import data_dir_secret
 
 from .registry import open_registry
@@ -36,6 +38,65 @@ def default_backup_location(services: Services) -> str:
         return settings.backup_location
     data_dir = settings.resolved_data_dir()
     return str(data_dir.parent / f"{data_dir.name}-backups")
+
+
+def open_backup_location(services: Services, where: str):
+    """A backup location; an S3 one stages its files in the data directory (found again if killed)."""
+    location = open_location(where, services.settings)
+    if location.remote:
+        location.staging_root = services.settings.resolved_data_dir() / "backup-staging"
+    return location
+
+
+def erasure_locations(services: Services, explicit: Sequence[str] | None = None) -> list[str]:
+    """Every location an erasure must reach: the configured one, each this data dir ever wrote to or
+    restored from (stores.known_locations), and any passed explicitly."""
+    wanted = [default_backup_location(services), *known_locations.known(services.settings.resolved_data_dir()),
+              *(explicit or [])]
+    out: list[str] = []
+    for where in wanted:
+        try:
+            url = open_location(where, services.settings).url
+        except Exception:  # noqa: BLE001 - a malformed remembered entry: kept as written, reported when tried
+            url = where
+        if url not in out:
+            out.append(url)
+    return out
+
+
+def _failure(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip()[:300]
+
+
+def scrub_location(services: Services, places, where: str, user_id: str) -> dict[str, Any]:
+    """Ledger, every snapshot and every partial of one location, for one erased user. Raises when the
+    location cannot be reached."""
+    location = open_backup_location(services, where)
+    remote = location_ledger(location)
+    remote.add(user_id)
+    location.write_text(LEDGER_FILE, remote.text())
+    snapshots = backups.forget_in_backups(places, location, user_id)
+    partials = backups.forget_in_partials(location, user_id)
+    return {"snapshots": snapshots, "partials": partials}
+
+
+def retry_owed(services: Services, places, *, skip: str | None = None) -> dict[str, Any]:
+    """Retry the erasures an unreachable location is still owed; returns what was done and what is still owed."""
+    data_dir = services.settings.resolved_data_dir()
+    done: dict[str, int] = {}
+    still: dict[str, str] = {}
+    for where, users in known_locations.owed(data_dir).items():
+        for user_id in users:
+            if user_id == skip:
+                continue
+            try:
+                scrub_location(services, places, where, user_id)
+            except Exception as exc:  # noqa: BLE001 - still unreachable: stays owed and is said so
+                still[where] = _failure(exc)
+                break
+            known_locations.paid(data_dir, where, user_id)
+            done[where] = done.get(where, 0) + 1
+    return {"retried": done, "still_owed": still}
 
 
 def audit_log(services: Services) -> AuditLog:
@@ -76,19 +137,46 @@ def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=Non
     ledger = read_file_ledger(data_dir)
     ledger.add(user_id)
     write_file_ledger(data_dir, ledger)
-    locations = [open_location(w, services.settings) for w in (backup_locations or [default_backup_location(services)])]
-    for location in locations:
-        remote = location_ledger(location)
-        remote.add(user_id)
-        location.write_text(LEDGER_FILE, remote.text())
+    wheres = erasure_locations(services, backup_locations)
+    # Owed first: were the process to die below, the next erasure or backup retries every location.
+    for where in wheres:
+        known_locations.owe(data_dir, where, user_id)
+    # Each location's ledger before anything is scrubbed: a restore from it keeps the user out even if
+    # this process dies half-way.
+    unreachable: dict[str, str] = {}
+    for where in wheres:
+        try:
+            location = open_backup_location(services, where)
+            remote = location_ledger(location)
+            remote.add(user_id)
+            location.write_text(LEDGER_FILE, remote.text())
+        except Exception as exc:  # noqa: BLE001 - reported and retried, never skipped in silence
+            unreachable[where] = _failure(exc)
+    in_backups: dict[str, dict[str, int]] = {}
+    partials: dict[str, Any] = {}
     with open_registry(services, store=store, checkpoints=checkpoints, extra_places=extra_places) as places:
         removed = erase_places(places, user_id)
-        in_backups = {loc.url: backups.forget_in_backups(places, loc, user_id) for loc in locations}
+        for where in wheres:
+            if where in unreachable:
+                continue
+            try:
+                scrubbed = scrub_location(services, places, where, user_id)
+            except Exception as exc:  # noqa: BLE001 - reported and retried, never skipped in silence
+                unreachable[where] = _failure(exc)
+                continue
+            in_backups[where], partials[where] = scrubbed["snapshots"], scrubbed["partials"]
+            known_locations.paid(data_dir, where, user_id)
+        retried = retry_owed(services, places, skip=user_id)
+    if unreachable:
+        log.warning("erasure could not reach %d backup location(s); owed and retried by the next erasure or "
+                    "backup: %s", len(unreachable), sorted(unreachable))
     detail = json.dumps({"removed": {k: v for k, v in removed.items() if v},
-                         "backups": {url: sum(v.values()) for url, v in in_backups.items()}}, sort_keys=True)
+                         "backups": {url: sum(v.values()) for url, v in in_backups.items()},
+                         "unreachable": sorted(unreachable)}, sort_keys=True)
     audit_log(services).append("user_erased", actor, user_id, detail)
     mark_erasure_finished(data_dir, user_id)
-    return {"removed": removed, "backups": in_backups}
+    return {"removed": removed, "backups": in_backups, "partials": partials, "unreachable": unreachable,
+            "owed_retried": retried}
 
 
 def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: Path | None = None) -> list[str]:
@@ -100,37 +188,141 @@ def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: 
     return users
 
 
-def is_erased_for(services: Services, location=None):
-    """The restore filter: erased per the data dir's ledger or the location's."""
-    ledgers = [read_file_ledger(services.settings.resolved_data_dir())]
-    if location is not None:
-        ledgers.append(location_ledger(location))
-    return lambda user_id: any(user_id in ledger for ledger in ledgers)
+def restore_ledgers(services: Services, location, manifests: Sequence[dict]) -> dict[str, Any]:
+    """Every erasure ledger a restore can reach: the target data dir's, the location's, those of every
+    location the target remembers, and (from the manifests) the data dir that took the snapshots and the
+    locations it knew. ``applied``: (where, Ledger) of those found; ``unreachable``: where -> why."""
+    data_dir = services.settings.resolved_data_dir()
+    applied: list[tuple[str, Any]] = []
+    unreachable: dict[str, str] = {}
+    seen: set[str] = set()
+
+    def from_data_dir(path: Path) -> None:
+        key = f"data dir {Path(path).resolve()}"
+        if key in seen:
+            return
+        seen.add(key)
+        if (Path(path) / LEDGER_FILE).exists():
+            applied.append((key, read_file_ledger(Path(path))))
+
+    def from_location(where: str) -> None:
+        try:
+            other = location if where == location.url else open_location(where, services.settings)
+            if other.url in seen:
+                return
+            seen.add(other.url)
+            text = other.read_text(LEDGER_FILE)
+        except Exception as exc:  # noqa: BLE001 - reported in the restore's report
+            unreachable[where] = _failure(exc)
+            return
+        if text is not None:
+            applied.append((other.url, Ledger(text)))
+
+    from_data_dir(data_dir)
+    from_location(location.url)
+    for where in known_locations.known(data_dir):
+        from_location(where)
+    for manifest in manifests:
+        source = manifest.get("source") or {}
+        if source.get("data_dir") and Path(source["data_dir"]).is_dir():
+            from_data_dir(Path(source["data_dir"]))
+        for where in source.get("locations", []):
+            from_location(where)
+    return {"applied": applied, "unreachable": unreachable}
+
+
+def restore_warnings(services: Services, location, manifests: Sequence[dict], applied: Sequence) -> list[str]:
+    """What the ledgers found cannot promise. A snapshot whose source data dir is neither the target nor
+    reachable here may hold users erased there after it was taken, whose erasure never reached this
+    location (a copy of a backup location made before the erasure): nothing here can know them."""
+    data_dir = services.settings.resolved_data_dir().resolve()
+    newest = max((ledger.latest_at or 0.0 for _, ledger in applied), default=0.0)
+    warnings = []
+    for manifest in manifests:
+        source = (manifest.get("source") or {}).get("data_dir")
+        vouched = source is not None and (Path(source).resolve() == data_dir or Path(source).is_dir())
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(manifest["created_at"])))
+        if not vouched:
+            latest = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(newest)) if newest else "none")
+            warnings.append(
+                f"snapshot {manifest['id']} (taken {when}) comes from "
+                f"{source or 'a data dir the manifest does not name'}, whose erasure ledger is not reachable here: "
+                f"users erased there after the snapshot stay out only if that erasure reached the ledgers applied "
+                f"(latest erasure they know: {latest}). A copy of a backup location made before an erasure cannot "
+                f"know it: restore from the original location, or next to the data dir that erased.")
+    return warnings
 
 
 def backup_now(services: Services, where: str | None = None, *, groups=None, actor: str = "api", store=None,
                checkpoints: Path | None = None) -> dict[str, Any]:
-    location = open_location(where or default_backup_location(services), services.settings)
+    """A snapshot of every place (or ``groups``). The location is remembered in the data dir before any
+    byte goes out (erasure reaches it), and erasures owed to unreachable locations are retried first."""
+    location = open_backup_location(services, where or default_backup_location(services))
+    data_dir = services.settings.resolved_data_dir()
+    known_locations.remember(data_dir, location.url)
+    meta = {"backends": services.stores.backends,
+            "source": {"data_dir": str(data_dir.resolve()), "locations": known_locations.known(data_dir)}}
     with open_registry(services, store=store, checkpoints=checkpoints) as places:
-        manifest = backups.take_backup(places, location, groups=groups, meta={"backends": services.stores.backends})
+        retried = retry_owed(services, places) if known_locations.owed(data_dir) else None
+        manifest = backups.take_backup(places, location, groups=groups, meta=meta)
     counts = {name: entry["count"] for name, entry in manifest["places"].items()}
     audit_log(services).append("backup", actor, None, json.dumps({"location": location.url, "snapshot": manifest["id"],
-                                                                  "counts": counts}, sort_keys=True))
+                                                                  "counts": counts, "owed_retried": retried}, sort_keys=True))
     return manifest
 
 
 def restore_from(services: Services, where: str, snapshot_id: str | None = None, *, actor: str = "api",
                  store=None, checkpoints: Path | None = None, allow_non_empty: bool = False) -> dict[str, Any]:
-    """Restore into this Services' backends (an empty data directory, or production servers)."""
-    location = open_location(where, services.settings)
-    if not allow_non_empty:
-        held = services.stores.archive.counts()
-        if held["turns"] or held["segments"]:
-            from stores.errors import InvalidInput
+    """Restore into this Services' backends (an empty data directory, or production servers), filtered by
+    every erasure ledger reachable. A restore killed half-way is resumed by running it again."""
+    from stores.errors import InvalidInput
 
-            raise InvalidInput("restore target", f"{services.settings.resolved_data_dir()} already holds "
-                               f"{held['turns']} turns; restore into an empty data directory")
-    with open_registry(services, store=store, checkpoints=checkpoints, open_store=True) as places:
-        report = backups.restore_backup(places, location, is_erased_for(services, location), snapshot_id)
+    location = open_backup_location(services, where)
+    data_dir = services.settings.resolved_data_dir()
+    mark = backups.restore_mark(data_dir)
+    if mark is not None:
+        if mark.get("location") != location.url or (snapshot_id is not None and snapshot_id != mark.get("requested")):
+            again = f"--from {mark.get('location')}" + (f" --snapshot {mark['requested']}" if mark.get("requested") else "")
+            raise InvalidInput("restore target", f"{data_dir} is half-restored from {mark.get('location')}; "
+                               f"run `lumina-memory restore {again}` to finish that restore first")
+        redo = [n for n in mark.get("started", []) if n not in mark.get("done", [])]
+    else:
+        if not allow_non_empty:
+            held = services.stores.archive.counts()
+            if held["turns"] or held["segments"]:
+                raise InvalidInput("restore target", f"{data_dir} already holds "
+                                   f"{held['turns']} turns; restore into an empty data directory")
+        mark = {"location": location.url, "requested": snapshot_id, "at": time.time(), "started": [], "done": [],
+                "chosen": backups.choose_snapshots(location, snapshot_id)}
+        redo = []
+    backups.write_restore_mark(data_dir, mark)  # before the first write: a killed restore is seen and resumed
+    manifests = [json.loads(location.manifest_text(sid)) for sid in sorted(set(mark["chosen"].values()))]
+    # The restored users' data is at the location (and at the source's): erasures here must reach them.
+    known_locations.remember(data_dir, location.url, "restore")
+    for manifest in manifests:
+        for other in (manifest.get("source") or {}).get("locations", []):
+            known_locations.remember(data_dir, other, "restore source")
+    ledgers = restore_ledgers(services, location, manifests)
+    is_erased = lambda user_id: any(user_id in ledger for _, ledger in ledgers["applied"])  # noqa: E731
+
+    def on_place(name: str, phase: str) -> None:
+        if name not in mark[phase]:
+            mark[phase].append(name)
+            backups.write_restore_mark(data_dir, mark)
+
+    try:
+        with open_registry(services, store=store, checkpoints=checkpoints, open_store=True) as places:
+            report = backups.restore_backup(places, location, is_erased, chosen=mark["chosen"], done=mark["done"],
+                                            redo=redo, on_place=on_place)
+    except BaseException:
+        if not mark["started"]:
+            backups.clear_restore_mark(data_dir)  # nothing was written (a corrupt snapshot is refused first)
+        raise
+    report["ledgers_applied"] = [ledger.summary(w) for w, ledger in ledgers["applied"]]
+    report["ledgers_unreachable"] = ledgers["unreachable"]
+    report["warnings"] = restore_warnings(services, location, manifests, ledgers["applied"])
+    for warning in report["warnings"]:
+        log.warning("restore: %s", warning)
     audit_log(services).append("restore", actor, None, json.dumps({"location": location.url, **report}, sort_keys=True))
+    backups.clear_restore_mark(data_dir)
     return report

@@ -5,6 +5,11 @@ A snapshot holds a folder per place (``<place name>/``, written by the place's `
 is written last, so an interrupted backup is never listed. A partial snapshot (only the places of one
 schedule group: Redis every 30 min, vectors weekly, the rest daily) is allowed: a restore without a
 snapshot id takes each place from the newest snapshot that has it.
+
+A killed backup leaves a stale partial (stores.backup_location): ``clean_partials`` removes it, and
+erasure scrubs or removes every partial (``forget_in_partials``). A restore writes ``restore-in-progress.json``
+in the target data directory before its first write and removes it at the end; a restore killed half-way
+is resumed from that mark (places already restored are skipped, the one in flight is cleared and redone).
 """
 
 from __future__ import annotations
@@ -65,8 +70,33 @@ def _selected(places: Sequence, groups: Sequence[str] | None) -> list:
     return [p for p in places if any(GROUPS[g](p.name) for g in groups)]
 
 
+def clean_partials(location) -> list[str]:
+    """Remove the partials whose writer is gone (killed backups); returns their ids."""
+    stale = [sid for sid in location.partials() if not location.partial_live(sid)]
+    for sid in stale:
+        location.remove_partial(sid)
+    return stale
+
+
+def forget_in_partials(location, user_id: str) -> dict[str, Any]:
+    """Erasure's reach into partial backups: stale ones are removed, one still being written has its
+    staged files rewritten without the user (by format) and any parts already uploaded removed."""
+    removed, scrubbed = clean_partials(location), {}
+    for sid in location.partials():
+        folder = location.partial_folder(sid)
+        n = 0
+        if folder is not None and folder.is_dir():
+            n = sum(_forget_by_format(sub, user_id) for sub in sorted(folder.iterdir()) if sub.is_dir())
+        if location.remote:
+            location.delete(sid)  # remote parts (S3): the upload that follows cannot be trusted to hold no one erased
+        scrubbed[sid] = n
+    return {"removed": removed, "scrubbed": scrubbed}
+
+
 def take_backup(places: Sequence, location, *, groups: Sequence[str] | None = None, meta: dict | None = None) -> dict:
-    """Export every place (or those of ``groups``) into a new snapshot; returns its manifest."""
+    """Export every place (or those of ``groups``) into a new snapshot; returns its manifest. Partials
+    left by killed backups are removed first."""
+    clean_partials(location)
     snapshot_id = new_snapshot_id()
     staged = location.stage(snapshot_id)
     try:
@@ -105,9 +135,40 @@ def verify(folder: Path, manifest: dict) -> list[str]:
     return problems
 
 
-def restore_backup(places: Sequence, location, is_erased: Callable[[str], bool], snapshot_id: str | None = None) -> dict:
-    """Restore each place from ``snapshot_id``, or (None) from the newest snapshot holding it. Every
-    snapshot used is verified against its manifest before any place is written."""
+RESTORE_MARK = "restore-in-progress.json"
+
+
+def restore_mark(data_dir: Path) -> dict | None:
+    """The mark of an unfinished restore into ``data_dir`` (None: no restore is half-done there)."""
+    try:
+        return json.loads((Path(data_dir) / RESTORE_MARK).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def write_restore_mark(data_dir: Path, mark: dict) -> None:
+    from .backup_location import LocalLocation
+
+    LocalLocation(Path(data_dir)).write_text(RESTORE_MARK, json.dumps(mark, indent=1, sort_keys=True) + "\n")
+
+
+def clear_restore_mark(data_dir: Path) -> None:
+    (Path(data_dir) / RESTORE_MARK).unlink(missing_ok=True)
+
+
+def restore_state(data_dir: Path) -> list[tuple[str, str]]:
+    """(status, detail) rows for ``doctor``: FAIL while a restore is half-done, else OK."""
+    mark = restore_mark(data_dir)
+    if mark is None:
+        return [("OK", "no restore in progress")]
+    done, chosen = mark.get("done", []), mark.get("chosen", {})
+    return [("FAIL", f"half-restored from {mark.get('location')} ({len(done)}/{len(chosen)} places done): run "
+                     f"`lumina-memory restore --from {mark.get('location')}"
+                     + (f" --snapshot {mark['requested']}" if mark.get("requested") else "") + "` again to finish it")]
+
+
+def choose_snapshots(location, snapshot_id: str | None = None) -> dict[str, str]:
+    """place name -> the snapshot it is restored from: ``snapshot_id``, or the newest snapshot holding it."""
     known = location.snapshots()
     if not known:
         raise InvalidInput("backup_location", f"no complete backup in {location.url}")
@@ -117,8 +178,22 @@ def restore_backup(places: Sequence, location, is_erased: Callable[[str], bool],
     for sid in ([snapshot_id] if snapshot_id else reversed(known)):
         for name in json.loads(location.manifest_text(sid))["places"]:
             chosen.setdefault(name, sid)
+    return chosen
+
+
+def restore_backup(places: Sequence, location, is_erased: Callable[[str], bool], snapshot_id: str | None = None, *,
+                   chosen: dict[str, str] | None = None, done: Sequence[str] = (), redo: Sequence[str] = (),
+                   on_place: Callable[[str, str], None] | None = None) -> dict:
+    """Restore each place from ``snapshot_id``, or (None) from the newest snapshot holding it. Every
+    snapshot used is verified against its manifest before any place is written.
+
+    Resuming a killed restore: ``chosen`` (its choice of snapshots), ``done`` (places it finished: skipped)
+    and ``redo`` (the place it was writing: the snapshot's users are removed from it first, so rows of a
+    table without a key are not doubled). ``on_place(name, "started" | "done")`` lets the caller keep its mark."""
+    chosen = dict(chosen) if chosen is not None else choose_snapshots(location, snapshot_id)
     by_name = {p.name: p for p in places}
-    report: dict[str, Any] = {"snapshots": sorted(set(chosen.values())), "restored": {}, "not_restored": []}
+    report: dict[str, Any] = {"snapshots": sorted(set(chosen.values())), "restored": {}, "not_restored": [],
+                              "resumed": sorted(done)}
     fetched = {}
     with contextlib.ExitStack() as stack:
         for sid in report["snapshots"]:
@@ -133,8 +208,38 @@ def restore_backup(places: Sequence, location, is_erased: Callable[[str], bool],
             if place is None:
                 report["not_restored"].append(name)  # a place this configuration does not have
                 continue
+            if name in done:
+                continue
+            if on_place is not None:
+                on_place(name, "started")
+            if name in redo:
+                for user in users_in(fetched[sid] / name):
+                    place.erase(user)
             report["restored"][name] = place.restore(fetched[sid] / name, is_erased)
+            if on_place is not None:
+                on_place(name, "done")
     return report
+
+
+def users_in(folder: Path) -> set[str]:
+    """The users a place's exported files name (tagged JSONL, Parquet with a user_id column)."""
+    from .places import jsonl
+
+    users: set[str] = set()
+    for path in sorted(folder.glob("*.jsonl")):
+        try:
+            users |= {u for u, _record in jsonl.read_rows(path) if isinstance(u, str)}
+        except (KeyError, TypeError, ValueError):
+            continue
+    for path in sorted(folder.glob("*.parquet")):
+        import duckdb
+
+        try:
+            users |= {r[0] for r in duckdb.connect().execute(
+                "SELECT DISTINCT user_id FROM read_parquet(?)", [str(path)]).fetchall() if isinstance(r[0], str)}
+        except duckdb.Error:  # no user_id column: no one's rows
+            continue
+    return users
 
 
 def forget_in_backups(places: Sequence, location, user_id: str) -> dict[str, int]:

@@ -3,13 +3,20 @@
 A snapshot is a folder ``<snapshot id>/`` of files with ``manifest.json`` written last; a snapshot without
 its manifest (an interrupted backup) is never listed, restored or pruned into. The erasure ledger
 (``erasure-ledger.json``) sits beside the snapshots.
+
+A backup is staged in ``.partial-<id>/`` with a ``.writer`` file naming its process (host and pid): a
+partial whose writer is gone (a killed backup) is stale, and the next backup, ``backups --list`` and
+every erasure remove it (stores.backup.clean_partials).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +24,38 @@ from .errors import InvalidInput
 
 MANIFEST = "manifest.json"
 PARTIAL = ".partial-"
+WRITER = ".writer"
+# A partial written from another host cannot be probed: it is taken as stale once this old.
+FOREIGN_STALE_SECONDS = 6 * 3600
+
+
+def write_writer(folder: Path) -> None:
+    """Name this process as the writer of the staged ``folder``."""
+    _write_private(folder / WRITER, json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "at": time.time()}))
+
+
+def writer_alive(folder: Path) -> bool:
+    """Whether the process that staged ``folder`` may still be writing it."""
+    try:
+        writer = json.loads((folder / WRITER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # no writer named: staged by a process that died before naming itself
+    if writer.get("host") != socket.gethostname():
+        return time.time() - float(writer.get("at", 0)) < FOREIGN_STALE_SECONDS
+    pid = int(writer.get("pid", 0))
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (killed, not yet reaped by its parent) writes nothing more.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
 
 
 def open_location(where: str, settings=None):
@@ -31,6 +70,8 @@ def open_location(where: str, settings=None):
 
 
 class LocalLocation:
+    remote = False
+
     def __init__(self, root: Path):
         self.root = Path(root).expanduser().resolve()
         self.url = str(self.root)
@@ -51,9 +92,11 @@ class LocalLocation:
         if staged.exists():
             shutil.rmtree(staged)
         staged.mkdir(mode=0o700)
+        write_writer(staged)
         return staged
 
     def commit(self, snapshot_id: str, staged: Path, manifest_text: str) -> None:
+        (staged / WRITER).unlink(missing_ok=True)
         _write_private(staged / MANIFEST, manifest_text)  # last: until now the snapshot did not exist
         os.replace(staged, self.root / snapshot_id)
 
@@ -80,7 +123,18 @@ class LocalLocation:
         shutil.rmtree(self.root / snapshot_id, ignore_errors=True)
 
     def partials(self) -> list[str]:
-        return [p.name for p in self.root.glob(PARTIAL + "*")] if self.root.is_dir() else []
+        """Ids of staged snapshots that have no manifest (being written, or left by a killed backup)."""
+        return sorted(p.name[len(PARTIAL):] for p in self.root.glob(PARTIAL + "*")) if self.root.is_dir() else []
+
+    def partial_live(self, snapshot_id: str) -> bool:
+        return writer_alive(self.root / f"{PARTIAL}{snapshot_id}")
+
+    def partial_folder(self, snapshot_id: str) -> Path | None:
+        """The staged files of a partial, for an erasure to scrub in place while its writer lives."""
+        return self.root / f"{PARTIAL}{snapshot_id}"
+
+    def remove_partial(self, snapshot_id: str) -> None:
+        shutil.rmtree(self.root / f"{PARTIAL}{snapshot_id}", ignore_errors=True)
 
     def read_text(self, name: str) -> str | None:
         try:

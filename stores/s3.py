@@ -4,6 +4,10 @@ Same interface as stores.backup_location.LocalLocation. A snapshot is staged in 
 uploaded file by file (multipart above ``s3_multipart_mb``), and its ``manifest.json`` is put last: a
 backup interrupted mid-upload has no manifest, is never listed, and its objects are removed when the
 failure is seen (``abandon``). Credentials come from boto3's usual chain (AWS_ACCESS_KEY_ID...).
+
+The local staging folder is ``staging_root/.partial-<id>`` when the caller gives a root (the data
+directory's ``backup-staging``, so a killed backup's staged files are found and removed by the next one),
+else a temporary folder. A partial is a staged folder or snapshot objects without a manifest.
 """
 
 from __future__ import annotations
@@ -15,13 +19,15 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .backup_location import MANIFEST
+from .backup_location import MANIFEST, PARTIAL, WRITER, write_writer, writer_alive
 from .errors import InvalidInput, StoreUnavailable
 
 _MB = 1024 * 1024
 
 
 class S3Location:
+    remote = True
+
     def __init__(self, client, bucket: str, prefix: str, multipart_mb: int = 8):
         self.client, self.bucket, self.prefix = client, bucket, prefix.strip("/")
         self.url = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
@@ -31,6 +37,7 @@ class S3Location:
         self.progress: Callable[[int], None] | None = None
         """Called with the bytes sent as uploads progress (reporting; tests use it to fail mid-upload)."""
         self._staged: dict[str, str] = {}
+        self.staging_root: Path | None = None
 
     @classmethod
     def from_url(cls, url: str, settings=None, field: str = "backup_location") -> "S3Location":
@@ -92,11 +99,41 @@ class S3Location:
     def snapshots(self) -> list[str]:
         return sorted(sid for sid, complete in self._ids().items() if complete)
 
+    def _local_partials(self) -> list[str]:
+        if self.staging_root is None or not self.staging_root.is_dir():
+            return []
+        return [p.name[len(PARTIAL):] for p in self.staging_root.glob(PARTIAL + "*")]
+
     def partials(self) -> list[str]:
-        return sorted(sid for sid, complete in self._ids().items() if not complete)
+        remote = [sid for sid, complete in self._ids().items() if not complete]
+        return sorted(set(remote) | set(self._local_partials()))
+
+    def partial_live(self, snapshot_id: str) -> bool:
+        """Only a backup staged on this machine can be probed; remote parts without one are stale."""
+        folder = self.partial_folder(snapshot_id)
+        return folder is not None and writer_alive(folder)
+
+    def partial_folder(self, snapshot_id: str) -> Path | None:
+        if self.staging_root is None:
+            return None
+        folder = self.staging_root / f"{PARTIAL}{snapshot_id}"
+        return folder if folder.is_dir() else None
+
+    def remove_partial(self, snapshot_id: str) -> None:
+        folder = self.partial_folder(snapshot_id)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        self.delete(snapshot_id)
 
     def stage(self, snapshot_id: str) -> Path:
-        staged = Path(tempfile.mkdtemp(prefix="lumina-backup-"))
+        if self.staging_root is not None:
+            self.staging_root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            staged = self.staging_root / f"{PARTIAL}{snapshot_id}"
+            shutil.rmtree(staged, ignore_errors=True)
+            staged.mkdir(mode=0o700)
+        else:
+            staged = Path(tempfile.mkdtemp(prefix="lumina-backup-"))
+        write_writer(staged)
         self._staged[str(staged)] = snapshot_id
         return staged
 
@@ -110,7 +147,7 @@ class S3Location:
 
     def commit(self, snapshot_id: str, staged: Path, manifest_text: str) -> None:
         self._ensure_bucket()
-        for path in sorted(p for p in staged.rglob("*") if p.is_file()):
+        for path in sorted(p for p in staged.rglob("*") if p.is_file() and p.name != WRITER):
             self._upload(path, self._key(snapshot_id, str(path.relative_to(staged))))
         self.client.put_object(Bucket=self.bucket, Key=self._key(snapshot_id, MANIFEST), Body=manifest_text.encode("utf-8"))
         self._staged.pop(str(staged), None)

@@ -115,3 +115,122 @@ def test_backup_erase_restore_through_s3(endpoint, tmp_path):
         target.close()
         target_conn.close()
         stop_server(target_settings)
+
+
+def _plant_s3_partial(location: S3Location, staging_root, sid: str, text: str) -> None:
+    """What a backup killed mid-upload leaves: its staged folder (writer gone) and the parts already up."""
+    import json
+    import subprocess
+
+    from stores.backup_location import PARTIAL, WRITER
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    folder = staging_root / f"{PARTIAL}{sid}"
+    (folder / "vectors.turns").mkdir(parents=True)
+    (folder / "vectors.turns" / "points.jsonl").write_text(json.dumps({"user_id": "gil", "record": {"text": text}}) + "\n")
+    (folder / WRITER).write_text(json.dumps({"host": os.uname().nodename, "pid": dead.pid, "at": 0}))
+    location._ensure_bucket()
+    location.client.put_object(Bucket=location.bucket, Key=location._key(sid, "vectors.turns/points.jsonl"),
+                               Body=(folder / "vectors.turns" / "points.jsonl").read_bytes())
+
+
+def test_erasure_reaches_an_s3_backup_that_is_not_the_default_and_its_killed_partials(endpoint, tmp_path):
+    url = "s3://lumina-backups/site-b"
+    settings = make_settings(tmp_path / "data", s3_endpoint_url=endpoint)  # default location: a local folder
+    services, graph, conn = _open(settings)
+    location = _location(endpoint, url)
+    staging = tmp_path / "data" / "backup-staging"
+    try:
+        for user in MARK:
+            replay(graph, user, [{"speaker": "user" if i % 2 == 0 else "nox", "ts": 1_760_000_000 + 60 * i,
+                                  "text": f"旅の話 その{i} {MARK[user]}", "source_id": f"{user}-{i}"} for i in range(6)])
+        manifest = backup_now(services, url)
+        _plant_s3_partial(location, staging, "20260101T000000000000Z-dead00", MARK["gil"])
+        assert location.partials() == ["20260101T000000000000Z-dead00"]
+        report = erase_user(services, "gil", erase_plan(services, "gil")["token"])
+        assert report["unreachable"] == {}
+        assert list(report["backups"][url]) == [manifest["id"]] and report["backups"][url][manifest["id"]] >= 6
+        assert report["partials"][url]["removed"] == ["20260101T000000000000Z-dead00"]
+        assert location.partials() == [] and not any(staging.glob(".partial-*"))
+        with location.fetch(manifest["id"]) as folder:
+            blobs = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+        assert MARK["gil"].encode() not in blobs and MARK["gil2"].encode() in blobs
+        assert location.read_text("erasure-ledger.json") is not None
+    finally:
+        services.close()
+        conn.close()
+        stop_server(settings)
+    target_settings = make_settings(tmp_path / "restored", s3_endpoint_url=endpoint)
+    target, _graph, target_conn = _open(target_settings)
+    try:
+        report = restore_from(target, url)
+        assert url in [a["where"] for a in report["ledgers_applied"]]
+        assert target.stores.archive.counts("gil") == {"turns": 0, "segments": 0}
+        assert target.stores.archive.counts("gil2")["turns"] == 6
+    finally:
+        target.close()
+        target_conn.close()
+        stop_server(target_settings)
+
+
+def test_the_next_backup_cleans_a_killed_s3_backups_partial(endpoint, tmp_path):
+    url = "s3://lumina-backups/site-c"
+    settings = make_settings(tmp_path / "data", s3_endpoint_url=endpoint, backup_location=url)
+    services, graph, conn = _open(settings)
+    location = _location(endpoint, url)
+    try:
+        replay(graph, "gil2", [{"speaker": "user", "ts": 1_760_000_000 + 60 * i, "text": f"話 {i}",
+                                "source_id": f"g-{i}"} for i in range(4)])
+        _plant_s3_partial(location, tmp_path / "data" / "backup-staging", "20260101T000000000000Z-dead01", "x")
+        manifest = backup_now(services)
+        assert location.partials() == [] and location.snapshots() == [manifest["id"]]
+        assert not any((tmp_path / "data" / "backup-staging").glob(".partial-*"))
+    finally:
+        services.close()
+        conn.close()
+        stop_server(settings)
+
+
+def test_a_restore_from_s3_killed_half_way_is_resumed(endpoint, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from bench.faults import REPO, cli_env, stop_private_redis, tier_ids
+    from stores.backup import restore_mark
+
+    from .test_restore_resume import KILL_IN_VECTORS
+
+    url = "s3://lumina-backups/site-d"
+    settings = make_settings(tmp_path / "data", s3_endpoint_url=endpoint, backup_location=url)
+    services, graph, conn = _open(settings)
+    try:
+        for user in MARK:
+            replay(graph, user, [{"speaker": "user" if i % 2 == 0 else "nox", "ts": 1_760_000_000 + 600 * i,
+                                  "text": f"山の話 その{i} {MARK[user]}", "source_id": f"{user}-{i}"} for i in range(8)],
+                   flush=True)
+        backup_now(services)
+        expected = tier_ids(services, list(MARK))
+    finally:
+        services.close()
+        conn.close()
+        stop_server(settings)
+    target = tmp_path / "target"
+    env = cli_env(target, LUMINA_S3_ENDPOINT_URL=endpoint)
+    run = subprocess.run([sys.executable, "-c", KILL_IN_VECTORS, url], cwd=REPO, env=env, capture_output=True,
+                         text=True, timeout=600)
+    stop_private_redis(target)
+    assert run.returncode == -signal.SIGKILL, run.stderr[-2000:]
+    assert restore_mark(target)["location"] == url
+    target_settings = make_settings(target, s3_endpoint_url=endpoint)
+    resumed, _graph, target_conn = _open(target_settings)
+    try:
+        report = restore_from(resumed, url)
+        assert "archive.turn_archive" in report["resumed"]
+        assert restore_mark(target) is None
+        assert tier_ids(resumed, list(MARK)) == expected
+    finally:
+        resumed.close()
+        target_conn.close()
+        stop_server(target_settings)

@@ -1,0 +1,206 @@
+"""Fault trials for backup and restore: kill -9 `lumina-memory backup --to <folder>` and `lumina-memory restore
+--from <folder>` at random moments, run them again, and check (issue 44):
+
+- backup: no partial left after the next backup, the new snapshot verifies against its manifest and counts
+  what a clean backup counts, and the source data dir is intact (every tier's ids, bench.faults.tier_ids);
+- restore: the killed restore's target is marked half-restored (when the kill landed mid-restore), the
+  second restore finishes it instead of refusing, and the target holds exactly the source's ids.
+
+    python -m bench.faults_backup --trials 20
+
+The tests run a couple of the same trials (tests/test_restore_resume.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .faults import REPO, cli_env, compare, fingerprint, generate, ingest, stop_private_redis
+
+
+def run_cli(args: list[str], data_dir: Path, kill_after: float | None = None, timeout: float = 600.0) -> dict[str, Any]:
+    """``lumina-memory ARGS`` in a subprocess; SIGKILLed ``kill_after`` seconds in (None: never)."""
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "graphs.cli", *args], cwd=REPO, env=cli_env(data_dir),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = False
+    try:
+        if kill_after is not None:
+            try:
+                proc.wait(timeout=kill_after)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                killed = True
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return {"returncode": proc.returncode, "killed": killed, "stdout": out, "stderr": err,
+            "seconds": time.monotonic() - started}
+
+
+def prepare(root: Path, users: int, turns: int, seed: int) -> dict[str, Any]:
+    """A source data dir (imported through the CLI), its ids, and a clean backup's manifest and duration."""
+    file = root / "import.jsonl"
+    names = generate(file, users, turns, seed)
+    source = root / "source"
+    try:
+        run = ingest(file, source)
+        if run.returncode != 0:
+            raise RuntimeError("import failed:\n" + "\n".join(run.lines[-20:]))
+    finally:
+        stop_private_redis(source)
+    reference = fingerprint(source, names)
+    clean = run_cli(["backup", "--to", str(root / "reference-backups"), "--json"], source)
+    stop_private_redis(source)
+    if clean["returncode"] != 0:
+        raise RuntimeError("clean backup failed:\n" + clean["stderr"][-2000:])
+    restore = run_cli(["restore", "--from", str(root / "reference-backups"), "--json"], root / "restore-timing")
+    stop_private_redis(root / "restore-timing")
+    if restore["returncode"] != 0:
+        raise RuntimeError("clean restore failed:\n" + restore["stderr"][-2000:])
+    return {"users": names, "source": source, "reference": reference, "manifest": json.loads(clean["stdout"]),
+            "backup_seconds": clean["seconds"], "restore_seconds": restore["seconds"],
+            "backups": root / "reference-backups"}
+
+
+# Places that record the operations themselves (each backup run adds its rows): not compared.
+OPERATION_LOGS = ("activity_log", "archive.session_log")
+
+
+def _counts(manifest: dict) -> dict[str, int]:
+    return {name: entry["count"] for name, entry in manifest["places"].items()}
+
+
+def backup_trial(ctx: dict[str, Any], where: Path, rng: random.Random) -> dict[str, Any]:
+    """Kill a backup at a random moment, back up again; what was left and what the next backup holds."""
+    from stores.backup import manifests, verify
+    from stores.backup_location import LocalLocation
+
+    location = LocalLocation(where)
+    before = set(location.snapshots())
+    first = run_cli(["backup", "--to", str(where)], ctx["source"], kill_after=rng.uniform(0.3, 1.1) * ctx["backup_seconds"])
+    partial_after_kill = bool(location.partials())
+    second = run_cli(["backup", "--to", str(where), "--json"], ctx["source"])
+    stop_private_redis(ctx["source"])
+    problems: list[str] = []
+    if second["returncode"] != 0:
+        problems.append("re-run failed: " + second["stderr"][-500:])
+        return {"killed": first["killed"], "partial_after_kill": partial_after_kill, "problems": problems}
+    manifest = json.loads(second["stdout"])
+    if location.partials():
+        problems.append(f"partials left: {location.partials()}")
+    with location.fetch(manifest["id"]) as folder:
+        problems += verify(folder, manifest)
+    got, want = _counts(manifest), _counts(ctx["manifest"])
+    differ = {n: (got.get(n), want.get(n)) for n in set(got) | set(want)
+              if n not in OPERATION_LOGS and got.get(n) != want.get(n)}
+    if differ:
+        problems.append(f"counts differ (this backup, the clean one): {differ}")
+    listed = {m["id"] for m in manifests(location)}
+    if not (set(location.snapshots()) - before) <= listed:
+        problems.append("a snapshot without its manifest is listed")
+    return {"killed": first["killed"] and first["returncode"] != 0, "partial_after_kill": partial_after_kill,
+            "problems": problems}
+
+
+def restore_trial(ctx: dict[str, Any], target: Path, rng: random.Random, check_source: bool = True) -> dict[str, Any]:
+    """Kill a restore at a random moment, restore again; whether it was marked, resumed, and exact."""
+    from stores.backup import restore_mark
+
+    problems: list[str] = []
+    try:
+        first = run_cli(["restore", "--from", str(ctx["backups"])], target,
+                        kill_after=rng.uniform(0.3, 1.1) * ctx["restore_seconds"])
+        killed = first["killed"] and first["returncode"] != 0
+        marked = restore_mark(target) is not None
+        if killed:
+            second = run_cli(["restore", "--from", str(ctx["backups"]), "--json"], target)
+            if second["returncode"] != 0:
+                problems.append("second restore failed: " + second["stderr"][-800:])
+        elif first["returncode"] != 0:
+            problems.append("restore failed without a kill: " + first["stderr"][-800:])
+        if restore_mark(target) is not None:
+            problems.append("the restore-in-progress mark was left")
+        stop_private_redis(target)
+        diff = compare(ctx["reference"], fingerprint(target, ctx["users"]))
+        lost, dup = sum(d[0] for d in diff.values()), sum(d[1] for d in diff.values())
+        if lost or dup:
+            problems.append(f"ids differ (lost, duplicated) per tier: {diff}")
+        return {"killed": killed, "marked": marked, "lost": lost, "duplicated": dup, "problems": problems}
+    finally:
+        stop_private_redis(target)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    parser = argparse.ArgumentParser(prog="python -m bench.faults_backup", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=20, help="kill -9 trials of each command")
+    parser.add_argument("--turns", type=int, default=120)
+    parser.add_argument("--users", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=44)
+    parser.add_argument("--json", default=None, help="write the figures here")
+    args = parser.parse_args(argv)
+    console = Console()
+    rng = random.Random(args.seed)
+    figures: dict[str, dict[str, int]] = {}
+    with tempfile.TemporaryDirectory(prefix="lumina-faults-backup-") as tmp:
+        root = Path(tmp)
+        ctx = prepare(root, args.users, args.turns, args.seed)
+        console.print(f"clean backup {ctx['backup_seconds']:.1f} s, clean restore {ctx['restore_seconds']:.1f} s")
+        row = figures.setdefault("kill -9 backup", {"trials": 0, "killed mid-run": 0, "partial left by the kill": 0,
+                                                    "bad trials": 0})
+        for n in range(args.trials):
+            got = backup_trial(ctx, root / "backups", rng)
+            row["trials"] += 1
+            row["killed mid-run"] += int(got["killed"])
+            row["partial left by the kill"] += int(got["partial_after_kill"])
+            row["bad trials"] += int(bool(got["problems"]))
+            for p in got["problems"]:
+                console.print(f"[red]backup trial {n}: {p}[/]")
+        source_diff = compare(ctx["reference"], fingerprint(ctx["source"], ctx["users"]))
+        row["source ids lost or changed"] = sum(a + b for a, b in source_diff.values())
+        stop_private_redis(ctx["source"])
+        row = figures.setdefault("kill -9 restore", {"trials": 0, "killed mid-run": 0, "marked half-restored": 0,
+                                                     "lost ids": 0, "duplicated ids": 0, "bad trials": 0})
+        for n in range(args.trials):
+            target = root / f"restore-{n}"
+            got = restore_trial(ctx, target, rng)
+            shutil.rmtree(target, ignore_errors=True)
+            row["trials"] += 1
+            row["killed mid-run"] += int(got["killed"])
+            row["marked half-restored"] += int(got["marked"])
+            row["lost ids"] += got["lost"]
+            row["duplicated ids"] += got["duplicated"]
+            row["bad trials"] += int(bool(got["problems"]))
+            for p in got["problems"]:
+                console.print(f"[red]restore trial {n}: {p}[/]")
+    table = Table(title=f"kill -9 trials of backup and restore ({args.turns} turns, {args.users} users)")
+    columns = sorted({c for r in figures.values() for c in r})
+    table.add_column("trial")
+    for column in columns:
+        table.add_column(column)
+    for name, r in figures.items():
+        table.add_row(name, *(str(r.get(c, "-")) for c in columns))
+    console.print(table)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+    return 0 if all(r["bad trials"] == 0 for r in figures.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
