@@ -31,7 +31,8 @@ from typing import Any, Callable
 import duckdb
 
 from .audit_chain import (
-    ADOPTED_EVENT, GENESIS, HEAD_FILE, head_text, legacy_status, read_head, row_hash, verify_rows, write_head,
+    ADOPTED_EVENT, GENESIS, HEAD_FILE, head_is_sealed, head_text, legacy_status, read_head, row_hash, verify_rows,
+    write_head,
 )
 from .duckdb_connection import LOCK_RE, GuardedConnection
 from .errors import DataDirLocked, InvalidInput
@@ -55,14 +56,15 @@ def _migrate(db: GuardedConnection) -> None:
             con.execute(f"ALTER TABLE {AUDIT_TABLE} ADD COLUMN IF NOT EXISTS {column} VARCHAR DEFAULT ''")
 
 
-def _fetch_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Every row in seq order; columns an older table lacks read as ''."""
+def _fetch_rows(con: duckdb.DuckDBPyConnection, from_seq: int | None = None) -> list[dict[str, Any]]:
+    """Every row (from ``from_seq`` on) in seq order; columns an older table lacks read as ''."""
     present = {r[0] for r in con.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [AUDIT_TABLE]).fetchall()}
     if not present:
         return []
     select = ", ".join(f'"{c}"' if c in present else f"'' AS {c}" for c in _COLUMNS)
-    rows = con.execute(f"SELECT {select} FROM {AUDIT_TABLE} ORDER BY seq").fetchall()
+    where = "" if from_seq is None else f"WHERE seq >= {int(from_seq)}"
+    rows = con.execute(f"SELECT {select} FROM {AUDIT_TABLE} {where} ORDER BY seq").fetchall()
     return [{**dict(zip(_COLUMNS, r)), "actor": r[3] or "", "user_ref": r[4] or "", "prev_hash": r[6] or "",
              "hash": r[7] or "", "user_id": r[8] or ""} for r in rows]
 
@@ -129,6 +131,22 @@ class AuditLog:
                     len(rows), found.text)
         return self._insert(con, prev, ADOPTED_EVENT, "audit", "", detail)["hash"]
 
+    def _continue_from(self, con, head: dict[str, Any]) -> str:
+        """The hash a new row links to: the log's last one when the log is its sealed head plus rows keyed
+        after it (an append that died before updating the head); otherwise the head's own, so that rows
+        removed from the end, or rows not written here, stay visible as a break after this append too."""
+        rows = _fetch_rows(con, from_seq=int(head["last_seq"]))
+        if not rows or rows[0]["seq"] != int(head["last_seq"]) or rows[0]["hash"] != head["hash"]:
+            log.warning("audit log: it no longer ends at its sealed head; the new row links to the head")
+            return str(head["hash"])
+        prev = rows[0]["hash"]
+        for row in rows[1:]:
+            if row["prev_hash"] != prev or not row["hash"] or row_hash(self.key, prev, row) != row["hash"]:
+                log.warning("audit log: rows after its sealed head were not written here; the new row links to the head")
+                return str(head["hash"])
+            prev = row["hash"]
+        return prev
+
     def append(self, event: str, actor: str, user_id: str | None = None, detail: str = "") -> dict[str, Any]:
         """Record an event; ``detail`` must carry no content (counts, names of places, locations)."""
         if not event:
@@ -138,12 +156,14 @@ class AuditLog:
         user_ref = keyed_hash(self.key, user_id) if user_id else ""
         with self.db.lock:  # the head is written under the same lock, so heads are written in append order
             with self.db.tx() as con:
-                (count, last) = con.execute(
-                    f"SELECT count(*), arg_max(hash, seq) FROM {AUDIT_TABLE}").fetchone()
-                if count and self._head() is None:
+                (count,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
+                head = self._head()
+                if head is not None and not head_is_sealed(self.key, head):
+                    head = None  # not this key's head: adopted like a log without one, and said so
+                if count and head is None:
                     prev, count = self._adopt(con), count + 1  # the adoption's own row
                 else:
-                    prev = last if count else GENESIS
+                    prev = self._continue_from(con, head) if head else GENESIS
                 row = self._insert(con, prev, event, actor, user_ref, detail)
                 count += 1
             # After the commit, so the head never names a row that is not there; inside an outer transaction

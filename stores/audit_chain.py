@@ -109,7 +109,7 @@ class Legacy:
 def legacy_status(key: bytes, rows: list[dict[str, Any]]) -> Legacy:
     if first_break(key, rows) is None:
         return Legacy("keyed", f"{len(rows)} rows sealed under this data dir's key, intact, but {HEAD_FILE} was "
-                      "missing (removed rows at their end could not be detected)")
+                      "missing or not sealed with this key (removed rows at their end could not be detected)")
     hashed = [r for r in rows if r["hash"]]
     unhashed = len(rows) - len(hashed)
     without = (f"; {unhashed} rows have no hash (written before any chain existed): they cannot be verified"

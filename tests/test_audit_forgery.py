@@ -70,6 +70,22 @@ def test_deleting_the_last_rows_shows_as_truncation(logged, removed):
     assert "removed from its end" in result["problem"] and f"{4 - removed} rows" in result["problem"]
 
 
+def test_a_truncation_followed_by_an_append_still_shows(logged):
+    archive, log = logged
+    archive._db.live().execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq = 4")
+    row = log.append("backup", "cli")  # links to the sealed head, not to what the log now ends with
+    result = log.verify()
+    assert not result["ok"] and result["broken_at"] == row["seq"] and "removed" in result["problem"]
+
+
+def test_a_forged_row_followed_by_an_append_still_shows(logged):
+    archive, log = logged
+    archive.append_audit("user_erased", "mallory", "nothing happened")
+    log.append("backup", "cli")
+    result = log.verify()
+    assert not result["ok"] and result["broken_at"] == 5
+
+
 def test_a_row_inserted_with_an_empty_hash_is_a_break_and_verify_writes_nothing(logged, tmp_path):
     archive, log = logged
     archive.append_audit("user_erased", "mallory", "nothing happened")  # a row with no hash, as a forger adds it
@@ -237,3 +253,14 @@ def test_an_append_killed_at_any_moment_leaves_a_log_that_verifies(tmp_path):
     for trial in trials(2, tmp_path):
         assert trial["ok"], trial["problem"]
         assert trial["healed"]  # the next append brings the head level with the log
+
+
+def test_an_append_beside_a_head_file_not_sealed_with_the_key_adopts_the_log_on_record(logged, tmp_path):
+    archive, log = logged
+    (tmp_path / HEAD_FILE).write_text("{not json")
+    assert HEAD_FILE in log.verify()["problem"]
+    log.append("backup", "cli")
+    rows = log.rows()
+    assert [r["event"] for r in rows][-2:] == ["audit_chain_adopted", "backup"]
+    result = log.verify()
+    assert result["ok"] and "not sealed with this key" in result["notice"]
