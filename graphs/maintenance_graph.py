@@ -11,7 +11,8 @@ Per-run inputs come as typed context (``MaintenanceContext``: optional ``user_id
 LangGraph server's cron passes) or, as before, in the input state; the context wins. What the steps last
 did is kept in ``<data_dir>/maintenance-state.json``: a backup group runs when its schedule
 (``backup_redis_seconds``, ``backup_archive_seconds``, ``backup_vectors_seconds``) has passed since its last
-run, or when ``force`` is set.
+run, or when ``force`` is set. A backup reads the run's LangGraph store (``runtime.store``: on a LangGraph
+server, the one it serves) rather than opening the data directory's store a second time.
 """
 
 from __future__ import annotations
