@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 
 from . import cli_args
 from .cli_admin import _services as _open
+from .cli_text import cells
 
 console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 
@@ -103,8 +103,7 @@ def cmd_list(args) -> int:
     for r in rows:
         scope = r["scope"] if r["scope"] == "shared" else f"user {r['user_id']}"
         sources = ", ".join(s["source"] for s in r["sources"][:5]) + (" …" if len(r["sources"]) > 5 else "")
-        table.add_row(*(Text(str(v)) for v in (r["kb"], scope, r["documents"], r["chunks"], r["passages"], r["tokens"],
-                                                r["created"], sources)))
+        table.add_row(*cells(r["kb"], scope, r["documents"], r["chunks"], r["passages"], r["tokens"], r["created"], sources))
     console.print(table)
     return 0
 

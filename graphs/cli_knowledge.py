@@ -11,12 +11,12 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 from nodes.retrieval.temporal import date_label
 
 from . import cli_args
 from .cli_admin import _services as _open
+from .cli_text import cells
 
 console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 
@@ -43,8 +43,8 @@ def cmd_knowledge(args) -> int:
         table.add_column(column, overflow="fold")
     for k in items:
         value = k["value"] if k["polarity"] == "positive" else f"not {k['value']}"
-        table.add_row(*(Text(v) for v in (k["subject"], k["attribute"], value, k["status"], _day(k["valid_from"], zone),
-                                           _day(k["valid_to"], zone), f"{k['confidence']:.1f} {k['method']}", k["text"])))
+        table.add_row(*cells(k["subject"], k["attribute"], value, k["status"], _day(k["valid_from"], zone),
+                             _day(k["valid_to"], zone), f"{k['confidence']:.1f} {k['method']}", k["text"]))
     console.print(table)
     return 0
 
@@ -79,8 +79,8 @@ def cmd_profile(args) -> int:
     for column in ("character", "turns", "named", "days", "emotional", "depth", "topics"):
         table.add_column(column, overflow="fold")
     for name, c in profile["characters"].items():
-        table.add_row(*(Text(v) for v in (name, str(c["turns"]), str(c["mentions"]), str(c["days"]), str(c["emotional_moments"]),
-                                           f"{c['relationship_depth']:.2f}", ", ".join(c["topics"]))))
+        table.add_row(*cells(name, c["turns"], c["mentions"], c["days"], c["emotional_moments"],
+                             f"{c['relationship_depth']:.2f}", ", ".join(c["topics"])))
     console.print(table)
     for fact in profile["facts"]:
         console.print(escape(f"- {fact['attribute']}: {fact['value']}  ({fact['text']})"))

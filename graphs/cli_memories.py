@@ -12,10 +12,10 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 from . import cli_args
 from .cli_admin import _services as _open
+from .cli_text import cells
 
 console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 LEVEL_NAMES = {1: "full", 2: "summary", 3: "keywords", 4: "archived"}
@@ -38,9 +38,8 @@ def cmd_memories(args) -> int:
     for m in items:
         flags = " ".join(f for f, on in (("protected", m["protected"]), ("archived", m["archived"]),
                                         ("revival", m["revival_requested"])) if on)
-        table.add_row(*(Text(v) for v in (m["memory_id"], f"{m['level']} {LEVEL_NAMES[m['level']]}", f"{m['retention']:.1f}",
-                                           f"{m['intensity']:.0f}", m["category"], str(m["recall_count"]), flags,
-                                           (m["text"] or "")[:80])))
+        table.add_row(*cells(m["memory_id"], f"{m['level']} {LEVEL_NAMES[m['level']]}", f"{m['retention']:.1f}",
+                             f"{m['intensity']:.0f}", m["category"], m["recall_count"], flags, (m["text"] or "")[:80]))
     console.print(table)
     return 0
 

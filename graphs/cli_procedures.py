@@ -12,11 +12,11 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 from . import cli_args
 from .cli_admin import _services as _open
 from .cli_knowledge import _day
+from .cli_text import cells
 
 console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
 
@@ -42,9 +42,8 @@ def cmd_procedures(args) -> int:
         table.add_column(column, overflow="fold")
     for p in procedures:
         steps = "\n".join(f"{n}. {s[:60]}" for n, s in enumerate(p["steps"], 1))
-        table.add_row(*(Text(v) for v in (p["procedure_id"][:8], p["title"] or p["description"][:30], str(p["version"]),
-                                           p["status"], steps, str(p["success_count"]), str(p["failure_count"]),
-                                           f"{p['confidence']:.2f}", _day(p["said_at"], zone))))
+        table.add_row(*cells(p["procedure_id"][:8], p["title"] or p["description"][:30], p["version"], p["status"], steps,
+                             p["success_count"], p["failure_count"], f"{p['confidence']:.2f}", _day(p["said_at"], zone)))
     console.print(table)
     return 0
 

@@ -169,6 +169,10 @@ def test_user_text_prints_as_text(cli, tmp_path):  # noqa: F811
 
     memories = cli("memories", "--user", user).stdout
     assert f"memories of {user}" in memories and "[bold]x[/bold]" in memories and "🅱" not in memories
+    for command, title in (("knowledge", f"knowledge of {user}"), ("procedures", f"procedures of {user}"),
+                           ("profile", f"{user} — updated")):
+        shown = cli(command, "--user", user).stdout
+        assert title in shown and "🅱" not in shown and "😄" not in shown, shown
 
     doc = tmp_path / "notes.md"
     doc.write_text(f"# Notes\n\n{HOSTILE_TEXT}: the trail opens at dawn.\n", encoding="utf-8")
