@@ -68,13 +68,25 @@ def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip()[:300]
 
 
-def scrub_location(services: Services, places, where: str, user_id: str) -> dict[str, Any]:
-    """Ledger, every snapshot and every partial of one location, for one erased user. Raises when the
-    location cannot be reached."""
+def ledger_to_location(services: Services, where: str, user_id: str):
+    """Record the erasure in the location's ledger; the opened location. A remembered folder that is gone
+    (an unmounted disk) is unreachable, not created anew: only the configured default is created."""
     location = open_backup_location(services, where)
+    if not location.remote and not Path(location.url).is_dir() and where != open_location(
+            default_backup_location(services), services.settings).url:
+        from stores.errors import StoreUnavailable
+
+        raise StoreUnavailable("backups", f"folder {location.url} is missing (an unmounted disk?)")
     remote = location_ledger(location)
     remote.add(user_id)
     location.write_text(LEDGER_FILE, remote.text())
+    return location
+
+
+def scrub_location(services: Services, places, where: str, user_id: str) -> dict[str, Any]:
+    """Ledger, every snapshot and every partial of one location, for one erased user. Raises when the
+    location cannot be reached."""
+    location = ledger_to_location(services, where, user_id)
     snapshots = backups.forget_in_backups(places, location, user_id)
     partials = backups.forget_in_partials(location, user_id)
     return {"snapshots": snapshots, "partials": partials}
@@ -146,10 +158,7 @@ def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=Non
     unreachable: dict[str, str] = {}
     for where in wheres:
         try:
-            location = open_backup_location(services, where)
-            remote = location_ledger(location)
-            remote.add(user_id)
-            location.write_text(LEDGER_FILE, remote.text())
+            ledger_to_location(services, where, user_id)
         except Exception as exc:  # noqa: BLE001 - reported and retried, never skipped in silence
             unreachable[where] = _failure(exc)
     in_backups: dict[str, dict[str, int]] = {}
