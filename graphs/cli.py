@@ -23,7 +23,9 @@ from . import cli_args
 from .logging_setup import configure_logging
 from stores.settings import LuminaSettings
 
-console = Console(emoji=False)  # ":b:" in an id like "a:b:" is data, never an emoji code
+# ":b:" in an id like "a:b:" is data, never an emoji code; a line is printed whole (the terminal wraps it),
+# so a reason is never split in two for whoever reads the output line by line.
+console = Console(emoji=False, soft_wrap=True)
 
 DEMO_QUESTIONS = (
     "猫の名前と年齢って何だっけ？",

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from . import cli_args
 
-console = Console(emoji=False)  # ids and names are data: ":b:" in "a:b:" is never an emoji code
+console = Console(emoji=False, soft_wrap=True)  # ids are data (":b:" is no emoji code); lines print whole
 
 
 def _services():

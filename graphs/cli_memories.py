@@ -17,7 +17,7 @@ from . import cli_args
 from .cli_admin import _services as _open
 from .cli_text import cells
 
-console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
+console = Console(emoji=False, soft_wrap=True)  # ids are data (":b:" is no emoji code); lines print whole
 LEVEL_NAMES = {1: "full", 2: "summary", 3: "keywords", 4: "archived"}
 
 

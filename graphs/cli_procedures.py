@@ -18,7 +18,7 @@ from .cli_admin import _services as _open
 from .cli_knowledge import _day
 from .cli_text import cells
 
-console = Console(emoji=False)  # ids and texts are data: ":b:" in "a:b:" is never an emoji code
+console = Console(emoji=False, soft_wrap=True)  # ids are data (":b:" is no emoji code); lines print whole
 
 
 def _print_json(value) -> None:

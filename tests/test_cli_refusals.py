@@ -195,3 +195,17 @@ def test_a_refusal_from_a_store_is_printed_whole_on_one_line(tmp_path):
     finally:
         subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], cwd=REPO, env=env,
                        capture_output=True, timeout=120)
+
+
+def test_an_ingest_reject_reason_is_printed_whole(tmp_path):
+    """The reason of a rejected line is one line of output, however narrow the terminal (the terminal wraps)."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"user_id": "bad id", "speaker": "user", "text": "hello", "ts": 1}) + "\n",
+                          encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "graphs.cli", "ingest", str(transcript)], cwd=REPO,
+                          env=cli_env(tmp_path / "data", COLUMNS="40"), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.strip().startswith("line 1:"))
+    assert line.rstrip().endswith("(no '..')"), done.stdout
+    subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], cwd=REPO, env=cli_env(tmp_path / "data"),
+                   capture_output=True, timeout=120)
