@@ -92,12 +92,27 @@ def print_stats(services, user_id: str | None) -> None:
     console.print(table)
     console.print("paths: " + ", ".join(f"{k}={v}" for k, v in stats["paths"].items()))
     owed = stats.get("derivations", {})
+    from stores.errors import StoreUnavailable
+    from stores.file_swap import leftovers
+
+    from .tier_match import store_mismatches
+
+    try:  # per user: what the totals hide (one user's points lost, an erased user's left)
+        unmatched = store_mismatches(services.stores)
+    except StoreUnavailable as exc:
+        unmatched = [f"not compared: {exc}"]
+    data_dir = services.settings.resolved_data_dir()
+    swaps = [str(p.relative_to(data_dir)) for p in leftovers(data_dir)]
+    for line in unmatched:
+        console.print(f"[red]tier does not match the archive: {line}[/red]")
+    if swaps:
+        console.print(f"[red]unfinished rewrite files: {', '.join(swaps[:6])} (see `lumina-memory doctor`)[/red]")
     if owed.get("segments") or owed.get("degraded"):  # degraded mode: say what waits, and why
         console.print(f"[yellow]degraded: {owed['segments']} archived segment(s) owe derived writes "
                       f"({', '.join(f'{k} {v}' for k, v in owed['owed'].items()) or 'none'}); tiers down: "
                       f"{', '.join(owed['degraded']) or 'none now'}[/yellow]")
-    else:
-        console.print("derivations: every derived tier is up to date with the archive")
+    elif not unmatched and not swaps:
+        console.print("derivations: every derived tier is up to date with the archive, user by user")
 
 
 def print_recall(services, user_id: str, question: str, purpose: str, limit: int) -> list[dict]:

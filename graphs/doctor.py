@@ -14,16 +14,20 @@ import json
 import os
 import subprocess
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Callable, Iterable
 
 from stores import cypher, ids
+from stores.file_swap import leftovers
 from stores.backup import restore_state
 from stores.datadir_lock import DataDirLock
 from stores.errors import DataDirLocked
 from stores.settings import LuminaSettings
+
+from .tier_match import GRAPH_SEGMENTS_PER_USER, archive_counts, distinct_per_user, edge_payloads, mismatches
 
 OK, WARN, SKIP, FAIL = "OK", "WARN", "SKIP", "FAIL"
 TIMEOUT = 5.0
@@ -189,6 +193,7 @@ class _Doctor:
             turns = con.execute(f"SELECT count(*) FROM {ids.TURNS_TABLE}").fetchone()[0]
             segs = con.execute(f"SELECT count(*) FROM {ids.SEGMENTS_TABLE}").fetchone()[0]
             self.seen.update(archive_turns=turns, archive_segments=segs)
+            self.seen["archive_per_user"] = archive_counts(con)
             if ids.OUTBOX_TABLE in tables:
                 self.seen["outbox"] = con.execute(
                     f"SELECT user_id, segment_id, stages FROM {ids.OUTBOX_TABLE} ORDER BY seq").fetchall()
@@ -244,8 +249,12 @@ class _Doctor:
                 continue
             config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self.embedder_dim, distance=qe.Distance.Cosine))
             engine = qe.EdgeShard.load(str(shard), config)  # verifies size and distance against the segments
+            kind = collection.split('_')[1]
+            key = {"segments": "segment_id", "turns": "turn_id"}.get(kind)
             try:
                 points = int(engine.count(qe.CountRequest(exact=True)))
+                fields = ["user_id"] + ([key] if key else [])
+                self.seen[f"per_user:{kind}"] = distinct_per_user(edge_payloads(engine, fields), key)
             finally:
                 engine.close()
             self.seen[f"points:{collection.split('_')[1]}"] = points
@@ -304,6 +313,8 @@ class _Doctor:
                 return [Check("graph", "schema", FAIL, f"{version}: {path} lacks tables {', '.join(missing)}")]
             counts = {t: conn.execute(cypher.COUNT_NODES_ALL[t]).get_all()[0][0] for t in ("Segment", "Concept")}
             self.seen["graph_segments"] = counts["Segment"]
+            rows = conn.execute(GRAPH_SEGMENTS_PER_USER).rows_as_dict().get_all()
+            self.seen["per_user:graph"] = Counter({r["user_id"]: int(r["n"]) for r in rows})
             conn.close()
             return [Check("graph", "schema", OK,
                           f"{version}: 8 tables; {counts['Segment']} segments, {counts['Concept']} concepts")]
@@ -386,6 +397,40 @@ class _Doctor:
             out.append(Check("derivations", "complete", OK, "every derived tier holds what the archive says"))
         return out
 
+    def tier_match_checks(self) -> list[Check]:
+        """Per user, does each derived tier hold what the archive says (graphs.tier_match)? Catches what the
+        totals hide: one user's points lost while another's linger after an erasure."""
+        archive = self.seen.get("archive_per_user")
+        if archive is None:
+            return [Check("derivations", "per user", SKIP, "archive not readable now (see archive row)")]
+        names = {"per_user:segments": "segment points", "per_user:turns": "turn points",
+                 "per_user:knowledge": "knowledge points", "per_user:graph": "graph segments"}
+        tiers = {tier: self.seen[key] for key, tier in names.items() if key in self.seen}
+        bad = mismatches(archive, tiers)  # type: ignore[arg-type]
+        if bad:
+            return [Check("derivations", "per user", FAIL, "; ".join(bad) + ": a crash or an interrupted rewrite "
+                          "lost or left data; `lumina-memory recover --user ID --rederive` rebuilds a user's tiers "
+                          "from the archive, `erase` again removes an erased user's rest")]
+        counted = ", ".join(sorted(tiers)) or "no derived tier readable"
+        return [Check("derivations", "per user", OK, f"{len(archive.users())} user(s): {counted} match the archive")]
+
+    def swap_checks(self) -> list[Check]:
+        """Files of an engine rewrite (stores.file_swap) left by a process that died during one."""
+        found = leftovers(self.data_dir)
+        if not found:
+            return [Check("data dir", "rewrites", OK, "no unfinished rewrite of an engine's files")]
+        names = ", ".join(str(p.relative_to(self.data_dir)) for p in found[:6])
+        legacy = [p for p in found if p.name.endswith(".old")]
+        if legacy:
+            return [Check("data dir", "rewrites", FAIL,
+                          f"{names}: a rewrite without a journal (an older version) was killed; the .old folder may "
+                          "hold the only full copy of a shard, or erased text: compare it with the live one, then "
+                          "remove it")]
+        when = " (a rewrite may be running now)" if self.locked_by else ""
+        return [Check("data dir", "rewrites", WARN,
+                      f"{names}: an interrupted rewrite{when}; the next open of the data dir finishes or undoes it "
+                      "and removes these (any command, e.g. `lumina-memory stats`)")]
+
     # --- backups ----------------------------------------------------------------------------------
     def s3_checks(self) -> list[Check]:
         s = self.settings
@@ -430,6 +475,8 @@ def run_doctor(settings: LuminaSettings) -> list[Check]:
         checks += _guarded("long-term", "collection", doc.vector_checks)
         checks += _guarded("graph", "schema", doc.graph_checks)
         checks += _guarded("derivations", "complete", doc.derivation_checks)
+        checks += _guarded("derivations", "per user", doc.tier_match_checks)
+        checks += _guarded("data dir", "rewrites", doc.swap_checks)
         checks += _guarded("backups", "s3", doc.s3_checks)
         checks += _guarded("tracing", "langsmith", doc.tracing_checks)
     finally:

@@ -131,3 +131,80 @@ def test_neo4j_over_falkordb_bolt_is_reachable(env, tmp_path):
         rows = by_name(run_doctor(settings))
     assert rows[("graph", "reachable")].status == OK, rows[("graph", "reachable")]
     assert rows[("graph", "schema")].status == OK, rows[("graph", "schema")]
+
+
+def _two_users(env, demo_rows) -> Memory:
+    mem = Memory(env)
+    for user in ("kept-user", "other-user"):
+        replay(mem.graph, user, demo_rows[:30])
+    return mem
+
+
+def _close(mem: Memory) -> None:
+    mem.services.close()
+    mem.conn.close()
+
+
+def test_a_tier_that_lost_one_users_points_fails_per_user_and_stats_says_so(env, demo_rows, capsys):
+    mem = _two_users(env, demo_rows)
+    stores = mem.services.stores
+    segments = [s.segment_id for s in stores.archive.segments("other-user")]
+    turns = [t.turn_id for t in stores.archive.all_turns("other-user")]
+    # What an interrupted rewrite did to other users (issue 44): their points gone, the archive intact.
+    assert stores.vectors.delete("other-user", segments[:2]) == 2
+    assert stores.turns.delete("other-user", turns[:3]) > 0
+    _close(mem)
+
+    row = by_name(run_doctor(mem.settings))[("derivations", "per user")]
+    assert row.status == FAIL
+    assert "segment points: fewer than the archive says for 1 user(s) (other-user" in row.detail
+    assert "turn points: fewer than the archive says for 1 user(s) (other-user" in row.detail
+    assert "graph segments" not in row.detail and "kept-user" not in row.detail
+
+    capsys.readouterr()
+    assert main(["stats"]) == 0
+    out = capsys.readouterr().out
+    assert "tier does not match the archive: segment points" in out
+    assert "every derived tier is up to date" not in out
+
+
+def test_an_erased_users_rest_in_a_derived_tier_fails(env, demo_rows):
+    from graphs.registry import open_registry
+
+    mem = _two_users(env, demo_rows)
+    with open_registry(mem.services) as places:  # the archive erased, the derived tiers not (a killed erasure)
+        for place in places:
+            if place.name.startswith("archive."):
+                place.erase("other-user")
+    _close(mem)
+
+    row = by_name(run_doctor(mem.settings))[("derivations", "per user")]
+    assert row.status == FAIL
+    assert "segment points: data of 1 user(s) the archive does not have" in row.detail
+    assert "graph segments: data of 1 user(s) the archive does not have" in row.detail
+
+
+def test_an_unfinished_rewrite_is_reported_until_the_next_open_finishes_it(env, demo_rows, capsys):
+    mem = _two_users(env, demo_rows)
+    _close(mem)
+    # The state a kill leaves while the graph's new copy is being built: the live file is untouched.
+    (env / "graph.swap-new").mkdir()
+    (env / "graph.swap-new" / "graph").write_bytes(b"half a database")
+    row = by_name(run_doctor(mem.settings))[("data dir", "rewrites")]
+    assert row.status == WARN and "graph.swap-new" in row.detail
+
+    assert main(["stats"]) == 0  # any open undoes the unfinished rewrite
+    assert "every derived tier is up to date with the archive, user by user" in capsys.readouterr().out
+    checks = by_name(run_doctor(mem.settings))
+    assert checks[("data dir", "rewrites")].status == OK
+    assert checks[("derivations", "per user")].status == OK
+    assert "2 user(s)" in checks[("derivations", "per user")].detail
+
+
+def test_a_shard_folder_left_by_a_rewrite_without_a_journal_fails(env, demo_rows):
+    mem = _two_users(env, demo_rows)
+    shard = mem.services.stores.vectors.shard_dir
+    _close(mem)
+    (shard.parent / (shard.name + ".old")).mkdir()
+    row = by_name(run_doctor(mem.settings))[("data dir", "rewrites")]
+    assert row.status == FAIL and shard.name + ".old" in row.detail

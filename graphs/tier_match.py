@@ -1,0 +1,157 @@
+"""Does every derived tier hold, per user, what the archive says it should? (doctor and stats, issue 44)
+
+The archive is the base every other tier is derived from. Per user it says how many segments, turns and
+remembered knowledge items exist; each derived tier is counted per user the same way (distinct segment ids in the
+segment points and in the graph's Segment nodes, distinct turn ids in the turn points, knowledge points). A tier
+is reported when it
+
+- holds fewer of a user's ids than the archive minus what is owed (outbox) or forgotten (the lifecycle drops a
+  forgotten memory's point and node, the archive keeps the segment): something was lost;
+- holds ids of a user the archive does not have, or more segment or turn points than the archive has rows: an
+  erasure or a rewrite left them behind.
+
+The counting functions read the engines directly (doctor, data dir closed) or through open stores (stats).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from stores import ids
+
+TIERS = ("segment points", "graph segments", "turn points", "knowledge points")
+
+
+@dataclass
+class ArchiveCounts:
+    """Per user: what the archive says each derived tier should hold."""
+
+    segments: Counter = field(default_factory=Counter)
+    turns: Counter = field(default_factory=Counter)
+    forgotten: Counter = field(default_factory=Counter)  # memories the lifecycle forgot (no point, no node)
+    owed: Counter = field(default_factory=Counter)  # segments the outbox still owes derived writes
+    knowledge: Counter = field(default_factory=Counter)  # remembered items already written to the derived tiers
+    other_users: set = field(default_factory=set)  # users with knowledge items or lifecycle rows (no segment left)
+
+    def users(self) -> set:
+        return set(self.segments) | set(self.turns)
+
+
+def _per_user(con, query: str) -> Counter:
+    try:
+        return Counter({u: int(n) for u, n in con.execute(query).fetchall()})
+    except Exception as exc:  # noqa: BLE001 - a table a capability has not created yet counts nothing
+        if "does not exist" in str(exc):
+            return Counter()
+        raise
+
+
+def archive_counts(con) -> ArchiveCounts:
+    """``con``: a DuckDB connection on the archive (read-only, or the open store's)."""
+    from stores.knowledge_duckdb import KNOWLEDGE, SYNCED
+    from stores.memories_duckdb import FORGOTTEN, MEMORIES
+
+    group = "GROUP BY user_id"
+    out = ArchiveCounts(
+        segments=_per_user(con, f"SELECT user_id, count(*) FROM {ids.SEGMENTS_TABLE} {group}"),
+        turns=_per_user(con, f"SELECT user_id, count(*) FROM {ids.TURNS_TABLE} {group}"),
+        forgotten=_per_user(con, f"SELECT user_id, count(DISTINCT memory_id) FROM {FORGOTTEN} {group}"),
+        owed=_per_user(con, f"SELECT user_id, count(*) FROM {ids.OUTBOX_TABLE} {group}"),
+        knowledge=_per_user(con, f"SELECT user_id, count(*) FROM {KNOWLEDGE} WHERE {SYNCED} AND forgotten_at IS NULL "
+                                 f"{group}"),
+    )
+    out.other_users = set(_per_user(con, f"SELECT user_id, count(*) FROM {KNOWLEDGE} {group}")) | set(
+        _per_user(con, f"SELECT user_id, count(*) FROM {MEMORIES} {group}"))
+    return out
+
+
+def distinct_per_user(payloads: Iterable[dict], key: str | None) -> Counter:
+    """Distinct ``key`` values (None: points) per payload user."""
+    seen: dict[str, set] = defaultdict(set)
+    counts: Counter = Counter()
+    for n, payload in enumerate(payloads):
+        user = payload.get("user_id")
+        if key is None:
+            counts[user] += 1
+        else:
+            seen[user].add(payload.get(key, n))
+    return counts if key is None else Counter({u: len(v) for u, v in seen.items()})
+
+
+def edge_payloads(shard, fields: list[str], page: int = 2_000) -> Iterable[dict]:
+    """Payload ``fields`` of every point of an open qdrant-edge shard."""
+    import qdrant_edge as qe
+
+    offset = None
+    while True:
+        records, offset = shard.scroll(qe.ScrollRequest(offset=offset, limit=page, with_payload=fields, with_vector=False))
+        for r in records:
+            yield dict(r.payload or {})
+        if offset is None or not records:
+            return
+
+
+GRAPH_SEGMENTS_PER_USER = "MATCH (n:Segment) RETURN n.user_id AS user_id, count(n) AS n"
+
+
+def mismatches(archive: ArchiveCounts, tiers: dict[str, Counter]) -> list[str]:
+    """One line per tier whose per-user counts do not fit the archive; ``tiers``: tier -> per-user counts
+    (a tier that is absent was not counted)."""
+    known = archive.users() | archive.other_users
+    out = []
+    for tier, held in tiers.items():
+        lost, extra, strangers = [], [], sorted(str(u) for u in held if u not in known and held[u])
+        for user in sorted(known):
+            have = held.get(user, 0)
+            if tier == "turn points":
+                low = high = archive.turns[user]
+                if archive.owed[user]:
+                    low = 0  # an owed segment may owe any of the user's turn points
+            elif tier == "knowledge points":
+                low, high = archive.knowledge[user], None
+            else:
+                high = archive.segments[user]
+                low = high - archive.owed[user] - archive.forgotten[user]
+                if tier == "graph segments":
+                    high = None  # segment retention drops the archive row and the point, the node stays
+            if have < low:
+                lost.append(f"{user} {have} of {low}")
+            elif high is not None and have > high:
+                extra.append(f"{user} {have} > {high}")
+        parts = []
+        if lost:
+            parts.append(f"fewer than the archive says for {len(lost)} user(s) ({', '.join(lost[:5])})")
+        if extra:
+            parts.append(f"more than the archive has for {len(extra)} user(s) ({', '.join(extra[:5])})")
+        if strangers:
+            parts.append(f"data of {len(strangers)} user(s) the archive does not have (erased or lost there)")
+        if parts:
+            out.append(f"{tier}: " + "; ".join(parts))
+    return out
+
+
+def _store_payloads(store, key: str | None) -> Iterable[dict]:
+    if hasattr(store, "_shard"):  # qdrant-edge: the two payload fields only, no vectors
+        return edge_payloads(store._shard, ["user_id"] + ([key] if key else []))
+    return (payload for _id, _vector, payload in store._scroll())
+
+
+def store_tiers(stores) -> dict[str, Counter]:
+    """Per-user counts of the derived tiers of open stores (embedded or servers)."""
+    out: dict[str, Counter] = {}
+    out["segment points"] = distinct_per_user(_store_payloads(stores.vectors, "segment_id"), "segment_id")
+    if stores.turns is not None:
+        out["turn points"] = distinct_per_user(_store_payloads(stores.turns, "turn_id"), "turn_id")
+    if stores.knowledge is not None:
+        out["knowledge points"] = distinct_per_user(_store_payloads(stores.knowledge, None), None)
+    rows = stores.graph._read(GRAPH_SEGMENTS_PER_USER, {})
+    out["graph segments"] = Counter({r["user_id"]: int(r["n"]) for r in rows})
+    return out
+
+
+def store_mismatches(stores) -> list[str]:
+    with stores.archive._db.read() as con:
+        counted = archive_counts(con)
+    return mismatches(counted, store_tiers(stores))
