@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from . import cli_args
 
@@ -180,7 +181,7 @@ def cmd_backups(args) -> int:
         _print_json([{"id": m["id"], "created_at": m["created_at"], "groups": m.get("groups"),
                       "counts": {n: e["count"] for n, e in m["places"].items()}} for m in found])
         return 0
-    table = Table(title=escape(f"Backups in {where}"))
+    table = Table(title=Text(f"Backups in {where}"))  # a path is data, never markup
     for column in ("id", "created (UTC)", "places", "records"):
         table.add_column(column)
     for m in found:
