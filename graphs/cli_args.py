@@ -155,7 +155,9 @@ readable_file = checked(_readable_file, "file")  # kb add: any document type, re
 
 def _new_file(value: str) -> str:
     path = Path(value)
-    if not value.strip() or path.is_dir():
+    if not value.strip():
+        raise ValueError("is empty; give a file to write")
+    if path.is_dir():
         raise ValueError(f"{value[:200]!r} is a directory, not a file to write")
     if not path.expanduser().resolve().parent.is_dir():
         raise ValueError(f"{value[:200]!r}: its folder does not exist")

@@ -39,6 +39,7 @@ REFUSED = [
     ["ingest", "{folder}"],
     ["ingest", "{good}", "--rejects", "{nofolder}"],
     ["ingest", "{good}", "--rejects", "{folder}"],
+    ["ingest", "{good}", "--rejects", " "],
     ["recall", "--user", "../x", "q"],
     ["recall", "--user", "u", "q", "--purpose", "bogus"],
     ["recall", "--user", "u", "q", "--limit", "-3"],
