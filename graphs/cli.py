@@ -98,20 +98,22 @@ def print_stats(services, user_id: str | None) -> None:
     from .tier_match import store_mismatches
 
     try:  # per user: what the totals hide (one user's points lost, an erased user's left)
-        unmatched = store_mismatches(services.stores)
+        unmatched, doubtful = store_mismatches(services.stores)
     except StoreUnavailable as exc:
-        unmatched = [f"not compared: {exc}"]
+        unmatched, doubtful = [f"not compared: {exc}"], []
     data_dir = services.settings.resolved_data_dir()
     swaps = [str(p.relative_to(data_dir)) for p in leftovers(data_dir)]
     for line in unmatched:
         console.print(f"[red]tier does not match the archive: {line}[/red]")
+    for line in doubtful:
+        console.print(f"[yellow]check: {line}[/yellow]")
     if swaps:
         console.print(f"[red]unfinished rewrite files: {', '.join(swaps[:6])} (see `lumina-memory doctor`)[/red]")
     if owed.get("segments") or owed.get("degraded"):  # degraded mode: say what waits, and why
         console.print(f"[yellow]degraded: {owed['segments']} archived segment(s) owe derived writes "
                       f"({', '.join(f'{k} {v}' for k, v in owed['owed'].items()) or 'none'}); tiers down: "
                       f"{', '.join(owed['degraded']) or 'none now'}[/yellow]")
-    elif not unmatched and not swaps:
+    elif not unmatched and not doubtful and not swaps:
         console.print("derivations: every derived tier is up to date with the archive, user by user")
 
 

@@ -27,7 +27,9 @@ from stores.datadir_lock import DataDirLock
 from stores.errors import DataDirLocked
 from stores.settings import LuminaSettings
 
-from .tier_match import GRAPH_SEGMENTS_PER_USER, archive_counts, distinct_per_user, edge_payloads, mismatches
+from .tier_match import (
+    GRAPH_SEGMENTS_PER_USER, archive_counts, distinct_per_user, edge_payloads, mismatches, suspicious,
+)
 
 OK, WARN, SKIP, FAIL = "OK", "WARN", "SKIP", "FAIL"
 TIMEOUT = 5.0
@@ -407,8 +409,11 @@ class _Doctor:
                  "per_user:knowledge": "knowledge points", "per_user:graph": "graph segments"}
         tiers = {tier: self.seen[key] for key, tier in names.items() if key in self.seen}
         bad = mismatches(archive, tiers)  # type: ignore[arg-type]
+        doubtful = suspicious(archive, tiers)  # type: ignore[arg-type]
+        if doubtful and not bad:
+            return [Check("derivations", "per user", WARN, "; ".join(doubtful))]
         if bad:
-            return [Check("derivations", "per user", FAIL, "; ".join(bad) + ": a crash or an interrupted rewrite "
+            return [Check("derivations", "per user", FAIL, "; ".join(bad + doubtful) + ": a crash or an interrupted rewrite "
                           "lost or left data; `lumina-memory recover --user ID --rederive` rebuilds a user's tiers "
                           "from the archive, `erase` again removes an erased user's rest")]
         counted = ", ".join(sorted(tiers)) or "no derived tier readable"

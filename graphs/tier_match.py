@@ -6,7 +6,9 @@ segment points and in the graph's Segment nodes, distinct turn ids in the turn p
 is reported when it
 
 - holds fewer of a user's ids than the archive minus what is owed (outbox) or forgotten (the lifecycle drops a
-  forgotten memory's point and node, the archive keeps the segment): something was lost;
+  forgotten memory's point and node, the archive keeps the segment): something was lost. Segment points are the
+  exception: only promoted segments get one and the verdict is not archived, so a user with no point at all is
+  reported as suspicious (a warning), not as a mismatch;
 - holds ids of a user the archive does not have, or more segment or turn points than the archive has rows: an
   erasure or a rewrite left them behind.
 
@@ -111,11 +113,13 @@ def mismatches(archive: ArchiveCounts, tiers: dict[str, Counter]) -> list[str]:
                     low = 0  # an owed segment may owe any of the user's turn points
             elif tier == "knowledge points":
                 low, high = archive.knowledge[user], None
+            elif tier == "graph segments":
+                # Segment retention drops the archive row and the point, the node stays: no upper bound.
+                low, high = archive.segments[user] - archive.owed[user] - archive.forgotten[user], None
             else:
-                high = archive.segments[user]
-                low = high - archive.owed[user] - archive.forgotten[user]
-                if tier == "graph segments":
-                    high = None  # segment retention drops the archive row and the point, the node stays
+                # Only promoted segments get a point, and the verdict is not archived: no lower bound here
+                # (see ``suspicious``).
+                low, high = 0, archive.segments[user]
             if have < low:
                 lost.append(f"{user} {have} of {low}")
             elif high is not None and have > high:
@@ -130,6 +134,23 @@ def mismatches(archive: ArchiveCounts, tiers: dict[str, Counter]) -> list[str]:
         if parts:
             out.append(f"{tier}: " + "; ".join(parts))
     return out
+
+
+SUSPICIOUS_SEGMENTS = 3
+
+
+def suspicious(archive: ArchiveCounts, tiers: dict[str, Counter]) -> list[str]:
+    """Users with several settled archived segments and no segment point at all: a tier lost them, unless
+    every one of their segments was judged not worth a point (low value, near copies)."""
+    held = tiers.get("segment points")
+    if held is None:
+        return []
+    users = sorted(u for u in archive.segments if archive.segments[u] - archive.owed[u] >= SUSPICIOUS_SEGMENTS
+                   and not held.get(u))
+    if not users:
+        return []
+    return [f"segment points: none for {len(users)} user(s) with {SUSPICIOUS_SEGMENTS}+ archived segments "
+            f"({', '.join(users[:5])}); lost, unless none of their segments was promoted"]
 
 
 def _store_payloads(store, key: str | None) -> Iterable[dict]:
@@ -151,7 +172,9 @@ def store_tiers(stores) -> dict[str, Counter]:
     return out
 
 
-def store_mismatches(stores) -> list[str]:
+def store_mismatches(stores) -> tuple[list[str], list[str]]:
+    """(mismatches, suspicious) of open stores."""
     with stores.archive._db.read() as con:
         counted = archive_counts(con)
-    return mismatches(counted, store_tiers(stores))
+    tiers = store_tiers(stores)
+    return mismatches(counted, tiers), suspicious(counted, tiers)
