@@ -1,7 +1,7 @@
 """Ingest cost against message size: time and peak memory of importing one long message, from 1k characters up
 to the accepted limit (``max_ingest_chars``, LUMINA_MAX_INGEST_CHARS).
 
-    python -m bench.ingest_size [--sizes 1000,5000,20000,50000,100000] [--lang ja|en] [--json OUT]
+    python -m bench.ingest_size [--sizes 1000,5000,20000,50000,100000,200000] [--lang ja|en] [--repeat N] [--json OUT]
 
 Each size runs in a fresh process on a fresh temporary data directory, through the path `lumina-memory ingest`
 takes (``graphs.replay.replay`` into the real memory graph: embedded DuckDB, qdrant-edge, ladybug, the private
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bench.common import bench_settings
 
-DEFAULT_SIZES = (1_000, 5_000, 20_000, 50_000, 100_000)
+DEFAULT_SIZES = (1_000, 5_000, 20_000, 50_000, 100_000, 200_000)  # up to the default limit
 T0 = 1_790_000_000
 
 _JA = ["月曜は図書館で星の本を読んだ", "火曜はクラリスと紅茶の淹れ方を練習した", "水曜はノクスとゲームで夜更かしした",
