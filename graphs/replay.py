@@ -172,6 +172,17 @@ def _valid_prefix(rows: list[dict[str, Any]], settings) -> int:
     return len(rows)
 
 
+def _before_reused(graph, services, user_id: str, rows: list[dict[str, Any]], config: dict) -> int:
+    """How many rows come before the first that reuses a stored source id with other text (the graph refuses
+    it: nodes.ingest_turn.check_reuse), so the rows before it go in as they would one at a time."""
+    if not any(isinstance(row, dict) and row.get("source_id") is not None for row in rows):
+        return len(rows)
+    from nodes.ingest_turn import reused_rows
+
+    state = graph.get_state(config).values if getattr(graph, "checkpointer", None) else None
+    return min(reused_rows(user_id, rows, services.settings, services.stores.archive, state), default=len(rows))
+
+
 def replay(
     graph, user_id: str, turns: Iterable[dict[str, Any]], *, flush: bool = True, progress=None, batch: int = MAX_RUN
 ) -> int:
@@ -207,6 +218,8 @@ def replay(
             chunk = [{k: row[k] for k in ("speaker", "text", "ts", "source_id") if k in row} if isinstance(row, dict) else row
                      for row in rows[start:start + size]]
             good = _valid_prefix(chunk, settings) if size > 1 else len(chunk)
+            if good and size > 1 and provider is not None:
+                good = _before_reused(graph, provider(), user_id, chunk[:good], config)
             if size == 1:
                 graph.invoke({"turn": chunk[0]}, config, context=context, **options)
             elif good:

@@ -124,3 +124,16 @@ def test_an_import_reports_reused_ids_missing_times_and_rows_over_the_limit(cli,
     out = proc.stdout.replace("\n", " ")
     assert proc.returncode == 2 and "1 row reuses source_id m4 with different text: rejected" in out, out
     assert "3 turns" in cli("stats", "--user", "bea").stdout
+
+
+def test_replay_ingests_the_rows_before_a_reused_source_id_then_refuses_it(memory):
+    replay(memory.graph, "ann", [{"speaker": "user", "text": "猫のモカは三歳です", "ts": TS, "source_id": "s1"}])
+    rows = [{"speaker": "user", "text": "今日は晴れ", "ts": TS + 60, "source_id": "s2"},
+            {"speaker": "user", "text": "猫のモカは五歳です", "ts": TS, "source_id": "s1"},
+            {"speaker": "user", "text": "明日は雨", "ts": TS + 120, "source_id": "s3"}]
+    with pytest.raises(SourceReused) as err:
+        replay(memory.graph, "ann", rows)
+    assert err.value.field == "source_id"  # named as the row alone, as any rejected row of a replay
+    replay(memory.graph, "ann", [])  # flush what went in
+    assert _archived(memory, "ann", "s2") == ["今日は晴れ"] and _archived(memory, "ann", "s1") == ["猫のモカは三歳です"]
+    assert not _archived(memory, "ann", "s3")
