@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=44)
     parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=150)  # the figures table stays readable when written to a file
     rng = random.Random(args.seed)
     figures: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="lumina-faults-backup-") as tmp:
