@@ -2,6 +2,8 @@
 
     plan = erase_plan(services, "alice")                  # counts per place + a confirmation token
     report = erase_user(services, "alice", plan["token"]) # every place, scrubbed, backups rewritten
+    manifest = backup_now(services, "s3://bucket/site")   # the location is remembered before any byte goes out
+    report = restore_from(services, "/mnt/usb/backups")   # every reachable ledger applied; a killed one resumed
 
 Both walk the registry (graphs.registry), so a place added later is covered without changes here.
 """
@@ -129,9 +131,12 @@ def erase_user(
     services: Services, user_id: str, token: str, *, actor: str = "api", store=None,
     checkpoints: Path | None = None, backup_locations: list[str] | None = None, extra_places: Sequence = (),
 ) -> dict[str, Any]:
-    """Erase every trace of the user: every place, scrubbed; every backup at ``backup_locations``
-    (default: the configured one) rewritten; the ledgers record the erasure so no restore brings the user
-    back; the audit log records it (counts, no content, the user as a keyed hash)."""
+    """Erase every trace of the user: every place, scrubbed; every snapshot and partial backup rewritten or
+    removed at every location this data dir ever backed up to or restored from, the configured one and
+    ``backup_locations``; the ledgers (the data dir's and every location's) record the erasure so no
+    restore brings the user back; the audit log records it (counts, no content, the user as a keyed hash).
+    The report's ``unreachable`` names each location that could not be reached: owed, and retried by the
+    next erasure or backup."""
     validate_id(user_id, "user_id")
     data_dir = services.settings.resolved_data_dir()
     check_token(data_dir_secret(data_dir), user_id, token, consume_in=data_dir)  # a token erases once
