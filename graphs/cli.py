@@ -92,6 +92,7 @@ def print_stats(services, user_id: str | None) -> None:
     console.print(table)
     console.print("paths: " + ", ".join(f"{k}={v}" for k, v in stats["paths"].items()))
     owed = stats.get("derivations", {})
+    from stores.backup import restore_state
     from stores.errors import StoreUnavailable
     from stores.file_swap import leftovers
 
@@ -103,17 +104,21 @@ def print_stats(services, user_id: str | None) -> None:
         unmatched, doubtful = [f"not compared: {exc}"], []
     data_dir = services.settings.resolved_data_dir()
     swaps = [str(p.relative_to(data_dir)) for p in leftovers(data_dir)]
+    half_restored = [detail for status, detail in restore_state(data_dir) if status != "OK"]
+    for detail in half_restored:
+        console.print(f"restore not finished: {detail}", style="red", markup=False)
     for line in unmatched:
-        console.print(f"[red]tier does not match the archive: {line}[/red]")
+        console.print(f"tier does not match the archive: {line}", style="red", markup=False)
     for line in doubtful:
-        console.print(f"[yellow]check: {line}[/yellow]")
+        console.print(f"check: {line}", style="yellow", markup=False)
     if swaps:
-        console.print(f"[red]unfinished rewrite files: {', '.join(swaps[:6])} (see `lumina-memory doctor`)[/red]")
+        console.print(f"unfinished rewrite files: {', '.join(swaps[:6])} (see `lumina-memory doctor`)", style="red",
+                      markup=False)
     if owed.get("segments") or owed.get("degraded"):  # degraded mode: say what waits, and why
         console.print(f"[yellow]degraded: {owed['segments']} archived segment(s) owe derived writes "
                       f"({', '.join(f'{k} {v}' for k, v in owed['owed'].items()) or 'none'}); tiers down: "
                       f"{', '.join(owed['degraded']) or 'none now'}[/yellow]")
-    elif not unmatched and not doubtful and not swaps:
+    elif not unmatched and not doubtful and not swaps and not half_restored:
         console.print("derivations: every derived tier is up to date with the archive, user by user")
 
 

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from stores import ids
+from stores import cypher, ids
 
 TIERS = ("segment points", "graph segments", "turn points", "knowledge points")
 
@@ -95,7 +95,7 @@ def edge_payloads(shard, fields: list[str], page: int = 2_000) -> Iterable[dict]
             return
 
 
-GRAPH_SEGMENTS_PER_USER = "MATCH (n:Segment) RETURN n.user_id AS user_id, count(n) AS n"
+GRAPH_SEGMENTS_PER_USER = cypher.SEGMENTS_PER_USER
 
 
 def mismatches(archive: ArchiveCounts, tiers: dict[str, Counter]) -> list[str]:

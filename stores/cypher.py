@@ -30,6 +30,10 @@ KNOWLEDGE_EDGES: Final[tuple[str, ...]] = ("LEARNED_FROM", "SUPERSEDES")
 EDGE_TYPES: Final[tuple[str, ...]] = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED", *RELATION_EDGES.values(),
                                       *KNOWLEDGE_EDGES)
 
+# --- health checks ----------------------------------------------------------------------------------
+# Segment nodes per owner, for doctor's and stats' comparison of the graph with the archive (every user at once).
+SEGMENTS_PER_USER: Final = "MATCH (n:Segment) RETURN n.user_id AS user_id, count(n) AS n"
+
 # --- writes ------------------------------------------------------------------------------------------
 # $segment_id, $user_id, $summary, $ts, $importance
 UPSERT_SEGMENT: Final = """

@@ -61,6 +61,14 @@ def _doctor_row(data_dir):
     return rows[("data dir", "restore")]
 
 
+def _stats_text(services) -> str:
+    from graphs.cli import console, print_stats
+
+    with console.capture() as captured:
+        print_stats(services, None)
+    return captured.get()
+
+
 def test_a_restore_killed_half_way_is_marked_then_resumed_to_the_exact_data(tmp_path):
     src = Dir(tmp_path / "data")
     try:
@@ -82,11 +90,13 @@ def test_a_restore_killed_half_way_is_marked_then_resumed_to_the_exact_data(tmp_
     half = Dir(target)
     try:
         assert half.services.stores.archive.counts()["turns"] > 0  # what the kill left: archive without vectors
+        assert "restore not finished" in _stats_text(half.services)  # stats does not call it healthy
         with pytest.raises(InvalidInput, match="half-restored"):
             restore_from(half.services, str(tmp_path / "other"))  # another backup may not be mixed in
         report = restore_from(half.services, str(tmp_path / "b"))
         assert "archive.turn_archive" in report["resumed"] and report["restored"]["vectors.segments"] > 0
         assert restore_mark(target) is None
+        assert "restore not finished" not in _stats_text(half.services)
         assert tier_ids(half.services, list(USERS)) == expected
         with pytest.raises(InvalidInput, match="empty data directory"):
             restore_from(half.services, str(tmp_path / "b"))  # finished: a third restore is refused again
