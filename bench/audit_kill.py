@@ -29,9 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from stores.archive_duckdb import DuckDBArchive
-    from stores.audit import AuditLog
-    from stores.secret import data_dir_secret
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.audit import AuditLog
+    from lumina_memory.stores.secret import data_dir_secret
 
     data_dir = Path(sys.argv[1])
     archive = DuckDBArchive(data_dir / "archive.duckdb")
@@ -47,9 +47,9 @@ CHILD = textwrap.dedent("""
 
 def one_trial(data_dir: Path, rng: random.Random) -> dict[str, Any]:
     """One kill; what verify said right after it and after one more append."""
-    from stores.archive_duckdb import DuckDBArchive
-    from stores.audit import AuditLog, verify_data_dir
-    from stores.secret import data_dir_secret
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.audit import AuditLog, verify_data_dir
+    from lumina_memory.stores.secret import data_dir_secret
 
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(data_dir)], cwd=REPO, stdout=subprocess.PIPE,
                              env={**os.environ, "PYTHONPATH": str(REPO)}, text=True)
@@ -74,8 +74,8 @@ def trials(n: int, root: Path, seed: int = 44) -> list[dict[str, Any]]:
 
 
 def verify_cost(root: Path, rows: int) -> dict[str, float]:
-    from stores.archive_duckdb import DuckDBArchive
-    from stores.audit import AuditLog, verify_data_dir
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.audit import AuditLog, verify_data_dir
 
     key = b"b" * 32
     with DuckDBArchive(root / "archive.duckdb") as archive:

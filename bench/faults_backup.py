@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from stores.backup import RESTORE_MARK
-from stores.backup_location import PARTIAL
+from lumina_memory.stores.backup import RESTORE_MARK
+from lumina_memory.stores.backup_location import PARTIAL
 
 from .faults import REPO, cli_env, compare, fingerprint, generate, ingest, stop_private_redis
 
@@ -40,7 +40,7 @@ def run_cli(args: list[str], data_dir: Path, *, started_when: Callable[[], bool]
     SIGKILL it (None: never). Returns its outcome, its duration and when the trigger was seen ("at")."""
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "graphs.cli", *args], cwd=REPO, env=cli_env(data_dir),
+        proc = subprocess.Popen([sys.executable, "-m", "lumina_memory.graphs.cli", *args], cwd=REPO, env=cli_env(data_dir),
                                 stdout=out, stderr=err, text=True)
         killed, at = False, None
         try:
@@ -112,8 +112,8 @@ def _counts(manifest: dict) -> dict[str, int]:
 
 def backup_trial(ctx: dict[str, Any], where: Path, rng: random.Random) -> dict[str, Any]:
     """Kill a backup at a random moment, back up again; what was left and what the next backup holds."""
-    from stores.backup import manifests, verify
-    from stores.backup_location import LocalLocation
+    from lumina_memory.stores.backup import manifests, verify
+    from lumina_memory.stores.backup_location import LocalLocation
 
     location = LocalLocation(where)
     before = set(location.snapshots())
@@ -146,7 +146,7 @@ def backup_trial(ctx: dict[str, Any], where: Path, rng: random.Random) -> dict[s
 def restore_trial(ctx: dict[str, Any], target: Path, rng: random.Random) -> dict[str, Any]:
     """Kill a restore at a random moment after its first write, restore again (when the kill left it
     half-restored); whether it was marked, resumed, and exact."""
-    from stores.backup import restore_mark
+    from lumina_memory.stores.backup import restore_mark
 
     problems: list[str] = []
     try:

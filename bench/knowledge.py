@@ -10,7 +10,7 @@ embedded defaults, offline (``bench.common.bench_settings``: no model, no server
 Knowledge is learnt when a segment is archived (nodes.archive_to_duckdb → nodes.knowledge.learn); the replay
 closes the last segment, so every turn is archived. Then every stored item of the user is read
 (``KnowledgeTable.items(user, history=True)``) and each of the story's questions is asked through
-``nodes.retrieval.recall.recall(purpose="question", budget=B)`` twice: with the knowledge switch on, and off
+``lumina_memory.nodes.retrieval.recall.recall(purpose="question", budget=B)`` twice: with the knowledge switch on, and off
 (``disabled=["knowledge"]``), with the same query vector. ``bench.knowledge_score`` judges each story,
 ``bench.knowledge_totals`` adds them up; the matching rule is in ``bench.knowledge_match``.
 
@@ -56,8 +56,8 @@ KNOWLEDGE_OFF = ("knowledge",)
 
 
 def _open(data_dir: Path):
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = bench_settings(data_dir)
     try:
@@ -72,7 +72,7 @@ def _rows(conv) -> list[dict[str, Any]]:
 
 
 def _recall_twice(services, user: str, question: str, budget: int) -> tuple[list[dict], list[dict]]:
-    from nodes.retrieval.recall import recall
+    from lumina_memory.nodes.retrieval.recall import recall
 
     vector = services.embedder.embed([question])[0]
     on = recall(services, user, question, purpose="question", budget=budget, query_vector=vector)
@@ -87,9 +87,9 @@ def observe(stories: Sequence[kd.Story], data_dir: Path, *, budget: int = DEFAUL
     per story, and the ingest's timing."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.memory_graph import build_graph
-    from graphs.replay import replay
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.stores.redis_server import stop_server
 
     settings, services = _open(data_dir)
     observed: list[StoryObservation] = []
@@ -146,9 +146,9 @@ def _changed_turns(rows: Sequence[dict[str, Any]]) -> set[str]:
 def locomo_on_off(path: Path, root: Path, *, budgets: Sequence[int] = LOCOMO_BUDGETS,
                   conversations: Sequence[str] | None = None, quiet: bool = True) -> dict[str, Any]:
     from bench.locomo_data import load
-    from nodes.retrieval.budget import pack
-    from nodes.retrieval.recall import recall
-    from stores.redis_server import stop_server
+    from lumina_memory.nodes.retrieval.budget import pack
+    from lumina_memory.nodes.retrieval.recall import recall
+    from lumina_memory.stores.redis_server import stop_server
 
     convs = load(path, list(conversations) if conversations else None)
     subsets = ("all", "knowledge_recalled", "answer_may_have_changed")

@@ -14,7 +14,7 @@ punctuation dropped, spaces collapsed). A gold value — or one of its aliases �
   (「千と千尋」 = 「千と千尋の神隠し」, 「寿司」 = 「お寿司」; 「茶」 ≠ 「紅茶」).
 
 Attributes. The gold vocabulary (``bench.knowledge_records.ATTRIBUTES``) meets the store's
-(``nodes.knowledge.models.ATTRIBUTES``) through ``ITEM_ATTRIBUTES``: a gold ``works_at`` is a stored ``works_at``
+(``lumina_memory.nodes.knowledge.models.ATTRIBUTES``) through ``ITEM_ATTRIBUTES``: a gold ``works_at`` is a stored ``works_at``
 or ``job``; a gold ``pet_age`` (subject ``user``) is a stored ``age`` whose subject is one of the user's pets (a
 gold pet name, or a value of a stored ``pet`` item of the user); every other gold attribute is the stored one of the
 same name.

@@ -74,7 +74,7 @@ def slim_row(row: Row) -> dict[str, Any]:
 
 
 def slim_recall_item(item: Row) -> dict[str, Any]:
-    from nodes.retrieval.budget import count_tokens
+    from lumina_memory.nodes.retrieval.budget import count_tokens
 
     out = {k: item.get(k) for k in RECALL_FIELDS}
     out["counted_tokens"] = count_tokens(str(item.get("text") or ""))  # the budget's count of the whole text

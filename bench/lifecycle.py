@@ -5,9 +5,9 @@
 
 A year of memories per user (``bench.lifecycle_data``: ages over a year, categories and intensities per the notes,
 recall history, pending recall flags, protected memories, relations, 384-d topic embeddings) is written to the
-product's lifecycle table (``stores.memories_duckdb.MemoryTable`` on its own DuckDB file, through
+product's lifecycle table (``lumina_memory.stores.memories_duckdb.MemoryTable`` on its own DuckDB file, through
 ``bench.lifecycle_store``), then batched as a maintenance run would: load the users' columns and relations, run
-``nodes.lifecycle.daily_batch`` (steps 1–6 and 8), auto-link each user's new and re-embedded memories against all
+``lumina_memory.nodes.lifecycle.daily_batch`` (steps 1–6 and 8), auto-link each user's new and re-embedded memories against all
 their active ones (step 7, matrix products, one call per user), write the day back (``write_day``: every row's
 batch columns, the relation set, derived writes owed, the day's mark, one transaction). First the *first full
 batch* (every memory imported at level 1, never batched: the year is sorted at once), then ``--days`` *typical
@@ -15,7 +15,7 @@ daily batches* (each with that day's new memories, 1 % recalled, revival request
 ``mark_recalled`` before the batch). Model time is excluded: no text is compressed and nothing is re-embedded
 (a compressed memory keeps its vector).
 
-Side by side in the same process: ``nodes.lifecycle.reference`` (the notes' pseudocode over dicts) on one user's
+Side by side in the same process: ``lumina_memory.nodes.lifecycle.reference`` (the notes' pseudocode over dicts) on one user's
 ``--reference-memories`` memories, timed against the vectorised core on the same memories, and checked equal to
 the bit (columns, relations, deletions; auto-link in float64 there, as the tests do). Every timing of the core
 and of the reference is the median of ``--repeats`` runs. Memory: the batch's own peak allocation
@@ -45,10 +45,10 @@ from bench.lifecycle_data import (
     BATCH_EPOCH, DAY_SECONDS, Population, by_user, imported_population, next_day, user_rows, user_slice,
 )
 from bench.lifecycle_store import FIELDS, MemoryTableRoundTrip, level_file_bytes, memory_ids, vector_file_bytes
-from nodes.lifecycle import (
+from lumina_memory.nodes.lifecycle import (
     ARCHIVED, LifecycleParams, MemoryColumns, Relations, auto_link, daily_batch, drop_rows, level_transitions,
 )
-from nodes.lifecycle import reference as ref
+from lumina_memory.nodes.lifecycle import reference as ref
 
 TARGET_SPEEDUP = 20.0
 TARGET_DAILY_SECONDS = 120.0
@@ -367,7 +367,7 @@ def render(report: dict[str, Any]) -> str:
         f"({pop['intensity_above_80_share']:.1%} above 80), {pop['recalled_flags']:,} recalled flags, "
         f"{pop['protected']:,} protected, {pop['relations']:,} relations, {pop['dim']}-d embeddings. "
         "Model time excluded (no text compression, no re-embedding). Store: the product's lifecycle table "
-        "(`stores.memories_duckdb.MemoryTable`): load = `load` + `relation_rows` + ids to rows; write = `write_day` "
+        "(`lumina_memory.stores.memories_duckdb.MemoryTable`): load = `load` + `relation_rows` + ids to rows; write = `write_day` "
         "with every row's batch columns and the relation set, as `run_day` calls them.",
         "",
         f"| batch | memories | new | level changes | load s | core s (median of {report['config']['repeats']}) "
@@ -400,7 +400,7 @@ def render(report: dict[str, Any]) -> str:
         f"memories (`put_new`) took {s['initial_write_s']:.1f} s; a day's new memories (`put_new`) and recall flags "
         f"(`mark_recalled`) {', '.join(str(d['between_batches_write_s']) for d in s['days'])} s.",
         "",
-        f"Reference (`nodes.lifecycle.reference`, the notes' loop over dicts) on 1 user × {r['memories_per_user']:,}, "
+        f"Reference (`lumina_memory.nodes.lifecycle.reference`, the notes' loop over dicts) on 1 user × {r['memories_per_user']:,}, "
         "same process, median of "
         f"{report['config']['repeats']}:",
         "",

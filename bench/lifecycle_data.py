@@ -32,8 +32,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from nodes.lifecycle import ARCHIVED, LifecycleParams, MemoryColumns, Relations, decay_coefficient
-from nodes.lifecycle.columns import RELATION_KINDS
+from lumina_memory.nodes.lifecycle import ARCHIVED, LifecycleParams, MemoryColumns, Relations, decay_coefficient
+from lumina_memory.nodes.lifecycle.columns import RELATION_KINDS
 
 DIM = 384
 DAY_SECONDS = 86_400.0

@@ -1,8 +1,8 @@
 """The DuckDB side of ``bench.lifecycle``: the batch's round trip through the product's table, and on-disk bytes
 per memory per level.
 
-The round trip (``MemoryTableRoundTrip``) is ``stores.memories_duckdb.MemoryTable`` on its own DuckDB file —
-the table, the methods and the arguments ``nodes.lifecycle.run.run_day`` uses: ``load`` and ``relation_rows``
+The round trip (``MemoryTableRoundTrip``) is ``lumina_memory.stores.memories_duckdb.MemoryTable`` on its own DuckDB file —
+the table, the methods and the arguments ``lumina_memory.nodes.lifecycle.run.run_day`` uses: ``load`` and ``relation_rows``
 for the users, memory ids mapped to rows; ``write_day`` with every row's batch columns, the users' relation set
 as (user, src, dst, kind, score) tuples when it moved, the derived writes owed, the deletions and the day's
 mark, in one transaction. Encoding's ``put_new`` writes the memories, recall's ``mark_recalled`` the flags
@@ -21,9 +21,9 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from nodes.lifecycle import TAGS, VALENCES, MemoryColumns, Relations, compression_work
-from stores.duckdb_connection import GuardedConnection
-from stores.memories_duckdb import CATEGORIES, RELATION_KINDS, WRITTEN_BY_BATCH, MemoryTable
+from lumina_memory.nodes.lifecycle import TAGS, VALENCES, MemoryColumns, Relations, compression_work
+from lumina_memory.stores.duckdb_connection import GuardedConnection
+from lumina_memory.stores.memories_duckdb import CATEGORIES, RELATION_KINDS, WRITTEN_BY_BATCH, MemoryTable
 
 from .perf import sentence
 

@@ -5,7 +5,7 @@
                            [--lifecycle [--lifecycle-days-after DAYS]]
 
 Each conversation is ingested through the real memory graph (graphs.memory_graph.build_graph, services from
-nodes.services.open_services on a fresh data dir): one user per conversation (user id = sample_id), session
+lumina_memory.nodes.services.open_services on a fresh data dir): one user per conversation (user id = sample_id), session
 date-times as turn timestamps (30 s apart within a session), ``source_id`` = dia_id, speaker_a → "user" and
 speaker_b → "lumina" with the real name kept in the text ("Caroline: …"), blip captions appended as text.
 Every category 1–4 question with evidence (and 6, "update", in sets of our own) is asked through nodes.retrieval.recall.recall (purpose
@@ -55,8 +55,8 @@ from bench.baselines import (
 from bench import locomo_lifecycle
 from bench.common import TAIL, LatencyTail, answer_found, answer_parts, bench_settings, peak_rss_mb, percentiles, render_tail
 from bench.locomo_data import CATEGORY_NAMES, Conversation, categories_in, load
-from nodes.retrieval.budget import count_tokens, pack
-from nodes.retrieval.recall import SWITCHES, Timings, recall
+from lumina_memory.nodes.retrieval.budget import count_tokens, pack
+from lumina_memory.nodes.retrieval.recall import SWITCHES, Timings, recall
 
 OURS = "lumina"
 BASELINE_LIMIT = 400  # ranked raw turns per baseline query: far more than any budget here can hold
@@ -130,8 +130,8 @@ def _rows(conv: Conversation) -> list[dict]:
 def ingest(conv: Conversation, data_dir: Path, quiet: bool) -> tuple[Any, Any, dict]:
     """Open fresh services on ``data_dir`` and replay the conversation through the real graph; on any
     error, close them and stop the data dir's Redis before raising."""
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = bench_settings(data_dir)
     try:
@@ -152,15 +152,15 @@ def ingest(conv: Conversation, data_dir: Path, quiet: bool) -> tuple[Any, Any, d
 def _ingest_into(conv: Conversation, settings, services, quiet: bool) -> dict:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.memory_graph import build_graph
-    from graphs.replay import replay
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.graphs.replay import replay
 
     done = services.stores.archive.counts(conv.sample_id)["turns"]
     # ≥: a message over max_message_chars is archived as several parts (S3), so a complete ingest can hold more.
     if done >= len(conv.turns):
         # What the last flush of a live process did (nodes.retrieval.warm): the timed questions then measure a
         # running memory, not the cold start of a process that just opened the data.
-        from nodes.retrieval.warm import warm_indexes
+        from lumina_memory.nodes.retrieval.warm import warm_indexes
 
         warm_indexes(services, conv.sample_id)
         return {"turns": done, "seconds": float("nan"), "reused": True}
@@ -216,7 +216,7 @@ def run(args) -> dict[str, Any]:
     if not conversations:
         raise SystemExit(f"no conversations found in {args.data} (asked for {wanted})")
     quiet = args.quiet
-    from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+    from lumina_memory.nodes.text.embedder import CachedEmbedder, Usem3Embedder
 
     # The baselines' embedder: same model, its own instance and cache (so nothing is shared with ours).
     ref_embedder = CachedEmbedder(Usem3Embedder(threads=2), 100_000)
@@ -245,7 +245,7 @@ def run(args) -> dict[str, Any]:
 
 def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, ablations, ablation_scores,
          mem0_reason, root: Path) -> dict[str, Any]:
-    from stores.redis_server import stop_server
+    from lumina_memory.stores.redis_server import stop_server
 
     ingest_stats: dict[str, Any] = defaultdict(float)
     baseline_ingest: dict[str, float] = defaultdict(float)
@@ -391,7 +391,7 @@ class _LifecycleRun:
         self.segments_without = 0
 
     def conversation(self, conv: Conversation, root: Path, days_after: float, qvecs, quiet: bool) -> None:
-        from stores.redis_server import stop_server
+        from lumina_memory.stores.redis_server import stop_server
 
         bar = _progress(len(conv.turns), f"ingest {conv.sample_id} with the lifecycle", quiet)
         settings, services, stats = locomo_lifecycle.ingest_with_lifecycle(

@@ -2,7 +2,7 @@
 
 Each conversation is ingested a second time, into a data dir of its own, session by session. Every session
 ends with a flush (what the maintenance run's idle step does to a conversation quiet for 10 minutes, A5), and
-the daily batch (``nodes.lifecycle.run.run_lifecycle`` for that conversation's user) runs at the session's
+the daily batch (``lumina_memory.nodes.lifecycle.run.run_lifecycle`` for that conversation's user) runs at the session's
 start and at its end, on the conversation's clock: at session N's start it catches up every day since the
 last one, one day at a time, so the memories of session N-1 have decayed for the weeks between the two; the
 run at the end of session 1 starts the user's clock (a user's first batch day is the day it first runs).
@@ -35,8 +35,8 @@ import numpy as np
 
 from bench.common import bench_settings, percentiles
 from bench.locomo_data import Conversation, Turn
-from nodes.retrieval.budget import count_tokens, pack
-from nodes.retrieval.recall import recall
+from lumina_memory.nodes.retrieval.budget import count_tokens, pack
+from lumina_memory.nodes.retrieval.recall import recall
 
 DAY = 86_400.0
 PRIMING_PURPOSE = "talking"  # graphs.context.Context.purpose's default: what retrieve_context passes
@@ -79,7 +79,7 @@ def _rows(turns: Sequence[Turn]) -> list[dict]:
 
 
 def _batch(services, user_id: str, now: float, at: str) -> BatchCall:
-    from nodes.lifecycle.run import run_lifecycle
+    from lumina_memory.nodes.lifecycle.run import run_lifecycle
 
     started = time.perf_counter()
     report = run_lifecycle(services, now=now, user_id=user_id)
@@ -94,8 +94,8 @@ def ingest_with_lifecycle(conv: Conversation, data_dir: Path, days_after: float,
     """Fresh services on ``data_dir``; the conversation replayed session by session with the daily batch
     between sessions (module docstring). Returns (settings, services, stats); on error everything started
     here stops before raising. ``progress(n, desc)``: a bar's update, made by the caller."""
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = bench_settings(data_dir)
     try:
@@ -114,8 +114,8 @@ def ingest_with_lifecycle(conv: Conversation, data_dir: Path, days_after: float,
 def _ingest_into(conv: Conversation, services, days_after: float, progress) -> dict[str, Any]:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.memory_graph import build_graph
-    from graphs.replay import replay
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.graphs.replay import replay
 
     user = conv.sample_id
     end_now = conv.turns[-1].ts + days_after * DAY

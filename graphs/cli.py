@@ -17,11 +17,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stores.errors import LuminaError
+from lumina_memory.stores.errors import LuminaError
 
 from . import cli_args
 from .logging_setup import configure_logging
-from stores.settings import LuminaSettings
+from lumina_memory.stores.settings import LuminaSettings
 
 # ":b:" in an id like "a:b:" is data, never an emoji code; a line is printed whole (the terminal wraps it),
 # so a reason is never split in two for whoever reads the output line by line.
@@ -38,7 +38,7 @@ def _open(settings: LuminaSettings | None = None):
     from langgraph.checkpoint.sqlite import SqliteSaver
     import sqlite3
 
-    from nodes.services import open_services
+    from lumina_memory.nodes.services import open_services
 
     from .memory_graph import build_graph
 
@@ -92,9 +92,9 @@ def print_stats(services, user_id: str | None) -> None:
     console.print(table)
     console.print("paths: " + ", ".join(f"{k}={v}" for k, v in stats["paths"].items()))
     owed = stats.get("derivations", {})
-    from stores.backup import restore_state
-    from stores.errors import StoreUnavailable
-    from stores.file_swap import leftovers
+    from lumina_memory.stores.backup import restore_state
+    from lumina_memory.stores.errors import StoreUnavailable
+    from lumina_memory.stores.file_swap import leftovers
 
     from .tier_match import store_mismatches
 
@@ -123,7 +123,7 @@ def print_stats(services, user_id: str | None) -> None:
 
 
 def print_recall(services, user_id: str, question: str, purpose: str, limit: int) -> list[dict]:
-    from nodes.retrieval.recall import recall
+    from lumina_memory.nodes.retrieval.recall import recall
 
     from .inspect import source_turns
 
@@ -200,7 +200,7 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_recall(args) -> int:
-    from nodes.retrieval.recall import recall
+    from lumina_memory.nodes.retrieval.recall import recall
 
     services, _graph, conn = _open()
     try:
@@ -240,7 +240,7 @@ def cmd_optimize(args) -> int:
 
 
 def cmd_services(args) -> int:
-    from stores.redis_server import server_status, stop_server
+    from lumina_memory.stores.redis_server import server_status, stop_server
 
     settings = LuminaSettings()
     if args.action == "status":
@@ -255,7 +255,7 @@ def cmd_services(args) -> int:
 def cmd_recover(args) -> int:
     """Opening the data dir completes what a crash or an outage left owed (see nodes.recovery);
     ``--rederive`` also rebuilds every derived tier of a user from the archive."""
-    from nodes.recovery import outbox_summary, rederive
+    from lumina_memory.nodes.recovery import outbox_summary, rederive
 
     services, _graph, conn = _open()  # the start-up recovery runs here, and logs what it repaired
     try:
@@ -316,11 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
     rcv.set_defaults(func=cmd_recover)
     doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")
     doctor.set_defaults(func=cmd_doctor)
-    __import__("graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
-    __import__("graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
-    __import__("graphs.cli_knowledge", fromlist=["register"]).register(sub)  # knowledge
-    __import__("graphs.cli_procedures", fromlist=["register"]).register(sub)  # procedures, outcome
-    __import__("graphs.cli_kb", fromlist=["register"]).register(sub)  # kb add | search | read | list | remove
+    __import__("lumina_memory.graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
+    __import__("lumina_memory.graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
+    __import__("lumina_memory.graphs.cli_knowledge", fromlist=["register"]).register(sub)  # knowledge
+    __import__("lumina_memory.graphs.cli_procedures", fromlist=["register"]).register(sub)  # procedures, outcome
+    __import__("lumina_memory.graphs.cli_kb", fromlist=["register"]).register(sub)  # kb add | search | read | list | remove
     return parser
 
 

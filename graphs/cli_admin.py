@@ -19,8 +19,8 @@ console = Console(emoji=False, soft_wrap=True)  # ids are data (":b:" is no emoj
 
 
 def _services():
-    from nodes.services import open_services
-    from stores.settings import LuminaSettings
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.settings import LuminaSettings
 
     return open_services(LuminaSettings())
 
@@ -70,8 +70,8 @@ def cmd_audit(args) -> int:
     # nothing created (a data dir that does not exist is an error, not a new empty one).
     from rich.markup import escape
 
-    from stores.audit import read_only_audit
-    from stores.settings import LuminaSettings
+    from lumina_memory.stores.audit import read_only_audit
+    from lumina_memory.stores.settings import LuminaSettings
 
     with read_only_audit(LuminaSettings().resolved_data_dir()) as log:
         if args.verify:
@@ -163,9 +163,9 @@ def print_erase_reach(report: dict[str, Any]) -> None:
 
 
 def cmd_backups(args) -> int:
-    from stores.backup import clean_partials, manifests
-    from stores.backup_location import open_location
-    from stores.settings import LuminaSettings
+    from lumina_memory.stores.backup import clean_partials, manifests
+    from lumina_memory.stores.backup_location import open_location
+    from lumina_memory.stores.settings import LuminaSettings
 
     settings = LuminaSettings()
     where = args.location or settings.backup_location
@@ -280,7 +280,7 @@ def cmd_maintain(args) -> int:
             try:
                 now = datetime.fromisoformat(args.now).timestamp()
             except ValueError:
-                from stores.errors import InvalidInput
+                from lumina_memory.stores.errors import InvalidInput
 
                 raise InvalidInput("--now", f"{args.now!r} is not an ISO-8601 time (e.g. 2026-03-01T03:00+09:00)") from None
         with StepBars() as bars:

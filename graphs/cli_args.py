@@ -41,7 +41,7 @@ def checked(check: Callable[[str], Any], name: str) -> Callable[[str], Any]:
 
 def _id(field: str) -> Callable[[str], str]:
     def check(value: str) -> str:
-        from stores.ids import validate_id
+        from lumina_memory.stores.ids import validate_id
 
         return validate_id(value, field)
 
@@ -57,7 +57,7 @@ snapshot_id = _id("snapshot")  # names a folder of the backup location: no '..',
 
 
 def _kb_name(value: str) -> str:
-    from stores.kb_vectors import validate_kb_name
+    from lumina_memory.stores.kb_vectors import validate_kb_name
 
     validate_kb_name(value)
     return value  # the commands fold case themselves (and print the name as given)
@@ -68,7 +68,7 @@ kb_names = checked(lambda value: value if value == "*" else _kb_name(value), "kb
 
 
 def _kb_id(value: str) -> str:
-    from nodes.kb.search import parse_kb_id
+    from lumina_memory.nodes.kb.search import parse_kb_id
 
     parse_kb_id(value)
     return value
@@ -79,7 +79,7 @@ kb_id = checked(_kb_id, "kb id")
 
 def _text(field: str) -> Callable[[str], str]:
     def check(value: str) -> str:
-        from nodes.validate import clean_text
+        from lumina_memory.nodes.validate import clean_text
 
         return clean_text(value, field)
 
@@ -188,6 +188,6 @@ existing_location = checked(lambda value: _location(value, must_exist=True), "lo
 
 def purposes() -> list[str]:
     """Recall's purposes (nodes.retrieval.presets): the weights each gives relevance, recency, importance."""
-    from nodes.retrieval.presets import PRESETS
+    from lumina_memory.nodes.retrieval.presets import PRESETS
 
     return list(PRESETS)

@@ -27,7 +27,7 @@ def _print_json(value) -> None:
 
 
 def cmd_add(args) -> int:
-    from nodes.kb.add import add_files
+    from lumina_memory.nodes.kb.add import add_files
 
     services = _open()
     try:
@@ -52,7 +52,7 @@ def cmd_add(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from nodes.kb.search import search_kb
+    from lumina_memory.nodes.kb.search import search_kb
 
     services = _open()
     try:
@@ -72,7 +72,7 @@ def cmd_search(args) -> int:
 
 
 def cmd_read(args) -> int:
-    from nodes.kb.search import read_kb
+    from lumina_memory.nodes.kb.search import read_kb
 
     services = _open()
     try:
@@ -87,7 +87,7 @@ def cmd_read(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from nodes.kb.manage import list_kbs
+    from lumina_memory.nodes.kb.manage import list_kbs
 
     services = _open()
     try:
@@ -109,7 +109,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_remove(args) -> int:
-    from nodes.kb.manage import list_kbs, remove_kb
+    from lumina_memory.nodes.kb.manage import list_kbs, remove_kb
 
     services = _open()
     try:
@@ -117,7 +117,7 @@ def cmd_remove(args) -> int:
             rows = [r for r in list_kbs(services, args.user)
                     if r["kb"] == args.name.lower() and (r["user_id"] or None) == args.user]
             if not rows:
-                from stores.kb_duckdb import UnknownKB
+                from lumina_memory.stores.kb_duckdb import UnknownKB
 
                 raise UnknownKB(args.name.lower(), args.user)
             console.print(escape(f"would remove knowledge base {rows[0]['kb']} ({rows[0]['scope']}, {rows[0]['documents']} "

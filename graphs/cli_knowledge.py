@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from nodes.retrieval.temporal import date_label
+from lumina_memory.nodes.retrieval.temporal import date_label
 
 from . import cli_args
 from .cli_admin import _services as _open
@@ -27,7 +27,7 @@ def _day(ts: float | None, zone: str) -> str:
 
 
 def cmd_knowledge(args) -> int:
-    from nodes.knowledge.manage import list_knowledge
+    from lumina_memory.nodes.knowledge.manage import list_knowledge
 
     services = _open()
     zone = services.settings.timezone
@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_profile(args) -> int:
-    from nodes.knowledge.profile import build_profile
+    from lumina_memory.nodes.knowledge.profile import build_profile
 
     services = _open()
     zone = services.settings.timezone

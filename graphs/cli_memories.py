@@ -22,7 +22,7 @@ LEVEL_NAMES = {1: "full", 2: "summary", 3: "keywords", 4: "archived"}
 
 
 def cmd_memories(args) -> int:
-    from nodes.lifecycle.manage import list_memories
+    from lumina_memory.nodes.lifecycle.manage import list_memories
 
     services = _open()
     try:
@@ -45,7 +45,7 @@ def cmd_memories(args) -> int:
 
 
 def _set_protected(args, protected: bool) -> int:
-    from nodes.lifecycle.manage import set_protected
+    from lumina_memory.nodes.lifecycle.manage import set_protected
 
     services = _open()
     try:
@@ -66,7 +66,7 @@ def cmd_unprotect(args) -> int:
 
 
 def cmd_forget(args) -> int:
-    from nodes.lifecycle.manage import forget_memory
+    from lumina_memory.nodes.lifecycle.manage import forget_memory
 
     services = _open()
     try:
@@ -82,8 +82,8 @@ def cmd_forget(args) -> int:
 
 def cmd_read(args) -> int:
     """The whole message a recall item quoted a passage of (issue 19): one turn, or a long message's parts joined."""
-    from nodes.retrieval.packing import read_message
-    from stores.ids import validate_id
+    from lumina_memory.nodes.retrieval.packing import read_message
+    from lumina_memory.stores.ids import validate_id
 
     services = _open()
     try:

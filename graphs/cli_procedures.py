@@ -26,7 +26,7 @@ def _print_json(value) -> None:
 
 
 def cmd_procedures(args) -> int:
-    from nodes.knowledge.procedures import list_procedures
+    from lumina_memory.nodes.knowledge.procedures import list_procedures
 
     services = _open()
     zone = services.settings.timezone
@@ -49,7 +49,7 @@ def cmd_procedures(args) -> int:
 
 
 def cmd_outcome(args) -> int:
-    from nodes.knowledge.procedures import record_outcome
+    from lumina_memory.nodes.knowledge.procedures import record_outcome
 
     services = _open()
     try:

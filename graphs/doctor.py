@@ -20,12 +20,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, Iterable
 
-from stores import cypher, ids
-from stores.file_swap import leftovers
-from stores.backup import restore_state
-from stores.datadir_lock import DataDirLock
-from stores.errors import DataDirLocked
-from stores.settings import LuminaSettings
+from lumina_memory.stores import cypher, ids
+from lumina_memory.stores.file_swap import leftovers
+from lumina_memory.stores.backup import restore_state
+from lumina_memory.stores.datadir_lock import DataDirLock
+from lumina_memory.stores.errors import DataDirLocked
+from lumina_memory.stores.settings import LuminaSettings
 
 from .tier_match import (
     GRAPH_SEGMENTS_PER_USER, archive_counts, distinct_per_user, edge_payloads, mismatches, suspicious,
@@ -104,7 +104,7 @@ class _Doctor:
 
     # --- embedder and LLM ------------------------------------------------------------------------
     def embedder_checks(self) -> list[Check]:
-        from nodes.text.embedder import make_embedder
+        from lumina_memory.nodes.text.embedder import make_embedder
 
         embedder = make_embedder(self.settings)  # OpenAI: one real call (its dimension probe)
         self.embedder_name, self.embedder_dim = embedder.name, embedder.dim
@@ -134,8 +134,8 @@ class _Doctor:
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
-        from stores.midterm_redis import SCHEMA_VERSION, _redact
-        from stores.redis_server import redis_binary, server_status
+        from lumina_memory.stores.midterm_redis import SCHEMA_VERSION, _redact
+        from lumina_memory.stores.redis_server import redis_binary, server_status
 
         s = self.settings
         common = {"socket_timeout": TIMEOUT, "socket_connect_timeout": TIMEOUT, "retry": Retry(NoBackoff(), 0)}
@@ -226,7 +226,7 @@ class _Doctor:
     def _qdrant_edge(self, wanted: list[str]) -> list[Check]:
         import qdrant_edge as qe
 
-        from stores.vectors_edge import META_FILE
+        from lumina_memory.stores.vectors_edge import META_FILE
 
         version = f"qdrant-edge {_version('qdrant-edge-py')}"
         root = self.data_dir / "qdrant"

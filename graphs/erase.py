@@ -17,17 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nodes.services import Services
-from stores import backup as backups
-from stores.audit import AuditLog
-from stores import known_locations
-from stores.backup_location import open_location
-from stores.erasure import (
+from lumina_memory.nodes.services import Services
+from lumina_memory.stores import backup as backups
+from lumina_memory.stores.audit import AuditLog
+from lumina_memory.stores import known_locations
+from lumina_memory.stores.backup_location import open_location
+from lumina_memory.stores.erasure import (
     check_token, erase_places, erasures_in_progress, make_token, mark_erasure_finished, mark_erasure_started, plan,
 )
-from stores.ids import validate_id
-from stores.ledger import LEDGER_FILE, Ledger, location_ledger, read_file_ledger, write_file_ledger
-from stores.secret import data_dir_secret
+from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.ledger import LEDGER_FILE, Ledger, location_ledger, read_file_ledger, write_file_ledger
+from lumina_memory.stores.secret import data_dir_secret
 
 from .registry import open_registry
 
@@ -76,7 +76,7 @@ def ledger_to_location(services: Services, where: str, user_id: str):
     location = open_backup_location(services, where)
     if not location.remote and not Path(location.url).is_dir() and where != open_location(
             default_backup_location(services), services.settings).url:
-        from stores.errors import StoreUnavailable
+        from lumina_memory.stores.errors import StoreUnavailable
 
         raise StoreUnavailable("backups", f"folder {location.url} is missing (an unmounted disk?)")
     remote = location_ledger(location)
@@ -289,7 +289,7 @@ def restore_from(services: Services, where: str, snapshot_id: str | None = None,
                  store=None, checkpoints: Path | None = None, allow_non_empty: bool = False) -> dict[str, Any]:
     """Restore into this Services' backends (an empty data directory, or production servers), filtered by
     every erasure ledger reachable. A restore killed half-way is resumed by running it again."""
-    from stores.errors import InvalidInput
+    from lumina_memory.stores.errors import InvalidInput
 
     location = open_backup_location(services, where)
     data_dir = services.settings.resolved_data_dir()

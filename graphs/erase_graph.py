@@ -24,11 +24,11 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired, TypedDict
 
-from nodes.input_check import thread_owner
-from nodes.services import Services, default_services
-from stores.errors import InvalidInput
-from stores.ids import validate_id
-from stores.places.server_threads import ServerThreadsPlace
+from lumina_memory.nodes.input_check import thread_owner
+from lumina_memory.nodes.services import Services, default_services
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.places.server_threads import ServerThreadsPlace
 
 from .erase import erase_plan, erase_user
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodes.services import Services
-from nodes.text.tokenize import nouns
+from lumina_memory.nodes.services import Services
+from lumina_memory.nodes.text.tokenize import nouns
 
 
 @dataclass

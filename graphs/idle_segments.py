@@ -15,8 +15,8 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from nodes.services import Services
-from stores.places.checkpoints_place import FILE, THREAD_PREFIX
+from lumina_memory.nodes.services import Services
+from lumina_memory.stores.places.checkpoints_place import FILE, THREAD_PREFIX
 
 from .replay import thread_config
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from stores.errors import InvalidInput
+from lumina_memory.stores.errors import InvalidInput
 
 GZIP_MAGIC = b"\x1f\x8b"
 # Files that other tools produce by mistake in place of JSONL, recognised by their first bytes.
@@ -81,8 +81,8 @@ def check_text_file(path: Path) -> None:
 
 def _check_row(row: Any, settings) -> str:
     """The row's user id, or InvalidInput naming the field, exactly as the graph would refuse it."""
-    from nodes.ingest_turn import transcript_turn
-    from nodes.validate import validate_user_id
+    from lumina_memory.nodes.ingest_turn import transcript_turn
+    from lumina_memory.nodes.validate import validate_user_id
 
     if not isinstance(row, dict):
         raise InvalidInput("line", "must be a JSON object")
@@ -121,8 +121,8 @@ def read_rows(path: Path, settings) -> tuple[list[dict[str, Any]], list[Reject],
 def reject_reused(services, graph, rows: list[dict[str, Any]], lines: list[tuple[int, str]]) -> tuple[list[dict[str, Any]], list[Reject]]:
     """The rows without those reusing a source id already stored (archived, in the user's open segment, or
     on an earlier line) with different text, and those as rejects: the graph would refuse the whole run."""
-    from nodes.ingest_turn import reused_rows
-    from nodes.input_check import SourceReused
+    from lumina_memory.nodes.ingest_turn import reused_rows
+    from lumina_memory.nodes.input_check import SourceReused
 
     from .replay import thread_config
 

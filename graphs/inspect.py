@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from nodes.recovery import outbox_summary
-from nodes.services import Services
-from stores.errors import StoreUnavailable
+from lumina_memory.nodes.recovery import outbox_summary
+from lumina_memory.nodes.services import Services
+from lumina_memory.stores.errors import StoreUnavailable
 
 
 def _answer(services, tier: str, read: Callable[[], Any]) -> Any:

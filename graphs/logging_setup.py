@@ -14,7 +14,7 @@ Only the ``lumina`` logger tree is configured (it stops propagating to the root)
 ``langgraph dev``, a notebook, your service — keeps its own logging untouched.
 
 No raw PII reaches a log line (S7): the handler's ``RedactFilter`` passes every message, its
-``extra=`` fields and its traceback through ``nodes.text.redact`` (every kind, whatever
+``extra=`` fields and its traceback through ``lumina_memory.nodes.text.redact`` (every kind, whatever
 ``LUMINA_PII_KINDS`` says: a log has no use for an e-mail address or a card number).
 """
 
@@ -29,7 +29,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Literal, TextIO
 
-from nodes.text.redact import redact_text, redact_value
+from lumina_memory.nodes.text.redact import redact_text, redact_value
 
 LOGGER = "lumina"
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"

@@ -1,6 +1,6 @@
 """Build Lumina Memory's LangGraph store (stores.langgraph_store.LuminaStore) from settings.
 
-    from graphs.lumina_store import make_store
+    from lumina_memory.graphs.lumina_store import make_store
     with make_store(LuminaSettings(data_dir="./.lumina")) as store:
         agent = builder.compile(store=store)
 
@@ -14,7 +14,7 @@ graph (``runtime.store``, ``get_store()``) and its ``/store`` API this store ins
 server does not sweep a custom store's TTLs, so ``server_store`` reads the ``"ttl"`` (and ``"index"``) of
 that ``store`` section itself and runs the sweeper:
 
-    "store": {"path": "graphs.lumina_store:server_store",
+    "store": {"path": "lumina_memory.graphs.lumina_store:server_store",
               "ttl": {"refresh_on_read": true, "sweep_interval_minutes": 60, "default_ttl": null}}
 """
 
@@ -29,17 +29,17 @@ from typing import Any
 
 from langgraph.store.base import IndexConfig, TTLConfig
 
-from nodes.services import default_services
-from nodes.text.embedder import CachedEmbedder, make_embedder
-from nodes.text.transliterate import cross_terms
-from stores import ids
-from stores.datadir_lock import DataDirLock
-from stores.errors import InvalidInput
-from stores.kv_duckdb import STORE_FILENAME, DuckDBItems
-from stores.langgraph_store import LuminaStore
-from stores.lgstore_embed import StoreEmbedding, from_embedder, from_index
-from stores.lgstore_ttl import check_config
-from stores.settings import LuminaSettings, default_settings
+from lumina_memory.nodes.services import default_services
+from lumina_memory.nodes.text.embedder import CachedEmbedder, make_embedder
+from lumina_memory.nodes.text.transliterate import cross_terms
+from lumina_memory.stores import ids
+from lumina_memory.stores.datadir_lock import DataDirLock
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.kv_duckdb import STORE_FILENAME, DuckDBItems
+from lumina_memory.stores.langgraph_store import LuminaStore
+from lumina_memory.stores.lgstore_embed import StoreEmbedding, from_embedder, from_index
+from lumina_memory.stores.lgstore_ttl import check_config
+from lumina_memory.stores.settings import LuminaSettings, default_settings
 
 SERVER_STORE_ENV = "LANGGRAPH_STORE"  # where the LangGraph server puts langgraph.json's "store" section (JSON)
 # The store server_store serves, while it does: its embedded engines allow one handle per data directory, so
@@ -51,7 +51,7 @@ def store_class(settings: LuminaSettings) -> type[LuminaStore]:
     """The class the settings call for: with ``pii_redaction`` (S7), values and queries are redacted
     before they are stored or embedded."""
     if settings.pii_redaction:
-        from nodes.store_redaction import RedactingStore
+        from lumina_memory.nodes.store_redaction import RedactingStore
 
         return RedactingStore
     return LuminaStore
@@ -115,11 +115,11 @@ def store_parts(
 def _open_vectors(settings: LuminaSettings, embedding: StoreEmbedding, data_dir):
     collection = ids.collection_name("store", embedding.name, embedding.dims)
     if settings.qdrant_url:
-        from stores.vectors_client import ClientVectorStore
+        from lumina_memory.stores.vectors_client import ClientVectorStore
 
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         return ClientVectorStore.from_url(settings.qdrant_url, api_key, collection, embedding.dims, embedding.name)
-    from stores.vectors_edge import EdgeVectorStore
+    from lumina_memory.stores.vectors_edge import EdgeVectorStore
 
     return EdgeVectorStore(data_dir / "qdrant" / collection, collection, embedding.dims, embedding.name)
 
@@ -140,7 +140,7 @@ def server_config(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def server_store() -> Iterator[LuminaStore]:
-    """For ``langgraph.json`` (``"store": {"path": "graphs.lumina_store:server_store", "ttl": {...}}``): the
+    """For ``langgraph.json`` (``"store": {"path": "lumina_memory.graphs.lumina_store:server_store", "ttl": {...}}``): the
     store of the data directory the memory graph uses, sharing its embedder, with the section's ``ttl`` and
     ``index``; its TTL sweeper runs while the server does (when ``ttl`` is set). Closed when the server stops."""
     config = server_config()

@@ -30,11 +30,11 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypedDict
 
-from nodes.services import Services, default_services
-from stores.backup import GROUPS, prune
-from stores.backup_location import open_location
-from stores.ids import validate_id
-from stores.langgraph_store import LuminaStore
+from lumina_memory.nodes.services import Services, default_services
+from lumina_memory.stores.backup import GROUPS, prune
+from lumina_memory.stores.backup_location import open_location
+from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.langgraph_store import LuminaStore
 
 from .erase import audit_log, backup_now, default_backup_location
 from .maintenance_knowledge import KNOWLEDGE_STEPS
@@ -123,11 +123,11 @@ def prune_backups(state: MaintenanceState, services: Services) -> dict:
 
 
 def retention(state: MaintenanceState, services: Services) -> dict:
-    """nodes.retention.enforce_retention, when this version has it."""
+    """lumina_memory.nodes.retention.enforce_retention, when this version has it."""
     try:
-        module = importlib.import_module("nodes.retention")
+        module = importlib.import_module("lumina_memory.nodes.retention")
     except ModuleNotFoundError as exc:
-        if exc.name != "nodes.retention":
+        if exc.name != "lumina_memory.nodes.retention":
             raise
         return {"report": {"retention": "not available in this version"}}
     return {"report": {"retention": module.enforce_retention(services, now=state.get("now"))}}

@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from nodes.knowledge.consolidate import consolidate_user
-from nodes.knowledge.forgetting import forget_idle, forget_unused_procedures, mark_low_activity
-from nodes.knowledge.review import review_user
-from nodes.services import Services
+from lumina_memory.nodes.knowledge.consolidate import consolidate_user
+from lumina_memory.nodes.knowledge.forgetting import forget_idle, forget_unused_procedures, mark_low_activity
+from lumina_memory.nodes.knowledge.review import review_user
+from lumina_memory.nodes.services import Services
 
 from .maintenance_lifecycle import step_progress
 from .maintenance_state import load_state, save_state
@@ -91,7 +91,7 @@ def knowledge_weekly(state: MaintenanceState, services: Services) -> dict:
 
 
 def knowledge_monthly(state: MaintenanceState, services: Services) -> dict:
-    from nodes.knowledge.procedures import params_of
+    from lumina_memory.nodes.knowledge.procedures import params_of
 
     saved, knowledge = _saved(services)
     month = datetime.fromtimestamp(state["now"], UTC).astimezone(ZoneInfo(services.settings.timezone)).strftime("%Y-%m")

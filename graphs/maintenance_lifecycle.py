@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_stream_writer
 
-from nodes.lifecycle.phases import STORE_PHASES, Progress, apply_owed, apply_phase, level_counts, summarise
-from nodes.lifecycle.run import run_days
-from nodes.services import Services
+from lumina_memory.nodes.lifecycle.phases import STORE_PHASES, Progress, apply_owed, apply_phase, level_counts, summarise
+from lumina_memory.nodes.lifecycle.run import run_days
+from lumina_memory.nodes.services import Services
 
 if TYPE_CHECKING:
     from .maintenance_graph import MaintenanceState

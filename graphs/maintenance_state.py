@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stores.backup_location import LocalLocation
+from lumina_memory.stores.backup_location import LocalLocation
 
 STATE_FILE = "maintenance-state.json"
 

@@ -17,16 +17,16 @@ from typing import Callable
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from nodes.archive_to_duckdb import archive_to_duckdb
-from nodes.detect_boundary import detect_boundary
-from nodes.flush_to_redis import flush_to_redis
-from nodes.ingest_turn import ingest_turn
-from nodes.link_associations import link_associations
-from nodes.respond import respond
-from nodes.retrieve_context import retrieve_context
-from nodes.services import Services, default_services
-from nodes.upsert_long_term import upsert_long_term
-from stores.errors import InvalidInput
+from lumina_memory.nodes.archive_to_duckdb import archive_to_duckdb
+from lumina_memory.nodes.detect_boundary import detect_boundary
+from lumina_memory.nodes.flush_to_redis import flush_to_redis
+from lumina_memory.nodes.ingest_turn import ingest_turn
+from lumina_memory.nodes.link_associations import link_associations
+from lumina_memory.nodes.respond import respond
+from lumina_memory.nodes.retrieve_context import retrieve_context
+from lumina_memory.nodes.services import Services, default_services
+from lumina_memory.nodes.upsert_long_term import upsert_long_term
+from lumina_memory.stores.errors import InvalidInput
 
 from .context import RunContext
 from .input_guard import guard

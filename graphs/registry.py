@@ -12,14 +12,14 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from nodes.retrieval.warm import recall_read_tables
-from nodes.services import Services
-from nodes.text.text_caches import cached_entries, clear_text_caches
-from stores.kb_place import kb_place
-from stores.kv_duckdb import STORE_FILENAME
-from stores.places import store_places
-from stores.recall_snapshots import RecallSnapshotPlace, SnapshotFiles
-from stores.user_data import NothingToBackUp
+from lumina_memory.nodes.retrieval.warm import recall_read_tables
+from lumina_memory.nodes.services import Services
+from lumina_memory.nodes.text.text_caches import cached_entries, clear_text_caches
+from lumina_memory.stores.kb_place import kb_place
+from lumina_memory.stores.kv_duckdb import STORE_FILENAME
+from lumina_memory.stores.places import store_places
+from lumina_memory.stores.recall_snapshots import RecallSnapshotPlace, SnapshotFiles
+from lumina_memory.stores.user_data import NothingToBackUp
 
 
 class _MemoryOnly(NothingToBackUp):

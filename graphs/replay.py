@@ -7,7 +7,7 @@ from pathlib import Path
 from collections import deque
 from typing import Any, Iterable, Iterator
 
-from stores.errors import InvalidInput
+from lumina_memory.stores.errors import InvalidInput
 
 DEMO_TRANSCRIPT = Path(__file__).parent / "demo_data" / "demo_conversation.jsonl"
 
@@ -71,9 +71,9 @@ def _prefetcher(graph, user_id: str, batch: int):
     provider = getattr(graph, "lumina_services", None)
     if provider is None:
         return None
-    from nodes.ingest_turn import default_source_id, stored_turns, transcript_turn
-    from nodes.text.embedder import NOTHING_AHEAD
-    from stores import ids
+    from lumina_memory.nodes.ingest_turn import default_source_id, stored_turns, transcript_turn
+    from lumina_memory.nodes.text.embedder import NOTHING_AHEAD
+    from lumina_memory.stores import ids
 
     services = provider()
     embedder = services.embedder
@@ -162,7 +162,7 @@ def _runs(batches: Iterator[list[dict[str, Any]]], prefetch, depth: int, size: i
 
 def _valid_prefix(rows: list[dict[str, Any]], settings) -> int:
     """How many rows from the start the graph would accept (the rest start with a rejected one)."""
-    from nodes.ingest_turn import transcript_turn
+    from lumina_memory.nodes.ingest_turn import transcript_turn
 
     for index, row in enumerate(rows):
         try:
@@ -177,7 +177,7 @@ def _before_reused(graph, services, user_id: str, rows: list[dict[str, Any]], co
     it: nodes.ingest_turn.check_reuse), so the rows before it go in as they would one at a time."""
     if not any(isinstance(row, dict) and row.get("source_id") is not None for row in rows):
         return len(rows)
-    from nodes.ingest_turn import reused_rows
+    from lumina_memory.nodes.ingest_turn import reused_rows
 
     state = graph.get_state(config).values if getattr(graph, "checkpointer", None) else None
     return min(reused_rows(user_id, rows, services.settings, services.stores.archive, state), default=len(rows))
@@ -208,7 +208,7 @@ def replay(
     if provider is not None:
         settings = provider().settings
     else:
-        from stores.settings import LuminaSettings
+        from lumina_memory.stores.settings import LuminaSettings
 
         settings = LuminaSettings()
     sent = 0

@@ -58,7 +58,7 @@ class PrimedSectionState(TypedDict):
 
 
 class PrimedState(TypedDict):
-    """nodes.priming.Primed as state: the memory the character answers with, in labelled sections (A1)."""
+    """lumina_memory.nodes.priming.Primed as state: the memory the character answers with, in labelled sections (A1)."""
 
     message_type: str
     budget: int

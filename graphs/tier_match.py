@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from stores import cypher, ids
+from lumina_memory.stores import cypher, ids
 
 TIERS = ("segment points", "graph segments", "turn points", "knowledge points")
 
@@ -52,8 +52,8 @@ def _per_user(con, query: str) -> Counter:
 
 def archive_counts(con) -> ArchiveCounts:
     """``con``: a DuckDB connection on the archive (read-only, or the open store's)."""
-    from stores.knowledge_duckdb import KNOWLEDGE, SYNCED
-    from stores.memories_duckdb import FORGOTTEN, MEMORIES
+    from lumina_memory.stores.knowledge_duckdb import KNOWLEDGE, SYNCED
+    from lumina_memory.stores.memories_duckdb import FORGOTTEN, MEMORIES
 
     group = "GROUP BY user_id"
     out = ArchiveCounts(

@@ -11,7 +11,7 @@ import logging
 import threading
 from typing import Any
 
-from stores.activity_log import ActivityLog
+from lumina_memory.stores.activity_log import ActivityLog
 
 log = logging.getLogger("lumina.activity")
 _LOGS: dict[tuple, ActivityLog] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 
-from stores.models import Turn
+from lumina_memory.stores.models import Turn
 
 from .knowledge.learn import learn_segments
 from .knowledge.procedures import learn_procedures

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Mapping
 
-from stores.settings import CHARACTERS
+from lumina_memory.stores.settings import CHARACTERS
 
 NAMES: dict[str, tuple[str, ...]] = {
     "lumina": ("ルミナ", "lumina", "るみな"),

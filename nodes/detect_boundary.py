@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 from langchain_core.messages import RemoveMessage
 
-from stores import ids
+from lumina_memory.stores import ids
 
 from .boundary_rules import BoundaryInput, BoundaryRules, decide
 from .domain import detect_domain

@@ -12,8 +12,8 @@ from collections import Counter
 
 import numpy as np
 
-from stores.errors import StoreUnavailable
-from stores.models import SegmentRecord
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.models import SegmentRecord
 
 from . import promotion, recovery
 from .pending import advance

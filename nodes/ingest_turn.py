@@ -14,8 +14,8 @@ from typing import Any, Mapping
 
 from langchain_core.messages import HumanMessage
 
-from stores import ids
-from stores.errors import InvalidInput
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import InvalidInput
 
 from .input_check import SourceReused, check_length, check_owner, message_text
 from .activity import record

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 
-from stores.errors import InvalidInput
+from lumina_memory.stores.errors import InvalidInput
 
 from .validate import clean_text, compact_text, validate_user_id
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from stores.errors import StoreUnavailable
-from stores.models import SegmentRecord
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.models import SegmentRecord
 
 log = logging.getLogger("lumina.recovery")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stores.models import SegmentRecord
+from lumina_memory.stores.models import SegmentRecord
 
 HISTORY = 500  # recent segments the importance percentile is taken over
 _MIN_HISTORY = 10  # below this there is no distribution to take a percentile of

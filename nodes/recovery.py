@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import groupby
 
-from stores.errors import StoreUnavailable
+from lumina_memory.stores.errors import StoreUnavailable
 
 from .pending import DEFERRABLE, TIER_OF_STAGE, owed, settle
 
@@ -102,7 +102,7 @@ def _midterm_stage(services, user_id: str, items: list[dict]) -> list[dict]:
 
 def _put_remaining(services, user_id: str, items: list[dict]) -> int:
     """Re-put the items' records into mid-term with their remaining TTL; returns how many went in."""
-    from stores.models import SegmentRecord
+    from lumina_memory.stores.models import SegmentRecord
 
     ttl = services.settings.midterm_ttl_seconds
     now = time.time()
@@ -193,7 +193,7 @@ def restore_level_state(services, user_id: str, segment_ids: list[str]) -> int:
     re-embedded), as the lifecycle's re-embedding wrote them. Missing points (not promoted) are skipped by
     the store; a store that fails now leaves the writes owed to the lifecycle's next run. Returns the
     memories restored."""
-    from nodes.lifecycle.memory_vector import compressed, reembedded_fields
+    from lumina_memory.nodes.lifecycle.memory_vector import compressed, reembedded_fields
 
     table = getattr(services.stores.archive, "memories", None)
     if table is None or not segment_ids:

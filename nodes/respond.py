@@ -22,8 +22,8 @@ import threading
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from stores import ids
-from stores.journal import Journal
+from lumina_memory.stores import ids
+from lumina_memory.stores.journal import Journal
 
 from .activity import record
 from .text.redact import redact_text

@@ -28,10 +28,10 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from stores.cold_turns import ColdTurns
-from stores.errors import StoreUnavailable
-from stores.models import Turn
-from stores.vector_filters import TENANT_FIELD, Match
+from lumina_memory.stores.cold_turns import ColdTurns
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.models import Turn
+from lumina_memory.stores.vector_filters import TENANT_FIELD, Match
 
 from .activity import activity_log, record
 

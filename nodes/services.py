@@ -11,10 +11,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
-from stores.errors import StoreUnavailable
-from stores.factory import Stores, open_stores
-from stores.recall_snapshots import SnapshotFiles
-from stores.settings import LuminaSettings, default_settings
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.factory import Stores, open_stores
+from lumina_memory.stores.recall_snapshots import SnapshotFiles
+from lumina_memory.stores.settings import LuminaSettings, default_settings
 
 from .retrieval.keyword_index import KeywordIndex
 from .retrieval.turn_index import TurnIndex
@@ -45,7 +45,7 @@ class Services:
     """(user, first turn) of open segments found not archived: detect_boundary asks the archive once."""
 
     startup_warm: object | None = None
-    """nodes.retrieval.warm.StartupWarm of a long-running process (default_services), else None."""
+    """lumina_memory.nodes.retrieval.warm.StartupWarm of a long-running process (default_services), else None."""
 
     def close(self) -> None:
         if self.startup_warm is not None:

@@ -1,5 +1,5 @@
 """S7 for the LangGraph store: item values and search queries are redacted before LuminaStore stores,
-indexes or embeds them (``graphs.lumina_store.make_store`` builds this class when ``pii_redaction`` is on).
+indexes or embeds them (``lumina_memory.graphs.lumina_store.make_store`` builds this class when ``pii_redaction`` is on).
 
 A subclass rather than a hook inside ``stores``: ``stores`` imports nothing from ``nodes``, and every
 operation — ``put``/``aput``/``search``/``abatch`` — goes through ``batch``, which checks each op
@@ -13,7 +13,7 @@ from typing import Iterable
 
 from langgraph.store.base import Op, PutOp, SearchOp
 
-from stores.langgraph_store import LuminaStore
+from lumina_memory.stores.langgraph_store import LuminaStore
 
 from .text.redact import KINDS, redact_text, redact_value
 

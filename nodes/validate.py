@@ -7,9 +7,9 @@ import time
 import unicodedata
 from datetime import datetime, timezone
 
-from stores.errors import InvalidInput
-from stores.ids import validate_id
-from stores.settings import SPEAKERS
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.settings import SPEAKERS
 
 from .text.redact import KINDS, redact
 

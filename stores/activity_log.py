@@ -5,7 +5,7 @@ Each line is one event: ``{"at": <wall-clock epoch>, "event": "turns"|"segment_c
 text that was already redacted (S7). It feeds recent-activity context (``recent``) and tells an operator
 what the memory did for a user.
 
-File names are a hash of the user id (``stores.ids.user_file_stem``), never the id. A file is rotated
+File names are a hash of the user id (``lumina_memory.stores.ids.user_file_stem``), never the id. A file is rotated
 when it reaches ``activity_log_max_bytes`` (``<stem>.jsonl`` → ``<stem>.1.jsonl`` → …), keeping
 ``activity_log_keep`` rotated files. A line torn by a crash is skipped when read. The log is a
 UserDataPlace: erasure deletes the user's files, backups export and restore them.

@@ -6,7 +6,7 @@ WAL into the main file) is left to DuckDB's automatic threshold and ``close()``,
 ``delete_user``: erasure checkpoints at once so the erased rows leave the WAL promptly.
 
 All SQL is in this module, every value travels as a ``?`` parameter; table names come from
-``stores.ids`` constants only.
+``lumina_memory.stores.ids`` constants only.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 deliberate recall still reads through DuckDB's ``read_parquet``.
 
 Layout: ``<location>/<user hash>/turns-<stamp>.parquet`` (one folder per user, named by
-``stores.ids.user_file_stem``, so erasure removes a folder and nothing else). The location is a local
+``lumina_memory.stores.ids.user_file_stem``, so erasure removes a folder and nothing else). The location is a local
 folder (files 0600, folders 0700) or ``s3://bucket/prefix`` (stores.cold_files: written locally, uploaded
 with boto3, downloaded to a private temporary folder to be read). A file appears whole or not at all.
 A retention run that crashed after writing a file and before deleting the archive rows writes those

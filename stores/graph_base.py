@@ -139,7 +139,7 @@ def _properties(node: KnowledgeNode) -> Params:
 
 
 class CypherGraph:
-    """GraphStore over any engine that runs the statements of :mod:`stores.cypher`."""
+    """GraphStore over any engine that runs the statements of :mod:`lumina_memory.stores.cypher`."""
 
     backend: str = ""
     # True when the adapter's _exclusive() makes "is the segment new?" and the write one step, so a new

@@ -1,6 +1,6 @@
 """The knowledge bases' stores of an open ``Stores``: the archive's KB records and the KB collections.
 
-Opened on first use (most runs never touch a KB) and kept on ``stores.kb``, which ``Stores.close`` closes.
+Opened on first use (most runs never touch a KB) and kept on ``lumina_memory.stores.kb``, which ``Stores.close`` closes.
 The engine follows the other collections: qdrant-edge shards under ``<data_dir>/qdrant`` by default, the
 Qdrant server of ``QDRANT_URL`` when set (one client shared by every KB collection).
 """
@@ -26,7 +26,7 @@ class KBStores:
 
 
 def kb_stores(stores, settings, embedder_name: str, dim: int) -> KBStores:
-    """``stores.kb``, opened now if it was not yet."""
+    """``lumina_memory.stores.kb``, opened now if it was not yet."""
     with _opening:
         if stores.kb is None:
             stores.kb = KBStores(KBCatalog(stores.archive), _collections(settings, embedder_name, dim))

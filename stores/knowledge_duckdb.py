@@ -2,7 +2,7 @@
 
 One row per item ever extracted: a fact's whole history stays (a superseded item keeps its row with
 ``valid_to`` and ``superseded_by``; a merged one points at its survivor). Rows hold what
-``nodes.knowledge.models.KnowledgeItem`` holds, plus the user and the episodes (segment ids) the item came
+``lumina_memory.nodes.knowledge.models.KnowledgeItem`` holds, plus the user and the episodes (segment ids) the item came
 from. ``stores`` imports nothing from ``nodes``: rows go in and out as plain dicts.
 
 The table has a ``user_id`` column, so erasure, backups and the residue scan find it in the archive's

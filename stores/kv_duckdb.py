@@ -1,4 +1,4 @@
-"""Durable items of the LangGraph store (``stores.langgraph_store``) in an embedded DuckDB file.
+"""Durable items of the LangGraph store (``lumina_memory.stores.langgraph_store``) in an embedded DuckDB file.
 
 One row per (namespace, key): the JSON value, its timestamps, its time-to-live (``ttl_minutes``, and
 ``expires_at`` in epoch seconds; NULL: never expires), and what the search channels need — the tokens of

@@ -4,7 +4,7 @@
     store.put(("memories", user_id), "m1", {"text": "Likes green tea"}, ttl=60 * 24 * 30)
     store.search(("memories", user_id), query="what does she drink?", filter={"kind": "preference"})
 
-Persistence: every item is a row of the DuckDB item table (``stores.kv_duckdb``), the source of truth.
+Persistence: every item is a row of the DuckDB item table (``lumina_memory.stores.kv_duckdb``), the source of truth.
 Items are indexed for ``query=`` search twice: as vectors (one point per indexed text, in a dedicated
 collection of the long-term vector engine — qdrant-edge embedded, Qdrant by ``QDRANT_URL``) and as tokens
 in their row (keyword channel).
@@ -24,14 +24,14 @@ alone has its vectors scored too).
 Semantics follow LangGraph's stores, whose own test suites run against this one
 (tests/upstream_store): namespaces are isolated (a search sees only its prefix); ``filter`` compares JSON
 values or uses ``$eq $ne $gt $gte $lt $lte``, and a dotted key addresses a nested field
-(``stores.lgstore_filters``); a put with ``value=None`` deletes; ``index=False`` keeps an item out of the
+(``lumina_memory.stores.lgstore_filters``); a put with ``value=None`` deletes; ``index=False`` keeps an item out of the
 search index (it is still listed and found by ``get``); a query search that finds fewer scored items than
 asked fills up with the remaining matches unscored (score None). ``index`` is LangGraph's IndexConfig:
 ``fields`` (or SqliteStore's ``text_fields``) pick the texts to embed (default: every string of the
-value), ``embed``/``dims`` choose the embedding model (``stores.lgstore_embed``). ``ttl`` is LangGraph's
-TTLConfig and a put's ``ttl=`` is in minutes (``stores.lgstore_ttl``): reads refresh, ``sweep_ttl`` deletes
+value), ``embed``/``dims`` choose the embedding model (``lumina_memory.stores.lgstore_embed``). ``ttl`` is LangGraph's
+TTLConfig and a put's ``ttl=`` is in minutes (``lumina_memory.stores.lgstore_ttl``): reads refresh, ``sweep_ttl`` deletes
 what expired, ``start_ttl_sweeper`` does so every ``sweep_interval_minutes``. The async API runs the
-work on a worker thread, concurrent calls of a loop in one batch (``stores.lgstore_async``).
+work on a worker thread, concurrent calls of a loop in one batch (``lumina_memory.stores.lgstore_async``).
 
 ``stores`` imports nothing from ``nodes``: the embedder and the tokenizer are constructor arguments.
 """

@@ -3,7 +3,7 @@
 One row per version of a procedure: a re-consolidated procedure keeps its old version (status
 ``superseded``, ``superseded_by`` the new one) and every version of one procedure shares its
 ``lineage_id``. Rows go in and out as plain dicts (``stores`` imports nothing from ``nodes``); what a row
-means is ``nodes.knowledge.procedure_models``.
+means is ``lumina_memory.nodes.knowledge.procedure_models``.
 
 The table has a ``user_id`` column, so erasure, backups and the residue scan find it in the archive's
 catalogue like the archive's own tables (stores.places.archive). Writes run inside the archive's

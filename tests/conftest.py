@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from graphs.memory_graph import build_graph
-from graphs.replay import DEMO_TRANSCRIPT
-from nodes.services import Services, open_services
-from stores.redis_server import stop_server
-from stores.settings import LuminaSettings
+from lumina_memory.graphs.memory_graph import build_graph
+from lumina_memory.graphs.replay import DEMO_TRANSCRIPT
+from lumina_memory.nodes.services import Services, open_services
+from lumina_memory.stores.redis_server import stop_server
+from lumina_memory.stores.settings import LuminaSettings
 
 
 def make_settings(data_dir: Path, **overrides) -> LuminaSettings:
@@ -67,7 +67,7 @@ def demo_rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def demo_memory(tmp_path_factory, demo_rows):
     """The bundled demo conversation replayed once into a fresh data directory."""
-    from graphs.replay import replay
+    from lumina_memory.graphs.replay import replay
 
     mem = Memory(tmp_path_factory.mktemp("demo"))
     replay(mem.graph, "demo-user", demo_rows)

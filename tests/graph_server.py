@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from bench import faults
-from graphs.cli import _open
-from graphs.replay import replay
-from nodes.recovery import outbox_summary, recover, rederive
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.recovery import outbox_summary, recover, rederive
+from lumina_memory.stores.redis_server import stop_server
 from tests.falkordb_bolt import StoppableFalkorDB, absorb_handshake_hang
 
 from .conftest import make_settings

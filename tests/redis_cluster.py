@@ -15,8 +15,8 @@ from typing import Iterator
 
 import redis
 
-from stores.redis_server import redis_binary
-from stores.settings import LuminaSettings
+from lumina_memory.stores.redis_server import redis_binary
+from lumina_memory.stores.settings import LuminaSettings
 
 SLOTS = 16384
 
@@ -66,7 +66,7 @@ def redis_cluster(work: Path, nodes: int = 3) -> Iterator[list[int]]:
             log = open(node_dir / "redis.log", "ab")  # noqa: SIM115 - closed with the process below
             procs.append(subprocess.Popen(
                 [binary, "--port", str(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
-                 "--cluster-enabled", "yes", "--cluster-config-file", str(node_dir / "nodes.conf"),
+                 "--cluster-enabled", "yes", "--cluster-config-file", str(node_dir / "lumina_memory.nodes.conf"),
                  "--cluster-node-timeout", "5000", "--dir", str(node_dir), "--save", "", "--appendonly", "no",
                  "--daemonize", "no"],
                 stdout=log, stderr=subprocess.STDOUT,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import redis
 
-from stores.redis_server import redis_binary
-from stores.settings import LuminaSettings
+from lumina_memory.stores.redis_server import redis_binary
+from lumina_memory.stores.settings import LuminaSettings
 
 
 def start_redis(work: Path, sock: Path) -> subprocess.Popen:

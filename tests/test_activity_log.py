@@ -7,9 +7,9 @@ import stat
 
 from langchain_core.messages import HumanMessage
 
-from nodes.activity import activity_log, recent_activity
-from stores.activity_log import ActivityLog
-from stores.ids import user_file_stem
+from lumina_memory.nodes.activity import activity_log, recent_activity
+from lumina_memory.stores.activity_log import ActivityLog
+from lumina_memory.stores.ids import user_file_stem
 
 
 def test_turns_segments_recalls_and_replies_are_recorded(memory):

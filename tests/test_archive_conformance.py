@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from stores.archive_duckdb import ARCHIVE_FILENAME, DuckDBArchive
-from stores.datadir_lock import DataDirLock, read_holder
-from stores.errors import InvalidInput
-from stores.ids import segment_id, turn_id
-from stores.models import SegmentRecord, Turn
-from stores.protocols import ArchiveStore
+from lumina_memory.stores.archive_duckdb import ARCHIVE_FILENAME, DuckDBArchive
+from lumina_memory.stores.datadir_lock import DataDirLock, read_holder
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import segment_id, turn_id
+from lumina_memory.stores.models import SegmentRecord, Turn
+from lumina_memory.stores.protocols import ArchiveStore
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTILE = "'); DROP TABLE turn_archive; -- 「映画が好き」😀 \"quoted\" \\ back\\slash\n\ttab"
@@ -211,8 +211,8 @@ def test_persistence_across_reopen(data_dir: Path) -> None:
     r = run_py(
         f"""
         import os
-        from stores.archive_duckdb import DuckDBArchive
-        from stores.models import Turn
+        from lumina_memory.stores.archive_duckdb import DuckDBArchive
+        from lumina_memory.stores.models import Turn
         s = DuckDBArchive({str(data_dir)!r})
         s.put_turns([Turn(turn_id="crash-1", source_id="c1", user_id="alice", speaker="user", text="x", ts=9.0)])
         os._exit(0)
@@ -252,8 +252,8 @@ def test_second_process_cannot_open_same_duckdb_file(archive: DuckDBArchive, dat
     r = run_py(
         f"""
         import json
-        from stores.archive_duckdb import DuckDBArchive
-        from stores.errors import DataDirLocked
+        from lumina_memory.stores.archive_duckdb import DuckDBArchive
+        from lumina_memory.stores.errors import DataDirLocked
         try:
             DuckDBArchive({str(data_dir)!r})
         except DataDirLocked as e:
@@ -273,8 +273,8 @@ def test_datadir_lock_across_processes(data_dir: Path) -> None:
         r = run_py(
             f"""
             import json
-            from stores.datadir_lock import DataDirLock
-            from stores.errors import DataDirLocked
+            from lumina_memory.stores.datadir_lock import DataDirLock
+            from lumina_memory.stores.errors import DataDirLocked
             try:
                 DataDirLock({str(data_dir)!r}).acquire()
             except DataDirLocked as e:
@@ -290,7 +290,7 @@ def test_datadir_lock_across_processes(data_dir: Path) -> None:
     r = run_py(
         f"""
         import os
-        from stores.datadir_lock import DataDirLock
+        from lumina_memory.stores.datadir_lock import DataDirLock
         DataDirLock({str(data_dir)!r}).acquire()
         print(os.getpid(), flush=True)
         os._exit(0)
@@ -312,8 +312,8 @@ def test_datadir_lock_is_reentrant_in_process(data_dir: Path) -> None:
     # Still held by `second`: another process is refused.
     r = run_py(
         f"""
-        from stores.datadir_lock import DataDirLock
-        from stores.errors import DataDirLocked
+        from lumina_memory.stores.datadir_lock import DataDirLock
+        from lumina_memory.stores.errors import DataDirLocked
         try:
             DataDirLock({str(data_dir)!r}).acquire()
             print("acquired")
@@ -349,7 +349,7 @@ def test_concurrent_threads_share_one_archive(archive: DuckDBArchive) -> None:
 def test_write_generation_moves_on_every_write_and_only_then(archive: DuckDBArchive) -> None:
     """Recall's in-process indexes trust an unchanged generation instead of re-counting rows, so every
     kind of write (and a failed one) must move it, and reads must not."""
-    from nodes.retrieval.turn_index import TurnIndex
+    from lumina_memory.nodes.retrieval.turn_index import TurnIndex
 
     index = TurnIndex()
     turns = [make_turn("alice", n) for n in range(1, 4)]
@@ -377,7 +377,7 @@ def test_write_generation_moves_on_every_write_and_only_then(archive: DuckDBArch
 def test_a_users_write_stamp_moves_with_that_users_writes_only(archive: DuckDBArchive) -> None:
     """Per-user indexes compare ``generation_of(user)``: every write of the user's turns or segments (a
     batch, a failed transaction, an erase) moves it; another user's writes, the audit log and reads do not."""
-    from nodes.retrieval.turn_index import TurnIndex
+    from lumina_memory.nodes.retrieval.turn_index import TurnIndex
 
     alice = [make_turn("alice", n) for n in range(1, 5)]
     archive.put_turns(alice[:2])

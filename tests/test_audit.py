@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from stores.archive_duckdb import DuckDBArchive
-from stores.audit import AuditLog, AuditPlace
-from stores.errors import InvalidInput
-from stores.ids import AUDIT_TABLE
-from stores.places.archive import FileRewriter
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.audit import AuditLog, AuditPlace
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import AUDIT_TABLE
+from lumina_memory.stores.places.archive import FileRewriter
 
 
 @pytest.fixture

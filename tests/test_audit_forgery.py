@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from stores.archive_duckdb import DuckDBArchive
-from stores.audit import HEAD_FILE, AuditLog, verify_data_dir
-from stores.ids import AUDIT_TABLE
-from stores.secret import data_dir_secret
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.audit import HEAD_FILE, AuditLog, verify_data_dir
+from lumina_memory.stores.ids import AUDIT_TABLE
+from lumina_memory.stores.secret import data_dir_secret
 
 from .conftest import make_settings
 
@@ -203,7 +203,7 @@ def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "LUMINA_DATA_DIR": str(data_dir), "COLUMNS": "200"}
     for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         env.pop(key, None)
-    return subprocess.run([sys.executable, "-m", "graphs.cli", "audit", *args], env=env, cwd=data_dir.parent,
+    return subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "audit", *args], env=env, cwd=data_dir.parent,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -213,7 +213,7 @@ def test_audit_verify_opens_no_redis_and_writes_nothing(tmp_path):
         log = AuditLog(archive, data_dir_secret(data_dir))
         log.append("backup", "cli")
         log.append("restore", "cli")
-    from stores.redis_server import server_paths
+    from lumina_memory.stores.redis_server import server_paths
 
     paths = server_paths(make_settings(data_dir))
     before = _files(data_dir)

@@ -9,13 +9,13 @@ import os
 import shutil
 import subprocess
 
-from graphs.cli import _open
-from graphs.erase import backup_now, erase_plan, erase_user, restore_from
-from graphs.replay import replay
-from stores import known_locations
-from stores.backup import clean_partials
-from stores.backup_location import PARTIAL, WRITER, LocalLocation
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores import known_locations
+from lumina_memory.stores.backup import clean_partials
+from lumina_memory.stores.backup_location import PARTIAL, WRITER, LocalLocation
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 

@@ -8,17 +8,17 @@ import shutil
 
 import pytest
 
-from graphs.cli import _open
-from graphs.erase import backup_now, erase_plan, erase_user, restore_from
-from graphs.inspect import tier_stats
-from graphs.lumina_store import make_store
-from graphs.registry import open_registry
-from graphs.replay import DEMO_TRANSCRIPT, replay
-from nodes.retrieval.recall import recall
-from stores.backup import BackupCorrupt, manifests, prune
-from stores.backup_location import LocalLocation
-from stores.errors import InvalidInput
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.graphs.replay import DEMO_TRANSCRIPT, replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.backup import BackupCorrupt, manifests, prune
+from lumina_memory.stores.backup_location import LocalLocation
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 
@@ -140,7 +140,7 @@ def test_an_interrupted_backup_is_never_listed(source, tmp_path):
             raise Boom("disk full")
 
         places[3].export = explode  # a real failure half-way through the places
-        from stores.backup import take_backup
+        from lumina_memory.stores.backup import take_backup
 
         location = LocalLocation(tmp_path / "b")
         with pytest.raises(Boom):
@@ -176,7 +176,7 @@ def test_erasure_rewrites_backups_and_the_ledger_keeps_the_user_out(source, tmp_
 
 
 def test_erasure_reaches_backups_of_places_this_configuration_lacks(source, tmp_path):
-    from stores.backup import forget_in_backups
+    from lumina_memory.stores.backup import forget_in_backups
 
     root, opened = source
     manifest = backup_now(opened.services, str(tmp_path / "b"))
@@ -196,7 +196,7 @@ def test_erasure_reaches_backups_of_places_this_configuration_lacks(source, tmp_
 
 
 def backups_verify(folder, manifest):
-    from stores.backup import verify
+    from lumina_memory.stores.backup import verify
 
     return verify(folder, manifest)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.inspect import tier_stats
-from stores.errors import InvalidInput
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.stores.errors import InvalidInput
 
 GOOD = {"speaker": "user", "text": "こんにちは", "ts": "2026-10-01T10:00:00+09:00"}
 

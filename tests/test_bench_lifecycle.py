@@ -15,8 +15,8 @@ import pytest
 from bench import lifecycle
 from bench.lifecycle_data import BATCH_EPOCH, by_user, imported_population, next_day
 from bench.lifecycle_store import FIELDS, MemoryTableRoundTrip, memory_ids
-from nodes.lifecycle import LifecycleParams, daily_batch, drop_rows
-from nodes.lifecycle import reference as ref
+from lumina_memory.nodes.lifecycle import LifecycleParams, daily_batch, drop_rows
+from lumina_memory.nodes.lifecycle import reference as ref
 
 PARAMS = LifecycleParams()
 

@@ -176,7 +176,7 @@ def test_vector_baseline_takes_turns_that_repeat_a_text():
     import dataclasses
 
     from bench.baselines import InMemoryStoreBaseline
-    from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+    from lumina_memory.nodes.text.embedder import CachedEmbedder, Usem3Embedder
 
     turns = load(MINI)[0].turns[:6]
     again = dataclasses.replace(turns[2], dia_id="D9:1")

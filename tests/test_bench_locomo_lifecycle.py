@@ -16,7 +16,7 @@ import pytest
 from bench import locomo
 from bench.common import bench_settings
 from bench.locomo_data import CATEGORY_NAMES, load
-from nodes.lifecycle.clock import batch_day
+from lumina_memory.nodes.lifecycle.clock import batch_day
 
 MINI = Path(__file__).parent / "data" / "mini_locomo.json"
 LIFECYCLE = re.compile(r"^LIFECYCLE recall=(?P<recall>\d+\.\d+) delta=(?P<delta>[+-]\d+\.\d+) "

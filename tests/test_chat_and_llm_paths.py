@@ -5,8 +5,8 @@ from __future__ import annotations
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
-from graphs.replay import replay
-from nodes.text.summarize import summarise
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.text.summarize import summarise
 
 
 def _chat(mem, text, user="dana", **ctx):

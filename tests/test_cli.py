@@ -17,7 +17,7 @@ def cli(tmp_path):
         env.pop(key, None)
 
     def run(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path, input=stdin,
+        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path, input=stdin,
                               capture_output=True, text=True, timeout=300)
         if check:
             assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -65,12 +65,12 @@ def test_ingest_recall_stats_and_chat(cli, tmp_path):
 
 
 def test_an_import_that_makes_the_vector_indexes_due_builds_them(cli, tmp_path):
-    """graphs.vector_indexes after `ingest`: a bulk import is indexed once, not scanned by every recall."""
+    """lumina_memory.graphs.vector_indexes after `ingest`: a bulk import is indexed once, not scanned by every recall."""
     env_file = tmp_path / "rows.jsonl"
     rows = [{"user_id": "uma", "speaker": "user" if i % 2 == 0 else "nox", "text": f"今日は{i}番目の話題、公園の散歩について話した。",
              "ts": 1_760_000_000 + 300 * i} for i in range(40)]
     env_file.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "graphs.cli", "ingest", str(env_file)], cwd=tmp_path, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "ingest", str(env_file)], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, env={**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"),
                                                         "LUMINA_VECTOR_INDEX_AFTER": "20",
                                                         "LUMINA_VECTOR_INDEXING_THRESHOLD_KB": "1"})
@@ -91,8 +91,8 @@ def test_bad_input_file_gives_a_clear_error(cli, tmp_path):
 def test_a_second_process_gets_a_clear_lock_error(tmp_path, memory_factory):
     mem = memory_factory()
     code = (
-        "from nodes.services import open_services\n"
-        "from stores.settings import LuminaSettings\n"
+        "from lumina_memory.nodes.services import open_services\n"
+        "from lumina_memory.stores.settings import LuminaSettings\n"
         f"open_services(LuminaSettings(data_dir={str(mem.settings.data_dir)!r}))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

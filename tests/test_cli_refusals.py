@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench.faults import REPO, cli_env
-from graphs.cli import parse_args
+from lumina_memory.graphs.cli import parse_args
 
 from .test_cli import cli  # noqa: F401 - the fixture
 
@@ -135,7 +135,7 @@ def test_a_refused_command_creates_nothing_and_starts_nothing(tmp_path):
     paths = _files(tmp_path / "files")
     for n, case in enumerate(IN_A_PROCESS):
         data_dir = tmp_path / f"data-{n}"
-        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *_argv(case, paths)], cwd=REPO,
+        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *_argv(case, paths)], cwd=REPO,
                               env=cli_env(data_dir), capture_output=True, text=True, errors="replace", timeout=120)
         assert not data_dir.exists(), (case, sorted(p.name for p in data_dir.iterdir()))
         assert not _processes_naming(str(data_dir)), case
@@ -146,7 +146,7 @@ def test_a_refused_command_creates_nothing_and_starts_nothing(tmp_path):
 
 
 def test_help_lists_the_recall_purposes(capsys):
-    from nodes.retrieval.presets import PRESETS
+    from lumina_memory.nodes.retrieval.presets import PRESETS
 
     with pytest.raises(SystemExit) as stop:
         parse_args(["recall", "--help"])
@@ -189,7 +189,7 @@ def test_a_refusal_from_a_store_is_printed_whole_on_one_line(tmp_path):
     """A narrow terminal wraps the line itself: rich must neither cut nor fold the reason."""
     env = cli_env(tmp_path / "data", COLUMNS="40")
     try:
-        refused = subprocess.run([sys.executable, "-m", "graphs.cli", "kb", "search", "handbook", "[bold]q[/bold]"],
+        refused = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "kb", "search", "handbook", "[bold]q[/bold]"],
                                  cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert refused.returncode == 2, refused.stdout + refused.stderr
         line = next(line for line in refused.stdout.splitlines() if line.startswith("error:"))
@@ -197,7 +197,7 @@ def test_a_refusal_from_a_store_is_printed_whole_on_one_line(tmp_path):
             refused.stdout.strip().splitlines()[-1].rstrip()), refused.stdout
         assert len(refused.stdout.strip().splitlines()) == 1, refused.stdout
     finally:
-        subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], cwd=REPO, env=env,
+        subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], cwd=REPO, env=env,
                        capture_output=True, timeout=120)
 
 
@@ -206,10 +206,10 @@ def test_an_ingest_reject_reason_is_printed_whole(tmp_path):
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"user_id": "bad id", "speaker": "user", "text": "hello", "ts": 1}) + "\n",
                           encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "graphs.cli", "ingest", str(transcript)], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "ingest", str(transcript)], cwd=REPO,
                           env=cli_env(tmp_path / "data", COLUMNS="40"), capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
     line = next(line for line in done.stdout.splitlines() if line.strip().startswith("line 1:"))
     assert line.rstrip().endswith("(no '..')"), done.stdout
-    subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], cwd=REPO, env=cli_env(tmp_path / "data"),
+    subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], cwd=REPO, env=cli_env(tmp_path / "data"),
                    capture_output=True, timeout=120)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.erase import erase_plan, erase_user
-from graphs.registry import open_registry
-from nodes.retention import DAY, cold_turns, enforce_retention
-from stores.cold_turns import ColdTurns
-from stores.errors import InvalidInput
-from stores.ids import user_file_stem
-from stores.models import Turn
-from stores.s3 import S3Location
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.nodes.retention import DAY, cold_turns, enforce_retention
+from lumina_memory.stores.cold_turns import ColdTurns
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import user_file_stem
+from lumina_memory.stores.models import Turn
+from lumina_memory.stores.s3 import S3Location
 
 from .conftest import make_settings
 from .s3_server import s3_credentials, s3_server

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from bench import faults
-from graphs.doctor import FAIL, OK, WARN, run_doctor
+from lumina_memory.graphs.doctor import FAIL, OK, WARN, run_doctor
 from tests.conftest import make_settings
 
 USERS, TURNS = 2, 560  # 280 turns per user: two graph runs each (runs of 256), the second one opens mid-segment
@@ -111,7 +111,7 @@ def test_production_redis_down_mid_import_loses_nothing(transcript, tmp_path):
 def test_doctor_fails_when_a_tier_lacks_what_the_archive_holds_and_nothing_is_owed(transcript, tmp_path):
     """A data dir damaged before the outbox existed (derived writes lost, nothing owed): doctor FAILs and
     says how to rebuild, instead of "all well"."""
-    from stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
     file, users, _reference = transcript
     data_dir = tmp_path / "data"
@@ -125,7 +125,7 @@ def test_doctor_fails_when_a_tier_lacks_what_the_archive_holds_and_nothing_is_ow
         bad = checks[("derivations", "complete")]
         assert bad.status == FAIL and "archived segments" in bad.detail and "--rederive" in bad.detail
         for user in users:  # the repair doctor names
-            done = subprocess.run([sys.executable, "-m", "graphs.cli", "recover", "--user", user, "--rederive"],
+            done = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "recover", "--user", user, "--rederive"],
                                   cwd=faults.REPO, env=faults.cli_env(data_dir), capture_output=True, text=True)
             assert done.returncode == 0, done.stdout + done.stderr
         checks = {(c.component, c.check): c.status for c in run_doctor(make_settings(data_dir))}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.inspect import tier_stats
-from stores.archive_duckdb import DuckDBArchive
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
 
 class FlakyArchive(DuckDBArchive):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from stores import file_swap
+from lumina_memory.stores import file_swap
 
 REPO = Path(__file__).resolve().parents[1]
 KEPT, GONE = "keeper", "leaver"
@@ -55,14 +55,14 @@ CHILD = textwrap.dedent("""
 def open_engine(engine: str, root: Path):
     root.mkdir(parents=True, exist_ok=True)
     if engine == "vectors":
-        from stores.vectors_edge import EdgeVectorStore
+        from lumina_memory.stores.vectors_edge import EdgeVectorStore
 
         return EdgeVectorStore(root / "qdrant" / "crash_test", "crash_test", 8, "test-embedder")
     if engine == "graph":
-        from stores.graph_ladybug import LadybugGraph
+        from lumina_memory.stores.graph_ladybug import LadybugGraph
 
         return LadybugGraph(root / "graph")
-    from stores.duckdb_connection import GuardedConnection
+    from lumina_memory.stores.duckdb_connection import GuardedConnection
 
     return GuardedConnection(str(root / "archive.duckdb"), str(root), "archive",
                              ["CREATE TABLE IF NOT EXISTS rows (user_id VARCHAR, row_id INTEGER, text VARCHAR)"])
@@ -71,13 +71,13 @@ def open_engine(engine: str, root: Path):
 def fill(engine: str, store) -> None:
     for user in (KEPT, GONE):
         if engine == "vectors":
-            from stores.models import SegmentRecord
+            from lumina_memory.stores.models import SegmentRecord
 
             store.upsert([SegmentRecord(segment_id=f"s{i}", user_id=user, turn_ids=[f"t{i}"], source_ids=[f"t{i}"],
                                         start_ts=i, end_ts=i, summary=f"{MARK[user]} summary {i}",
                                         embedding=[1.0 + i, 0.5, 0, 0, 0, 0, 0, 1.0]) for i in range(N)])
         elif engine == "graph":
-            from stores import ids
+            from lumina_memory.stores import ids
 
             for i in range(N):
                 store.upsert_segment(user, ids.segment_id(user, f"t{i}"), ["lumina"], [f"{MARK[user]}concept{i}"], f"{MARK[user]} {i}", i, 0.5)
@@ -89,7 +89,7 @@ def fill(engine: str, store) -> None:
 def delete(engine: str, store) -> None:
     if engine == "duckdb":
         # As graphs.erase does: marked before anything goes, so the next open rewrites the file.
-        from stores.erasure import mark_erasure_started
+        from lumina_memory.stores.erasure import mark_erasure_started
 
         mark_erasure_started(store.data_dir, GONE)
         with store.tx() as con:
@@ -129,7 +129,7 @@ def _check_recovered(engine: str, root: Path, where: str) -> None:
     finally:
         close(store)
     if engine == "duckdb":
-        from stores.erasure import mark_erasure_finished
+        from lumina_memory.stores.erasure import mark_erasure_finished
 
         mark_erasure_finished(root, GONE)  # what the erasure's redo does once every place is clean
     assert file_swap.leftovers(root) == [], where

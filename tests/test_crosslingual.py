@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 from langgraph.store.base import PutOp
 
-from graphs.lumina_store import make_store
-from nodes.text.embedder import make_embedder
-from nodes.text.tokenize import terms
-from nodes.text.transliterate import (
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.nodes.text.embedder import make_embedder
+from lumina_memory.nodes.text.tokenize import terms
+from lumina_memory.nodes.text.transliterate import (
     STAMP,
     cross_terms,
     index_keys,
@@ -22,7 +22,7 @@ from nodes.text.transliterate import (
     query_aliases,
     with_aliases,
 )
-from stores.langgraph_store import LuminaStore
+from lumina_memory.stores.langgraph_store import LuminaStore
 
 from .conftest import make_settings
 
@@ -155,8 +155,8 @@ def _rows(texts: list[str]) -> list[dict]:
 
 
 def test_recall_finds_memories_across_scripts_both_ways(memory):
-    from graphs.replay import replay
-    from nodes.retrieval.recall import recall
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.recall import recall
 
     texts = [
         "Carol likes to eat sushi on weekends.",
@@ -183,7 +183,7 @@ def test_recall_finds_memories_across_scripts_both_ways(memory):
 
 def test_keys_of_a_text_longer_than_sudachi_takes_in_one_call():
     # Sudachi refuses inputs over ~49 kB; a degenerate long reply (160k characters) must still be keyed whole.
-    from nodes.text.transliterate import index_keys
+    from lumina_memory.nodes.text.transliterate import index_keys
 
     text = "ボブは東京で働いている。" * 15_000 + "最後にアリスが来た。"
     keys = index_keys(text)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.replay import replay
-from nodes.retrieval.decompose import sub_queries
-from nodes.retrieval.recall import recall
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.decompose import sub_queries
+from lumina_memory.nodes.retrieval.recall import recall
 from tests.test_passages import T0, DAY, _reply
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphs.replay import replay
-from nodes.retrieval.budget import pack
-from nodes.retrieval.recall import recall
-from nodes.retrieval.rerank import dedup
-from stores.models import Turn
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.budget import pack
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.retrieval.rerank import dedup
+from lumina_memory.stores.models import Turn
 
 T0 = 1_790_000_000
 
@@ -46,7 +46,7 @@ def test_a_kept_long_turn_still_drops_its_short_repeat_and_keeps_its_long_lookal
 def test_a_long_reply_is_not_tokenised_to_tell_it_from_a_short_turn(monkeypatch):
     # A reply of 300 words and a turn of 12 alike by vector cannot be the same words: dedup keeps both without
     # reading the reply (a Sudachi pass per pair, a third of recall at 10,000 memories with long texts).
-    import nodes.retrieval.rerank as rerank
+    import lumina_memory.nodes.retrieval.rerank as rerank
 
     read: list[str] = []
     real = rerank.terms

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from pydantic import AliasChoices
 
-from stores.settings import LuminaSettings
+from lumina_memory.stores.settings import LuminaSettings
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 BACKENDS = ("redis", "qdrant", "neo4j", "s3")

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-from graphs.cli import main
-from graphs.doctor import FAIL, OK, SKIP, WARN, run_doctor
-from graphs.replay import replay
-from stores import ids
-from stores.redis_server import stop_server
-from stores.vectors_edge import EdgeVectorStore
+from lumina_memory.graphs.cli import main
+from lumina_memory.graphs.doctor import FAIL, OK, SKIP, WARN, run_doctor
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores import ids
+from lumina_memory.stores.redis_server import stop_server
+from lumina_memory.stores.vectors_edge import EdgeVectorStore
 from tests.conftest import Memory, make_settings
 from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
 
@@ -93,7 +93,7 @@ def test_data_dir_held_by_another_process_is_named_not_fatal(env):
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
-            from stores.datadir_lock import DataDirLock
+            from lumina_memory.stores.datadir_lock import DataDirLock
             DataDirLock({str(env)!r}).acquire()
             print("locked", flush=True)
             time.sleep(60)
@@ -172,7 +172,7 @@ def test_a_tier_that_lost_one_users_points_fails_per_user_and_stats_says_so(env,
 
 
 def test_an_erased_users_rest_in_a_derived_tier_fails(env, demo_rows):
-    from graphs.registry import open_registry
+    from lumina_memory.graphs.registry import open_registry
 
     mem = _two_users(env, demo_rows)
     with open_registry(mem.services) as places:  # the archive erased, the derived tiers not (a killed erasure)

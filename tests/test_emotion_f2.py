@@ -11,11 +11,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from nodes.text import emotion_lexicon as lex
-from nodes.text.emotion import analyse
-from nodes.text.emotion_f2 import EMOTION_TAGS, EmotionReading, memory_emotion, protect_request, read_emotion
-from nodes.text.emotion_model import ModelEmotionReader, emotion_chat_model, emotion_reader
-from stores.settings import LuminaSettings
+from lumina_memory.nodes.text import emotion_lexicon as lex
+from lumina_memory.nodes.text.emotion import analyse
+from lumina_memory.nodes.text.emotion_f2 import EMOTION_TAGS, EmotionReading, memory_emotion, protect_request, read_emotion
+from lumina_memory.nodes.text.emotion_model import ModelEmotionReader, emotion_chat_model, emotion_reader
+from lumina_memory.stores.settings import LuminaSettings
 
 # The notes' 分類例 table: (text, valence, arousal, tags), and English renderings of the same turns.
 NOTES_TABLE = [

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from graphs.cli import _open
-from graphs.erase import audit_log, erase_plan
-from graphs.registry import open_registry
-from graphs.replay import thread_config
-from stores.erasure import erasures_in_progress, mark_erasure_finished, mark_erasure_started
-from stores.errors import InvalidInput
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.erase import audit_log, erase_plan
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.graphs.replay import thread_config
+from lumina_memory.stores.erasure import erasures_in_progress, mark_erasure_finished, mark_erasure_started
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 
@@ -34,9 +34,9 @@ ERASED, KEPT = "alice", "bob"
 CHILD = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    import graphs.erase as erase
-    from graphs.cli import _open
-    from graphs.replay import replay
+    import lumina_memory.graphs.erase as erase
+    from lumina_memory.graphs.cli import _open
+    from lumina_memory.graphs.replay import replay
     from tests.conftest import make_settings
 
     settings = make_settings(Path(sys.argv[1]))

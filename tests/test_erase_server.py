@@ -18,9 +18,9 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
-from stores.places.server_threads import ServerThreadsPlace
-from stores.redis_server import stop_server
-from stores.user_data import missing_methods
+from lumina_memory.stores.places.server_threads import ServerThreadsPlace
+from lumina_memory.stores.redis_server import stop_server
+from lumina_memory.stores.user_data import missing_methods
 
 from .test_langgraph_server import Server, _turn
 from .test_residue import _decoded

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from graphs.erase import erase_plan, erase_user
-from graphs.replay import replay
-from stores.erasure import USED_TOKENS_DIR, check_token, make_token
-from stores.errors import InvalidInput
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores.erasure import USED_TOKENS_DIR, check_token, make_token
+from lumina_memory.stores.errors import InvalidInput
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = b"k" * 32
@@ -94,9 +94,9 @@ def test_erase_user_refuses_a_replayed_token_and_takes_a_new_one(memory):
 CHILD = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    import graphs.erase as erase
-    from graphs.cli import _open
-    from graphs.replay import replay
+    import lumina_memory.graphs.erase as erase
+    from lumina_memory.graphs.cli import _open
+    from lumina_memory.graphs.replay import replay
     from tests.conftest import make_settings
 
     services, graph, conn = _open(make_settings(Path(sys.argv[1])))
@@ -117,10 +117,10 @@ CHILD = textwrap.dedent("""
 
 
 def test_a_token_of_an_erasure_killed_half_way_is_used_and_recovery_finishes_it(tmp_path):
-    from graphs.cli import _open
-    from graphs.erase import audit_log
-    from stores.erasure import erasures_in_progress
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.cli import _open
+    from lumina_memory.graphs.erase import audit_log
+    from lumina_memory.stores.erasure import erasures_in_progress
+    from lumina_memory.stores.redis_server import stop_server
 
     from .conftest import make_settings
 

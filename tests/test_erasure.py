@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from graphs.erase import erase_plan, erase_user
-from graphs.lumina_store import make_store
-from graphs.registry import open_registry
-from graphs.replay import replay
-from stores.erasure import check_token, make_token
-from stores.errors import InvalidInput
-from stores.user_data import UserDataPlace, missing_methods
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores.erasure import check_token, make_token
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.user_data import UserDataPlace, missing_methods
 
 
 def _turns(user: str, n: int = 12) -> list[dict]:
@@ -80,7 +80,7 @@ def test_erasing_a_prefix_id_leaves_the_longer_one_and_bad_ids_erase_nothing(mem
         assert {k: v for k, v in after[user].items() if not k.startswith("cache.")} == \
                {k: v for k, v in before[user].items() if not k.startswith("cache.")}
     # The erasure is in the audit log, with the user only as a keyed hash.
-    from graphs.erase import audit_log
+    from lumina_memory.graphs.erase import audit_log
 
     rows = audit_log(services).rows()
     assert rows[-1]["event"] == "user_erased" and rows[-1]["user_ref"].startswith("u:")
@@ -95,7 +95,7 @@ def cli(tmp_path):
         env.pop(key, None)
 
     def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
         if check:
             assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -131,10 +131,10 @@ def test_threads_are_the_users_by_id_or_by_their_states_owner(tmp_path):
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from graphs.memory_graph import build_graph
-    from nodes.services import open_services
-    from stores.places.checkpoints_place import CheckpointsPlace
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.places.checkpoints_place import CheckpointsPlace
+    from lumina_memory.stores.redis_server import stop_server
 
     from .conftest import make_settings
 

@@ -11,7 +11,7 @@ import pytest
 
 from bench.foreign_dates_data import LANGUAGES, main, spell_session, translate_question
 from bench.locomo_data import load, read_when
-from nodes.retrieval.temporal import time_window
+from lumina_memory.nodes.retrieval.temporal import time_window
 
 MINI = Path(__file__).parent / "data" / "mini_locomo.json"
 NOW = datetime(2023, 12, 1, tzinfo=timezone.utc).timestamp()

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.replay import replay
-from nodes.retrieval.budget import pack
-from nodes.retrieval.recall import recall
-from nodes.text.function_words import content_terms, query_language
-from nodes.text.tokenize import terms
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.budget import pack
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.text.function_words import content_terms, query_language
+from lumina_memory.nodes.text.tokenize import terms
 
 T0 = 1_790_000_000
 

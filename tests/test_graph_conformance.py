@@ -19,13 +19,13 @@ from typing import Iterator
 import neo4j
 import pytest
 
-from stores import cypher, ids
-from stores.errors import DataDirLocked, InvalidInput, StoreUnavailable
-from stores.graph_base import CypherGraph
-from stores.graph_ladybug import LadybugGraph
-from stores.graph_neo4j import Neo4jGraph
-from stores.protocols import GraphStore
-from stores.settings import LuminaSettings
+from lumina_memory.stores import cypher, ids
+from lumina_memory.stores.errors import DataDirLocked, InvalidInput, StoreUnavailable
+from lumina_memory.stores.graph_base import CypherGraph
+from lumina_memory.stores.graph_ladybug import LadybugGraph
+from lumina_memory.stores.graph_neo4j import Neo4jGraph
+from lumina_memory.stores.protocols import GraphStore
+from lumina_memory.stores.settings import LuminaSettings
 from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
 
 A, B = "alice", "bob"
@@ -263,7 +263,7 @@ def test_ladybug_refuses_a_second_open_in_process_and_across_processes(tmp_path)
         with pytest.raises(DataDirLocked, match="this process"):
             LadybugGraph(path)
         child = subprocess.run(
-            [sys.executable, "-c", "import sys; from stores.graph_ladybug import LadybugGraph; LadybugGraph(sys.argv[1])",
+            [sys.executable, "-c", "import sys; from lumina_memory.stores.graph_ladybug import LadybugGraph; LadybugGraph(sys.argv[1])",
              str(path)],
             capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[1],
         )
@@ -322,7 +322,7 @@ def test_neo4j_from_settings_on_falkordb_detects_its_quirks(bolt_port, bolt_driv
 
 
 def test_batch_upsert_links_within_the_batch_in_one_commit(graph):
-    from stores.graph_base import LinkedSegment
+    from lumina_memory.stores.graph_base import LinkedSegment
 
     s0 = add(graph, A, 0, ["猫"])
     s1, s2 = seg(A, 1), seg(A, 2)
@@ -353,7 +353,7 @@ def test_batch_upsert_mixing_new_and_existing_segments_and_refusing_foreign_ones
     """A batch of only new segments takes the one-statement-per-kind path on ladybug; one that re-states
     an existing segment goes segment by segment; both leave the same graph. Another user's segment id in a
     batch is refused before anything is written."""
-    from stores.graph_base import LinkedSegment
+    from lumina_memory.stores.graph_base import LinkedSegment
 
     s1, s2, s3 = seg(A, 11), seg(A, 12), seg(A, 13)
     graph.upsert_linked_segments(A, [LinkedSegment(s1, ["lumina"], ["海", "夏"], "one", 1.0, 0.4, [])])
@@ -485,7 +485,7 @@ def test_relations_survive_dump_and_load(graph):
     counts = graph.counts()
     rows = graph.dump()
     assert {r["user_id"] for e in cypher.RELATION_EDGES.values() for r in rows[e]} == {A, B}  # erasable per user
-    from stores import cypher_backup
+    from lumina_memory.stores import cypher_backup
 
     graph._write([(statement, {}) for statement in cypher_backup.CLEAR])
     assert graph.relations(A) == [] and graph.counts().edges["CONTINUES"] == 0
@@ -497,7 +497,7 @@ def test_relations_survive_dump_and_load(graph):
 # --- knowledge items (issue 18) ---------------------------------------------------------------------
 def know(item: str, value: str, status: str, episodes, subject: str = "user", attribute: str = "drink",
          polarity: str = "positive"):
-    from stores.graph_base import KnowledgeNode
+    from lumina_memory.stores.graph_base import KnowledgeNode
 
     return KnowledgeNode(item, subject, attribute, value, polarity, status, list(episodes))
 
@@ -571,7 +571,7 @@ def test_knowledge_survives_dump_and_load(graph):
     counts = graph.counts()
     rows = graph.dump()
     assert {r["user_id"] for kind in ("Knowledge", "LEARNED_FROM", "SUPERSEDES") for r in rows[kind]} == {A, B}
-    from stores import cypher_backup
+    from lumina_memory.stores import cypher_backup
 
     graph._write([(statement, {}) for statement in cypher_backup.CLEAR])
     assert graph.knowledge(A) == [] and graph.counts().nodes["Knowledge"] == 0

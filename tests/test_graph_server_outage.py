@@ -22,11 +22,11 @@ from __future__ import annotations
 import neo4j
 import pytest
 
-from graphs.cli import _open
-from graphs.replay import replay
-from stores.errors import StoreUnavailable
-from stores.graph_neo4j import Neo4jGraph
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.graph_neo4j import Neo4jGraph
+from lumina_memory.stores.redis_server import stop_server
 from tests.falkordb_bolt import StoppableFalkorDB, absorb_handshake_hang
 from tests.graph_server import (
     OUTAGE_AFTER,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from bench import hostile as H
-from graphs.lumina_store import make_store
+from lumina_memory.graphs.lumina_store import make_store
 
 from .conftest import Memory, make_settings
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from graphs.inspect import tier_stats
-from graphs.replay import replay
-from nodes.retrieval.recall import recall
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
 
 
 def _snapshot(mem, user_id):

@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nodes.retrieval import index_snapshot
-from nodes.retrieval.keyword_index import KeywordIndex
-from nodes.retrieval.turn_index import TurnIndex, TurnTable, UserTurns
-from nodes.retrieval.turn_reads import reader
-from stores.archive_duckdb import DuckDBArchive
-from stores.errors import InvalidInput
-from stores.recall_snapshots import RecallSnapshotPlace, SnapshotFiles
+from lumina_memory.nodes.retrieval import index_snapshot
+from lumina_memory.nodes.retrieval.keyword_index import KeywordIndex
+from lumina_memory.nodes.retrieval.turn_index import TurnIndex, TurnTable, UserTurns
+from lumina_memory.nodes.retrieval.turn_reads import reader
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.recall_snapshots import RecallSnapshotPlace, SnapshotFiles
 
 from .test_turn_index import _same
 from .test_turn_reads import CUT, _history, _same_passages
@@ -204,9 +204,9 @@ def test_files_are_private_and_named_by_a_hash_of_the_user(archive, tmp_path):
 def test_a_process_that_starts_answers_its_first_recall_from_the_snapshot_the_flush_wrote(tmp_path, demo_rows):
     """End to end: the flush's last stage writes the snapshot; a new process's first recall loads it and gives
     what a build gives; an erasure through the registry removes it."""
-    from graphs.registry import open_registry
-    from graphs.replay import replay
-    from nodes.retrieval.recall import recall
+    from lumina_memory.graphs.registry import open_registry
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.recall import recall
 
     from .conftest import Memory
 
@@ -234,7 +234,7 @@ def test_a_process_that_starts_answers_its_first_recall_from_the_snapshot_the_fl
 
 
 def _segments(user: str, n: int, start: int = 0) -> list:
-    from stores.models import SegmentRecord
+    from lumina_memory.stores.models import SegmentRecord
 
     texts = ["user: 京都で金閣寺を見たよ\nlumina: いいね", "user: I went hiking with my dogs\nnox: which trail?",
              "user: 猫のモカが3歳になった\nclarisse: おめでとう", "user: pottery class was fun\nlumina: what did you make?"]

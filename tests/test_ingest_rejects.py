@@ -22,7 +22,7 @@ def cli(tmp_path):
         env.pop(key, None)
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+        return subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
 
     yield run

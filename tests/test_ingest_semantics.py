@@ -12,11 +12,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from graphs.inspect import tier_stats
-from graphs.replay import replay
-from nodes.input_check import SourceReused
-from nodes.retrieval.packing import read_message
-from stores.errors import InvalidInput
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.input_check import SourceReused
+from lumina_memory.nodes.retrieval.packing import read_message
+from lumina_memory.stores.errors import InvalidInput
 
 TS = 1_790_000_000
 CTX = {"user_id": "ann", "respond": False}
@@ -90,7 +90,7 @@ def cli(tmp_path):
         env.pop(key, None)
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+        return subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
 
     yield run

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from graphs.inspect import source_turns
-from nodes.retrieval.recall import recall
-from stores import ids
-from stores.errors import InvalidInput
+from lumina_memory.graphs.inspect import source_turns
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import InvalidInput
 
 from .conftest import make_settings
 
@@ -79,8 +79,8 @@ def test_a_thread_of_another_user_is_not_found(two_users):
 
 
 def test_store_items_of_another_namespace_are_not_found(tmp_path):
-    from graphs.lumina_store import make_store
-    from nodes.text.embedder import make_embedder
+    from lumina_memory.graphs.lumina_store import make_store
+    from lumina_memory.nodes.text.embedder import make_embedder
 
     settings = make_settings(tmp_path)
     with make_store(settings, embedder=make_embedder(settings)) as store:

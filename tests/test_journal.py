@@ -13,11 +13,11 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
-from nodes.activity import recent_activity
-from nodes.respond import recover_replies
-from nodes.services import open_services
-from stores.journal import Journal
-from stores.redis_server import stop_server
+from lumina_memory.nodes.activity import recent_activity
+from lumina_memory.nodes.respond import recover_replies
+from lumina_memory.nodes.services import open_services
+from lumina_memory.stores.journal import Journal
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 
@@ -30,8 +30,8 @@ CHILD = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, HumanMessage
-    from graphs.memory_graph import build_graph
-    from nodes.services import open_services
+    from lumina_memory.graphs.memory_graph import build_graph
+    from lumina_memory.nodes.services import open_services
     from tests.conftest import make_settings
 
     class SlowStream(GenericFakeChatModel):

@@ -7,19 +7,19 @@ from __future__ import annotations
 import pytest
 from qdrant_client import QdrantClient
 
-from nodes.kb.add import add_document, add_files
-from nodes.kb.chunk import chunk_document, join_spans
-from nodes.kb.documents import read_document
-from nodes.kb.manage import list_kbs, remove_kb
-from nodes.kb.open import kb_of
-from nodes.kb.search import read_kb, search_kb
-from nodes.services import open_services
-from nodes.text.chunking import chunk_text, count_tokens
-from stores.errors import InvalidInput
-from stores.kb_duckdb import UnknownKB
-from stores.kb_open import use_collections
-from stores.kb_vectors import KBCollections
-from stores.redis_server import stop_server
+from lumina_memory.nodes.kb.add import add_document, add_files
+from lumina_memory.nodes.kb.chunk import chunk_document, join_spans
+from lumina_memory.nodes.kb.documents import read_document
+from lumina_memory.nodes.kb.manage import list_kbs, remove_kb
+from lumina_memory.nodes.kb.open import kb_of
+from lumina_memory.nodes.kb.search import read_kb, search_kb
+from lumina_memory.nodes.services import open_services
+from lumina_memory.nodes.text.chunking import chunk_text, count_tokens
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.kb_duckdb import UnknownKB
+from lumina_memory.stores.kb_open import use_collections
+from lumina_memory.stores.kb_vectors import KBCollections
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 from .kb_docs import ANSWERS, QUESTIONS, long_text, pdf_bytes, write_documents

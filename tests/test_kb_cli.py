@@ -25,7 +25,7 @@ def cli(tmp_path):
         env.pop(key, None)
 
     def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
         if check:
             assert proc.returncode == 0, proc.stdout + proc.stderr

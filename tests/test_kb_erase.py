@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from graphs.erase import backup_now, erase_plan, erase_user, restore_from
-from graphs.registry import open_registry
-from nodes.kb.add import add_files
-from nodes.kb.manage import list_kbs
-from nodes.kb.search import read_kb, search_kb
-from nodes.services import open_services
-from stores.redis_server import stop_server
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.nodes.kb.add import add_files
+from lumina_memory.nodes.kb.manage import list_kbs
+from lumina_memory.nodes.kb.search import read_kb, search_kb
+from lumina_memory.nodes.services import open_services
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 from .kb_docs import long_text

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphs.replay import replay
-from nodes.knowledge.consolidate import consolidate_user
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.knowledge.consolidate import consolidate_user
 
 CAT = ["猫のモカが今日もちゅ〜るをねだってきた", "モカは本当に甘えん坊だね", "うん、ちゅ〜るを見せると走ってくる"]
 JOB = ["来週の会議の資料がまだ終わってない", "締め切りはいつ？", "金曜日。上司に確認しないと"]
@@ -43,7 +43,7 @@ def test_a_topic_that_comes_back_on_other_days_is_consolidated_once(memory_facto
                for r in services.stores.archive.semantic.items("yui"))
     assert len(services.stores.archive.semantic.items("ren")) == 1
     # an episode forgotten leaves its memory; a memory left with one episode goes
-    from nodes.lifecycle.manage import forget_memory
+    from lumina_memory.nodes.lifecycle.manage import forget_memory
 
     [ren_memory] = services.stores.archive.semantic.items("ren")
     assert forget_memory(services, "ren", ren_memory["episode_ids"][0])["semantic"] == 1
@@ -59,7 +59,7 @@ def test_the_same_topic_on_one_day_is_not_a_semantic_memory(memory_factory):
 
 
 def test_the_maintenance_graph_consolidates_daily_and_reviews_weekly(memory_factory):
-    from graphs.maintenance_graph import graph, run_maintenance
+    from lumina_memory.graphs.maintenance_graph import graph, run_maintenance
 
     assert {"knowledge_daily", "knowledge_weekly"} <= set(graph.get_graph().nodes)
     mem = memory_factory()

@@ -12,11 +12,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from nodes.knowledge import (
+from lumina_memory.nodes.knowledge import (
     KnowledgeItem, KnowledgeParams, coverage_table_markdown, extract_items, params_table_markdown, validate_items,
 )
-from nodes.knowledge.coverage import FAMILIES, examples_that_fail
-from nodes.knowledge.models import knowledge_item_id
+from lumina_memory.nodes.knowledge.coverage import FAMILIES, examples_that_fail
+from lumina_memory.nodes.knowledge.models import knowledge_item_id
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2024, 9, 10, 12, 0, tzinfo=TOKYO).timestamp()  # a Tuesday
@@ -316,7 +316,7 @@ def test_speakers_are_settings():
 
 
 def test_stored_turn_models_are_read_too():
-    from stores.models import Turn
+    from lumina_memory.stores.models import Turn
 
     turn = Turn(turn_id="t5", source_id="s5", user_id="u", speaker="user", text="I live in Osaka", ts=NOW)
     (item,) = extract_items([turn])

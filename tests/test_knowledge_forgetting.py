@@ -5,10 +5,10 @@ user, and facts from a protected memory, are never forgotten; saying it again br
 
 from __future__ import annotations
 
-from graphs.maintenance_graph import run_maintenance
-from graphs.replay import replay
-from nodes.knowledge.manage import list_knowledge
-from nodes.retrieval.recall import recall
+from lumina_memory.graphs.maintenance_graph import run_maintenance
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.knowledge.manage import list_knowledge
+from lumina_memory.nodes.retrieval.recall import recall
 
 DAY = 86_400.0
 USER = "mika"
@@ -107,7 +107,7 @@ def test_recalled_knowledge_stays_active(memory_factory):
 
 
 def test_a_fact_from_a_protected_memory_is_never_forgotten(memory_factory):
-    from nodes.lifecycle.manage import set_protected
+    from lumina_memory.nodes.lifecycle.manage import set_protected
 
     mem = memory_factory()
     services = mem.services
@@ -121,7 +121,7 @@ def test_a_fact_from_a_protected_memory_is_never_forgotten(memory_factory):
 
 
 def test_forgetting_off_forgets_nothing(memory_factory):
-    from nodes.knowledge.params import KnowledgeParams
+    from lumina_memory.nodes.knowledge.params import KnowledgeParams
 
     mem = memory_factory(knowledge=KnowledgeParams(forget_enabled=False))
     _tell(mem)
@@ -132,8 +132,8 @@ def test_forgetting_off_forgets_nothing(memory_factory):
 def test_a_graph_down_during_forgetting_leaves_the_removal_owed_then_done_once(memory_factory, monkeypatch):
     """The monthly step commits the forgetting in the archive first; the tiers' removal is owed like any
     derived write, and the next sync (a flush, start-up recovery) does it."""
-    from nodes.knowledge.tiers import sync_knowledge_tiers
-    from stores.errors import StoreUnavailable
+    from lumina_memory.nodes.knowledge.tiers import sync_knowledge_tiers
+    from lumina_memory.stores.errors import StoreUnavailable
 
     mem = memory_factory()
     services = mem.services

@@ -2,7 +2,7 @@
 
 import pytest
 
-from nodes.knowledge.importance import importance, knowledge_importance
+from lumina_memory.nodes.knowledge.importance import importance, knowledge_importance
 
 
 @pytest.mark.parametrize(("kind", "flags", "expected"), [

@@ -9,8 +9,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from nodes.knowledge.learn import learn_segments
-from stores.archive_duckdb import DuckDBArchive
+from lumina_memory.nodes.knowledge.learn import learn_segments
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
 MAY = 1_778_000_000.0
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.knowledge.profile import build_profile
+from lumina_memory.nodes.knowledge.profile import build_profile
 
 
 def test_the_demo_users_profile(demo_memory):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.knowledge.recall_items import _lower, _score
-from nodes.text.tokenize import terms
+from lumina_memory.nodes.knowledge.recall_items import _lower, _score
+from lumina_memory.nodes.text.tokenize import terms
 
 PLAN = {"attribute": "plan", "subject": "user", "value": "富士山に登る", "detail": None, "text": "来週の土曜日に富士山に登る予定なんだ"}
 EVENT = {"attribute": "event", "subject": "user", "value": "visit Kyoto", "detail": None, "text": "I visited Kyoto in May"}

@@ -13,10 +13,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
-from nodes.knowledge import (
+from lumina_memory.nodes.knowledge import (
     KnowledgeItem, KnowledgeParams, current_facts, extract_items, history, resolve, resolve_all, validate_items,
 )
-from nodes.knowledge.params import DEFAULT_POLICY
+from lumina_memory.nodes.knowledge.params import DEFAULT_POLICY
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 _ids = count()

@@ -4,10 +4,10 @@ when it was last said). Real stores; the conversation's clock passed in, as for 
 
 from __future__ import annotations
 
-from graphs.replay import replay
-from nodes.knowledge.manage import list_knowledge
-from nodes.retention import enforce_retention
-from stores.errors import StoreUnavailable
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.knowledge.manage import list_knowledge
+from lumina_memory.nodes.retention import enforce_retention
+from lumina_memory.stores.errors import StoreUnavailable
 
 # The same little story as the forgetting tests: coffee (day 0), the sister's tennis (day 3), tea (day 10).
 from .test_knowledge_forgetting import DAY, T0, USER, _day, _in_tiers, _tell

@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from nodes.knowledge.learn import learn_segments
-from nodes.knowledge.params import DEFAULT_POLICY, KnowledgeParams
-from nodes.knowledge.review import review_user
-from stores.archive_duckdb import DuckDBArchive
+from lumina_memory.nodes.knowledge.learn import learn_segments
+from lumina_memory.nodes.knowledge.params import DEFAULT_POLICY, KnowledgeParams
+from lumina_memory.nodes.knowledge.review import review_user
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
 MAY = 1_778_000_000.0
 

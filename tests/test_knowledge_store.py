@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from nodes.knowledge.learn import item_of, learn_segments
-from stores.archive_duckdb import DuckDBArchive
-from nodes.knowledge.manage import JSON_FIELDS as KNOWLEDGE_FIELDS
-from stores.errors import InvalidInput
+from lumina_memory.nodes.knowledge.learn import item_of, learn_segments
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.nodes.knowledge.manage import JSON_FIELDS as KNOWLEDGE_FIELDS
+from lumina_memory.stores.errors import InvalidInput
 
 from .test_cli import cli  # noqa: F401 - the fixture
 

@@ -14,15 +14,15 @@ from typing import Iterator
 
 import pytest
 
-from graphs.erase import erase_plan, erase_user
-from graphs.registry import open_registry
-from graphs.replay import replay
-from nodes.knowledge.params import KnowledgeParams
-from nodes.knowledge.tiers import sync_knowledge_tiers
-from nodes.lifecycle.manage import forget_memory
-from nodes.recovery import recover
-from nodes.retrieval.recall import recall
-from stores.errors import StoreUnavailable
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.knowledge.params import KnowledgeParams
+from lumina_memory.nodes.knowledge.tiers import sync_knowledge_tiers
+from lumina_memory.nodes.lifecycle.manage import forget_memory
+from lumina_memory.nodes.recovery import recover
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.errors import StoreUnavailable
 from tests.conftest import Memory
 from tests.falkordb_bolt import StoppableFalkorDB, absorb_handshake_hang, falkordb_bolt
 
@@ -312,8 +312,8 @@ def test_recall_settings_are_validated():
 def _learned_archive(path: Path):
     from types import SimpleNamespace
 
-    from nodes.knowledge.learn import learn_segments
-    from stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.nodes.knowledge.learn import learn_segments
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
     archive = DuckDBArchive(path)
     services = SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace())
@@ -326,8 +326,8 @@ def _learned_archive(path: Path):
 def test_a_table_from_before_the_tiers_owes_them_every_item(tmp_path):
     import duckdb
 
-    from stores.archive_duckdb import DuckDBArchive
-    from stores.knowledge_duckdb import ACTIVITY, KNOWLEDGE, SCHEMA, SYNCED
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.knowledge_duckdb import ACTIVITY, KNOWLEDGE, SCHEMA, SYNCED
 
     path = tmp_path / "archive.duckdb"
     archive = _learned_archive(path)
@@ -361,9 +361,9 @@ def test_a_table_from_before_the_tiers_owes_them_every_item(tmp_path):
 def test_a_backup_from_before_the_column_restores_with_the_items_owed(tmp_path):
     import duckdb
 
-    from stores.archive_duckdb import DuckDBArchive
-    from stores.knowledge_duckdb import KNOWLEDGE, SYNCED
-    from stores.places.archive import archive_places
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.knowledge_duckdb import KNOWLEDGE, SYNCED
+    from lumina_memory.stores.places.archive import archive_places
 
     archive = _learned_archive(tmp_path / "a.duckdb")
     n = archive.knowledge.count("mika")

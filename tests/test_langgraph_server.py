@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_client
 
-from graphs.lumina_store import make_store
-from nodes.services import open_services
-from stores.redis_server import stop_server
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.nodes.services import open_services
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 

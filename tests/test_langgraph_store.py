@@ -27,12 +27,12 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
 from langgraph.store.base import InvalidNamespaceError, PutOp
 
-from graphs.lumina_store import make_store
-from nodes.text.embedder import make_embedder
-from stores.errors import InvalidInput
-from stores.langgraph_store import ITEM_FIELD, LuminaStore
-from stores.lgstore_ids import item_id
-from stores.vector_filters import Match
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.nodes.text.embedder import make_embedder
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.langgraph_store import ITEM_FIELD, LuminaStore
+from lumina_memory.stores.lgstore_ids import item_id
+from lumina_memory.stores.vector_filters import Match
 
 from .conftest import make_settings
 
@@ -562,11 +562,11 @@ def test_bad_ttls_are_refused_naming_the_field(open_store, store):
 
 
 def test_server_store_reads_the_ttl_of_langgraph_json(tmp_path):
-    from graphs.lumina_store import server_config
-    from stores.lgstore_ttl import check_config
+    from lumina_memory.graphs.lumina_store import server_config
+    from lumina_memory.stores.lgstore_ttl import check_config
 
     section = json.loads((Path(__file__).resolve().parent.parent / "langgraph.json").read_text())["store"]
-    assert section["path"].startswith("graphs.lumina_store") and check_config(section["ttl"]) == section["ttl"]
+    assert section["path"].startswith("lumina_memory.graphs.lumina_store") and check_config(section["ttl"]) == section["ttl"]
     assert server_config({"LANGGRAPH_STORE": json.dumps(section)})["ttl"] == section["ttl"]
     assert server_config({}) == {}
     with pytest.raises(InvalidInput):
@@ -576,7 +576,7 @@ def test_server_store_reads_the_ttl_of_langgraph_json(tmp_path):
 def test_store_files_and_backups_from_before_ttls_still_open(tmp_path):
     import duckdb
 
-    from stores.kv_duckdb import ITEMS_TABLE, DuckDBItems
+    from lumina_memory.stores.kv_duckdb import ITEMS_TABLE, DuckDBItems
 
     path = tmp_path / "store.duckdb"
     con = duckdb.connect(str(path))

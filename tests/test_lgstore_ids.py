@@ -9,11 +9,11 @@ import asyncio
 import pytest
 from langgraph.store.base import InvalidNamespaceError
 
-from graphs.lumina_store import make_store
-from nodes.text.embedder import make_embedder
-from stores.errors import InvalidInput
-from stores.lgstore_users import check_user_label, user_label
-from stores.places.lgstore_place import LuminaStorePlace
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.nodes.text.embedder import make_embedder
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.lgstore_users import check_user_label, user_label
+from lumina_memory.stores.places.lgstore_place import LuminaStorePlace
 
 from .conftest import make_settings
 

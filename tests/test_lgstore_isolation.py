@@ -12,13 +12,13 @@ import uuid
 import pytest
 from langgraph.store.base import InvalidNamespaceError, PutOp
 
-from graphs.lumina_store import make_store
-from nodes.text.embedder import make_embedder
-from stores import ids
-from stores.errors import InvalidInput
-from stores.langgraph_store import ITEM_FIELD
-from stores.lgstore_ids import item_id, legacy_rows
-from stores.vector_filters import Match
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.nodes.text.embedder import make_embedder
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.langgraph_store import ITEM_FIELD
+from lumina_memory.stores.lgstore_ids import item_id, legacy_rows
+from lumina_memory.stores.vector_filters import Match
 
 from .conftest import make_settings
 

@@ -16,15 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.context import RunContext
-from graphs.replay import replay
-from nodes.lifecycle.manage import list_memories, set_protected
-from nodes.lifecycle.params import LifecycleParams
-from nodes.lifecycle.run import run_lifecycle, today_of
-from nodes.recovery import recover, rederive
-from nodes.retrieval.recall import recall
-from nodes.retrieve_context import retrieve_context
-from nodes.services import open_services
+from lumina_memory.graphs.context import RunContext
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.lifecycle.manage import list_memories, set_protected
+from lumina_memory.nodes.lifecycle.params import LifecycleParams
+from lumina_memory.nodes.lifecycle.run import run_lifecycle, today_of
+from lumina_memory.nodes.recovery import recover, rederive
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.retrieve_context import retrieve_context
+from lumina_memory.nodes.services import open_services
 
 from .conftest import make_settings
 
@@ -433,7 +433,7 @@ def cli(tmp_path):
         env.pop(key, None)
 
     def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
         if check:
             assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,6 +1,6 @@
 """The forgetting lifecycle's pure core against the notes' tables and against the notes' per-memory pseudocode.
 
-``nodes.lifecycle.reference`` is the notes' loop written as they write it; every vectorised step must give the
+``lumina_memory.nodes.lifecycle.reference`` is the notes' loop written as they write it; every vectorised step must give the
 same result to the bit on random states (hypothesis), and so must 400 simulated days of the daily sequence.
 """
 
@@ -17,14 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from nodes.lifecycle import (
+from lumina_memory.nodes.lifecycle import (
     ARCHIVED, NOT_ARCHIVED, SAME_TOPIC, TAGS, VALENCES, ArchiveReason, LifecycleParams, MemoryColumns, Relations,
     age_and_reinforce, auto_delete_mask, auto_link, batch_day, compress_by_threshold, compression_work,
     daily_batch, decay_coefficient, drop_rows, enforce_ratios, initial_memory_days, level_from_retention,
     level_transitions, params_table_markdown, priority, reorient_relations, repair_relations, resonance,
     retention, revival_score, revive, score, tags_mask, top_similar,
 )
-from nodes.lifecycle import reference as ref
+from lumina_memory.nodes.lifecycle import reference as ref
 
 DEFAULTS = LifecycleParams()
 TOKYO = ZoneInfo("Asia/Tokyo")
@@ -743,7 +743,7 @@ def test_the_ratio_prefilter_takes_tiny_value_spans_without_an_overflow_warning(
     but numpy warned at every batch. No warning now, and the mask is still a superset of the lowest rows."""
     import warnings
 
-    from nodes.lifecycle.ratios import _could_be_first
+    from lumina_memory.nodes.lifecycle.ratios import _could_be_first
 
     values = np.array([0.0, 5e-324, 5e-324, 0.0, 1e-323])
     codes = np.zeros(len(values), dtype=np.int64)

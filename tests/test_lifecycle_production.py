@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from graphs.replay import replay
-from nodes.lifecycle.manage import forget_memory, list_memories
-from nodes.lifecycle.params import LifecycleParams
-from nodes.lifecycle.run import run_lifecycle, today_of
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.lifecycle.manage import forget_memory, list_memories
+from lumina_memory.nodes.lifecycle.params import LifecycleParams
+from lumina_memory.nodes.lifecycle.run import run_lifecycle, today_of
 from tests.conftest import Memory
 from tests.falkordb_bolt import absorb_handshake_hang
 from tests.graph_server import FreezableFalkorDB

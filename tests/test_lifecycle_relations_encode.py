@@ -9,14 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from graphs.erase import erase_plan, erase_user
-from graphs.maintenance_graph import run_maintenance
-from graphs.replay import replay
-from nodes.lifecycle.encode_relations import continuation, link_new_memories
-from nodes.lifecycle.manage import list_memories
-from nodes.lifecycle.params import LifecycleParams
-from stores.memories_duckdb import RecentMemory
-from stores.models import SegmentRecord
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.maintenance_graph import run_maintenance
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.lifecycle.encode_relations import continuation, link_new_memories
+from lumina_memory.nodes.lifecycle.manage import list_memories
+from lumina_memory.nodes.lifecycle.params import LifecycleParams
+from lumina_memory.stores.memories_duckdb import RecentMemory
+from lumina_memory.stores.models import SegmentRecord
 
 from .test_cli import cli  # noqa: F401 - the fixture
 

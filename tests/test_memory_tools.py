@@ -18,12 +18,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graphs.context import RunContext
-from graphs.replay import replay
-from nodes.tools.memory_tools import create_memory_tools
-from nodes.tools.pointers import abbreviated, format_pointer, parse_pointer
-from stores.errors import InvalidInput
-from stores.journal import Journal
+from lumina_memory.graphs.context import RunContext
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.tools.memory_tools import create_memory_tools
+from lumina_memory.nodes.tools.pointers import abbreviated, format_pointer, parse_pointer
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.journal import Journal
 
 from .conftest import Memory
 
@@ -205,8 +205,8 @@ def test_read_a_chunked_long_message_whole(mem):
 def test_a_primed_excerpt_of_a_chunked_message_opens_it_whole_by_its_time_header(mem):
     """Priming quotes the diary's passage under the time the diary was written; read_memory on that header gives
     the conversation at that minute with the diary reassembled whole, not cut as a segment's messages are."""
-    from nodes.priming import prime
-    from nodes.tools.pointers import parse_pointer
+    from lumina_memory.nodes.priming import prime
+    from lumina_memory.nodes.tools.pointers import parse_pointer
 
     _, read = create_memory_tools(mem.services, "mika")
     primed = prime(mem.services, "mika", "オーロラ観測ツアーに申し込んだのはいつ？", message_type="question", budget=200)
@@ -415,8 +415,8 @@ def test_the_respond_node_runs_the_tool_loop(memory_factory):
 
 
 def test_the_tool_loop_is_bounded_and_uses_primed_text(memory_factory):
-    from nodes.respond import memory_context
-    from nodes.tools.loop import MAX_TOOL_CALLS, run_tool_loop
+    from lumina_memory.nodes.respond import memory_context
+    from lumina_memory.nodes.tools.loop import MAX_TOOL_CALLS, run_tool_loop
 
     memory = memory_factory()
     replay(memory.graph, "lea", _drink_rows("lea"))

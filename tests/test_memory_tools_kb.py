@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.replay import replay
-from nodes.kb.add import add_files
-from nodes.tools.memory_tools import create_memory_tools
-from nodes.tools.pointers import abbreviated
-from nodes.tools.searching import KB_PLACES
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.kb.add import add_files
+from lumina_memory.nodes.tools.memory_tools import create_memory_tools
+from lumina_memory.nodes.tools.pointers import abbreviated
+from lumina_memory.nodes.tools.searching import KB_PLACES
 
 from .test_memory_tools import _drink_rows, call
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nodes.lifecycle.memory_vector import MEMORY_VECTOR_FIELD, as_remembered
-from nodes.retrieval.channels import Candidates, segment_channels
-from nodes.retrieval.recall import CHANNELS
-from stores.models import VectorHit
+from lumina_memory.nodes.lifecycle.memory_vector import MEMORY_VECTOR_FIELD, as_remembered
+from lumina_memory.nodes.retrieval.channels import Candidates, segment_channels
+from lumina_memory.nodes.retrieval.recall import CHANNELS
+from lumina_memory.stores.models import VectorHit
 
 from .test_lifecycle_e2e import USER, ingest, memory_ids, payload, run_until
 

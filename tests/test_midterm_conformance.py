@@ -20,19 +20,19 @@ import pytest
 from tests.redis_process import start_redis, stop_redis
 import redis
 
-from stores import ids
-from stores.errors import InvalidInput, StoreUnavailable
-from stores.midterm_redis import RedisMidTerm
-from stores.models import SegmentRecord
-from stores.protocols import MidTermStore
-from stores.redis_server import (
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
+from lumina_memory.stores.midterm_redis import RedisMidTerm
+from lumina_memory.stores.models import SegmentRecord
+from lumina_memory.stores.protocols import MidTermStore
+from lumina_memory.stores.redis_server import (
     ensure_server,
     redis_binary,
     server_paths,
     server_status,
     stop_server,
 )
-from stores.settings import LuminaSettings
+from lumina_memory.stores.settings import LuminaSettings
 
 REPO = Path(__file__).resolve().parents[1]
 TTL = 300
@@ -62,8 +62,8 @@ def new_user() -> str:
 def run_ensure_in_subprocess(data_dir: Path) -> subprocess.Popen[str]:
     code = (
         "import json, sys\n"
-        "from stores.settings import LuminaSettings\n"
-        "from stores.redis_server import ensure_server, server_status\n"
+        "from lumina_memory.stores.settings import LuminaSettings\n"
+        "from lumina_memory.stores.redis_server import ensure_server, server_status\n"
         "s = LuminaSettings(data_dir=sys.argv[1], REDIS_URL=None, redis_snapshot_seconds=60)\n"
         "sock = ensure_server(s)\n"
         "print(json.dumps({'socket': sock, 'pid': server_status(s)['pid']}))\n"

@@ -9,9 +9,9 @@ import os
 import signal
 import time
 
-from graphs.replay import replay
-from nodes.services import open_services
-from stores.redis_server import server_status
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.services import open_services
+from lumina_memory.stores.redis_server import server_status
 from tests.redis_process import start_redis, stop_redis
 
 USER = "mika"

@@ -7,7 +7,7 @@ import json
 
 from bench.locomo_data import load
 from bench.multilingual_data import LANGUAGES, _ko_particles, generate
-from nodes.text.tokenize import terms
+from lumina_memory.nodes.text.tokenize import terms
 
 
 def test_the_set_is_loadable_and_each_answer_is_in_its_evidence(tmp_path):

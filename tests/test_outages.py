@@ -9,11 +9,11 @@ restarted is in test_store_down.py.
 
 from __future__ import annotations
 
-from graphs.inspect import tier_stats
-from stores.errors import StoreUnavailable
-from stores.graph_ladybug import LadybugGraph
-from stores.turn_vectors import EdgeTurnVectors
-from stores.vectors_edge import EdgeVectorStore
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.graph_ladybug import LadybugGraph
+from lumina_memory.stores.turn_vectors import EdgeTurnVectors
+from lumina_memory.stores.vectors_edge import EdgeVectorStore
 
 USER = "rin"
 CTX = {"user_id": USER, "respond": False}

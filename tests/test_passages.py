@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import random
 
-from graphs.erase import erase_plan, erase_user
-from graphs.replay import replay
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.packing import read_message
-from nodes.retrieval.recall import recall
-from nodes.text.passages import MAX_PASSAGES, passage_spans, passages
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.packing import read_message
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.text.passages import MAX_PASSAGES, passage_spans, passages
 
 T0 = 1_790_000_000.0
 DAY = 86_400.0
@@ -159,7 +159,7 @@ def test_the_cli_reads_back_the_whole_reply_a_passage_came_from(tmp_path):
     transcript.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "graphs.cli", *args], env=env, cwd=tmp_path,
+        return subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
 
     try:
@@ -179,7 +179,7 @@ def test_the_cli_reads_back_the_whole_reply_a_passage_came_from(tmp_path):
 
 def test_the_flush_prepares_the_long_turns_for_quoting(memory_factory):
     """The packer's sentence split of a long turn is made at write time: a recall quoting it tokenises nothing."""
-    from nodes.retrieval.packing import _sentence_terms
+    from lumina_memory.nodes.retrieval.packing import _sentence_terms
 
     mem = memory_factory()
     replay(mem.graph, "mika", _conversation("mika"))
@@ -192,7 +192,7 @@ def test_the_flush_prepares_the_long_turns_for_quoting(memory_factory):
 def test_the_flush_prepares_chat_turns_longer_than_an_excerpt(memory_factory):
     """A chat turn over recall_excerpt_tokens (32 words) and under the passage length (160) is quoted by
     excerpt too: its sentences are split at write time, not by the first recall that quotes it."""
-    from nodes.retrieval.packing import _sentences
+    from lumina_memory.nodes.retrieval.packing import _sentences
 
     mem = memory_factory()
     assert 0 < mem.services.settings.recall_excerpt_tokens < 60 < mem.services.settings.recall_passage_min_tokens
@@ -212,7 +212,7 @@ def test_the_flush_prepares_chat_turns_longer_than_an_excerpt(memory_factory):
 def test_the_flush_counts_the_passages_feedback_weighs(memory_factory):
     """Pseudo-relevance feedback weighs the terms of its best long turns' answering passages: counted at write
     time, so a recall tokenises none of them (it was most of the channel's time in a query's first run)."""
-    from nodes.retrieval.packing import passage_term_counts
+    from lumina_memory.nodes.retrieval.packing import passage_term_counts
 
     mem = memory_factory()
     replay(mem.graph, "mika", _conversation("mika"))
@@ -224,8 +224,8 @@ def test_the_flush_counts_the_passages_feedback_weighs(memory_factory):
 
 
 def test_a_sentence_split_leaves_the_query_side_term_cache_alone():
-    from nodes.retrieval.packing import _sentences
-    from nodes.text import tokenize
+    from lumina_memory.nodes.retrieval.packing import _sentences
+    from lumina_memory.nodes.text import tokenize
 
     before = tokenize._views.cache_info().currsize
     text = "lumina: The kiln reached 1240 degrees. Then the glaze cracked. We tried a slower cooling curve!"

@@ -11,14 +11,14 @@ import duckdb
 import pytest
 from langchain_core.messages import HumanMessage
 
-from graphs.logging_setup import configure_logging
-from graphs.memory_graph import build_graph
-from graphs.registry import open_registry
-from graphs.replay import DEMO_TRANSCRIPT, replay
-from nodes.retrieval.recall import recall
-from nodes.services import open_services
-from nodes.text.redact import KINDS, luhn_ok, my_number_ok, redact
-from stores.redis_server import stop_server
+from lumina_memory.graphs.logging_setup import configure_logging
+from lumina_memory.graphs.memory_graph import build_graph
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.graphs.replay import DEMO_TRANSCRIPT, replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.services import open_services
+from lumina_memory.nodes.text.redact import KINDS, luhn_ok, my_number_ok, redact
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 
@@ -153,7 +153,7 @@ def test_no_raw_pii_in_any_tier_file_or_log(tmp_path):
         graph.invoke({"flush": True}, chat, context={"user_id": "pii-chat-user", "respond": False})
         logging.getLogger("lumina.test").warning("a caller logged %s and %s", "vet@clinic.example.jp", "090-1234-5678")
 
-        from graphs.lumina_store import make_store
+        from lumina_memory.graphs.lumina_store import make_store
 
         store = make_store(settings, embedder=services.embedder)
         store.put(("memories", user), "vet", {"text": "獣医のメールは vet@clinic.example.jp", "card": "4111-1111-1111-1111"})

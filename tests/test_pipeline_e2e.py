@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from graphs.inspect import tier_stats
-from nodes.ingest_turn import default_source_id
-from nodes.retrieval.recall import recall
-from nodes.validate import parse_ts
-from stores import ids
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.nodes.ingest_turn import default_source_id
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.validate import parse_ts
+from lumina_memory.stores import ids
 
 
 def _segments_by_topic(mem, demo_rows):

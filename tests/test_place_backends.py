@@ -11,14 +11,14 @@ import neo4j
 import numpy as np
 import pytest
 
-from stores import ids
-from stores.graph_ladybug import LadybugGraph
-from stores.graph_neo4j import Neo4jGraph
-from stores.places.graph_place import GraphPlace
-from stores.places.vector_place import VectorPlace
-from stores.vector_filters import PreparedPoint
-from stores.vectors_client import ClientVectorStore
-from stores.vectors_edge import EdgeVectorStore
+from lumina_memory.stores import ids
+from lumina_memory.stores.graph_ladybug import LadybugGraph
+from lumina_memory.stores.graph_neo4j import Neo4jGraph
+from lumina_memory.stores.places.graph_place import GraphPlace
+from lumina_memory.stores.places.vector_place import VectorPlace
+from lumina_memory.stores.vector_filters import PreparedPoint
+from lumina_memory.stores.vectors_client import ClientVectorStore
+from lumina_memory.stores.vectors_edge import EdgeVectorStore
 from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
 
 USERS = {"pia": "PIAMARKQV", "pia2": "KEEPMARKQU"}

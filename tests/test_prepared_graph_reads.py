@@ -6,9 +6,9 @@ parameters' types. Opening the services runs both reads once, on ids no user has
 
 from __future__ import annotations
 
-from graphs.replay import replay
-from nodes.retrieval.recall import recall
-from stores.graph_base import _NO_USER
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.graph_base import _NO_USER
 from tests.conftest import Memory
 
 T0 = 1_790_000_000

@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from nodes.priming import PRESETS, channel_budgets, detect_message_type, prime, working_memory_split
-from nodes.priming import channels
-from nodes.priming.assemble import identity, label_reserve
-from nodes.priming.budgets import NOTES_CHANNEL_BUDGETS, flow_unused
-from nodes.priming.message_type import resolve_message_type
-from nodes.priming.presets import PrimingPreset
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.recall import recall
-from nodes.tools.pointers import parse_pointer
+from lumina_memory.nodes.priming import PRESETS, channel_budgets, detect_message_type, prime, working_memory_split
+from lumina_memory.nodes.priming import channels
+from lumina_memory.nodes.priming.assemble import identity, label_reserve
+from lumina_memory.nodes.priming.budgets import NOTES_CHANNEL_BUDGETS, flow_unused
+from lumina_memory.nodes.priming.message_type import resolve_message_type
+from lumina_memory.nodes.priming.presets import PrimingPreset
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.tools.pointers import parse_pointer
 
 # --- message types --------------------------------------------------------------------------------------------
 CASES = {
@@ -206,7 +206,7 @@ def test_similarity_thresholds_filter_recent_segments_for_a_question(demo_memory
 
 
 def test_the_node_puts_primed_into_state(memory_factory, demo_rows):
-    from graphs.replay import replay
+    from lumina_memory.graphs.replay import replay
 
     mem = memory_factory()
     replay(mem.graph, "pia", [{k: v for k, v in r.items() if k != "user_id"} for r in demo_rows[:40]])
@@ -226,7 +226,7 @@ def test_the_node_puts_primed_into_state(memory_factory, demo_rows):
 
 
 def test_another_users_profile_never_appears(memory_factory):
-    from graphs.replay import replay
+    from lumina_memory.graphs.replay import replay
 
     mem = memory_factory()
     ts = 1_790_000_000
@@ -253,7 +253,7 @@ def test_another_users_profile_never_appears(memory_factory):
 
 
 def test_knowledge_base_passages_are_primed_above_the_threshold(memory, tmp_path):
-    from nodes.kb.add import add_files
+    from lumina_memory.nodes.kb.add import add_files
 
     services = memory.services
     sentence = "The mountain hut on the north ridge opens on the first of July and closes in late September."
@@ -271,7 +271,7 @@ def test_knowledge_base_passages_are_primed_above_the_threshold(memory, tmp_path
 
 
 def test_episodes_are_grouped_by_day_and_a_days_date_is_paid_for_once():
-    from nodes.priming.assemble import _pack, render_by_day
+    from lumina_memory.nodes.priming.assemble import _pack, render_by_day
 
     def ep(n: int, day: str | None) -> dict:
         text = (f"[{day}] " if day else "") + f"user: memory number {n}"
@@ -295,7 +295,7 @@ def test_episodes_are_grouped_by_day_and_a_days_date_is_paid_for_once():
 
 
 def test_a_segments_lines_of_a_day_sit_under_one_time_header_that_is_their_pointer():
-    from nodes.priming.assemble import _pack, render_by_day
+    from lumina_memory.nodes.priming.assemble import _pack, render_by_day
 
     day2 = 1_772_409_600.0  # 2026-03-02T00:00 UTC
 
@@ -329,7 +329,7 @@ def test_a_segments_lines_of_a_day_sit_under_one_time_header_that_is_their_point
 
 
 def test_two_segments_whose_lines_begin_in_one_minute_share_its_header():
-    from nodes.priming.assemble import _pack, render_by_day
+    from lumina_memory.nodes.priming.assemble import _pack, render_by_day
 
     minute = 1_772_460_000.0  # 2026-03-02T14:00 UTC
     found = [{"_source": f"ep:m{n}", "kind": "episode", "text": f"[2026-03-02] user: line {n}", "quoted_source_ids": [f"m{n}"],
@@ -342,8 +342,8 @@ def test_two_segments_whose_lines_begin_in_one_minute_share_its_header():
 def test_recall_pays_one_pointer_per_segment_and_day_when_asked(demo_memory):
     """pointer_groups: recall packs a budget in which a segment's items of one day pay one pointer; priming renders
     those items within it, nothing dropped, and no less of the memory fits than with a pointer on every line."""
-    from nodes.priming.assemble import _pack, render_by_day
-    from nodes.priming.channels import _groupable_segment
+    from lumina_memory.nodes.priming.assemble import _pack, render_by_day
+    from lumina_memory.nodes.priming.channels import _groupable_segment
 
     services = demo_memory.services
     more = 0
@@ -364,7 +364,7 @@ def test_recall_pays_one_pointer_per_segment_and_day_when_asked(demo_memory):
 
 
 def test_primed_lines_under_a_time_header_are_in_what_it_opens(demo_memory):
-    from nodes.tools.reading import open_pointer
+    from lumina_memory.nodes.tools.reading import open_pointer
 
     services = demo_memory.services
     grouped = []
@@ -386,8 +386,8 @@ def test_primed_lines_under_a_time_header_are_in_what_it_opens(demo_memory):
 def test_recall_packs_the_way_priming_shows_it(demo_memory):
     """item_overhead / dates_once: recall fills a budget in which every line pays its pointer and a day's date
     is shown once, so priming's rendering of those items fits that budget with nothing dropped."""
-    from nodes.priming.assemble import _pack, render_by_day
-    from nodes.retrieval.recall import recall
+    from lumina_memory.nodes.priming.assemble import _pack, render_by_day
+    from lumina_memory.nodes.retrieval.recall import recall
 
     services = demo_memory.services
     for budget in (40, 120, 400):
@@ -419,7 +419,7 @@ def asked(monkeypatch) -> dict:
 
 def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, asked):
     """Recall is asked for exactly the episodes' room, and none of what it packs is then dropped."""
-    from nodes.tools.pointers import format_pointer
+    from lumina_memory.nodes.tools.pointers import format_pointer
 
     for budget in (120, 500):
         primed = prime(demo_memory.services, USER, "モカの誕生日はいつ？", message_type="question", budget=budget)
@@ -435,7 +435,7 @@ def test_priming_recalls_into_the_room_the_other_sections_leave(demo_memory, ask
 def test_recall_leaves_out_the_facts_the_profile_shows_and_fills_their_room(demo_memory, asked):
     """A fact the profile section shows is not packed again by recall: its room goes to other memories, and
     nothing recall packs is then dropped as a duplicate (it was: ~0.8 tokens a question on LoCoMo dev at 200)."""
-    from nodes.tools.pointers import format_pointer
+    from lumina_memory.nodes.tools.pointers import format_pointer
 
     overlapped = 0
     for question in ("うちの猫は何歳になった？", "モカの誕生日はいつ？", "京都旅行の予定は？"):
@@ -468,7 +468,7 @@ def test_a_questions_profile_facts_match_its_words_not_the_speakers_names(demo_m
 
 def test_a_questions_profile_facts_are_found_across_scripts(memory):
     """「ボブ」 in a fact, "Bob" in the question: the cross-script keys (nodes.text.transliterate) meet."""
-    from graphs.replay import replay
+    from lumina_memory.graphs.replay import replay
 
     replay(memory.graph, "nana", [{"speaker": "user", "text": "友達のボブは毎週テニスをしている。", "ts": 1_760_000_000},
                                   {"speaker": "user", "text": "ペットの犬はポチという名前です。", "ts": 1_760_000_060}])
@@ -501,9 +501,9 @@ def test_a_passage_joining_a_segments_line_makes_it_a_line_of_its_own_and_pays_i
     the rendered section overflows the budget it packed and priming drops a line."""
     from types import SimpleNamespace
 
-    from nodes.priming.assemble import _pack, render_by_day
-    from nodes.priming.channels import _groupable_segment
-    from nodes.retrieval.packing import pack_turns
+    from lumina_memory.nodes.priming.assemble import _pack, render_by_day
+    from lumina_memory.nodes.priming.channels import _groupable_segment
+    from lumina_memory.nodes.retrieval.packing import pack_turns
 
     settings = demo_memory.services.settings
     long_text = "user: " + " ".join(f"Sentence number {n} is about the staging database and its port." for n in range(60))
@@ -540,7 +540,7 @@ def test_a_profile_fact_the_episodes_quote_is_not_shown_twice_and_its_room_goes_
     """A fact of the profile whose messages the episodes quote whole says again what they say: it is left out, and
     recall, told what each such line costs, packs into the room it frees (the same text would otherwise hold
     the fact twice and one memory fewer)."""
-    from graphs.replay import replay
+    from lumina_memory.graphs.replay import replay
 
     replay(memory.graph, "nana", [{"speaker": "user", "text": "友達のボブは毎週テニスをしている。", "ts": 1_760_000_000},
                                   {"speaker": "user", "text": "ペットの犬はポチという名前です。", "ts": 1_760_000_060},
@@ -571,7 +571,7 @@ def test_a_profile_fact_the_episodes_quote_is_not_shown_twice_and_its_room_goes_
 def test_recall_packs_into_the_room_a_refund_gives_back(demo_memory):
     """``refunds``: once the packed turns quote whole all the messages a caller's line stands for, that line's
     tokens come back to the budget, and more is packed than without."""
-    from nodes.retrieval.packing import Refunds
+    from lumina_memory.nodes.retrieval.packing import Refunds
 
     services = demo_memory.services
     question = "モカは何歳？"
@@ -592,11 +592,11 @@ def test_recall_packs_into_the_room_a_refund_gives_back(demo_memory):
 def test_only_a_message_quoted_whole_makes_a_profile_fact_redundant():
     """An excerpt of a message may leave out the sentence a fact was learnt from: the fact stays, and the packer
     gives no room back for it; a message quoted whole makes it redundant."""
-    from nodes.priming.assemble import redundant_facts
-    from nodes.retrieval.packing import Refunds, pack_turns
-    from nodes.retrieval.turn_index import UserTurns
-    from stores.models import Turn
-    from stores.settings import LuminaSettings
+    from lumina_memory.nodes.priming.assemble import redundant_facts
+    from lumina_memory.nodes.retrieval.packing import Refunds, pack_turns
+    from lumina_memory.nodes.retrieval.turn_index import UserTurns
+    from lumina_memory.stores.models import Turn
+    from lumina_memory.stores.settings import LuminaSettings
 
     fact = {"_source": "fact:f1", "kind": "knowledge", "text": "pet: Mocha", "quoted_source_ids": ["m-long"]}
     excerpt = {"_source": "ep:m-long", "kind": "episode", "text": "[2026-01-02] … my cat …",

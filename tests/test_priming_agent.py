@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graphs.context import RunContext
-from graphs.replay import replay
-from nodes.priming.agent_prompt import MEMORY_HEADING, primed_prompt
-from nodes.tools.memory_tools import create_memory_tools
-from nodes.tools.pointers import parse_pointer
+from lumina_memory.graphs.context import RunContext
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.priming.agent_prompt import MEMORY_HEADING, primed_prompt
+from lumina_memory.nodes.tools.memory_tools import create_memory_tools
+from lumina_memory.nodes.tools.pointers import parse_pointer
 
 from .test_memory_tools import AGENT_WARNING, ScriptedToolModel
 

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphs.lumina_store import make_store
-from nodes.text.embedder import make_embedder
-from stores.redis_server import stop_server
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.nodes.text.embedder import make_embedder
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 
@@ -33,7 +33,7 @@ def test_every_file_of_a_demo_replay_is_private(tmp_path):
     for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         env.pop(key, None)
     try:
-        proc = subprocess.run([sys.executable, "-m", "graphs.cli", "demo"], env=env, cwd=tmp_path, umask=0o022,
+        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "demo"], env=env, cwd=tmp_path, umask=0o022,
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         files = [p for p in data.rglob("*") if p.is_file()]
@@ -43,7 +43,7 @@ def test_every_file_of_a_demo_replay_is_private(tmp_path):
         assert _open_to_others(data) == []
         assert stat.S_IMODE(data.stat().st_mode) == 0o700
     finally:
-        subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], env=env, cwd=tmp_path,
+        subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], env=env, cwd=tmp_path,
                        capture_output=True, timeout=120)
 
 

@@ -11,15 +11,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from graphs.erase import backup_now, erase_plan, erase_user, restore_from
-from graphs.replay import replay
-from nodes.knowledge.procedure_detect import distill
-from nodes.knowledge.procedure_models import confidence_of
-from nodes.knowledge.procedure_outcomes import verdict_of
-from nodes.knowledge.procedures import (
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.knowledge.procedure_detect import distill
+from lumina_memory.nodes.knowledge.procedure_models import confidence_of
+from lumina_memory.nodes.knowledge.procedure_outcomes import verdict_of
+from lumina_memory.nodes.knowledge.procedures import (
     JSON_FIELDS, learn_procedures, list_procedures, match_procedures, record_outcome,
 )
-from stores.errors import InvalidInput
+from lumina_memory.stores.errors import InvalidInput
 
 from .test_cli import cli  # noqa: F401 - the fixture
 
@@ -285,7 +285,7 @@ def test_another_task_with_other_amounts_is_a_new_procedure_not_a_version(memory
 
 
 def test_a_how_question_recalls_the_procedure_with_its_steps(demo_memory):
-    from nodes.retrieval.recall import recall
+    from lumina_memory.nodes.retrieval.recall import recall
 
     items = recall(demo_memory.services, "demo-user", "クラリスに教わったチーズケーキの作り方、何度で何分焼くんだっけ？",
                    purpose="question", limit=5)
@@ -301,7 +301,7 @@ def test_a_how_question_recalls_the_procedure_with_its_steps(demo_memory):
 
 
 def test_the_monthly_step_forgets_a_procedure_that_keeps_failing(memory):
-    from graphs.maintenance_knowledge import knowledge_monthly
+    from lumina_memory.graphs.maintenance_knowledge import knowledge_monthly
 
     services = memory.services
     _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))
@@ -322,8 +322,8 @@ def test_the_monthly_step_forgets_a_procedure_that_keeps_failing(memory):
 def test_the_monthly_step_forgets_a_procedure_nobody_uses_and_keeps_a_recalled_one(memory):
     """The notes' procedures threshold: neither recalled nor reported on for 180 days and used fewer than 3
     times → forgotten with its versions; each recall of it (a how-question) is a use."""
-    from graphs.maintenance_knowledge import knowledge_monthly
-    from nodes.retrieval.recall import recall
+    from lumina_memory.graphs.maintenance_knowledge import knowledge_monthly
+    from lumina_memory.nodes.retrieval.recall import recall
 
     services = memory.services
     _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))
@@ -345,8 +345,8 @@ def test_the_monthly_step_forgets_a_procedure_nobody_uses_and_keeps_a_recalled_o
 
 
 def test_a_mature_procedure_is_never_forgotten_for_disuse(memory):
-    from graphs.maintenance_knowledge import knowledge_monthly
-    from stores.procedures_duckdb import PROCEDURES
+    from lumina_memory.graphs.maintenance_knowledge import knowledge_monthly
+    from lumina_memory.stores.procedures_duckdb import PROCEDURES
 
     services = memory.services
     _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))
@@ -358,8 +358,8 @@ def test_a_mature_procedure_is_never_forgotten_for_disuse(memory):
 
 
 def test_a_procedure_taught_by_a_protected_memory_is_never_forgotten_for_disuse(memory):
-    from graphs.maintenance_knowledge import knowledge_monthly
-    from stores.memories_duckdb import MEMORIES
+    from lumina_memory.graphs.maintenance_knowledge import knowledge_monthly
+    from lumina_memory.stores.memories_duckdb import MEMORIES
 
     services = memory.services
     _learn(services, "alice", "seg-1", _turns("a1", CHEESECAKE, T0))

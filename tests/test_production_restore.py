@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import neo4j
 
-from graphs.cli import _open
-from graphs.erase import backup_now, erase_plan, erase_user, restore_from
-from graphs.inspect import tier_stats
-from graphs.replay import replay
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
+from lumina_memory.graphs.inspect import tier_stats
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores.redis_server import stop_server
 from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
 
 from .conftest import make_settings

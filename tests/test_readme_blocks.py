@@ -85,7 +85,7 @@ def place(tmp_path_factory):
     env = cli_env(data_dir, LUMINA_LOG_LEVEL="WARNING", COLUMNS="200")
     yield work, env
     for data in (data_dir, *(p.parent for p in work.glob("*/redis") if p.parent != data_dir)):
-        subprocess.run([sys.executable, "-m", "graphs.cli", "services", "stop"], cwd=work,
+        subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], cwd=work,
                        env={**env, "LUMINA_DATA_DIR": str(data)}, capture_output=True, timeout=120)
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import redis.cluster
 
-from stores import ids
-from stores.midterm_redis import RedisMidTerm
+from lumina_memory.stores import ids
+from lumina_memory.stores.midterm_redis import RedisMidTerm
 from tests.redis_cluster import redis_cluster
 from tests.test_midterm_conformance import (  # noqa: F401 - collected here, run against the cluster
     make_settings,

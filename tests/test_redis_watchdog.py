@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from bench import locomo
-from stores.errors import InvalidInput
-from stores.redis_server import ensure_server, server_paths, server_status, stop_server
-from stores.settings import LuminaSettings
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import ensure_server, server_paths, server_status, stop_server
+from lumina_memory.stores.settings import LuminaSettings
 
 
 def _alive(pid: int) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.text.reference_cues import reference_cues, refers_back
+from lumina_memory.nodes.text.reference_cues import reference_cues, refers_back
 
 
 @pytest.mark.parametrize("text", [

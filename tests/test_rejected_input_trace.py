@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from graphs.cli import _open
-from graphs.replay import thread_config
-from stores.errors import InvalidInput
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.replay import thread_config
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from graphs.cli import _open
-from graphs.erase import backup_now, erase_plan, erase_user
-from graphs.lumina_store import make_store
-from graphs.registry import open_registry
-from graphs.replay import DEMO_TRANSCRIPT, thread_config, replay
-from nodes.retrieval.recall import recall
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user
+from lumina_memory.graphs.lumina_store import make_store
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.graphs.replay import DEMO_TRANSCRIPT, thread_config, replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 

@@ -12,7 +12,7 @@ import pytest
 
 from bench.locomo_data import load, read_when
 from bench.respelled_dates_data import DAY_SPELLINGS, SESSION_SPELLINGS, main, respell_question, respell_session
-from nodes.retrieval.temporal import time_window
+from lumina_memory.nodes.retrieval.temporal import time_window
 
 MINI = Path(__file__).parent / "data" / "mini_locomo.json"
 NOW = datetime(2023, 12, 1, tzinfo=timezone.utc).timestamp()

@@ -13,13 +13,13 @@ import pytest
 
 from bench.faults import REPO, cli_env, stop_private_redis, tier_ids
 from bench.faults_backup import backup_trial, prepare, restore_trial
-from graphs.cli import _open
-from graphs.doctor import FAIL, OK, run_doctor
-from graphs.erase import backup_now, restore_from
-from graphs.replay import replay
-from stores.backup import restore_mark
-from stores.errors import InvalidInput
-from stores.redis_server import stop_server
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.doctor import FAIL, OK, run_doctor
+from lumina_memory.graphs.erase import backup_now, restore_from
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores.backup import restore_mark
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 
@@ -29,11 +29,11 @@ USERS = ("kay", "lou")
 # the mid-term tier are restored by then, the vectors and the graph are not.
 KILL_IN_VECTORS = r"""
 import os, signal, sys
-from stores.places import vector_place
+from lumina_memory.stores.places import vector_place
 def die(self, src, is_erased):
     os.kill(os.getpid(), signal.SIGKILL)
 vector_place.VectorPlace.restore = die
-from graphs.cli import main
+from lumina_memory.graphs.cli import main
 sys.exit(main(["restore", "--from", sys.argv[1]]))
 """
 
@@ -62,7 +62,7 @@ def _doctor_row(data_dir):
 
 
 def _stats_text(services) -> str:
-    from graphs.cli import console, print_stats
+    from lumina_memory.graphs.cli import console, print_stats
 
     with console.capture() as captured:
         print_stats(services, None)

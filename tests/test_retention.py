@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from nodes.activity import recent_activity
-from nodes.retention import DAY, cold_turns, enforce_retention
-from stores.cold_turns import ColdTurns
+from lumina_memory.nodes.activity import recent_activity
+from lumina_memory.nodes.retention import DAY, cold_turns, enforce_retention
+from lumina_memory.stores.cold_turns import ColdTurns
 
 T0 = 1_700_000_000.0
 OLD = [("user", "去年の夏、北海道でオーロラを見たかったんだ"), ("lumina", "オーロラ、いつか一緒に見たいね"),
@@ -68,7 +68,7 @@ def test_policy_a_and_b_keep_only_summaries_in_search_after_the_raw_turn_retenti
 
 
 def recall_texts(mem, user, query):
-    from nodes.retrieval.recall import recall
+    from lumina_memory.nodes.retrieval.recall import recall
 
     return [i["text"] for i in recall(mem.services, user, query, budget=2_000)]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from nodes.retrieval.budget import count_tokens, pack
-from nodes.retrieval.temporal import date_label, time_window
+from lumina_memory.nodes.retrieval.budget import count_tokens, pack
+from lumina_memory.nodes.retrieval.temporal import date_label, time_window
 
 
 def test_tokens_count_cjk_chars_and_english_words():
@@ -103,11 +103,11 @@ def test_the_parts_of_a_long_message_joined_by_an_ellipsis_are_charged_for_it():
     """Two adjacent parts of one chunked message (S3) packed together read as one text; when either is an
     excerpt they are joined by " … ", a word the packer must pay for, or the items exceed the budget
     (seen on the Japanese long-reply set: 2,049 tokens packed into 2,048)."""
-    from nodes.retrieval.budget import count_tokens
-    from nodes.retrieval.packing import pack_turns
-    from nodes.retrieval.turn_index import UserTurns
-    from stores.models import Turn
-    from stores.settings import LuminaSettings
+    from lumina_memory.nodes.retrieval.budget import count_tokens
+    from lumina_memory.nodes.retrieval.packing import pack_turns
+    from lumina_memory.nodes.retrieval.turn_index import UserTurns
+    from lumina_memory.stores.models import Turn
+    from lumina_memory.stores.settings import LuminaSettings
 
     sentence = "The staging database listens on port {k} and the worker restarts at night."
     long_text = "Assistant: " + " ".join(sentence.format(k=k) for k in range(40))

@@ -1,8 +1,8 @@
 """Query analysis and speaker focus (nodes/retrieval/query.py, turn_index.speaker_labels)."""
 
-from nodes.retrieval.query import analyse
-from nodes.retrieval.turn_index import speaker_labels
-from stores.models import Turn
+from lumina_memory.nodes.retrieval.query import analyse
+from lumina_memory.nodes.retrieval.turn_index import speaker_labels
+from lumina_memory.stores.models import Turn
 
 
 def _turn(i: int, speaker: str, text: str) -> Turn:
@@ -33,9 +33,9 @@ def test_analyse_names_subjects_not_possessives():
 
 
 def test_excerpt_keeps_prefix_and_query_sentences_within_cap():
-    from nodes.retrieval.budget import count_tokens
-    from nodes.retrieval.packing import excerpt
-    from nodes.text.tokenize import terms
+    from lumina_memory.nodes.retrieval.budget import count_tokens
+    from lumina_memory.nodes.retrieval.packing import excerpt
+    from lumina_memory.nodes.text.tokenize import terms
 
     text = ("Caroline: Thanks, Mel! Your backing really means a lot to me these days. I gave a talk at the school "
             "about adoption last week. It was great to see how the audience related to it all. [image: a stage]")
@@ -51,10 +51,10 @@ def test_excerpt_keeps_prefix_and_query_sentences_within_cap():
 def test_feedback_channel_reaches_turns_that_share_words_with_the_first_hits_only():
     """Pseudo-relevance feedback: the answer to "what did the support group lead to?" never says
     "support group"; it shares "adoption agencies" with the first hit, and that is how it is found."""
-    from nodes.retrieval.channels import Candidates, feedback_channel
-    from nodes.retrieval.turn_index import UserTurns
-    from nodes.text.tokenize import terms
-    from stores.settings import LuminaSettings
+    from lumina_memory.nodes.retrieval.channels import Candidates, feedback_channel
+    from lumina_memory.nodes.retrieval.turn_index import UserTurns
+    from lumina_memory.nodes.text.tokenize import terms
+    from lumina_memory.stores.settings import LuminaSettings
 
     texts = [
         "Caroline: The support group counsellors told me about adoption agencies.",
@@ -81,7 +81,7 @@ def test_feedback_channel_reaches_turns_that_share_words_with_the_first_hits_onl
 
 
 def test_content_view_drops_question_scaffolding_and_the_speakers_asked_about():
-    from nodes.retrieval.query import content_view
+    from lumina_memory.nodes.retrieval.query import content_view
 
     assert content_view("What activities does Melanie partake in?", ["Melanie"]) == "activities partake in"
     assert content_view("What do Melanie's kids like?", ["Melanie"]) == "kids like"
@@ -106,8 +106,8 @@ def test_content_view_drops_question_scaffolding_and_the_speakers_asked_about():
 
 
 def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
-    from graphs.replay import replay
-    from nodes.retrieval.recall import Timings, recall
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
 
     rows = [
         {"speaker": "user", "text": "Caroline: I went to a pottery class and made a bowl.", "ts": 1_700_000_000 + i * 30,
@@ -150,11 +150,11 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
 def test_feedback_reads_a_long_turns_answering_passage_not_the_whole_reply():
     """A long reply gives feedback the terms of the passage that answers (packing.passage_picker), not of its
     other paragraphs: those are about other things, and tokenising whole replies was the channel's main cost."""
-    from nodes.retrieval.channels import Candidates, feedback_channel
-    from nodes.retrieval.packing import passage_picker
-    from nodes.retrieval.turn_index import UserTurns
-    from nodes.text.tokenize import terms
-    from stores.settings import LuminaSettings
+    from lumina_memory.nodes.retrieval.channels import Candidates, feedback_channel
+    from lumina_memory.nodes.retrieval.packing import passage_picker
+    from lumina_memory.nodes.retrieval.turn_index import UserTurns
+    from lumina_memory.nodes.text.tokenize import terms
+    from lumina_memory.stores.settings import LuminaSettings
 
     settings = LuminaSettings()
     # The answer opens the reply, among words no other turn has (they cannot lead anywhere); the rest of the
@@ -190,9 +190,9 @@ def test_an_excerpts_token_count_is_added_up_exactly():
     ellipses."""
     from hypothesis import given, settings as hsettings, strategies as st
 
-    from nodes.retrieval.budget import count_tokens
-    from nodes.retrieval.packing import counted_excerpt
-    from nodes.text.tokenize import terms
+    from lumina_memory.nodes.retrieval.budget import count_tokens
+    from lumina_memory.nodes.retrieval.packing import counted_excerpt
+    from lumina_memory.nodes.text.tokenize import terms
 
     pieces = st.sampled_from(["alpha", "beta", "東京", "駅で", "会った。", "猫", "です！", "Hello.", "world?", "x", "…",
                               "[image: a cat]", "code\n", "- item\n", "\n\n", "ｶﾀｶﾅ", "。", "a:b", "ok!"])
@@ -214,7 +214,7 @@ def test_an_excerpts_token_count_is_added_up_exactly():
 
 
 def test_a_question_about_the_askers_own_words_or_the_other_sides_is_read_from_the_pronouns():
-    from nodes.retrieval.query import person_of
+    from lumina_memory.nodes.retrieval.query import person_of
 
     for q in ("What is my dog's name?", "When did I buy the bike?", "Is it mine?", "Can you tell me what I said about Kyoto?",
               "私の犬の名前は？", "僕が買った本は？"):
@@ -233,8 +233,8 @@ def test_a_question_about_the_askers_own_words_or_the_other_sides_is_read_from_t
 def test_my_in_a_question_prefers_the_users_turn_to_the_assistants_look_alike(memory):
     """User ↔ assistant: the assistant's replies repeat the question's words as often as the user's turn that
     holds the fact; "my" says whose turn it is (settings.recall_person_focus), "you suggested" the other way."""
-    from graphs.replay import replay
-    from nodes.retrieval.recall import recall
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.retrieval.recall import recall
 
     rows = []
     for k in range(6):

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.boundary_rules import BoundaryInput, BoundaryRules, decide, opens_with_shift_phrase
-from nodes.character_select import choose_character, named_characters
-from nodes.domain import detect_domain
-from nodes.text.emotion import analyse
-from nodes.text.importance import importance, novelty, relatedness
-from nodes.text.keywords import extract_keywords
-from nodes.text.tokenize import nouns, terms
-from nodes.upsert_long_term import promotion_threshold
-from stores.settings import LuminaSettings
+from lumina_memory.nodes.boundary_rules import BoundaryInput, BoundaryRules, decide, opens_with_shift_phrase
+from lumina_memory.nodes.character_select import choose_character, named_characters
+from lumina_memory.nodes.domain import detect_domain
+from lumina_memory.nodes.text.emotion import analyse
+from lumina_memory.nodes.text.importance import importance, novelty, relatedness
+from lumina_memory.nodes.text.keywords import extract_keywords
+from lumina_memory.nodes.text.tokenize import nouns, terms
+from lumina_memory.nodes.upsert_long_term import promotion_threshold
+from lumina_memory.stores.settings import LuminaSettings
 
 RULES = BoundaryRules(similarity_threshold=0.3, similarity_min_turns=3, idle_seconds=600, max_turns=12,
                       shift_phrases=LuminaSettings().shift_phrases)
@@ -127,7 +127,7 @@ def test_only_the_top_seventy_percent_is_promoted():
 def test_boundary_decision_as_dict_matches_dataclasses_asdict():
     from dataclasses import asdict
 
-    from nodes.boundary_rules import BoundaryDecision
+    from lumina_memory.nodes.boundary_rules import BoundaryDecision
 
     for decision in (BoundaryDecision(True, "idle", {"idle": True, "turn_cap": False}, 0.12, 900.0),
                      BoundaryDecision(False, "", {"first_turn": True})):

@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from graphs.cli import _open
-from graphs.erase import backup_now, erase_plan, erase_user, restore_from
-from graphs.replay import replay
-from stores.backup import take_backup
-from stores.redis_server import stop_server
-from stores.s3 import S3Location
+from lumina_memory.graphs.cli import _open
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
+from lumina_memory.graphs.replay import replay
+from lumina_memory.stores.backup import take_backup
+from lumina_memory.stores.redis_server import stop_server
+from lumina_memory.stores.s3 import S3Location
 
 from .conftest import make_settings
 from .s3_server import ACCESS_KEY, SECRET_KEY, s3_server
@@ -122,7 +122,7 @@ def _plant_s3_partial(location: S3Location, staging_root, sid: str, text: str) -
     import json
     import subprocess
 
-    from stores.backup_location import PARTIAL, WRITER
+    from lumina_memory.stores.backup_location import PARTIAL, WRITER
 
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -198,7 +198,7 @@ def test_a_restore_from_s3_killed_half_way_is_resumed(endpoint, tmp_path):
     import sys
 
     from bench.faults import REPO, cli_env, stop_private_redis, tier_ids
-    from stores.backup import restore_mark
+    from lumina_memory.stores.backup import restore_mark
 
     from .test_restore_resume import KILL_IN_VECTORS
 

@@ -15,7 +15,7 @@ import time
 import pytest
 from langgraph_sdk import get_client
 
-from stores.redis_server import stop_server
+from lumina_memory.stores.redis_server import stop_server
 
 from .test_langgraph_server import Server, _turn
 

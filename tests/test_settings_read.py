@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nodes.retrieval.recall import SWITCHES
-from stores.settings import LuminaSettings
+from lumina_memory.nodes.retrieval.recall import SWITCHES
+from lumina_memory.stores.settings import LuminaSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("graphs", "nodes", "stores", "bench")

@@ -12,11 +12,11 @@ import re
 
 import pytest
 
-from graphs.replay import replay
-from nodes.priming import prime
-from nodes.tools.memory_tools import create_memory_tools
-from nodes.tools.pointers import abbreviated, parse_pointer
-from nodes.tools.searching import search
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.priming import prime
+from lumina_memory.nodes.tools.memory_tools import create_memory_tools
+from lumina_memory.nodes.tools.pointers import abbreviated, parse_pointer
+from lumina_memory.nodes.tools.searching import search
 
 from .test_memory_tools import call
 

@@ -4,8 +4,8 @@ changed memory, and recall's own flags do not throw the cache away."""
 
 from __future__ import annotations
 
-from graphs.replay import replay
-from nodes.retrieval.recall import recall
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
 
 T0 = 1_790_000_000.0
 
@@ -60,7 +60,7 @@ def test_a_cached_read_is_a_copy(memory_factory):
 
 
 def test_recall_flags_are_written_once_until_the_batch_consumes_them(memory_factory):
-    from stores.memories_duckdb import MEMORIES
+    from lumina_memory.stores.memories_duckdb import MEMORIES
 
     mem = memory_factory()
     replay(mem.graph, "kana", _rows("kana", ["来週から京都に出張なんだ", "いいね", "お土産買ってくる"], T0))
@@ -86,8 +86,8 @@ def test_recall_flags_are_written_once_until_the_batch_consumes_them(memory_fact
 
 
 def test_the_profile_priming_shows_is_built_once_per_write_and_forgotten_with_the_user(memory_factory):
-    from graphs.erase import erase_plan, erase_user
-    from nodes.knowledge.profile import cached_profile
+    from lumina_memory.graphs.erase import erase_plan, erase_user
+    from lumina_memory.nodes.knowledge.profile import cached_profile
 
     mem = memory_factory()
     services = mem.services

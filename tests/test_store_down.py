@@ -4,7 +4,7 @@ applied when the store is back."""
 
 from __future__ import annotations
 
-from graphs.inspect import tier_stats
+from lumina_memory.graphs.inspect import tier_stats
 from tests.redis_process import start_redis, stop_redis
 
 

@@ -10,10 +10,10 @@ from datetime import datetime, timezone
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nodes.retrieval import (temporal_dates, temporal_holidays, temporal_periods, temporal_questions,
+from lumina_memory.nodes.retrieval import (temporal_dates, temporal_holidays, temporal_periods, temporal_questions,
                              temporal_ranges, temporal_relative)
-from nodes.retrieval.temporal import time_cues, time_window
-from nodes.retrieval.temporal_text import Cued, normalise
+from lumina_memory.nodes.retrieval.temporal import time_cues, time_window
+from lumina_memory.nodes.retrieval.temporal_text import Cued, normalise
 
 
 def _ts(day: str, hour: int = 12) -> float:
@@ -514,7 +514,7 @@ def test_plans_for_a_time_that_has_come_look_where_they_were_made():
     """"What are my plans for the summer?" asked in autumn: the plans were said in spring, before the summer."""
     from datetime import datetime, timezone
 
-    from nodes.retrieval.temporal import time_window
+    from lumina_memory.nodes.retrieval.temporal import time_window
 
     now = datetime(2023, 10, 20, 12, tzinfo=timezone.utc).timestamp()
 

@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from nodes.retrieval.temporal import time_cues, time_window
+from lumina_memory.nodes.retrieval.temporal import time_cues, time_window
 
 NOW = datetime(2023, 10, 20, 12, tzinfo=timezone.utc).timestamp()  # a Friday
 
@@ -217,7 +217,7 @@ def test_words_of_those_languages_that_need_more_than_a_word_open_no_window(ques
 
 
 def test_a_question_asked_for_its_cues_and_its_window_is_read_once():
-    from nodes.retrieval.temporal_text import normalise
+    from lumina_memory.nodes.retrieval.temporal_text import normalise
 
     question = "¿Qué hice la semana pasada? " + "Cuéntame todo lo que recuerdes, con detalles. " * 40
     normalise.cache_clear()

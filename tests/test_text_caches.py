@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from graphs.erase import erase_plan, erase_user
-from graphs.registry import open_registry
-from graphs.replay import replay
-from nodes.retrieval.recall import recall
-from nodes.text.text_caches import cached_entries, text_caches
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.registry import open_registry
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.text.text_caches import cached_entries, text_caches
 
 SECRET = "ミルフィーユ星雲"
 
@@ -37,7 +37,7 @@ def test_erasing_a_user_empties_the_text_caches_and_the_registry_counts_them(mem
 
 def test_erasing_a_user_forgets_the_languages_of_their_questions(memory):
     """A question's language is memoised by its text (nodes.text.function_words): one of the text caches."""
-    from nodes.text.function_words import query_language
+    from lumina_memory.nodes.text.function_words import query_language
 
     replay(memory.graph, "lucia", [{"speaker": "user", "text": "Trabajo de enfermera en el hospital.", "ts": 1_760_000_000,
                                     "source_id": "lucia-0"}])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.text.chunking import chunk_text, count_tokens, reassemble
-from nodes.text.value import is_small_talk, low_value_reason
+from lumina_memory.nodes.text.chunking import chunk_text, count_tokens, reassemble
+from lumina_memory.nodes.text.value import is_small_talk, low_value_reason
 
 
 def test_tokens_count_cjk_characters_and_words():

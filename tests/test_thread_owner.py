@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from nodes.retrieval.recall import recall
-from stores.errors import InvalidInput
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.errors import InvalidInput
 
 SHARED = {"configurable": {"thread_id": "shared-thread"}}
 PRIVATE = "アリスの秘密：合言葉は「青いペンギン」"
@@ -61,7 +61,7 @@ def test_async_runs_are_refused_too(memory):
 
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.memory_graph import build_graph
+    from lumina_memory.graphs.memory_graph import build_graph
 
     graph = build_graph(memory.services, checkpointer=InMemorySaver())  # SqliteSaver has no async methods
     memory.graph = graph

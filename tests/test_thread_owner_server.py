@@ -8,7 +8,7 @@ import json
 
 from langgraph_sdk import get_client
 
-from stores.redis_server import stop_server
+from lumina_memory.stores.redis_server import stop_server
 
 from .test_langgraph_server import Server
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.tools.memory_tools import create_memory_tools
-from nodes.tools.pointers import parse_pointer, time_pointer, time_span
-from nodes.tools.reading import TIME_SEGMENTS, open_pointer
-from stores import ids
-from stores.errors import InvalidInput
-from stores.models import SegmentRecord, Turn
+from lumina_memory.nodes.tools.memory_tools import create_memory_tools
+from lumina_memory.nodes.tools.pointers import parse_pointer, time_pointer, time_span
+from lumina_memory.nodes.tools.reading import TIME_SEGMENTS, open_pointer
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.models import SegmentRecord, Turn
 
 from .test_memory_tools import call
 
@@ -84,7 +84,7 @@ def test_hostile_text_around_a_time_opens_nothing(memory, hostile):
 
 
 def test_a_minutes_messages_open_whole_and_the_others_cut(memory):
-    from nodes.tools.reading import SEGMENT_MESSAGE_CHARS
+    from lumina_memory.nodes.tools.reading import SEGMENT_MESSAGE_CHARS
 
     long_text = " ".join(f"Step {n}: set the staging port to 15{n:03d} and restart." for n in range(80))
     assert len(long_text) > 2 * SEGMENT_MESSAGE_CHARS
@@ -95,8 +95,8 @@ def test_a_minutes_messages_open_whole_and_the_others_cut(memory):
 
 
 def test_a_long_replys_excerpt_is_headed_by_its_own_time_which_opens_the_reply_whole(memory):
-    from graphs.replay import replay
-    from nodes.priming import prime
+    from lumina_memory.graphs.replay import replay
+    from lumina_memory.nodes.priming import prime
 
     t0 = 1_790_000_000
     reply = " ".join([f"Item {n} of the checklist is about the garden fence and the paint colour." for n in range(40)]

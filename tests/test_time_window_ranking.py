@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from graphs.replay import replay
-from nodes.retrieval.recall import _rank, asks_only_a_time, recall
-from nodes.retrieval.temporal import window_and_rest
-from nodes.retrieval.turn_index import UserTurns
-from stores.models import Turn
-from stores.settings import LuminaSettings
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import _rank, asks_only_a_time, recall
+from lumina_memory.nodes.retrieval.temporal import window_and_rest
+from lumina_memory.nodes.retrieval.turn_index import UserTurns
+from lumina_memory.stores.models import Turn
+from lumina_memory.stores.settings import LuminaSettings
 
 DAY = 86_400.0
 NOW = 1_790_000_000.0

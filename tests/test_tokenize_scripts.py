@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.replay import replay
-from nodes.retrieval.recall import recall
-from nodes.text.tokenize import nouns, terms
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.text.tokenize import nouns, terms
 
 SENTENCES = {
     "ko": "나는 어제 서울에서 친구를 만났어요",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.replay import replay, thread_config
-from stores.errors import InvalidInput
+from lumina_memory.graphs.replay import replay, thread_config
+from lumina_memory.stores.errors import InvalidInput
 
 USER = "carol"
 CONTEXT = {"user_id": USER, "respond": False}

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphs.replay import replay
-from nodes.retrieval.recall import Timings, recall
-from nodes.retrieval.turn_index import IndexedTurn, TurnTable
-from nodes.retrieval.turn_index import TurnIndex, UserTurns
-from stores.archive_duckdb import DuckDBArchive
-from stores.ids import turn_id
-from stores.models import Turn
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import Timings, recall
+from lumina_memory.nodes.retrieval.turn_index import IndexedTurn, TurnTable
+from lumina_memory.nodes.retrieval.turn_index import TurnIndex, UserTurns
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.ids import turn_id
+from lumina_memory.stores.models import Turn
 
 ALICE = "alice"
 
@@ -128,8 +128,8 @@ def test_live_chat_tops_up_vectors_and_recalls_the_newest_segment(memory, demo_r
 
 
 def test_segment_keyword_index_catches_up_with_new_segments_only(tmp_path):
-    from nodes.retrieval.keyword_index import KeywordIndex
-    from stores.models import SegmentRecord
+    from lumina_memory.nodes.retrieval.keyword_index import KeywordIndex
+    from lumina_memory.stores.models import SegmentRecord
 
     archive = DuckDBArchive(tmp_path)
 
@@ -196,7 +196,7 @@ def test_keyword_search_in_context_reads_the_turn_each_reply_answers():
         _turn(ALICE, 6, 5 * hour + 60, "Melanie: My kids planted tomatoes.", "s2"),
     ]
     index = UserTurns.build(turns)
-    from nodes.text.tokenize import terms
+    from lumina_memory.nodes.text.tokenize import terms
 
     q = terms("What did the kids like at the museum?")
     alone = [i for i, _ in index.search(q, 10)]
@@ -214,9 +214,9 @@ def test_a_reply_to_a_follow_up_question_is_found_through_the_turn_it_follows_up
     """ "I loved 'Becoming Nicole'" → "What did it teach you?" → "Self-acceptance, mostly." The answer says
     neither the book nor "loved"; it is found by the keyword channel through its speaker's own turn two
     back, as long as all three are one exchange — and by default settings, not only when asked for."""
-    from nodes.retrieval.channels import keyword_ranking
-    from nodes.text.tokenize import terms
-    from stores.settings import LuminaSettings
+    from lumina_memory.nodes.retrieval.channels import keyword_ranking
+    from lumina_memory.nodes.text.tokenize import terms
+    from lumina_memory.stores.settings import LuminaSettings
 
     hour = 3600.0
     turns = [
@@ -311,10 +311,10 @@ def test_long_replies_are_read_once_and_indexed_as_a_rebuild_would_with_their_pa
     replies, the index, passages included, is what a rebuild gives."""
     from collections import Counter
 
-    from nodes.retrieval.passage_index import long_turn_terms
-    from nodes.text.passages import passage_spans
-    from nodes.text.tokenize import terms
-    from nodes.text.transliterate import index_keys
+    from lumina_memory.nodes.retrieval.passage_index import long_turn_terms
+    from lumina_memory.nodes.text.passages import passage_spans
+    from lumina_memory.nodes.text.tokenize import terms
+    from lumina_memory.nodes.text.transliterate import index_keys
 
     cut = (128, 160)
     reply = _long_reply(1, True)
@@ -344,7 +344,7 @@ def test_long_replies_are_read_once_and_indexed_as_a_rebuild_would_with_their_pa
         for term, (idx, tf) in p.postings.items():
             assert np.array_equal(idx, q.postings[term][0]) and np.array_equal(tf, q.postings[term][1]), term
         # The katakana name is found from latin letters, in the passage that says it.
-        from nodes.text.transliterate import with_aliases
+        from lumina_memory.nodes.text.transliterate import with_aliases
 
         hits = p.search(with_aliases("Caroline", terms("Caroline")), 3)
         assert hits and all(grown.turns[t].text.startswith("1. キャロライン") for t, _, _ in hits)
@@ -358,8 +358,8 @@ def test_one_users_slow_segment_index_build_does_not_hold_up_another_users_searc
     for the build in progress, so the erased user's index is not put back after it."""
     import threading
 
-    from nodes.retrieval import keyword_index as module
-    from stores.models import SegmentRecord
+    from lumina_memory.nodes.retrieval import keyword_index as module
+    from lumina_memory.stores.models import SegmentRecord
 
     def segment(user: str, text: str) -> SegmentRecord:
         return SegmentRecord(segment_id=f"{user}-seg", user_id=user, turn_ids=[], source_ids=[], characters=[], start_ts=1.0,
@@ -392,9 +392,9 @@ def test_a_cold_segment_index_sums_its_documents_from_the_turn_index_as_reading_
     text is its turns' "speaker: text" lines is summed from the turns' indexed terms instead of read again; the
     index is the one reading every text gives. A segment whose text is not its turns' lines (cleared by forgetting,
     written otherwise) is read as before."""
-    from nodes.retrieval import keyword_index as module
-    from nodes.retrieval.segment_terms import MIN_SEGMENTS
-    from stores.models import SegmentRecord
+    from lumina_memory.nodes.retrieval import keyword_index as module
+    from lumina_memory.nodes.retrieval.segment_terms import MIN_SEGMENTS
+    from lumina_memory.stores.models import SegmentRecord
 
     lines = ["キャロラインは京都で抹茶を買った。", "Melanie went hiking with Bob near Seattle.", "ボブのギターは赤い。",
              "Caroline: the pottery class was on Friday", "Nox: そういえば、東京駅のカフェはどう？"]

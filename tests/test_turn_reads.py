@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nodes.retrieval.turn_index import TurnIndex, UserTurns
-from nodes.retrieval.turn_reads import decode, encode, read_turns
-from stores.archive_duckdb import DuckDBArchive
-from stores.errors import InvalidInput
-from stores.turn_reads_duckdb import text_md5
+from lumina_memory.nodes.retrieval.turn_index import TurnIndex, UserTurns
+from lumina_memory.nodes.retrieval.turn_reads import decode, encode, read_turns
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.turn_reads_duckdb import text_md5
 
 from .test_turn_index import _long_reply, _same, _turn
 
@@ -47,7 +47,7 @@ def test_every_read_round_trips_through_its_kept_form():
     again = read_turns(texts, CUT, {i: encode(int(made.counts[i]), made.reads[i], made.units.get(i)) for i in range(len(texts))})
     assert again.fresh == [] and again.reads == made.reads and np.array_equal(again.counts, made.counts)
     # A term holding a separator is not kept (the turn is read again each build), never kept garbled.
-    from nodes.retrieval.passage_index import LongTurnTerms
+    from lumina_memory.nodes.retrieval.passage_index import LongTurnTerms
 
     assert encode(3, LongTurnTerms(["a\x1fb"], (), []), None) is None
     # A kept read that does not parse is read again, never trusted.
@@ -145,8 +145,8 @@ def test_the_erasure_registry_backs_up_and_erases_the_reads(memory):
     at write time (the flush's last stage tops the index up and keeps what it read)."""
     import json
 
-    from graphs.registry import open_registry
-    from graphs.replay import DEMO_TRANSCRIPT, replay
+    from lumina_memory.graphs.registry import open_registry
+    from lumina_memory.graphs.replay import DEMO_TRANSCRIPT, replay
 
     rows = [json.loads(line) for line in DEMO_TRANSCRIPT.open(encoding="utf-8") if line.strip()][:30]
     replay(memory.graph, ALICE, [dict(r, user_id=ALICE) for r in rows], flush=True)
@@ -162,7 +162,7 @@ def test_reads_that_cannot_be_kept_leave_the_index_built_and_say_so(tmp_path, ca
     build a re-read, never the recall that built the index."""
     import logging
 
-    from nodes.retrieval.turn_reads import keep_reads
+    from lumina_memory.nodes.retrieval.turn_reads import keep_reads
 
     # graphs.logging_setup (run by other tests in this process) stops the lumina tree propagating to caplog's handler.
     monkeypatch.setattr(logging.getLogger("lumina"), "propagate", True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stores.langgraph_store import LuminaStore
+from lumina_memory.stores.langgraph_store import LuminaStore
 from tests.upstream_store import stand_ins
 from tests.upstream_store.fetch import CACHE, FetchError, fetch, installed_version
 from tests.upstream_store.suites import CHECKPOINT, SQLITE, SQLITE_ASYNC, SQLITE_TTL, Suite, load

@@ -3,10 +3,10 @@ lost — forgetting, listings and closing the archive write them first — and a
 
 from __future__ import annotations
 
-from graphs.replay import replay
-from nodes.retrieval.recall import recall
-from stores.knowledge_duckdb import KNOWLEDGE
-from stores.use_counts import PendingUses
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.knowledge_duckdb import KNOWLEDGE
+from lumina_memory.stores.use_counts import PendingUses
 
 T0 = 1_790_000_000.0
 
@@ -43,7 +43,7 @@ def test_closing_the_archive_writes_the_pending_uses(memory_factory, tmp_path):
     assert table.mark_accessed("kana", [fact["item_id"]], T0 + 5) == 1
     data_dir = mem.services.settings.resolved_data_dir()
     mem.close()
-    from stores.archive_duckdb import DuckDBArchive
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
     with DuckDBArchive(data_dir / "archive.duckdb") as archive:
         assert _stored(archive.knowledge, fact["item_id"])[0] >= 1

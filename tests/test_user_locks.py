@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from nodes.retrieval.user_locks import UserLocks
+from lumina_memory.nodes.retrieval.user_locks import UserLocks
 
 
 def test_a_lock_dropped_between_look_up_and_acquire_is_taken_anew():

@@ -12,12 +12,12 @@ from typing import Callable, Iterator
 import numpy as np
 import pytest
 
-from stores import ids
-from stores.errors import DataDirLocked, EmbedderMismatch, InvalidInput, StoreUnavailable
-from stores.models import SegmentRecord
-from stores.protocols import VectorStore
-from stores.vectors_client import ClientVectorStore
-from stores.vectors_edge import EdgeVectorStore
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import DataDirLocked, EmbedderMismatch, InvalidInput, StoreUnavailable
+from lumina_memory.stores.models import SegmentRecord
+from lumina_memory.stores.protocols import VectorStore
+from lumina_memory.stores.vectors_client import ClientVectorStore
+from lumina_memory.stores.vectors_edge import EdgeVectorStore
 
 DIM = 16
 EMBEDDER = "test-embedder"
@@ -464,7 +464,7 @@ def test_max_level_holds_through_the_vector_index(tmp_path: Path) -> None:
 
 @pytest.fixture(params=["edge", "client"])
 def turn_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
-    from stores.turn_vectors import EdgeTurnVectors, client_turn_vectors
+    from lumina_memory.stores.turn_vectors import EdgeTurnVectors, client_turn_vectors
 
     collection = ids.collection_name("turns", EMBEDDER, DIM)
     if request.param == "edge":
@@ -497,7 +497,7 @@ def test_turn_delete_removes_only_those_turns_of_that_user(turn_store) -> None:
 # --- knowledge points (issue 18) ---------------------------------------------------------------------
 @pytest.fixture(params=["edge", "client"])
 def knowledge_store(request: pytest.FixtureRequest, tmp_path: Path):
-    from stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
+    from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
 
     collection = ids.collection_name("knowledge", EMBEDDER, DIM)
     if request.param == "edge":
@@ -574,7 +574,7 @@ def test_turn_search_many_is_each_search_in_one_call_and_one_users_only(turn_sto
     assert [[pid for pid, _ in hits] for hits in many] == [[pid for pid, _ in hits] for hits in one_by_one]
     assert [[s for _, s in hits] for hits in many] == [pytest.approx([s for _, s in hits], abs=1e-6) for hits in one_by_one]
     assert all(len(hits) == 5 for hits in many)
-    from stores.turn_vectors import turn_point_id
+    from lumina_memory.stores.turn_vectors import turn_point_id
 
     alice = {turn_point_id("alice", f"t{n}") for n in range(12)}
     assert all(pid in alice for hits in many for pid, _ in hits)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 
-from nodes.retrieval.recall import recall
-from nodes.retrieval.warm import warm_at_start
-from stores.ids import turn_id
-from stores.models import Turn
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.retrieval.warm import warm_at_start
+from lumina_memory.stores.ids import turn_id
+from lumina_memory.stores.models import Turn
 
 
 def _turns(user: str, texts: list[str]) -> list[Turn]:
@@ -41,8 +41,8 @@ def test_recently_active_users_are_warmed_in_the_background_and_their_first_reca
 
 
 def test_the_process_wide_services_start_the_warm_up_and_stats_report_it(memory_factory, monkeypatch):
-    import nodes.services as services_module
-    from graphs.inspect import tier_stats
+    import lumina_memory.nodes.services as services_module
+    from lumina_memory.graphs.inspect import tier_stats
 
     seeded = memory_factory()
     seeded.services.stores.archive.put_turns(_turns("carol", ["Carol plays the cello on Sundays."]))
@@ -69,9 +69,9 @@ def test_a_user_erased_while_being_warmed_leaves_nothing_in_the_process(memory, 
     turn is not warmed, and one erased in the middle of their warm-up has what it built after the erasure dropped."""
     import threading
 
-    from graphs.erase import erase_plan, erase_user
-    from graphs.registry import open_registry
-    from nodes.retrieval import warm as warm_module
+    from lumina_memory.graphs.erase import erase_plan, erase_user
+    from lumina_memory.graphs.registry import open_registry
+    from lumina_memory.nodes.retrieval import warm as warm_module
 
     services = memory.services
     archive = services.stores.archive

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import nodes.retrieval.recall as recall_module
-from graphs.replay import replay
-from nodes.retrieval.recall import recall
-from stores.memories_duckdb import MEMORIES
+import lumina_memory.nodes.retrieval.recall as recall_module
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.memories_duckdb import MEMORIES
 
 T0 = 1_790_000_000.0
 
@@ -71,9 +71,9 @@ def test_a_recall_over_warmed_long_replies_tokenises_none_of_them_whole(memory_f
     near-duplicates apart by their words (rerank.dedup): 100–320 ms inside a recall on the hard long-reply
     set, 2026-12-02. The warm-up (a flush's, or a starting process's) reads them, so the recall finds their
     terms ready."""
-    import nodes.retrieval.rerank as rerank
-    import nodes.text.tokenize as tokenize
-    from nodes.retrieval.warm import warm_indexes
+    import lumina_memory.nodes.retrieval.rerank as rerank
+    import lumina_memory.nodes.text.tokenize as tokenize
+    from lumina_memory.nodes.retrieval.warm import warm_indexes
 
     mem = memory_factory()
     texts = []

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphs.replay import replay
-from nodes.retrieval.recall import _lift_time_mentions, recall
-from nodes.retrieval.time_mentions import asks_when, mentions_time
-from nodes.retrieval.turn_index import UserTurns
-from stores.models import Turn
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import _lift_time_mentions, recall
+from lumina_memory.nodes.retrieval.time_mentions import asks_when, mentions_time
+from lumina_memory.nodes.retrieval.turn_index import UserTurns
+from lumina_memory.stores.models import Turn
 
 
 @pytest.mark.parametrize("question", [

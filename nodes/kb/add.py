@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from stores.kb_duckdb import Base, doc_id_for, owner_of
-from stores.kb_vectors import validate_kb_name
+from lumina_memory.stores.kb_duckdb import Base, doc_id_for, owner_of
+from lumina_memory.stores.kb_vectors import validate_kb_name
 
 from ..retrieval.budget import count_tokens
 from ..retrieval.temporal import date_label
@@ -99,7 +99,7 @@ def add_files(services, name: str, paths: Sequence[str | Path], *, user_id: str 
     validate_kb_name(name)
     owner_of(user_id)
     if not paths:
-        from stores.errors import InvalidInput
+        from lumina_memory.stores.errors import InvalidInput
 
         raise InvalidInput("files", "give at least one file to add")
     docs = [read_document(p) for p in paths]

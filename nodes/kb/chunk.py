@@ -1,6 +1,6 @@
 """S3 chunks of a knowledge-base document, cut where the text pauses (Japanese-aware).
 
-``nodes.text.chunking.chunk_text`` cuts every 1,800 tokens wherever that falls, often inside a sentence
+``lumina_memory.nodes.text.chunking.chunk_text`` cuts every 1,800 tokens wherever that falls, often inside a sentence
 (Japanese has no spaces, so a cut can split a word). Here each chunk still holds at most ``size`` tokens
 (the same token rule) and overlaps the next by at least ``overlap``, but within a small window before each
 limit the cut goes to the best pause: before a Markdown heading, a paragraph end, a line end, a sentence

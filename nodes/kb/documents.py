@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from stores.errors import InvalidInput
+from lumina_memory.stores.errors import InvalidInput
 
 MAX_BYTES = 64 * 1024 * 1024
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stores.kb_open import KBStores, kb_stores
+from lumina_memory.stores.kb_open import KBStores, kb_stores
 
 
 def kb_of(services) -> KBStores:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stores.errors import InvalidInput
-from stores.kb_duckdb import Base, KBCatalog, UnknownKB, owner_of
-from stores.kb_vectors import validate_kb_name
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.kb_duckdb import Base, KBCatalog, UnknownKB, owner_of
+from lumina_memory.stores.kb_vectors import validate_kb_name
 
 from ..retrieval.budget import count_tokens
 from .chunk import join_spans

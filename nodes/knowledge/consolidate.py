@@ -21,8 +21,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from nodes.lifecycle.autolink import top_similar, unit_rows
-from stores.ids import NAMESPACE, validate_id
+from lumina_memory.nodes.lifecycle.autolink import top_similar, unit_rows
+from lumina_memory.stores.ids import NAMESPACE, validate_id
 
 SIMILARITY = 0.85
 MIN_DAYS = 2

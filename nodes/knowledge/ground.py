@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from nodes.text.tokenize import EN_STOP, morphemes
+from lumina_memory.nodes.text.tokenize import EN_STOP, morphemes
 
 from .en_sentence import lemma
 from .extract import is_japanese

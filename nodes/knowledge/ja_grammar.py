@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nodes.text.tokenize import Morpheme
+from lumina_memory.nodes.text.tokenize import Morpheme
 
 FIRST_PERSON = frozenset("私 僕 俺 あたし わたし うち 自分 ぼく おれ わし わたくし".split())
 HONORIFICS = frozenset("さん ちゃん くん 君 様 さま たん".split())

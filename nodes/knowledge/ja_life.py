@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.text.tokenize import Morpheme
+from lumina_memory.nodes.text.tokenize import Morpheme
 
 from .draft import Draft
 from .ja_grammar import (

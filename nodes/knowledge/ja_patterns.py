@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nodes.text.tokenize import morphemes
+from lumina_memory.nodes.text.tokenize import morphemes
 
 from .draft import Draft, Registry
 from .ja_grammar import is_question, is_unreal, reports_speech

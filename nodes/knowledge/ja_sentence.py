@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from nodes.text.tokenize import Morpheme
+from lumina_memory.nodes.text.tokenize import Morpheme
 
 from .draft import Draft, Registry
 from .ja_grammar import FIRST_PERSON, key_of, noun_span_before, strip_honorific, surface_of

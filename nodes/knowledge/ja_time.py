@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.text.tokenize import Morpheme
+from lumina_memory.nodes.text.tokenize import Morpheme
 
 from .dates import find_date, local_day
 from .draft import Draft

@@ -88,7 +88,7 @@ class Review(BaseModel):
 
 def value_key(value: str) -> str:
     """The offline extractor's normalised key, so a model's 「珈琲」 and the offline 「コーヒー」 are one value."""
-    from nodes.text.tokenize import morphemes
+    from lumina_memory.nodes.text.tokenize import morphemes
 
     text = unicodedata.normalize("NFKC", value).strip()
     return key_of(morphemes(text)) if is_japanese(text) else en_key(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stores.ids import validate_id
+from lumina_memory.stores.ids import validate_id
 
 from .importance import knowledge_importance
 

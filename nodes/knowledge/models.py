@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from stores.ids import NAMESPACE
+from lumina_memory.stores.ids import NAMESPACE
 
 Attribute = Literal[
     "likes", "dislikes", "drink", "food", "film", "name", "lives_in", "from", "works_at", "job",
@@ -30,7 +30,7 @@ USER = "user"
 
 
 class SourceTurn(TypedDict, total=False):
-    """A turn as the extractor reads it (the shape of ``graphs.state.TurnState`` and ``stores.models.Turn``)."""
+    """A turn as the extractor reads it (the shape of ``lumina_memory.graphs.state.TurnState`` and ``lumina_memory.stores.models.Turn``)."""
 
     turn_id: str
     source_id: str

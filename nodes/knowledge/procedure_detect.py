@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nodes.text.tokenize import STOP_NOUNS, morphemes
+from lumina_memory.nodes.text.tokenize import STOP_NOUNS, morphemes
 
 from .models import SourceTurn, as_source_turn
 from .procedure_models import ProcedureDraft, ProcedureParams, Step

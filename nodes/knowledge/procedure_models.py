@@ -4,7 +4,7 @@ A procedure is distilled from one procedural episode (a segment whose turns teac
 steps) into a ``ProcedureDraft``: a title (the task: チーズケーキ, pancakes), a description (the phrase that
 named it: 「チーズケーキのレシピ」, "how to make pancakes"), and its steps — the step sentences themselves, in
 order (extractive: nothing the conversation did not say). Stored, a draft becomes a version of a procedure
-(``stores.procedures_duckdb``): version 1 with no outcomes and the notes' initial confidence 0.4; the
+(``lumina_memory.stores.procedures_duckdb``): version 1 with no outcomes and the notes' initial confidence 0.4; the
 outcomes the user reports move ``confidence = s / max(1, s + f)``; an episode that contradicts it makes a
 new version (the old kept, superseded) with counts reset and confidence 0.5.
 """
@@ -15,7 +15,7 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stores.ids import NAMESPACE
+from lumina_memory.stores.ids import NAMESPACE
 
 
 class ProcedureParams(BaseModel):

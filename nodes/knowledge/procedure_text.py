@@ -18,7 +18,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from nodes.text.tokenize import EN_STOP, STOP_NOUNS, morphemes, nouns, terms
+from lumina_memory.nodes.text.tokenize import EN_STOP, STOP_NOUNS, morphemes, nouns, terms
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 

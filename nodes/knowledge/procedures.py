@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from stores.errors import InvalidInput
-from stores.ids import validate_id
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import validate_id
 
 from .models import SourceTurn, as_source_turn
 from .procedure_detect import distill

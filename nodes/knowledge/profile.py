@@ -22,9 +22,9 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from nodes.character_select import named_characters
-from stores.ids import validate_id
-from stores.settings import CHARACTERS
+from lumina_memory.nodes.character_select import named_characters
+from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.settings import CHARACTERS
 
 SENTIMENT_WEIGHT = 0.5
 EMOTIONAL_INTENSITY = 60.0

@@ -23,11 +23,11 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.temporal import date_label as _date
-from nodes.text.tokenize import terms
-from nodes.text.transliterate import index_keys, with_aliases
-from stores.errors import StoreUnavailable
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.temporal import date_label as _date
+from lumina_memory.nodes.text.tokenize import terms
+from lumina_memory.nodes.text.transliterate import index_keys, with_aliases
+from lumina_memory.stores.errors import StoreUnavailable
 
 from .learn import params_of
 

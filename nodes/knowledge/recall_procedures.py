@@ -11,8 +11,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.temporal import date_label
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.temporal import date_label
 
 from .procedures import match_procedures
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from stores.ids import validate_id
+from lumina_memory.stores.ids import validate_id
 
 from .learn import item_of, params_of, row_of
 from .resolve import resolve_all

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from stores.errors import StoreUnavailable
-from stores.graph_base import KnowledgeNode
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.graph_base import KnowledgeNode
 
 log = logging.getLogger("lumina.knowledge")
 

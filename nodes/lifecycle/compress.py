@@ -90,7 +90,7 @@ def compressor_for(services) -> Compressor:
     """The model's compressor when one is configured for the LLM paths, else offline (stats say which)."""
     model = services.chat_model if services.paths.get("summary") == "llm" else None
     if model is None and services.paths.get("summary") == "llm":
-        from nodes.text.emotion_model import emotion_chat_model
+        from lumina_memory.nodes.text.emotion_model import emotion_chat_model
 
         model = emotion_chat_model(services.settings)
     return Compressor(model)

@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from nodes.text.emotion_f2 import EmotionReading, memory_emotion, read_emotion
-from nodes.text.protect import protect_request
+from lumina_memory.nodes.text.emotion_f2 import EmotionReading, memory_emotion, read_emotion
+from lumina_memory.nodes.text.protect import protect_request
 
 from .clock import initial_memory_days
 from .columns import CATEGORIES, NOT_ARCHIVED
@@ -30,7 +30,7 @@ def turn_reader(services) -> Callable[[str], EmotionReading]:
     reading's ``path`` and a log line say which ran). Built once per Services."""
     reader = getattr(services, "_emotion_reader", None)
     if reader is None:
-        from nodes.text.emotion_model import emotion_reader
+        from lumina_memory.nodes.text.emotion_model import emotion_reader
 
         reader = emotion_reader(services.settings, services.chat_model if services.paths.get("summary") == "llm" else None)
         log.info("emotion reader path=%s", "lexicon" if reader is read_emotion else "model")

@@ -42,10 +42,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from nodes.text.reference_cues import refers_back
-from nodes.text.tokenize import nouns
-from stores.memories_duckdb import RecentMemory
-from stores.models import SegmentRecord
+from lumina_memory.nodes.text.reference_cues import refers_back
+from lumina_memory.nodes.text.tokenize import nouns
+from lumina_memory.stores.memories_duckdb import RecentMemory
+from lumina_memory.stores.models import SegmentRecord
 
 from .clock import batch_day
 from .columns import ARCHIVED, MemoryColumns

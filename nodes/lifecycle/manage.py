@@ -10,11 +10,11 @@ import json
 import time
 from typing import Any
 
-from nodes.knowledge.tiers import forget_episodes as forget_knowledge_points
-from stores.audit import AuditLog
-from stores.errors import InvalidInput, StoreUnavailable
-from stores.ids import validate_id
-from stores.secret import data_dir_secret
+from lumina_memory.nodes.knowledge.tiers import forget_episodes as forget_knowledge_points
+from lumina_memory.stores.audit import AuditLog
+from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
+from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.secret import data_dir_secret
 
 JSON_FIELDS = ("memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category", "decay",
                "memory_days", "recall_count", "protected", "archived", "revival_requested", "text",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from nodes.text.emotion_f2 import read_emotion
+from lumina_memory.nodes.text.emotion_f2 import read_emotion
 
 from .columns import TAGS, VALENCES, tags_mask
 from .formulas import priority, resonance

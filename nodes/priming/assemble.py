@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any, Collection, Sequence
 
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.packing import GROUP_HEADER_TOKENS
-from nodes.tools.pointers import abbreviated, time_pointer
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.packing import GROUP_HEADER_TOKENS
+from lumina_memory.nodes.tools.pointers import abbreviated, time_pointer
 
 from .budgets import channel_budgets, flow_unused
 from .models import PrimedItem, Section

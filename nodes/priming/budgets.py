@@ -17,7 +17,7 @@ from typing import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from nodes.retrieval.budget import budget_for
+from lumina_memory.nodes.retrieval.budget import budget_for
 
 CHANNELS = ("profile", "recent", "episodes", "procedures")
 NOTES_CHANNEL_BUDGETS: dict[str, int] = {"profile": 500, "recent": 1300, "episodes": 700, "procedures": 200}

@@ -11,19 +11,19 @@ from typing import Any, Collection, Sequence
 
 import numpy as np
 
-from nodes.activity import recent_activity
-from nodes.knowledge.learn import params_of as knowledge_params
-from nodes.knowledge.procedures import match_procedures
-from nodes.knowledge.profile import cached_profile
-from nodes.knowledge.recall_procedures import procedure_item
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.packing import Refunds
-from nodes.retrieval.recall import recall
-from nodes.retrieval.temporal import date_label
-from nodes.text.reference_cues import refers_back
-from nodes.text.tokenize import terms
-from nodes.text.transliterate import index_keys, with_aliases
-from nodes.tools.pointers import format_pointer
+from lumina_memory.nodes.activity import recent_activity
+from lumina_memory.nodes.knowledge.learn import params_of as knowledge_params
+from lumina_memory.nodes.knowledge.procedures import match_procedures
+from lumina_memory.nodes.knowledge.profile import cached_profile
+from lumina_memory.nodes.knowledge.recall_procedures import procedure_item
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.packing import Refunds
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.retrieval.temporal import date_label
+from lumina_memory.nodes.text.reference_cues import refers_back
+from lumina_memory.nodes.text.tokenize import terms
+from lumina_memory.nodes.text.transliterate import index_keys, with_aliases
+from lumina_memory.nodes.tools.pointers import format_pointer
 
 from .presets import PrimingPreset
 
@@ -223,7 +223,7 @@ def kb_channel(services, user_id: str, message: str, preset: PrimingPreset, quer
     """Passages of the knowledge bases the user can read, at least ``preset.threshold`` similar (their score is
     the cosine). Empty while nodes.kb is not installed."""
     try:
-        from nodes.kb.search import search_kb
+        from lumina_memory.nodes.kb.search import search_kb
     except ImportError:
         return []
     if not message.strip():

@@ -19,10 +19,10 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
-from nodes.retrieval.budget import count_tokens
-from nodes.retrieval.packing import Refunds
-from nodes.retrieval.recall import check_query
-from stores.ids import validate_id
+from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.retrieval.packing import Refunds
+from lumina_memory.nodes.retrieval.recall import check_query
+from lumina_memory.stores.ids import validate_id
 
 from . import channels
 from .assemble import assemble, episodes_room, redundant_facts

@@ -14,7 +14,7 @@ from collections import Counter, OrderedDict, defaultdict
 
 import numpy as np
 
-from stores.recall_snapshots import SEGMENTS
+from lumina_memory.stores.recall_snapshots import SEGMENTS
 
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys, with_aliases

@@ -519,7 +519,7 @@ def open_segment_item(turns: Sequence[dict], zone: str = "UTC") -> dict:
 def read_message(archive, user_id: str, source_id: str, overlap: int = 200, max_parts: int = 1_000) -> str | None:
     """The whole text of the message ``source_id`` as stored: one turn, or the parts of a long message
     (S3) read from the archive and joined back; None when it is not there."""
-    from stores import ids
+    from lumina_memory.stores import ids
 
     whole = archive.get_turns(user_id, [ids.turn_id(user_id, source_id)])
     if whole:

@@ -36,8 +36,8 @@ from typing import Any, Collection, Sequence
 
 import numpy as np
 
-from stores.errors import InvalidInput
-from stores.ids import validate_id
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import validate_id
 
 from ..text.function_words import content_terms
 from ..text.tokenize import terms

@@ -21,9 +21,9 @@ from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from stores.models import Turn
-from stores.recall_snapshots import TURNS
-from stores.turn_vectors import passage_point_id, turn_point_id
+from lumina_memory.stores.models import Turn
+from lumina_memory.stores.recall_snapshots import TURNS
+from lumina_memory.stores.turn_vectors import passage_point_id, turn_point_id
 
 from .passage_index import LongTurnTerms, PassageIndex
 from .postings import merged, postings_of

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from stores.errors import StoreUnavailable
+from lumina_memory.stores.errors import StoreUnavailable
 
 log = logging.getLogger("lumina.recall")
 

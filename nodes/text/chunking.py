@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from stores.ids import PART_MARK
+from lumina_memory.stores.ids import PART_MARK
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")

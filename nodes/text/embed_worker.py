@@ -134,7 +134,7 @@ class EmbedWorker:
                 # pass_fds is POSIX-only; elsewhere (or with no usable interpreter path) this raises
                 # and the caller embeds in-process, as with the setting off.
                 self._process = subprocess.Popen(
-                    [sys.executable, "-m", "nodes.text.embed_worker", str(child.fileno()), str(threads)],
+                    [sys.executable, "-m", "lumina_memory.nodes.text.embed_worker", str(child.fileno()), str(threads)],
                     pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, close_fds=True,
                 )
             self._conn = Connection(parent.detach())

@@ -14,7 +14,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from stores.settings import LuminaSettings
+from lumina_memory.stores.settings import LuminaSettings
 
 log = logging.getLogger("lumina.embedder")
 

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.prompts import ChatPromptTemplate
 from pydantic import BaseModel, Field, field_validator
 
-from stores.settings import LuminaSettings
+from lumina_memory.stores.settings import LuminaSettings
 
 from .emotion_f2 import EMOTION_TAGS, Category, EmotionReading, EmotionTag, Valence, read_emotion
 

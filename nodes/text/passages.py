@@ -7,7 +7,7 @@ line ends, each overlapping the next by one unit (a fact on a boundary is whole 
 unchanged (the turn stays one archived row, or S3's 2,000/200 chunks for a message over
 ``max_message_chars``); windows are derived from the text, so the same text always gives the same windows.
 
-Tokens follow ``nodes.retrieval.budget.count_tokens`` (CJK character = 1, other words = 1).
+Tokens follow ``lumina_memory.nodes.retrieval.budget.count_tokens`` (CJK character = 1, other words = 1).
 """
 
 from __future__ import annotations

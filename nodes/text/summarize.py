@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from stores.settings import LuminaSettings
+from lumina_memory.stores.settings import LuminaSettings
 
 log = logging.getLogger("lumina.summarize")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from functools import _lru_cache_wrapper
 
-from nodes.domain import detect_domain
-from nodes.retrieval import packing
-from nodes.text import function_words, passages, tokenize, transliterate
-from stores import ids
+from lumina_memory.nodes.domain import detect_domain
+from lumina_memory.nodes.retrieval import packing
+from lumina_memory.nodes.text import function_words, passages, tokenize, transliterate
+from lumina_memory.stores import ids
 
 
 def text_caches() -> tuple[_lru_cache_wrapper | tokenize._MorphemeViews, ...]:

@@ -150,7 +150,7 @@ def kana_words(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def keyed(kana: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """(term, key) of (term, katakana) pairs (``nodes.text.tokenize.kana_nouns``) that make a key."""
+    """(term, key) of (term, katakana) pairs (``lumina_memory.nodes.text.tokenize.kana_nouns``) that make a key."""
     return tuple((norm, key) for norm, kana_word in kana if (key := kana_key(kana_word)))
 
 

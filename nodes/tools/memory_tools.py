@@ -20,8 +20,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from stores.errors import InvalidInput, LuminaError
-from stores.ids import validate_id
+from lumina_memory.stores.errors import InvalidInput, LuminaError
+from lumina_memory.stores.ids import validate_id
 
 from .pointers import parse_pointer
 from .reading import open_pointer

@@ -12,7 +12,7 @@ Every item that priming or ``search_memory`` shows carries a pointer that ``read
   holds a message said then (several, when a topic changed within the minute). Priming heads a segment's lines of
   a day with the time of the first (``[2023-08-03T14:05]``), so one header is both their date and their pointer.
 
-Ids are checked with ``stores.ids.validate_id`` before anything reads them: a hostile id is refused here.
+Ids are checked with ``lumina_memory.stores.ids.validate_id`` before anything reads them: a hostile id is refused here.
 
 A model reads pointers in *short* form (``abbreviated``): a uuid (segments, facts, procedures, KB documents) or a message's
 default id (``t-`` and 24 hex digits) is shown by its first 8 hex digits, ``seg:4586156e``. Shown whole, one
@@ -32,10 +32,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from stores.errors import InvalidInput
-from stores.ids import validate_id
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.ids import validate_id
 
-from nodes.retrieval.temporal_calendar import zone_of
+from lumina_memory.nodes.retrieval.temporal_calendar import zone_of
 
 PointerKind = Literal["episode", "segment", "knowledge", "procedure", "kb", "time"]
 PREFIXES: dict[str, PointerKind] = {"ep": "episode", "seg": "segment", "fact": "knowledge", "proc": "procedure",

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from stores import ids
-from stores.errors import InvalidInput
-from stores.kb_duckdb import SHARED
+from lumina_memory.stores import ids
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.kb_duckdb import SHARED
 
 from ..retrieval.packing import read_message
 from ..retrieval.temporal import date_label

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from stores.errors import InvalidInput
+from lumina_memory.stores.errors import InvalidInput
 
 from ..knowledge.forgetting import note_accessed
 from ..knowledge.procedures import match_procedures

@@ -19,7 +19,7 @@ from .vector_place import VectorPlace
 
 # Modules other capabilities add that provide places of their own; a module that is absent (not built
 # yet in this version) is skipped. Each exposes ``user_data_places(settings) -> list[UserDataPlace]``.
-PLACE_MODULES = ("stores.activity_log", "stores.journal", "stores.cold_turns")
+PLACE_MODULES = ("lumina_memory.stores.activity_log", "lumina_memory.stores.journal", "lumina_memory.stores.cold_turns")
 
 
 def _module_places(settings: LuminaSettings) -> list:

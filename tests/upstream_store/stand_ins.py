@@ -29,9 +29,9 @@ from typing import Any
 
 from langgraph.store.base import IndexConfig, TTLConfig
 
-from graphs.lumina_store import store_class, store_parts
-from nodes.text.embedder import CachedEmbedder, make_embedder
-from stores.langgraph_store import LuminaStore
+from lumina_memory.graphs.lumina_store import store_class, store_parts
+from lumina_memory.nodes.text.embedder import CachedEmbedder, make_embedder
+from lumina_memory.stores.langgraph_store import LuminaStore
 
 from ..conftest import make_settings
 
