@@ -100,7 +100,10 @@ class LuminaSettings(BaseSettings):
     redis_snapshot_seconds: int = Field(default=1800, ge=10, description="L10: RDB snapshot every 30 min.")
 
     # --- archive ---------------------------------------------------------------------------------------
-    archive_retention_days: int = Field(default=30, ge=7, le=3650, description="L3: archive kept 7–30 days.")
+    archive_retention_days: int = Field(
+        default=30, ge=7, le=3650,
+        description="Not applied yet (retention_raw_turns_days is the archive's enforced retention): "
+                    "L3 would keep the archive 7–30 days.")
 
     # --- L4/L8 long-term ---------------------------------------------------------------------------
     longterm_top_fraction: float = Field(default=0.7, gt=0.0, le=1.0, description="L8: top 70 % go long-term.")

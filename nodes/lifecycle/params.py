@@ -137,7 +137,7 @@ class LifecycleParams(BaseModel):
     )
     interval_hours: float = Field(
         default=24, gt=0, json_schema_extra=_notes("compression.interval_hours"),
-        description="A missed batch is caught up when the last run is at least this old.",
+        description="Not applied yet: a missed batch would be caught up when the last run is at least this old.",
     )
     timezone: str = Field(
         default="Asia/Tokyo", json_schema_extra=_notes("(ours; the notes use the machine's zone)"),
@@ -159,7 +159,7 @@ class LifecycleParams(BaseModel):
     )
     relation_traversal_depth: int = Field(
         default=1, ge=0, json_schema_extra=_notes("relations.relation_traversal_depth"),
-        description="Recall follows relations this many hops.",
+        description="Not applied yet: recall would follow relations this many hops.",
     )
     enable_auto_linking: bool = Field(
         default=True, json_schema_extra=_notes("relations.enable_auto_linking"),
@@ -169,17 +169,18 @@ class LifecycleParams(BaseModel):
     # --- retrieval --------------------------------------------------------------------------------
     top_k: int = Field(
         default=5, ge=1, json_schema_extra=_notes("retrieval.top_k"),
-        description="Memories returned by a recall.",
+        description="Not applied yet: memories a recall would return.",
     )
     relevance_threshold: float = Field(
         default=5.0, ge=0, json_schema_extra=_notes("retrieval.relevance_threshold"),
-        description="Priority at or above which a memory is a confident hit; fewer than top_k: best of all.",
+        description="Not applied yet: priority at or above which a memory would be a confident hit; fewer than top_k: "
+                    "best of all.",
     )
 
     # --- archive (F5) -------------------------------------------------------------------------------
     enable_archive_recall: bool = Field(
         default=True, json_schema_extra=_notes("archive.enable_archive_recall"),
-        description="Deliberate recall searches the archive too and flags hits for revival.",
+        description="Not applied yet: deliberate recall would search the archive too and flag hits for revival.",
     )
     revival_decay_per_day: float = Field(
         default=0.995, gt=0, le=1, json_schema_extra=_notes("archive.revival_decay_per_day"),
