@@ -77,7 +77,6 @@ class Outcome:
     owed_at_kill: bool = False  # the kill left a rewrite owed (between a delete and its rewrite's switch)
     residue_at_kill: list[str] = field(default_factory=list)  # raw files holding erased text before the reopen
     stats_clean: bool = True  # `lumina-memory stats` (the reopen) said every tier matches the archive
-    id_in_graph_header: bool = False  # the residue is only the id in ladybug's first page (see residue())
 
     @property
     def bad(self) -> bool:
@@ -193,12 +192,9 @@ _ID_CHARS = rb"A-Za-z0-9_.@"
 
 
 def residue(data_dir: Path, texts: list[str], erased: str) -> list[str]:
-    """Files under ``data_dir`` whose bytes (or their zstd/gzip stream) hold one of ``texts`` or the id as a token.
-
-    Scanned after a new process opened and closed the data dir, before this one opens it: ladybug has been seen
-    writing stale heap bytes into its file's first page (an old query parameter, e.g. the erased id as a 6-byte
-    string among heap pointers), which the next close by another process overwrites; a process that queried the
-    erased id, as counting its records does, must not be the last to close the graph before the scan."""
+    """Files under ``data_dir`` whose bytes (or their zstd/gzip stream) hold one of ``texts`` or the id as a token,
+    anywhere: ladybug's unused page space included (stores.graph_ladybug.wipe_freed_memory keeps stale heap bytes,
+    such as an earlier query's parameter, out of it)."""
     import gzip
 
     needles = [t.encode("utf-8") for t in texts]
@@ -218,16 +214,6 @@ def residue(data_dir: Path, texts: list[str], erased: str) -> list[str]:
         if any(n in blob for blob in blobs for n in needles) or any(id_re.search(blob) for blob in blobs):
             found.append(str(path.relative_to(data_dir)))
     return found
-
-
-def only_the_id_in_ladybugs_first_page(data_dir: Path, found: list[str], texts: list[str], erased: str) -> bool:
-    """True when every residue hit is the erased id inside the first 4 KB page of the ladybug graph file (the
-    stale heap bytes residue() describes), with none of the erased texts anywhere."""
-    if found != ["graph"]:
-        return False
-    data = (data_dir / "graph").read_bytes()
-    id_re = re.compile(rb"(?<![" + _ID_CHARS + rb"])" + re.escape(erased.encode()) + rb"(?![" + _ID_CHARS + rb"])")
-    return not any(t.encode("utf-8") in data for t in texts) and all(m.start() < 4096 for m in id_re.finditer(data))
 
 
 def trial(base: Path, dest: Path, users: list[str], texts: list[str], token: str, reference: dict[str, set],
@@ -257,9 +243,7 @@ def trial(base: Path, dest: Path, users: list[str], texts: list[str], token: str
         if reopened.returncode != 0:
             raise RuntimeError("the reopen failed:\n" + (reopened.stdout + reopened.stderr)[-3000:])
         outcome.stats_clean = "every derived tier is up to date with the archive, user by user" in reopened.stdout
-        # Scanned before this process queries anything with the erased id (see residue()).
         outcome.residue = residue(dest, texts, erased)
-        outcome.id_in_graph_header = only_the_id_in_ladybugs_first_page(dest, outcome.residue, texts, erased)
         outcome.leftovers = [str(p.relative_to(dest)) for p in leftovers(dest)]
         got, outcome.erased_left = snapshot(dest, others, erased)
         outcome.lost = {tier: len(reference[tier] - got[tier]) for tier in reference}
@@ -330,7 +314,6 @@ def main(argv: list[str] | None = None) -> int:
         "other users' ids lost": sum(sum(o.lost.values()) for o in outcomes),
         "trials with the erased user left": sum(bool(o.erased_left) for o in outcomes),
         "trials with residue": sum(bool(o.residue) for o in outcomes),
-        "of which only the id in ladybug's first page": sum(o.id_in_graph_header for o in outcomes),
         "trials with residue at the kill (before the reopen)": sum(bool(o.residue_at_kill) for o in outcomes),
         "reopens whose stats saw a tier not matching the archive": sum(not o.stats_clean for o in outcomes),
         "trials with swap leftovers": sum(bool(o.leftovers) for o in outcomes),

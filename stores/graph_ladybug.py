@@ -6,6 +6,9 @@ ladybug facts this adapter relies on (ladybug 0.22):
   and lists of maps included) and returns a ``QueryResult`` (``rows_as_dict().get_all()``).
 - Schema first: MERGE on a label or edge type that is not a NODE/REL table is an error.
 - ``BEGIN TRANSACTION`` / ``COMMIT`` / ``ROLLBACK`` are plain statements on the connection.
+- Its header, catalog and metadata pages are written from heap buffers it does not clear, so the unused end
+  of each page holds whatever the process freed before (seen: a user id from an earlier query's parameters,
+  still there after that user's erasure and the file's rewrite). ``wipe_freed_memory`` below prevents it.
 - A second *process* opening the file fails with "Could not set lock on file ... (Lock is held by
   PID n)"; a second ``Database`` on the same file in the *same* process opens without error but does
   not see the first one's writes, so this module refuses that itself.
@@ -13,6 +16,9 @@ ladybug facts this adapter relies on (ladybug 0.22):
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import logging
 import os
 import re
 import threading
@@ -26,11 +32,39 @@ from .errors import DataDirLocked, StoreUnavailable
 from .graph_base import CypherGraph, Rows, Step
 from .settings import LuminaSettings
 
+log = logging.getLogger("lumina.graph")
+
 _LOCK_HELD = re.compile(r"Could not set lock on file(?:.*?held by PID (\d+))?", re.S)
 
 # Database files open in this process; see the module docstring for why two handles must not coexist.
 _open_paths: set[str] = set()
 _open_paths_lock = threading.Lock()
+
+
+_M_PERTURB = -6  # glibc mallopt(): fill freed memory with a byte, and new (non-calloc) memory with its complement
+_PERTURB_BYTE = 0x5A
+
+
+def wipe_freed_memory() -> bool:
+    """Make the C allocator fill every block it hands out, and every block freed (glibc's M_PERTURB; it holds for
+    the whole process).
+
+    ladybug writes pages from uninitialised heap buffers (see the module docstring); with this a buffer holds
+    the fill byte or what ladybug itself wrote, never bytes of an earlier query, so an erased user's id cannot
+    come back into a rewritten file. Idempotent; False where the C library has no mallopt (not glibc), where
+    ladybug's unused page space may still hold stale bytes of this process."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        log.warning("no glibc mallopt: ladybug may write stale heap bytes (erased ids) into its graph file")
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return mallopt(_M_PERTURB, _PERTURB_BYTE) == 1
+
+
+# At import: before this process opens a graph, so every buffer ladybug allocates starts filled.
+wipe_freed_memory()
 
 
 class LadybugGraph(CypherGraph):
