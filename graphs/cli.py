@@ -276,42 +276,69 @@ def cmd_doctor(args) -> int:
     return doctor_command(console)
 
 
+# What each production variable reaches; the variable's name is read from LuminaSettings (its first alias).
+_PRODUCTION_VARIABLES = {
+    "redis_url": "mid-term tier on Redis/Valkey (redis://, rediss:// for TLS, Redis Cluster)",
+    "qdrant_url": "long-term vectors on a Qdrant server", "qdrant_api_key": "its API key",
+    "neo4j_uri": "associative graph on Neo4j/Aura", "neo4j_user": "its user", "neo4j_password": "its password",
+    "openai_api_key": "an LLM for summaries, extraction and replies (unset: offline methods)",
+    "openai_base_url": "an OpenAI-compatible endpoint", "s3_endpoint_url": "S3 endpoint for s3:// backups",
+}
+
+
+def _help_epilog() -> str:
+    """Where data lives and which variables select production backends, from the settings themselves."""
+    fields = LuminaSettings.model_fields
+    rows = [(fields[name].validation_alias.choices[0], what) for name, what in _PRODUCTION_VARIABLES.items()]
+    width = max(len(env) for env, _ in rows)
+    return "\n".join([
+        f"data directory: LUMINA_DATA_DIR (default: ./{fields['data_dir'].default}, relative to the working directory)",
+        "  holds the embedded engines' files; any setting is LUMINA_<NAME> in the environment or .env.",
+        "production backends (each unset: the embedded default; check them with `lumina-memory doctor`):",
+        *(f"  {env:<{width}}  {what}" for env, what in rows),
+    ])
+
+
 def build_parser() -> argparse.ArgumentParser:
     # Every value is checked here (graphs.cli_args), before a command opens anything: a refused command
     # creates no data directory and starts no server.
-    parser = cli_args.Parser(prog="lumina-memory", description=__doc__)
+    parser = cli_args.Parser(prog="lumina-memory", description=__doc__, epilog=_help_epilog(),
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="log one line per node")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="replay the bundled Japanese conversation and recall from it")
-    demo.add_argument("--user", type=cli_args.user_id, default=None)
+    demo.add_argument("--user", type=cli_args.user_id, default=None,
+                      help="replay it as this user id (default: the transcript's own user)")
     demo.set_defaults(func=cmd_demo)
     chat = sub.add_parser("chat", help="talk with Lumina, Clarisse and Nox")
-    chat.add_argument("--user", type=cli_args.user_id, required=True)
-    chat.add_argument("--character", choices=["lumina", "clarisse", "nox"], default=None)
+    chat.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
+    chat.add_argument("--character", choices=["lumina", "clarisse", "nox"], default=None,
+                      help="who answers: %(choices)s (default: the one the message names, else whoever spoke least)")
     chat.set_defaults(func=cmd_chat)
     ingest = sub.add_parser("ingest", help="ingest a JSONL transcript (user_id, speaker, text, ts per line)")
-    ingest.add_argument("file", type=cli_args.readable_file)
+    ingest.add_argument("file", type=cli_args.readable_file, help="a UTF-8 JSONL file, one turn per line")
     ingest.add_argument("--rejects", type=cli_args.new_file, default=None,
                         help="where rejected lines go (default: FILE.rejects.jsonl)")
     ingest.set_defaults(func=cmd_ingest)
     rec = sub.add_parser("recall", help="what the memory brings back for a question")
-    rec.add_argument("--user", type=cli_args.user_id, required=True)
-    rec.add_argument("question", type=cli_args.question)
+    rec.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
+    rec.add_argument("question", type=cli_args.question, help="the question, in any language")
     rec.add_argument("--purpose", choices=cli_args.purposes(), default="question",
-                     help="what the memory is wanted for: weights relevance, recency and importance (default: question)")
+                     help="what the memory is wanted for, which weights relevance, recency and importance: "
+                          "%(choices)s (default: %(default)s)")
     rec.add_argument("--limit", type=cli_args.int_between(1, 100), default=5, help="at most this many items (1-100)")
-    rec.add_argument("--json", action="store_true")
+    rec.add_argument("--json", action="store_true", help="print the items as one JSON object")
     rec.set_defaults(func=cmd_recall)
     stats = sub.add_parser("stats", help="what each tier holds")
-    stats.add_argument("--user", type=cli_args.user_id, default=None)
+    stats.add_argument("--user", type=cli_args.user_id, default=None, help="this user only (default: every user)")
     stats.set_defaults(func=cmd_stats)
     opt = sub.add_parser("optimize", help="build the embedded vector store's per-user indexes (after a bulk import, or nightly)")
     opt.set_defaults(func=cmd_optimize)
     svc = sub.add_parser("services", help="the embedded Redis server")
-    svc.add_argument("action", choices=["status", "stop"])
+    svc.add_argument("action", choices=["status", "stop"], help="status: is it running, and where; stop: stop it")
     svc.set_defaults(func=cmd_services)
     rcv = sub.add_parser("recover", help="complete derived writes a crash or an outage left owed")
-    rcv.add_argument("--user", type=cli_args.user_id, default=None)
+    rcv.add_argument("--user", type=cli_args.user_id, default=None, help="the user whose tiers --rederive rebuilds")
     rcv.add_argument("--rederive", action="store_true", help="rebuild the user's derived tiers from the archive")
     rcv.set_defaults(func=cmd_recover)
     doctor = sub.add_parser("doctor", help="check every configured backend; exit 1 when something is wrong")

@@ -49,6 +49,7 @@ def _id(field: str) -> Callable[[str], str]:
 
 
 user_id = _id("user_id")
+USER_HELP = "the user's id: 1-128 letters, digits or _ . : @ - (no '..')"  # what validate_id accepts
 memory_id = _id("memory_id")
 procedure_id = _id("procedure_id")
 source_id = _id("source_id")

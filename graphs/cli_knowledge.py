@@ -51,12 +51,12 @@ def cmd_knowledge(args) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     know = sub.add_parser("knowledge", help="what the characters know about a user (facts and their history)")
-    know.add_argument("--user", type=cli_args.user_id, required=True)
+    know.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
     know.add_argument("--all", action="store_true", help="superseded and merged items too (the history)")
     know.add_argument("--json", action="store_true", help="one JSON array (fields fixed; see README)")
     know.set_defaults(func=cmd_knowledge)
     prof = sub.add_parser("profile", help="who the user is: topics, each character's relationship, current facts")
-    prof.add_argument("--user", type=cli_args.user_id, required=True)
+    prof.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
     prof.add_argument("--json", action="store_true", help="one JSON object (fields fixed; see README)")
     prof.set_defaults(func=cmd_profile)
 

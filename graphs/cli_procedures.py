@@ -67,13 +67,13 @@ def cmd_outcome(args) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     procs = sub.add_parser("procedures", help="how-tos learnt from a user's conversations, with their outcomes")
-    procs.add_argument("--user", type=cli_args.user_id, required=True)
+    procs.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
     procs.add_argument("--all", action="store_true", help="superseded versions too (the history)")
     procs.add_argument("--json", action="store_true", help="one JSON array (fields fixed; see README)")
     procs.set_defaults(func=cmd_procedures)
     outcome = sub.add_parser("outcome", help="record that a procedure worked (success) or did not (failure)")
-    outcome.add_argument("--user", type=cli_args.user_id, required=True)
-    outcome.add_argument("procedure_id", type=cli_args.procedure_id)
-    outcome.add_argument("result", choices=["success", "failure"])
+    outcome.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
+    outcome.add_argument("procedure_id", type=cli_args.procedure_id, help="the procedure's id (see `procedures`)")
+    outcome.add_argument("result", choices=["success", "failure"], help="how it went: %(choices)s")
     outcome.add_argument("--json", action="store_true", help="the procedure after the outcome, as JSON")
     outcome.set_defaults(func=cmd_outcome)
