@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from lumina_memory.nodes.characters import CHARACTERS, names_phrase
 from lumina_memory.stores.errors import LuminaError
 
 from . import cli_args
@@ -310,9 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--user", type=cli_args.user_id, default=None,
                       help="replay it as this user id (default: the transcript's own user)")
     demo.set_defaults(func=cmd_demo)
-    chat = sub.add_parser("chat", help="talk with Lumina, Clarisse and Nox")
+    chat = sub.add_parser("chat", help=f"talk with {names_phrase()}")
     chat.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
-    chat.add_argument("--character", choices=["lumina", "clarisse", "nox"], default=None,
+    chat.add_argument("--character", choices=CHARACTERS, default=None,
                       help="who answers: %(choices)s (default: the one the message names, else whoever spoke least)")
     chat.set_defaults(func=cmd_chat)
     ingest = sub.add_parser("ingest", help="ingest a JSONL transcript (user_id, speaker, text, ts per line)")

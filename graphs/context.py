@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from lumina_memory.nodes.characters import CharacterId
+
 Purpose = Literal["talking", "social", "planning", "reflection", "goals", "question"]
 MessageType = Literal["greeting", "question", "request", "heartbeat", "default"]
 
@@ -13,7 +15,7 @@ MessageType = Literal["greeting", "question", "request", "heartbeat", "default"]
 class RunContext:
     user_id: str
     """Whose memory this run reads and writes. Required; letters, digits and _ . : @ - only."""
-    character: Literal["lumina", "clarisse", "nox"] | None = None
+    character: CharacterId | None = None
     """Who answers; unset: the character the user names, else the one who has spoken least."""
     respond: bool = True
     """Produce a character's reply to user turns (off when replaying a transcript)."""

@@ -5,13 +5,9 @@ from __future__ import annotations
 import unicodedata
 from typing import Mapping
 
-from lumina_memory.stores.settings import CHARACTERS
+from lumina_memory.nodes.characters import CAST, CHARACTERS
 
-NAMES: dict[str, tuple[str, ...]] = {
-    "lumina": ("ルミナ", "lumina", "るみな"),
-    "clarisse": ("クラリス", "clarisse", "くらりす", "clarice"),
-    "nox": ("ノクス", "nox", "のくす"),
-}
+NAMES: dict[str, tuple[str, ...]] = {c.id: c.spellings for c in CAST}
 
 
 def named_characters(text: str) -> list[str]:

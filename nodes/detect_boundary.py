@@ -8,12 +8,12 @@ from collections import Counter
 import numpy as np
 from langchain_core.messages import RemoveMessage
 
+from lumina_memory.nodes.characters import CHARACTERS
 from lumina_memory.stores import ids
 
 from .boundary_rules import BoundaryInput, BoundaryRules, decide
 from .domain import detect_domain
 
-_CHARACTERS = ("lumina", "clarisse", "nox")
 _CHECKED_MAX = 100_000
 log = logging.getLogger("lumina.recovery")
 
@@ -42,7 +42,7 @@ def reconcile_open_segment(state: dict, ctx, services) -> dict:
     log.warning("user=%s segment=%s: the open segment's %d turn(s) are archived already (the checkpoint "
                 "predates the last archive commit); starting a new segment", ctx.user_id,
                 state.get("segment_id", ""), len(turns))
-    return {"turns": [], "segment_id": "", "domain": "", "character_turns": {c: 0 for c in _CHARACTERS}}
+    return {"turns": [], "segment_id": "", "domain": "", "character_turns": {c: 0 for c in CHARACTERS}}
 
 
 def segment_domain(turns: list[dict]) -> str:
@@ -105,7 +105,7 @@ def _close_now(state: dict) -> dict:
         "turns": [],
         "segment_id": "",
         "domain": "",
-        "character_turns": {c: 0 for c in _CHARACTERS},
+        "character_turns": {c: 0 for c in CHARACTERS},
         "boundary": {"close": True, "reason": "explicit", "closed_segment": state["segment_id"]},
         "messages": _trim_messages(state, 0),
     }
@@ -141,9 +141,9 @@ def _place(state: dict, incoming: dict, rules: BoundaryRules, ctx, services, vec
         update.update(
             segment_id=ids.segment_id(ctx.user_id, incoming["turn_id"]),
             started_at=incoming["ts"],
-            character_turns={c: 0 for c in _CHARACTERS},
+            character_turns={c: 0 for c in CHARACTERS},
         )
-    counts = dict(update.get("character_turns") or state.get("character_turns") or {c: 0 for c in _CHARACTERS})
+    counts = dict(update.get("character_turns") or state.get("character_turns") or {c: 0 for c in CHARACTERS})
     if incoming["speaker"] in counts:
         counts[incoming["speaker"]] += 1
     new_turns = [*turns, incoming]

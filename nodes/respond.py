@@ -22,6 +22,7 @@ import threading
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from lumina_memory.nodes.characters import CAST, get as get_character
 from lumina_memory.stores import ids
 from lumina_memory.stores.journal import Journal
 
@@ -33,20 +34,11 @@ from .validate import redaction_kinds
 
 log = logging.getLogger("lumina.respond")
 
-PERSONAS = {
-    "lumina": "ルミナ: warm, curious, loves stars, science and books. Speaks softly in Japanese.",
-    "clarisse": "クラリス: elegant and practical, loves cooking, tea and planning. Polite Japanese (です/ます).",
-    "nox": "ノクス: cool, witty night owl who loves games, music and movies. Casual Japanese (オレ).",
-}
-_OFFLINE_OPENERS = {
-    "lumina": ("ねえ、覚えてるよ。", "それならね、"),
-    "clarisse": ("覚えておりますよ。", "そうですね、"),
-    "nox": ("ああ、覚えてるぜ。", "そうだな、"),
-}
+PERSONAS = {c.id: f"{c.name_ja}: {c.persona}" for c in CAST}
 
 
 def offline_reply(character: str, query: str, recalled: list[dict]) -> str:
-    remembered, fresh = _OFFLINE_OPENERS[character]
+    remembered, fresh = get_character(character).offline_openers
     memories = [r for r in recalled if r.get("segment_id") != "(open)" and r.get("text")]
     if not memories:
         return f"{fresh}「{query[:40]}」のこと、もう少し聞かせて。"

@@ -14,11 +14,11 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from lumina_memory.nodes.characters import CHARACTERS  # the cast is defined once, there
 from lumina_memory.nodes.knowledge.params import KnowledgeParams
 from lumina_memory.nodes.knowledge.procedure_models import ProcedureParams
 from lumina_memory.nodes.lifecycle.params import LifecycleParams
 
-CHARACTERS: tuple[str, ...] = ("lumina", "clarisse", "nox")
 SPEAKERS: tuple[str, ...] = ("user", *CHARACTERS)
 
 

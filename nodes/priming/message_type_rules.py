@@ -12,6 +12,10 @@ anchored at word boundaries; Japanese ones at the end of a clause where the form
 
 from __future__ import annotations
 
+import re
+
+from lumina_memory.nodes.characters import CAST
+
 ORDER = ("heartbeat", "request", "question")
 
 # Whole messages a scheduler or a client sends to keep the character alive, not a person speaking.
@@ -60,4 +64,5 @@ QUESTION = {
 }
 
 # Left after the greetings are removed, these are not content: "hi Lumina!" is still a greeting.
-FILLER = r"^[\s\W_]*((lumina|clarisse|nox|ルミナ|クラリス|ノックス|さん|ちゃん|くん|everyone|all|guys|friend|みんな|皆さん)[\s\W_]*)*$"
+_NAMES = "|".join(re.escape(s) for c in CAST for s in c.spellings)
+FILLER = rf"^[\s\W_]*(({_NAMES}|さん|ちゃん|くん|everyone|all|guys|friend|みんな|皆さん)[\s\W_]*)*$"

@@ -16,6 +16,8 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+from lumina_memory.nodes.characters import CAST
+
 _local = threading.local()  # a Sudachi tokenizer is not safe to share between threads
 
 _CONTENT_POS = {"名詞", "動詞", "形容詞", "形状詞", "副詞"}
@@ -24,9 +26,9 @@ _NOUN_SKIP_SUB = {"数詞", "助数詞可能"}
 STOP_NOUNS = frozenset(
     "こと もの 事 物 何 なに 誰 どこ それ これ あれ そこ ここ 方 ほう 感じ 時 とき 今 今日 明日 昨日 "
     "みんな 皆 自分 私 僕 俺 あなた 君 さん ちゃん くん 様 人 気 話 話題 ところ 本当 ほんと 大丈夫 "
-    "よう そう 一緒 ありがとう ルミナ クラリス ノクス 的 中 前 後 次 最近 今度 全部 一番 普通 "
+    "よう そう 一緒 ありがとう 的 中 前 後 次 最近 今度 全部 一番 普通 "
     "ん の まま 時間 的".split()
-)
+) | {c.name_ja for c in CAST}  # the characters' names say nothing about a topic
 EN_STOP = frozenset(
     "a an the and or but if of to in on at for with from by about as is are was were be been being "
     "i you he she it we they me him her us them my your his its our their this that these those "
