@@ -107,7 +107,7 @@ CRASH_AT = r"""
 import os, signal, sys
 import importlib
 node, nth = sys.argv[1], int(sys.argv[2])
-module = importlib.import_module(f"nodes.{node}")
+module = importlib.import_module(f"lumina_memory.nodes.{node}")
 real, calls = getattr(module, node), [0]
 def crash(state, ctx, services):
     calls[0] += 1
