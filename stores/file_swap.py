@@ -162,6 +162,14 @@ def recover(live: Path) -> str | None:
     return done
 
 
+def recover_pending(live: Path) -> bool:
+    """True when a swap of ``live`` was left unfinished (``recover`` has something to do): an engine that cannot
+    have its files switched under it while open checks this first, then closes them and recovers."""
+    live = Path(live)
+    return any(_sibling(live, s).exists() for s in (JOURNAL, JOURNAL + ".tmp", NEW, OLD)) or (
+        live.exists() and any(_sibling(live, s).exists() for s in LEGACY))
+
+
 def owe_rewrite(live: Path) -> None:
     """Record, durably and before a delete, that ``live`` must be rewritten for the deleted bytes to go."""
     live = Path(live)

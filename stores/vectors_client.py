@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import httpx
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
+from . import file_swap
 from .errors import DataDirLocked, EmbedderMismatch, LuminaError, StoreUnavailable
 from .vector_filters import (
     HNSW_EF_CONSTRUCT,
@@ -99,6 +100,13 @@ class ClientVectorStore(VectorStoreBase):
         try:
             with self._guard("open the collection"):
                 self._ensure_collection()
+            folder = self._collection_dir()
+            if folder is not None:
+                # A rewrite killed half-way is finished or undone, then one owed since a kill is redone.
+                if file_swap.recover_pending(folder):
+                    self._reload_collection(lambda: file_swap.recover(folder))
+                if file_swap.rewrite_owed(folder):
+                    self.rewrite()
         except BaseException:
             if close_client:
                 client.close()
@@ -269,28 +277,56 @@ class ClientVectorStore(VectorStoreBase):
         path = self._client.init_options.get("path")
         return [Path(path)] if path else []
 
-    def rewrite(self) -> None:
-        """Local mode keeps deleted points' payloads in free pages of its SQLite file: copy the live points
-        into a new collection of the same name (L11). A Qdrant server reclaims deleted points itself (its
-        optimizer rewrites segments), so nothing is done there."""
-        self._require_open()
-        if not self._local:
-            return
-        points = [PreparedPoint(pid, vec, payload) for pid, vec, payload in self._scroll()]
-        with self._guard("rewrite"):
-            self._client.delete_collection(self.collection)
-            self._ensure_collection()
-        for start in range(0, len(points), self.batch_size):
-            self._write(points[start : start + self.batch_size])
-        path = self._client.init_options.get("path")
-        if path:
-            import sqlite3
+    def _collection_dir(self) -> Path | None:
+        """The folder local mode keeps this collection's SQLite file in; None on a server or in memory."""
+        local = getattr(self._client, "_client", None)
+        if not self._local or not getattr(local, "persistent", False):
+            return None
+        return Path(local._collection_path(self.collection))
 
-            for db in Path(path).rglob("storage.sqlite"):
-                con = sqlite3.connect(db)  # the local client keeps its own connection; VACUUM needs none open
-                try:
-                    con.execute("VACUUM")
-                except sqlite3.OperationalError:
-                    pass  # the client holds a transaction open; its rewrite of the table already dropped the rows
-                finally:
-                    con.close()
+    def _reload_collection(self, between: Callable[[], object]) -> None:
+        """Close local mode's handle on this collection's files, run ``between``, and load the collection from
+        its folder again (the same client object: a shared client keeps serving its other collections)."""
+        from qdrant_client.local.local_collection import LocalCollection
+
+        local = self._client._client
+        live = local.collections[self.collection]
+        live.close()
+        try:
+            between()
+        finally:
+            fresh = LocalCollection(live.config, str(self._collection_dir()),
+                                    force_disable_check_same_thread=local.force_disable_check_same_thread)
+            fresh.text_indexes = live.text_indexes
+            local.collections[self.collection] = fresh
+
+    def delete_user(self, user_id: str) -> int:
+        folder = self._collection_dir() if not self._closed else None
+        if folder is not None and self.count(user_id):
+            # Before the delete: a kill between it and the erasure's rewrite leaves the user's payloads in
+            # free pages of the SQLite file, and the next open must still rewrite it.
+            file_swap.owe_rewrite(folder)
+        return super().delete_user(user_id)
+
+    def rewrite(self) -> None:
+        """Local mode keeps deleted points' payloads in free pages of its SQLite file: the live points are
+        written into a new collection folder built beside the live one, which stores.file_swap then switches
+        in (L11), so a kill at any moment leaves the old folder or the new one, never neither. A Qdrant server
+        reclaims deleted points itself (its optimizer rewrites segments), and memory mode has no files: nothing
+        is done there."""
+        self._require_open()
+        folder = self._collection_dir()
+        if folder is None:
+            return
+        from qdrant_client.local.local_collection import LocalCollection
+
+        file_swap.owe_rewrite(folder)  # until the switch: a kill before it leaves the next open to redo this
+        points = [models.PointStruct(id=pid, vector=vec, payload=payload) for pid, vec, payload in self._scroll()]
+        live = self._client._client.collections[self.collection]
+        built = LocalCollection(live.config, str(file_swap.staging(folder) / folder.name))
+        try:
+            for start in range(0, len(points), self.batch_size):
+                built.upsert(points[start : start + self.batch_size])
+        finally:
+            built.close()
+        self._reload_collection(lambda: file_swap.commit(folder))
