@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import InvalidInput
+from .processes import pid_alive
 
 MANIFEST = "manifest.json"
 PARTIAL = ".partial-"
@@ -43,19 +44,7 @@ def writer_alive(folder: Path) -> bool:
     if writer.get("host") != socket.gethostname():
         return time.time() - float(writer.get("at", 0)) < FOREIGN_STALE_SECONDS
     pid = int(writer.get("pid", 0))
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (killed, not yet reaped by its parent) writes nothing more.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+    return pid == os.getpid() or (pid > 0 and pid_alive(pid))
 
 
 def open_location(where: str, settings=None):

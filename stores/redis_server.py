@@ -25,6 +25,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .errors import StoreUnavailable
+from .processes import pid_alive
 from .settings import LuminaSettings
 
 TIER = "mid-term"
@@ -341,17 +342,8 @@ def _read_pid(pidfile: Path) -> int | None:
 
 
 def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     # The daemon is nobody's child here; if init doesn't reap it, a zombie must count as gone.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+    return pid_alive(pid)
 
 
 def _is_our_redis(pid: int) -> bool:
