@@ -47,14 +47,11 @@ def fsync_path(path: Path) -> None:
             fsync_path(child)
     elif not path.is_file():
         return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(path)
 
 
 def fsync_dir(path: Path) -> None:
+    """fsync one file or directory entry itself (a directory: its list of names, after a rename or create)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
