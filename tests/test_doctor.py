@@ -71,11 +71,9 @@ def test_healthy_embedded_setup_is_all_ok(env, demo_rows, capsys):
 
 def test_missing_redis_socket_fails_and_names_the_check(env, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REDIS_URL", f"unix://{tmp_path}/no-such.sock")
-    started = time.monotonic()
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "mid-term/reachable" in out and "no-such.sock" in out
-    assert time.monotonic() - started < 30
 
 
 def test_collection_of_another_dimension_fails(env, capsys):

@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -295,10 +294,9 @@ def _closed_port() -> int:
 
 def test_neo4j_unreachable_server_is_store_unavailable():
     settings = LuminaSettings(NEO4J_URI=f"bolt://127.0.0.1:{_closed_port()}", NEO4J_USER=None)
-    started = time.monotonic()
     with pytest.raises(StoreUnavailable) as info:
         Neo4jGraph.from_settings(settings)
-    assert info.value.tier == "graph" and time.monotonic() - started < 10
+    assert info.value.tier == "graph"
 
 
 def test_neo4j_from_settings_on_falkordb_detects_its_quirks(bolt_port, bolt_driver, caplog):
