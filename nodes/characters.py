@@ -1,51 +1,16 @@
-"""The three characters, defined once: id, display names in English and Japanese, the other spellings users
-write, the persona a chat model plays and the offline reply's voice. Speakers, the CLI's --character, the run context, who answers,
-greeting filler and stop words all read this tuple.
-
-Imports only the package's errors, so settings and stores can read it without a cycle.
+"""Look-ups over the cast (``lumina_memory.stores.settings_characters`` defines it): a character by id, display
+names, the names as a phrase, and the ids as a Literal for the run context and Studio's form.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.settings_characters import CAST, CHARACTERS, Character
 
+__all__ = ["CAST", "CHARACTERS", "Character", "CharacterId", "display_name", "get", "names_phrase"]
 
-@dataclass(frozen=True)
-class Character:
-    id: str
-    """Lower-case ASCII: the speaker value of a turn and the key of per-character counts."""
-    name: str
-    """English display name."""
-    name_ja: str
-    """Japanese display name (katakana)."""
-    aliases: tuple[str, ...]
-    """Other spellings users write (hiragana, variants), lower case."""
-    persona: str
-    """Who the character is, for the chat model's system prompt."""
-    offline_openers: tuple[str, str]
-    """The offline reply's first words in the character's voice: (a memory came back, nothing came back)."""
-
-    @property
-    def spellings(self) -> tuple[str, ...]:
-        """Every way a message may name the character, lower case (compare with NFKC-folded, lower-cased text)."""
-        return (self.name_ja, self.id, *self.aliases)
-
-
-CAST: tuple[Character, ...] = (
-    Character("lumina", "Lumina", "ルミナ", ("るみな",),
-              "warm, curious, loves stars, science and books. Speaks softly in Japanese.",
-              ("ねえ、覚えてるよ。", "それならね、")),
-    Character("clarisse", "Clarisse", "クラリス", ("くらりす", "clarice"),
-              "elegant and practical, loves cooking, tea and planning. Polite Japanese (です/ます).",
-              ("覚えておりますよ。", "そうですね、")),
-    Character("nox", "Nox", "ノクス", ("のくす",),
-              "cool, witty night owl who loves games, music and movies. Casual Japanese (オレ).",
-              ("ああ、覚えてるぜ。", "そうだな、")),
-)
-CHARACTERS: tuple[str, ...] = tuple(c.id for c in CAST)
 CharacterId = Literal[CHARACTERS]  # type: ignore[valid-type]  # the ids as a Literal (run context, Studio's form)
 _BY_ID = {c.id: c for c in CAST}
 _LANGUAGES = ("en", "ja")

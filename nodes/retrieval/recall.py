@@ -38,6 +38,7 @@ import numpy as np
 
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.settings_recall import SWITCHES, RecallConfig  # noqa: F401  (SWITCHES: bench.locomo reads it here)
 
 from ..text.function_words import content_terms
 from ..text.tokenize import terms
@@ -59,10 +60,6 @@ from .temporal import window_and_rest
 from .time_mentions import asks_when
 
 DAY = 86_400.0
-CHANNELS = ("turn_dense", "turn_content", "turn_keyword", "feedback", "segment_dense", "segment_keyword", "midterm", "graph",
-            "speaker_dense")
-SWITCHES = (*CHANNELS, "keyword_context", "speakers", "temporal", "mmr", "context", "lifecycle", "knowledge", "procedures",
-            "passages", "decompose", "crosslingual", "function_words", "when")
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
 
@@ -75,10 +72,6 @@ class Timings:
     # content view's): index (the user's in-process indexes, topped up if the archive moved), candidates
     # (all channels), rank (fusion + P6 scoring), rerank (MMR + dedup), pack (items into the budget).
     stages: dict[str, float] = field(default_factory=dict)
-
-
-def _enabled(settings, name: str, disabled: Sequence[str]) -> bool:
-    return name not in disabled and bool(getattr(settings, f"recall_{name}", True))
 
 
 def _leading_within(asked: list[dict], how: list[dict], budget: int, item_overhead: int
@@ -113,13 +106,17 @@ def recall(
     pointer_groups: bool = False,
     shown_facts: Collection[str] = (),
     refunds: Refunds | None = None,
+    config: RecallConfig | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked memory items for ``query`` from one user's memory (never another user's).
 
     ``limit``: at most this many items (default settings.retrieve_max_items when no budget is given).
     ``budget``: pack items into this many tokens (CJK char = 1, else words), in rank order.
     ``query_vector``: a precomputed embedding of the query (skips the embedder).
-    ``disabled``: channel/stage names to switch off for this call (ablation), see SWITCHES.
+    ``config``: the switches to run with (``RecallConfig``, e.g. ``RecallConfig.preset("plain")``); default the
+    settings' (``RecallConfig.from_settings``).
+    ``disabled``: switch names to turn off for this call on top of ``config`` (ablation), see SWITCHES; a name
+    that is no switch fails (pydantic ValidationError naming it).
     ``character``: restricts the long-term segment channel to segments this character took part in.
     ``item_overhead``: tokens of the budget each item costs beyond its text (priming's pointer on every line);
     ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once;
@@ -136,7 +133,7 @@ def recall(
     check_query(query, settings.max_query_chars)
     stores = services.stores
     alpha, beta, gamma = weights_for(purpose)
-    on = {name: _enabled(settings, name, disabled) for name in SWITCHES}
+    on = (config or RecallConfig.from_settings(settings)).without(disabled).switches()
     if stores.turns is None:
         on["turn_dense"] = on["turn_content"] = False
     started = time.perf_counter()

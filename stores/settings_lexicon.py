@@ -1,4 +1,5 @@
-"""Default word lists of the offline extractor; ``KnowledgeParams`` holds them, so a deployment can extend them.
+"""Default word lists of the offline knowledge extractor; ``KnowledgeParams`` holds them, so a deployment can extend
+them (``LUMINA_KNOWLEDGE__RELATIONS`` and the like).
 
 Kept short and common on purpose: the extractor prefers missing a fact to inventing one.
 """
