@@ -17,8 +17,8 @@ from tests.test_passages import T0, DAY, _reply
      ["Remind me of two things: the code reviewer", "the staging domain"]),
     ("What are the CI system, the deploy target and the Python version?",
      ["What are the CI system", "the deploy target", "the Python version"]),
-    ("What does Melanie do to destress and what are her kids into?",
-     ["What does Melanie do to destress", "what are her kids into"]),
+    ("What does Priya do to unwind and what are her nephews into?",
+     ["What does Priya do to unwind", "what are her nephews into"]),
     ("Webフレームワークとワーカーのメモリ上限はそれぞれ何？", ["Webフレームワーク", "ワーカーのメモリ上限"]),
     ("猫の名前と犬の名前、両方教えて", ["猫の名前", "犬の名前"]),
     # two events compared or measured between
@@ -36,15 +36,15 @@ def test_a_question_for_several_things_is_split(question, parts):
 
 
 @pytest.mark.parametrize("question", [
-    "What did Caroline and Melanie do together?",  # one question about two people
+    "What did Priya and Tomas do together?",  # one question about two people
     "What was the deploy target at first, and what is it now?",  # the second half names nothing of its own
     "How did the Python version change over the project?",
-    "When did Caroline go to the LGBTQ support group?",
+    "When did Priya go to the grief support group?",
     "猫と一緒に何をした？",
-    "What types of pottery have Melanie and her kids made?",  # one subject: a person and hers
-    "According to Gina, what makes Jon a perfect mentor and guide?",
-    "Where was John between August 11 and August 15 2023?",  # days, not events: the time window's work
-    "Was the first half of September 2022 a good month for Nate? Answer yes or no.",
+    "What kinds of bread have Tomas and his kids baked?",  # one subject: a person and hers
+    "According to Ines, what makes Omar a patient coach and friend?",
+    "Where was Omar between March 3 and March 9 2024?",  # days, not events: the time window's work
+    "Was the second half of April 2021 a quiet month for Ines? Answer yes or no.",
     "",
 ])
 def test_a_question_for_one_thing_stays_whole(question):

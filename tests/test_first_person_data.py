@@ -17,8 +17,8 @@ MINI = Path(__file__).parent / "data" / "mini_locomo.json"
     ("What is the name of the dog Alice adopted?", "What is the name of the dog I adopted?"),
     ("What is the name of Alice's cat?", "What is the name of my cat?"),
     ("When did Alice adopt her dog?", "When did I adopt my dog?"),
-    ("What activities does Alice partake in?", "What activities do I partake in?"),
-    ("What pets wouldn't cause any discomfort to Alice?", "What pets wouldn't cause any discomfort to me?"),
+    ("What sports does Alice play on weekends?", "What sports do I play on weekends?"),
+    ("Which plants wouldn't be a bother to Alice?", "Which plants wouldn't be a bother to me?"),
     ("Alice's sister lives where?", "My sister lives where?"),
 ])
 def test_questions_move_to_the_first_person(asked, mine):

@@ -33,7 +33,7 @@ def test_the_querys_function_words_are_dropped_and_its_content_words_kept(query,
     assert kept <= set(after)
 
 
-@pytest.mark.parametrize("query", ["What is my profession?", "When did Caroline go to the LGBTQ support group?",
+@pytest.mark.parametrize("query", ["What is my profession?", "When did Priya go to the grief support group?",
                                    "What is the API server port at the moment?", "モカは何歳？", "我是做什么工作的？"])
 def test_english_japanese_and_unsegmented_languages_are_left_to_their_own_readers(query):
     assert content_terms(query, terms(query)) == terms(query)

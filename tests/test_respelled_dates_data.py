@@ -26,9 +26,9 @@ def test_every_spelling_of_a_session_date_reads_as_the_same_minute():
 
 
 @pytest.mark.parametrize("question", [
-    "What painting did Melanie show to Caroline on October 13, 2023?",
-    "What did Gina find for her clothing store on 1 February, 2023?",
-    "What setback did Melanie face in October 2023?",
+    "What recipe did Priya send to Tomas on October 13, 2023?",
+    "What did Ines buy for her bakery on 1 February, 2023?",
+    "What went wrong with Tomas's bike in October 2023?",
 ])
 def test_every_spelling_of_a_question_date_opens_the_same_window(question):
     original = time_window(question, NOW)

@@ -211,7 +211,7 @@ def test_keyword_search_in_context_reads_the_turn_each_reply_answers():
 
 
 def test_a_reply_to_a_follow_up_question_is_found_through_the_turn_it_follows_up():
-    """ "I loved 'Becoming Nicole'" → "What did it teach you?" → "Self-acceptance, mostly." The answer says
+    """ "I loved 'The Salt Orchard'" → "What did it teach you?" → "Patience, mostly." The answer says
     neither the book nor "loved"; it is found by the keyword channel through its speaker's own turn two
     back, as long as all three are one exchange — and by default settings, not only when asked for."""
     from lumina_memory.nodes.retrieval.channels import keyword_ranking
@@ -220,18 +220,18 @@ def test_a_reply_to_a_follow_up_question_is_found_through_the_turn_it_follows_up
 
     hour = 3600.0
     turns = [
-        _turn(ALICE, 1, 0.0, "Caroline: I just finished reading Becoming Nicole, I loved it.", "s1"),
-        _turn(ALICE, 2, 30.0, "Melanie: Oh nice, what did it teach you?", "s1"),
-        _turn(ALICE, 3, 60.0, "Caroline: Self-acceptance, mostly, and how to find support.", "s1"),
-        _turn(ALICE, 4, 90.0, "Melanie: The garden is blooming.", "s1"),
-        _turn(ALICE, 5, 120.0, "Caroline: Lovely.", "s1"),
+        _turn(ALICE, 1, 0.0, "Priya: I just finished reading The Salt Orchard, I loved it.", "s1"),
+        _turn(ALICE, 2, 30.0, "Tomas: Oh nice, what did it teach you?", "s1"),
+        _turn(ALICE, 3, 60.0, "Priya: Patience, mostly, and how to ask for help.", "s1"),
+        _turn(ALICE, 4, 90.0, "Tomas: The garden is blooming.", "s1"),
+        _turn(ALICE, 5, 120.0, "Priya: Lovely.", "s1"),
         # The same words two turns back, but across a new exchange (a day later): no carry.
-        _turn(ALICE, 6, 24 * hour, "Caroline: Becoming Nicole is on my shelf again.", "s2"),
-        _turn(ALICE, 7, 24 * hour + 30, "Melanie: The weather turned cold.", "s2"),
-        _turn(ALICE, 8, 48 * hour, "Caroline: We adopted a puppy today.", "s3"),
+        _turn(ALICE, 6, 24 * hour, "Priya: The Salt Orchard is on my shelf again.", "s2"),
+        _turn(ALICE, 7, 24 * hour + 30, "Tomas: The weather turned cold.", "s2"),
+        _turn(ALICE, 8, 48 * hour, "Priya: We adopted a puppy today.", "s3"),
     ]
     index = UserTurns.build(turns)
-    q = terms("What did she take away from the book Becoming Nicole?")
+    q = terms("What did she take away from the book The Salt Orchard?")
     one_back = dict(index.search(q, 10, context=1.0))
     two_back = dict(index.search(q, 10, context=1.0, context2=0.5))
     assert 2 not in one_back and 2 in two_back  # the answer, through the turn it follows up
