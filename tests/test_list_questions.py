@@ -1,5 +1,5 @@
 """Questions asking for many things of one person get a ranking of that person's turns by meaning alone
-(issue 19, multi-hop: "What activities does Melanie partake in?" — the answers share no words with the question)."""
+(issue 19, multi-hop: "What sports does Marek play?" — the answers share no words with the question)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,21 @@ from lumina_memory.stores.models import Turn
 
 
 @pytest.mark.parametrize("question", [
-    "What activities does Melanie partake in?",
-    "Which cities has Jon visited?",
-    "What European countries has Maria been to?",
-    "What kinds of pottery have Melanie and her kids made?",
-    "What musical artists/bands has Melanie seen?",
-    "Where has Melanie camped?",
-    "What has Melanie painted?",
-    "What are some of Caroline's hobbies?",
-    "List all the books Tim mentioned.",
+    "What sports does Marek play?",
+    "Which museums has Omar toured?",
+    "What Asian capitals has Ines lived in?",
+    "What kinds of bread have Marek and his kids baked?",
+    "What jazz singers/bands has Marek heard?",
+    "Where has Marek sailed?",
+    "What has Marek baked?",
+    "What are some of Priya's favourite games?",
+    "List all the films Omar mentioned.",
     # the asker's own: the first person (bench.first_person_data)
-    "What activities do I partake in?",
-    "What areas am I particularly interested in for policymaking?",
+    "What sports do I play?",
+    "What topics am I most curious about in astronomy?",
     "What are my hobbies?",
     "What are some of my favourite recipes?",
-    "Which cities have I visited?",
+    "Which islands have I visited?",
     "美咲はどんな料理を作った？",
     "健太がどういう場所に行ったか教えて",
     "美咲が行ったことのある国は？",
@@ -39,9 +39,9 @@ def test_questions_asking_for_many_things(question):
 
 
 @pytest.mark.parametrize("question", [
-    "What is Caroline's identity?",
-    "What does Melanie do to destress?",
-    "When did Caroline go to the LGBTQ support group?",
+    "What is Priya's job title?",
+    "What does Marek do to unwind?",
+    "When did Priya go to the grief support group?",
     "What is the name of Alice's cat?",
     "What breed is Pepper?",
     "Which city did Alice visit for her sister's wedding?",
@@ -56,14 +56,14 @@ def test_questions_asking_for_one_thing(question):
 
 
 @pytest.mark.parametrize("question, guess", [
-    ("Would Caroline pursue writing as a career?", True),
-    ("Is Melanie likely to enjoy a pottery retreat?", True),
-    ("What might John do after retiring?", True),
+    ("Would Priya take up teaching as a job?", True),
+    ("Is Marek likely to enjoy a baking course?", True),
+    ("What might Omar do after moving abroad?", True),
     ("美咲は先生に向いていると思う？", True),
     ("健太は来年も英語を続けるだろうか", True),
     ("さくらは大阪の生活に慣れそう？", True),
-    ("What did Caroline write?", False),
-    ("When did Melanie go camping?", False),
+    ("What did Priya write?", False),
+    ("When did Marek go sailing?", False),
     ("美咲は料理教室で和菓子を作れるようになった？", False),
     ("健太はどこへ行った？", False),
     ("本当にそう？", False),
@@ -75,8 +75,8 @@ def test_questions_asking_for_a_guess_about_someone(question, guess):
 
 
 @pytest.mark.parametrize("question, count", [
-    ("How many times has Joanna found new hiking trails?", True),
-    ("How many dogs has Maria adopted from the shelter?", True),
+    ("How many times has Ines changed her running route?", True),
+    ("How many cats has Ines fostered for the shelter?", True),
     ("健太は何回試験を受けた？", True),
     ("モカは何匹いる？", True),
     ("How many days did the trip take?", False),  # a length of time: both events' dates answer it
@@ -99,19 +99,19 @@ def _index(labels_texts: list[tuple[str, str]], vectors: np.ndarray) -> UserTurn
 
 
 def test_the_channel_ranks_only_the_named_speakers_turns_by_meaning():
-    said = [("Melanie", "we went camping"), ("Caroline", "I love camping too"), ("Melanie", "pottery class today"),
-            ("Caroline", "nice"), ("Melanie", "ran a charity race"), ("Caroline", "wow"),
-            ("Melanie", "painted a sunset"), ("Caroline", "beautiful"), ("Melanie", "ok"), ("Caroline", "see you")]
+    said = [("Marek", "we went camping"), ("Priya", "I love camping too"), ("Marek", "pottery class today"),
+            ("Priya", "nice"), ("Marek", "ran a fundraiser"), ("Priya", "wow"),
+            ("Marek", "painted a sunset"), ("Priya", "beautiful"), ("Marek", "ok"), ("Priya", "see you")]
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((len(said), 8))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    query = vectors[4] + 0.5 * vectors[6] + 0.9 * vectors[1]  # nearest to Caroline's turn 1 after Melanie's 4
+    query = vectors[4] + 0.5 * vectors[6] + 0.9 * vectors[1]  # nearest to Priya's turn 1 after Marek's 4
     index = _index(said, vectors)
     index.has_vector[8] = False  # a turn whose vector is not stored yet is not ranked
     out = Candidates()
-    speaker_dense_channel(index, query, np.isin(index.label_array, ["Melanie"]), 3, out)
+    speaker_dense_channel(index, query, np.isin(index.label_array, ["Marek"]), 3, out)
     ranking = out.turn_rankings["speaker_dense"]
-    assert len(ranking) == 3 and all(index.labels[i] == "Melanie" for i in ranking)
+    assert len(ranking) == 3 and all(index.labels[i] == "Marek" for i in ranking)
     assert ranking[0] == 4 and 8 not in ranking
     sims = index.vectors[ranking].astype(np.float32) @ query.astype(np.float32)
     assert list(sims) == sorted(sims, reverse=True)
@@ -119,7 +119,7 @@ def test_the_channel_ranks_only_the_named_speakers_turns_by_meaning():
     empty = Candidates()
     speaker_dense_channel(index, query, np.isin(index.label_array, ["Nobody"]), 3, empty)
     index.vectors = None
-    speaker_dense_channel(index, query, np.isin(index.label_array, ["Melanie"]), 3, empty)
+    speaker_dense_channel(index, query, np.isin(index.label_array, ["Marek"]), 3, empty)
     assert "speaker_dense" not in empty.turn_rankings
 
 
@@ -130,14 +130,14 @@ def test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker(
     memory = memory_factory()
     rows = [{"speaker": "user", "text": f"{who}: {text}", "ts": 1_700_000_000 + 600 * n, "source_id": f"D:{n}"}
             for n, (who, text) in enumerate([
-                ("Melanie", "We went camping at the beach with the kids last weekend."),
-                ("Caroline", "That sounds lovely, I should go too."),
-                ("Melanie", "I signed up for a pottery class on Tuesdays."),
-                ("Caroline", "You always find new hobbies!"),
-                ("Melanie", "Yesterday I ran a charity race for mental health."),
-                ("Caroline", "I'm proud of you."),
-                ("Melanie", "I painted a sunset by the lake this morning."),
-                ("Caroline", "Send me a picture of it!")] * 2)]
+                ("Marek", "We went camping at the beach with the kids last weekend."),
+                ("Priya", "That sounds lovely, I should go too."),
+                ("Marek", "I signed up for a pottery class on Tuesdays."),
+                ("Priya", "You always find new hobbies!"),
+                ("Marek", "Yesterday I ran a fundraiser for the food bank."),
+                ("Priya", "I'm proud of you."),
+                ("Marek", "I painted a sunset by the lake this morning."),
+                ("Priya", "Send me a picture of it!")] * 2)]
     replay(memory.graph, "mel", [dict(r, user_id="mel", source_id=f"{r['source_id']}:{k}") for k, r in enumerate(rows)], flush=True)
 
     def channels(question: str, disabled=()) -> set[str]:
@@ -145,15 +145,15 @@ def test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker(
         recall(memory.services, "mel", question, purpose="question", budget=200, timings=timings, disabled=disabled)
         return set(timings.channels)
 
-    assert "speaker_dense" in channels("What activities does Melanie partake in?")
-    assert "speaker_dense" not in channels("What activities does Melanie partake in?", disabled=("speaker_dense",))
-    assert "speaker_dense" not in channels("When did Melanie run the charity race?")  # one thing
-    assert "speaker_dense" not in channels("What activities do people partake in?")  # no one named
-    assert "speaker_dense" in channels("Would Melanie enjoy a painting retreat?")  # a guess from what she is like
+    assert "speaker_dense" in channels("What sports does Marek play?")
+    assert "speaker_dense" not in channels("What sports does Marek play?", disabled=("speaker_dense",))
+    assert "speaker_dense" not in channels("When did Marek run the fundraiser?")  # one thing
+    assert "speaker_dense" not in channels("What sports do people play?")  # no one named
+    assert "speaker_dense" in channels("Would Marek enjoy a painting retreat?")  # a guess from what he is like
 
 
 def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first_person(memory_factory):
-    """The product's user asks about themself ("What activities do I partake in?"), in turns without a name:
+    """The product's user asks about themself ("What sports do I play?"), in turns without a name:
     the channel ranks their own turns (speaker "user"), and for "you" questions the other side's."""
     from lumina_memory.graphs.replay import replay
     from lumina_memory.nodes.retrieval.recall import Timings, recall
@@ -163,7 +163,7 @@ def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first
             ("lumina", "That sounds lovely, I'd love to hear more."),
             ("user", "I signed up for a pottery class on Tuesdays."),
             ("lumina", "You always find new hobbies!"),
-            ("user", "Yesterday I ran a charity race for mental health."),
+            ("user", "Yesterday I ran a fundraiser for the food bank."),
             ("lumina", "I'm proud of you. Have you tried hiking the coastal trail? I recommend it."),
             ("user", "I painted a sunset by the lake this morning."),
             ("lumina", "Send me a picture of it!")] * 2
@@ -189,12 +189,12 @@ def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first
             recall_module.speaker_dense_channel = real
         return captured.get("ranking")
 
-    mine = ranked("What activities do I partake in?")
+    mine = ranked("What sports do I play?")
     assert mine and all(index.turns[i].speaker == "user" for i in mine)
-    theirs = ranked("What things have you recommended to me?")
+    theirs = ranked("What places have you recommended to me?")
     assert theirs and all(index.turns[i].speaker != "user" for i in theirs)
-    assert ranked("When did I run the charity race?") is None  # one thing: no channel
-    assert ranked("What activities do people partake in?") is None  # nobody's
+    assert ranked("When did I run the fundraiser?") is None  # one thing: no channel
+    assert ranked("What sports do people play?") is None  # nobody's
 
 
 def test_an_assistant_answering_at_length_keeps_its_replies_in_a_first_person_question(memory_factory):
@@ -216,7 +216,7 @@ def test_an_assistant_answering_at_length_keeps_its_replies_in_a_first_person_qu
     index = services.turn_index.get(services.stores.archive, "ren", services.stores.turns)
     assert replies_at_length(index, services.settings.recall_passage_min_tokens)
     timings = Timings()
-    recall(services, "ren", "What activities do I partake in?", purpose="question", budget=200, timings=timings)
+    recall(services, "ren", "What sports do I play?", purpose="question", budget=200, timings=timings)
     assert "speaker_dense" not in timings.channels
     timings = Timings()  # "you …" still reads the other side's turns
     recall(services, "ren", "What plans have you suggested to me?", purpose="question", budget=200, timings=timings)
