@@ -1,0 +1,82 @@
+"""Recall's configuration is a typed model (stores/settings_recall.py): one switch per channel and stage, each with
+a ``recall_*`` setting, named presets, and a misspelt switch is an error naming it rather than a silent no-op."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.stores.settings import LuminaSettings
+from lumina_memory.stores.settings_recall import CHANNELS, PRESETS, SWITCHES, Channel, RecallConfig, Stage
+
+
+def test_every_switch_has_a_setting_and_the_defaults_turn_every_part_on():
+    settings = LuminaSettings()
+    assert len(SWITCHES) == 22 and set(SWITCHES) == set(RecallConfig.model_fields)
+    assert {f"recall_{name}" for name in SWITCHES} <= set(LuminaSettings.model_fields)
+    assert RecallConfig.from_settings(settings) == PRESETS["default"] == RecallConfig()
+    assert all(RecallConfig.from_settings(settings).switches().values())
+
+
+def test_a_misspelt_switch_is_a_validation_error_naming_it():
+    with pytest.raises(ValidationError, match="turn_dens"):
+        RecallConfig(turn_dens=False)
+    with pytest.raises(ValidationError, match="knowlege"):
+        RecallConfig().without(["knowlege"])
+    with pytest.raises(ValidationError, match="grpah"):
+        RecallConfig.only(["grpah"])
+    with pytest.raises(ValueError, match="unknown recall preset 'plan'.*plain"):
+        RecallConfig.preset("plan")
+
+
+def test_switches_off_by_name_or_enum_and_presets():
+    off = RecallConfig().without([Channel.GRAPH, "mmr"]).without(Stage.WHEN)
+    assert [name for name, on in off.switches().items() if not on] == ["graph", "mmr", "when"]
+    assert CHANNELS == tuple(c.value for c in Channel) and SWITCHES[: len(CHANNELS)] == CHANNELS
+    plain = RecallConfig.preset("plain").switches()
+    assert [name for name, on in plain.items() if on] == ["turn_dense", "turn_keyword"]
+    assert RecallConfig.preset("episodes") == RecallConfig().without(["knowledge", "procedures"])
+
+
+def test_a_weight_setting_of_zero_turns_its_switch_off(monkeypatch):
+    monkeypatch.setenv("LUMINA_RECALL_KEYWORD_CONTEXT", "0")
+    monkeypatch.setenv("LUMINA_RECALL_DECOMPOSE", "false")
+    config = RecallConfig.from_settings(LuminaSettings())
+    assert not config.keyword_context and not config.decompose and config.turn_keyword
+
+
+def _pottery(memory, user: str = "mika") -> None:
+    pottery = {0: "I love going to the pottery class, the pottery class teacher is so kind.",
+               4: "Yesterday was my first pottery lesson!",
+               8: "Going to the pottery class makes me calm; the pottery class is my thing."}
+    filler = ["Did you see the match?", "The weather is lovely.", "I made pasta for dinner.", "My cat is asleep.",
+              "That song is stuck in my head.", "I need new shoes.", "The train was late.", "Coffee helps."]
+    texts = [pottery.get(n) or filler.pop() for n in range(11)]
+    rows = [{"user_id": user, "speaker": "user" if n % 2 == 0 else "lumina", "text": text,
+             "ts": 1_790_000_000.0 + 600 * n, "source_id": f"m:{n}"} for n, text in enumerate(texts)]
+    replay(memory.graph, user, rows, flush=True)
+
+
+QUESTION = "When did I go to the pottery class?"
+
+
+def _ranked(memory, **kwargs) -> list[str]:
+    items = recall(memory.services, "mika", QUESTION, purpose="question", budget=16, **kwargs)
+    return [sid for i in items for sid in i["source_ids"]]
+
+
+def test_a_switch_set_in_the_settings_acts_like_turning_it_off_per_call(memory_factory):
+    on = memory_factory()
+    _pottery(on)
+    off = memory_factory(recall_when=False)  # one of the switches that had no setting
+    _pottery(off)
+    assert _ranked(on)[0] == "m:4"
+    assert _ranked(off) == _ranked(on, disabled=("when",)) != _ranked(on)
+    assert _ranked(on, config=RecallConfig().without(["when"])) == _ranked(off)
+    assert _ranked(off, config=RecallConfig()) == _ranked(on)  # a config given replaces the settings' switches
+    with pytest.raises(ValidationError, match="whne"):
+        recall(on.services, "mika", QUESTION, disabled=("whne",))
+    plain = recall(on.services, "mika", QUESTION, purpose="question", limit=3, config=RecallConfig.preset("plain"))
+    assert plain and {t for i in plain for t in i["tiers"]} <= {"long-term", "archive"}
