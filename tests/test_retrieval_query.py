@@ -10,26 +10,26 @@ def _turn(i: int, speaker: str, text: str) -> Turn:
 
 
 def test_speaker_labels_from_name_prefixes_else_role():
-    turns = [_turn(i, "user" if i % 2 else "lumina", f"{'Caroline' if i % 2 else 'Melanie'}: hello {i}") for i in range(8)]
+    turns = [_turn(i, "user" if i % 2 else "lumina", f"{'Priya' if i % 2 else 'Marek'}: hello {i}") for i in range(8)]
     turns.append(_turn(9, "user", "no prefix here"))
     turns.append(_turn(10, "user", "Once: a one-off colon"))
     labels = speaker_labels(turns)
-    assert labels[:2] == ("Melanie", "Caroline")
+    assert labels[:2] == ("Marek", "Priya")
     assert labels[-2:] == ("user", "user")
-    ja = [_turn(i, "user", f"{'キャロライン' if i % 2 else 'メラニー'}：こんにちは") for i in range(6)]
-    assert set(speaker_labels(ja)) == {"キャロライン", "メラニー"}
+    ja = [_turn(i, "user", f"{'プリヤ' if i % 2 else 'マレク'}：こんにちは") for i in range(6)]
+    assert set(speaker_labels(ja)) == {"プリヤ", "マレク"}
 
 
 def test_analyse_names_subjects_not_possessives():
-    names = ["Caroline", "Melanie"]
-    assert analyse("What did Melanie paint?", names).speakers == ["Melanie"]
-    assert analyse("What do Caroline and Melanie both like?", names).speakers == ["Caroline", "Melanie"]
-    assert analyse("What did Caroline say about Melanie's pottery?", names).speakers == ["Caroline"]
-    assert analyse("What do Melanie's kids like?", names).speakers == ["Melanie"]
+    names = ["Priya", "Marek"]
+    assert analyse("What did Marek paint?", names).speakers == ["Marek"]
+    assert analyse("What do Priya and Marek both like?", names).speakers == ["Priya", "Marek"]
+    assert analyse("What did Priya say about Marek's pottery?", names).speakers == ["Priya"]
+    assert analyse("What do Marek's nephews like?", names).speakers == ["Marek"]
     assert analyse("Where did they go camping?", names).speakers == []
-    assert analyse("Mel painted what?", names).speakers == []  # whole words only
-    assert analyse("メラニーは何を描いた？", ["キャロライン", "メラニー"]).speakers == ["メラニー"]
-    assert analyse("What did Melanie paint?", ["Melanie"]).speakers == []  # one speaker: nothing to focus
+    assert analyse("Mar painted what?", names).speakers == []  # whole words only
+    assert analyse("マレクは何を描いた？", ["プリヤ", "マレク"]).speakers == ["マレク"]
+    assert analyse("What did Marek paint?", ["Marek"]).speakers == []  # one speaker: nothing to focus
 
 
 def test_excerpt_keeps_prefix_and_query_sentences_within_cap():
@@ -37,38 +37,38 @@ def test_excerpt_keeps_prefix_and_query_sentences_within_cap():
     from lumina_memory.nodes.retrieval.packing import excerpt
     from lumina_memory.nodes.text.tokenize import terms
 
-    text = ("Caroline: Thanks, Mel! Your backing really means a lot to me these days. I gave a talk at the school "
-            "about adoption last week. It was great to see how the audience related to it all. [image: a stage]")
-    short = excerpt(text, set(terms("What did Caroline talk about at the school?")), 20)
-    assert short.startswith("Caroline: ") and "talk at the school about adoption" in short
+    text = ("Priya: Thanks, Mar! Having you in my corner helps more than you know these days. I gave a talk at the school "
+            "about beekeeping last week. It was great to see how the pupils took to it all. [image: a stage]")
+    short = excerpt(text, set(terms("What did Priya talk about at the school?")), 20)
+    assert short.startswith("Priya: ") and "talk at the school about beekeeping" in short
     assert count_tokens(short) <= 20 and count_tokens(short) < count_tokens(text)
-    assert excerpt("Caroline: short turn.", {"x"}, 20) == "Caroline: short turn."
+    assert excerpt("Priya: short turn.", {"x"}, 20) == "Priya: short turn."
     assert excerpt(text, set(), 0) == text
-    ja = "メラニー：昨日は公園に行きました。娘と一緒に絵を描きました。とても楽しかったです。"
-    assert excerpt(ja, set(terms("メラニーは何を描いた？")), 16) == "メラニー：娘と一緒に絵を描きました。"
+    ja = "マレク：昨日は公園に行きました。娘と一緒に絵を描きました。とても楽しかったです。"
+    assert excerpt(ja, set(terms("マレクは何を描いた？")), 16) == "マレク：娘と一緒に絵を描きました。"
 
 
 def test_feedback_channel_reaches_turns_that_share_words_with_the_first_hits_only():
-    """Pseudo-relevance feedback: the answer to "what did the support group lead to?" never says
-    "support group"; it shares "adoption agencies" with the first hit, and that is how it is found."""
+    """Pseudo-relevance feedback: the answer to "what did the knitting circle lead to?" never says
+    "knitting circle"; it shares "sailing lessons" with the first hit, and that is how it is found."""
     from lumina_memory.nodes.retrieval.channels import Candidates, feedback_channel
     from lumina_memory.nodes.retrieval.turn_index import UserTurns
     from lumina_memory.nodes.text.tokenize import terms
     from lumina_memory.stores.settings import LuminaSettings
 
     texts = [
-        "Caroline: The support group counsellors told me about adoption agencies.",
-        "Melanie: That sounds hopeful!",
-        "Caroline: I went hiking with friends last weekend.",
-        "Melanie: My kids love painting with me.",
-        "Caroline: I researched adoption agencies that welcome single parents.",
-        "Melanie: We went camping at the beach.",
-        "Caroline: My friends gave me a necklace.",
-        "Melanie: Pottery class was relaxing this week.",
+        "Priya: The knitting circle members told me about sailing lessons for adults.",
+        "Marek: That sounds hopeful!",
+        "Priya: I went hiking with friends last weekend.",
+        "Marek: My kids love painting with me.",
+        "Priya: I signed up for sailing lessons that welcome beginners.",
+        "Marek: We went camping at the beach.",
+        "Priya: My friends gave me a necklace.",
+        "Marek: Pottery class was relaxing this week.",
     ]
     index = UserTurns.build([_turn(i, "user", t) for i, t in enumerate(texts)])
     settings = LuminaSettings()
-    q_terms = terms("What did the support group lead to?")
+    q_terms = terms("What did the knitting circle lead to?")
     out = Candidates()
     out.turn_rankings["turn_keyword"] = [i for i, _ in index.search(q_terms, 80)]
     assert 4 not in out.turn_rankings["turn_keyword"]
@@ -83,13 +83,13 @@ def test_feedback_channel_reaches_turns_that_share_words_with_the_first_hits_onl
 def test_content_view_drops_question_scaffolding_and_the_speakers_asked_about():
     from lumina_memory.nodes.retrieval.query import content_view
 
-    assert content_view("What activities does Melanie partake in?", ["Melanie"]) == "activities partake in"
-    assert content_view("What do Melanie's kids like?", ["Melanie"]) == "kids like"
+    assert content_view("What sports does Marek play?", ["Marek"]) == "sports play"
+    assert content_view("What do Marek's nephews like?", ["Marek"]) == "nephews like"
     assert content_view("Where is Kyoto?") == "Kyoto"
     # Japanese: interrogative + its particle, the question ending, the name with its honorific and particle
-    assert content_view("メラニーは何を描いた？", ["メラニー"]) == "描いた"
-    assert content_view("メラニーさんは週末どこに行きましたか？", ["メラニー"]) == "週末 行きました"
-    assert content_view("メラニーさんは週末どこに行きましたか", ["メラニー"]) == "週末 行きました"
+    assert content_view("マレクは何を描いた？", ["マレク"]) == "描いた"
+    assert content_view("マレクさんは週末どこに行きましたか？", ["マレク"]) == "週末 行きました"
+    assert content_view("マレクさんは週末どこに行きましたか", ["マレク"]) == "週末 行きました"
     assert content_view("京都は好きですか？") == "京都は好き"
     assert content_view("ノクスの好きな映画はなんですか") == "ノクスの好きな映画は"
     assert content_view("先月、誰と京都へ行ったの？") == "先月、 京都へ行った"
@@ -110,16 +110,16 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
     from lumina_memory.nodes.retrieval.recall import Timings, recall
 
     rows = [
-        {"speaker": "user", "text": "Caroline: I went to a pottery class and made a bowl.", "ts": 1_700_000_000 + i * 30,
+        {"speaker": "user", "text": "Priya: I went to a pottery class and made a bowl.", "ts": 1_700_000_000 + i * 30,
          "source_id": f"D1:{i}"} if i % 2 == 0 else
-        {"speaker": "lumina", "text": f"Melanie: I'm off to go swimming with the kids, round {i}.",
+        {"speaker": "lumina", "text": f"Marek: The kids and I are going swimming again, round {i}.",
          "ts": 1_700_000_000 + i * 30, "source_id": f"D1:{i}"}
         for i in range(8)
     ]
     replay(memory.graph, "alice", rows)
     replay(memory.graph, "bob", [{**r, "text": r["text"].replace("swimming", "skiing")} for r in rows])
     services = memory.services
-    question = "What activities does Melanie partake in?"
+    question = "What sports does Marek play?"
     qvec = services.embedder.embed([question])[0]
     timings = Timings()
     items = recall(services, "alice", question, budget=200, query_vector=qvec, timings=timings)
@@ -141,10 +141,10 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
     real_embed = services.embedder.embed
     services.embedder.embed = lambda texts: (calls.append(list(texts)), real_embed(texts))[1]
     try:
-        recall(services, "alice", "Where did Melanie go swimming?", budget=200)
+        recall(services, "alice", "Where did Marek go swimming?", budget=200)
     finally:
         services.embedder.embed = real_embed
-    assert calls == [["Where did Melanie go swimming?", "go swimming"]]
+    assert calls == [["Where did Marek go swimming?", "go swimming"]]
 
 
 def test_feedback_reads_a_long_turns_answering_passage_not_the_whole_reply():
@@ -222,7 +222,7 @@ def test_a_question_about_the_askers_own_words_or_the_other_sides_is_read_from_t
     for q in ("What port did you suggest for staging?", "Which library did you recommend?", "What was your advice on caching?",
               "Could you remind me what you told me about Redis?", "前に教えてくれたレシピは？", "あなたのおすすめは？"):
         assert person_of(q) == "other", q
-    for q in ("Remind me, what is the task queue?", "What did Caroline research?", "i think so", "犬の名前は何だっけ？",
+    for q in ("Remind me, what is the task queue?", "What did Priya look up?", "i think so", "犬の名前は何だっけ？",
               "Can you tell me the port?"):
         assert person_of(q) is None, q
     assert analyse("What is my dog's name?", ["Maya", "Assistant"]).person == "user"
