@@ -1,8 +1,8 @@
 """A when-question lifts the candidates that say when (nodes/retrieval/time_mentions.py, recall.py).
 
-"When did Caroline go to the support group?" is answered by "I went to a support group yesterday", not by "the
-support group was great": on LoCoMo dev 81 % of the evidence turns of "when" questions name a time in their text,
-against 12 % of all turns. The lift is relevance × (1 + recall_when_lift) for such candidates; not where the
+"When did Priya go to the choir rehearsal?" is answered by "I went to choir rehearsal yesterday", not by "the
+choir rehearsal was great": the turns that answer "when" questions mostly name a time in their text, and most other
+turns do not. The lift is relevance × (1 + recall_when_lift) for such candidates; not where the
 other side answers at length (an assistant's replies name times in passing; the decisions are short user turns
 dated by their timestamps)."""
 
@@ -19,12 +19,12 @@ from lumina_memory.stores.models import Turn
 
 
 @pytest.mark.parametrize("question", [
-    "When did Caroline go to the LGBTQ support group?", "when did i start pottery?", "So when did we move?",
-    "You went to Rome when?", "What date did we fix the deadline?", "Which year did Jon open his store?",
-    "How long ago did I adopt Mocha?", "Since when has Tim played the violin?",
+    "When did Priya go to the choir rehearsal?", "when did i start pottery?", "So when did we move?",
+    "You went to Rome when?", "What date did we fix the deadline?", "Which year did Omar open his bakery?",
+    "How long ago did I adopt Mocha?", "Since when has Ines played the cello?",
     "いつ引っ越したっけ？", "いつから陶芸を始めたの？", "モカを迎えたのは何月だった？", "何曜日にジムに行った？",
-    "¿Cuándo fue Caroline al grupo de apoyo?", "Wann bin ich umgezogen?", "Quand ai-je commencé la poterie ?",
-    "Quando ho adottato Mocha?", "Wanneer ben ik verhuisd?", "¿En qué año abrió Jon su tienda?", "언제 이사했어?",
+    "¿Cuándo fue Priya al ensayo del coro?", "Wann bin ich umgezogen?", "Quand ai-je commencé la poterie ?",
+    "Quando ho adottato Mocha?", "Wanneer ben ik verhuisd?", "¿En qué año abrió Omar su panadería?", "언제 이사했어?",
     "我什么时候搬家的？", "متى انتقلت إلى هنا؟", "मैं कब गई थी?", "ฉันย้ายบ้านเมื่อไหร่", "Когда я переехал?",
 ])
 def test_questions_asking_when(question):
@@ -32,8 +32,8 @@ def test_questions_asking_when(question):
 
 
 @pytest.mark.parametrize("question", [
-    "Who supports Caroline when she has a negative experience?",  # "when" opens a clause, it asks who
-    "What does Maria feel when doing upside-down yoga poses?", "What did Melanie paint?",
+    "Who helps Priya when she feels low?",  # "when" opens a clause, it asks who
+    "What does Ines hear when playing the cello underwater?", "What did Marek paint?",
     "How long did the trip take?", "いつも何を食べてる？", "いつか行きたい場所は？", "どこに行ったの？",
     "¿Qué hago cuando llueve?", "Was mache ich, wenn es regnet?", "Que fais-je quand il pleut ?",
 ])
@@ -42,11 +42,11 @@ def test_questions_not_asking_when(question):
 
 
 @pytest.mark.parametrize("text", [
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Dyed my hair last week - come see!", "We went camping two weekends ago.", "I ran a charity race on Saturday.",
+    "Priya: I went to choir rehearsal yesterday and it was so moving.",
+    "Repainted the fence last week - come see!", "We went camping two weekends ago.", "I ran a fundraiser on Saturday.",
     "My birthday is on the 15th.", "Back in 2022 I moved to Boston.", "I started in May 2023.",
     "It snowed a few days ago", "昨日、陶芸教室に行ってきた", "先週の金曜日に引っ越したよ", "3日前から風邪気味", "6月に旅行した",
-    "Fui al grupo de apoyo ayer.", "Letzte Woche habe ich gemalt.", "Je suis allée au parc vendredi.",
+    "Fui al ensayo del coro ayer.", "Letzte Woche habe ich gemalt.", "Je suis allée au parc vendredi.",
     "Hace tres días que llueve.", "Ci siamo trasferiti a maggio.", "어제 도서관에 갔어", "我上周去了北京",
     "ذهبت أمس إلى المكتبة", "मैं पिछले हफ्ते वहाँ गई", "ไปเมื่อวาน", "Я ходил туда вчера",
     "Я переехал 8 мая.", "मैं 8 मई को वहाँ गई", "انتقلت في ٨ مايو", "ย้ายบ้านวันที่ 8 พฤษภาคม", "Это было в марте.",
@@ -57,7 +57,7 @@ def test_texts_that_say_when(text):
 
 
 @pytest.mark.parametrize("text", [
-    "The support group was great, everyone was so kind.", "I love painting landscapes.",
+    "The choir rehearsal was great, everyone was so kind.", "I love painting landscapes.",
     "This is the best ice cream!", "Last but not least, thank you.", "May I ask you something?",
     "陶芸って楽しいよね", "今度一緒に行こうよ",
     "Me encanta pintar paisajes.", "Ich liebe Hunde.", "我喜欢猫", "I ate 3 Mars bars", "Domingo came by.",
