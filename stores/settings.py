@@ -20,6 +20,7 @@ from .settings_knowledge import KnowledgeParams
 from .settings_lifecycle import LifecycleParams
 from .settings_procedures import ProcedureParams
 from .settings_recall import RecallSettings
+from .settings_zone import ZoneName
 
 __all__ = ["CHARACTERS", "SPEAKERS", "LuminaSettings", "default_settings"]
 
@@ -260,7 +261,7 @@ class LuminaSettings(BaseSettings, RecallSettings):
     journal_flush_chars: int = Field(default=500, ge=1, le=1_000_000, description="A11: journal flush every this many characters.")
 
     # --- F1–F11 forgetting lifecycle ---------------------------------------------------------
-    timezone: str = Field(
+    timezone: ZoneName = Field(
         default="Asia/Tokyo",
         description="LUMINA_TIMEZONE: the user's clock — the days and times recall, priming and read_memory show, the "
         "days a question names, the dates facts resolve to, the local day of the daily batch (F9).",

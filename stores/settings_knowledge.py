@@ -9,11 +9,12 @@ coexist; only a negation ends one) is data here, never a branch in code: ``polic
 from __future__ import annotations
 
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import settings_lexicon as lexicon
+from .settings_zone import ZoneName
 
 Attribute = Literal[
     "likes", "dislikes", "drink", "food", "film", "name", "lives_in", "from", "works_at", "job",
@@ -50,7 +51,7 @@ class KnowledgeParams(BaseModel):
     confidence_llm: float = Field(
         default=0.7, ge=0, le=1, description="Confidence of an item a chat model approved (A6's LLM review).",
     )
-    timezone: str = Field(
+    timezone: ZoneName = Field(
         default="Asia/Tokyo", description="IANA zone in which a turn's time gives the day that 明日 / next Friday count from.",
     )
     max_value_chars: int = Field(
@@ -138,15 +139,6 @@ class KnowledgeParams(BaseModel):
         bad = {word: attr for word, attr in value.items() if attr not in ATTRIBUTES}
         if bad:
             raise ValueError(f"these words map to unknown attributes: {bad}")
-        return value
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"timezone {value!r} is not an IANA time zone (e.g. Asia/Tokyo)") from exc
         return value
 
     @model_validator(mode="after")

@@ -47,32 +47,30 @@ def test_a_weight_setting_of_zero_turns_its_switch_off(monkeypatch):
     assert not config.keyword_context and not config.decompose and config.turn_keyword
 
 
-def _pottery(memory, user: str = "mika") -> None:
-    pottery = {0: "I love going to the pottery class, the pottery class teacher is so kind.",
-               4: "Yesterday was my first pottery lesson!",
-               8: "Going to the pottery class makes me calm; the pottery class is my thing."}
-    filler = ["Did you see the match?", "The weather is lovely.", "I made pasta for dinner.", "My cat is asleep.",
-              "That song is stuck in my head.", "I need new shoes.", "The train was late.", "Coffee helps."]
-    texts = [pottery.get(n) or filler.pop() for n in range(11)]
-    rows = [{"user_id": user, "speaker": "user" if n % 2 == 0 else "lumina", "text": text,
-             "ts": 1_790_000_000.0 + 600 * n, "source_id": f"m:{n}"} for n, text in enumerate(texts)]
-    replay(memory.graph, user, rows, flush=True)
+TEXTS = ("Tending the allotment garden calms me; the allotment garden is my favourite place.", "Lovely.",
+         "Rain again today.", "Nice.", "Last Sunday I planted tomatoes at the allotment garden!", "Great!",
+         "I baked bread.", "Yum.", "The allotment garden club meets often, the allotment garden people are kind.")
+QUESTION = "When did I work at the allotment garden?"
 
 
-QUESTION = "When did I go to the pottery class?"
+def _garden(memory) -> None:
+    replay(memory.graph, "mika", [{"user_id": "mika", "speaker": "lumina" if n % 2 else "user", "text": text,
+                                   "ts": 1_790_000_000.0 + 600 * n, "source_id": f"m:{n}"}
+                                  for n, text in enumerate(TEXTS)], flush=True)
 
 
-def _ranked(memory, **kwargs) -> list[str]:
+def _ranked(memory, **kwargs) -> list[tuple[str, ...]]:
+    """The source ids of each item, in rank order."""
     items = recall(memory.services, "mika", QUESTION, purpose="question", budget=16, **kwargs)
-    return [sid for i in items for sid in i["source_ids"]]
+    return [tuple(i["source_ids"]) for i in items]
 
 
 def test_a_switch_set_in_the_settings_acts_like_turning_it_off_per_call(memory_factory):
     on = memory_factory()
-    _pottery(on)
+    _garden(on)
     off = memory_factory(recall_when=False)  # one of the switches that had no setting
-    _pottery(off)
-    assert _ranked(on)[0] == "m:4"
+    _garden(off)
+    assert "m:4" in _ranked(on)[0] and "m:4" not in _ranked(on, disabled=("when",))[0]  # the lift decides
     assert _ranked(off) == _ranked(on, disabled=("when",)) != _ranked(on)
     assert _ranked(on, config=RecallConfig().without(["when"])) == _ranked(off)
     assert _ranked(off, config=RecallConfig()) == _ranked(on)  # a config given replaces the settings' switches
