@@ -8,8 +8,8 @@ import numpy as np
 
 from lumina_memory.nodes.lifecycle.memory_vector import MEMORY_VECTOR_FIELD, as_remembered
 from lumina_memory.nodes.retrieval.channels import Candidates, segment_channels
-from lumina_memory.nodes.retrieval.recall import CHANNELS
 from lumina_memory.stores.models import VectorHit
+from lumina_memory.stores.settings_recall import Channel
 
 from .test_lifecycle_e2e import USER, ingest, memory_ids, payload, run_until
 
@@ -32,7 +32,7 @@ def test_a_compressed_memory_ranks_by_its_memory_vector_and_others_by_their_scor
 
 
 def _dense_ranking(services, qvec: np.ndarray, remembered: bool) -> list[str]:
-    on = {name: name == "segment_dense" for name in CHANNELS}
+    on = {c.value: c is Channel.SEGMENT_DENSE for c in Channel}
     out = Candidates()
     segment_channels(services, None, USER, "", qvec, on, None, out, as_remembered=remembered)
     return sorted(out.seg_score, key=lambda s: -out.seg_score[s])
