@@ -58,7 +58,7 @@ snapshot_id = _id("snapshot")  # names a folder of the backup location: no '..',
 
 
 def _kb_name(value: str) -> str:
-    from lumina_memory.stores.kb_vectors import validate_kb_name
+    from lumina_memory.stores.records import validate_kb_name
 
     validate_kb_name(value)
     return value  # the commands fold case themselves (and print the name as given)

@@ -117,7 +117,7 @@ def cmd_remove(args) -> int:
             rows = [r for r in list_kbs(services, args.user)
                     if r["kb"] == args.name.lower() and (r["user_id"] or None) == args.user]
             if not rows:
-                from lumina_memory.stores.kb_duckdb import UnknownKB
+                from lumina_memory.stores.records import UnknownKB
 
                 raise UnknownKB(args.name.lower(), args.user)
             console.print(escape(f"would remove knowledge base {rows[0]['kb']} ({rows[0]['scope']}, {rows[0]['documents']} "

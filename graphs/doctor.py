@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from lumina_memory.stores import cypher, ids
+from lumina_memory.stores.archive_counts import archive_counts
 from lumina_memory.stores.file_swap import leftovers
 from lumina_memory.stores.backup import restore_state
 from lumina_memory.stores.datadir_lock import DataDirLock
 from lumina_memory.stores.errors import DataDirLocked
 from lumina_memory.stores.settings import LuminaSettings
 
-from .tier_match import (
-    GRAPH_SEGMENTS_PER_USER, archive_counts, distinct_per_user, edge_payloads, mismatches, suspicious,
-)
+from .tier_match import GRAPH_SEGMENTS_PER_USER, distinct_per_user, edge_payloads, mismatches, suspicious
 
 OK, WARN, SKIP, FAIL = "OK", "WARN", "SKIP", "FAIL"
 TIMEOUT = 5.0

@@ -35,10 +35,12 @@ from lumina_memory.nodes.text.transliterate import cross_terms
 from lumina_memory.stores import ids
 from lumina_memory.stores.datadir_lock import DataDirLock
 from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.factory import open_vectors
 from lumina_memory.stores.kv_duckdb import STORE_FILENAME, DuckDBItems
 from lumina_memory.stores.langgraph_store import LuminaStore
 from lumina_memory.stores.lgstore_embed import StoreEmbedding, from_embedder, from_index
 from lumina_memory.stores.lgstore_ttl import check_config
+from lumina_memory.stores.protocols import VectorStore
 from lumina_memory.stores.settings import LuminaSettings, default_settings
 
 SERVER_STORE_ENV = "LANGGRAPH_STORE"  # where the LangGraph server puts langgraph.json's "store" section (JSON)
@@ -98,7 +100,7 @@ def store_parts(
     try:
         items = DuckDBItems(data_dir / STORE_FILENAME)
         opened.append(items)
-        opened.append(_open_vectors(settings, embedding, data_dir))
+        opened.append(_open_vectors(settings, embedding))
     except BaseException:
         for store in reversed(opened):
             store.close()
@@ -112,16 +114,9 @@ def store_parts(
     return parts
 
 
-def _open_vectors(settings: LuminaSettings, embedding: StoreEmbedding, data_dir):
+def _open_vectors(settings: LuminaSettings, embedding: StoreEmbedding) -> VectorStore:
     collection = ids.collection_name("store", embedding.name, embedding.dims)
-    if settings.qdrant_url:
-        from lumina_memory.stores.vectors_client import ClientVectorStore
-
-        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        return ClientVectorStore.from_url(settings.qdrant_url, api_key, collection, embedding.dims, embedding.name)
-    from lumina_memory.stores.vectors_edge import EdgeVectorStore
-
-    return EdgeVectorStore(data_dir / "qdrant" / collection, collection, embedding.dims, embedding.name)
+    return open_vectors(settings, collection, embedding.name, embedding.dims, tuned=False)
 
 
 def server_config(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:

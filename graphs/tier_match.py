@@ -18,55 +18,14 @@ The counting functions read the engines directly (doctor, data dir closed) or th
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from typing import Iterable
 
-from lumina_memory.stores import cypher, ids
+from lumina_memory.stores import cypher
+from lumina_memory.stores.factory import Stores
+from lumina_memory.stores.protocols_collections import PointCollection
+from lumina_memory.stores.records import ArchiveCounts
 
 TIERS = ("segment points", "graph segments", "turn points", "knowledge points")
-
-
-@dataclass
-class ArchiveCounts:
-    """Per user: what the archive says each derived tier should hold."""
-
-    segments: Counter = field(default_factory=Counter)
-    turns: Counter = field(default_factory=Counter)
-    forgotten: Counter = field(default_factory=Counter)  # memories the lifecycle forgot (no point, no node)
-    owed: Counter = field(default_factory=Counter)  # segments the outbox still owes derived writes
-    knowledge: Counter = field(default_factory=Counter)  # remembered items already written to the derived tiers
-    other_users: set = field(default_factory=set)  # users with knowledge items or lifecycle rows (no segment left)
-
-    def users(self) -> set:
-        return set(self.segments) | set(self.turns)
-
-
-def _per_user(con, query: str) -> Counter:
-    try:
-        return Counter({u: int(n) for u, n in con.execute(query).fetchall()})
-    except Exception as exc:  # noqa: BLE001 - a table a capability has not created yet counts nothing
-        if "does not exist" in str(exc):
-            return Counter()
-        raise
-
-
-def archive_counts(con) -> ArchiveCounts:
-    """``con``: a DuckDB connection on the archive (read-only, or the open store's)."""
-    from lumina_memory.stores.knowledge_duckdb import KNOWLEDGE, SYNCED
-    from lumina_memory.stores.memories_duckdb import FORGOTTEN, MEMORIES
-
-    group = "GROUP BY user_id"
-    out = ArchiveCounts(
-        segments=_per_user(con, f"SELECT user_id, count(*) FROM {ids.SEGMENTS_TABLE} {group}"),
-        turns=_per_user(con, f"SELECT user_id, count(*) FROM {ids.TURNS_TABLE} {group}"),
-        forgotten=_per_user(con, f"SELECT user_id, count(DISTINCT memory_id) FROM {FORGOTTEN} {group}"),
-        owed=_per_user(con, f"SELECT user_id, count(*) FROM {ids.OUTBOX_TABLE} {group}"),
-        knowledge=_per_user(con, f"SELECT user_id, count(*) FROM {KNOWLEDGE} WHERE {SYNCED} AND forgotten_at IS NULL "
-                                 f"{group}"),
-    )
-    out.other_users = set(_per_user(con, f"SELECT user_id, count(*) FROM {KNOWLEDGE} {group}")) | set(
-        _per_user(con, f"SELECT user_id, count(*) FROM {MEMORIES} {group}"))
-    return out
 
 
 def distinct_per_user(payloads: Iterable[dict], key: str | None) -> Counter:
@@ -153,13 +112,11 @@ def suspicious(archive: ArchiveCounts, tiers: dict[str, Counter]) -> list[str]:
             f"({', '.join(users[:5])}); lost, unless none of their segments was promoted"]
 
 
-def _store_payloads(store, key: str | None) -> Iterable[dict]:
-    if hasattr(store, "_shard"):  # qdrant-edge: the two payload fields only, no vectors
-        return edge_payloads(store._shard, ["user_id"] + ([key] if key else []))
-    return (payload for _id, _vector, payload in store._scroll())
+def _store_payloads(store: PointCollection, key: str | None) -> Iterable[dict]:
+    return store.payloads(["user_id"] + ([key] if key else []))
 
 
-def store_tiers(stores) -> dict[str, Counter]:
+def store_tiers(stores: Stores) -> dict[str, Counter]:
     """Per-user counts of the derived tiers of open stores (embedded or servers)."""
     out: dict[str, Counter] = {}
     out["segment points"] = distinct_per_user(_store_payloads(stores.vectors, "segment_id"), "segment_id")
@@ -167,14 +124,12 @@ def store_tiers(stores) -> dict[str, Counter]:
         out["turn points"] = distinct_per_user(_store_payloads(stores.turns, "turn_id"), "turn_id")
     if stores.knowledge is not None:
         out["knowledge points"] = distinct_per_user(_store_payloads(stores.knowledge, None), None)
-    rows = stores.graph._read(GRAPH_SEGMENTS_PER_USER, {})
-    out["graph segments"] = Counter({r["user_id"]: int(r["n"]) for r in rows})
+    out["graph segments"] = Counter(stores.graph.segments_per_user())
     return out
 
 
-def store_mismatches(stores) -> tuple[list[str], list[str]]:
+def store_mismatches(stores: Stores) -> tuple[list[str], list[str]]:
     """(mismatches, suspicious) of open stores."""
-    with stores.archive._db.read() as con:
-        counted = archive_counts(con)
+    counted = stores.archive.tier_counts()
     tiers = store_tiers(stores)
     return mismatches(counted, tiers), suspicious(counted, tiers)

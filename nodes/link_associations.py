@@ -3,7 +3,7 @@ similar earlier segments (L5). The last flush stage: the segment then leaves the
 
 from __future__ import annotations
 
-from lumina_memory.stores.graph_base import LinkedSegment
+from lumina_memory.stores.records import LinkedSegment
 
 from . import recovery
 from .activity import record as record_event

@@ -31,13 +31,11 @@ from typing import Any
 from lumina_memory.stores.cold_turns import ColdTurns
 from lumina_memory.stores.errors import StoreUnavailable
 from lumina_memory.stores.models import Turn
-from lumina_memory.stores.vector_filters import TENANT_FIELD, Match
 
 from .activity import activity_log, record
 
 log = logging.getLogger("lumina.retention")
 DAY = 86_400.0
-_CHUNK = 500  # ids per vector delete filter
 
 
 def _by_user(rows) -> dict[str, list]:
@@ -45,11 +43,6 @@ def _by_user(rows) -> dict[str, list]:
     for row in rows:
         out[row.user_id].append(row)
     return out
-
-
-def _delete_points(vectors, user_id: str, field: str, values: list[str]) -> None:
-    for start in range(0, len(values), _CHUNK):
-        vectors._delete([Match(TENANT_FIELD, (user_id,)), Match(field, tuple(values[start:start + _CHUNK]))])
 
 
 def _strip_segment_texts(services, user_id: str, segment_ids: list[str]) -> int:
@@ -79,7 +72,7 @@ def _raw_turns(services, now: float) -> dict[str, Any]:
             cold.write(user_id, turns)  # first: the archive rows go only once they are in a file
         turn_ids = [t.turn_id for t in turns]
         if stores.turns is not None:
-            _delete_points(stores.turns, user_id, "turn_id", turn_ids)
+            stores.turns.delete_matching(user_id, "turn_id", turn_ids)
         segments = sorted({t.segment_id for t in turns if t.segment_id})
         stripped = _strip_segment_texts(services, user_id, segments) if segments else 0
         deleted = stores.archive.delete_turns(user_id, turn_ids)
@@ -100,7 +93,7 @@ def _segments(services, now: float) -> dict[str, Any]:
     total = 0
     for user_id, segments in expired.items():
         ids = [s.segment_id for s in segments]
-        _delete_points(stores.vectors, user_id, "segment_id", ids)
+        stores.vectors.delete_matching(user_id, "segment_id", ids)
         total += stores.archive.delete_segments(user_id, ids)
         _forget_indexes(services, user_id)
         record(services, user_id, "maintenance", step="retention.segments", segments=len(ids))

@@ -80,8 +80,7 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
     # The archive is the durable base: what a crash or an outage left owed is completed now, and a
     # mid-term server that lost records (restarted before its snapshot) gets them back. Later, the
     # mid-term adapter asks for the same check whenever it had to reconnect.
-    if hasattr(stores.midterm, "on_reconnect"):
-        stores.midterm.on_reconnect = lambda: recovery.rebuild_midterm(services, reason="mid-term reconnected")
+    stores.midterm.on_reconnect = lambda: recovery.rebuild_midterm(services, reason="mid-term reconnected")
     try:
         recovery.on_startup(services)
         from .respond import recover_replies_once

@@ -28,6 +28,8 @@ from .memories_duckdb import MemoryTable
 from .procedures_duckdb import PROCEDURES, ProcedureTable
 from .semantic_duckdb import SemanticTable
 from .turn_reads_duckdb import TurnReadsTable
+from .archive_counts import archive_counts
+from .records import ArchiveCounts
 from .stamped_cache import StampedCache
 from .models import SegmentRecord, Turn
 
@@ -555,6 +557,11 @@ class DuckDBArchive:
 
     def forget_cached(self, user_id: str) -> None:
         self._derived.forget(user_id)
+
+    def tier_counts(self) -> ArchiveCounts:
+        """Per user: what the archive says each derived tier should hold (doctor and stats compare them)."""
+        with self._db.read() as con:
+            return archive_counts(con)
 
     def generation_of(self, user_id: str) -> int:
         """Changes whenever a write transaction that touched this user's turns or segments ends (the

@@ -7,7 +7,9 @@ import time
 from dataclasses import dataclass, field
 
 from . import ids
+from .datadir_lock import DataDirLock
 from .protocols import ArchiveStore, GraphStore, MidTermStore, VectorStore
+from .protocols_collections import KBStore, KnowledgeVectorStore, PointCollection, TurnVectorStore
 from .settings import LuminaSettings
 
 log = logging.getLogger("lumina.stores")
@@ -19,18 +21,19 @@ class Stores:
     archive: ArchiveStore
     vectors: VectorStore
     graph: GraphStore
-    lock: object | None = None
+    lock: DataDirLock | None = None
+    """The data directory's lock, released on close (None: the stores of a caller that holds it)."""
     backends: dict[str, str] = field(default_factory=dict)
-    turns: object | None = None
+    turns: TurnVectorStore | None = None
     """Turn-level vectors (stores.turn_vectors): every archived turn, for fine-grained recall; None when
     settings.turn_vectors is off."""
-    knowledge: object | None = None
+    knowledge: KnowledgeVectorStore | None = None
     """Knowledge vectors (stores.knowledge_vectors): one point per knowledge item, mirroring the archive's
     knowledge table (nodes.knowledge.tiers)."""
-    kb: object | None = None
+    kb: KBStore | None = None
     """Knowledge bases' collections and records (stores.kb_open), opened on first use; closed with the rest."""
 
-    def vector_collections(self) -> list:
+    def vector_collections(self) -> list[PointCollection]:
         """The vector stores a maintenance step may index (knowledge bases index their own)."""
         return [store for store in (self.vectors, self.turns, self.knowledge) if store is not None]
 
@@ -40,7 +43,7 @@ class Stores:
         for store in self.vector_collections():
             if store is not None:
                 started = time.perf_counter()
-                report = store.optimize()  # type: ignore[attr-defined]
+                report = store.optimize()
                 out.append({**report, "seconds": round(time.perf_counter() - started, 2)})
                 log.info("optimized %s", out[-1])
         return out
@@ -50,7 +53,7 @@ class Stores:
             if store is not None:
                 store.close()
         if self.lock is not None:
-            self.lock.release()  # type: ignore[attr-defined]
+            self.lock.release()
 
 
 def _edge_index_settings(settings: LuminaSettings) -> dict:
@@ -58,9 +61,27 @@ def _edge_index_settings(settings: LuminaSettings) -> dict:
             "full_scan_threshold_kb": settings.vector_full_scan_threshold_kb}
 
 
+def open_vectors(settings: LuminaSettings, collection: str, embedder_name: str, dim: int, *,
+                 tuned: bool = True) -> VectorStore:
+    """A segment-point collection: on the Qdrant server of ``qdrant_url`` when set, else a qdrant-edge shard in the
+    data directory. ``tuned``: with the settings' upsert batch and index thresholds, else the adapter's defaults."""
+    if settings.qdrant_url:
+        from .vectors_client import ClientVectorStore
+
+        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        vectors = ClientVectorStore.from_url(settings.qdrant_url, api_key, collection, dim, embedder_name)
+        if tuned:
+            vectors.batch_size = settings.upsert_batch_size
+        return vectors
+    from .vectors_edge import EdgeVectorStore
+
+    tuning = dict(batch_size=settings.upsert_batch_size, **_edge_index_settings(settings)) if tuned else {}
+    return EdgeVectorStore(settings.resolved_data_dir() / "qdrant" / collection, collection, dim, embedder_name,
+                           **tuning)
+
+
 def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Stores:
     from .archive_duckdb import DuckDBArchive
-    from .datadir_lock import DataDirLock
     from .midterm_redis import RedisMidTerm
 
     data_dir = settings.resolved_data_dir()
@@ -75,21 +96,9 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
         opened.append(midterm)
         archive = DuckDBArchive(data_dir / "archive.duckdb")
         opened.append(archive)
-        collection = ids.collection_name("segments", embedder_name, dim)
-        if settings.qdrant_url:
-            from .vectors_client import ClientVectorStore
-
-            api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-            vectors = ClientVectorStore.from_url(settings.qdrant_url, api_key, collection, dim, embedder_name)
-            vectors.batch_size = settings.upsert_batch_size
-        else:
-            from .vectors_edge import EdgeVectorStore
-
-            vectors = EdgeVectorStore(
-                data_dir / "qdrant" / collection, collection, dim, embedder_name, batch_size=settings.upsert_batch_size,
-                **_edge_index_settings(settings),
-            )
+        vectors = open_vectors(settings, ids.collection_name("segments", embedder_name, dim), embedder_name, dim)
         opened.append(vectors)
+        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         turns = None
         if settings.turn_vectors:
             turn_collection = ids.collection_name("turns", embedder_name, dim)

@@ -11,11 +11,12 @@ import json
 import math
 from collections import defaultdict
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, Sequence
 
 from . import cypher, cypher_backup, ids
 from .errors import InvalidInput
 from .models import GraphCounts
+from .records import KnowledgeNode, LinkedSegment  # noqa: F401 - their home is records
 from .settings import CHARACTERS
 
 CONCEPT_FAN = 50  # segments read per query concept at most (see cypher.SEGMENTS_FOR_CONCEPT)
@@ -89,30 +90,6 @@ def _relation_rows(relations: Sequence[tuple[str, str, str, float]]) -> dict[tup
 
 def _single_count(rows: Rows) -> int:
     return int(rows[0]["n"]) if rows else 0
-
-
-class LinkedSegment(NamedTuple):
-    """A segment as the graph holds it, with the earlier segments it is ASSOCIATED with."""
-
-    segment_id: str
-    characters: Sequence[str]
-    concepts: Sequence[str]
-    summary: str
-    ts: float
-    importance: float
-    neighbours: Sequence[tuple[str, float]]
-
-
-class KnowledgeNode(NamedTuple):
-    """A knowledge item as the graph holds it: its node's properties and the segments it was learned from."""
-
-    item_id: str
-    subject: str
-    attribute: str
-    value: str
-    polarity: str
-    status: str
-    episode_ids: Sequence[str]
 
 
 def _knowledge_rows(nodes: Sequence[KnowledgeNode]) -> list[KnowledgeNode]:
@@ -576,6 +553,10 @@ class CypherGraph:
             nodes={label: _single_count(self._read(q, params)) for label, q in node_q.items()},
             edges={kind: _single_count(self._read(q, params)) for kind, q in edge_q.items()},
         )
+
+    def segments_per_user(self) -> dict[str, int]:
+        """user_id -> Segment nodes held (doctor and stats compare it with the archive)."""
+        return {r["user_id"]: int(r["n"]) for r in self._read(cypher.SEGMENTS_PER_USER, {})}
 
     def delete_user(self, user_id: str) -> int:
         """Remove the user's User, Segment, Concept and Knowledge nodes with all their edges; nodes removed."""

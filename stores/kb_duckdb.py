@@ -13,13 +13,11 @@ their KBs' records and nobody else's; shared rows belong to no user (``''`` is n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from . import ids
-from .errors import LuminaError
+from .records import SHARED, Base, UnknownKB, doc_id_for, owner_of  # noqa: F401 - their home is records
 
-SHARED = ""  # the owner column of a shared KB's rows
 BASES, DOCUMENTS, CHUNKS = "kb_bases", "kb_documents", "kb_chunks"
 
 SCHEMA = (
@@ -35,38 +33,6 @@ SCHEMA = (
         PRIMARY KEY (doc_id, chunk))""",
     f"CREATE INDEX IF NOT EXISTS {DOCUMENTS}_kb_idx ON {DOCUMENTS} (kb, user_id)",
 )
-
-
-class UnknownKB(LuminaError, LookupError):
-    """No such knowledge base for this caller (another user's per-user KB reads as absent, never as forbidden)."""
-
-    def __init__(self, name: str, user_id: str | None):
-        scope = f"shared or of user {user_id!r}" if user_id else "shared (pass a user id for per-user KBs)"
-        super().__init__(f"no knowledge base {name!r} ({scope}); `lumina-memory kb list` shows them, "
-                         "`lumina-memory kb add NAME FILE…` creates one")
-
-
-@dataclass(frozen=True)
-class Base:
-    kb: str
-    owner: str  # '' for shared
-    collection: str
-    created_at: float
-
-    @property
-    def per_user(self) -> bool:
-        return self.owner != SHARED
-
-
-def owner_of(user_id: str | None) -> str:
-    return SHARED if user_id is None else ids.validate_id(user_id, "user_id")
-
-
-def doc_id_for(owner: str, kb: str, content_sha256: str) -> str:
-    """The same text added to the same KB is the same document (idempotent re-add)."""
-    import uuid
-
-    return str(uuid.uuid5(ids.NAMESPACE, f"kbdoc|{owner}|{kb}|{content_sha256}"))
 
 
 class KBCatalog:

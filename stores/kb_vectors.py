@@ -17,7 +17,6 @@ with the stores.
 
 from __future__ import annotations
 
-import re
 import shutil
 import threading
 from collections.abc import Mapping, Sequence
@@ -27,21 +26,11 @@ from typing import Any
 from . import ids
 from .errors import InvalidInput
 from .vector_filters import TENANT_FIELD, Condition, Match, PreparedPoint, batched, check_vector
+from .records import KB_NAME_RE, validate_kb_name
 from .vectors_edge import EdgeVectorStore
 
 SHARED_KIND, USER_KIND = "kb", "kbuser"
 DOC_FIELD = "doc_id"
-# Letters, digits, _ and -; folded to lower case (a KB name is a directory and a Qdrant collection name,
-# and file systems that fold case would otherwise merge "Docs" and "docs").
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,47}")
-
-
-def validate_kb_name(value: object) -> str:
-    if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
-        shown = repr(value[:40]) if isinstance(value, str) else type(value).__name__
-        raise InvalidInput("kb name", f"{shown} is not allowed; use 1-48 letters, digits, _ or - "
-                                      "(starting with a letter or digit)")
-    return value.lower()
 
 
 def kb_collection(name: str, per_user: bool, embedder_name: str, dim: int) -> str:
@@ -56,7 +45,7 @@ def parse_kb_collection(collection: str, embedder_name: str, dim: int) -> tuple[
         prefix = f"lumina_{kind}_"
         if collection.startswith(prefix) and collection.endswith(suffix):
             name = collection[len(prefix): -len(suffix)]
-            if _NAME_RE.fullmatch(name) and name == name.lower():
+            if KB_NAME_RE.fullmatch(name) and name == name.lower():
                 return name, per_user
     return None
 

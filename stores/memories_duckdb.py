@@ -28,13 +28,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
 from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
+from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH, RecentMemory  # noqa: F401 - their home is records
 from .stamped_cache import StampedCache
 
 MEMORIES = "memories"
@@ -44,7 +45,6 @@ OUTBOX = "lifecycle_outbox"
 FORGOTTEN = "memory_forgotten"
 CATEGORIES = ("casual", "work", "decision", "emotional")
 RELATION_KINDS = ("continues", "references", "derived_from", "contradicts", "same_topic")
-OUTBOX_ACTIONS = ("reembed", "payload", "relations", "delete")
 
 SCHEMA = (
     f"CREATE SEQUENCE IF NOT EXISTS {MEMORIES}_seq START 1",
@@ -102,9 +102,6 @@ SCHEMA = (
 CORE_COLUMNS = ("intensity", "category", "decay", "memory_days", "retention", "level", "protected", "recalled",
                 "recall_count", "unbatched", "idle_days", "created", "archived_on", "archive_reason",
                 "revival_requested", "revival_requested_at")
-WRITTEN_BY_BATCH = ("decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
-                    "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested",
-                    "revival_requested_at")
 LIST_FIELDS = ("memory_id", "user_id", "level", "retention", "intensity", "valence", "valence_score", "arousal",
                "tags", "category", "decay", "memory_days", "recall_count", "protected", "archived_on",
                "revival_requested", "revival_requested_at", "text", "created", "emotion_path")
@@ -116,20 +113,6 @@ NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "vale
 _NEW_TYPES = ("VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR[]",
               "DOUBLE", "DOUBLE", "DOUBLE", "TINYINT", "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", "DOUBLE", "BIGINT",
               "TINYINT", "BOOLEAN", "VARCHAR")
-
-
-class RecentMemory(TypedDict):
-    """One of a user's memories with its segment's fields, as encoding-time relations need them."""
-
-    memory_id: str
-    created: float  # when its segment ended (the conversation's clock)
-    retention: float  # as of the last batch (a new memory's: its intensity)
-    level: int
-    start_ts: float  # when its segment began
-    characters: list[str]  # who spoke in it besides the user
-    close_reason: str  # the boundary rule that closed it (nodes.boundary_rules), "explicit" for a flush
-    keywords: list[str]
-    embedding: np.ndarray  # float32, the segment's unit centroid (zero length when none)
 
 
 def _ids(values: Iterable[str], field: str) -> list[str]:

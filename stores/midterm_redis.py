@@ -10,7 +10,7 @@ import base64
 import json
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from urllib.parse import urlsplit, urlunsplit
@@ -24,6 +24,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 from . import ids
 from .errors import InvalidInput, StoreUnavailable
 from .models import SegmentRecord
+from .records import RecentSignal
 from .redis_server import ensure_server
 from .settings import LuminaSettings, default_settings
 
@@ -34,13 +35,6 @@ _CONN_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 _SCAN_COUNT = 1000
 _DELETE_CHUNK = 500
 _T = TypeVar("_T")
-
-
-class RecentSignal(NamedTuple):
-    segment_id: str
-    importance: float
-    end_ts: float
-    embedding: np.ndarray  # float32; empty when the segment had none
 
 
 def _text(value: bytes | str) -> str:

@@ -1,10 +1,20 @@
-"""One small Protocol per tier. Adapters implement them; nothing above ``stores`` sees a driver."""
+"""One small Protocol per tier. Adapters implement them; nothing above ``stores`` sees a driver.
+
+These are the contract a new backend implements: every member nodes/ and graphs/ use is declared here
+(tests/test_store_contract.py reads their source and fails on any other), with the archive's tables in
+``protocols_tables`` and the further collections in ``protocols_collections``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .models import GraphCounts, SegmentRecord, Turn, VectorHit
+from .protocols_collections import PointCollection
+from .protocols_tables import KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, SemanticStore, TurnReadStore
+from .records import ArchiveCounts, LinkedSegment, RecentSignal
 
 
 @runtime_checkable
@@ -12,6 +22,8 @@ class MidTermStore(Protocol):
     """Recent segments with a TTL (Redis/Valkey)."""
 
     backend: str
+    on_reconnect: Callable[[], object] | None
+    """Called after the store had to reconnect (a server that restarted may have lost records)."""
 
     def put_segment(self, record: SegmentRecord, ttl_seconds: int) -> None: ...
     def put_segments(self, records: Sequence[SegmentRecord], ttl_seconds: int) -> None:
@@ -19,7 +31,7 @@ class MidTermStore(Protocol):
         ...
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None: ...
     def recent_segments(self, user_id: str, limit: int) -> list[SegmentRecord]: ...
-    def recent_signals(self, user_id: str, limit: int) -> list[Any]:
+    def recent_signals(self, user_id: str, limit: int) -> list[RecentSignal]:
         """Newest first, like recent_segments, but only (segment_id, importance, end_ts, embedding)."""
         ...
     def ttl(self, user_id: str, segment_id: str) -> int:
@@ -41,15 +53,92 @@ class ArchiveStore(Protocol):
     """Durable history of every turn and segment (DuckDB)."""
 
     backend: str
+    memories: MemoryLifecycleStore
+    """The memory lifecycle's state, in the archive's transactions."""
+    knowledge: KnowledgeItemStore
+    """Knowledge items, the source of truth the knowledge vectors and graph nodes mirror."""
+    procedures: ProcedureStore
+    semantic: SemanticStore
+    turn_reads: TurnReadStore
 
+    def transaction(self) -> AbstractContextManager[None]:
+        """Writes inside the block (this store's and its tables') commit together or not at all."""
+        ...
+    @property
+    def generation(self) -> int:
+        """Changes whenever a write transaction ends; equal values mean nothing was written in between."""
+        ...
+    def kept(self, user_id: str, key: Hashable, load: Callable[[], Any]) -> Any:
+        """``load()`` (a read of the user's archive), called again only after a write touched the user."""
+        ...
+
+    # --- turns
     def put_turns(self, turns: Sequence[Turn]) -> None: ...
-    def put_segment(self, record: SegmentRecord) -> None: ...
     def has_turn(self, user_id: str, turn_id: str) -> bool: ...
+    def missing_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[str]:
+        """Which of ``turn_ids`` the user has no archived turn for, in the order asked."""
+        ...
     def get_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[Turn]: ...
     def all_turns(self, user_id: str) -> list[Turn]: ...
+    def turns_since(self, user_id: str, after_seq: int = 0) -> tuple[list[Turn], int]:
+        """Turns first arrived after arrival number ``after_seq`` (conversation order), and the number to ask from next."""
+        ...
+    def turn_columns(self, user_id: str) -> tuple[dict[str, tuple], int]:
+        """Every turn of the user in conversation order as one tuple per Turn field, and the newest arrival number."""
+        ...
+    def turns_before(self, before_ts: float) -> list[Turn]:
+        """Every user's turns said before ``before_ts``, by user then conversation order (retention)."""
+        ...
+    def delete_turns(self, user_id: str, turn_ids: Sequence[str]) -> int:
+        """Remove these turns of this user; turns removed."""
+        ...
+
+    # --- segments
+    def put_segment(self, record: SegmentRecord) -> None: ...
+    def put_segments(self, records: Sequence[SegmentRecord]) -> None:
+        """Upsert many segments at once."""
+        ...
     def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None: ...
     def segments(self, user_id: str, limit: int | None = None) -> list[SegmentRecord]:
         """Newest first."""
+        ...
+    def segment_texts(self, user_id: str, archived_since: float = 0.0) -> list[tuple[str, str, list[str], float]]:
+        """(segment_id, text, keywords, archived_at) of segments archived at or after ``archived_since``, newest first."""
+        ...
+    def recent_importances(self, user_id: str, limit: int) -> list[float]:
+        """Importance of the user's newest ``limit`` segments, newest first."""
+        ...
+    def segments_at(self, user_id: str, start_ts: float, end_ts: float, limit: int = 5) -> list[str]:
+        """Ids of the user's segments holding a turn said in [start_ts, end_ts), earliest such turn first."""
+        ...
+    def segments_before(self, before_ts: float) -> list[SegmentRecord]:
+        """Every user's segments that ended before ``before_ts`` (retention)."""
+        ...
+    def archived_since(self, since: float) -> list[tuple[str, str, float]]:
+        """(user_id, segment_id, archived_at) of every segment archived at or after ``since`` (wall clock), oldest first."""
+        ...
+    def clear_segment_texts(self, user_id: str, segment_ids: Sequence[str]) -> int:
+        """Blank these segments' raw text (summary, keywords, embedding stay); segments changed."""
+        ...
+    def delete_segments(self, user_id: str, segment_ids: Sequence[str]) -> int:
+        """Remove these segments of this user; segments removed."""
+        ...
+    def ids_starting(self, user_id: str, kind: str, start: str, limit: int = 5) -> list[str]:
+        """Up to ``limit`` of the user's ids of ``kind`` (episode, segment, knowledge, procedure) starting with ``start``."""
+        ...
+
+    # --- derived writes owed per segment (the outbox)
+    def put_outbox(self, entries: Sequence[tuple[str, str, Sequence[str], str]]) -> None:
+        """Owe (user_id, segment_id, stages, promotion) per segment; inside ``transaction()`` it commits with them."""
+        ...
+    def settle_outbox(self, user_id: str, remaining: dict[str, Sequence[str]]) -> None:
+        """What each segment still owes after a pass; an empty list settles it."""
+        ...
+    def outbox(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Owed rows, oldest first: {'user_id', 'segment_id', 'stages', 'promotion', 'seq', 'queued_at'}."""
+        ...
+    def outbox_size(self) -> int:
+        """How many segments of all users still owe derived writes."""
         ...
     def counts(self, user_id: str | None = None, which: Sequence[str] = ("turns", "segments")) -> dict[str, int]:
         """{'turns': n, 'segments': n}, or only the keys in ``which``."""
@@ -60,6 +149,9 @@ class ArchiveStore(Protocol):
     def recent_users(self, limit: int) -> list[str]:
         """The users whose turns were archived last, most recent first."""
         ...
+    def tier_counts(self) -> ArchiveCounts:
+        """Per user: what the archive says each derived tier should hold (doctor and stats compare them)."""
+        ...
     def append_audit(self, event: str, user_id: str, detail: str = "") -> None: ...
     def audit(self, user_id: str) -> list[dict]: ...
     def delete_user(self, user_id: str) -> int: ...
@@ -67,11 +159,8 @@ class ArchiveStore(Protocol):
 
 
 @runtime_checkable
-class VectorStore(Protocol):
+class VectorStore(PointCollection, Protocol):
     """Long-term, importance-scored segment vectors, one namespace (payload filter) per user."""
-
-    backend: str
-    collection: str
 
     def upsert(self, records: Sequence[SegmentRecord]) -> None: ...
     def search(
@@ -87,7 +176,6 @@ class VectorStore(Protocol):
         """``search`` for each vector (with its own limit) in one engine call."""
         ...
     def get(self, user_id: str, segment_ids: Sequence[str]) -> list[VectorHit]: ...
-    def count(self, user_id: str | None = None) -> int: ...
     def delete(self, user_id: str, segment_ids: Sequence[str]) -> int:
         """Remove these segments' points of this user; points removed (missing/foreign ids: 0)."""
         ...
@@ -100,14 +188,9 @@ class VectorStore(Protocol):
     ) -> int:
         """New vectors for this user's existing points, payload kept plus the merged fields; points changed."""
         ...
-    def delete_user(self, user_id: str) -> int: ...
     def info(self) -> dict:
         """{'collection', 'embedder', 'dim', 'points'}"""
         ...
-    def optimize(self) -> dict:
-        """Build the vector index where the engine waits to be asked (maintenance, not per turn)."""
-        ...
-    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -126,6 +209,9 @@ class GraphStore(Protocol):
         ts: float,
         importance: float,
     ) -> None: ...
+    def upsert_linked_segments(self, user_id: str, segments: Sequence[LinkedSegment]) -> None:
+        """``upsert_segment`` then ``link_segments`` for each, in order, as one unit of work."""
+        ...
     def link_segments(self, user_id: str, segment_id: str, neighbours: Sequence[tuple[str, float]]) -> None:
         """ASSOCIATED {score} edges from segment_id to each neighbour (idempotent)."""
         ...
@@ -162,5 +248,8 @@ class GraphStore(Protocol):
         """Remove these Knowledge nodes of this user with their edges (forgotten items)."""
         ...
     def counts(self, user_id: str | None = None) -> GraphCounts: ...
+    def segments_per_user(self) -> dict[str, int]:
+        """user_id -> Segment nodes held (doctor and stats compare it with the archive)."""
+        ...
     def delete_user(self, user_id: str) -> int: ...
     def close(self) -> None: ...

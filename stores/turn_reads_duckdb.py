@@ -11,7 +11,6 @@ The table has a ``user_id`` column: erasure, backups and the residue scan cover 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 import duckdb
@@ -19,6 +18,7 @@ import duckdb
 from .duckdb_connection import GuardedConnection
 from .errors import StoreUnavailable
 from .ids import TURNS_TABLE, validate_id
+from .records import text_md5  # noqa: F401 - its home is records
 
 TURN_READS = "turn_reads"
 
@@ -30,11 +30,6 @@ SCHEMA = (
         text_md5 VARCHAR NOT NULL,    -- md5 of the turn text it was read from
         read VARCHAR NOT NULL)""",
 )
-
-
-def text_md5(text: str) -> str:
-    """The fingerprint DuckDB's ``md5()`` gives the same text (hex of its UTF-8 bytes)."""
-    return hashlib.md5(text.encode("utf-8")).hexdigest()
 
 
 class TurnReadsTable:

@@ -17,19 +17,10 @@ import numpy as np
 from . import ids
 from .models import VectorHit
 from .vector_filters import TENANT_FIELD, PreparedPoint, batched, check_id_list, check_vector, user_conditions
+from .records import passage_point_id, turn_point_id  # noqa: F401 - their home is records
 from .vectors_edge import EdgeVectorStore, _edge_filter
 
 TURN_KIND = "turns"
-
-
-def turn_point_id(user_id: str, turn_id: str) -> str:
-    return ids.point_id(user_id, f"turn:{turn_id}")
-
-
-def passage_point_id(user_id: str, turn_id: str, passage: int) -> str:
-    """A passage window of a long turn (nodes.text.passages): a point of its own whose payload names the
-    turn, so deleting the turn's points (by ``turn_id``) takes its passages too."""
-    return ids.point_id(user_id, f"turn:{turn_id}:p{passage}")
 
 
 class TurnPointsMixin:

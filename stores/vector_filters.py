@@ -372,6 +372,11 @@ class VectorStoreBase(ABC):
         user = ids.validate_id(user_id, "user_id")
         return self._delete_matching(user, SEGMENT_FIELD, check_id_list(segment_ids, "segment_ids"))
 
+    def delete_matching(self, user_id: str, field: str, values: Sequence[str]) -> int:
+        """Remove this user's points whose payload ``field`` is one of ``values``; returns how many there were."""
+        self._require_open()
+        return self._delete_matching(ids.validate_id(user_id, "user_id"), field, check_id_list(values, "values"))
+
     def _delete_matching(self, user: str, key: str, values: list[str]) -> int:
         removed = 0
         for chunk in batched(values, _FILTER_CHUNK):

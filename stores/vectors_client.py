@@ -273,6 +273,19 @@ class ClientVectorStore(VectorStoreBase):
             if offset is None or not records:
                 return
 
+    def payloads(self, fields: Sequence[str], page: int = 2_000) -> Iterator[dict[str, Any]]:
+        """These payload fields of every point, without vectors (maintenance counts)."""
+        self._require_open()
+        offset = None
+        while True:
+            with self._guard("scroll"):
+                records, offset = self._client.scroll(
+                    self.collection, limit=page, offset=offset, with_payload=list(fields), with_vectors=False)
+            for r in records:
+                yield dict(r.payload or {})
+            if offset is None or not records:
+                return
+
     def raw_paths(self) -> list[Path]:
         path = self._client.init_options.get("path")
         return [Path(path)] if path else []

@@ -12,7 +12,7 @@ import json
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import qdrant_edge as qe
 
@@ -256,6 +256,18 @@ class EdgeVectorStore(VectorStoreBase):
                 qe.ScrollRequest(offset=offset, limit=page, with_payload=True, with_vector=True))
             for r in records:
                 yield point_row(r.id, r.vector, r.payload)
+            if offset is None or not records:
+                return
+
+    def payloads(self, fields: Sequence[str], page: int = 2_000) -> Iterator[dict[str, Any]]:
+        """These payload fields of every point, without vectors (maintenance counts)."""
+        self._require_open()
+        offset = None
+        while True:
+            records, offset = self._shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=page, with_payload=list(fields), with_vector=False))
+            for r in records:
+                yield dict(r.payload or {})
             if offset is None or not records:
                 return
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from lumina_memory.stores.kb_duckdb import Base, doc_id_for, owner_of
-from lumina_memory.stores.kb_vectors import validate_kb_name
+from lumina_memory.stores.records import Base, doc_id_for, owner_of, validate_kb_name
 
 from ..retrieval.budget import count_tokens
 from ..retrieval.temporal import date_label

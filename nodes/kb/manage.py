@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from lumina_memory.stores.kb_duckdb import UnknownKB, owner_of
-from lumina_memory.stores.kb_vectors import validate_kb_name
+from lumina_memory.stores.records import UnknownKB, owner_of, validate_kb_name
 
 from ..retrieval.temporal import date_label
 from .open import kb_of

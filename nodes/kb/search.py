@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lumina_memory.stores.errors import InvalidInput
-from lumina_memory.stores.kb_duckdb import Base, KBCatalog, UnknownKB, owner_of
-from lumina_memory.stores.kb_vectors import validate_kb_name
+from lumina_memory.stores.protocols_collections import KBCatalogStore
+from lumina_memory.stores.records import Base, UnknownKB, owner_of, validate_kb_name
 
 from ..retrieval.budget import count_tokens
 from .chunk import join_spans
@@ -22,7 +22,7 @@ from .open import kb_of
 POOL = 4  # passages fetched per result wanted: overlapping and same-chunk ones are dropped after
 
 
-def targets(catalog: KBCatalog, user_id: str | None, names: Sequence[str] | None) -> list[Base]:
+def targets(catalog: KBCatalogStore, user_id: str | None, names: Sequence[str] | None) -> list[Base]:
     """The KBs a search covers: shared ones and the user's own, all of them or those named."""
     visible = catalog.bases(user_id)
     if names is None:

@@ -21,10 +21,12 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
+from lumina_memory.stores.protocols import KnowledgeItemStore
+
 from .tiers import sync_best_effort
 
 
-def _table(services):
+def _table(services) -> KnowledgeItemStore | None:
     return getattr(services.stores.archive, "knowledge", None)
 
 

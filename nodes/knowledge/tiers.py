@@ -27,7 +27,8 @@ from itertools import groupby
 from typing import Any
 
 from lumina_memory.stores.errors import StoreUnavailable
-from lumina_memory.stores.graph_base import KnowledgeNode
+from lumina_memory.stores.protocols import KnowledgeItemStore
+from lumina_memory.stores.records import KnowledgeNode
 
 log = logging.getLogger("lumina.knowledge")
 
@@ -44,7 +45,7 @@ def embedding_text(row: Mapping[str, Any]) -> str:
     return f"{row['text']}。{row['subject']} {row['attribute']}: {value}"
 
 
-def _knowledge_table(services):
+def _knowledge_table(services) -> KnowledgeItemStore | None:
     return getattr(services.stores.archive, "knowledge", None)
 
 

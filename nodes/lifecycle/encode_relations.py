@@ -44,7 +44,7 @@ import numpy as np
 
 from lumina_memory.nodes.text.reference_cues import refers_back
 from lumina_memory.nodes.text.tokenize import nouns
-from lumina_memory.stores.memories_duckdb import RecentMemory
+from lumina_memory.stores.records import RecentMemory
 from lumina_memory.stores.models import SegmentRecord
 
 from .clock import batch_day

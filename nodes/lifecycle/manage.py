@@ -14,6 +14,7 @@ from lumina_memory.nodes.knowledge.tiers import forget_episodes as forget_knowle
 from lumina_memory.stores.audit import AuditLog
 from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
 from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.protocols import MemoryLifecycleStore
 from lumina_memory.stores.secret import data_dir_secret
 
 JSON_FIELDS = ("memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category", "decay",
@@ -21,7 +22,7 @@ JSON_FIELDS = ("memory_id", "level", "retention", "intensity", "valence", "arous
                "source_turn_ids", "source_ids", "created", "relations")
 
 
-def memory_table(services):
+def memory_table(services) -> MemoryLifecycleStore:
     return services.stores.archive.memories
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from lumina_memory.stores.errors import StoreUnavailable
-from lumina_memory.stores.memories_duckdb import OUTBOX_ACTIONS
+from lumina_memory.stores.records import OUTBOX_ACTIONS
 
 from .memory_vector import level_fields, reembedded_fields
 

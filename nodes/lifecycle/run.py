@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from lumina_memory.stores.memories_duckdb import WRITTEN_BY_BATCH
+from lumina_memory.stores.records import WRITTEN_BY_BATCH
 
 from .autolink import auto_link
 from .batch import daily_batch, level_transitions

@@ -23,7 +23,7 @@ import numpy as np
 
 from lumina_memory.stores.models import Turn
 from lumina_memory.stores.recall_snapshots import TURNS
-from lumina_memory.stores.turn_vectors import passage_point_id, turn_point_id
+from lumina_memory.stores.records import passage_point_id, turn_point_id
 
 from .passage_index import LongTurnTerms, PassageIndex
 from .postings import merged, postings_of

@@ -19,7 +19,7 @@ from importlib import metadata
 import numpy as np
 
 from lumina_memory.stores.errors import StoreUnavailable
-from lumina_memory.stores.turn_reads_duckdb import text_md5
+from lumina_memory.stores.records import text_md5
 
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from lumina_memory.stores import ids
 from lumina_memory.stores.errors import InvalidInput
-from lumina_memory.stores.kb_duckdb import SHARED
+from lumina_memory.stores.records import SHARED
 
 from ..retrieval.packing import read_message
 from ..retrieval.temporal import date_label

@@ -1,0 +1,179 @@
+"""The archive's tables (``ArchiveStore.memories``, ``.knowledge``, ``.procedures``, ``.semantic``, ``.turn_reads``).
+
+They share the archive's database and its transactions; rows go in and out as plain dicts, so a backend
+holds them however it likes. Every member nodes/ and graphs/ use is declared (tests/test_store_contract.py).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .records import OUTBOX_ACTIONS, RecentMemory
+
+
+@runtime_checkable
+class KnowledgeItemStore(Protocol):
+    """Knowledge items with their whole history (superseded and merged rows stay), per user."""
+
+    def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or replace items by ``item_id`` (and owe them to the derived tiers); rows written."""
+        ...
+    def items(self, user_id: str, *, history: bool = False, subject: str | None = None,
+              attribute: str | None = None, item_ids: Sequence[str] | None = None,
+              remembered: bool = False) -> list[dict[str, Any]]:
+        """The user's current items (``history``: every one), oldest first, optionally of a subject/attribute/ids."""
+        ...
+    def of_episodes(self, user_id: str, episode_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The user's items (any status) learned from any of these episodes, oldest first."""
+        ...
+    def recall_items(self, user_id: str) -> list[dict[str, Any]]:
+        """``items(user_id, history=True, remembered=True)``, cached until the user's data changes."""
+        ...
+    def mark_accessed(self, user_id: str, ids: Sequence[str], now: float) -> int:
+        """Recall showed these items: one use more each (written in batches); items counted."""
+        ...
+    def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
+        """Remove items only these episodes support (others keep their other sources); items removed."""
+        ...
+    def expire_said_before(self, cutoff: float, now: float) -> dict[str, list[str]]:
+        """Mark items last said before ``cutoff`` forgotten as of ``now`` and owed to the tiers; item ids per user."""
+        ...
+    def delete_items(self, user_id: str, item_ids: Sequence[str]) -> int:
+        """Remove these items' rows, history included; rows removed."""
+        ...
+    def unsynced(self, user_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Items the derived tiers do not mirror yet (one user's or everyone's), by user, oldest first."""
+        ...
+    def unsynced_count(self, user_id: str | None = None) -> int: ...
+    def mark_synced(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Mark rows (as ``unsynced`` returned them) mirrored, each only if unchanged since; rows marked."""
+        ...
+    def mark_unsynced(self, user_id: str) -> int:
+        """Owe every item of the user to the derived tiers again; items marked."""
+        ...
+
+
+@runtime_checkable
+class ProcedureStore(Protocol):
+    """Procedures (how-to steps learned from episodes), every version kept, per user."""
+
+    def transaction(self, user_id: str) -> AbstractContextManager[None]:
+        """One read-modify-write of one user's procedures as a transaction (joins the archive's when open)."""
+        ...
+    def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or replace versions by ``procedure_id``; rows written."""
+        ...
+    def procedures(self, user_id: str, *, history: bool = False,
+                   procedure_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The user's current procedures oldest first (``history``: superseded too), or exactly ``procedure_ids``."""
+        ...
+    def current(self, user_id: str) -> list[dict[str, Any]]:
+        """``procedures(user_id)``, cached until the user's data changes."""
+        ...
+    def mark_accessed(self, user_id: str, ids: Sequence[str], now: float) -> int:
+        """Recall showed these procedures: one use more each (written in batches); procedures counted."""
+        ...
+    def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
+        """Remove versions only these episodes taught (a predecessor becomes current again); versions removed."""
+        ...
+    def forget_unreliable(self, user_id: str, below: float, min_outcomes: int) -> list[str]:
+        """Forget procedures whose tried current version's confidence is below ``below``; lineages removed."""
+        ...
+    def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int,
+                      mature_version: int) -> list[str]:
+        """Forget immature, unprotected procedures idle ``idle_days`` and used under ``min_uses``; lineages removed."""
+        ...
+
+
+@runtime_checkable
+class MemoryLifecycleStore(Protocol):
+    """The memory lifecycle's state: one row per memory, relations between memories, owed derived writes."""
+
+    def insert_new(self, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Add memories not held yet; the ids of those that were new, in the rows' order."""
+        ...
+    def protected_count(self, user_id: str) -> int: ...
+    def recent_with_segments(self, user_id: str, until: float, limit: int,
+                             include: Sequence[str] = ()) -> list[RecentMemory]:
+        """The user's ``limit`` newest memories created by ``until`` (and ``include``), newest first, with segment fields."""
+        ...
+    def add_relations(self, user_id: str, relations: Sequence[tuple[str, str, str, float]], day: int) -> int:
+        """Add (src, dst, kind, score) relations not held either way round, owing the graph; relations added."""
+        ...
+    def forgotten(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of ``memory_ids`` the lifecycle forgot."""
+        ...
+    def recall_view(self, user_id: str) -> tuple[dict[str, dict[str, Any]], frozenset[str]]:
+        """memory id -> the fields recall shows, and the forgotten ids; cached until the user's data changes."""
+        ...
+    def due_users(self, day: int, users: Sequence[str] | None = None) -> dict[str, int | None]:
+        """user -> last completed day (None: never) of users with memories whose last day is before ``day``."""
+        ...
+    def load(self, users: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """(core columns as arrays, memory ids, seqs) of the users' memories, by user then seq."""
+        ...
+    def relation_rows(self, users: Sequence[str]) -> list[tuple[str, str, str, str, float]]:
+        """(user, src, dst, kind, score) of the users' relations."""
+        ...
+    def rows_tags(self, memory_ids: Sequence[str]) -> list[tuple[str, list[str]]]:
+        """(memory_id, tags) of these memories."""
+        ...
+    def write_day(self, users: Sequence[str], day: int, seq: np.ndarray, values: Mapping[str, np.ndarray],
+                  texts: Mapping[int, str], relations: Sequence[tuple[str, str, str, str, float]] | None,
+                  outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float) -> None:
+        """One lifecycle day of ``users`` in one transaction with its completion mark."""
+        ...
+    def queue(self, user_id: str, memory_id: str, action: str, day: int = 0) -> None:
+        """Owe one derived write (an ``OUTBOX_ACTIONS`` action) outside a batch."""
+        ...
+    def owed(self, limit: int = 10_000, actions: Sequence[str] = OUTBOX_ACTIONS) -> list[tuple[str, str, str]]:
+        """(user, memory_id, action) owed, distinct, of these actions."""
+        ...
+    def owed_count(self, actions: Sequence[str] = OUTBOX_ACTIONS) -> int: ...
+    def settle(self, done: Sequence[tuple[str, str, str]]) -> None:
+        """These owed (user, memory_id, action) writes are done."""
+        ...
+    def mark_recalled(self, user_id: str, memory_ids: Sequence[str], now: float, deliberate: bool) -> int:
+        """Flag these memories recalled (the next batch reinforces them); memories flagged."""
+        ...
+    def set_protected(self, user_id: str, memory_id: str, protected: bool, cap: int) -> dict[str, Any]:
+        """Protect or unprotect one memory; InvalidInput naming ``cap`` when the user is at the cap."""
+        ...
+    def delete(self, user_id: str, memory_id: str) -> int:
+        """Remove one memory's lifecycle rows and relations; rows removed."""
+        ...
+    def rows(self, user_id: str, memory_ids: Sequence[str] | None = None,
+             level: int | None = None) -> list[dict[str, Any]]:
+        """The user's memories as dicts (optionally these ids or this level), oldest first."""
+        ...
+    def relations(self, user_id: str, memory_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The user's relations (touching ``memory_ids`` when given)."""
+        ...
+    def level_counts(self, user_id: str | None = None) -> dict[int, int]: ...
+
+
+@runtime_checkable
+class SemanticStore(Protocol):
+    """Semantic memories: clusters of episodes consolidated into one statement, per user."""
+
+    def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int: ...
+    def items(self, user_id: str) -> list[dict[str, Any]]: ...
+    def delete(self, user_id: str, semantic_ids: Sequence[str]) -> int: ...
+    def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
+        """Drop these episodes from their clusters; a cluster left with fewer than two goes. Clusters changed."""
+        ...
+
+
+@runtime_checkable
+class TurnReadStore(Protocol):
+    """What the recall index read of each turn, kept so a cold build does not read every text again."""
+
+    def stored(self, user_id: str, reader: str, turn_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """turn_id -> read kept by ``reader`` from the turn's current text (those of ``turn_ids`` when given)."""
+        ...
+    def put(self, user_id: str, reader: str, rows: Sequence[tuple[str, str, str]]) -> int:
+        """Keep (turn_id, text_md5, read) rows; rows of gone or changed turns are dropped. Rows kept."""
+        ...

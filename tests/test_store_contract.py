@@ -1,0 +1,213 @@
+"""The store Protocols are the contract between the layers (issue 45) and for new backends.
+
+- nodes/ and graphs/ use no store member their Protocol does not declare (read from their source by
+  tests/store_contract_scan.py; private members included);
+- nodes/ and graphs/ import no adapter module (the factories in stores/ choose adapters from settings);
+- every adapter has every member of its Protocol with a compatible signature, and the stores a real data
+  directory opens are instances of their Protocols.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+from lumina_memory.nodes.kb.open import kb_of
+from lumina_memory.stores import protocols as P
+from lumina_memory.stores import protocols_collections as C
+from lumina_memory.stores import protocols_tables as T
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.graph_ladybug import LadybugGraph
+from lumina_memory.stores.graph_neo4j import Neo4jGraph
+from lumina_memory.stores.kb_duckdb import KBCatalog
+from lumina_memory.stores.kb_open import KBStores
+from lumina_memory.stores.kb_vectors import EdgeKBVectors, KBCollections, client_kb_vectors
+from lumina_memory.stores.knowledge_duckdb import KnowledgeTable
+from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
+from lumina_memory.stores.memories_duckdb import MemoryTable
+from lumina_memory.stores.midterm_redis import RedisMidTerm
+from lumina_memory.stores.procedures_duckdb import ProcedureTable
+from lumina_memory.stores.semantic_duckdb import SemanticTable
+from lumina_memory.stores.turn_reads_duckdb import TurnReadsTable
+from lumina_memory.stores.turn_vectors import EdgeTurnVectors, client_turn_vectors
+from lumina_memory.stores.vectors_client import ClientVectorStore
+from lumina_memory.stores.vectors_edge import EdgeVectorStore
+
+from .store_contract_scan import ROOT, caller_files, scan, scan_source, undeclared, universe
+
+ADAPTERS: dict[type, tuple[type, ...]] = {
+    P.MidTermStore: (RedisMidTerm,),
+    P.ArchiveStore: (DuckDBArchive,),
+    P.VectorStore: (EdgeVectorStore, ClientVectorStore),
+    P.GraphStore: (LadybugGraph, Neo4jGraph),
+    T.KnowledgeItemStore: (KnowledgeTable,),
+    T.ProcedureStore: (ProcedureTable,),
+    T.MemoryLifecycleStore: (MemoryTable,),
+    T.SemanticStore: (SemanticTable,),
+    T.TurnReadStore: (TurnReadsTable,),
+    C.PointCollection: (EdgeVectorStore, ClientVectorStore),
+    C.TurnVectorStore: (EdgeTurnVectors, client_turn_vectors()),
+    C.KnowledgeVectorStore: (EdgeKnowledgeVectors, client_knowledge_vectors()),
+    C.KBVectorStore: (EdgeKBVectors, client_kb_vectors()),
+    C.KBCatalogStore: (KBCatalog,),
+    C.KBCollectionStore: (KBCollections,),
+    C.KBStore: (KBStores,),
+}
+FACTORIES = {"lumina_memory.stores.factory", "lumina_memory.stores.kb_open"}
+"""Where callers get adapters from: the modules that choose them from settings."""
+ENGINE_FILE_CHECKS = {
+    "graphs/doctor.py": {"lumina_memory.stores.midterm_redis", "lumina_memory.stores.vectors_edge"},
+}
+"""doctor inspects a data directory no process holds, engine file by engine file, and opens no store: it reads
+the mid-term record version and the edge shard's metadata file name where the adapters define them."""
+
+
+def adapter_modules() -> set[str]:
+    """Modules defining an adapter class or one of its bases (the engine-specific code)."""
+    found = {k.__module__ for classes in ADAPTERS.values() for cls in classes for k in cls.__mro__}
+    return {m for m in found if m.startswith("lumina_memory.stores.")} - FACTORIES
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, function-level and typing-only ones included."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.lineno, node.module))
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]  # from pkg import module
+    return out
+
+
+def protocol_members(protocol: type) -> dict[str, object]:
+    """Declared name -> its declaration (a function, a property, or None for an annotated attribute)."""
+    out: dict[str, object] = {}
+    for klass in reversed(protocol.__mro__):
+        if klass in (object,) or not getattr(klass, "_is_protocol", False) or klass.__module__ == "typing":
+            continue
+        out.update({name: None for name in getattr(klass, "__annotations__", {})})
+        out.update({name: value for name, value in vars(klass).items()
+                    if not name.startswith("_") and (callable(value) or isinstance(value, property))})
+    return out
+
+
+def signature_problems(protocol: type, adapter: type) -> list[str]:
+    problems = []
+    for name, declared in protocol_members(protocol).items():
+        if declared is None:
+            continue  # an attribute: set per instance, checked on opened stores below
+        found = inspect.getattr_static(adapter, name, None)
+        if found is None:
+            problems.append(f"{adapter.__name__} has no {name}")
+            continue
+        if isinstance(declared, property):
+            if not isinstance(found, property):
+                problems.append(f"{adapter.__name__}.{name} is not a property")
+            continue
+        want = list(inspect.signature(declared).parameters.values())[1:]
+        have = list(inspect.signature(getattr(adapter, name)).parameters.values())[1:]
+        by_name = {p.name: p for p in have}
+        for i, p in enumerate(want):
+            q = by_name.get(p.name)
+            if q is None and not any(h.kind is h.VAR_KEYWORD for h in have):
+                problems.append(f"{adapter.__name__}.{name} lacks parameter {p.name}")
+            elif q is not None and p.kind is p.POSITIONAL_OR_KEYWORD and (i >= len(have) or have[i].name != p.name):
+                problems.append(f"{adapter.__name__}.{name}: {p.name} is not parameter {i + 1}")
+            elif q is not None and p.default is not p.empty and q.default is q.empty:
+                problems.append(f"{adapter.__name__}.{name}: {p.name} needs a default")
+        wanted = {p.name for p in want}
+        problems += [f"{adapter.__name__}.{name}: extra parameter {q.name} without a default" for q in have
+                     if q.name not in wanted and q.default is q.empty and q.kind not in (q.VAR_POSITIONAL, q.VAR_KEYWORD)]
+    return problems
+
+
+def test_callers_use_only_declared_members() -> None:
+    result = scan()
+    missing = undeclared(result)
+    assert not missing, "\n".join(f"{s}.{m}: {', '.join(w[:3])}" for (s, m), w in sorted(missing.items()))
+    seen = {use.store for use in result.uses}
+    # The checker reads what it should: every tier the callers reach is found through their code.
+    assert {"ArchiveStore", "MidTermStore", "VectorStore", "GraphStore", "TurnVectorStore", "KnowledgeVectorStore",
+            "KBCatalogStore", "KBVectorStore", "KnowledgeItemStore", "MemoryLifecycleStore", "ProcedureStore",
+            "SemanticStore", "TurnReadStore"} <= seen
+    assert len(result.uses) > 300
+
+
+def test_checker_finds_undeclared_and_private_members() -> None:
+    source = '''
+def flush(services, user_id):
+    archive = services.stores.archive
+    archive.put_outbox([])
+    with archive._db.read() as con:
+        con.execute("SELECT 1")
+    table = getattr(archive, "knowledge", None)
+    table.items(user_id)
+    table._scroll()
+    store = services.stores.turns
+    store.upsert_turns(user_id, [], [])
+    store.not_a_method()
+
+def counts(graph: GraphStore, kb: KBStore):
+    graph._read("MATCH (n) RETURN n", {})
+    kb.collections.get("docs", False).search_passages(None, [0.0], 3)
+    kb.collections.get("docs", False).reindex()
+'''
+    found = set(undeclared(scan_source(source)))
+    assert found == {("ArchiveStore", "_db"), ("KnowledgeItemStore", "_scroll"), ("TurnVectorStore", "not_a_method"),
+                     ("GraphStore", "_read"), ("KBVectorStore", "reindex")}
+
+
+def test_callers_import_no_adapter_module() -> None:
+    adapters = adapter_modules()
+    assert {"lumina_memory.stores.archive_duckdb", "lumina_memory.stores.vectors_edge",
+            "lumina_memory.stores.graph_ladybug", "lumina_memory.stores.midterm_redis"} <= adapters
+    leaks = []
+    for path in caller_files():
+        where = str(path.relative_to(ROOT))
+        allowed = ENGINE_FILE_CHECKS.get(where, set())
+        leaks += [f"{where}:{line} imports {module}" for line, module in imported_modules(path)
+                  if module in adapters and module not in allowed]
+    assert not leaks, "\n".join(leaks)
+
+
+def test_every_protocol_has_its_adapters() -> None:
+    protocols = {cls for name, cls in universe().items() if name != "Stores"}
+    assert protocols == set(ADAPTERS)
+
+
+@pytest.mark.parametrize("protocol", list(ADAPTERS), ids=lambda p: p.__name__)
+def test_adapters_have_the_protocol_signatures(protocol: type) -> None:
+    problems = [p for adapter in ADAPTERS[protocol] for p in signature_problems(protocol, adapter)]
+    assert not problems, "\n".join(problems)
+
+
+def test_signature_check_sees_a_mismatch() -> None:
+    class Archive:
+        backend = "x"
+
+        def put_turns(self, rows) -> None: ...
+        def has_turn(self, turn_id: str, user_id: str) -> bool: ...
+
+    problems = signature_problems(P.ArchiveStore, Archive)
+    assert "Archive.put_turns lacks parameter turns" in problems
+    assert "Archive.has_turn: user_id is not parameter 1" in problems
+    assert "Archive has no get_segment" in problems
+
+
+def test_opened_stores_are_instances_of_their_protocols(memory) -> None:
+    stores = memory.services.stores
+    tiers = {P.MidTermStore: stores.midterm, P.ArchiveStore: stores.archive, P.VectorStore: stores.vectors,
+             P.GraphStore: stores.graph, C.TurnVectorStore: stores.turns, C.KnowledgeVectorStore: stores.knowledge,
+             T.KnowledgeItemStore: stores.archive.knowledge, T.ProcedureStore: stores.archive.procedures,
+             T.MemoryLifecycleStore: stores.archive.memories, T.SemanticStore: stores.archive.semantic,
+             T.TurnReadStore: stores.archive.turn_reads}
+    kb = kb_of(memory.services)
+    tiers.update({C.KBStore: kb, C.KBCatalogStore: kb.catalog, C.KBCollectionStore: kb.collections,
+                  C.KBVectorStore: kb.collections.get("contract", False)})
+    wrong = [f"{type(store).__name__} is not a {protocol.__name__}" for protocol, store in tiers.items()
+             if not isinstance(store, protocol)]
+    assert not wrong, wrong
