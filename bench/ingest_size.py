@@ -84,7 +84,7 @@ def measure(size: int, lang: str) -> dict:
     from lumina_memory.graphs.memory_graph import build_graph
     from lumina_memory.graphs.replay import replay
     from lumina_memory.nodes.services import open_services
-    from lumina_memory.nodes.text.chunking import count_tokens
+    from lumina_memory.nodes.text.token_count import count_tokens
     from lumina_memory.stores.redis_server import stop_server
 
     text = message(size, lang)

@@ -2,7 +2,7 @@
 English and Japanese, written by this project so that ``python -m bench.locomo --data FILE`` runs on them unchanged.
 
 LoCoMo is short chat turns between friends; real assistant histories are not. Here every assistant reply is
-200–2,000 words (English) or 400–4,000 CJK-counted tokens (Japanese, ``lumina_memory.nodes.text.chunking.count_tokens``) of
+200–2,000 words (English) or 400–4,000 CJK-counted tokens (Japanese, ``lumina_memory.nodes.text.token_count.count_tokens``) of
 markdown: headings, lists, fenced code blocks and technical filler. The facts a question asks about are said once —
 sometimes in a short user turn, mostly buried at the start, middle or end of a long reply — and *distractors*
 (the same kind of value, a different one: another port, another framework) sit in other replies' filler.
@@ -50,7 +50,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from bench import longreply_hard_text as hard_text
-from lumina_memory.nodes.text.chunking import count_tokens
+from lumina_memory.nodes.text.token_count import count_tokens
 
 DEFAULT_PER_LANGUAGE = 6
 DEFAULT_SEED = 19

@@ -14,7 +14,8 @@ from lumina_memory.nodes.kb.manage import list_kbs, remove_kb
 from lumina_memory.nodes.kb.open import kb_of
 from lumina_memory.nodes.kb.search import read_kb, search_kb
 from lumina_memory.nodes.services import open_services
-from lumina_memory.nodes.text.chunking import chunk_text, count_tokens
+from lumina_memory.nodes.text.chunking import chunk_text
+from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.kb_duckdb import UnknownKB
 from lumina_memory.stores.kb_open import use_collections

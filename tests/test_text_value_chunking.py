@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lumina_memory.nodes.text.chunking import chunk_text, count_tokens, reassemble
+from lumina_memory.nodes.text.chunking import chunk_text, reassemble
+from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.nodes.text.value import is_small_talk, low_value_reason
 
 

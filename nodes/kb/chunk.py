@@ -4,8 +4,9 @@
 (Japanese has no spaces, so a cut can split a word). Here each chunk still holds at most ``size`` tokens
 (the same token rule) and overlaps the next by at least ``overlap``, but within a small window before each
 limit the cut goes to the best pause: before a Markdown heading, a paragraph end, a line end, a sentence
-end (。！？ and .!? followed by a space, closing brackets allowed after them: 「…。」). Chunks are character spans of the
-document, so reassembling neighbours is exact (``join_spans``): no overlap duplicated, nothing lost.
+end (the toolkit's sentences, ``nodes.text.sentences``: 。！？ and .!? followed by a space, closing brackets after
+them: 「…。」). Chunks are character spans of the document, so reassembling neighbours is exact (``join_spans``):
+no overlap duplicated, nothing lost.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Sequence
 
-from ..text.chunking import token_spans
+from ..text.sentences import sentence_spans as _sentences
+from ..text.token_count import token_spans
 
 _CLOSERS = "」』）)]】〉》\"'”’"
 _SENTENCE_END = "。！？!?．.…"
@@ -26,15 +28,13 @@ class Chunk(NamedTuple):
     text: str
 
 
-def _pause(text: str, spans: Sequence[tuple[int, int]], i: int) -> int:
+def _pause(text: str, spans: Sequence[tuple[int, int]], i: int, ends: frozenset[int]) -> int:
     """How good a cut before token ``i`` is: 5 before a Markdown heading, 4 a paragraph end, 3 a sentence
-    and line end, 2 a line end, 1 a sentence end, 0 inside a sentence."""
+    and line end, 2 a line end, 1 a sentence end, 0 inside a sentence. ``ends``: the offsets where a sentence ends at its mark (not a bare line end)."""
     if i <= 0 or i >= len(spans):
         return 5
     gap = text[spans[i - 1][1]: spans[i][0]]
-    last = text[spans[i - 1][0]: spans[i - 1][1]].rstrip(_CLOSERS)
-    # Latin "." only ends a sentence before a space ("3.5", "e.g" stay whole); CJK marks always do.
-    sentence = bool(last) and last[-1] in _SENTENCE_END and (last[-1] not in ".!?" or bool(gap))
+    sentence = spans[i - 1][1] in ends
     if _PARAGRAPH.search(gap):
         line_start = text.rfind("\n", 0, spans[i - 1][0]) + 1
         if text.startswith("#", line_start):
@@ -45,11 +45,11 @@ def _pause(text: str, spans: Sequence[tuple[int, int]], i: int) -> int:
     return 1 if sentence else 0
 
 
-def _best_cut(text: str, spans, low: int, high: int) -> int:
+def _best_cut(text: str, spans, low: int, high: int, ends: frozenset[int]) -> int:
     """The cut in ``[low, high]`` with the best pause, the latest among equals (``high`` if none)."""
-    best, best_rank = high, _pause(text, spans, high)
+    best, best_rank = high, _pause(text, spans, high, ends)
     for i in range(high - 1, low - 1, -1):
-        rank = _pause(text, spans, i)
+        rank = _pause(text, spans, i, ends)
         if rank > best_rank:
             best, best_rank = i, rank
             if rank == 5:
@@ -66,35 +66,30 @@ def chunk_document(text: str, size: int = 2000, overlap: int = 200, window: int 
     spans = token_spans(text)
     if not spans:
         return []
+    ends = frozenset(b for a, b in _sentences(text) if text[a:b].rstrip(_CLOSERS)[-1:] in _SENTENCE_END)
     n = len(spans)
     chunks: list[Chunk] = []
     start = 0
     while True:
         high = min(start + size, n)
-        end = n if high == n else _best_cut(text, spans, max(start + 1, high - window), high)
+        end = n if high == n else _best_cut(text, spans, max(start + 1, high - window), high, ends)
         chunks.append(Chunk(spans[start][0], spans[end - 1][1], text[spans[start][0]: spans[end - 1][1]]))
         if end >= n:
             return chunks
         target = end - overlap
-        nxt = _best_cut(text, spans, max(start + 1, target - window), max(start + 1, target))
+        nxt = _best_cut(text, spans, max(start + 1, target - window), max(start + 1, target), ends)
         start = max(nxt, start + 1)
-
-
-_UNIT_END = re.compile(r"(?<=[。！？])[」』）)]*|(?<=[.!?])[\"')\]”’]*(?=\s)|\n+")
 
 
 def sentence_spans(text: str, max_tokens: int = 64, min_tokens: int = 3) -> list[tuple[int, int]]:
     """Character spans of the sentences (and lines) of ``text``, a sentence window's probes: one shorter
     than ``min_tokens`` (「はい。」, a bare "#") joins the next, one longer than ``max_tokens`` is cut."""
     units: list[tuple[int, int, int]] = []
-    start = 0
-    for m in [*_UNIT_END.finditer(text), None]:
-        end = m.end() if m is not None else len(text)
+    for start, end in _sentences(text):
         spans = token_spans(text[start:end])
         for k in range(0, len(spans), max_tokens):
             window = spans[k: k + max_tokens]
             units.append((start + window[0][0], start + window[-1][1], len(window)))
-        start = max(end, start)
     out: list[tuple[int, int]] = []
     carry: tuple[int, int] | None = None  # (start, tokens) of short units waiting for the next
     for a, b, n in units:

@@ -14,20 +14,20 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lumina_memory.nodes.text.sentences import sentences as split_sentences
+
 from .draft import Draft, Registry
 from .en_patterns import extract_en
 from .ja_patterns import extract_ja
 from .models import KnowledgeItem, SourceTurn, as_source_turn, knowledge_item_id
 from .params import KnowledgeParams
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?\n])|(?<=\.)(?=\s)|(?<=…)(?=\s)")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
 def sentences(text: str) -> list[str]:
-    """NFKC-normalised sentences of a turn (Japanese 。！？ and English . ! ? boundaries)."""
-    text = unicodedata.normalize("NFKC", text)
-    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    """NFKC-normalised sentences of a turn (the toolkit's splitter, ``nodes.text.sentences``)."""
+    return split_sentences(unicodedata.normalize("NFKC", text))
 
 
 def is_japanese(sentence: str) -> bool:

@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from lumina_memory.nodes.text.sentences import sentences
+
 from .models import SourceTurn, as_source_turn
 from .procedure_text import normal
 
@@ -63,7 +65,7 @@ def _en_verdicts(sentence: str) -> list[tuple[int, Verdict]]:
 def verdict_of(text: str) -> Verdict | None:
     """The last outcome a user's turn reports, or None."""
     found: list[tuple[int, int, Verdict]] = []
-    for n, sentence in enumerate(re.split(r"(?<=[。！？!?\n])|(?<=\.)\s+", normal(text))):
+    for n, sentence in enumerate(sentences(normal(text))):
         sentence = sentence.strip()
         if not sentence or sentence.endswith(("?", "？")):
             continue

@@ -18,13 +18,13 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
+from lumina_memory.nodes.text.sentences import sentences as split_sentences
 from lumina_memory.nodes.text.tokenize import EN_STOP, STOP_NOUNS, morphemes, nouns, terms
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 # Numbered items: "1. ", "2) ", "３．" (not 1.5), ①…⑳, "Step 3", 「ステップ2」. A line break goes before each.
 _NUMBERED = re.compile(r"(?:(?<!\S)\d{1,2}[.)．）](?!\d)|[\u2460-\u2473]|(?<![A-Za-z])[Ss]tep\s*\d{1,2}\b|ステップ\s*\d{1,2})")
-_SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=[A-Za-z%)\]'\"][.])\s+|\n+")
 _JA_CLAUSE = re.compile(r"、(?=(?:次に|次は|それから|その後|そのあと|続いて|最後に|仕上げに))|(?<=[てで]から)、?")
 _EN_CLAUSE = re.compile(r"[,;]\s*(?=(?:and\s+)?(?:then|next|after that|afterwards|finally|lastly)\b)", re.I)
 _JA_MARKER = re.compile(r"^(?:まずは?|最初に|最初は|はじめに|初めに|次に|次は|それから|その後|そのあと|続いて|最後に|最後は|仕上げに)")
@@ -85,7 +85,7 @@ def normal(text: str) -> str:
 
 def _sentences(text: str) -> list[str]:
     marked = _NUMBERED.sub(lambda m: "\n" + m.group(0), text)
-    return [s.strip() for s in _SENTENCE_END.split(marked) if s and s.strip()]
+    return split_sentences(marked)
 
 
 def _ja_past(sentence: str) -> bool:

@@ -23,7 +23,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.nodes.retrieval.temporal import date_label as _date
 from lumina_memory.nodes.text.tokenize import terms
 from lumina_memory.nodes.text.transliterate import index_keys, with_aliases

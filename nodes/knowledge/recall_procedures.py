@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.nodes.retrieval.temporal import date_label
 
 from .procedures import match_procedures

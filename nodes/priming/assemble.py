@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Collection, Sequence
 
-from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.nodes.retrieval.packing import GROUP_HEADER_TOKENS
 from lumina_memory.nodes.tools.pointers import abbreviated, time_pointer
 

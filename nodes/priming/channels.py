@@ -16,7 +16,7 @@ from lumina_memory.nodes.knowledge.learn import params_of as knowledge_params
 from lumina_memory.nodes.knowledge.procedures import match_procedures
 from lumina_memory.nodes.knowledge.profile import cached_profile
 from lumina_memory.nodes.knowledge.recall_procedures import procedure_item
-from lumina_memory.nodes.retrieval.budget import count_tokens
+from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.nodes.retrieval.packing import Refunds
 from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.retrieval.temporal import date_label

@@ -1,46 +1,12 @@
-"""Context budgets: the one token counter, and packing ranked items into a budget (A1).
-
-Tokens as the LoCoMo metric defines them (../shared/data/README.md): every CJK character (kanji, kana,
-half-width kana, CJK punctuation) is one token; the rest of the text counts as whitespace-separated words.
-English text costs its word count, Japanese about its character count.
+"""Context budgets: packing ranked items into a budget (A1), counted by the toolkit's one token counter
+(``lumina_memory.nodes.text.token_count``: a CJK character is one token, other text counts its words).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Sequence
 
-_CJK = (
-    "\u3000-\u303f"  # CJK symbols and punctuation
-    "\u3040-\u309f"  # hiragana
-    "\u30a0-\u30ff"  # katakana
-    "\u31f0-\u31ff"  # katakana phonetic extensions
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uf900-\ufaff"  # compatibility ideographs
-    "\uff01-\uff60"  # full-width forms
-    "\uff61-\uff9f"  # half-width katakana and punctuation
-    "\uac00-\ud7af"  # hangul syllables
-)
-_CJK_RE = re.compile(f"[{_CJK}]")
-
-
-def glued(left: str, right: str) -> bool:
-    """``left + right`` counts one token fewer than the two apart: the last word of ``left`` runs on into the
-    first of ``right`` (neither side is whitespace or CJK there)."""
-    if not left or not right:
-        return False
-    a, b = left[-1], right[0]
-    return not (a.isspace() or b.isspace() or _CJK_RE.match(a) or _CJK_RE.match(b))
-
-
-def count_tokens(text: str) -> int:
-    """Every CJK character is one token; the remaining text counts as whitespace-separated words."""
-    if not text:
-        return 0
-    cjk = len(_CJK_RE.findall(text))
-    rest = _CJK_RE.sub(" ", text)
-    return cjk + len(rest.split())
+from ..text.token_count import count_tokens
 
 
 def budget_for(settings, kind: str | None) -> int:

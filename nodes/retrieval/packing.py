@@ -16,8 +16,9 @@ import numpy as np
 
 from ..text.chunking import join_parts, parse_part
 from ..text.passages import passage_spans
+from ..text.sentences import sentence_spans
 from ..text.tokenize import read_once, terms
-from .budget import count_tokens, glued
+from ..text.token_count import count_tokens, glued
 from .temporal import date_label as _date
 
 
@@ -84,7 +85,6 @@ def segment_items(ordered, turns, tiers, services, user_id, budget, max_items) -
     return items
 
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\s+(?=\[image: )|\s*\n\s*")
 _PREFIX = re.compile(r"^([^:：\n\[\]]{1,40}?[:：]\s*)")
 
 
@@ -101,16 +101,12 @@ def _sentences(text: str) -> tuple[str, int, tuple[tuple[str, int, frozenset[str
     m = _PREFIX.match(text)
     prefix = m.group(1) if m else ""
     out = []
-    start = len(prefix)
-    for gap in [*_SENTENCE.finditer(text, len(prefix)), None]:
-        end = gap.start() if gap is not None else len(text)
-        piece = text[start:end]
-        if piece.strip():
-            # read_once: a sentence's terms live in this cache's entry, not in the query side's (tokenize._views),
-            # which hundreds of warmed replies' sentences would otherwise cycle.
-            out.append((piece, count_tokens(piece), frozenset(read_once(piece)[0]), start))
-        if gap is not None:
-            start = max(gap.end(), start)
+    base = len(prefix)
+    for a, b in sentence_spans(text[base:]):
+        piece = text[base + a : base + b]
+        # read_once: a sentence's terms live in this cache's entry, not in the query side's (tokenize._views),
+        # which hundreds of warmed replies' sentences would otherwise cycle.
+        out.append((piece, count_tokens(piece), frozenset(read_once(piece)[0]), base + a))
     return prefix, count_tokens(prefix), tuple(out)
 
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..text.tokenize import terms
-from .budget import _CJK_RE
+from ..text.token_count import CJK_RE as _CJK_RE
 
 
 @dataclass

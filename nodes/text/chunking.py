@@ -1,8 +1,8 @@
 """S3: long texts are cut into overlapping chunks (2,000 tokens, 200 overlap) that share one id, and
 put back together at recall.
 
-Tokens follow the benchmark's rule: every CJK character (kana, kanji, half-width kana) is one token;
-any other run of non-space characters is one word-token.
+Tokens are the budget's (``token_count``: every CJK character one token, other text its words), so a chunk of
+N tokens costs N in a context budget.
 """
 
 from __future__ import annotations
@@ -12,16 +12,7 @@ from typing import Sequence
 
 from lumina_memory.stores.ids import PART_MARK
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
-_TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
-
-
-def token_spans(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _TOKEN.finditer(text)]
-
-
-def count_tokens(text: str) -> int:
-    return sum(1 for _ in _TOKEN.finditer(text))
+from .token_count import token_spans
 
 
 def chunk_text(text: str, size: int = 2000, overlap: int = 200) -> list[str]:

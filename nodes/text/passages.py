@@ -7,19 +7,16 @@ line ends, each overlapping the next by one unit (a fact on a boundary is whole 
 unchanged (the turn stays one archived row, or S3's 2,000/200 chunks for a message over
 ``max_message_chars``); windows are derived from the text, so the same text always gives the same windows.
 
-Tokens follow ``lumina_memory.nodes.retrieval.budget.count_tokens`` (CJK character = 1, other words = 1).
+Units are the toolkit's sentences and lines (``sentences.sentence_spans``), tokens its one counter
+(``token_count``: CJK character = 1, other words = 1).
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-from ..retrieval.budget import count_tokens
-
-# A unit ends after sentence punctuation (followed by space for Latin, so "3.5" and "v1.2" stay whole) or a line.
-_UNIT_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s)|\n+")
-_TOKEN = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff9f\uac00-\ud7af]|[^\s\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff9f\uac00-\ud7af]+")
+from .sentences import sentence_spans
+from .token_count import count_tokens, token_spans
 
 MAX_PASSAGES = 64  # per turn: a 150,000-character pasted log gets wider windows, not thousands of vectors
 
@@ -28,17 +25,11 @@ def _units(text: str, size: int) -> list[tuple[int, int, int]]:
     """(start, end, tokens) of each sentence or line; a unit longer than ``size`` (a long code line, a run of
     CJK text without punctuation) is cut every ``size`` tokens."""
     out: list[tuple[int, int, int]] = []
-    start = 0
-    for m in [*_UNIT_END.finditer(text), None]:
-        end = m.start() if m is not None else len(text)
-        nxt = m.end() if m is not None else len(text)
-        if end > start:
-            piece = text[start:end]
-            spans = [t.span() for t in _TOKEN.finditer(piece)]
-            for k in range(0, len(spans), size):
-                window = spans[k : k + size]
-                out.append((start + window[0][0], start + window[-1][1], len(window)))
-        start = max(nxt, start)
+    for start, end in sentence_spans(text):
+        spans = token_spans(text[start:end])
+        for k in range(0, len(spans), size):
+            window = spans[k : k + size]
+            out.append((start + window[0][0], start + window[-1][1], len(window)))
     return out
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .sentences import sentences
+
 _JA_REQUEST = re.compile(
     "|".join((
         # 覚えておいて / 覚えといて / 覚えててね / 覚えておいてほしい / 覚えとけ / これ覚えて。
@@ -58,16 +60,12 @@ _EN_CANCEL = re.compile(
         r"\b(?:told|asked|reminded)\s+me\s+(?:to\s+remember|not\s+to\s+forget|to\s+never\s+forget)\b",
     ))
 )
-_CLAUSE_END = re.compile(r"[。!?\n]+|\.\s+|\.$")
 
 
 def protect_request(text: str) -> bool:
     """True when the speaker asks for this to be remembered (F8 protected memory)."""
-    norm = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
-    for clause in _CLAUSE_END.split(norm):
-        clause = clause.strip()
-        if not clause:
-            continue
+    for sentence in sentences(unicodedata.normalize("NFKC", text)):
+        clause = sentence.lower().replace("’", "'")
         if _JA_REQUEST.search(clause) and not _JA_CANCEL.search(clause):
             return True
         if _EN_REQUEST.search(clause) and not _EN_CANCEL.search(clause):
