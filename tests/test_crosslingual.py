@@ -28,7 +28,10 @@ from .conftest import make_settings
 
 NS = ("memories", "u1")
 PEOPLE = {
-    "carol": "Carol likes to eat sushi on weekends",
+    # Carol's memory shares one word with "What does Bob like to eat?", as in the report ("eat"). With "likes to
+    # eat" it would share two (like, eat), and keyword coverage then ranks it above the name's one key: a
+    # weighting question the store's search has, not a cross-script one.
+    "carol": "Carol eats sushi on weekends",
     "david": "David enjoys cooking Italian food for his friends",
     "emma": "Emma prefers tea over coffee in the morning",
     "frank": "Frank plays the guitar in a jazz band",

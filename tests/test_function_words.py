@@ -30,7 +30,7 @@ def test_the_querys_function_words_are_dropped_and_its_content_words_kept(query,
     before = terms(query)
     after = content_terms(query, before)
     assert dropped <= set(before) and not dropped & set(after)
-    assert kept <= set(after)
+    assert {t for word in kept for t in terms(word)} <= set(after)  # as the index reads them (profession → profess)
 
 
 @pytest.mark.parametrize("query", ["What is my profession?", "When did Priya go to the grief support group?",

@@ -16,7 +16,7 @@ import pytest
 
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.retrieval.recall import recall
-from lumina_memory.nodes.text.tokenize import nouns, terms
+from lumina_memory.nodes.text.tokenize import nouns, stem, terms
 
 SENTENCES = {
     "ko": "나는 어제 서울에서 친구를 만났어요",
@@ -60,7 +60,9 @@ def test_japanese_with_kana_gets_no_pairs():
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("Caroline went to the LGBTQ support group yesterday", ["caroline", "went", "lgbtq", "support", "group", "yesterday"]),
+    # English words as the Snowball stemmer gives them (caroline → carolin), the same in documents and queries.
+    ("Caroline went to the LGBTQ support group yesterday",
+     [stem(w) for w in ("caroline", "went", "lgbtq", "support", "group", "yesterday")]),
     ("うちの猫のモカが今日でちょうど3歳になったんだ", ["うち", "猫", "モカ", "丁度", "3"]),
     ("Dün İstanbul'da arkadaşımla buluştum", ["dün", "i̇stanbul", "da", "arkadaşımla", "buluştum"]),
     ("Вчера я встретил друга в Москве", ["вчера", "я", "встретил", "друга", "в", "москве"]),

@@ -17,6 +17,8 @@ import logging
 import threading
 from functools import lru_cache
 
+from .tokenize import stem
+
 LOG = logging.getLogger("lumina.text")
 _LOADING = threading.Lock()
 
@@ -91,6 +93,13 @@ def function_words(language: str) -> frozenset[str]:
     return words
 
 
+@lru_cache(maxsize=None)
+def _stems(language: str) -> frozenset[str]:
+    """The function words of ``language`` as ``tokenize.terms`` gives a Latin word (stemmed: French "les", Spanish
+    "todos" → "todo"), so they are known among the stemmed terms of a query too."""
+    return frozenset(stem(w) for w in function_words(language) if w.isascii())
+
+
 def content_terms(query: str, q_terms: list[str]) -> list[str]:
     """``q_terms`` without the function words of the query's language; all of them when every one is one."""
     # A long question is judged by its start: plenty for a language, and a bounded key and cost.
@@ -98,5 +107,5 @@ def content_terms(query: str, q_terms: list[str]) -> list[str]:
     if language is None:
         return q_terms
     common = function_words(language)
-    kept = [t for t in q_terms if t not in common]
+    kept = [t for t in q_terms if t not in common and not (t.isascii() and t in _stems(language))]
     return kept or q_terms

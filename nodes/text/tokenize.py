@@ -16,6 +16,8 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+import Stemmer
+
 from lumina_memory.nodes.characters import CAST
 
 _local = threading.local()  # a Sudachi tokenizer is not safe to share between threads
@@ -71,11 +73,17 @@ def _morphemes(text: str):
 _SLICE = 8000
 
 
-def _english_stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+# PyStemmer: the Snowball algorithms compiled (the same stems as the pure-Python snowballstemmer, about 2 µs a
+# word against 21). A stemmer object keeps state between calls, so threads take turns.
+_snowball = Stemmer.Stemmer("english")
+_snowball_lock = threading.Lock()
+
+
+def stem(word: str) -> str:
+    """The Snowball (Porter2) English stem of a lower-cased word: hobbies and hobby → hobbi, cities and city →
+    citi, news stays news. Every lexical index and query reads English terms through it (``terms``)."""
+    with _snowball_lock:
+        return _snowball.stemWord(word)
 
 
 # Both views are pure functions of the text, and the same texts come back often: a segment's turns
@@ -85,7 +93,7 @@ _CACHE_SIZE = 8192
 
 
 def terms(text: str) -> list[str]:
-    """Content words, normalised and lower-cased; English words stemmed lightly."""
+    """Content words, normalised and lower-cased; English words stemmed (``stem``)."""
     return list(_views(text)[0])
 
 
@@ -113,7 +121,7 @@ def _ascii_views(lowered: str) -> tuple[str | None, str | None]:
     English text repeats few words, so they are worked out once per word."""
     if not _ASCII_WORD.match(lowered) or lowered in EN_STOP:
         return None, None
-    return _english_stem(lowered), (lowered if len(lowered) > 2 else None)
+    return stem(lowered), (lowered if len(lowered) > 2 else None)
 
 
 # Part-of-speech flags by Sudachi's POS id: part_of_speech() builds a 6-tuple of strings on every call,

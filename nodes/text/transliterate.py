@@ -32,7 +32,7 @@ from functools import lru_cache
 from .tokenize import EN_STOP, kana_nouns, terms
 
 KANA_TAG, LATIN_TAG = "\u2060ᵏ", "\u2060ˡ"  # key of a katakana/kanji word, key of a latin word (never a term)
-VERSION = 1  # bump when keys change: stored terms stamped with another version are recomputed
+VERSION = 2  # bump when keys or terms (tokenize.terms, its stemmer) change: rows stamped otherwise are read again
 STAMP = f"\u2060xlit:{VERSION}"  # a term every stored row indexed with these keys carries
 
 # --- katakana → romaji -------------------------------------------------------------------------------
