@@ -425,7 +425,7 @@ class MemoryTable:
                 if held >= cap:
                     raise InvalidInput(
                         "protected", f"user {user_id!r} already has {held} protected memories, the limit "
-                        f"(LUMINA_LIFECYCLE__PROTECTED_CAP={cap}); unprotect one first: "
+                        f"(LUMINA_LIFECYCLE__MAX_PROTECTED_MEMORIES={cap}); unprotect one first: "
                         f"`lumina-memory unprotect --user {user_id} MEMORY_ID` (list them with "
                         f"`lumina-memory memories --user {user_id} --json`)")
             con.execute(f"UPDATE {MEMORIES} SET protected = ? WHERE user_id = ? AND memory_id = ?",
