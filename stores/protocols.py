@@ -34,6 +34,9 @@ class MidTermStore(Protocol):
     def recent_signals(self, user_id: str, limit: int) -> list[RecentSignal]:
         """Newest first, like recent_segments, but only (segment_id, importance, end_ts, embedding)."""
         ...
+    def missing(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (user_id, segment_id) pairs without a record here, in the order given."""
+        ...
     def ttl(self, user_id: str, segment_id: str) -> int:
         """Seconds left; -2 when the record is gone."""
         ...

@@ -38,6 +38,14 @@ class KnowledgeItemStore(Protocol):
     def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
         """Remove items only these episodes support (others keep their other sources); items removed."""
         ...
+    def mark_low_activity(self, now: float, idle_days: float, min_accesses: int,
+                          protected_subjects: Sequence[str], user_id: str | None = None) -> int:
+        """Unprotected items idle ``idle_days`` and accessed under ``min_accesses`` times become of low activity."""
+        ...
+    def forget_idle(self, now: float, after_days: float, protected_subjects: Sequence[str],
+                    user_id: str | None = None) -> list[tuple[str, str]]:
+        """Forget (row kept, tiers owed) items of low activity for ``after_days`` and unused since; (user, item_id)."""
+        ...
     def expire_said_before(self, cutoff: float, now: float) -> dict[str, list[str]]:
         """Mark items last said before ``cutoff`` forgotten as of ``now`` and owed to the tiers; item ids per user."""
         ...

@@ -125,17 +125,21 @@ class _Scope(ast.NodeVisitor):
         for _ in range(3):
             for node in ast.walk(ast.Module(body=body, type_ignores=[])):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                    target, value, annotation = node.targets[0], node.value, None
+                    pairs, annotation = [(node.targets[0], node.value)], None
+                    if isinstance(node.value, ast.Tuple) and isinstance(node.targets[0], ast.Tuple) \
+                            and len(node.value.elts) == len(node.targets[0].elts):  # a, b = x.archive, x.midterm
+                        pairs = list(zip(node.targets[0].elts, node.value.elts))
                 elif isinstance(node, ast.AnnAssign):
-                    target, value, annotation = node.target, node.value, node.annotation
+                    pairs, annotation = [(node.target, node.value)], node.annotation
                 else:
                     continue
-                key = _dotted(target)
-                kind = self.scan.annotated(annotation) or (self.resolve(value) if value is not None else None)
-                if key and kind:
-                    self.env.setdefault(key, kind)
-                elif key in BY_NAME and not self.env.get(key):
-                    untyped.add(key)
+                for target, value in pairs:
+                    key = _dotted(target)
+                    kind = self.scan.annotated(annotation) or (self.resolve(value) if value is not None else None)
+                    if key and kind:
+                        self.env.setdefault(key, kind)
+                    elif key in BY_NAME and not self.env.get(key):
+                        untyped.add(key)
         for key in untyped - set(self.env):  # ``archive = counts["archive"]``: not the store here
             self.env[key] = ""
 
