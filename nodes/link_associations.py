@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from lumina_memory.stores.records import LinkedSegment
 
-from . import recovery
 from .activity import record as record_event
 from .knowledge.tiers import sync_best_effort
-from .pending import advance, record_of
+from .pending import advance, note_degraded, record_of
 from .retrieval.warm import warm_indexes
 
 
@@ -61,7 +60,7 @@ def link_associations(state: dict, ctx, services) -> dict:
     # The last stage: the archive's outbox rows of these segments go (or keep what is still deferred).
     # A graph that is down is remembered as degraded (stats, doctor) until recovery completes its writes.
     done = advance(state, "graph", write_all=write_all, outbox=(stores.archive, ctx.user_id),
-                   on_deferred=lambda stage, exc: recovery.note_degraded(services, stage, exc))
+                   on_deferred=lambda stage, exc: note_degraded(services, stage, exc))
     if not done:
         return {}
     # After the commit and the segments' graph write: what this flush learned reaches the knowledge vectors

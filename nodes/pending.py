@@ -24,6 +24,13 @@ STAGES = ("redis", "duckdb", "qdrant", "graph")
 TIER_OF_STAGE = {"redis": "mid-term", "duckdb": "archive", "qdrant": "long-term", "graph": "graph"}
 
 
+def note_degraded(services, stage: str, exc: Exception) -> None:
+    """Remember that a tier is down (for stats/doctor); recovery clears it once the tier takes writes."""
+    degraded = getattr(services, "degraded", None)
+    if degraded is not None:
+        degraded[TIER_OF_STAGE.get(stage, stage)] = f"{type(exc).__name__}: {exc}"[:300]
+
+
 def advance(
     state: dict,
     stage: str,

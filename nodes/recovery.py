@@ -27,7 +27,7 @@ from itertools import groupby
 
 from lumina_memory.stores.errors import StoreUnavailable
 
-from .pending import DEFERRABLE, TIER_OF_STAGE, owed, settle
+from .pending import DEFERRABLE, TIER_OF_STAGE, note_degraded, owed, settle
 
 log = logging.getLogger("lumina.recovery")
 
@@ -37,13 +37,6 @@ class _Ctx:
     """The little of a run's context the flush nodes read."""
 
     user_id: str
-
-
-def note_degraded(services, stage: str, exc: Exception) -> None:
-    """Remember that a tier is down (for stats/doctor); recovery clears it once the tier takes writes."""
-    degraded = getattr(services, "degraded", None)
-    if degraded is not None:
-        degraded[TIER_OF_STAGE.get(stage, stage)] = f"{type(exc).__name__}: {exc}"[:300]
 
 
 def _forgotten(archive, user_id: str, segment_ids: list[str]) -> set[str]:
@@ -227,8 +220,6 @@ def rederive(services, user_id: str) -> dict:
 def rebuild_midterm(services, reason: str = "start-up") -> int:
     """Re-put every segment archived within the mid-term TTL that Redis lacks; returns how many."""
     archive, midterm = services.stores.archive, services.stores.midterm
-    if not hasattr(archive, "archived_since") or not hasattr(midterm, "missing"):
-        return 0
     ttl = services.settings.midterm_ttl_seconds
     expected = archive.archived_since(time.time() - ttl + 1)
     if not expected:

@@ -18,7 +18,6 @@ S7: the reply is redacted before it joins the conversation (a model can echo wha
 from __future__ import annotations
 
 import logging
-import threading
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
@@ -27,6 +26,7 @@ from lumina_memory.stores import ids
 from lumina_memory.stores.journal import Journal
 
 from .activity import record
+from .reply_recovery import recover_replies, recover_replies_once  # noqa: F401 - operators call them from here
 from .text.redact import redact_text
 from .tools.loop import bind, message_text, run_tool_loop, stream_round
 from .tools.memory_tools import create_memory_tools
@@ -73,37 +73,6 @@ def _llm_reply(chat_model, character: str, query: str, context: str, entry=None,
         log.info("reply tool results=%d", len(results))
         return text
     return message_text(stream_round(chat_model, messages, write).content).strip()
-
-
-_recovered: set[str] = set()
-_recover_lock = threading.Lock()
-
-
-def recover_replies(services) -> list[dict]:
-    """A11: replies whose process died while generating them, read from their journal files (a torn
-    last line skipped), recorded as ``reply_interrupted`` in the user's activity log; files removed."""
-    journal = Journal.for_settings(services.settings)
-    found = journal.recover_orphans()
-    for entry in found:
-        record(services, entry["user"], "reply_interrupted", reply_id=entry.get("reply_id"),
-               character=entry.get("character"), chars=len(entry["text"]), chunks=entry["chunks"],
-               started=entry.get("at"), text=entry["text"][:2_000])
-    if found:
-        log.warning("recovered interrupted replies count=%d", len(found))
-    return found
-
-
-def recover_replies_once(services) -> None:
-    """``recover_replies`` the first time a process asks for a data directory (at start-up: open_services)."""
-    key = str(services.settings.resolved_data_dir())
-    with _recover_lock:
-        if key in _recovered:
-            return
-        _recovered.add(key)
-    try:
-        recover_replies(services)
-    except OSError as exc:
-        log.warning("journal recovery failed error=%s", exc)
 
 
 def respond(state: dict, ctx, services) -> dict:

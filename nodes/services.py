@@ -83,7 +83,7 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
     stores.midterm.on_reconnect = lambda: recovery.rebuild_midterm(services, reason="mid-term reconnected")
     try:
         recovery.on_startup(services)
-        from .respond import recover_replies_once
+        from .reply_recovery import recover_replies_once
 
         recover_replies_once(services)  # A11: replies a dead process was generating, from their journal
         for hook in STARTUP_HOOKS:

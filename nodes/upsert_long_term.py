@@ -11,8 +11,8 @@ segment stays in the archive and the graph.
 
 from __future__ import annotations
 
-from . import promotion, recovery
-from .pending import advance, record_of
+from . import promotion
+from .pending import advance, note_degraded, record_of
 from .text.passages import passage_rows
 from .promotion import promotion_threshold  # noqa: F401 - re-exported: the rule lives with its node's docs
 from .text.value import low_value_reason
@@ -52,4 +52,4 @@ def upsert_long_term(state: dict, ctx, services) -> dict:
             stores.vectors.upsert([record])
         return {"long_term": decided}
 
-    return advance(state, "qdrant", write_all=write_all, on_deferred=lambda stage, exc: recovery.note_degraded(services, stage, exc))
+    return advance(state, "qdrant", write_all=write_all, on_deferred=lambda stage, exc: note_degraded(services, stage, exc))

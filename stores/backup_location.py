@@ -12,39 +12,15 @@ every erasure remove it (stores.backup.clean_partials).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
-import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .backup_staging import (  # noqa: F401 - the staging names, read by the backup code and tests from here
+    MANIFEST, PARTIAL, WRITER, write_private as _write_private, write_writer, writer_alive,
+)
 from .errors import InvalidInput
-from .processes import pid_alive
-
-MANIFEST = "manifest.json"
-PARTIAL = ".partial-"
-WRITER = ".writer"
-# A partial written from another host cannot be probed: it is taken as stale once this old.
-FOREIGN_STALE_SECONDS = 6 * 3600
-
-
-def write_writer(folder: Path) -> None:
-    """Name this process as the writer of the staged ``folder``."""
-    _write_private(folder / WRITER, json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "at": time.time()}))
-
-
-def writer_alive(folder: Path) -> bool:
-    """Whether the process that staged ``folder`` may still be writing it."""
-    try:
-        writer = json.loads((folder / WRITER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False  # no writer named: staged by a process that died before naming itself
-    if writer.get("host") != socket.gethostname():
-        return time.time() - float(writer.get("at", 0)) < FOREIGN_STALE_SECONDS
-    pid = int(writer.get("pid", 0))
-    return pid == os.getpid() or (pid > 0 and pid_alive(pid))
 
 
 def open_location(where: str, settings=None):
@@ -139,11 +115,3 @@ class LocalLocation:
 
     def raw_paths(self) -> list[Path]:
         return [self.root]
-
-
-def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())

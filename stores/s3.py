@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .backup_location import MANIFEST, PARTIAL, WRITER, write_writer, writer_alive
+from .backup_staging import MANIFEST, PARTIAL, WRITER, write_writer, writer_alive
 from .errors import InvalidInput, StoreUnavailable
 
 _MB = 1024 * 1024

@@ -140,7 +140,8 @@ def test_callers_use_only_declared_members() -> None:
 def test_checker_finds_undeclared_and_private_members() -> None:
     source = '''
 def flush(services, user_id):
-    archive = services.stores.archive
+    archive, mid = services.stores.archive, services.stores.midterm
+    mid.lost_pairs([])
     archive.put_outbox([])
     with archive._db.read() as con:
         con.execute("SELECT 1")
@@ -157,7 +158,7 @@ def counts(graph: GraphStore, kb: KBStore):
     kb.collections.get("docs", False).reindex()
 '''
     found = set(undeclared(scan_source(source)))
-    assert found == {("ArchiveStore", "_db"), ("KnowledgeItemStore", "_scroll"), ("TurnVectorStore", "not_a_method"),
+    assert found == {("ArchiveStore", "_db"), ("MidTermStore", "lost_pairs"), ("KnowledgeItemStore", "_scroll"), ("TurnVectorStore", "not_a_method"),
                      ("GraphStore", "_read"), ("KBVectorStore", "reindex")}
 
 
@@ -211,3 +212,45 @@ def test_opened_stores_are_instances_of_their_protocols(memory) -> None:
     wrong = [f"{type(store).__name__} is not a {protocol.__name__}" for protocol, store in tiers.items()
              if not isinstance(store, protocol)]
     assert not wrong, wrong
+
+
+def _store_imports() -> dict[str, set[str]]:
+    """stores module -> the lumina_memory modules it imports (function-level ones included)."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "stores").rglob("*.py")):
+        parts = path.relative_to(ROOT / "stores").with_suffix("").parts
+        name = ".".join(["lumina_memory.stores", *[p for p in parts if p != "__init__"]])
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                found |= {base} | {f"{base}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+        out[name] = {m for m in found if m.startswith("lumina_memory.")}
+    return out
+
+
+def test_stores_import_nothing_above_them_and_have_no_cycle() -> None:
+    imports = _store_imports()
+    upward = [f"{m} imports {t}" for m, ts in imports.items() for t in ts
+              if t.startswith(("lumina_memory.nodes", "lumina_memory.graphs")) and m != "lumina_memory.stores.settings"]
+    assert not upward, upward
+    # A module's own packages are initialised before it: importing from them is no cycle.
+    edges = {m: {t for t in ts if t in imports and t != m and not m.startswith(t + ".")} for m, ts in imports.items()}
+    cycles = []
+    for start in edges:  # a path from a module's imports back to itself
+        seen, todo = set(), list(edges[start])
+        while todo:
+            m = todo.pop()
+            if m == start:
+                cycles.append(start)
+                break
+            if m not in seen:
+                seen.add(m)
+                todo += edges[m]
+    assert not cycles, f"modules on an import cycle: {sorted(cycles)}"
