@@ -1,0 +1,255 @@
+"""Recall ablation over every labelled set: what each switch of ``RecallConfig`` contributes, with intervals.
+
+    python -m bench.ablation [--set locomo_dev] [--set multilingual] [--data PATH …] [--budget 256,1024]
+                             [--conversations ID,…] [--switches a,b] [--out bench/results/ablation_NAME]
+
+For each set, each conversation is ingested once through the real memory graph (bench.locomo.ingest), then
+every question is asked through ``recall`` with all switches on ("full") and with each switch of
+``RecallConfig`` (``SWITCHES``) turned off in turn (``disabled=(switch,)``), at every budget; the configurations
+are interleaved question by question, so load on the machine falls on all of them alike. Per question: evidence
+recall@B and hit@B (bench.locomo's packer and metric). A switch's contribution is full − off, with a 95% paired
+bootstrap interval resampling conversations (bench.ablation_stats, 1,000 resamples), and leave-one-conversation-out:
+the keep/drop choice made on the other conversations, scored on the held-out one. Latency: p50/p95 of each
+configuration's recall (without the query embedding, computed once per question outside the timing).
+
+Sets: ``locomo_dev`` (../shared/data/locomo/locomo_dev.json), ``multilingual`` (bench.multilingual_data: Korean,
+Arabic, Hindi, Thai, Chinese, German, Spanish), ``longreply`` / ``longreply_hard`` (bench.longreply_data: English
+and Japanese), generated into a temporary file; ``--data PATH`` adds any LoCoMo-format file. Writes
+``OUT.json`` (per-conversation sums of every configuration, enough to recompute every interval) and ``OUT.md``.
+A switch whose recall interval includes zero at every budget on every set run is listed as a removal candidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from bench.ablation_stats import RESAMPLES, ConvSums, contribution, includes_zero, leave_one_out
+from bench.common import percentiles
+from bench.locomo_data import Conversation, load
+
+FULL = "full"
+LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
+SETS = ("locomo_dev", "multilingual", "longreply", "longreply_hard")
+
+
+def materialise(name: str, tmp: Path) -> Path:
+    """The file of a named set: LoCoMo dev as shipped, the project's own sets generated with their defaults."""
+    if name == "locomo_dev":
+        return LOCOMO_DEV
+    out = tmp / f"{name}.json"
+    if name == "multilingual":
+        from bench import multilingual_data
+
+        out.write_text(json.dumps(multilingual_data.generate(), ensure_ascii=False), encoding="utf-8")
+    elif name in ("longreply", "longreply_hard"):
+        from bench import longreply_data as lr
+
+        profile = lr.PROFILES["hard" if name.endswith("hard") else "default"]
+        out.write_text(lr.dumps(lr.generate(lr.DEFAULT_PER_LANGUAGE, lr.DEFAULT_SEED, profile)), encoding="utf-8")
+    else:
+        raise SystemExit(f"unknown set {name!r}; known: {', '.join(SETS)} (or --data PATH)")
+    return out
+
+
+class SetRun:
+    """Per-conversation sums and latencies of every configuration at every budget, for one set."""
+
+    def __init__(self, configs: Sequence[str], budgets: Sequence[int]) -> None:
+        self.configs, self.budgets = list(configs), list(budgets)
+        self.sums: dict[str, dict[int, dict[str, ConvSums]]] = {c: {b: {} for b in budgets} for c in configs}
+        self.ms: dict[str, dict[int, list[float]]] = {c: {b: [] for b in budgets} for c in configs}
+
+    def add(self, config: str, budget: int, conv: str, recall: float, hit: bool, ms: float) -> None:
+        self.sums[config][budget].setdefault(conv, ConvSums()).add(recall, hit)
+        self.ms[config][budget].append(ms)
+
+    def mean(self, config: str, budget: int, metric: str, convs: Sequence[str] | None = None) -> float:
+        rows = [s for c, s in self.sums[config][budget].items() if convs is None or c in convs]
+        n = sum(s.n for s in rows)
+        return sum(getattr(s, metric) for s in rows) / n if n else float("nan")
+
+
+def _ask(services, conv: Conversation, run: SetRun, disabled: dict[str, tuple[str, ...]]) -> None:
+    from lumina_memory.nodes.retrieval.budget import pack
+    from lumina_memory.nodes.retrieval.recall import Timings, recall
+
+    for q in conv.questions:
+        qvec = services.embedder.embed([q.question])[0]
+        for budget in run.budgets:
+            for config, off in disabled.items():
+                timings = Timings()
+                started = time.perf_counter()
+                items = recall(services, conv.sample_id, q.question, purpose="question", budget=budget,
+                               query_vector=qvec, disabled=off, timings=timings)
+                ms = (time.perf_counter() - started) * 1000 - timings.embed_ms
+                _, covered, _ = pack(items, budget)
+                found = sum(1 for e in q.evidence if e in covered)
+                run.add(config, budget, conv.sample_id, found / len(q.evidence), found == len(q.evidence), ms)
+
+
+def run_set(name: str, path: Path, budgets: Sequence[int], switches: Sequence[str], wanted: list[str] | None,
+            root: Path) -> dict[str, Any]:
+    from bench.locomo import ingest
+    from lumina_memory.nodes.retrieval.recall import recall
+    from lumina_memory.stores.redis_server import stop_server
+
+    conversations = load(path, wanted)
+    if not conversations:
+        raise SystemExit(f"{name}: no conversations in {path} (asked for {wanted})")
+    disabled = {FULL: (), **{s: (s,) for s in switches}}
+    run = SetRun(list(disabled), budgets)
+    started = time.perf_counter()
+    for i, conv in enumerate(conversations, 1):
+        settings, services, stats = ingest(conv, root / name / conv.sample_id, quiet=True)
+        try:
+            # One untimed recall first: the user's in-process indexes are built on the first one.
+            recall(services, conv.sample_id, conv.questions[0].question, purpose="question", budget=max(budgets))
+            _ask(services, conv, run, disabled)
+        finally:
+            services.close()
+            stop_server(settings)
+            gc.collect()
+        _progress(name, conv, i, len(conversations), run, switches, stats, time.perf_counter() - started)
+    return summarise(name, path, conversations, run, switches)
+
+
+def _progress(name, conv, i, total, run: SetRun, switches, stats, elapsed: float) -> None:
+    b = max(run.budgets)
+    full = run.mean(FULL, b, "recall", [conv.sample_id])
+    print(f"[{name}] {conv.sample_id} ({i}/{total}) {len(conv.questions)} questions, ingest "
+          f"{stats.get('seconds', float('nan')):.1f}s, full recall@{b} {full:.3f}, {elapsed:.0f}s so far", flush=True)
+    for s in switches:
+        off = run.mean(s, b, "recall", [conv.sample_id])
+        print(f"[{name}]   {conv.sample_id} off {s:<16} Δrecall@{b} {full - off:+.4f}  "
+              f"p50 {percentiles(run.ms[s][b][-len(conv.questions):], (50,))['p50']:.1f} ms", flush=True)
+
+
+def summarise(name: str, path: Path, conversations: list[Conversation], run: SetRun,
+              switches: Sequence[str]) -> dict[str, Any]:
+    configs = {
+        c: {str(b): {"recall": round(run.mean(c, b, "recall"), 4), "hit": round(run.mean(c, b, "hit"), 4),
+                     **percentiles(run.ms[c][b], (50, 95))} for b in run.budgets}
+        for c in run.configs
+    }
+    contributions: dict[str, dict[str, Any]] = {}
+    for s in switches:
+        per_budget = {}
+        for b in run.budgets:
+            full, off = run.sums[FULL][b], run.sums[s][b]
+            ci = {m: {k: round(v, 4) if isinstance(v, float) else v for k, v in contribution(full, off, m).items()}
+                  for m in ("recall", "hit")}
+            loco = leave_one_out(full, off, "recall")
+            per_budget[str(b)] = {
+                **ci,
+                "loco_recall_gain": round(loco["gain"], 4),
+                "loco_agree": f"{loco['agree']}/{loco['conversations']}",
+                "p50_ms_cost": round(configs[FULL][str(b)]["p50"] - configs[s][str(b)]["p50"], 2),
+                "p95_ms_cost": round(configs[FULL][str(b)]["p95"] - configs[s][str(b)]["p95"], 2),
+            }
+        contributions[s] = per_budget
+    return {
+        "set": name,
+        "data": str(path),
+        "conversations": [c.sample_id for c in conversations],
+        "questions": sum(len(c.questions) for c in conversations),
+        "budgets": run.budgets,
+        "configs": configs,
+        "contributions": contributions,
+        "sums": {c: {str(b): {k: v.as_dict() for k, v in run.sums[c][b].items()} for b in run.budgets}
+                 for c in run.configs},
+    }
+
+
+def removal_candidates(sets: Sequence[dict[str, Any]]) -> list[str]:
+    """Switches whose recall interval includes zero at every budget of every set."""
+    if not sets:
+        return []
+    switches = list(sets[0]["contributions"])
+    return [s for s in switches
+            if all(includes_zero(r["contributions"][s][str(b)]["recall"]) for r in sets for b in r["budgets"])]
+
+
+def _ci(x: dict[str, float]) -> str:
+    return f"{x['delta'] * 100:+.2f} [{x['lo'] * 100:+.2f}, {x['hi'] * 100:+.2f}]"
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [f"# Recall ablation ({report['date']})", "",
+             f"`{report['command']}` — machine: {report['machine']}. Δ = full − switch off, in points of recall "
+             f"(×100), 95% paired bootstrap over conversations ({RESAMPLES} resamples); LOCO: leave-one-conversation-"
+             "out gain of keeping the switch when it helped on the other conversations (points), and how many "
+             "held-out conversations agree with that choice; Δp50 = p50(full) − p50(off) in ms (what the switch "
+             "costs; latency moves between runs on a shared 2-core machine).", ""]
+    for r in report["sets"]:
+        bs = r["budgets"]
+        lines += [f"## {r['set']} — {len(r['conversations'])} conversations, {r['questions']} questions", ""]
+        lines.append("full: " + ", ".join(
+            f"recall@{b} {r['configs'][FULL][str(b)]['recall']:.3f}, hit@{b} {r['configs'][FULL][str(b)]['hit']:.3f}, "
+            f"p50/p95 {r['configs'][FULL][str(b)]['p50']:.1f}/{r['configs'][FULL][str(b)]['p95']:.1f} ms" for b in bs))
+        lines.append("")
+        head = ["switch", *[f"Δrecall@{b} [CI]" for b in bs], f"Δhit@{bs[-1]} [CI]", f"LOCO@{bs[-1]}",
+                *[f"Δp50@{b} ms" for b in bs]]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for s, c in r["contributions"].items():
+            zero = all(includes_zero(c[str(b)]["recall"]) for b in bs)
+            cells = [f"{'*' if zero else ''}{s}", *[_ci(c[str(b)]["recall"]) for b in bs], _ci(c[str(bs[-1])]["hit"]),
+                     f"{c[str(bs[-1])]['loco_recall_gain'] * 100:+.2f} ({c[str(bs[-1])]['loco_agree']})",
+                     *[f"{c[str(b)]['p50_ms_cost']:+.1f}" for b in bs]]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", "\\* recall interval includes zero at every budget of this set.", ""]
+    lines += ["## Removal candidates", "",
+              "Switches whose recall interval includes zero at every budget on every set run: "
+              + (", ".join(f"`{s}`" for s in report["removal_candidates"]) or "none") + ".", ""]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from lumina_memory.stores.settings_recall import SWITCHES
+
+    parser = argparse.ArgumentParser(prog="python -m bench.ablation", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", action="append", default=[], help=f"a named set ({', '.join(SETS)}); repeatable")
+    parser.add_argument("--data", action="append", default=[], help="a LoCoMo-format file; repeatable")
+    parser.add_argument("--budget", default="256,1024")
+    parser.add_argument("--conversations", default="", help="only these sample ids (every set)")
+    parser.add_argument("--switches", default="", help="only these switches (default: every one)")
+    parser.add_argument("--out", default="", help="path without extension (default bench/results/ablation_<sets>)")
+    args = parser.parse_args(argv)
+    names = args.set or ([] if args.data else ["locomo_dev"])
+    budgets = [int(b) for b in args.budget.split(",") if b.strip()]
+    switches = [s for s in args.switches.split(",") if s] or list(SWITCHES)
+    unknown = sorted(set(switches) - set(SWITCHES))
+    if unknown:
+        raise SystemExit(f"--switches: unknown {', '.join(unknown)}; known: {', '.join(SWITCHES)}")
+    wanted = [c.strip() for c in args.conversations.split(",") if c.strip()] or None
+    out = Path(args.out or f"bench/results/ablation_{'+'.join(names + [Path(d).stem for d in args.data])}")
+    report: dict[str, Any] = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()} {platform.python_version()}",
+        "command": " ".join(["python -m bench.ablation", *(argv if argv is not None else sys.argv[1:])]),
+        "resamples": RESAMPLES, "sets": [],
+    }
+    with tempfile.TemporaryDirectory(prefix="ablation-") as tmp:
+        jobs = [(n, materialise(n, Path(tmp))) for n in names] + [(Path(d).stem, Path(d)) for d in args.data]
+        for name, path in jobs:
+            report["sets"].append(run_set(name, path, budgets, switches, wanted, Path(tmp)))
+            report["removal_candidates"] = removal_candidates(report["sets"])
+            out.parent.mkdir(parents=True, exist_ok=True)  # written after each set: a long run keeps what it did
+            out.with_suffix(".json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+            out.with_suffix(".md").write_text(render(report), encoding="utf-8")
+    print(render(report))
+    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
