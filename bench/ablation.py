@@ -98,12 +98,12 @@ def _ask(services, conv: Conversation, run: SetRun, disabled: dict[str, tuple[st
 
 
 def run_set(name: str, path: Path, budgets: Sequence[int], switches: Sequence[str], wanted: list[str] | None,
-            root: Path) -> dict[str, Any]:
+            root: Path, language: str = "") -> dict[str, Any]:
     from bench.locomo import ingest
     from lumina_memory.nodes.retrieval.recall import recall
     from lumina_memory.stores.redis_server import stop_server
 
-    conversations = load(path, wanted)
+    conversations = [c for c in load(path, wanted) if not language or c.language == language]
     if not conversations:
         raise SystemExit(f"{name}: no conversations in {path} (asked for {wanted})")
     disabled = {FULL: (), **{s: (s,) for s in switches}}
@@ -179,6 +179,15 @@ def removal_candidates(sets: Sequence[dict[str, Any]]) -> list[str]:
             if all(includes_zero(r["contributions"][s][str(b)]["recall"]) for r in sets for b in r["budgets"])]
 
 
+def never_help(sets: Sequence[dict[str, Any]]) -> list[str]:
+    """Switches whose recall interval is entirely below zero somewhere and never entirely above it: recall is
+    better without them."""
+    if not sets:
+        return []
+    cis = {s: [r["contributions"][s][str(b)]["recall"] for r in sets for b in r["budgets"]] for s in sets[0]["contributions"]}
+    return [s for s, xs in cis.items() if any(x["hi"] < 0 for x in xs) and not any(x["lo"] > 0 for x in xs)]
+
+
 def _ci(x: dict[str, float]) -> str:
     return f"{x['delta'] * 100:+.2f} [{x['lo'] * 100:+.2f}, {x['hi'] * 100:+.2f}]"
 
@@ -209,7 +218,9 @@ def render(report: dict[str, Any]) -> str:
         lines += ["", "\\* recall interval includes zero at every budget of this set.", ""]
     lines += ["## Removal candidates", "",
               "Switches whose recall interval includes zero at every budget on every set run: "
-              + (", ".join(f"`{s}`" for s in report["removal_candidates"]) or "none") + ".", ""]
+              + (", ".join(f"`{s}`" for s in report["removal_candidates"]) or "none") + ".", "",
+              "Switches recall is better without (interval below zero somewhere, above zero nowhere): "
+              + (", ".join(f"`{s}`" for s in report.get("never_help", [])) or "none") + ".", ""]
     return "\n".join(lines)
 
 
@@ -221,9 +232,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", action="append", default=[], help="a LoCoMo-format file; repeatable")
     parser.add_argument("--budget", default="256,1024")
     parser.add_argument("--conversations", default="", help="only these sample ids (every set)")
+    parser.add_argument("--language", default="", help="only the conversations of this language (a set's "
+                        "samples say theirs: longreply en / ja, multilingual ko, ar, …)")
     parser.add_argument("--switches", default="", help="only these switches (default: every one)")
+    parser.add_argument("--render", default="", help="only rewrite the Markdown (and the lists) of a saved JSON")
     parser.add_argument("--out", default="", help="path without extension (default bench/results/ablation_<sets>)")
     args = parser.parse_args(argv)
+    if args.render:
+        saved = Path(args.render)
+        report = json.loads(saved.read_text(encoding="utf-8"))
+        report["removal_candidates"], report["never_help"] = removal_candidates(report["sets"]), never_help(report["sets"])
+        saved.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        saved.with_suffix(".md").write_text(render(report), encoding="utf-8")
+        print(render(report))
+        return 0
     names = args.set or ([] if args.data else ["locomo_dev"])
     budgets = [int(b) for b in args.budget.split(",") if b.strip()]
     switches = [s for s in args.switches.split(",") if s] or list(SWITCHES)
@@ -231,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"--switches: unknown {', '.join(unknown)}; known: {', '.join(SWITCHES)}")
     wanted = [c.strip() for c in args.conversations.split(",") if c.strip()] or None
-    out = Path(args.out or f"bench/results/ablation_{'+'.join(names + [Path(d).stem for d in args.data])}")
+    tag = "+".join(names + [Path(d).stem for d in args.data]) + (f"_{args.language}" if args.language else "")
+    out = Path(args.out or f"bench/results/ablation_{tag}")
     report: dict[str, Any] = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()} {platform.python_version()}",
@@ -241,8 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ablation-") as tmp:
         jobs = [(n, materialise(n, Path(tmp))) for n in names] + [(Path(d).stem, Path(d)) for d in args.data]
         for name, path in jobs:
-            report["sets"].append(run_set(name, path, budgets, switches, wanted, Path(tmp)))
+            report["sets"].append(run_set(f"{name}[{args.language}]" if args.language else name, path, budgets,
+                                       switches, wanted, Path(tmp), args.language))
             report["removal_candidates"] = removal_candidates(report["sets"])
+            report["never_help"] = never_help(report["sets"])
             out.parent.mkdir(parents=True, exist_ok=True)  # written after each set: a long run keeps what it did
             out.with_suffix(".json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
             out.with_suffix(".md").write_text(render(report), encoding="utf-8")

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench.ablation import removal_candidates
+from bench.ablation import never_help, removal_candidates
 from bench.ablation_stats import contribution, includes_zero, leave_one_out, per_question_sums
 
 
@@ -90,3 +90,13 @@ def test_removal_candidates_need_zero_inside_every_interval_of_every_set():
         {"budgets": [32], "contributions": {"a": {"32": ci(0.0, 0.0)}, "b": {"32": ci(-0.1, 0.1)}}},
     ]
     assert removal_candidates(sets) == ["a"]
+
+
+def test_never_help_lists_a_switch_recall_is_better_without():
+    def ci(lo, hi):
+        return {"recall": {"delta": (lo + hi) / 2, "lo": lo, "hi": hi}}
+
+    sets = [{"budgets": [256, 1024], "contributions": {"hurts": {"256": ci(-0.03, -0.01), "1024": ci(-0.01, 0.01)},
+                                                       "mixed": {"256": ci(-0.03, -0.01), "1024": ci(0.01, 0.02)},
+                                                       "idle": {"256": ci(0.0, 0.0), "1024": ci(-0.01, 0.01)}}}]
+    assert never_help(sets) == ["hurts"]
