@@ -93,6 +93,7 @@ class Outcome:
     residue_at_kill: list[str] = field(default_factory=list)  # raw files holding erased text before the reopen
     stats_clean: bool = True  # `lumina-memory stats` (the reopen) said every tier matches the archive
     engine_residue: list[str] = field(default_factory=list)  # point payloads, Redis keys, graph rows holding them
+    engine_residue_at_kill: list[str] = field(default_factory=list)  # Redis keys, graph rows before the reopen
 
     @property
     def bad(self) -> bool:
@@ -283,6 +284,8 @@ def trial(base: Path, dest: Path, users: list[str], texts: list[str], token: str
                           swap_at_kill=any(not n.endswith(OWED) for n in left), owed_at_kill=bool(left))
         stop_private_redis(dest)  # as after a reboot: the private Redis went with the machine
         outcome.residue_at_kill = residue(dest, texts, erased)
+        if engines is not None:
+            outcome.engine_residue_at_kill = engines.residue(lambda blob: holds(blob, texts, erased))
         # The next command, in a new process as after a restart: its open finishes the erasure.
         reopened = subprocess.run([*_cli(engines), "stats"], cwd=REPO, env=_env(dest, engines),
                                   capture_output=True, text=True, timeout=600)
@@ -365,7 +368,8 @@ def run_trials(root: Path, args, engines=None) -> list[Outcome]:
                   b.span, engines=engines)
         outcomes.append(o)
         print(f"trial {n:2d} ({mode:10s}): killed={o.killed} rewrite owed={o.owed_at_kill} stats clean={o.stats_clean} "
-              f"inside a build/switch={o.swap_at_kill} residue at the kill={len(o.residue_at_kill)} file(s) "
+              f"inside a build/switch={o.swap_at_kill} residue at the kill={len(o.residue_at_kill)} file(s), "
+              f"{len(o.engine_residue_at_kill)} engine place(s) "
               f"lost={sum(o.lost.values())} erased left={o.erased_left or 0} residue={o.residue or 0} "
               f"engine residue={o.engine_residue or 0} leftovers={o.leftovers or 0}", flush=True)
         if o.bad and args.keep_bad:
@@ -392,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.production:
             from bench.faults_erase_production import Engines
 
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # the servers still stop
             with Engines(root / "engines") as engines:  # stopped on every exit path
                 outcomes = run_trials(root, args, engines)
         else:
@@ -407,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
         "trials with residue": sum(bool(o.residue) for o in outcomes),
         "trials with residue in the engines (payloads, Redis, graph rows)": sum(bool(o.engine_residue) for o in outcomes),
         "trials with residue at the kill (before the reopen)": sum(bool(o.residue_at_kill) for o in outcomes),
+        "trials with Redis keys or graph rows of the user at the kill": sum(bool(o.engine_residue_at_kill)
+                                                                           for o in outcomes),
         "reopens whose stats saw a tier not matching the archive": sum(not o.stats_clean for o in outcomes),
         "trials with swap leftovers": sum(bool(o.leftovers) for o in outcomes),
         "bad trials": sum(o.bad for o in outcomes),
