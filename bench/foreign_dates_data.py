@@ -24,14 +24,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from bench.locomo_data import read_when
+from lumina_memory.nodes.text.calendar.names import EN_MONTHS
+from lumina_memory.nodes.text.calendar.stamps import read_when
 
-_EN = ("January|February|March|April|May|June|July|August|September|October|November|December")
+_EN = "|".join(name.capitalize() for name in EN_MONTHS)
 _EN_MONTHS = {m.lower(): i for i, m in enumerate(_EN.split("|"), 1)}
 _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                 "ten": 10}
 
-# The probe's own month names, not the reader's (nodes/retrieval/temporal_languages.py, bench/locomo_data.py): a
+# The probe's own month names, not the reader's (nodes/text/calendar/names.py): a
 # probe that shared the reader's table would share its mistakes.
 MONTHS: dict[str, tuple[str, ...]] = {
     "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",

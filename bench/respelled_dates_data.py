@@ -22,9 +22,10 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from bench.locomo_data import read_when
+from lumina_memory.nodes.text.calendar.names import EN_MONTHS
+from lumina_memory.nodes.text.calendar.stamps import read_when
 
-_MONTH = ("January|February|March|April|May|June|July|August|September|October|November|December")
+_MONTH = "|".join(name.capitalize() for name in EN_MONTHS)
 _MONTHS = {m.lower(): i for i, m in enumerate(_MONTH.split("|"), 1)}
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}) ({_MONTH}),? (\d{{4}})\b")
 _MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH}) (\d{{1,2}}),? (\d{{4}})\b")

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-_WEEKDAYS_JA = "月火水木金土日"
-_WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH_RX = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+from lumina_memory.nodes.retrieval.temporal_calendar import safe_date
+from lumina_memory.nodes.text.calendar.names import EN_WEEKDAYS, JA_WEEKDAYS, MONTHS
+
+_MONTH_RX = rf"({'|'.join(sorted(MONTHS, key=len, reverse=True))})\.?"
+_WEEKDAY_RX = "|".join(EN_WEEKDAYS)
 _ORD = r"(?:st|nd|rd|th)?"
 _AMBIGUOUS_DAYS = 31
 
@@ -47,8 +48,8 @@ _JA_RULES: list[tuple[re.Pattern[str], str]] = [
 _EN_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_MONTH_RX}\s+(\d{{1,2}}){_ORD}(?:,?\s+(\d{{4}}))?\b", re.I), "en_md"),
     (re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTH_RX}(?:,?\s+(\d{{4}}))?\b", re.I), "en_dm"),
-    (re.compile(r"\b(next|this|last)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I), "en_week_day"),
-    (re.compile(r"\b(?:on\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I), "en_weekday"),
+    (re.compile(rf"\b(next|this|last)\s+({_WEEKDAY_RX})\b", re.I), "en_week_day"),
+    (re.compile(rf"\b(?:on\s+)?({_WEEKDAY_RX})\b", re.I), "en_weekday"),
     (re.compile(r"\bthe\s+day\s+after\s+tomorrow\b", re.I), "+2"),
     (re.compile(r"\btomorrow\b", re.I), "+1"),
     (re.compile(r"\byesterday\b", re.I), "-1"),
@@ -87,43 +88,36 @@ def _resolve(kind: str, m: re.Match[str], today: date, future: bool) -> date | N
         return _month_day(today, int(m.group(1)), int(m.group(2)), None, future)
     if kind in ("en_md", "en_dm"):
         month_word, day_text = (m.group(1), m.group(2)) if kind == "en_md" else (m.group(2), m.group(1))
-        month = _MONTHS_EN.index(month_word[:3].lower()) + 1
+        month = MONTHS[month_word.lower()]
         year = m.group(3)
         return _month_day(today, month, int(day_text), int(year) if year else None, future)
     if kind == "week_day":
         offset = {"再来週": 2, "来週": 1, "今週": 0, "先週": -1}[m.group(1)]
-        return _week_day(today, offset, _WEEKDAYS_JA.index(m.group(2)))
+        return _week_day(today, offset, JA_WEEKDAYS.index(m.group(2)))
     if kind == "en_week_day":
         offset = {"next": 1, "this": 0, "last": -1}[m.group(1).lower()]
-        return _week_day(today, offset, _WEEKDAYS_EN.index(m.group(2).lower()))
+        return _week_day(today, offset, EN_WEEKDAYS.index(m.group(2).lower()))
     if kind == "weekday":
-        return _nearest_weekday(today, _WEEKDAYS_JA.index(m.group(1)), future)
+        return _nearest_weekday(today, JA_WEEKDAYS.index(m.group(1)), future)
     if kind == "en_weekday":
-        return _nearest_weekday(today, _WEEKDAYS_EN.index(m.group(1).lower()), future)
+        return _nearest_weekday(today, EN_WEEKDAYS.index(m.group(1).lower()), future)
     if kind == "d":
         return _day_of_month(today, int(m.group(1)), future)
     raise ValueError(f"unknown date rule {kind}")
 
 
-def _safe_date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
 def _month_day(today: date, month: int, day: int, year: int | None, future: bool) -> date | None:
     if year is not None:
-        return _safe_date(year, month, day)
-    this_year = _safe_date(today.year, month, day)
+        return safe_date(year, month, day)
+    this_year = safe_date(today.year, month, day)
     if this_year is None:
         return None
     if future and this_year < today:
         if (today - this_year).days <= _AMBIGUOUS_DAYS:
             return None  # 9月1日 said on 10 September: a slip or a past event, not next year
-        return _safe_date(today.year + 1, month, day)
+        return safe_date(today.year + 1, month, day)
     if not future and this_year > today:
-        return _safe_date(today.year - 1, month, day)
+        return safe_date(today.year - 1, month, day)
     return this_year
 
 
@@ -140,13 +134,13 @@ def _nearest_weekday(today: date, weekday: int, future: bool) -> date:
 
 
 def _day_of_month(today: date, day: int, future: bool) -> date | None:
-    candidate = _safe_date(today.year, today.month, day)
+    candidate = safe_date(today.year, today.month, day)
     if candidate is None:
         return None
     if future and candidate < today:
         month, year = (1, today.year + 1) if today.month == 12 else (today.month + 1, today.year)
-        return _safe_date(year, month, day)
+        return safe_date(year, month, day)
     if not future and candidate > today:
         month, year = (12, today.year - 1) if today.month == 1 else (today.month - 1, today.year)
-        return _safe_date(year, month, day)
+        return safe_date(year, month, day)
     return candidate

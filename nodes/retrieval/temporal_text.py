@@ -11,18 +11,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
-MONTHS: dict[str, int] = {
-    name: i
-    for i, names in enumerate(
-        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
-         ("november", "nov"), ("december", "dec")],
-        1,
-    )
-    for name in names
-}
+from lumina_memory.nodes.text.calendar.names import EN_WEEKDAYS, MONTHS
+from lumina_memory.nodes.text.calendar.names import JA_WEEKDAYS as JA_WEEKDAY_NAMES
+
 MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 MONTH_STEMS = tuple(name for name in MONTHS if len(name) == 3)  # every month name holds one
 # Month names that are also everyday words: a month only with a year, or a word before it that makes
@@ -30,10 +23,9 @@ MONTH_STEMS = tuple(name for name in MONTHS if len(name) == 3)  # every month na
 VERB_MONTHS = frozenset({"may", "mar", "march"})
 VERB_MONTHS_BEFORE_DAY = frozenset({"may", "mar"})
 
-WEEKDAYS: dict[str, int] = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5,
-                            "sunday": 6}
+WEEKDAYS: dict[str, int] = {name: i for i, name in enumerate(EN_WEEKDAYS)}
 WEEKDAY_NAMES = "|".join(WEEKDAYS)
-JA_WEEKDAYS: dict[str, int] = {"月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5, "日": 6}
+JA_WEEKDAYS: dict[str, int] = {name: i for i, name in enumerate(JA_WEEKDAY_NAMES)}
 
 _ORDINAL_UNITS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
 ORDINAL_WORDS: dict[str, int] = {
@@ -232,6 +224,17 @@ class Cued:
 
 _WHOLE_SCAN = 240  # characters: a shorter query is scanned whole
 _REACH_BEFORE, _REACH_AFTER = 48, 64  # the farthest a match reaches before and after the word it holds
+
+
+def alternation(names: Iterable[str]) -> str:
+    """Literal names as one regex alternative, longest first so that a name is not cut by a shorter one."""
+    return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
+
+
+def rewrite(pattern: str, replace: Callable[[re.Match], str]) -> Callable[[str], str]:
+    """A rule that rewrites every match of ``pattern`` in a text with ``replace``."""
+    compiled = re.compile(pattern)
+    return lambda text: compiled.sub(replace, text)
 
 
 def phrases(*words: str) -> Cued:
