@@ -14,6 +14,8 @@ from lumina_memory.nodes.services import Services, open_services
 from lumina_memory.stores.redis_server import stop_server
 from lumina_memory.stores.settings import LuminaSettings
 
+from .marks import is_slow
+
 
 def make_settings(data_dir: Path, **overrides) -> LuminaSettings:
     # Explicit values so a developer's environment (REDIS_URL, OPENAI_API_KEY...) never leaks in.
@@ -73,3 +75,11 @@ def demo_memory(tmp_path_factory, demo_rows):
     replay(mem.graph, "demo-user", demo_rows)
     yield mem
     mem.close()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """Marks the tests tests/marks.py names ``slow`` (left out by ``-m "not slow"``, tests/README.md)."""
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)

@@ -1,0 +1,73 @@
+"""Which tests are ``slow``: left out of the edit loop's fast run (``python -m pytest -q -m "not slow"``,
+tests/README.md) and run by the whole suite.
+
+Slow are the tests that start a server (``langgraph dev``, SeaweedFS, FalkorDB over Bolt, a Redis cluster), run the
+CLI in subprocesses (each loads the embedder and opens every engine), kill processes (kill -9 trials), build a
+wheel or a venv, run the notebooks or a benchmark harness, generate hostile input by the hundred, or run
+LangGraph's own store suites — and any other test measured at over about a second on the 2-core machine. A test
+can also say so itself with ``@pytest.mark.slow``; the lists below hold the ones chosen by measurement.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# Whole files: most of their tests are slow, or all share a slow module fixture.
+SLOW_FILES = frozenset({
+    # servers
+    "test_langgraph_server.py", "test_server_graphs.py", "test_thread_owner_server.py", "test_erase_server.py",
+    "test_graph_server_frozen.py", "test_graph_server_outage.py", "test_redis_cluster.py", "test_s3_backup.py",
+    "test_cold_turns_s3.py", "test_production_restore.py", "test_lifecycle_production.py", "test_knowledge_tiers.py",
+    "test_maintenance.py", "test_doctor.py", "test_place_backends.py",
+    # the CLI in subprocesses
+    "test_cli.py", "test_cli_memories.py", "test_cli_refusals.py", "test_erasure.py", "test_ingest_rejects.py",
+    "test_kb_cli.py", "test_backup_erasure_reach.py", "test_rejected_input_trace.py", "test_procedures.py",
+    # kill -9 trials and crashes
+    "test_crash_recovery.py", "test_crash_resume.py", "test_crash_rewrite.py", "test_restore_resume.py",
+    "test_erase_interrupted.py", "test_erase_tokens.py", "test_erase_kill_production.py", "test_journal.py",
+    "test_midterm_rebuild.py", "test_redis_watchdog.py", "test_embed_worker.py",
+    # packaging, the README's commands
+    "test_packaging.py", "test_extras.py", "test_readme_blocks.py",
+    # benchmark harnesses on small sets
+    "test_ablation.py", "test_bench_answer.py", "test_bench_cold_start.py", "test_bench_knowledge.py",
+    "test_bench_lifecycle.py", "test_bench_locomo.py", "test_bench_locomo_lifecycle.py", "test_bench_locomo_tail.py",
+    "test_bench_priming.py",
+    # many examples or large ingests through every tier
+    "test_hostile_hypothesis.py", "test_residue.py", "test_lifecycle_e2e.py", "test_lifecycle_store.py",
+    "test_maintenance_lifecycle.py", "test_long_input.py", "test_chat_and_llm_paths.py", "test_knowledge_forgetting.py",
+    "test_knowledge_retention.py", "test_idempotency_isolation.py", "test_graph_stale_heap.py",
+    # LangGraph's own store suites (tests/upstream_store)
+    "test_inmemory_suite.py", "test_sqlite_suite.py", "test_sqlite_async_suite.py", "test_sqlite_ttl_suite.py",
+})
+
+# Single tests (every parametrisation) in files that are otherwise quick.
+SLOW_TESTS = frozenset({
+    "test_knowledge_store.py::test_through_the_graph_recall_and_the_cli",
+    "test_ingest_semantics.py::test_an_import_reports_reused_ids_missing_times_and_rows_over_the_limit",
+    "test_ingest_semantics.py::test_a_time_without_an_offset_is_read_on_the_users_clock",
+    "test_list_questions.py::test_recall_adds_the_channel_only_for_a_list_question_about_a_named_speaker",
+    "test_list_questions.py::test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first_person",
+    "test_list_questions.py::test_an_assistant_answering_at_length_keeps_its_replies_in_a_first_person_question",
+    "test_lifecycle_relations_encode.py::test_memories_json_lists_the_relations",
+    "test_memory_tools.py::test_hostile_ids_open_nothing",
+    "test_memory_tools.py::test_the_tool_loop_is_bounded_and_uses_primed_text",
+    "test_memory_tools.py::test_the_respond_node_runs_the_tool_loop",
+    "test_midterm_conformance.py::test_expiry",
+    "test_stamped_cache.py::test_the_profile_priming_shows_is_built_once_per_write_and_forgotten_with_the_user",
+    "test_lifecycle_relations_encode.py::test_relations_reach_the_graph_after_maintenance_and_go_with_the_user",
+    "test_graph_conformance.py::test_many_knowledge_items_with_many_sources_in_one_call",
+    "test_transcript_batch.py::test_repeats_within_and_across_batches_are_ingested_once",
+    "test_audit_forgery.py::test_an_append_killed_at_any_moment_leaves_a_log_that_verifies",
+    "test_transcript_batch.py::test_batches_leave_the_memories_of_one_turn_at_a_time",
+    "test_audit_forgery.py::test_audit_verify_opens_no_redis_and_writes_nothing",
+})
+
+
+def is_slow(item: pytest.Item) -> bool:
+    path = Path(str(item.path))
+    if path.suffix == ".ipynb":  # the notebooks (nbmake)
+        return True
+    name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+    return path.name in SLOW_FILES or f"{path.name}::{name}" in SLOW_TESTS
