@@ -6,7 +6,8 @@
 For each set, each conversation is ingested once through the real memory graph (bench.locomo.ingest), then
 every question is asked through ``recall`` with all switches on ("full") and with each switch of
 ``RecallConfig`` (``SWITCHES``) turned off in turn (``disabled=(switch,)``), at every budget; the configurations
-are interleaved question by question, so load on the machine falls on all of them alike. Per question: evidence
+are interleaved question by question (after one untimed recall of the question that warms its caches), so load
+on the machine and caching fall on all of them alike. Per question: evidence
 recall@B and hit@B (bench.locomo's packer and metric). A switch's contribution is full − off, with a 95% paired
 bootstrap interval resampling conversations (bench.ablation_stats, 1,000 resamples), and leave-one-conversation-out:
 the keep/drop choice made on the other conversations, scored on the held-out one. Latency: p50/p95 of each
@@ -85,6 +86,9 @@ def _ask(services, conv: Conversation, run: SetRun, disabled: dict[str, tuple[st
 
     for q in conv.questions:
         qvec = services.embedder.embed([q.question])[0]
+        # Untimed, every switch on: what recall caches per query (its reading, its content view's embedding)
+        # is warm for every timed configuration alike, not only for the ones after the first.
+        recall(services, conv.sample_id, q.question, purpose="question", budget=max(run.budgets), query_vector=qvec)
         for budget in run.budgets:
             for config, off in disabled.items():
                 timings = Timings()
