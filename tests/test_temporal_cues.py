@@ -13,7 +13,8 @@ from hypothesis import given, settings, strategies as st
 from lumina_memory.nodes.retrieval import (temporal_dates, temporal_holidays, temporal_periods, temporal_questions,
                              temporal_ranges, temporal_relative)
 from lumina_memory.nodes.retrieval.temporal import time_cues, time_window
-from lumina_memory.nodes.retrieval.temporal_text import Cued, normalise
+from lumina_memory.nodes.retrieval.temporal_patterns import Cued
+from lumina_memory.nodes.retrieval.temporal_text import normalise
 
 
 def _ts(day: str, hour: int = 12) -> float:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .temporal_text import kanji_number, rewrite
+from lumina_memory.nodes.text.calendar.numerals import kanji_number
+
+from .temporal_patterns import rewrite
 
 _KO_DIGITS = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10}
 _KO_UNITS = {"일": "日", "주": "週間", "주일": "週間", "달": "ヶ月", "개월": "ヶ月", "년": "年"}

@@ -18,8 +18,9 @@ from .temporal_calendar import (Cue, Days, days_window, latest_year_of, month_da
                                 safe_date, week_days, weekend_after, weekend_before)
 from .temporal_holidays import find_holidays
 from .temporal_ranges import find_day_ranges
+from .temporal_patterns import Claims, Cued
 from .temporal_text import (EN_COUNT, EN_UNITS, JA_UNITS, MONTH_NAMES, MONTH_STEMS, MONTHS, ORDINAL_NAMES, ORDINAL_WORDS,
-                            VERB_MONTHS_BEFORE_DAY, Claims, Cued, count_value, unit_days)
+                            VERB_MONTHS_BEFORE_DAY, count_value, unit_days)
 
 _YEAR = r"(?P<y>(?:19|20)\d{2})(?!\d)"
 _JA_DATE = Cued(r"(?:(?P<y>(?:19|20)\d{2})\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*日(?!\s*間)", ("月",), ("日",))

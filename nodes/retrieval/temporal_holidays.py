@@ -12,7 +12,8 @@ from typing import Callable
 from dateutil.easter import easter
 
 from .temporal_calendar import Days
-from .temporal_text import Claims, Cued, year_offset
+from .temporal_patterns import Claims, Cued
+from .temporal_text import year_offset
 
 
 def _fixed(month: int, day: int, end_month: int | None = None, end_day: int | None = None) -> Callable[[int], Days]:

@@ -12,7 +12,7 @@ from typing import Callable
 
 from lumina_memory.nodes.text.calendar.names import EN_MONTHS, LATIN_MONTH_NAMES, LATIN_WEEKDAYS, latin_months
 
-from .temporal_text import Cued
+from .temporal_patterns import Cued
 
 MONTHS: dict[str, str] = latin_months()
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))

@@ -14,7 +14,8 @@ from datetime import date
 
 from .temporal_calendar import (Cue, Days, add_months, days_window, latest_season, month_days, month_part_days,
                                 nearest_season, recent_window, season_days, season_of_year, year_part_days)
-from .temporal_text import (EN_YEAR_REL, JA_YEAR_REL, MONTH_NAMES, MONTH_STEMS, MONTHS, VERB_MONTHS, Claims, Cued, count_value,
+from .temporal_patterns import Claims, Cued
+from .temporal_text import (EN_YEAR_REL, JA_YEAR_REL, MONTH_NAMES, MONTH_STEMS, MONTHS, VERB_MONTHS, count_value,
                             year_offset)
 
 _PLAN_DAYS_BACK = {"month": 45, "season": 120, "year": 365}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .temporal_text import Cued
+from .temporal_patterns import Cued
 
 _DURATION = [
     Cued(r"\bhow\s+long\b|\bhow\s+many\s+(?:more\s+)?(?:days|weeks|months|years|hours|minutes|nights|decades)\b"

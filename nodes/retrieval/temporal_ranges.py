@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .temporal_text import MONTH_NAMES, MONTH_STEMS, MONTHS, VERB_MONTHS_BEFORE_DAY, Cued
+from .temporal_patterns import Cued
+from .temporal_text import MONTH_NAMES, MONTH_STEMS, MONTHS, VERB_MONTHS_BEFORE_DAY
 
 _YEAR = r"(?P<y>(?:19|20)\d{2})(?!\d)"
 _DAY = r"(?:the\s+|el\s+|le\s+|dem\s+|den\s+|il\s+|l')?(?P<{0}>\d{{1,2}})(?:st|nd|rd|th|\.)?"

@@ -15,7 +15,8 @@ from typing import Callable
 
 from .temporal_calendar import (DAY, Cue, Days, add_months, day_start, days_window, latest_weekday, latest_weekend,
                                 month_days, recent_window, week_days)
-from .temporal_text import EN_COUNT, JA_WEEKDAYS, WEEKDAY_NAMES, WEEKDAYS, Claims, Cued, count_value, phrases, unit_days
+from .temporal_patterns import Claims, Cued, phrases
+from .temporal_text import EN_COUNT, JA_WEEKDAYS, WEEKDAY_NAMES, WEEKDAYS, count_value, unit_days
 
 _EN_WEEKDAY = Cued(
     r"\b(?:(?P<pre>every|each|last|this\s+past|past|this\s+coming|coming|this|next|on|the|that)\s+)?"

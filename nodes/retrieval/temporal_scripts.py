@@ -12,7 +12,7 @@ from typing import Callable
 from lumina_memory.nodes.text.calendar.names import (NATIVE_DIGITS, SCRIPT_WEEKDAY_NAMES, script_months,
                                                      script_weekdays)
 
-from .temporal_text import alternation, rewrite
+from .temporal_patterns import alternation, rewrite
 
 # Arabic, Hindi, Thai and Russian: the relative times (their holidays are not read); their months below. Hindi "कल"
 # is yesterday and tomorrow, "परसों" the day before yesterday and after tomorrow: not read.

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Callable, Iterable, Iterator
 
 from lumina_memory.nodes.text.calendar.names import EN_WEEKDAYS, MONTHS
 from lumina_memory.nodes.text.calendar.names import JA_WEEKDAYS as JA_WEEKDAY_NAMES
+from lumina_memory.nodes.text.calendar.numerals import KANJI_DIGITS, kanji_number
+
+from .temporal_languages import to_cue_language
 
 MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 MONTH_STEMS = tuple(name for name in MONTHS if len(name) == 3)  # every month name holds one
@@ -59,31 +61,15 @@ def unit_days(unit: str) -> float:
     return UNIT_DAYS.get(unit.rstrip("s"), UNIT_DAYS.get(unit, 30.0))  # every spelling of "ヶ月" is a month
 
 
-_KANJI_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_KANJI_POWERS = {"十": 10, "百": 100, "千": 1000}
 # A kanji numeral counts only before a calendar unit: 一 in 一緒 or 統一 is not a number.
 _KANJI_RUN = re.compile(r"[〇零一二三四五六七八九十百千]+(?=\s*(?:年|月|日|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月))")
 _ERA_YEAR = re.compile(r"(令和|平成|昭和|大正|明治)\s*(元|\d{1,2})\s*年")
 _ERA_BASE = {"令和": 2018, "平成": 1988, "昭和": 1925, "大正": 1911, "明治": 1867}
 
 
-def kanji_number(text: str) -> int:
-    """A kanji numeral: 三 3, 十五 15, 二十三 23, 二千二十三 2023, and digit by digit 二〇二三 2023."""
-    if not any(ch in _KANJI_POWERS for ch in text):
-        return int("".join(str(_KANJI_DIGITS[ch]) for ch in text))
-    total, digit = 0, 0
-    for ch in text:
-        if ch in _KANJI_DIGITS:
-            digit = _KANJI_DIGITS[ch]
-        else:  # 十, 百 or 千 multiplies the digit before it (一 when there is none)
-            total += (digit or 1) * _KANJI_POWERS[ch]
-            digit = 0
-    return total + digit
-
-
 def _kanji_to_digits(match: re.Match) -> str:
     run = match.group()
-    if len(run) == 2 and run[0] in _KANJI_DIGITS and run[1] in _KANJI_DIGITS and _KANJI_DIGITS[run[1]] == _KANJI_DIGITS[run[0]] + 1:
+    if len(run) == 2 and run[0] in KANJI_DIGITS and run[1] in KANJI_DIGITS and KANJI_DIGITS[run[1]] == KANJI_DIGITS[run[0]] + 1:
         return "数"  # 二三日前, 四五年前: "two or three", a few
     return str(kanji_number(run))
 
@@ -130,7 +116,6 @@ _JA_PARTS_OF_ONE = re.compile(r"(\d{1,2})\s*月\s*(上旬|初旬|中旬|下旬)\
 # question can be a whole long message.
 @lru_cache(maxsize=32)
 def normalise(query: str) -> str:
-    from .temporal_languages import to_cue_language  # it reads kanji_number from here
     # One space between words, so the literal words that gate each pattern (``Cued``) are found as written.
     text = " ".join(unicodedata.normalize("NFKC", query).lower().replace("\u2019", "'").split())
     text = to_cue_language(text)
@@ -164,82 +149,3 @@ def year_offset(words: str) -> int:
     words = " ".join(words.split())
     back = _YEARS_BACK.fullmatch(words)
     return -int(count_value(back.group(1))) if back else YEAR_OFFSETS[words]
-
-
-class Claims:
-    """Spans of the query already read as a cue, so a shorter pattern does not read them again
-    (先週末 is a weekend, not 先週; "9 June 2023" inside "the week before 9 June 2023" is one cue)."""
-
-    def __init__(self) -> None:
-        self._spans: list[tuple[int, int]] = []
-
-    def take(self, start: int, end: int) -> bool:
-        if any(start < e and s < end for s, e in self._spans):
-            return False
-        self._spans.append((start, end))
-        return True
-
-
-class Cued:
-    """A pattern and the words it cannot match without: one word of each group must be in the text, or
-    the scan is skipped, and every match holds a word of the first group. Python's ``re`` cannot skip
-    ahead to a pattern that opens with \\b or an optional word, as most cue patterns do, so on a long
-    query only the stretches around those words are scanned (a 2,000-character question would otherwise
-    cost a millisecond; most questions name no time at all)."""
-
-    __slots__ = ("pattern", "needs")
-
-    def __init__(self, pattern: str, *needs: Iterable[str]) -> None:
-        self.pattern = re.compile(pattern)
-        self.needs = tuple(tuple(group) for group in needs)
-
-    def finditer(self, text: str) -> Iterator[re.Match]:
-        contains = text.__contains__
-        for group in self.needs:
-            if not any(map(contains, group)):
-                return iter(())
-        if len(text) <= _WHOLE_SCAN:
-            return self.pattern.finditer(text)
-        return self._near_words(text)
-
-    def _near_words(self, text: str) -> Iterator[re.Match]:
-        spans = []
-        for word in self.needs[0]:
-            at = text.find(word)
-            while at >= 0:
-                spans.append((max(0, at - _REACH_BEFORE), at + len(word) + _REACH_AFTER))
-                at = text.find(word, at + 1)
-        spans.sort()
-        merged: list[list[int]] = []
-        for start, end in spans:
-            if merged and start <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end])
-        for start, end in merged:
-            # Lookbehinds and \\b see the text before ``start``; a stretch ends far enough past its last word
-            # that no match is cut short.
-            yield from self.pattern.finditer(text, start, min(end, len(text)))
-
-
-_WHOLE_SCAN = 240  # characters: a shorter query is scanned whole
-_REACH_BEFORE, _REACH_AFTER = 48, 64  # the farthest a match reaches before and after the word it holds
-
-
-def alternation(names: Iterable[str]) -> str:
-    """Literal names as one regex alternative, longest first so that a name is not cut by a shorter one."""
-    return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
-
-
-def rewrite(pattern: str, replace: Callable[[re.Match], str]) -> Callable[[str], str]:
-    """A rule that rewrites every match of ``pattern`` in a text with ``replace``."""
-    compiled = re.compile(pattern)
-    return lambda text: compiled.sub(replace, text)
-
-
-def phrases(*words: str) -> Cued:
-    """Literal phrases as one cued pattern: English ones as whole words, Japanese ones anywhere."""
-    english = [re.escape(w).replace(r"\ ", r"\s+") for w in words if w.isascii()]
-    other = [re.escape(w) for w in words if not w.isascii()]
-    parts = ([rf"(?<![a-z])(?:{'|'.join(english)})(?![a-z])"] if english else []) + other
-    return Cued("|".join(parts), words)

@@ -4,8 +4,9 @@ write ("1:56 pm on 8 May, 2023", "2023-05-08 13:56", 「2023年5月8日 午後1�
 
 The fixed forms (ISO, year-month-day in CJK, dotted day-first, a day, a month name and a year) are read by the
 rules here, in microseconds, with the month names of ``names``. What they do not cover ("May 8th, 2023",
-"8-May-2023", "5/8/2023") goes to dateparser, which reads dates in some 200 locales offline but costs ~7 s to load
-its language data and 1–60 ms a call: it is loaded on the first such stamp only, and never on a hot path. It is not
+"8-May-2023", "5/8/2023") goes to dateparser, which reads dates in some 200 locales offline but costs 0.5–8 s to
+load the locales it tries on first use and 1–60 ms a call (``python -m bench.calendar_speed``): it is loaded on the
+first such stamp only, and never on a hot path. It is not
 asked first because it reads "08.05.2023" month first (the dotted form is day first wherever it is written) and
 Thai years as Western ones, and it gives a date to "yesterday 2023"; so its answer counts only when its year is
 written in the stamp."""
@@ -98,7 +99,7 @@ def _fixed_form(text: str) -> tuple[tuple[int, int, int], re.Match] | None:
 
 @lru_cache(maxsize=1)
 def _dateparser():
-    from dateparser.date import DateDataParser  # ~7 s of language data: loaded for the first unusual stamp only
+    from dateparser.date import DateDataParser  # seconds of locale data: loaded for the first unusual stamp only
 
     return DateDataParser(settings={"REQUIRE_PARTS": ["day", "month", "year"], "RETURN_TIME_AS_PERIOD": True,
                                     "RETURN_AS_TIMEZONE_AWARE": False})
