@@ -174,26 +174,37 @@ def summarise(name: str, path: Path, conversations: list[Conversation], run: Set
     }
 
 
+def _common(sets: Sequence[dict[str, Any]]) -> list[str]:
+    """The switches every set ran, in the first set's order."""
+    return [s for s in (sets[0]["contributions"] if sets else ()) if all(s in r["contributions"] for r in sets)]
+
+
 def removal_candidates(sets: Sequence[dict[str, Any]]) -> list[str]:
     """Switches whose recall interval includes zero at every budget of every set."""
-    if not sets:
-        return []
-    switches = list(sets[0]["contributions"])
-    return [s for s in switches
+    return [s for s in _common(sets)
             if all(includes_zero(r["contributions"][s][str(b)]["recall"]) for r in sets for b in r["budgets"])]
 
 
 def never_help(sets: Sequence[dict[str, Any]]) -> list[str]:
     """Switches whose recall interval is entirely below zero somewhere and never entirely above it: recall is
     better without them."""
-    if not sets:
-        return []
-    cis = {s: [r["contributions"][s][str(b)]["recall"] for r in sets for b in r["budgets"]] for s in sets[0]["contributions"]}
+    cis = {s: [r["contributions"][s][str(b)]["recall"] for r in sets for b in r["budgets"]] for s in _common(sets)}
     return [s for s, xs in cis.items() if any(x["hi"] < 0 for x in xs) and not any(x["lo"] > 0 for x in xs)]
 
 
 def _ci(x: dict[str, float]) -> str:
     return f"{x['delta'] * 100:+.2f} [{x['lo'] * 100:+.2f}, {x['hi'] * 100:+.2f}]"
+
+
+def _across(sets: Sequence[dict[str, Any]]) -> list[str]:
+    """One row a switch: its recall Δ [CI] at every budget of every set, and whether every interval holds 0."""
+    head = ["switch", *[f"{r['set']} @{b}" for r in sets for b in r["budgets"]], "0 in every interval"]
+    lines = ["## Every set", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    zero = set(removal_candidates(sets))
+    for s in _common(sets):
+        cells = [_ci(r["contributions"][s][str(b)]["recall"]) for r in sets for b in r["budgets"]]
+        lines.append("| " + " | ".join([s, *cells, "yes" if s in zero else ""]) + " |")
+    return lines + [""]
 
 
 def render(report: dict[str, Any]) -> str:
@@ -220,12 +231,33 @@ def render(report: dict[str, Any]) -> str:
                      *[f"{c[str(b)]['p50_ms_cost']:+.1f}" for b in bs]]
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", "\\* recall interval includes zero at every budget of this set.", ""]
+    if len(report["sets"]) > 1:
+        lines += _across(report["sets"])
     lines += ["## Removal candidates", "",
               "Switches whose recall interval includes zero at every budget on every set run: "
               + (", ".join(f"`{s}`" for s in report["removal_candidates"]) or "none") + ".", "",
               "Switches recall is better without (interval below zero somewhere, above zero nowhere): "
               + (", ".join(f"`{s}`" for s in report.get("never_help", [])) or "none") + ".", ""]
     return "\n".join(lines)
+
+
+def _rerender(paths: Sequence[str], out: Path | None) -> int:
+    """The Markdown (and the removal lists) of saved runs; several runs are merged into ``out``, whose lists
+    then range over every set of every run."""
+    reports = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    if len(reports) > 1 and out is None:
+        raise SystemExit("--render with several files needs --out (where the merged report goes)")
+    report = reports[0] if len(reports) == 1 else {
+        "date": ", ".join(dict.fromkeys(r["date"] for r in reports)), "machine": reports[0]["machine"],
+        "command": "; ".join(r["command"] for r in reports), "resamples": RESAMPLES,
+        "sets": [s for r in reports for s in r["sets"]],
+    }
+    report["removal_candidates"], report["never_help"] = removal_candidates(report["sets"]), never_help(report["sets"])
+    target = out or Path(paths[0])
+    target.with_suffix(".json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    target.with_suffix(".md").write_text(render(report), encoding="utf-8")
+    print(render(report))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -239,17 +271,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--language", default="", help="only the conversations of this language (a set's "
                         "samples say theirs: longreply en / ja, multilingual ko, ar, …)")
     parser.add_argument("--switches", default="", help="only these switches (default: every one)")
-    parser.add_argument("--render", default="", help="only rewrite the Markdown (and the lists) of a saved JSON")
+    parser.add_argument("--render", action="append", default=[],
+                        help="only rewrite the report of saved JSON(s); several are merged into --out (repeatable)")
     parser.add_argument("--out", default="", help="path without extension (default bench/results/ablation_<sets>)")
     args = parser.parse_args(argv)
     if args.render:
-        saved = Path(args.render)
-        report = json.loads(saved.read_text(encoding="utf-8"))
-        report["removal_candidates"], report["never_help"] = removal_candidates(report["sets"]), never_help(report["sets"])
-        saved.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-        saved.with_suffix(".md").write_text(render(report), encoding="utf-8")
-        print(render(report))
-        return 0
+        return _rerender(args.render, Path(args.out) if args.out else None)
     names = args.set or ([] if args.data else ["locomo_dev"])
     budgets = [int(b) for b in args.budget.split(",") if b.strip()]
     switches = [s for s in args.switches.split(",") if s] or list(SWITCHES)
