@@ -5,7 +5,8 @@
 
 For each set, each conversation is ingested once through the real memory graph (bench.locomo.ingest), then
 every question is asked through ``recall`` with all switches on ("full") and with each switch of
-``RecallConfig`` (``SWITCHES``) turned off in turn (``disabled=(switch,)``), at every budget; the configurations
+``RecallConfig`` (``SWITCHES``) turned off in turn (``disabled=(switch,)``), and with the ``plain`` preset (the
+hybrid baseline: turn vectors and BM25 fused by rank), at every budget; the configurations
 are interleaved question by question (after one untimed recall of the question that warms its caches), so load
 on the machine and caching fall on all of them alike. Per question: evidence
 recall@B and hit@B (bench.locomo's packer and metric). A switch's contribution is full − off, with a 95% paired
@@ -39,6 +40,7 @@ from bench.common import percentiles
 from bench.locomo_data import Conversation, load
 
 FULL = "full"
+PLAIN = "plain"  # RecallConfig's "plain" preset: dense + BM25 over turns fused by rank, the baseline beside full
 LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
 SETS = ("locomo_dev", "multilingual", "longreply", "longreply_hard")
 
@@ -80,7 +82,7 @@ class SetRun:
         return sum(getattr(s, metric) for s in rows) / n if n else float("nan")
 
 
-def _ask(services, conv: Conversation, run: SetRun, disabled: dict[str, tuple[str, ...]]) -> None:
+def _ask(services, conv: Conversation, run: SetRun, configs: dict[str, dict[str, Any]]) -> None:
     from lumina_memory.nodes.retrieval.budget import pack
     from lumina_memory.nodes.retrieval.recall import Timings, recall
 
@@ -90,11 +92,11 @@ def _ask(services, conv: Conversation, run: SetRun, disabled: dict[str, tuple[st
         # is warm for every timed configuration alike, not only for the ones after the first.
         recall(services, conv.sample_id, q.question, purpose="question", budget=max(run.budgets), query_vector=qvec)
         for budget in run.budgets:
-            for config, off in disabled.items():
+            for config, kwargs in configs.items():
                 timings = Timings()
                 started = time.perf_counter()
                 items = recall(services, conv.sample_id, q.question, purpose="question", budget=budget,
-                               query_vector=qvec, disabled=off, timings=timings)
+                               query_vector=qvec, timings=timings, **kwargs)
                 ms = (time.perf_counter() - started) * 1000 - timings.embed_ms
                 _, covered, _ = pack(items, budget)
                 found = sum(1 for e in q.evidence if e in covered)
@@ -110,15 +112,17 @@ def run_set(name: str, path: Path, budgets: Sequence[int], switches: Sequence[st
     conversations = [c for c in load(path, wanted) if not language or c.language == language]
     if not conversations:
         raise SystemExit(f"{name}: no conversations in {path} (asked for {wanted})")
-    disabled = {FULL: (), **{s: (s,) for s in switches}}
-    run = SetRun(list(disabled), budgets)
+    from lumina_memory.stores.settings_recall import RecallConfig
+
+    configs = {FULL: {}, PLAIN: {"config": RecallConfig.preset("plain")}, **{s: {"disabled": (s,)} for s in switches}}
+    run = SetRun(list(configs), budgets)
     started = time.perf_counter()
     for i, conv in enumerate(conversations, 1):
         settings, services, stats = ingest(conv, root / name / conv.sample_id, quiet=True)
         try:
             # One untimed recall first: the user's in-process indexes are built on the first one.
             recall(services, conv.sample_id, conv.questions[0].question, purpose="question", budget=max(budgets))
-            _ask(services, conv, run, disabled)
+            _ask(services, conv, run, configs)
         finally:
             services.close()
             stop_server(settings)
@@ -220,6 +224,10 @@ def render(report: dict[str, Any]) -> str:
         lines.append("full: " + ", ".join(
             f"recall@{b} {r['configs'][FULL][str(b)]['recall']:.3f}, hit@{b} {r['configs'][FULL][str(b)]['hit']:.3f}, "
             f"p50/p95 {r['configs'][FULL][str(b)]['p50']:.1f}/{r['configs'][FULL][str(b)]['p95']:.1f} ms" for b in bs))
+        if PLAIN in r["configs"]:
+            lines.append(f"{PLAIN} (baseline): " + ", ".join(
+                f"recall@{b} {r['configs'][PLAIN][str(b)]['recall']:.3f}, hit@{b} {r['configs'][PLAIN][str(b)]['hit']:.3f}, "
+                f"p50/p95 {r['configs'][PLAIN][str(b)]['p50']:.1f}/{r['configs'][PLAIN][str(b)]['p95']:.1f} ms" for b in bs))
         lines.append("")
         head = ["switch", *[f"Δrecall@{b} [CI]" for b in bs], f"Δhit@{bs[-1]} [CI]", f"LOCO@{bs[-1]}",
                 *[f"Δp50@{b} ms" for b in bs]]
