@@ -4,6 +4,12 @@ A day without a year is the next one for a plan and the last one for a past even
 gone is left unresolved: more likely a slip than next year). "next Friday" / 来週の金曜
 is the Friday of the next calendar week (weeks start on Monday); a bare weekday is the nearest one ahead (plans)
 or behind (events). Expressions without a day (来月, next month) are kept as said, with no date.
+
+Month and weekday names come from the one calendar vocabulary (``nodes.text.calendar.names``), calendar arithmetic
+from recall's (``temporal_calendar``). Hand rules rather than dateparser: the extractor reads every sentence, and
+dateparser costs milliseconds a call where these cost microseconds (``python -m bench.calendar_speed``); its
+``parse`` reads a text that is only a date, not a sentence around one; it reads "next Friday" as the nearest
+Friday, not the next week's, and reads neither 来週の金曜日 nor 先週の土曜.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from lumina_memory.nodes.retrieval.temporal_calendar import safe_date
+from lumina_memory.nodes.retrieval.temporal_calendar import safe_date, week_days
 from lumina_memory.nodes.text.calendar.names import EN_WEEKDAYS, JA_WEEKDAYS, MONTHS
 
 _MONTH_RX = rf"({'|'.join(sorted(MONTHS, key=len, reverse=True))})\.?"
@@ -122,8 +128,7 @@ def _month_day(today: date, month: int, day: int, year: int | None, future: bool
 
 
 def _week_day(today: date, week_offset: int, weekday: int) -> date:
-    monday = today - timedelta(days=today.weekday()) + timedelta(weeks=week_offset)
-    return monday + timedelta(days=weekday)
+    return week_days(today)[0] + timedelta(weeks=week_offset, days=weekday)
 
 
 def _nearest_weekday(today: date, weekday: int, future: bool) -> date:
