@@ -1,26 +1,13 @@
-"""Time words of other languages, rewritten into the forms the cue finders already read.
-
-Arabic, Hindi, Thai and Russian questions get their relative times ("الأسبوع الماضي", "पिछले महीने",
-"3 วันที่แล้ว", "в прошлом году" → "last week", "last month", "3 days ago", "last year") and their named days and
-months, in their own digits too ("8 мая 2023", "८ मई २०२३", "٨ مايو", "в мае", "मई में", "في شهر مايو",
-"8 พ.ค. 2566" with Thai's Buddhist-era year → "8 may 2023", "in may").
-
-The finders read English and Japanese. A question in Spanish, French, German, Italian, Portuguese or Dutch
-("¿Qué hice el 8 de mayo de 2023?", "letzte Woche", "il y a trois jours") is rewritten into the English it
-says ("8 may 2023", "last week", "3 days ago"), one in Korean or Chinese ("2023년 5월 8일", "지난주", "上个月",
-"三天前") into the Japanese ("2023年5月8日", "先週", "先月", "3日前"), so each cue is still written once, in
-``temporal_dates`` / ``temporal_periods`` / ``temporal_relative``, and every language gets its windows. The rules
-of each script are in their own module: ``temporal_latin``, ``temporal_scripts``, ``temporal_cjk``; the month
-and weekday names they read in ``nodes/text/calendar/names``.
+"""Time words of other languages, rewritten into the English or Japanese the cue finders read, so each cue is
+written once (``temporal_dates`` / ``temporal_periods`` / ``temporal_relative``) and every language gets its
+windows: Spanish, French, German, Italian, Portuguese and Dutch into English (``temporal_latin``: "el 8 de mayo de
+2023" → "8 may 2023"), Arabic, Hindi, Thai and Russian into English (``temporal_scripts``: "в прошлом году" → "last
+year"), Korean and Chinese into Japanese (``temporal_cjk``: "지난주" → 「先週」). The month and weekday names they
+read are those of ``nodes/text/calendar/names``.
 
 No language detection: a question's language cannot be told reliably from eight words, and a date written in
-one language inside a question in another ("what did I say on 8. Mai 2023?") is still a date. So only what
-cannot be an English or Japanese word is read: a month name next to a day number, a year or a preposition of
-its own language ("en mayo", "im Mai"), whole phrases ("la semana pasada"), and counts before a unit and that
-language's "ago". "Mayo" in "I bought mayo" and "Mars" in "life on Mars" stay as they are; so does French
-"hier", which is German and Dutch for "here". Japanese text is left alone: the Chinese words rewritten here
-are not Japanese ones (前年, "the previous year" in Japanese, is not read as Chinese "the year before last").
-"""
+one language inside a question in another ("what did I say on 8. Mai 2023?") is still a date. So each module
+reads only what cannot be an English or Japanese word."""
 
 from __future__ import annotations
 
