@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,35 @@ def memory_factory(tmp_path_factory):
     yield make
     for mem in opened:
         mem.close()
+
+
+@pytest.fixture
+def cli_factory(tmp_path):
+    """``make(check=True, **env)``: a runner of ``python -m lumina_memory.graphs.cli ...`` in a subprocess, on
+    ``tmp_path/data``, without the developer's server URLs and API keys, with ``env`` added. The private Redis
+    the commands started is stopped afterwards in this process (one more CLI start would cost seconds)."""
+    data_dirs: list[Path] = []
+
+    def make(check: bool = True, **env: str):
+        data_dir = tmp_path / "data"
+        full = {**os.environ, "LUMINA_DATA_DIR": str(data_dir), "COLUMNS": "200", **env}
+        for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            full.pop(key, None)
+
+        def run(*args: str, check: bool = check, stdin: str | None = None) -> subprocess.CompletedProcess:
+            proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=full, cwd=tmp_path,
+                                  input=stdin, capture_output=True, text=True, timeout=300)
+            if check:
+                assert proc.returncode == 0, proc.stdout + proc.stderr
+            return proc
+
+        run.data_dir = data_dir
+        data_dirs.append(data_dir)
+        return run
+
+    yield make
+    for data_dir in data_dirs:
+        stop_server(make_settings(data_dir))
 
 
 @pytest.fixture

@@ -11,20 +11,8 @@ import pytest
 
 
 @pytest.fixture
-def cli(tmp_path):
-    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"}
-    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
-
-    def run(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path, input=stdin,
-                              capture_output=True, text=True, timeout=300)
-        if check:
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-        return proc
-
-    yield run
-    run("services", "stop", check=False)
+def cli(cli_factory):
+    return cli_factory()
 
 
 def test_demo_fills_every_tier_and_answers(cli):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.faults import REPO, cli_env
+from bench.faults import REPO, cli_env, stop_private_redis
 from lumina_memory.graphs.cli import parse_args
 
 from .test_cli import cli  # noqa: F401 - the fixture
@@ -197,8 +197,7 @@ def test_a_refusal_from_a_store_is_printed_whole_on_one_line(tmp_path):
             refused.stdout.strip().splitlines()[-1].rstrip()), refused.stdout
         assert len(refused.stdout.strip().splitlines()) == 1, refused.stdout
     finally:
-        subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], cwd=REPO, env=env,
-                       capture_output=True, timeout=120)
+        stop_private_redis(tmp_path / "data")
 
 
 def test_an_ingest_reject_reason_is_printed_whole(tmp_path):
@@ -211,5 +210,4 @@ def test_an_ingest_reject_reason_is_printed_whole(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     line = next(line for line in done.stdout.splitlines() if line.strip().startswith("line 1:"))
     assert line.rstrip().endswith("(no '..')"), done.stdout
-    subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], cwd=REPO, env=cli_env(tmp_path / "data"),
-                   capture_output=True, timeout=120)
+    stop_private_redis(tmp_path / "data")

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -88,21 +85,8 @@ def test_erasing_a_prefix_id_leaves_the_longer_one_and_bad_ids_erase_nothing(mem
 
 
 @pytest.fixture
-def cli(tmp_path):
-    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200",
-           "LUMINA_BACKUP_LOCATION": str(tmp_path / "backups")}
-    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
-
-    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-        if check:
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-        return proc
-
-    yield run
-    run("services", "stop", check=False)
+def cli(cli_factory, tmp_path):
+    return cli_factory(LUMINA_BACKUP_LOCATION=str(tmp_path / "backups"))
 
 
 def test_cli_erase_shows_counts_and_a_token_then_erases_with_it(cli, tmp_path):

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -16,17 +13,8 @@ MARK = "ZQXREJECTEDROW"
 
 
 @pytest.fixture
-def cli(tmp_path):
-    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"}
-    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-
-    yield run
-    run("services", "stop")
+def cli(cli_factory):
+    return cli_factory(check=False)
 
 
 def _row(user: str, i: int, **extra) -> str:

@@ -5,9 +5,6 @@ says how many rows had no time and were given the import time."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import datetime, timezone
 
 import pytest
@@ -15,7 +12,7 @@ import pytest
 from lumina_memory.graphs.inspect import tier_stats
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.input_check import SourceReused
-from lumina_memory.nodes.retrieval.packing import read_message
+from lumina_memory.nodes.retrieval.messages import read_message
 from lumina_memory.stores.errors import InvalidInput
 
 TS = 1_790_000_000
@@ -83,18 +80,8 @@ def test_a_time_without_an_offset_is_read_on_the_users_clock(memory_factory):
 
 
 @pytest.fixture
-def cli(tmp_path):
-    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200", "LUMINA_MAX_INGEST_CHARS": "2000",
-           "LUMINA_TIMEZONE": "Asia/Tokyo"}
-    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-
-    yield run
-    run("services", "stop")
+def cli(cli_factory):
+    return cli_factory(check=False, LUMINA_MAX_INGEST_CHARS="2000", LUMINA_TIMEZONE="Asia/Tokyo")
 
 
 def test_an_import_reports_reused_ids_missing_times_and_rows_over_the_limit(cli, tmp_path):

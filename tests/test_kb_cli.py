@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,23 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def cli(tmp_path):
-    """The console command in a temp data dir, importing this checkout (as tests/test_cli.py does, plus
-    PYTHONPATH: an editable install elsewhere must not answer for this tree)."""
-    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
-
-    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-        if check:
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-        return proc
-
-    yield run
-    run("services", "stop", check=False)
+def cli(cli_factory):
+    """The console command in a temp data dir, importing this checkout (PYTHONPATH: an editable install
+    elsewhere must not answer for this tree)."""
+    return cli_factory(PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
 
 
 def test_kb_add_search_read_list_remove(cli, tmp_path):

@@ -9,9 +9,6 @@ Every test ingests the same five conversations and runs the daily batch one simu
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 import numpy as np
 import pytest
@@ -426,22 +423,8 @@ def assert_level_state(services, user: str, memory_ids: list[str]) -> None:
 
 # --- the CLI, as a user would: recall --json, maintain --now, memories --json, forget ----------------------
 @pytest.fixture
-def cli(tmp_path):
-    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200",
-           "LUMINA_LIFECYCLE__RATIO_MIN_MEMORIES": "100"}
-    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
-
-    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-        if check:
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-        return proc
-
-    run.data_dir = tmp_path / "data"
-    yield run
-    run("services", "stop", check=False)
+def cli(cli_factory):
+    return cli_factory(LUMINA_LIFECYCLE__RATIO_MIN_MEMORIES="100")
 
 
 def test_revival_and_forget_through_the_cli(cli, tmp_path):

@@ -43,8 +43,7 @@ def test_every_file_of_a_demo_replay_is_private(tmp_path):
         assert _open_to_others(data) == []
         assert stat.S_IMODE(data.stat().st_mode) == 0o700
     finally:
-        subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", "services", "stop"], env=env, cwd=tmp_path,
-                       capture_output=True, timeout=120)
+        stop_server(make_settings(data))
 
 
 def test_an_existing_world_readable_data_dir_is_made_private_when_opened(tmp_path):
