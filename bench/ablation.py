@@ -7,8 +7,8 @@ For each set, each conversation is ingested once through the real memory graph (
 every question is asked through ``recall`` with all switches on ("full") and with each switch of
 ``RecallConfig`` (``SWITCHES``) turned off in turn (``disabled=(switch,)``), and with the ``plain`` preset (the
 hybrid baseline: turn vectors and BM25 fused by rank), at every budget; the configurations
-are interleaved question by question (after one untimed recall of the question that warms its caches), so load
-on the machine and caching fall on all of them alike. Per question: evidence
+are interleaved question by question in a shuffled order, after one untimed recall of the question that warms
+its caches, so load on the machine, caching and order fall on all of them alike. Per question: evidence
 recall@B and hit@B (bench.locomo's packer and metric). A switch's contribution is full − off, with a 95% paired
 bootstrap interval resampling conversations (bench.ablation_stats, 1,000 resamples), and leave-one-conversation-out:
 the keep/drop choice made on the other conversations, scored on the held-out one. Latency: p50/p95 of each
@@ -27,6 +27,7 @@ import argparse
 import gc
 import json
 import platform
+import random
 import sys
 import tempfile
 import time
@@ -86,13 +87,17 @@ def _ask(services, conv: Conversation, run: SetRun, configs: dict[str, dict[str,
     from lumina_memory.nodes.retrieval.budget import pack
     from lumina_memory.nodes.retrieval.recall import Timings, recall
 
+    rng = random.Random(conv.sample_id)
     for q in conv.questions:
         qvec = services.embedder.embed([q.question])[0]
         # Untimed, every switch on: what recall caches per query (its reading, its content view's embedding)
         # is warm for every timed configuration alike, not only for the ones after the first.
         recall(services, conv.sample_id, q.question, purpose="question", budget=max(run.budgets), query_vector=qvec)
         for budget in run.budgets:
-            for config, kwargs in configs.items():
+            order = list(configs)
+            rng.shuffle(order)  # no configuration is always first (or last) after the warm-up
+            for config in order:
+                kwargs = configs[config]
                 timings = Timings()
                 started = time.perf_counter()
                 items = recall(services, conv.sample_id, q.question, purpose="question", budget=budget,
