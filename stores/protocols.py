@@ -13,7 +13,9 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .models import GraphCounts, SegmentRecord, Turn, VectorHit
 from .protocols_collections import PointCollection
-from .protocols_tables import KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, SemanticStore, TurnReadStore
+from .protocols_tables import (
+    KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, RecallCache, SemanticStore, TurnReadStore,
+)
 from .records import ArchiveCounts, LinkedSegment, RecentSignal
 
 
@@ -52,7 +54,7 @@ class MidTermStore(Protocol):
 
 
 @runtime_checkable
-class ArchiveStore(Protocol):
+class ArchiveStore(RecallCache, Protocol):
     """Durable history of every turn and segment (DuckDB)."""
 
     backend: str

@@ -32,6 +32,9 @@ class PointCollection(Protocol):
     def optimize(self) -> dict:
         """Build the vector index where the engine waits to be asked (maintenance, not per turn)."""
         ...
+    def unindexed(self) -> int | None:
+        """Points ``optimize()`` could still index; None when the engine indexes by itself."""
+        ...
     def close(self) -> None: ...
 
 

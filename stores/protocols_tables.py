@@ -15,7 +15,17 @@ from .records import OUTBOX_ACTIONS, RecentMemory
 
 
 @runtime_checkable
-class KnowledgeItemStore(Protocol):
+class RecallCache(Protocol):
+    """What a store keeps of a user in this process between recalls (erasure and warm-up drop it)."""
+
+    def cached_for(self, user_id: str) -> int:
+        """Entries held for the user."""
+        ...
+    def forget_cached(self, user_id: str) -> None: ...
+
+
+@runtime_checkable
+class KnowledgeItemStore(RecallCache, Protocol):
     """Knowledge items with their whole history (superseded and merged rows stay), per user."""
 
     def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
@@ -65,7 +75,7 @@ class KnowledgeItemStore(Protocol):
 
 
 @runtime_checkable
-class ProcedureStore(Protocol):
+class ProcedureStore(RecallCache, Protocol):
     """Procedures (how-to steps learned from episodes), every version kept, per user."""
 
     def transaction(self, user_id: str) -> AbstractContextManager[None]:
@@ -97,7 +107,7 @@ class ProcedureStore(Protocol):
 
 
 @runtime_checkable
-class MemoryLifecycleStore(Protocol):
+class MemoryLifecycleStore(RecallCache, Protocol):
     """The memory lifecycle's state: one row per memory, relations between memories, owed derived writes."""
 
     def insert_new(self, rows: Sequence[Mapping[str, Any]]) -> list[str]:

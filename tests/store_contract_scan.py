@@ -38,13 +38,21 @@ def universe() -> dict[str, type]:
     return found
 
 
+CONTAINERS = ("list", "Sequence", "Iterable", "Iterator", "tuple", "set", "frozenset")
+LIST = "["
+"""Prefix of a container of a store type (``'[PointCollection'``): iterating or indexing it gives the type."""
+
+
 def type_name(annotation: object) -> str | None:
-    """``'ArchiveStore'``, ``'KnowledgeVectorStore | None'``, ``'Optional[X]'`` -> the one class name."""
+    """``'ArchiveStore'``, ``'KnowledgeVectorStore | None'``, ``'Optional[X]'`` -> the one class name;
+    ``'list[X]'`` (any of CONTAINERS, ``tuple[X, ...]`` too) -> ``'[X'``."""
     if not isinstance(annotation, str):
         annotation = getattr(annotation, "__name__", None) if inspect.isclass(annotation) else None
         if annotation is None:
             return None
     names = [n for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", annotation) if n not in ("None", "Optional")]
+    if len(names) == 2 and names[0] in CONTAINERS:
+        return LIST + names[1]
     return names[0] if len(names) == 1 else None
 
 
@@ -118,12 +126,24 @@ class _Scope(ast.NodeVisitor):
         if isinstance(node, ast.BoolOp):
             kinds = {self.resolve(v) for v in node.values}
             return kinds.pop() if len(kinds) == 1 else None
+        if isinstance(node, ast.Subscript):
+            return self.element(node.value)
         return None
+
+    def element(self, node: ast.AST) -> str | None:
+        """The store type of an element of ``node``, when it is a container of one."""
+        kind = self.resolve(node)
+        return kind[len(LIST):] if kind and kind.startswith(LIST) else None
 
     def bind(self, body: list[ast.stmt]) -> None:
         untyped: set[str] = set()
         for _ in range(3):
             for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+                if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):  # for store in stores.vector_collections()
+                    kind, key = self.element(node.iter), _dotted(node.target)
+                    if key and kind:
+                        self.env.setdefault(key, kind)
+                    continue
                 if isinstance(node, ast.Assign) and len(node.targets) == 1:
                     pairs, annotation = [(node.targets[0], node.value)], None
                     if isinstance(node.value, ast.Tuple) and isinstance(node.targets[0], ast.Tuple) \
@@ -145,7 +165,7 @@ class _Scope(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         owner = self.resolve(node.value)
-        if owner:
+        if owner and not owner.startswith(LIST):
             self.scan.record(owner, node.attr, f"{self.path}:{node.lineno}")
         self.generic_visit(node)
 
@@ -153,7 +173,7 @@ class _Scope(ast.NodeVisitor):
         fn = getattr(node.func, "id", None)
         if fn in ("getattr", "hasattr", "setattr") and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
             owner = self.resolve(node.args[0])
-            if owner and isinstance(node.args[1].value, str):
+            if owner and not owner.startswith(LIST) and isinstance(node.args[1].value, str):
                 self.scan.record(owner, node.args[1].value, f"{self.path}:{node.lineno}")
         self.generic_visit(node)
 
@@ -170,15 +190,16 @@ class Scan:
         self.uses: list[Use] = []
         self.returns: dict[str, str] = {}
 
+    def known(self, kind: str | None) -> str | None:
+        return kind if kind and kind.removeprefix(LIST) in self.types else None
+
     def annotated(self, annotation: ast.AST | None) -> str | None:
-        if annotation is None:
-            return None
-        name = type_name(ast.unparse(annotation))
-        return name if name in self.types else None
+        return None if annotation is None else self.known(type_name(ast.unparse(annotation)))
 
     def member(self, owner: str, attr: str, called: bool) -> str | None:
-        kind = member_type(self.types[owner], attr, called)
-        return kind if kind in self.types else None
+        if owner.startswith(LIST):
+            return None
+        return self.known(member_type(self.types[owner], attr, called))
 
     def record(self, owner: str, attr: str, where: str) -> None:
         self.uses.append(Use(owner, attr, where))

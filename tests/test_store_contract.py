@@ -49,6 +49,7 @@ ADAPTERS: dict[type, tuple[type, ...]] = {
     T.SemanticStore: (SemanticTable,),
     T.TurnReadStore: (TurnReadsTable,),
     C.PointCollection: (EdgeVectorStore, ClientVectorStore),
+    T.RecallCache: (DuckDBArchive, MemoryTable, KnowledgeTable, ProcedureTable),
     C.TurnVectorStore: (EdgeTurnVectors, client_turn_vectors()),
     C.KnowledgeVectorStore: (EdgeKnowledgeVectors, client_knowledge_vectors()),
     C.KBVectorStore: (EdgeKBVectors, client_kb_vectors()),
@@ -152,13 +153,18 @@ def flush(services, user_id):
     store.upsert_turns(user_id, [], [])
     store.not_a_method()
 
+def build(services):
+    for store in services.stores.vector_collections():
+        store.unindexed()
+    return [s.rebuild_index() for s in services.stores.vector_collections()]
+
 def counts(graph: GraphStore, kb: KBStore):
     graph._read("MATCH (n) RETURN n", {})
     kb.collections.get("docs", False).search_passages(None, [0.0], 3)
     kb.collections.get("docs", False).reindex()
 '''
     found = set(undeclared(scan_source(source)))
-    assert found == {("ArchiveStore", "_db"), ("MidTermStore", "lost_pairs"), ("KnowledgeItemStore", "_scroll"), ("TurnVectorStore", "not_a_method"),
+    assert found == {("ArchiveStore", "_db"), ("MidTermStore", "lost_pairs"), ("PointCollection", "rebuild_index"), ("KnowledgeItemStore", "_scroll"), ("TurnVectorStore", "not_a_method"),
                      ("GraphStore", "_read"), ("KBVectorStore", "reindex")}
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.protocols_tables import RecallCache
 
 log = logging.getLogger("lumina.recall")
 
@@ -39,7 +40,7 @@ def warm_indexes(services, user_id: str) -> None:
         log.warning("recall indexes of %s wait for the next recall: %s", user_id, exc)
 
 
-def recall_read_tables(archive) -> list:
+def recall_read_tables(archive) -> list[RecallCache]:
     """The archive and its tables that keep per-user reads for recall (stores.stamped_cache)."""
     return [t for t in (archive, *(getattr(archive, n, None) for n in ("memories", "knowledge", "procedures")))
             if t is not None and hasattr(t, "forget_cached")]
