@@ -24,6 +24,7 @@ SLOW_FILES = frozenset({
     # the CLI in subprocesses
     "test_cli.py", "test_cli_memories.py", "test_cli_refusals.py", "test_erasure.py", "test_ingest_rejects.py",
     "test_kb_cli.py", "test_backup_erasure_reach.py", "test_rejected_input_trace.py", "test_procedures.py",
+    "test_passages.py",
     # kill -9 trials and crashes
     "test_crash_recovery.py", "test_crash_resume.py", "test_crash_rewrite.py", "test_restore_resume.py",
     "test_erase_interrupted.py", "test_erase_tokens.py", "test_erase_kill_production.py", "test_journal.py",
@@ -76,6 +77,17 @@ SLOW_TESTS = frozenset({
     "test_store_contract.py::test_callers_use_only_declared_members",
     "test_store_contract.py::test_opened_stores_are_instances_of_their_protocols",
     "test_private_files.py::test_every_file_of_a_demo_replay_is_private",
+    "test_thread_owner.py::test_another_users_run_on_a_thread_is_refused_and_leaves_nothing",
+    "test_thread_owner.py::test_a_thread_records_its_owner_on_the_first_run_and_the_owner_keeps_using_it",
+    "test_time_pointers.py::test_hostile_text_around_a_time_opens_nothing",
+    "test_time_pointers.py::test_a_long_replys_excerpt_is_headed_by_its_own_time_which_opens_the_reply_whole",
+    "test_prepared_graph_reads.py::test_a_recall_after_the_services_open_compiles_no_graph_statement",
+    "test_text_caches.py::test_erasing_a_user_empties_the_text_caches_and_the_registry_counts_them",
+    "test_text_caches.py::test_erasing_a_user_forgets_the_languages_of_their_questions",
+    "test_time_window_ranking.py::test_recall_puts_the_turns_of_the_time_asked_first",
+    "test_kb.py::test_without_any_kb_a_search_reads_no_catalog_row_until_one_is_added",
+    "test_crosslingual.py::test_recall_finds_memories_across_scripts_both_ways",
+    "test_cli_help.py::test_the_installed_command_prints_it",
     "test_audit_forgery.py::test_audit_verify_opens_no_redis_and_writes_nothing",
 })
 
