@@ -17,8 +17,8 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from lumina_memory.nodes.ingest_turn import check_reuse
-from lumina_memory.nodes.input_check import check_owner, check_run_input, thread_owner
+from lumina_memory.nodes.ingest_turn import check_reuse, check_run_input
+from lumina_memory.nodes.input_check import check_owner, thread_owner
 from lumina_memory.nodes.validate import redact_run_input, redaction_kinds
 from lumina_memory.stores.erasure import refuse_while_erasing
 

@@ -20,15 +20,13 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import operator
 import time
 from datetime import datetime
-from typing import Annotated, Any, Callable
+from typing import Any, Callable
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from typing_extensions import TypedDict
 
 from lumina_memory.nodes.services import Services, default_services
 from lumina_memory.stores.backup import GROUPS, prune
@@ -38,16 +36,12 @@ from lumina_memory.stores.langgraph_store import LuminaStore
 
 from .erase import audit_log, backup_now, default_backup_location
 from .maintenance_knowledge import KNOWLEDGE_STEPS
-from .maintenance_state import load_state, save_state
+from .maintenance_state import MaintenanceState, load_state, save_state
 from .maintenance_lifecycle import LIFECYCLE_STEPS
 
 log = logging.getLogger("lumina.maintenance")
 SCHEDULE = {"redis": "backup_redis_seconds", "archive": "backup_archive_seconds", "vectors": "backup_vectors_seconds"}
 _SECRET_WORDS = ("key", "password", "secret", "token")
-
-
-def _merge(a: dict, b: dict) -> dict:
-    return {**a, **b}
 
 
 class MaintenanceContext(BaseModel):
@@ -66,18 +60,6 @@ class MaintenanceContext(BaseModel):
         if self.now is None:
             return None
         return self.now.timestamp() if isinstance(self.now, datetime) else float(self.now)
-
-
-class MaintenanceState(TypedDict, total=False):
-    force: bool
-    """Run every backup group now, whatever the schedules say."""
-    now: float
-    """The time to run as (epoch seconds); the context's wins; the clock when neither has it."""
-    user_id: str
-    """Only this user's lifecycle; the context's wins."""
-    report: Annotated[dict[str, Any], _merge]
-    """What each step did, by step name."""
-    log: Annotated[list[str], operator.add]
 
 
 def _public_settings(services: Services) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from .maintenance_lifecycle import step_progress
 from .maintenance_state import load_state, save_state
 
 if TYPE_CHECKING:
-    from .maintenance_graph import MaintenanceState
+    from .maintenance_state import MaintenanceState
 
 
 def _saved(services: Services) -> tuple[dict, dict]:

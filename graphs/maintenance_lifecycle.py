@@ -27,7 +27,7 @@ from lumina_memory.nodes.lifecycle.run import run_days
 from lumina_memory.nodes.services import Services
 
 if TYPE_CHECKING:
-    from .maintenance_graph import MaintenanceState
+    from .maintenance_state import MaintenanceState
 
 
 def step_progress(step: str) -> Progress:

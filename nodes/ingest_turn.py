@@ -12,7 +12,7 @@ import hashlib
 from datetime import datetime
 from typing import Any, Mapping
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 
 from lumina_memory.stores import ids
 from lumina_memory.stores.errors import InvalidInput
@@ -22,7 +22,10 @@ from .activity import record
 from .retrieval.temporal_calendar import zone_of
 from .text.chunking import split_message
 from .text.redact import KINDS, redact
-from .validate import parse_ts, redaction_kinds, validate_message, validate_source_id, validate_speaker, validate_user_id
+from .validate import (
+    clean_text, compact_text, parse_ts, redaction_kinds, validate_message, validate_source_id, validate_speaker,
+    validate_user_id,
+)
 
 
 def _last_human(messages: list[Any]) -> HumanMessage | None:
@@ -273,3 +276,35 @@ def _ingest(state: dict, user_id: str, settings, services) -> dict:
     if len(turns) > 1:  # a long message: its parts arrive together, as a transcript's turns do
         return {**update, "incoming": None, "turn": None, "arrivals": turns}
     return {**update, "incoming": turns[0], "turn": None}
+
+
+def _messages(raw: object) -> list[BaseMessage]:
+    if raw is None:
+        return []
+    try:
+        return convert_to_messages(raw if isinstance(raw, list) else [raw])
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        raise InvalidInput("messages", f"not chat messages ({str(exc)[:120]})") from None
+
+
+def check_run_input(data: object, user_id: object, settings) -> None:
+    """Raise InvalidInput (naming the field) for any input ``ingest_turn`` would refuse by its form; return
+    quietly for input that is not a dict (a resume Command, None): the graph deals with those itself.
+    (A reused source id needs the stores: ``ingest_turn.check_reuse``.)"""
+    validate_user_id(user_id)
+    if not isinstance(data, Mapping):
+        return
+    if data.get("transcript") is not None:
+        if data.get("turn") is not None:
+            raise InvalidInput("transcript", "send either turn or transcript in one run, not both")
+        transcript_batch(data["transcript"], settings, kinds=())  # kinds=(): check only, redact nothing
+    elif data.get("turn"):
+        transcript_turn(data["turn"], settings, kinds=())
+    # Every message of the input is kept in the thread's state, not only the one ingested: check them all.
+    for index, message in enumerate(_messages(data.get("messages"))):
+        # A user's text over max_message_chars is chunked in ingest_turn (S3); over max_ingest_chars refused.
+        text = message_text(message.content)
+        if isinstance(message, HumanMessage):
+            check_length(compact_text(clean_text(text, "messages"))[0], settings.max_ingest_chars, "messages")
+        elif text != "":  # an AI message with only tool calls has no text
+            clean_text(text, f"messages[{index}]")

@@ -2,8 +2,8 @@
 
 LangGraph writes a run's input into the thread's checkpoint (the ``input`` checkpoint) before the first
 node runs, so a rejection inside ``ingest_turn`` comes too late: the refused text would already sit in
-the checkpoint database. ``check_run_input`` applies the same validation as ``ingest_turn`` to the input
-itself; the graph (graphs.input_guard) calls it before a run starts. ``ingest_turn`` still validates
+the checkpoint database. ``ingest_turn.check_run_input`` applies the same validation to the input itself,
+with the checks of this module; the graph (graphs.input_guard) calls it before a run starts. ``ingest_turn`` still validates
 everything (a caller may drive the nodes another way); this is the early, write-free copy of it.
 
 A thread belongs to the user of its first run (``owner`` in the state): another user's run on it would
@@ -21,11 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
-
 from lumina_memory.stores.errors import InvalidInput
-
-from .validate import clean_text, compact_text, validate_user_id
 
 INPUT_KEYS = ("messages", "turn", "transcript", "flush")
 
@@ -77,40 +73,6 @@ def message_text(content: object) -> str | object:
                 parts.append(block["text"])
         return "\n".join(parts)
     return content
-
-
-def _messages(raw: object) -> list[BaseMessage]:
-    if raw is None:
-        return []
-    try:
-        return convert_to_messages(raw if isinstance(raw, list) else [raw])
-    except (ValueError, TypeError, NotImplementedError) as exc:
-        raise InvalidInput("messages", f"not chat messages ({str(exc)[:120]})") from None
-
-
-def check_run_input(data: object, user_id: object, settings) -> None:
-    """Raise InvalidInput (naming the field) for any input ``ingest_turn`` would refuse by its form; return
-    quietly for input that is not a dict (a resume Command, None): the graph deals with those itself.
-    (A reused source id needs the stores: ``ingest_turn.check_reuse``.)"""
-    from .ingest_turn import transcript_batch, transcript_turn
-
-    validate_user_id(user_id)
-    if not isinstance(data, Mapping):
-        return
-    if data.get("transcript") is not None:
-        if data.get("turn") is not None:
-            raise InvalidInput("transcript", "send either turn or transcript in one run, not both")
-        transcript_batch(data["transcript"], settings, kinds=())  # kinds=(): check only, redact nothing
-    elif data.get("turn"):
-        transcript_turn(data["turn"], settings, kinds=())
-    # Every message of the input is kept in the thread's state, not only the one ingested: check them all.
-    for index, message in enumerate(_messages(data.get("messages"))):
-        # A user's text over max_message_chars is chunked in ingest_turn (S3); over max_ingest_chars refused.
-        text = message_text(message.content)
-        if isinstance(message, HumanMessage):
-            check_length(compact_text(clean_text(text, "messages"))[0], settings.max_ingest_chars, "messages")
-        elif text != "":  # an AI message with only tool calls has no text
-            clean_text(text, f"messages[{index}]")
 
 
 def check_owner(owner: object, user_id: str) -> None:
