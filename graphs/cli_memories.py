@@ -82,7 +82,7 @@ def cmd_forget(args) -> int:
 
 def cmd_read(args) -> int:
     """The whole message a recall item quoted a passage of (issue 19): one turn, or a long message's parts joined."""
-    from lumina_memory.nodes.retrieval.packing import read_message
+    from lumina_memory.nodes.retrieval.messages import read_message
     from lumina_memory.stores.ids import validate_id
 
     services = _open()

@@ -174,7 +174,7 @@ def test_the_channel_ranks_the_askers_own_turns_for_a_list_question_in_the_first
     def ranked(question: str) -> list[int] | None:
         timings = Timings()
         captured = {}
-        import lumina_memory.nodes.retrieval.recall as recall_module
+        import lumina_memory.nodes.retrieval.recall_stages as recall_module
 
         real = recall_module.speaker_dense_channel
 

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 
 from lumina_memory.graphs.inspect import tier_stats
 from lumina_memory.nodes.activity import recent_activity
-from lumina_memory.nodes.retrieval.packing import read_message
+from lumina_memory.nodes.retrieval.messages import read_message
 from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.text.chunking import chunk_text, parse_part
 from lumina_memory.nodes.validate import compact_text

@@ -9,7 +9,7 @@ import random
 from lumina_memory.graphs.erase import erase_plan, erase_user
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.retrieval.budget import count_tokens
-from lumina_memory.nodes.retrieval.packing import read_message
+from lumina_memory.nodes.retrieval.messages import read_message
 from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.text.passages import MAX_PASSAGES, passage_spans, passages
 
@@ -179,7 +179,7 @@ def test_the_cli_reads_back_the_whole_reply_a_passage_came_from(tmp_path):
 
 def test_the_flush_prepares_the_long_turns_for_quoting(memory_factory):
     """The packer's sentence split of a long turn is made at write time: a recall quoting it tokenises nothing."""
-    from lumina_memory.nodes.retrieval.packing import _sentence_terms
+    from lumina_memory.nodes.retrieval.excerpts import _sentence_terms
 
     mem = memory_factory()
     replay(mem.graph, "mika", _conversation("mika"))
@@ -192,7 +192,7 @@ def test_the_flush_prepares_the_long_turns_for_quoting(memory_factory):
 def test_the_flush_prepares_chat_turns_longer_than_an_excerpt(memory_factory):
     """A chat turn over recall_excerpt_tokens (32 words) and under the passage length (160) is quoted by
     excerpt too: its sentences are split at write time, not by the first recall that quotes it."""
-    from lumina_memory.nodes.retrieval.packing import _sentences
+    from lumina_memory.nodes.retrieval.excerpts import _sentences
 
     mem = memory_factory()
     assert 0 < mem.services.settings.recall_excerpt_tokens < 60 < mem.services.settings.recall_passage_min_tokens
@@ -212,7 +212,7 @@ def test_the_flush_prepares_chat_turns_longer_than_an_excerpt(memory_factory):
 def test_the_flush_counts_the_passages_feedback_weighs(memory_factory):
     """Pseudo-relevance feedback weighs the terms of its best long turns' answering passages: counted at write
     time, so a recall tokenises none of them (it was most of the channel's time in a query's first run)."""
-    from lumina_memory.nodes.retrieval.packing import passage_term_counts
+    from lumina_memory.nodes.retrieval.excerpts import passage_term_counts
 
     mem = memory_factory()
     replay(mem.graph, "mika", _conversation("mika"))
@@ -224,7 +224,7 @@ def test_the_flush_counts_the_passages_feedback_weighs(memory_factory):
 
 
 def test_a_sentence_split_leaves_the_query_side_term_cache_alone():
-    from lumina_memory.nodes.retrieval.packing import _sentences
+    from lumina_memory.nodes.retrieval.excerpts import _sentences
     from lumina_memory.nodes.text import tokenize
 
     before = tokenize._views.cache_info().currsize

@@ -34,7 +34,7 @@ def test_analyse_names_subjects_not_possessives():
 
 def test_excerpt_keeps_prefix_and_query_sentences_within_cap():
     from lumina_memory.nodes.retrieval.budget import count_tokens
-    from lumina_memory.nodes.retrieval.packing import excerpt
+    from lumina_memory.nodes.retrieval.excerpts import excerpt
     from lumina_memory.nodes.text.tokenize import terms
 
     text = ("Priya: Thanks, Mar! Having you in my corner helps more than you know these days. I gave a talk at the school "
@@ -151,7 +151,7 @@ def test_feedback_reads_a_long_turns_answering_passage_not_the_whole_reply():
     """A long reply gives feedback the terms of the passage that answers (packing.passage_picker), not of its
     other paragraphs: those are about other things, and tokenising whole replies was the channel's main cost."""
     from lumina_memory.nodes.retrieval.channels import Candidates, feedback_channel
-    from lumina_memory.nodes.retrieval.packing import passage_picker
+    from lumina_memory.nodes.retrieval.excerpts import passage_picker
     from lumina_memory.nodes.retrieval.turn_index import UserTurns
     from lumina_memory.nodes.text.tokenize import terms
     from lumina_memory.stores.settings import LuminaSettings
@@ -191,7 +191,7 @@ def test_an_excerpts_token_count_is_added_up_exactly():
     from hypothesis import given, settings as hsettings, strategies as st
 
     from lumina_memory.nodes.retrieval.budget import count_tokens
-    from lumina_memory.nodes.retrieval.packing import counted_excerpt
+    from lumina_memory.nodes.retrieval.excerpts import counted_excerpt
     from lumina_memory.nodes.text.tokenize import terms
 
     pieces = st.sampled_from(["alpha", "beta", "東京", "駅で", "会った。", "猫", "です！", "Hello.", "world?", "x", "…",

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from lumina_memory.graphs.replay import replay
-from lumina_memory.nodes.retrieval.recall import _rank, asks_only_a_time, recall
+from lumina_memory.nodes.retrieval.ranking import asks_only_a_time, rank_turns as _rank
+from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.retrieval.temporal import window_and_rest
 from lumina_memory.nodes.retrieval.turn_index import UserTurns
 from lumina_memory.stores.models import Turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import lumina_memory.nodes.retrieval.recall as recall_module
+import lumina_memory.nodes.retrieval.recall_stages as recall_module
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.stores.memories_duckdb import MEMORIES

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from lumina_memory.graphs.replay import replay
-from lumina_memory.nodes.retrieval.recall import _lift_time_mentions, recall
+from lumina_memory.nodes.retrieval.ranking import lift_time_mentions as _lift_time_mentions
+from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.retrieval.time_mentions import asks_when, mentions_time
 from lumina_memory.nodes.retrieval.turn_index import UserTurns
 from lumina_memory.stores.models import Turn

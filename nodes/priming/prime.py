@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.nodes.retrieval.packing import Refunds
-from lumina_memory.nodes.retrieval.recall import check_query
+from lumina_memory.nodes.retrieval.recall_run import check_query
 from lumina_memory.stores.ids import validate_id
 
 from . import channels

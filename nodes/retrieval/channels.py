@@ -16,7 +16,7 @@ import numpy as np
 
 from ..lifecycle.memory_vector import MEMORY_VECTOR_FIELD, as_remembered as remembered_order
 from ..text.tokenize import nouns, terms
-from .packing import passage_term_counts
+from .excerpts import passage_term_counts
 from .turn_index import unified_search
 
 TIER = {

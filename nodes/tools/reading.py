@@ -15,7 +15,7 @@ from lumina_memory.stores import ids
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.records import SHARED
 
-from ..retrieval.packing import read_message
+from ..retrieval.messages import read_message
 from ..retrieval.temporal import date_label
 from ..text.chunking import join_parts, parse_part
 from .pointers import Pointer, time_span

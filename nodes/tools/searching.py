@@ -20,7 +20,8 @@ from ..knowledge.forgetting import note_accessed
 from ..knowledge.procedures import match_procedures
 from ..knowledge.recall_items import knowledge_hits
 from ..knowledge.recall_procedures import procedure_item
-from ..retrieval.recall import check_query, recall
+from ..retrieval.recall import recall
+from ..retrieval.recall_run import check_query
 from .pointers import abbreviated, format_pointer
 
 Kind = Literal["episode", "knowledge", "procedure", "kb"]

@@ -1,0 +1,147 @@
+"""Choosing the turns to pack (A1): ranked turns are taken while the budget allows, and a turn next to one taken
+on the same day joins its group, one item with one date and one pointer. Each turn pays for its text, and a new
+item for its date (or its day's header) and pointer (or its group's), so what is packed fits the budget as the
+caller will show it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .temporal import date_label as _date
+from .turn_texts import TurnTexts
+
+# Once this many ranked turns in a row did not fit the budget's remainder, the packer stops looking: the
+# remainder is smaller than what turns here cost, and reading hundreds more (a broad query ranks thousands)
+# cost more time than the few tokens it might still fill.
+_MAX_MISSES = 60
+
+GROUP_HEADER_TOKENS = 1
+"""What a segment's ``[YYYY-MM-DDTHH:MM]`` header costs (budget.count_tokens: one word)."""
+
+
+@dataclass
+class Groups:
+    """The groups packed so far and what they cost: each group {"lo", "hi", "rank", "members", "score",
+    "relevance", "recency", "date", "solo", "key"}; ``per_key`` counts the items (or segment groups) paying one
+    pointer, ``per_day`` the items of a date, ``quoted`` the messages packed whole."""
+
+    budget: int | None
+    max_items: int | None
+    key_cost: int
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    by_index: dict[int, dict[str, Any]] = field(default_factory=dict)
+    used: int = 0
+    misses: int = 0
+    per_day: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    per_key: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
+    quoted: set[str] = field(default_factory=set)
+
+    def pointer_delta(self, removed: Sequence[tuple], added: tuple) -> int:
+        """What the pointers cost more (or less) once the items keyed ``removed`` become one keyed ``added``."""
+        change: dict[tuple, int] = defaultdict(int)
+        for k in removed:
+            change[k] -= 1
+        change[added] += 1
+        per_key = self.per_key
+        return self.key_cost * sum((per_key[k] + d > 0) - (per_key[k] > 0) for k, d in change.items())
+
+
+def choose_turns(kept, turns, texts: TurnTexts, budget: int | None, max_items: int | None, zone: str,
+                 item_overhead: int, dates_once: bool, pointer_groups: bool, refunds) -> Groups:
+    """The groups of ``kept`` (ranked (score, index, relevance, recency) tuples) that fit ``budget``, at most
+    ``max_items`` of them (see packing.pack_turns for the other parameters)."""
+    g = Groups(budget, max_items, GROUP_HEADER_TOKENS if pointer_groups else item_overhead)
+    for rank, cand in enumerate(kept):
+        if g.budget is not None and (g.used >= g.budget or g.misses >= _MAX_MISSES):
+            break  # every turn costs at least one token; or the rest of the budget fits nothing we have
+        outcome = _place(g, rank, cand, turns, texts, zone, dates_once, pointer_groups)
+        if outcome is _STOP:
+            break
+        i = cand[1]
+        if outcome is _PACKED and refunds is not None and refunds.pending and g.budget is not None and texts.whole(i):
+            g.quoted.add(turns[i].source_id)
+            g.budget += refunds.collect(g.quoted)
+    return g
+
+
+_STOP, _SKIP, _PACKED = "stop", "skip", "packed"
+"""What became of a ranked turn: no more turns can be packed; it is not packed; it is."""
+
+
+def _place(g: Groups, rank: int, cand: tuple, turns, texts: TurnTexts, zone: str, dates_once: bool,
+           pointer_groups: bool) -> str:
+    """Packs ranked turn ``cand`` when it fits, into a new group or the group(s) next to it (_PACKED), or says
+    why not (_SKIP, or _STOP when no more turns can be packed)."""
+    score, i, relevance, recency = cand
+    if i in g.by_index:
+        return _SKIP
+    cost = texts.cost(i)
+    if g.budget is not None and g.used + cost > g.budget:
+        g.misses += 1
+        return _SKIP
+    g.misses = 0
+    date = _date(turns[i].ts, zone)
+    joinable = [x for x in (g.by_index.get(i - 1), g.by_index.get(i + 1)) if x is not None and x["date"] == date]
+    if len(joinable) == 2 and joinable[0] is joinable[1]:
+        joinable = joinable[:1]
+    solo = i in texts.parts or any(x["solo"] for x in joinable)
+    key = _pointer_key(rank, date, turns[min([i, *(x["lo"] for x in joinable)])].segment_id, joinable, solo,
+                       pointer_groups)
+    # A new item pays for its "[date]" prefix (or its day's header, once) and its pointer (or its group's,
+    # once); a part of a long message next to another part of it, either an excerpt, is joined to it by
+    # " … "; a turn that bridges two items makes them one: one date prefix and one pointer fewer.
+    ellipsis = sum(texts.ellipsis(i, j) for j in (i - 1, i + 1) if (x := g.by_index.get(j)) is not None and x in joinable)
+    pointers = g.pointer_delta([x["key"] for x in joinable], key)
+    if pointer_groups:  # the headers are the dates: pointer_delta counted them
+        dates = 0
+    else:
+        dates = (0 if dates_once and g.per_day[date] else 1) if not joinable else -(len(joinable) - 1) * (not dates_once)
+    # A credit for merging is taken only once the turn fits without it (the packing before groups did so).
+    if g.budget is not None and g.used + cost + ellipsis + max(0, pointers) + max(0, dates) > g.budget:
+        return _SKIP
+    if not joinable and g.max_items is not None and len(g.groups) >= g.max_items:
+        return _SKIP if g.budget is not None else _STOP
+    g.used += cost + ellipsis + pointers + dates
+    _join(g, i, rank, cand, date, joinable, solo, key)
+    return _PACKED
+
+
+def _pointer_key(rank: int, date: str, segment_id: str, joinable: list[dict], solo: bool,
+                 pointer_groups: bool) -> tuple:
+    """What pays the pointer of the item turn ``i`` goes to: its segment's group of the day, or the item itself."""
+    if pointer_groups and not solo:
+        return ("segment", date, segment_id)
+    if joinable and joinable[0]["key"][0] == "solo":
+        return joinable[0]["key"]  # an item with a pointer of its own keeps it
+    return ("solo", rank)  # a new item, or one an excerpt takes out of its segment's group: a pointer of its own
+
+
+def _join(g: Groups, i: int, rank: int, cand: tuple, date: str, joinable: list[dict], solo: bool, key: tuple) -> None:
+    """Adds turn ``i`` as a new group, or to the group next to it, or bridges the two groups around it into one."""
+    score, _i, relevance, recency = cand
+    for x in joinable:
+        g.per_key[x["key"]] -= 1
+    g.per_key[key] += 1
+    if not joinable:
+        group = {"lo": i, "hi": i, "rank": rank, "score": score, "relevance": relevance, "recency": recency,
+                 "date": date, "members": {i}}
+        g.groups.append(group)
+        g.per_day[date] += 1
+    else:
+        group = joinable[0]
+        if len(joinable) == 2:  # i bridges two items: merge them
+            other = joinable[1]
+            group["members"] |= other["members"]
+            group["lo"], group["hi"] = min(group["lo"], other["lo"]), max(group["hi"], other["hi"])
+            group["rank"] = min(group["rank"], other["rank"])
+            group["score"] = max(group["score"], other["score"])
+            for m in other["members"]:
+                g.by_index[m] = group
+            g.groups.remove(other)
+            g.per_day[date] -= 1
+        group["members"].add(i)
+        group["lo"], group["hi"] = min(group["lo"], i), max(group["hi"], i)
+    group["solo"], group["key"] = solo, key
+    g.by_index[i] = group
