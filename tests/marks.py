@@ -39,7 +39,8 @@ SLOW_FILES = frozenset({
     "test_hostile_hypothesis.py", "test_residue.py", "test_lifecycle_e2e.py", "test_lifecycle_store.py",
     "test_maintenance_lifecycle.py", "test_long_input.py", "test_chat_and_llm_paths.py", "test_knowledge_forgetting.py",
     "test_knowledge_retention.py", "test_idempotency_isolation.py", "test_graph_stale_heap.py", "test_kb_erase.py",
-    "test_transcript_batch.py", "test_outages.py", "test_activity_log.py",
+    "test_transcript_batch.py", "test_outages.py", "test_activity_log.py", "test_pipeline_e2e.py",
+    "test_pii_redaction.py", "test_priming.py", "test_lifecycle_formulas.py",
     # LangGraph's own store suites (tests/upstream_store)
     "test_inmemory_suite.py", "test_sqlite_suite.py", "test_sqlite_async_suite.py", "test_sqlite_ttl_suite.py",
 })
@@ -88,6 +89,12 @@ SLOW_TESTS = frozenset({
     "test_kb.py::test_without_any_kb_a_search_reads_no_catalog_row_until_one_is_added",
     "test_crosslingual.py::test_recall_finds_memories_across_scripts_both_ways",
     "test_cli_help.py::test_the_installed_command_prints_it",
+    "test_function_words.py::test_recall_finds_the_users_job_when_the_question_shares_only_function_words_with_others",
+    "test_temporal_cues.py::test_any_question_on_any_clock_gets_a_window_or_none_and_never_an_error",
+    "test_memory_tools_kb.py::test_search_a_knowledge_base_and_open_its_passage",
+    "test_dedup_lookalikes.py::test_recall_keeps_the_users_fact_beside_a_friends_look_alike",
+    "test_when_questions.py::test_recall_lifts_the_turn_that_says_when",
+    "test_vectors_conformance.py::test_edge_optimize_builds_a_per_user_index_that_finds_what_a_scan_finds",
     "test_audit_forgery.py::test_audit_verify_opens_no_redis_and_writes_nothing",
 })
 
