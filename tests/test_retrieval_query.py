@@ -148,7 +148,7 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
 
 
 def test_feedback_reads_a_long_turns_answering_passage_not_the_whole_reply():
-    """A long reply gives feedback the terms of the passage that answers (packing.passage_picker), not of its
+    """A long reply gives feedback the terms of the passage that answers (excerpts.passage_picker), not of its
     other paragraphs: those are about other things, and tokenising whole replies was the channel's main cost."""
     from lumina_memory.nodes.retrieval.channels import Candidates, feedback_channel
     from lumina_memory.nodes.retrieval.excerpts import passage_picker
@@ -185,7 +185,7 @@ def test_feedback_reads_a_long_turns_answering_passage_not_the_whole_reply():
 
 
 def test_an_excerpts_token_count_is_added_up_exactly():
-    """packing.counted_excerpt counts its excerpt from the sentences' known counts; it must equal counting the
+    """excerpts.counted_excerpt counts its excerpt from the sentences' known counts; it must equal counting the
     excerpt's text, for any mix of scripts, speaker prefixes (with or without a space), clipped sentences and
     ellipses."""
     from hypothesis import given, settings as hsettings, strategies as st

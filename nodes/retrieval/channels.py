@@ -206,7 +206,7 @@ def feedback_channel(index, q_terms: list[str], settings, out: Candidates, passa
     """Pseudo-relevance feedback (RM3-style): the terms that weigh most in the first turn channels' best
     turns, added to the query for a second BM25 pass. Multi-hop questions name one side of what they ask
     ("What did Caroline research?"); the turns that answer it share words with the first hits, not the query.
-    ``passage_of(i)`` (packing.passage_picker): a long turn gives the terms of the passage that answers, not of
+    ``passage_of(i)`` (excerpts.passage_picker): a long turn gives the terms of the passage that answers, not of
     the whole reply — the rest of a 700-word reply is about other things, and tokenising it was this
     channel's main cost."""
     docs, extra = settings.recall_feedback_docs, settings.recall_feedback_terms
