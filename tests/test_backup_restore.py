@@ -56,9 +56,8 @@ def _stats(services, user):
     return stats
 
 
-@pytest.fixture(scope="module")
-def source(tmp_path_factory):
-    root = tmp_path_factory.mktemp("backup")
+def _filled(root) -> Opened:
+    """The demo conversation for both users (frank's last segment left open) and a store item each."""
     opened = Opened(root / "data", root / "backups")
     rows = [json.loads(line) for line in DEMO_TRANSCRIPT.open(encoding="utf-8") if line.strip()]
     for user in USERS:
@@ -67,7 +66,23 @@ def source(tmp_path_factory):
     for user in USERS:
         store.put(("memories", user), "tea", {"text": f"{user} likes green tea"})
     store.close()
+    return opened
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    """Shared by the tests that only read the data dir (backups add snapshots, nothing else)."""
+    root = tmp_path_factory.mktemp("backup")
+    opened = _filled(root)
     yield root, opened
+    opened.close()
+
+
+@pytest.fixture
+def own_source(tmp_path):
+    """A data dir of its own, for a test that erases a user: the shared one must keep both for the others."""
+    opened = _filled(tmp_path / "own")
+    yield tmp_path / "own", opened
     opened.close()
 
 
@@ -148,8 +163,8 @@ def test_an_interrupted_backup_is_never_listed(source, tmp_path):
     assert location.snapshots() == [] and location.partials() == []
 
 
-def test_erasure_rewrites_backups_and_the_ledger_keeps_the_user_out(source, tmp_path):
-    root, opened = source
+def test_erasure_rewrites_backups_and_the_ledger_keeps_the_user_out(own_source, tmp_path):
+    root, opened = own_source
     manifest = backup_now(opened.services)
     # A copy erasure does not know about (an operator's offline copy).
     shutil.copytree(root / "backups" / manifest["id"], tmp_path / "offline" / manifest["id"])
