@@ -40,7 +40,8 @@ SLOW_FILES = frozenset({
     "test_maintenance_lifecycle.py", "test_long_input.py", "test_chat_and_llm_paths.py", "test_knowledge_forgetting.py",
     "test_knowledge_retention.py", "test_idempotency_isolation.py", "test_graph_stale_heap.py", "test_kb_erase.py",
     "test_transcript_batch.py", "test_outages.py", "test_activity_log.py", "test_pipeline_e2e.py",
-    "test_pii_redaction.py", "test_priming.py", "test_lifecycle_formulas.py",
+    "test_pii_redaction.py", "test_priming.py", "test_lifecycle_formulas.py", "test_backup_restore.py",
+    "test_knowledge_consolidate.py",
     # LangGraph's own store suites (tests/upstream_store)
     "test_inmemory_suite.py", "test_sqlite_suite.py", "test_sqlite_async_suite.py", "test_sqlite_ttl_suite.py",
 })
@@ -95,6 +96,17 @@ SLOW_TESTS = frozenset({
     "test_dedup_lookalikes.py::test_recall_keeps_the_users_fact_beside_a_friends_look_alike",
     "test_when_questions.py::test_recall_lifts_the_turn_that_says_when",
     "test_vectors_conformance.py::test_edge_optimize_builds_a_per_user_index_that_finds_what_a_scan_finds",
+    "test_turn_reads.py::test_the_erasure_registry_backs_up_and_erases_the_reads",
+    "test_tokenize_scripts.py::test_recall_finds_a_korean_and_an_arabic_message_by_its_words",
+    "test_postings.py::test_postings_of_many_documents_are_the_ones_counted_term_by_term",
+    "test_retrieval_query.py::test_an_excerpts_token_count_is_added_up_exactly",
+    "test_retrieval_query.py::test_my_in_a_question_prefers_the_users_turn_to_the_assistants_look_alike",
+    "test_emotion_f2.py::test_an_unreachable_openai_server_falls_back_loudly",
+    "test_stamped_cache.py::test_recall_reads_the_users_tables_once_per_write",
+    "test_turn_index.py::test_live_chat_tops_up_vectors_and_recalls_the_newest_segment",
+    "test_audit.py::test_a_restored_log_continues_its_chain",
+    "test_decompose.py::test_both_answers_of_a_two_part_question_are_packed",
+    "test_index_snapshot.py::test_a_process_that_starts_answers_its_first_recall_from_the_snapshot_the_flush_wrote",
     "test_audit_forgery.py::test_audit_verify_opens_no_redis_and_writes_nothing",
 })
 
