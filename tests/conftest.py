@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lumina_memory.graphs.logging_setup import LOGGER
 from lumina_memory.graphs.memory_graph import build_graph
 from lumina_memory.graphs.replay import DEMO_TRANSCRIPT
 from lumina_memory.nodes.services import Services, open_services
@@ -56,6 +58,16 @@ def memory_factory(tmp_path_factory):
     yield make
     for mem in opened:
         mem.close()
+
+
+@pytest.fixture(autouse=True)
+def _lumina_logging_restored():
+    """Each test starts from the same ``lumina`` logger: configure_logging() (the CLI's main() run in-process, a
+    few tests) gives it its own handler and stops propagation, which hid its records from caplog in later tests."""
+    logger = logging.getLogger(LOGGER)
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:], logger.level, logger.propagate = saved
 
 
 @pytest.fixture
