@@ -272,9 +272,10 @@ def test_reading_runs_on_precompiled_patterns(monkeypatch):
     def no_compiling(*args, **kwargs):
         raise AssertionError("a regular expression was compiled per call")
 
-    monkeypatch.setattr(re, "_compile", no_compiling)
-    read_emotion("やった、できた！ I did it, but I'm not sure...")
-    protect_request("これは覚えておいて. Don't forget this.")
+    with monkeypatch.context() as patched:  # undone before pytest's own reporting, which compiles patterns
+        patched.setattr(re, "_compile", no_compiling)
+        read_emotion("やった、できた！ I did it, but I'm not sure...")
+        protect_request("これは覚えておいて. Don't forget this.")
 
 
 def test_the_old_lexicon_api_still_works():
