@@ -67,7 +67,7 @@ def test_every_setting_is_read_by_the_code():
 
 
 def test_every_recall_switch_is_read_by_a_stage_and_recall_takes_them_from_the_settings():
-    assert "RecallConfig.from_settings(settings)" in (ROOT / "nodes" / "retrieval" / "recall.py").read_text()
+    assert "RecallConfig.from_settings(settings)" in (ROOT / "nodes" / "retrieval" / "recall_stages.py").read_text()
     assert SWITCH_SETTINGS <= set(LuminaSettings.model_fields), "a switch without a setting"
     unread = [switch for switch in SWITCHES if not _switch_read(switch)]
     assert unread == [], f"recall switches no stage reads: {unread}"
