@@ -8,13 +8,20 @@
   second restore finishes it instead of refusing, and the target holds exactly the source's ids.
 
     python -m bench.faults_backup --trials 20
+    python -m bench.faults_backup --production --trials 20
 
-The tests run a couple of the same trials (tests/test_restore_resume.py).
+``--production``: the same on the production adapters (bench.faults_erase_production.Engines: an external
+redis-server, the Neo4j adapter on FalkorDB's Bolt endpoint, qdrant-client local mode in the data dir). Backups
+read the servers in their imported state; every restore goes into the configured servers reset to empty (and an
+empty data dir), and its ids are read back from those servers.
+
+The tests run a couple of the same trials (tests/test_restore_resume.py, tests/test_backup_kill_production.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -30,18 +37,20 @@ from typing import Any, Callable
 from lumina_memory.stores.backup import RESTORE_MARK
 from lumina_memory.stores.backup_location import PARTIAL
 
-from .faults import REPO, cli_env, compare, fingerprint, generate, ingest, stop_private_redis
+from .faults import REPO, cli_env, compare, fingerprint, generate, ingest, stop_private_redis, tier_ids
 
 
 def run_cli(args: list[str], data_dir: Path, *, started_when: Callable[[], bool] | None = None,
-            kill_after: float | None = None, timeout: float = 600.0) -> dict[str, Any]:
+            kill_after: float | None = None, timeout: float = 600.0, engines=None) -> dict[str, Any]:
     """``lumina-memory ARGS`` in a subprocess. ``started_when``: polled until true (the command's first write
     is on disk; most of a run is otherwise the interpreter starting); ``kill_after``: seconds after that to
-    SIGKILL it (None: never). Returns its outcome, its duration and when the trigger was seen ("at")."""
+    SIGKILL it (None: never); ``engines``: on those production adapters. Returns its outcome, its duration
+    and when the trigger was seen ("at")."""
+    cmd = engines.cli() if engines is not None else [sys.executable, "-m", "lumina_memory.graphs.cli"]
+    env = engines.env(data_dir) if engines is not None else cli_env(data_dir)
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "lumina_memory.graphs.cli", *args], cwd=REPO, env=cli_env(data_dir),
-                                stdout=out, stderr=err, text=True)
+        proc = subprocess.Popen([*cmd, *args], cwd=REPO, env=env, stdout=out, stderr=err, text=True)
         killed, at = False, None
         try:
             while proc.poll() is None and at is None and started_when is not None:
@@ -74,32 +83,57 @@ def _mark_in(data_dir: Path) -> Callable[[], bool]:
     return lambda: (data_dir / RESTORE_MARK).exists()
 
 
-def prepare(root: Path, users: int, turns: int, seed: int) -> dict[str, Any]:
-    """A source data dir (imported through the CLI), its ids, and a clean backup's manifest and duration."""
+def ids(data_dir: Path, users: list[str], engines=None) -> dict[str, set]:
+    """Every tier's ids of ``users``: in the data dir (bench.faults.fingerprint) or, with ``engines``, in the
+    data dir and the servers it is configured for."""
+    if engines is None:
+        return fingerprint(data_dir, users)
+    from lumina_memory.nodes.services import open_services
+
+    services = open_services(engines.settings(data_dir))
+    try:
+        return tier_ids(services, users)
+    finally:
+        services.close()
+
+
+def prepare(root: Path, users: int, turns: int, seed: int, engines=None) -> dict[str, Any]:
+    """A source data dir (imported through the CLI), its ids, and a clean backup's manifest and duration.
+    With ``engines``: the import goes to their servers, saved as the base "source" (and their empty state
+    as "empty", which every restore starts from)."""
     file = root / "import.jsonl"
     names = generate(file, users, turns, seed)
     source = root / "source"
+    if engines is not None:
+        engines.save_base("empty")
     try:
-        run = ingest(file, source)
-        if run.returncode != 0:
-            raise RuntimeError("import failed:\n" + "\n".join(run.lines[-20:]))
+        run = ingest(file, source) if engines is None else run_cli(["-v", "ingest", str(file)], source,
+                                                                   timeout=3600, engines=engines)
+        code = run.returncode if engines is None else run["returncode"]
+        if code != 0:
+            raise RuntimeError("import failed:\n" + ("\n".join(run.lines[-20:]) if engines is None
+                                                     else run["stderr"][-2000:]))
     finally:
         stop_private_redis(source)
-    reference = fingerprint(source, names)
+    reference = ids(source, names, engines)
+    if engines is not None:
+        engines.save_base("source")
     clean = run_cli(["backup", "--to", str(root / "reference-backups"), "--json"], source,
-                    started_when=_partial_in(root / "reference-backups"))
+                    started_when=_partial_in(root / "reference-backups"), engines=engines)
     stop_private_redis(source)
     if clean["returncode"] != 0:
         raise RuntimeError("clean backup failed:\n" + clean["stderr"][-2000:])
+    if engines is not None:
+        engines.reset("empty")
     restore = run_cli(["restore", "--from", str(root / "reference-backups"), "--json"], root / "restore-timing",
-                      started_when=_mark_in(root / "restore-timing"))
+                      started_when=_mark_in(root / "restore-timing"), engines=engines)
     stop_private_redis(root / "restore-timing")
     if restore["returncode"] != 0:
-        raise RuntimeError("clean restore failed:\n" + restore["stderr"][-2000:])
+        raise RuntimeError("clean restore failed:\n" + (restore["stderr"] + restore["stdout"])[-3000:])
     return {"users": names, "source": source, "reference": reference, "manifest": json.loads(clean["stdout"]),
             "backup_seconds": clean["seconds"] - (clean["at"] or 0.0),
             "restore_seconds": restore["seconds"] - (restore["at"] or 0.0),
-            "backups": root / "reference-backups"}
+            "backups": root / "reference-backups", "engines": engines}
 
 
 # Places that record the operations themselves (each backup run adds its rows): not compared.
@@ -118,9 +152,9 @@ def backup_trial(ctx: dict[str, Any], where: Path, rng: random.Random) -> dict[s
     location = LocalLocation(where)
     before = set(location.snapshots())
     first = run_cli(["backup", "--to", str(where)], ctx["source"], started_when=_partial_in(where),
-                    kill_after=rng.uniform(0.0, 1.1) * ctx["backup_seconds"])
+                    kill_after=rng.uniform(0.0, 1.1) * ctx["backup_seconds"], engines=ctx["engines"])
     partial_after_kill = bool(location.partials())
-    second = run_cli(["backup", "--to", str(where), "--json"], ctx["source"])
+    second = run_cli(["backup", "--to", str(where), "--json"], ctx["source"], engines=ctx["engines"])
     stop_private_redis(ctx["source"])
     problems: list[str] = []
     if second["returncode"] != 0:
@@ -149,15 +183,18 @@ def restore_trial(ctx: dict[str, Any], target: Path, rng: random.Random) -> dict
     from lumina_memory.stores.backup import restore_mark
 
     problems: list[str] = []
+    engines = ctx["engines"]
+    if engines is not None:
+        engines.reset("empty")
     try:
         first = run_cli(["restore", "--from", str(ctx["backups"])], target, started_when=_mark_in(target),
-                        kill_after=rng.uniform(0.0, 1.1) * ctx["restore_seconds"])
+                        kill_after=rng.uniform(0.0, 1.1) * ctx["restore_seconds"], engines=engines)
         killed = first["killed"] and first["returncode"] != 0
         # The mark is written before the first write and removed when the restore is complete: a kill that
         # finds it gone landed while the process was exiting, and the data is whole.
         marked = restore_mark(target) is not None
         if killed and marked:
-            second = run_cli(["restore", "--from", str(ctx["backups"]), "--json"], target)
+            second = run_cli(["restore", "--from", str(ctx["backups"]), "--json"], target, engines=engines)
             if second["returncode"] != 0:
                 problems.append(f"second restore failed (exit {second['returncode']}): "
                                 + (second["stderr"] + second["stdout"])[-1500:])
@@ -168,7 +205,7 @@ def restore_trial(ctx: dict[str, Any], target: Path, rng: random.Random) -> dict
         if restore_mark(target) is not None:
             problems.append("the restore-in-progress mark was left")
         stop_private_redis(target)
-        diff = compare(ctx["reference"], fingerprint(target, ctx["users"]))
+        diff = compare(ctx["reference"], ids(target, ctx["users"], engines))
         lost, dup = sum(d[0] for d in diff.values()), sum(d[1] for d in diff.values())
         if lost or dup:
             problems.append(f"ids differ (lost, duplicated) per tier: {diff}")
@@ -187,13 +224,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=3)
     parser.add_argument("--seed", type=int, default=44)
     parser.add_argument("--json", default=None, help="write the figures here")
+    parser.add_argument("--production", action="store_true",
+                        help="on the production adapters (external Redis, Neo4j adapter on FalkorDB, qdrant-client)")
     args = parser.parse_args(argv)
     console = Console(width=150)  # the figures table stays readable when written to a file
     rng = random.Random(args.seed)
     figures: dict[str, dict[str, int]] = {}
-    with tempfile.TemporaryDirectory(prefix="lumina-faults-backup-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="lumina-faults-backup-") as tmp, contextlib.ExitStack() as stack:
         root = Path(tmp)
-        ctx = prepare(root, args.users, args.turns, args.seed)
+        engines = None
+        if args.production:
+            from .faults_erase_production import Engines
+
+            engines = stack.enter_context(Engines(root / "engines"))  # stopped on every exit path
+        ctx = prepare(root, args.users, args.turns, args.seed, engines)
+        if engines is not None:
+            engines.reset("source")
         console.print(f"clean runs, from the first write to the exit: backup {ctx['backup_seconds']:.1f} s, "
                       f"restore {ctx['restore_seconds']:.1f} s (kills land at a uniform moment in 0-110% of that)")
         row = figures.setdefault("kill -9 backup", {"trials": 0, "killed mid-run": 0, "partial left by the kill": 0,
@@ -206,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             row["bad trials"] += int(bool(got["problems"]))
             for p in got["problems"]:
                 console.print(f"[red]backup trial {n}: {p}[/]")
-        source_diff = compare(ctx["reference"], fingerprint(ctx["source"], ctx["users"]))
+        source_diff = compare(ctx["reference"], ids(ctx["source"], ctx["users"], ctx["engines"]))
         row["source ids lost or changed"] = sum(a + b for a, b in source_diff.values())
         stop_private_redis(ctx["source"])
         row = figures.setdefault("kill -9 restore", {"trials": 0, "killed mid-run": 0, "marked half-restored": 0,
@@ -223,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
             row["bad trials"] += int(bool(got["problems"]))
             for p in got["problems"]:
                 console.print(f"[red]restore trial {n}: {p}[/]")
-    table = Table(title=f"kill -9 trials of backup and restore ({args.turns} turns, {args.users} users)")
+    table = Table(title=f"kill -9 trials of backup and restore ({args.turns} turns, {args.users} users"
+                        + (", production adapters)" if args.production else ")"))
     columns = sorted({c for r in figures.values() for c in r})
     table.add_column("trial")
     for column in columns:

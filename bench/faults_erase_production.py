@@ -128,8 +128,8 @@ class Engines:
         return [sys.executable, "-m", "bench.faults_erase_production"]
 
     # --- the base state -----------------------------------------------------------------------------
-    def save_base(self) -> None:
-        """Both servers' state now becomes the state every reset returns to."""
+    def save_base(self, name: str = "base") -> None:
+        """Both servers' state now becomes the state ``reset(name)`` returns to."""
         assert self.graph is not None
         client = redis.Redis(unix_socket_path=str(self.sock), socket_timeout=60)
         try:
@@ -137,14 +137,14 @@ class Engines:
         finally:
             client.close()
         self.graph.save()
-        shutil.copy2(self.redis_dir / "dump.rdb", self.root / "base-redis.rdb")
-        shutil.copy2(self.graph_dir / "dump.rdb", self.root / "base-graph.rdb")
+        shutil.copy2(self.redis_dir / "dump.rdb", self.root / f"{name}-redis.rdb")
+        shutil.copy2(self.graph_dir / "dump.rdb", self.root / f"{name}-graph.rdb")
 
-    def reset(self) -> None:
-        """Both servers restarted on the base snapshots (their in-memory state is exactly the base's)."""
+    def reset(self, name: str = "base") -> None:
+        """Both servers restarted on the snapshots saved as ``name`` (their in-memory state is exactly that)."""
         self.stop()
-        shutil.copy2(self.root / "base-redis.rdb", self.redis_dir / "dump.rdb")
-        shutil.copy2(self.root / "base-graph.rdb", self.graph_dir / "dump.rdb")
+        shutil.copy2(self.root / f"{name}-redis.rdb", self.redis_dir / "dump.rdb")
+        shutil.copy2(self.root / f"{name}-graph.rdb", self.graph_dir / "dump.rdb")
         self._start()
 
     # --- residue in the engines ---------------------------------------------------------------------

@@ -581,12 +581,14 @@ class CypherGraph:
         return {kind: self._read(query, {}) for kind, query in cypher_backup.DUMP.items()}
 
     def load(self, rows: Mapping[str, Rows], batch: int = 500) -> int:
-        """Write rows of ``dump`` back (MERGE: loading twice changes nothing); returns rows written."""
+        """Write rows of ``dump`` back (MERGE: loading twice changes nothing); returns rows written. A batch
+        goes as several statements past ``max_params_bytes`` (FalkorDB's Bolt endpoint dies on long ones)."""
         n = 0
         for kind, query in cypher_backup.LOAD.items():
             items = list(rows.get(kind, []))
             for start in range(0, len(items), batch):
-                self._write([(query, {"rows": items[start : start + batch]})])
+                for group in self._packed(items[start : start + batch]):
+                    self._write([(query, {"rows": group})])
             n += len(items)
         return n
 
