@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+from ..text.calendar.names import EN_MONTHS, EN_WEEKDAYS
 from .draft import Draft, Registry
 from .models import USER
 from .params import KnowledgeParams
@@ -36,8 +37,7 @@ PRONOUNS = frozenset("lol haha lmao omg it that this them you him her those thes
                       "myself yourself us me what how when where why who which the way there here".split())
 _OTHERS = re.compile(r"^(?:your|his|her|their|its|our)\b", re.I)
 _THINKING = frozenset("think say know believe guess suppose mean see hear talk chat".split())
-WEEK_MONTH = frozenset("Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
-                        "July August September October November December Today Tomorrow Yesterday".split())
+WEEK_MONTH = frozenset(name.capitalize() for name in (*EN_WEEKDAYS, *EN_MONTHS)) | {"Today", "Tomorrow", "Yesterday"}
 PAST_IRREGULAR = frozenset("went ran ate had was were did saw met got took made flew bought drove swam wrote read sang "
                             "gave found left came became began drank slept spent told thought felt kept".split())
 NOT_EVENTS = frozenset("wanted needed loved liked hated used tried thought was were felt guess wish hoped "

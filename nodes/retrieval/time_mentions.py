@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from ..text.calendar.names import EN_MONTHS, EN_WEEKDAYS
 from .temporal_languages import (CJK_TIME_WORDS, DAY_WORDS, LOOKALIKE_MONTHS, LOOKALIKE_WEEKDAYS, MONTHS, POINTER_WORDS,
                                  SPAN_WORDS, WEEKDAY_WORDS, names_time_in_other_scripts)
 
@@ -22,12 +23,11 @@ LONG_TURN_TOKENS = 160
 """From this many tokens a turn is long (recall_passage_min_tokens' default, where no passage cut says it)."""
 
 _WORDS = re.compile(r"\d+(?:st|nd|rd|th)\b|[a-z]+|\d+")
-_ALONE = frozenset((
-    "yesterday today tonight tomorrow recently lately ago weekend weekends "
-    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays "
-    "saturdays sundays january february march april june july august september october november december "
-    "1st 2nd 3rd 4th 5th 6th 7th 8th 9th 10th 11th 12th 13th 14th 15th 16th 17th 18th 19th 20th 21st 22nd 23rd 24th "
-    "25th 26th 27th 28th 29th 30th 31st").split())
+# "may" alone is the verb far more often than the month: it counts only before a day number (below).
+_ALONE = frozenset(
+    "yesterday today tonight tomorrow recently lately ago weekend weekends".split()
+    + list(EN_WEEKDAYS) + [f"{day}s" for day in EN_WEEKDAYS] + [m for m in EN_MONTHS if m != "may"]
+    + [f"{n}{'th' if 11 <= n <= 13 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}" for n in range(1, 32)])
 # "last week", "this summer", "a few days ago": a counted or pointed-at span (said in one text, not checked next to
 # each other: close enough for a lift, and a third of a regex's cost on a long text).
 _POINTERS = frozenset("last next this past coming previous earlier later since ago back".split())
