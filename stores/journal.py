@@ -22,32 +22,13 @@ from typing import Any, Callable
 
 from .activity_log import append_line, read_jsonl
 from .ids import NAMESPACE, user_file_stem
+from .processes import pid_alive, process_start
 
 FOLDER = "journal"
 
 
-def _process_start(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux), to tell a live process from a new one
-    that reuses a dead one's pid; None where /proc is absent."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def _alive(pid: int, started: str | None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return started is None or _process_start(pid) in (None, started)
-
-
 _PID = os.getpid()
-_STARTED = _process_start(_PID)
+_STARTED = process_start(_PID)
 
 
 class JournalEntry:
@@ -137,7 +118,7 @@ class Journal:
             entry = self.read(path)
             if entry is None or not (
                 (entry.get("pid") == _PID and entry.get("proc_start") == _STARTED)
-                or _alive(int(entry.get("pid", 0)), entry.get("proc_start"))
+                or pid_alive(int(entry.get("pid", 0)), entry.get("proc_start"))
             ):
                 out.append(path)
         return out
