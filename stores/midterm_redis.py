@@ -6,14 +6,10 @@ tag, so the same code runs on the embedded server, a managed Redis, Valkey and R
 
 from __future__ import annotations
 
-import base64
-import json
-import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-import numpy as np
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import redis
 import redis.cluster
@@ -23,45 +19,17 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from . import ids
 from .errors import InvalidInput, StoreUnavailable
+from .midterm_records import SIGNAL_FIELDS, decode_segment, decode_signal, encode_segment, redact_url, text as _text
 from .models import SegmentRecord
 from .records import RecentSignal
 from .redis_server import ensure_server
 from .settings import LuminaSettings, default_settings
 
 TIER = "mid-term"
-SCHEMA_VERSION = "1"
-EMBEDDING_FIELD = "embedding_f32"  # little-endian float32, base64: 4x smaller than JSON, text-safe
 _CONN_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 _SCAN_COUNT = 1000
 _DELETE_CHUNK = 500
 _T = TypeVar("_T")
-
-
-def _text(value: bytes | str) -> str:
-    # Injected clients may or may not use decode_responses; accept both.
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
-def encode_segment(record: SegmentRecord) -> dict[str, str]:
-    fields: dict[str, str] = {"_v": SCHEMA_VERSION}
-    for name, value in record.model_dump(exclude={"embedding"}).items():
-        # Strings stay raw so redis-cli shows them readably; everything else is JSON (floats round-trip).
-        fields[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    packed = struct.pack(f"<{len(record.embedding)}f", *record.embedding)
-    fields[EMBEDDING_FIELD] = base64.b64encode(packed).decode("ascii")
-    return fields
-
-
-def decode_segment(raw: Mapping[Any, Any]) -> SegmentRecord:
-    fields = {_text(k): _text(v) for k, v in raw.items()}
-    data: dict[str, Any] = {}
-    for name, info in SegmentRecord.model_fields.items():
-        if name == "embedding" or name not in fields:
-            continue  # missing fields fall back to model defaults (records written by older versions)
-        data[name] = fields[name] if info.annotation is str else json.loads(fields[name])
-    packed = base64.b64decode(fields.get(EMBEDDING_FIELD, ""))
-    data["embedding"] = list(struct.unpack(f"<{len(packed) // 4}f", packed))
-    return SegmentRecord.model_validate(data)
 
 
 def _cluster_enabled(url: str, options: dict[str, Any]) -> bool:
@@ -74,15 +42,6 @@ def _cluster_enabled(url: str, options: dict[str, Any]) -> bool:
         return False
     finally:
         probe.close()
-
-
-def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _describe(client: redis.Redis) -> str:
@@ -129,19 +88,19 @@ class RedisMidTerm:
         if settings.redis_url:
             url = settings.redis_url
             if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
-                raise InvalidInput("redis_url", f"{_redact(url)!r}: use redis://, rediss:// or unix://")
+                raise InvalidInput("redis_url", f"{redact_url(url)!r}: use redis://, rediss:// or unix://")
             try:
                 client = redis.Redis.from_url(url, **common)
             except ValueError as exc:
-                raise InvalidInput("redis_url", f"{_redact(url)!r}: {exc}") from exc
+                raise InvalidInput("redis_url", f"{redact_url(url)!r}: {exc}") from exc
             if _cluster_enabled(url, common):
                 # A Redis Cluster: a cluster-aware client (slots, MOVED/ASK). Every key of a user carries
                 # the user's hash tag, so each transaction stays in one slot. Its own retries are ours too.
                 client.close()
                 client = redis.cluster.RedisCluster.from_url(
                     url, socket_timeout=5.0, socket_connect_timeout=5.0, retry=Retry(NoBackoff(), 0))
-                return cls(client, backend="redis-cluster", where=_redact(url))
-            return cls(client, backend="redis", where=_redact(url))
+                return cls(client, backend="redis-cluster", where=redact_url(url))
+            return cls(client, backend="redis", where=redact_url(url))
         socket = ensure_server(settings)
         client = redis.Redis(unix_socket_path=socket, **common)
         # A restart by another process or a crash should heal on the next call, as "start on demand" promises.
@@ -242,19 +201,12 @@ class RedisMidTerm:
         user = ids.validate_id(user_id, "user_id")
         if limit <= 0:
             return []
-        wanted = ("segment_id", "importance", "end_ts", EMBEDDING_FIELD)
+        wanted = SIGNAL_FIELDS
 
         def fetch(pipe, key: str) -> None:
             pipe.hmget(key, wanted)
 
-        def decode(values) -> RecentSignal | None:
-            if not values or values[0] is None:
-                return None  # expired under the index
-            seg, importance, end_ts, packed = (None if v is None else _text(v) for v in values)
-            vector = np.frombuffer(base64.b64decode(packed or ""), dtype="<f4").astype(np.float32)
-            return RecentSignal(seg, float(json.loads(importance or "0")), float(json.loads(end_ts or "0")), vector)
-
-        return self._run("recent_signals", lambda: self._recent(user, limit, fetch, decode))
+        return self._run("recent_signals", lambda: self._recent(user, limit, fetch, decode_signal))
 
     def _recent(self, user: str, limit: int, fetch, decode) -> list:
         recent_key = ids.redis_recent_key(user)
