@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# "what/which (kinds of) [up to two words] <plural noun> has/does/did/is/are …" — the plural names the many.
+# "what/which (kinds of) [up to two words] <plural noun> has/does/did/is/are …" — the plural names the many. The
+# plural is a lower-case word: a capitalised one ending in -s is a name ("What does Thomas do …").
 _EN_PLURAL_OBJECT = re.compile(
     r"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[a-z/-]+\s+){0,2}?"
-    r"(?!(?:is|was|has|does|this|his|its|us|plus|yes|bus|gas|class|glass|grass)\b)[a-z/-]+s\s+"
+    r"(?!(?:is|was|has|does|this|his|its|us|plus|yes|bus|gas|class|glass|grass)\b)(?-i:[a-z][a-z/-]*)s\s+"
     r"(?:has|have|does|do|did|is|am|are|was|were)\b", re.IGNORECASE)
 # "Where has X been / camped …", "What has X done / made …", "What are some of X's hobbies?"
 _EN_OTHER = re.compile(
