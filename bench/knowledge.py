@@ -1,7 +1,7 @@
 """Knowledge benchmark (issue 18): what the offline pipeline learns from fact-update stories, and what recall does
 with it — per language, against the stories' gold.
 
-    python -m bench.knowledge [--quick] [--per-language N] [--data STORIES.json] [--budget 256]
+    python -m bench.knowledge [--quick] [--per-language N] [--half a|b] [--data STORIES.json] [--budget 256]
                               [--locomo PATH | --no-locomo] [--out bench/results/knowledge.json]
 
 Stories (``bench.knowledge_data``: Japanese and English, 48 each by default, generated with the default seed, or
@@ -223,7 +223,7 @@ def _code_version() -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     per_language = args.per_language or (QUICK_PER_LANGUAGE if args.quick else kd.DEFAULT_PER_LANGUAGE)
-    stories = kd.load_stories(args.data) if args.data else kd.generate(per_language)
+    stories = kd.load_stories(args.data) if args.data else kd.generate(per_language, half=args.half)
     with tempfile.TemporaryDirectory(prefix="knowledge-bench-") as tmp:
         started = time.perf_counter()
         observed, timing = observe(stories, Path(tmp) / "stories", budget=args.budget, quiet=args.quiet)
@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "machine": f"{platform.machine()} {platform.python_version()}",
         "code": _code_version(),
         "data": str(args.data) if args.data else f"generated: bench.knowledge_data.generate({per_language}), "
-                                                 f"seed {kd.DEFAULT_SEED}",
+                                                 f"seed {kd.DEFAULT_SEED}, template half {args.half or 'all'}",
         "stories": len(stories), "budget": args.budget, "offline": True, "timing": {**timing, "seconds": seconds},
         "languages": languages, "locomo": locomo, "peak_rss_mb": round(peak_rss_mb(), 1),
     }
@@ -255,6 +255,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         help=f"{QUICK_PER_LANGUAGE} stories per language, LoCoMo on its first conversation only")
     parser.add_argument("--per-language", type=int, default=0, help="generated stories per language (default 48)")
     parser.add_argument("--data", type=Path, help="a stories file written by bench.knowledge_data (instead of generating)")
+    parser.add_argument("--half", choices=("a", "b"), help="user lines from one half of the templates only "
+                        "(a: the rules' development half, b: held out; bench.knowledge_phrases.user_lines)")
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="recall budget in tokens for the stories")
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO if DEFAULT_LOCOMO.exists() else None,
                         help="a LoCoMo-format file for the knowledge on/off comparison")

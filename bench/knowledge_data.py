@@ -164,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--locomo", type=Path, help="write the benchmark's set in LoCoMo's format (with its gold)")
     parser.add_argument("--per-language", type=int, default=DEFAULT_PER_LANGUAGE)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--half", choices=("a", "b"), help="user lines from one half of the templates only")
     args = parser.parse_args(argv)
     if not (args.mini or args.out or args.locomo):
         parser.error("nothing to write: give --mini, --out or --locomo")
@@ -171,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mini = generate(MINI_PER_LANGUAGE, args.seed)
         print(f"{write_stories(args.mini, mini, args.seed)}\n{_summary(mini)}")
     if args.out or args.locomo:
-        stories = generate(args.per_language, args.seed)
+        stories = generate(args.per_language, args.seed, half=args.half)
         if args.out:
             print(f"{write_stories(args.out, stories, args.seed)}\n{_summary(stories)}")
         if args.locomo:

@@ -242,6 +242,24 @@ USER_LINES: dict[str, dict[str, Lines]] = {
     },
 }
 
+HALVES = ("a", "b")
+"""The two halves of every USER_LINES list: ``a`` (development: rules are written against it) and ``b`` (held out)."""
+_HALF_FALLBACK = {"implicit": "change", "more": "state", "restate": "state"}
+
+
+def user_lines(language: str, attribute: str, mode: str, half: str | None = None) -> list[str]:
+    """The user lines of one attribute and mode; with ``half``, only that half: the templates at even positions
+    (``a``) or odd ones (``b``). A list of one template belongs to ``a``; ``b`` then says the same thing with its own
+    half of a neighbouring mode (implicit → change, more and restate → state), so the halves never share a line."""
+    lines = USER_LINES[language][attribute][mode]
+    if half is None:
+        return lines
+    if half not in HALVES:
+        raise ValueError(f"half must be one of {HALVES}, not {half!r}")
+    mine = lines[HALVES.index(half)::2]
+    return mine or user_lines(language, attribute, _HALF_FALLBACK[mode], half)
+
+
 # Character lines that lead into what the user says next: per attribute, and "news" before a change.
 PROMPTS: dict[str, dict[str, PerCharacter]] = {
     "ja": {

@@ -75,9 +75,10 @@ def _reply_mode(attribute: str, mode: str) -> str:
 class _Draft:
     """One story being written: its random stream, sessions' dates, beats per session and questions to ask."""
 
-    def __init__(self, language: str, index: int, seed: int) -> None:
+    def __init__(self, language: str, index: int, seed: int, half: str | None = None) -> None:
         self.rng = random.Random(f"{seed}:{language}:{index}")
         self.language = language
+        self.half = half  # None: every user line; "a"/"b": one half of each list (phrases.user_lines)
         self.story_id = f"{language}-{index:03d}"
         self.character = self.rng.choice(CHARACTERS)
         self.character_name = phrases.CHARACTER_NAMES[language][self.character]
@@ -140,7 +141,10 @@ class _Draft:
         lines = []
         if prompt:
             lines.append(_Line(self.character, self.rng.choice(phrases.PROMPTS[self.language][prompt][self.character])))
-        template = self.rng.choice(phrases.USER_LINES[self.language][attribute][mode])
+        templates = phrases.user_lines(self.language, attribute, mode, self.half)
+        # one draw of fixed size whatever the half's length, so both halves tell the same story
+        template = (self.rng.choice(templates) if self.half is None
+                    else templates[int(self.rng.random() * len(templates))])
         text = template.format(v=entry.said, old=old.said if old else "", char=self.character_name, **fmt)
         op = "negate" if mode == "negate" else "assert"
         lines.append(_Line("user", text, events or [_Event(op, attribute, entry.value, entry.aliases)]))
@@ -350,9 +354,10 @@ def _run(d: _Draft, kind: str, attribute: str | None, wanted: Sequence[str] = ()
         _distractor_focus(d)
 
 
-def build_story(language: str, index: int, seed: int = DEFAULT_SEED) -> Story:
-    """Story ``index`` of ``language``: the same arguments always give the same story."""
-    d = _Draft(language, index, seed)
+def build_story(language: str, index: int, seed: int = DEFAULT_SEED, half: str | None = None) -> Story:
+    """Story ``index`` of ``language``: the same arguments always give the same story. ``half`` ("a" or "b")
+    draws the user's lines from that half of the templates only; the story's plot is the same either way."""
+    d = _Draft(language, index, seed, half)
     kind, attribute = PRIMARY[index % len(PRIMARY)]
     if attribute == "pet_age":
         d.set_dates(5, (120, 200))  # four gaps of at least 120 days: at least one birthday
@@ -369,9 +374,9 @@ def build_story(language: str, index: int, seed: int = DEFAULT_SEED) -> Story:
 
 
 def generate(per_language: int = DEFAULT_PER_LANGUAGE, seed: int = DEFAULT_SEED,
-             languages: Sequence[str] = LANGUAGES) -> list[Story]:
+             languages: Sequence[str] = LANGUAGES, half: str | None = None) -> list[Story]:
     """``per_language`` stories of each language; the first n of a larger set are the same as a set of n."""
-    return [build_story(language, i, seed) for language in languages for i in range(per_language)]
+    return [build_story(language, i, seed, half) for language in languages for i in range(per_language)]
 
 
 def _render(d: _Draft) -> tuple[list[StorySession], list[tuple[StoryTurn, list[_Event]]]]:

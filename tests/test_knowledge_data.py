@@ -232,3 +232,27 @@ def test_locomo_conversion_reads_back_through_the_harness_reader(tmp_path):
         assert [(q.question, q.evidence, q.category, q.answer) for q in ours.questions] == \
                [(q.question, q.evidence, q.category, q.answer) for q in theirs.questions]
         assert len(ours.questions) == len(story.questions)
+
+
+def test_template_halves_are_disjoint_and_keep_the_plot():
+    """Half a (the rules' development half) and half b (held out) share no user line, every template is in one of
+    them, and a story drawn from either half has the same gold facts as the same story drawn from the other."""
+    from bench import knowledge_phrases as phrases
+
+    for language, attributes in phrases.USER_LINES.items():
+        for attribute, modes in attributes.items():
+            for mode, lines in modes.items():
+                a = phrases.user_lines(language, attribute, mode, "a")
+                b = phrases.user_lines(language, attribute, mode, "b")
+                assert a and b and not set(a) & set(b), (language, attribute, mode)
+                assert set(lines) <= set(a) | {t for m in modes for t in phrases.user_lines(language, attribute, m, "b")}
+    with pytest.raises(ValueError, match="half"):
+        phrases.user_lines("en", "drink", "state", "c")
+    for language in kd.LANGUAGES:
+        for index in range(4):
+            half_a, half_b = (kd.build_story(language, index, half=h) for h in ("a", "b"))
+            facts = [sorted((f.attribute, f.value) for f in s.current_facts) for s in (half_a, half_b)]
+            assert facts[0] == facts[1]
+            user_a = {t.text for t in half_a.turns() if t.speaker == "user"}
+            user_b = {t.text for t in half_b.turns() if t.speaker == "user"}
+            assert user_a != user_b
