@@ -152,3 +152,10 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
     }
     log.info("stores opened data_dir=%s backends=%s", data_dir, backends)
     return Stores(midterm, archive, vectors, graph, lock, backends, turns, knowledge)
+
+
+def edge_meta_file() -> str:
+    """The name of the metadata file in a qdrant-edge shard's folder (doctor reads it without opening the shard)."""
+    from .vectors_edge import META_FILE
+
+    return META_FILE

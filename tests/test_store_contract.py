@@ -27,6 +27,7 @@ from lumina_memory.stores.kb_open import KBStores
 from lumina_memory.stores.kb_vectors import EdgeKBVectors, KBCollections, client_kb_vectors
 from lumina_memory.stores.knowledge_duckdb import KnowledgeTable
 from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
+from lumina_memory.stores.lexical import InProcessLexical
 from lumina_memory.stores.memories_duckdb import MemoryTable
 from lumina_memory.stores.midterm_redis import RedisMidTerm
 from lumina_memory.stores.procedures_duckdb import ProcedureTable
@@ -56,14 +57,10 @@ ADAPTERS: dict[type, tuple[type, ...]] = {
     C.KBCatalogStore: (KBCatalog,),
     C.KBCollectionStore: (KBCollections,),
     C.KBStore: (KBStores,),
+    P.LexicalIndex: (InProcessLexical,),
 }
 FACTORIES = {"lumina_memory.stores.factory", "lumina_memory.stores.kb_open"}
 """Where callers get adapters from: the modules that choose them from settings."""
-ENGINE_FILE_CHECKS = {
-    "graphs/doctor.py": {"lumina_memory.stores.midterm_redis", "lumina_memory.stores.vectors_edge"},
-}
-"""doctor inspects a data directory no process holds, engine file by engine file, and opens no store: it reads
-the mid-term record version and the edge shard's metadata file name where the adapters define them."""
 
 
 def adapter_modules() -> set[str]:
@@ -175,9 +172,7 @@ def test_callers_import_no_adapter_module() -> None:
     leaks = []
     for path in caller_files():
         where = str(path.relative_to(ROOT))
-        allowed = ENGINE_FILE_CHECKS.get(where, set())
-        leaks += [f"{where}:{line} imports {module}" for line, module in imported_modules(path)
-                  if module in adapters and module not in allowed]
+        leaks += [f"{where}:{line} imports {module}" for line, module in imported_modules(path) if module in adapters]
     assert not leaks, "\n".join(leaks)
 
 
