@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,90 +36,14 @@ from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH, RecentMemory  # noqa: F401 - their home is records
+from .memories_batch import MemoryBatch
+from .memories_schema import (  # noqa: F401 - importers read the table names here
+    CATEGORIES, FORGOTTEN, LIST_FIELDS, MEMORIES, NEW_COLUMNS, OUTBOX, RECALL_FIELDS, RELATION_KINDS, RELATIONS,
+    SCHEMA, _FLAGGED_USERS, _NEW_TYPES, _ids,
+)
 from .stamped_cache import StampedCache
 
-MEMORIES = "memories"
-RELATIONS = "memory_relations"
-DAYS = "lifecycle_days"
-OUTBOX = "lifecycle_outbox"
-FORGOTTEN = "memory_forgotten"
-CATEGORIES = ("casual", "work", "decision", "emotional")
-RELATION_KINDS = ("continues", "references", "derived_from", "contradicts", "same_topic")
-
-SCHEMA = (
-    f"CREATE SEQUENCE IF NOT EXISTS {MEMORIES}_seq START 1",
-    f"""CREATE TABLE IF NOT EXISTS {MEMORIES} (
-        memory_id VARCHAR PRIMARY KEY,
-        seq BIGINT NOT NULL DEFAULT nextval('{MEMORIES}_seq'),
-        user_id VARCHAR NOT NULL,
-        created DOUBLE NOT NULL,            -- the conversation's clock: when the segment ended
-        category VARCHAR NOT NULL,
-        intensity DOUBLE NOT NULL,
-        valence VARCHAR NOT NULL,
-        valence_score DOUBLE NOT NULL,
-        arousal DOUBLE NOT NULL,
-        tags VARCHAR[] NOT NULL,
-        decay DOUBLE NOT NULL,
-        memory_days DOUBLE NOT NULL,
-        retention DOUBLE NOT NULL,
-        level TINYINT NOT NULL,
-        protected BOOLEAN NOT NULL,
-        recalled BOOLEAN NOT NULL,          -- the notes' recalled_since_last_batch
-        recall_count BIGINT NOT NULL,
-        unbatched BOOLEAN NOT NULL,
-        idle_days DOUBLE NOT NULL,
-        archived_on BIGINT NOT NULL,        -- batch day (date ordinal) it was archived; -1 active
-        archive_reason TINYINT NOT NULL,
-        revival_requested BOOLEAN NOT NULL,
-        revival_requested_at DOUBLE,        -- NULL: none
-        text VARCHAR,
-        emotion_path VARCHAR NOT NULL)""",
-    f"CREATE INDEX IF NOT EXISTS {MEMORIES}_user_idx ON {MEMORIES} (user_id)",
-    f"""CREATE TABLE IF NOT EXISTS {RELATIONS} (
-        user_id VARCHAR NOT NULL,
-        src VARCHAR NOT NULL,
-        dst VARCHAR NOT NULL,
-        kind VARCHAR NOT NULL,
-        score DOUBLE NOT NULL,
-        created_day BIGINT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {DAYS} (
-        user_id VARCHAR PRIMARY KEY,
-        last_day BIGINT NOT NULL,
-        ran_at DOUBLE NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {FORGOTTEN} (
-        user_id VARCHAR NOT NULL,
-        memory_id VARCHAR NOT NULL,
-        day BIGINT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {OUTBOX} (
-        user_id VARCHAR NOT NULL,
-        memory_id VARCHAR NOT NULL,
-        action VARCHAR NOT NULL,
-        day BIGINT NOT NULL)""",
-)
-
-# The lifecycle core's columns (nodes.lifecycle.columns.MemoryColumns) as the table holds them; ``category`` is
-# stored as its name and loaded as its code, ``revival_requested_at`` NULL as NaN, ``group`` is the user's index.
-CORE_COLUMNS = ("intensity", "category", "decay", "memory_days", "retention", "level", "protected", "recalled",
-                "recall_count", "unbatched", "idle_days", "created", "archived_on", "archive_reason",
-                "revival_requested", "revival_requested_at")
-LIST_FIELDS = ("memory_id", "user_id", "level", "retention", "intensity", "valence", "valence_score", "arousal",
-               "tags", "category", "decay", "memory_days", "recall_count", "protected", "archived_on",
-               "revival_requested", "revival_requested_at", "text", "created", "emotion_path")
-_FLAGGED_USERS = 1_024
-RECALL_FIELDS = ("memory_id", "level", "retention", "recall_count", "valence", "arousal", "tags", "text")
-NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "valence", "valence_score", "arousal",
-               "tags", "decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
-               "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested", "emotion_path")
-_NEW_TYPES = ("VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR[]",
-              "DOUBLE", "DOUBLE", "DOUBLE", "TINYINT", "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", "DOUBLE", "BIGINT",
-              "TINYINT", "BOOLEAN", "VARCHAR")
-
-
-def _ids(values: Iterable[str], field: str) -> list[str]:
-    return [validate_id(v, field) for v in values]
-
-
-class MemoryTable:
+class MemoryTable(MemoryBatch):
     """The lifecycle tables on the archive's connection (same file, same transactions as the segments)."""
 
     def __init__(self, db: GuardedConnection):
@@ -244,135 +168,6 @@ class MemoryTable:
             return {r[0]: dict(zip(RECALL_FIELDS, r)) for r in rows}, frozenset(g[0] for g in gone)
 
         return self._recall_cache.get(user_id, "view", load)
-
-    # --- the batch --------------------------------------------------------------------------------
-    def due_users(self, day: int, users: Sequence[str] | None = None) -> dict[str, int | None]:
-        """user -> last completed day (None: never ran) for users with memories whose last day < ``day``."""
-        params: list[Any] = [day]
-        where = ""
-        if users is not None:
-            where = " AND m.user_id IN (SELECT unnest(?::VARCHAR[]))"
-            params.append(_ids(users, "user_id"))
-        with self.db.read() as con:
-            rows = con.execute(
-                f"SELECT m.user_id, d.last_day FROM (SELECT DISTINCT user_id FROM {MEMORIES}) m "
-                f"LEFT JOIN {DAYS} d USING (user_id) WHERE (d.last_day IS NULL OR d.last_day < ?){where}",
-                params,
-            ).fetchall()
-        return {r[0]: (None if r[1] is None else int(r[1])) for r in rows}
-
-    def load(self, users: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        """(core columns as numpy arrays incl. ``group``, memory ids, seqs) of the users' memories, by user then seq."""
-        users = _ids(users, "user_id")
-        cats = "[" + ", ".join(f"'{c}'" for c in CATEGORIES) + "]"
-        cols = [c for c in CORE_COLUMNS if c not in ("category", "revival_requested_at")]
-        with self.db.read() as con:
-            con.execute(
-                f"SELECT memory_id, seq, list_position(?::VARCHAR[], user_id) - 1 AS \"group\", "
-                f"coalesce(list_position({cats}, category) - 1, -1) AS category, "
-                f"coalesce(revival_requested_at, 'NaN'::DOUBLE) AS revival_requested_at, {', '.join(cols)} "
-                f"FROM {MEMORIES} WHERE user_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY \"group\", seq",
-                [users, users],
-            )
-            raw = con.fetchnumpy()
-        arrays = {k: np.asarray(v) for k, v in raw.items()}
-        ids, seq = arrays.pop("memory_id").astype(object), arrays.pop("seq").astype(np.int64)
-        return arrays, ids, seq
-
-    def relation_rows(self, users: Sequence[str]) -> list[tuple[str, str, str, str, float]]:
-        with self.db.read() as con:
-            return [tuple(r) for r in con.execute(
-                f"SELECT user_id, src, dst, kind, score FROM {RELATIONS} WHERE user_id IN (SELECT unnest(?::VARCHAR[])) "
-                "ORDER BY user_id, src, dst, kind", [_ids(users, "user_id")]).fetchall()]
-
-    def write_day(self, users: Sequence[str], day: int, seq: np.ndarray, values: Mapping[str, np.ndarray],
-                  texts: Mapping[int, str], relations: Sequence[tuple[str, str, str, str, float]] | None,
-                  outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float) -> None:
-        """One day of the batch for ``users``, in one transaction with its completion mark.
-
-        ``values``: WRITTEN_BY_BATCH columns for the rows ``seq`` (aligned); ``texts``: seq -> the text at the
-        new level; ``relations``: the users' full relation set after the day (None: unchanged); ``outbox``:
-        (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted."""
-        users = _ids(users, "user_id")
-        with self.db.tx(touches=users) as con:
-            if len(seq):
-                frame = {"seq": np.ascontiguousarray(seq, dtype=np.int64)}
-                frame.update({k: np.ascontiguousarray(values[k]) for k in WRITTEN_BY_BATCH})
-                con.register("lifecycle_day_values", frame)
-                try:
-                    sets = ", ".join(f"{k} = v.{k}" for k in WRITTEN_BY_BATCH if k != "revival_requested_at")
-                    con.execute(f"UPDATE {MEMORIES} SET {sets}, revival_requested_at = CASE WHEN isnan("
-                                "v.revival_requested_at) THEN NULL ELSE v.revival_requested_at END "
-                                f"FROM lifecycle_day_values v WHERE {MEMORIES}.seq = v.seq")
-                finally:
-                    con.unregister("lifecycle_day_values")
-            if texts:
-                keys = [int(k) for k in texts]
-                con.execute(
-                    f"UPDATE {MEMORIES} SET text = t.text FROM (SELECT unnest(?::BIGINT[]) AS s, "
-                    f"unnest(?::VARCHAR[]) AS text) t WHERE {MEMORIES}.seq = t.s", [keys, [texts[k] for k in keys]])
-            if len(delete_seq):
-                doomed = [int(x) for x in delete_seq]
-                # The segment and its turns stay (the record); this mark keeps the memory from coming back
-                # as a fresh one through priming, re-derivation or the mid-term refill.
-                con.execute(f"INSERT INTO {FORGOTTEN} SELECT user_id, memory_id, ? FROM {MEMORIES} "
-                            "WHERE seq IN (SELECT unnest(?::BIGINT[]))", [int(day), doomed])
-                con.execute(f"DELETE FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))", [doomed])
-            if relations is not None:
-                con.execute(f"DELETE FROM {RELATIONS} WHERE user_id IN (SELECT unnest(?::VARCHAR[]))", [users])
-                if relations:
-                    con.execute(
-                        f"INSERT INTO {RELATIONS} SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::DOUBLE[]), ?",
-                        [[r[0] for r in relations], [r[1] for r in relations], [r[2] for r in relations],
-                         [r[3] for r in relations], [float(r[4]) for r in relations], day])
-            if outbox:
-                con.execute(f"INSERT INTO {OUTBOX} SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                            "unnest(?::VARCHAR[]), ?", [[o[0] for o in outbox], [o[1] for o in outbox],
-                                                        [o[2] for o in outbox], day])
-            con.execute(
-                f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?, ? ON CONFLICT (user_id) DO UPDATE "
-                "SET last_day = excluded.last_day, ran_at = excluded.ran_at", [users, day, now])
-
-    def start_users(self, users: Sequence[str], day: int, now: float) -> None:
-        """Users whose first batch day is ``day``: memories made before it start decaying from it."""
-        with self.db.tx(touches=users) as con:
-            con.execute(f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?, ? ON CONFLICT (user_id) DO NOTHING",
-                        [_ids(users, "user_id"), day, now])
-
-    def last_days(self) -> dict[str, int]:
-        with self.db.read() as con:
-            return {r[0]: int(r[1]) for r in con.execute(f"SELECT user_id, last_day FROM {DAYS}").fetchall()}
-
-    # --- derived writes owed -----------------------------------------------------------------------
-    def queue(self, user_id: str, memory_id: str, action: str, day: int = 0) -> None:
-        """One derived write owed outside a batch (a store was down when protect or recall needed it)."""
-        if action not in OUTBOX_ACTIONS:
-            raise InvalidInput("action", f"must be one of {OUTBOX_ACTIONS}")
-        with self.db.tx(touches=(user_id,)) as con:
-            con.execute(f"INSERT INTO {OUTBOX} VALUES (?, ?, ?, ?)",
-                        [validate_id(user_id, "user_id"), validate_id(memory_id, "memory_id"), action, day])
-
-    def owed(self, limit: int = 10_000, actions: Sequence[str] = OUTBOX_ACTIONS) -> list[tuple[str, str, str]]:
-        """(user, memory_id, action) owed, distinct; ``actions`` keeps each maintenance step to its own kinds."""
-        with self.db.read() as con:
-            rows = con.execute(f"SELECT DISTINCT user_id, memory_id, action FROM {OUTBOX} WHERE action IN (SELECT "
-                               "unnest(?::VARCHAR[])) ORDER BY user_id, memory_id, action LIMIT ?",
-                               [list(actions), limit]).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    def owed_count(self, actions: Sequence[str] = OUTBOX_ACTIONS) -> int:
-        with self.db.read() as con:
-            return int(con.execute(f"SELECT count(*) FROM (SELECT DISTINCT user_id, memory_id, action FROM {OUTBOX} "
-                                   "WHERE action IN (SELECT unnest(?::VARCHAR[])))", [list(actions)]).fetchone()[0])
-
-    def settle(self, done: Sequence[tuple[str, str, str]]) -> None:
-        if not done:
-            return
-        with self.db.tx(touches={d[0] for d in done}) as con:
-            con.execute(f"DELETE FROM {OUTBOX} WHERE (user_id, memory_id, action) IN (SELECT (unnest(?::VARCHAR[]), "
-                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[])))",
-                        [[d[0] for d in done], [d[1] for d in done], [d[2] for d in done]])
 
     # --- flags set by recall and by the user --------------------------------------------------------
     def mark_recalled(self, user_id: str, memory_ids: Sequence[str], now: float, deliberate: bool) -> int:

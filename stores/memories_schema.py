@@ -1,0 +1,87 @@
+"""The lifecycle tables' names, DDL and column lists (stores.memories_duckdb holds them; see its docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .ids import validate_id
+
+MEMORIES = "memories"
+RELATIONS = "memory_relations"
+DAYS = "lifecycle_days"
+OUTBOX = "lifecycle_outbox"
+FORGOTTEN = "memory_forgotten"
+CATEGORIES = ("casual", "work", "decision", "emotional")
+RELATION_KINDS = ("continues", "references", "derived_from", "contradicts", "same_topic")
+
+SCHEMA = (
+    f"CREATE SEQUENCE IF NOT EXISTS {MEMORIES}_seq START 1",
+    f"""CREATE TABLE IF NOT EXISTS {MEMORIES} (
+        memory_id VARCHAR PRIMARY KEY,
+        seq BIGINT NOT NULL DEFAULT nextval('{MEMORIES}_seq'),
+        user_id VARCHAR NOT NULL,
+        created DOUBLE NOT NULL,            -- the conversation's clock: when the segment ended
+        category VARCHAR NOT NULL,
+        intensity DOUBLE NOT NULL,
+        valence VARCHAR NOT NULL,
+        valence_score DOUBLE NOT NULL,
+        arousal DOUBLE NOT NULL,
+        tags VARCHAR[] NOT NULL,
+        decay DOUBLE NOT NULL,
+        memory_days DOUBLE NOT NULL,
+        retention DOUBLE NOT NULL,
+        level TINYINT NOT NULL,
+        protected BOOLEAN NOT NULL,
+        recalled BOOLEAN NOT NULL,          -- the notes' recalled_since_last_batch
+        recall_count BIGINT NOT NULL,
+        unbatched BOOLEAN NOT NULL,
+        idle_days DOUBLE NOT NULL,
+        archived_on BIGINT NOT NULL,        -- batch day (date ordinal) it was archived; -1 active
+        archive_reason TINYINT NOT NULL,
+        revival_requested BOOLEAN NOT NULL,
+        revival_requested_at DOUBLE,        -- NULL: none
+        text VARCHAR,
+        emotion_path VARCHAR NOT NULL)""",
+    f"CREATE INDEX IF NOT EXISTS {MEMORIES}_user_idx ON {MEMORIES} (user_id)",
+    f"""CREATE TABLE IF NOT EXISTS {RELATIONS} (
+        user_id VARCHAR NOT NULL,
+        src VARCHAR NOT NULL,
+        dst VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        score DOUBLE NOT NULL,
+        created_day BIGINT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {DAYS} (
+        user_id VARCHAR PRIMARY KEY,
+        last_day BIGINT NOT NULL,
+        ran_at DOUBLE NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {FORGOTTEN} (
+        user_id VARCHAR NOT NULL,
+        memory_id VARCHAR NOT NULL,
+        day BIGINT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {OUTBOX} (
+        user_id VARCHAR NOT NULL,
+        memory_id VARCHAR NOT NULL,
+        action VARCHAR NOT NULL,
+        day BIGINT NOT NULL)""",
+)
+
+# The lifecycle core's columns (nodes.lifecycle.columns.MemoryColumns) as the table holds them; ``category`` is
+# stored as its name and loaded as its code, ``revival_requested_at`` NULL as NaN, ``group`` is the user's index.
+CORE_COLUMNS = ("intensity", "category", "decay", "memory_days", "retention", "level", "protected", "recalled",
+                "recall_count", "unbatched", "idle_days", "created", "archived_on", "archive_reason",
+                "revival_requested", "revival_requested_at")
+LIST_FIELDS = ("memory_id", "user_id", "level", "retention", "intensity", "valence", "valence_score", "arousal",
+               "tags", "category", "decay", "memory_days", "recall_count", "protected", "archived_on",
+               "revival_requested", "revival_requested_at", "text", "created", "emotion_path")
+_FLAGGED_USERS = 1_024
+RECALL_FIELDS = ("memory_id", "level", "retention", "recall_count", "valence", "arousal", "tags", "text")
+NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "valence", "valence_score", "arousal",
+               "tags", "decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
+               "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested", "emotion_path")
+_NEW_TYPES = ("VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR[]",
+              "DOUBLE", "DOUBLE", "DOUBLE", "TINYINT", "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", "DOUBLE", "BIGINT",
+              "TINYINT", "BOOLEAN", "VARCHAR")
+
+
+def _ids(values: Iterable[str], field: str) -> list[str]:
+    return [validate_id(v, field) for v in values]
