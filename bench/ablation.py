@@ -6,7 +6,7 @@
 For each set, each conversation is ingested once through the real memory graph (bench.locomo.ingest), then
 every question is asked through ``recall`` with all switches on ("full") and with each switch of
 ``RecallConfig`` (``SWITCHES``) turned off in turn (``disabled=(switch,)``), and with the ``plain`` preset (the
-hybrid baseline: turn vectors and BM25 fused by rank), at every budget; the configurations
+hybrid baseline: dense search over turn vectors with the question's content view and BM25, fused by rank), at every budget; the configurations
 are interleaved question by question in a shuffled order, after one untimed recall of the question that warms
 its caches, so load on the machine, caching and order fall on all of them alike. Per question: evidence
 recall@B and hit@B (bench.locomo's packer and metric). A switch's contribution is full − off, with a 95% paired
@@ -41,7 +41,7 @@ from bench.common import percentiles
 from bench.locomo_data import Conversation, load
 
 FULL = "full"
-PLAIN = "plain"  # RecallConfig's "plain" preset: dense + BM25 over turns fused by rank, the baseline beside full
+PLAIN = "plain"  # RecallConfig's "plain" preset: dense (content view) + BM25 over turns fused by rank, the baseline
 LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
 SETS = ("locomo_dev", "multilingual", "longreply", "longreply_hard")
 

@@ -60,10 +60,6 @@ an interrupted erasure walks the registry of every place)."""
 
 def open_services(settings: LuminaSettings | None = None, chat_model: object | None = None) -> Services:
     settings = settings or default_settings()
-    if settings.recall_function_words:
-        from .text.function_words import preload_in_background
-
-        preload_in_background()  # the query-language model, before any recall needs it
     embedder = make_embedder(settings)
     stores = open_stores(settings, embedder.name, embedder.dim)
     llm_path = "llm" if (chat_model is not None or settings.use_openai) and settings.llm != "offline" else "offline"

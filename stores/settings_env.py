@@ -28,6 +28,12 @@ REMOVED: dict[str, str] = {
     "LUMINA_LIFECYCLE__RELEVANCE_THRESHOLD": "recall has no priority cut-off; LUMINA_RECALL_KEYWORD_FLOOR and the "
     "budget decide what is shown",
     "LUMINA_LIFECYCLE__ENABLE_ARCHIVE_RECALL": "recall never searches archived memories",
+    "LUMINA_RECALL_TURN_DENSE": "recall's dense turn search is LUMINA_RECALL_TURN_CONTENT (the query's content view)",
+    "LUMINA_RECALL_SEGMENT_DENSE": "a deliberate question's recall does not search segment vectors; a reply's does "
+    "(LUMINA_RECALL_LIFECYCLE ranks them as remembered)",
+    "LUMINA_RECALL_FUNCTION_WORDS": "recall reads every word of a question as a keyword",
+    "LUMINA_RECALL_WHEN": "recall does not lift the turns that name a time for a when-question",
+    "LUMINA_RECALL_WHEN_LIFT": "recall does not lift the turns that name a time for a when-question",
 }
 """Names that look like settings but that nothing would apply, and what governs that behaviour instead."""
 

@@ -40,13 +40,12 @@ class RecallSettings(BaseModel):
     turn_vectors: bool = Field(
         default=True, description="Also index every archived turn as a vector (second collection) for recall."
     )
-    recall_turn_dense: bool = Field(default=True, description="Channel: dense search over turn vectors.")
     recall_turn_content: bool = Field(
         default=True,
-        description="Channel: dense search with the query's content view (no question words, no names of the speakers asked about).",
+        description="Channel: dense search over turn vectors with the query's content view (no question words, no "
+        "names of the speakers asked about), or the query itself when it is all content.",
     )
     recall_turn_keyword: bool = Field(default=True, description="Channel: BM25 over archived turns (Sudachi terms).")
-    recall_segment_dense: bool = Field(default=True, description="Channel: long-term segment vectors.")
     recall_segment_keyword: bool = Field(default=True, description="Channel: BM25 over archived segments.")
     recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
     recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
@@ -59,7 +58,7 @@ class RecallSettings(BaseModel):
     recall_lifecycle: bool = Field(
         default=True,
         description="Stage: the forgetting lifecycle shapes what recall shows (a faded memory as its summary or "
-        "keywords, a forgotten one left out; segments ranked as remembered when replying).",
+        "keywords, a forgotten one left out; for a reply, long-term segments ranked as remembered).",
     )
     recall_knowledge: bool = Field(
         default=True, description="Stage: the facts a question asks about lead the items; the others order the episodes."
@@ -80,24 +79,11 @@ class RecallSettings(BaseModel):
         default=True,
         description="Stage: names in the query also match their spelling in the other script (Bob / ボブ).",
     )
-    recall_when: bool = Field(
-        default=True, description="Stage: a when-question lifts the candidates that name a time (recall_when_lift)."
-    )
     recall_window_lift: float = Field(
         default=0.3, ge=0.0, le=1.5,
         description="A turn inside the time a question names (\"on 25 May\", \"last week\", 「先月」): its relevance "
                     "× 1.5 + this, at most 1.5 (the best relevance is 1), so that the day asked about passes better "
                     "matches of other days.",
-    )
-    recall_when_lift: float = Field(
-        default=0.25, ge=0.0, le=2.0,
-        description="A when-question (\"When did …\", 「いつ」): its candidates that name a time (\"yesterday\", "
-                    "\"last week\", 「先週」) get relevance × (1 + this); 0 = off. Not where the other side answers at length.",
-    )
-    recall_function_words: bool = Field(
-        default=True,
-        description="Stage: a question's function words in a language without a stop list (Spanish \"es\", \"mi\"; "
-                    "its language by py3langid, how common a word is by wordfreq) are no keywords.",
     )
     recall_speakers: bool = Field(
         default=True,
@@ -134,7 +120,7 @@ class RecallSettings(BaseModel):
                     "not scores: without a floor, turns sharing only a common word rank as if they matched).",
     )
     recall_channel_weights: tuple[float, float, float] = Field(
-        default=(1.0, 1.0, 0.6), description="Fusion weight of turn-dense, turn-BM25 and segment evidence."
+        default=(1.0, 1.0, 0.6), description="Fusion weight of turn-dense (turn_content), turn-BM25 and segment evidence."
     )
     recall_feedback: bool = Field(
         default=True, description="Channel: BM25 again with terms of the first hits added (pseudo-relevance feedback)."
@@ -212,11 +198,9 @@ class RecallSettings(BaseModel):
 class Channel(str, Enum):
     """Recall's candidate channels (nodes/retrieval/channels.py); each ranks turns or segments."""
 
-    TURN_DENSE = "turn_dense"
     TURN_CONTENT = "turn_content"
     TURN_KEYWORD = "turn_keyword"
     FEEDBACK = "feedback"
-    SEGMENT_DENSE = "segment_dense"
     SEGMENT_KEYWORD = "segment_keyword"
     MIDTERM = "midterm"
     GRAPH = "graph"
@@ -237,8 +221,6 @@ class Stage(str, Enum):
     PASSAGES = "passages"
     DECOMPOSE = "decompose"
     CROSSLINGUAL = "crosslingual"
-    FUNCTION_WORDS = "function_words"
-    WHEN = "when"
 
 
 CHANNELS: tuple[str, ...] = tuple(c.value for c in Channel)
@@ -256,11 +238,9 @@ class RecallConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    turn_dense: bool = _switch("turn_dense")
     turn_content: bool = _switch("turn_content")
     turn_keyword: bool = _switch("turn_keyword")
     feedback: bool = _switch("feedback")
-    segment_dense: bool = _switch("segment_dense")
     segment_keyword: bool = _switch("segment_keyword")
     midterm: bool = _switch("midterm")
     graph: bool = _switch("graph")
@@ -278,8 +258,6 @@ class RecallConfig(BaseModel):
     passages: bool = _switch("passages")
     decompose: bool = _switch("decompose")
     crosslingual: bool = _switch("crosslingual")
-    function_words: bool = _switch("function_words")
-    when: bool = _switch("when")
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallConfig:
@@ -316,8 +294,8 @@ def _values(names: Iterable[str | Enum]) -> list[str]:
 PRESETS: dict[str, RecallConfig] = {
     "default": RecallConfig(),
     "episodes": RecallConfig(knowledge=False, procedures=False),
-    "plain": RecallConfig.only([Channel.TURN_DENSE, Channel.TURN_KEYWORD]),
+    "plain": RecallConfig.only([Channel.TURN_CONTENT, Channel.TURN_KEYWORD]),
 }
 """Named configurations: ``default`` every part (the settings' defaults); ``episodes`` what was said, no facts
-or procedures leading (the search tool's episode kind); ``plain`` the hybrid baseline: dense and BM25 search over
-turns fused by reciprocal rank, every other switch off."""
+or procedures leading (the search tool's episode kind); ``plain`` the hybrid baseline: dense search (the query's
+content view) and BM25 search over turns fused by reciprocal rank, every other switch off."""

@@ -1,5 +1,5 @@
-"""A faded memory's two vectors: the long-term point keeps the recorded segment's vector (deliberate recall,
-novelty, association), and carries its text at its level re-embedded as ``memory_vector``, which recall for
+"""A faded memory's two vectors: the long-term point keeps the recorded segment's vector (novelty, association,
+the graph view), and carries its text at its level re-embedded as ``memory_vector``, which recall for
 a reply ranks by (nodes/lifecycle/memory_vector.py)."""
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ def test_a_compressed_memory_ranks_by_its_memory_vector_and_others_by_their_scor
 
 
 def _dense_ranking(services, qvec: np.ndarray, remembered: bool) -> list[str]:
-    on = {c.value: c is Channel.SEGMENT_DENSE for c in Channel}
+    """Recall for a reply's dense segment search alone (every segment channel off), by record or as remembered."""
+    on = {c.value: False for c in Channel}
     out = Candidates()
-    segment_channels(services, None, USER, "", qvec, on, None, out, as_remembered=remembered)
+    segment_channels(services, None, USER, "", qvec, on, None, out, reply=True, as_remembered=remembered)
     return sorted(out.seg_score, key=lambda s: -out.seg_score[s])
 
 
-def test_priming_finds_a_faded_memory_by_its_level_text_deliberate_recall_by_its_record(memory_factory):
+def test_priming_finds_a_faded_memory_by_its_level_text_the_point_keeps_its_record(memory_factory):
     mem = ingest(memory_factory, ratio_min_memories=100)
     services = mem.services
     ids = memory_ids(services)

@@ -14,7 +14,7 @@ from lumina_memory.stores.settings_recall import CHANNELS, PRESETS, SWITCHES, Ch
 
 def test_every_switch_has_a_setting_and_the_defaults_turn_every_part_on():
     settings = LuminaSettings()
-    assert len(SWITCHES) == 22 and set(SWITCHES) == set(RecallConfig.model_fields)
+    assert len(SWITCHES) == 18 and set(SWITCHES) == set(RecallConfig.model_fields)
     assert {f"recall_{name}" for name in SWITCHES} <= set(LuminaSettings.model_fields)
     assert RecallConfig.from_settings(settings) == PRESETS["default"] == RecallConfig()
     assert all(RecallConfig.from_settings(settings).switches().values())
@@ -25,6 +25,9 @@ def test_a_misspelt_switch_is_a_validation_error_naming_it():
         RecallConfig(turn_dens=False)
     with pytest.raises(ValidationError, match="knowlege"):
         RecallConfig().without(["knowlege"])
+    for removed in ("turn_dense", "segment_dense", "function_words", "when"):  # parts removed from recall
+        with pytest.raises(ValidationError, match=removed):
+            RecallConfig().without([removed])
     with pytest.raises(ValidationError, match="grpah"):
         RecallConfig.only(["grpah"])
     with pytest.raises(ValueError, match="unknown recall preset 'plan'.*plain"):
@@ -32,11 +35,11 @@ def test_a_misspelt_switch_is_a_validation_error_naming_it():
 
 
 def test_switches_off_by_name_or_enum_and_presets():
-    off = RecallConfig().without([Channel.GRAPH, "mmr"]).without(Stage.WHEN)
-    assert [name for name, on in off.switches().items() if not on] == ["graph", "mmr", "when"]
+    off = RecallConfig().without([Channel.GRAPH, "mmr"]).without(Stage.DECOMPOSE)
+    assert [name for name, on in off.switches().items() if not on] == ["graph", "mmr", "decompose"]
     assert CHANNELS == tuple(c.value for c in Channel) and SWITCHES[: len(CHANNELS)] == CHANNELS
     plain = RecallConfig.preset("plain").switches()
-    assert [name for name, on in plain.items() if on] == ["turn_dense", "turn_keyword"]
+    assert [name for name, on in plain.items() if on] == ["turn_content", "turn_keyword"]
     assert RecallConfig.preset("episodes") == RecallConfig().without(["knowledge", "procedures"])
 
 
@@ -61,18 +64,17 @@ def _garden(memory) -> None:
 
 def _ranked(memory, **kwargs) -> list[tuple[str, ...]]:
     """The source ids of each item, in rank order."""
-    items = recall(memory.services, "mika", QUESTION, purpose="question", budget=16, **kwargs)
+    items = recall(memory.services, "mika", QUESTION, purpose="question", budget=64, **kwargs)
     return [tuple(i["source_ids"]) for i in items]
 
 
 def test_a_switch_set_in_the_settings_acts_like_turning_it_off_per_call(memory_factory):
     on = memory_factory()
     _garden(on)
-    off = memory_factory(recall_when=False)  # one of the switches that had no setting
+    off = memory_factory(recall_knowledge=False)
     _garden(off)
-    assert "m:4" in _ranked(on)[0] and "m:4" not in _ranked(on, disabled=("when",))[0]  # the lift decides
-    assert _ranked(off) == _ranked(on, disabled=("when",)) != _ranked(on)
-    assert _ranked(on, config=RecallConfig().without(["when"])) == _ranked(off)
+    assert _ranked(off) == _ranked(on, disabled=("knowledge",)) != _ranked(on)  # no fact item leads
+    assert _ranked(on, config=RecallConfig().without(["knowledge"])) == _ranked(off)
     assert _ranked(off, config=RecallConfig()) == _ranked(on)  # a config given replaces the settings' switches
     with pytest.raises(ValidationError, match="whne"):
         recall(on.services, "mika", QUESTION, disabled=("whne",))

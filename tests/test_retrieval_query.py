@@ -105,9 +105,10 @@ def test_content_view_drops_question_scaffolding_and_the_speakers_asked_about():
     assert content_view("何？") is None
 
 
-def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
+def test_recall_searches_turns_by_the_content_view_or_by_a_query_that_is_all_content(memory):
     from lumina_memory.graphs.replay import replay
     from lumina_memory.nodes.retrieval.recall import Timings, recall
+    from lumina_memory.stores.settings_recall import RecallConfig
 
     rows = [
         {"speaker": "user", "text": "Priya: I went to a pottery class and made a bowl.", "ts": 1_700_000_000 + i * 30,
@@ -123,17 +124,26 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
     qvec = services.embedder.embed([question])[0]
     timings = Timings()
     items = recall(services, "alice", question, budget=200, query_vector=qvec, timings=timings)
-    assert "turn_content" in timings.channels and "turn_dense" in timings.channels
+    assert "turn_content" in timings.channels
     assert timings.embed_ms > 0  # the view was embedded here, and is counted as query embedding
     assert items and all("skiing" not in i["text"] for i in items)  # only alice's turns, through every channel
     assert any("long-term" in i["tiers"] for i in items)
 
     off = Timings()
     recall(services, "alice", question, budget=200, query_vector=qvec, timings=off, disabled=("turn_content",))
-    assert "turn_content" not in off.channels and "turn_dense" in off.channels
-    plain = Timings()
-    recall(services, "alice", "swimming kids", budget=200, timings=plain)  # a query that is all content
-    assert "turn_content" not in plain.channels
+    assert "turn_content" not in off.channels
+    # The segment vectors are searched for a reply (ranked as remembered), not for a deliberate question.
+    asked, reply = Timings(), Timings()
+    recall(services, "alice", question, purpose="question", budget=200, query_vector=qvec, timings=asked)
+    recall(services, "alice", question, purpose="talking", budget=200, query_vector=qvec, timings=reply)
+    assert "segment_dense" not in asked.channels and "segment_dense" in reply.channels
+    # A query that is all content (a statement, a topic) has no other view: the dense channel searches with
+    # the query itself, so recall by meaning alone still finds its turn.
+    dense_only = RecallConfig.only(["turn_content"])
+    statement = Timings()
+    items = recall(services, "alice", "pottery class bowl", budget=200, timings=statement, config=dense_only)
+    assert "turn_content" in statement.channels
+    assert items and "pottery" in items[0]["text"]
 
     # Without a precomputed vector, the question and its view go to the embedder in one call (one request
     # to a remote embedding API, not two).
@@ -145,6 +155,13 @@ def test_recall_searches_the_content_view_as_its_own_switchable_channel(memory):
     finally:
         services.embedder.embed = real_embed
     assert calls == [["Where did Marek go swimming?", "go swimming"]]
+    calls.clear()
+    services.embedder.embed = lambda texts: (calls.append(list(texts)), real_embed(texts))[1]
+    try:
+        recall(services, "alice", "swimming kids", budget=200)
+    finally:
+        services.embedder.embed = real_embed
+    assert calls == [["swimming kids"]]
 
 
 def test_feedback_reads_a_long_turns_answering_passage_not_the_whole_reply():

@@ -48,7 +48,7 @@ def test_a_removed_setting_in_the_environment_is_an_error_naming_it(monkeypatch,
 
 
 @pytest.mark.parametrize("variable, suggestion", [
-    ("LUMINA_RECALL_TURN_DENS", "LUMINA_RECALL_TURN_DENSE"),
+    ("LUMINA_RECALL_TURN_CONTEN", "LUMINA_RECALL_TURN_CONTENT"),
     ("LUMINA_LIFECYCLE__MAX_PROTECTED_MEMORY", "LUMINA_LIFECYCLE__MAX_PROTECTED_MEMORIES"),
     ("lumina_recall_mmrr", "LUMINA_RECALL_MMR"),
 ])
@@ -77,8 +77,8 @@ def test_an_unknown_keyword_is_an_error_naming_it():
 
 def test_logging_variables_read_outside_the_settings_are_known(monkeypatch):
     monkeypatch.setenv("LUMINA_LOG_LEVEL", "INFO")
-    monkeypatch.setenv("LUMINA_RECALL_WHEN", "false")
-    assert LuminaSettings().recall_when is False
+    monkeypatch.setenv("LUMINA_RECALL_MMR", "false")
+    assert LuminaSettings().recall_mmr is False
 
 
 def test_the_notes_file_reads_as_written_and_a_value_lumina_cannot_apply_is_refused_by_name():

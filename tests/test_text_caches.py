@@ -34,15 +34,3 @@ def test_erasing_a_user_empties_the_text_caches_and_the_registry_counts_them(mem
     views(f"{SECRET}の話 その0 図書館で本を読んだ")
     assert views.cache_info().hits == hits
 
-
-def test_erasing_a_user_forgets_the_languages_of_their_questions(memory):
-    """A question's language is memoised by its text (nodes.text.function_words): one of the text caches."""
-    from lumina_memory.nodes.text.function_words import query_language
-
-    replay(memory.graph, "lucia", [{"speaker": "user", "text": "Trabajo de enfermera en el hospital.", "ts": 1_760_000_000,
-                                    "source_id": "lucia-0"}])
-    question = "¿Cuál es la profesión de Lucía Fernández?"
-    recall(memory.services, "lucia", question, budget=64)
-    assert query_language.cache_info().currsize > 0
-    erase_user(memory.services, "lucia", erase_plan(memory.services, "lucia")["token"], actor="test")
-    assert query_language.cache_info().currsize == 0

@@ -85,7 +85,7 @@ def test_recall_finds_a_korean_and_an_arabic_message_by_its_words(memory_factory
             for i, t in enumerate(texts)]
     replay(mem.graph, "yuna", rows)
     # The vector channels off: what is found, the words found.
-    words_only = dict(disabled=("turn_dense", "turn_content", "segment_dense", "midterm", "graph"))
+    words_only = dict(disabled=("turn_content", "midterm", "graph"))
     for question, wanted in (("부산", "m2"), ("서울", "m0"), ("الإسكندرية", "m6"), ("القاهرة", "m4")):
         items = recall(mem.services, "yuna", question, purpose="question", budget=40, **words_only)
         assert items and wanted in items[0]["source_ids"], (question, items)

@@ -20,7 +20,6 @@ from .excerpts import passage_term_counts
 from .turn_index import unified_search
 
 TIER = {
-    "turn_dense": "long-term",
     "turn_content": "long-term",
     "turn_keyword": "archive",
     "sub_keyword": "archive",
@@ -47,33 +46,27 @@ class Candidates:
 
 def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list[str], on: dict, out: Candidates,
                   content_vec: np.ndarray | None = None) -> None:
-    """``content_vec``: the embedding of the query's content view (None: the query has no other view)."""
+    """``content_vec``: the embedding of the query's content view; None when the query has no other view (it is
+    all content: a statement, "adoption agency"), and then the dense channel searches with ``qvec``."""
     stores, settings = services.stores, services.settings
     K = settings.recall_turn_candidates
-    asked = [(name, vec) for name, vec in (("turn_dense", qvec), ("turn_content", content_vec))
-             if vec is not None and on[name] and index.turns]
-    if asked:
+    if on["turn_content"] and index.turns:
         t0 = time.perf_counter()
-        # Both views in one engine call: it scans for them at once on its threads.
-        found = (stores.turns.search_point_ids_many(user_id, [vec for _, vec in asked], K) if len(asked) > 1
-                 else [stores.turns.search_point_ids(user_id, asked[0][1], K)])
+        hits = stores.turns.search_point_ids(user_id, qvec if content_vec is None else content_vec, K)
         # Ids only: a point id is uuid5(user, turn), so only this user's own turns can map back.
         position = index.point_position
         passage_of = index.passage_of if on.get("passages", True) else {}
-        for (name, _), hits in zip(asked, found):
-            ranking: list[int] = []
-            for pid, score in hits:
-                i = position.get(pid)
-                if i is None and (found_passage := passage_of.get(pid)) is not None:
-                    i, part = found_passage
-                    out.passage[i][part] = max(score, out.passage[i].get(part, -1.0))
-                if i is not None:
-                    ranking.append(i)
-            # A turn and its passages are one candidate: its best-ranked point stands for it.
-            out.turn_rankings[name] = list(dict.fromkeys(ranking))
-        spent = (time.perf_counter() - t0) * 1000
-        for name, _ in asked:  # one call: its time is each view's share
-            out.ms[name] = spent / len(asked)
+        ranking: list[int] = []
+        for pid, score in hits:
+            i = position.get(pid)
+            if i is None and (found_passage := passage_of.get(pid)) is not None:
+                i, part = found_passage
+                out.passage[i][part] = max(score, out.passage[i].get(part, -1.0))
+            if i is not None:
+                ranking.append(i)
+        # A turn and its passages are one candidate: its best-ranked point stands for it.
+        out.turn_rankings["turn_content"] = list(dict.fromkeys(ranking))
+        out.ms["turn_content"] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
         out.turn_rankings["turn_keyword"] = keyword_ranking(index, q_terms, K, settings, on)
@@ -149,10 +142,14 @@ def sub_query_channels(index, parts: list[list[str]], settings, on: dict, out: C
 
 
 def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,
-                     out: Candidates, recent_signal: float = 0.5, as_remembered: bool = False) -> None:
+                     out: Candidates, recent_signal: float = 0.5, reply: bool = False,
+                     as_remembered: bool = False) -> None:
     """``recent_signal``: how much a mid-term segment counts for being recent alone (the purpose's recency
-    weight relative to its relevance weight, see ``recall``). ``as_remembered`` (recall for a reply): the
-    dense channel ranks a faded memory by its text at its level, not by what was recorded."""
+    weight relative to its relevance weight, see ``recall``). ``reply`` (recall for a reply, not a deliberate
+    question): the long-term segments are also searched by meaning (``segment_dense``), their best three seeding
+    the graph's ASSOCIATED neighbours; a deliberate question's recall is as good or better without them on every
+    labelled set (docs/recall.md). ``as_remembered``: that search ranks a faded memory by its text at its
+    level, not by what was recorded."""
     stores, settings = services.stores, services.settings
     k = settings.recall_rrf_k
     S = settings.recall_segment_candidates
@@ -163,7 +160,7 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
             out.seg_tiers[seg_id].add(TIER[name])
 
     seeds: list[str] = []
-    if on["segment_dense"] and S:
+    if reply and S:
         t0 = time.perf_counter()
         fields = ("segment_id", "importance", MEMORY_VECTOR_FIELD) if as_remembered else ("segment_id", "importance")
         hits = stores.vectors.search(user_id, qvec.tolist(), S, character=character, fields=fields)
@@ -203,14 +200,14 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
 
 
 def feedback_channel(index, q_terms: list[str], settings, out: Candidates, passage_of=None) -> None:
-    """Pseudo-relevance feedback (RM3-style): the terms that weigh most in the first turn channels' best
+    """Pseudo-relevance feedback (RM3-style): the terms that weigh most in the keyword channel's best
     turns, added to the query for a second BM25 pass. Multi-hop questions name one side of what they ask
     ("What did Caroline research?"); the turns that answer it share words with the first hits, not the query.
     ``passage_of(i)`` (excerpts.passage_picker): a long turn gives the terms of the passage that answers, not of
     the whole reply — the rest of a 700-word reply is about other things, and tokenising it was this
     channel's main cost."""
     docs, extra = settings.recall_feedback_docs, settings.recall_feedback_terms
-    rankings = [r for name, r in out.turn_rankings.items() if name in ("turn_dense", "turn_keyword")]
+    rankings = [out.turn_rankings["turn_keyword"]] if "turn_keyword" in out.turn_rankings else []
     if not (docs and extra and rankings and index.turns):
         return
     t0 = time.perf_counter()

@@ -26,7 +26,7 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     n = len(turns)
     k = settings.recall_rrf_k
     w_dense, w_keyword, w_segment = settings.recall_channel_weights
-    weight = {"turn_dense": w_dense, "turn_content": w_dense, "turn_keyword": w_keyword, "sub_keyword": w_keyword,
+    weight = {"turn_content": w_dense, "turn_keyword": w_keyword, "sub_keyword": w_keyword,
               "turn_feedback": settings.recall_feedback_weight, "speaker_dense": settings.recall_speaker_dense_weight}
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)

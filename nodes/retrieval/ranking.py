@@ -1,5 +1,5 @@
-"""Ranking the fused candidates (P6): α·relevance + β·recency + γ·importance, with the lifts a question's time
-asks for: a when-question's turns that say when, and the turns inside a time window the question names."""
+"""Ranking the fused candidates (P6): α·relevance + β·recency + γ·importance, with the lift of the turns inside a
+time window the question names."""
 
 from __future__ import annotations
 
@@ -8,23 +8,6 @@ import numpy as np
 from ..text.tokenize import terms
 
 DAY = 86_400.0
-
-
-_WHEN_HEAD = 100
-"""Candidates (the most relevant) a when-question reads for a time: the lift only reorders the head."""
-
-
-def lift_time_mentions(index, rel: np.ndarray, lift: float) -> None:
-    """A when-question: the head's candidates that name a time (nodes.retrieval.time_mentions) get their relevance
-    × (1 + ``lift``), before P6 scoring."""
-    if lift <= 0:
-        return
-    candidates = np.flatnonzero(rel > 0)
-    if len(candidates) > _WHEN_HEAD:
-        candidates = candidates[np.argpartition(-rel[candidates], _WHEN_HEAD)[:_WHEN_HEAD]]
-    said = index.time_mentions(candidates)
-    if said.size:
-        rel[said] *= 1.0 + lift
 
 
 _WINDOW_SAYS_NOTHING = 0.9

@@ -3,23 +3,25 @@
 ``recall(services, user_id, query, ...)`` ranks *turns* — the finest unit every tier can point back to —
 from several candidate channels, each switchable off in settings (``recall_*``):
 
-- ``turn_dense``     dense search over the turn-vector collection (stores.turn_vectors)      tier: long-term
-- ``turn_content``   dense search again with the query's content view: without its question scaffolding
-                     and the names of the speakers it asks about (nodes.retrieval.query.content_view) tier: long-term
+- ``turn_content``   dense search over the turn-vector collection (stores.turn_vectors) with the query's
+                     content view: without its question scaffolding and the names of the speakers it asks
+                     about (nodes.retrieval.query.content_view); the query itself when it is all content  tier: long-term
 - ``turn_keyword``   BM25 over the user's archived turns, Sudachi/English terms               tier: archive
 - ``feedback``       BM25 again with the terms that weigh most in the first hits (pseudo-relevance
                      feedback, for questions whose answer shares words with a first hit only)  tier: archive
-- ``segment_dense``  long-term segment centroids                                             tier: long-term
 - ``segment_keyword`` BM25 over archived segments (summary + keywords + text)                 tier: archive
 - ``midterm``        the most recent mid-term segments (S1 "recent")                          tier: mid-term
-- ``graph``          segments that MENTION the query's concepts, and ASSOCIATED neighbours of
-                     the best segments (A3 spreading activation)                              tier: graph
+- ``graph``          segments that MENTION the query's concepts, and for a reply ASSOCIATED neighbours
+                     of the best segments (A3 spreading activation)                           tier: graph
+
+Recall for a reply (any purpose but "question") also searches the long-term segment vectors, ranked as
+remembered when the lifecycle is on (a faded memory by its text at its level; nodes.lifecycle.memory_vector).
 
 Turn channels are fused by reciprocal rank; segment channels add a share of their segment's fused score to
 each of its turns, and a turn passes a share of its relevance to its neighbours (answers sit next to the
 question that prompted them). The score is α·relevance + β·recency + γ·importance with the purpose's
 preset (P6; recency on the conversation's clock), boosted inside a time window the query names
-("last week", "先月") and, for a when-question, where the turn says when (time_mentions.py), re-ranked by
+("last week", "先月"), re-ranked by
 MMR (λ 0.7 over a pool of 3× the items wanted) with near-duplicates
 (≥ 0.95) dropped, and packed into a token budget (A1). Hit turns that are adjacent in the conversation are
 merged into one item in conversation order, prefixed with their date; the packer accounts for that.

@@ -13,10 +13,9 @@ from lumina_memory.stores.settings_recall import RecallConfig
 
 from ..knowledge.forgetting import note_accessed
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
-from ..text.function_words import content_terms
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
-from .channels import (feedback_channel, replies_at_length, segment_channels, speaker_dense_channel,
+from .channels import (feedback_channel, segment_channels, speaker_dense_channel,
                        sub_query_channels, turn_channels, whose_turns)
 from .decompose import sub_queries
 from .excerpts import passage_picker
@@ -24,13 +23,12 @@ from .fusion import fuse
 from .list_questions import answered_across_turns
 from .presets import weights_for
 from .query import QueryPlan, analyse, content_view
-from .ranking import asks_only_a_time, lift_time_mentions, rank_turns
+from .ranking import asks_only_a_time, rank_turns
 from .recall_packing import lead_knowledge, pack_items, place_knowledge
 from .recall_run import RecallRun, check_query
 from .rerank import dedup, mmr, similarities
 from .segment_items import open_segment_item
 from .temporal import window_and_rest
-from .time_mentions import asks_when
 
 _AVG_TOKENS_GUESS = 25  # to size the MMR pool when only a budget is given
 
@@ -43,7 +41,7 @@ def check_request(run: RecallRun) -> RecallRun:
     run.weights = weights_for(request.purpose)
     run.on = (request.config or RecallConfig.from_settings(settings)).without(request.disabled).switches()
     if run.services.stores.turns is None:
-        run.on["turn_dense"] = run.on["turn_content"] = False
+        run.on["turn_content"] = False
     return run
 
 
@@ -64,8 +62,6 @@ def plan_query(run: RecallRun) -> RecallRun:
         # would only dilute the content terms in BM25.
         run.name_terms = {t for name in plan.speakers for t in terms(name)}
         q_terms = [t for t in q_terms if t not in run.name_terms] or q_terms
-    if on["function_words"]:
-        q_terms = content_terms(query, q_terms)
     if on["crosslingual"]:  # keys of the other script standing for the query's names (nodes.text.transliterate)
         q_terms = with_aliases(query, q_terms)
     run.q_terms = q_terms
@@ -84,7 +80,7 @@ def embed_query(run: RecallRun) -> RecallRun:
 
 
 def turn_candidates(run: RecallRun) -> RecallRun:
-    """Runs the turn channels: dense, content view and keyword; one speaker's turns; the question's parts."""
+    """Runs the turn channels: dense (the content view) and keyword; one speaker's turns; the question's parts."""
     services, on, index, query = run.services, run.on, run.index, run.request.query
     settings = services.settings
     turn_channels(services, index, run.request.user_id, run.qvec, run.q_terms, on, run.cands, run.content_vec)
@@ -94,8 +90,6 @@ def turn_candidates(run: RecallRun) -> RecallRun:
                               settings.recall_turn_candidates, run.cands)
     if on["decompose"] and on["turn_keyword"] and (parts := sub_queries(query)):
         part_terms = [[t for t in terms(p) if t not in run.name_terms] or terms(p) for p in parts]
-        if on["function_words"]:
-            part_terms = [content_terms(query, t) for t in part_terms]
         if on["crosslingual"]:
             part_terms = [with_aliases(p, t) for p, t in zip(parts, part_terms)]
         sub_query_channels(index, [p for p in part_terms if p], settings, on, run.cands)
@@ -112,14 +106,16 @@ def feedback_candidates(run: RecallRun) -> RecallRun:
 
 
 def segment_candidates(run: RecallRun) -> RecallRun:
-    """Runs the segment channels (dense, keyword, mid-term, graph), each lending its turns a share of its score."""
+    """Runs the segment channels (keyword, mid-term, graph; dense for a reply), each lending its turns a share of
+    its score."""
     alpha, beta, _gamma = run.weights
     # Recent segments are candidates for being recent, so they count as much as the purpose values recency
     # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
     recent_signal = 0.5 * beta / max(alpha, beta)
     request = run.request
+    reply = request.purpose not in DELIBERATE
     segment_channels(run.services, run.index, request.user_id, request.query, run.qvec, run.on, request.character,
-                     run.cands, recent_signal, as_remembered=run.on["lifecycle"] and request.purpose not in DELIBERATE)
+                     run.cands, recent_signal, reply=reply, as_remembered=reply and run.on["lifecycle"])
     return run
 
 
@@ -130,7 +126,7 @@ def fuse_candidates(run: RecallRun) -> RecallRun:
 
 
 def rank(run: RecallRun) -> RecallRun:
-    """Scores every candidate by relevance, recency and importance (P6), with the question's time lifts."""
+    """Scores every candidate by relevance, recency and importance (P6), lifting the time the question names."""
     request, settings, index, on = run.request, run.services.settings, run.index, run.on
     turns = index.turns
     now_ts = request.now_ts
@@ -140,11 +136,6 @@ def rank(run: RecallRun) -> RecallRun:
     query = request.query
     window, untimed = window_and_rest(query, now_ts, settings.timezone) if on["temporal"] else (None, "")
     only_when = window is not None and asks_only_a_time(untimed, run.plan.speakers or index.speakers)
-    # A when-question's answer says when (81 % of LoCoMo dev's, against 12 % of all turns); not where the other side
-    # answers at length: there a decision is said in a short turn without a time, dated by its own timestamp, and
-    # the long replies name times in passing.
-    if on["when"] and asks_when(query) and not replies_at_length(index, settings.recall_passage_min_tokens):
-        lift_time_mentions(index, run.rel, settings.recall_when_lift)
     run.ordered = rank_turns(index, run.rel, run.cands.seg_importance, window, now_ts, run.weights, settings,
                              only_when)
     return run

@@ -1,10 +1,4 @@
-"""Whether a question asks *when*, and whether a turn says when something happened.
-
-The answer to "When did Caroline go to the support group?" is a turn that says when ("I went to a support group
-yesterday"), not one that only speaks of it ("the support group was great"): the reader dates the event from the
-turn's own time and what it says. On LoCoMo dev, 81 % of the evidence turns of "when" questions name a time in
-their text ("yesterday", "last week", "on Saturday", 「先週」), against 12 % of all turns; so recall lifts, for a
-when-question, the candidates that name one (recall.py).
+"""Whether a turn says when something happened ("I went to a support group yesterday", 「先週」), not only what.
 
 A mention of time is looked for, not its value (the temporal cue finders read values, in the question only): a
 word-set test on a short turn (~10 µs), kept with the user's index (``UserTurns.time_mentions``), which takes a
@@ -43,26 +37,6 @@ _JAPANESE_DATE = re.compile(r"[0-9０-９]{1,2}\s*月|[0-9０-９]{1,2}\s*日[�
 _LETTERS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
 _OTHER_ALONE = frozenset(MONTHS) - set(LOOKALIKE_MONTHS) | WEEKDAY_WORDS - set(LOOKALIKE_WEEKDAYS) | DAY_WORDS
 _KO_ZH_DATE = re.compile(r"\d{1,2}\s*[월月]\s*\d{1,2}\s*[일日号號]|\d{4}\s*[년年]")
-
-# "When did …" asks a time; "Who supports Caroline when she …" does not (a clause of the question's own). いつ asks,
-# いつも (always), いつか (some day), いつでも, いつの間に do not.
-_ASKS_WHEN = re.compile(
-    r"^\W*(?:(?:and|so|but|then|also|ok|okay)\W+)?when\b|\bwhen\W*$|\bsince\s+when\b"
-    r"|\b(?:what|which)\s+(?:date|day|year|month|week|time\s+of\s+(?:the\s+)?year)\b|\bhow\s+long\s+ago\b"
-    r"|いつ(?!も|か(?!ら)|でも|の間|の日か)|何月|何日に|何曜|何年に|日付|何年前"
-    # ¿Cuándo …?, Wann …?, Quand …?, Quando …? (opening the question), Wanneer …?, 언제, 什么时候 / 何时 / 哪天
-    r"|^\W*(?:cu[áa]ndo|wann|quand|quando|wanneer)\b|¿\s*cu[áa]ndo\b|\bdesde\s+cu[áa]ndo\b|\bseit\s+wann\b"
-    r"|\ben\s+qu[ée]\s+(?:fecha|a[ñn]o|mes|d[íi]a)\b|\bin\s+welche[mn]?\s+(?:jahr|monat)\b|\ban\s+welchem\s+tag\b"
-    r"|\bquel(?:le)?\s+(?:jour|date|ann[ée]e|mois)\b|\bin\s+che\s+(?:anno|mese|giorno)\b"
-    r"|\bem\s+que\s+(?:ano|m[êe]s|dia)\b|\bin\s+welk\s+jaar\b|\bop\s+welke\s+dag\b"
-    r"|언제|몇\s*월|몇\s*년도|什么时候|什麼時候|何时|何時|哪天|哪一天|哪一年|几月|幾月|几号|幾號"
-    r"|متى|कब|เมื่อไร|เมื่อไหร่|^\W*когда\b",
-    re.IGNORECASE)
-
-
-def asks_when(question: str) -> bool:
-    """"When did …", "What date …", "Which year …", 「いつ」「何月」「何日に」."""
-    return bool(_ASKS_WHEN.search(question))
 
 
 def mentions_time(text: str) -> bool:

@@ -12,7 +12,7 @@ from functools import _lru_cache_wrapper
 
 from lumina_memory.nodes.domain import detect_domain
 from lumina_memory.nodes.retrieval import packing
-from lumina_memory.nodes.text import function_words, passages, tokenize, transliterate
+from lumina_memory.nodes.text import passages, tokenize, transliterate
 from lumina_memory.stores import ids
 
 
@@ -24,7 +24,7 @@ def text_caches() -> tuple[_lru_cache_wrapper | tokenize._MorphemeViews, ...]:
         packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
         packing.passage_term_counts,
         transliterate.latin_keys, transliterate.kana_key, transliterate.index_keys, transliterate._aliases,
-        detect_domain, function_words.query_language,
+        detect_domain,
         ids.turn_id, ids.segment_id, ids.concept_id, ids.point_id,
     )
 
