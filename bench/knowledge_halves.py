@@ -12,7 +12,8 @@ Each story's user turns go through what learning does to them without the stores
 - ``recall``: gold current facts a current item states;
 - ``current_accuracy``: gold current facts of attributes holding one value (drink, lives_in …) whose value is
   current, over those facts;
-- ``stale``: gold superseded values still current, over the gold superseded facts.
+- ``stale``: gold superseded values still current, over the gold superseded facts;
+- ``stale_plain``: of those, the ones still current as plain fact (not under review: ``nodes.knowledge.unread``).
 
 The interval of a ratio resamples stories (numerator and denominator drawn together).
 """
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.knowledge_match import is_current, pet_names, states
 from bench.knowledge_phrases import HALVES
 from bench.knowledge_records import LANGUAGES, Story
 from bench.knowledge_score import score_story
@@ -57,7 +59,9 @@ def ratio_interval(pairs: Sequence[tuple[float, float]], resamples: int = RESAMP
 
 
 def learned_rows(turns: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What learning stores from ``turns`` (dicts with turn_id, speaker, text, ts), as table rows."""
+    """What learning stores from ``turns`` (dicts with turn_id, speaker, text, ts), as table rows: each turn is
+    learnt as a segment of its own (resolved, then the review of facts an unread sentence may have made stale)."""
+    from lumina_memory.nodes.knowledge import unread
     from lumina_memory.nodes.knowledge.extract import extract_items
     from lumina_memory.nodes.knowledge.ground import validate_items
     from lumina_memory.nodes.knowledge.params import KnowledgeParams
@@ -65,9 +69,17 @@ def learned_rows(turns: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
     params = KnowledgeParams()
     turns = list(turns)
-    checked = validate_items(extract_items(turns, params), turns, params)
-    items, _ = resolve_all([], checked.kept, params)
-    return [item.model_dump() for item in items]
+    kept = validate_items(extract_items(turns, params), turns, params).kept
+    review = getattr(unread, "review_items", None)  # absent from extractors older than the review state
+    items: dict[str, Any] = {}
+    for turn in turns:
+        said = [i for i in kept if turn["turn_id"] in i.source_turn_ids]
+        folded, _ = resolve_all(items.values(), said, params)
+        items = {i.item_id: i for i in folded}
+        for item in review(items.values(), [turn], said, params) if review else ():
+            items[item.item_id] = item
+    return [{**item.model_dump(), "needs_review": unread.needs_review(item) if review else False}
+            for item in items.values()]
 
 
 def story_turns(story: Story) -> list[dict[str, Any]]:
@@ -75,8 +87,10 @@ def story_turns(story: Story) -> list[dict[str, Any]]:
              "ts": t.at.timestamp()} for t in story.turns()]
 
 
-def story_counts(scored: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    """(part, whole) of each figure for one scored story."""
+def story_counts(scored: dict[str, Any], story: Story | None = None,
+                 rows: Sequence[dict[str, Any]] = ()) -> dict[str, tuple[int, int]]:
+    """(part, whole) of each figure for one scored story; ``stale_plain`` (a stale value current and not under
+    review) needs the story and its rows."""
     extracted = [e for e in scored["extracted"] if e["verdict"] != "pet_species"]
     single = [c for c in scored["current"] if not c["many"]]
     return {
@@ -84,10 +98,17 @@ def story_counts(scored: dict[str, Any]) -> dict[str, tuple[int, int]]:
         "recall": (sum(c["outcome"] == "found" for c in scored["current"]), len(scored["current"])),
         "current_accuracy": (sum(c["outcome"] == "found" for c in single), len(single)),
         "stale": (sum(r["outcome"] == "still_current" for r in scored["superseded"]), len(scored["superseded"])),
+        "stale_plain": (_stale_plain(story, rows) if story else 0, len(scored["superseded"])),
     }
 
 
-FIGURES = ("precision", "recall", "current_accuracy", "stale")
+def _stale_plain(story: Story, rows: Sequence[dict[str, Any]]) -> int:
+    pets = pet_names(rows, [f.value for f in [*story.current_facts, *story.superseded_facts] if f.attribute == "pet"])
+    return sum(any(is_current(r) and not r.get("needs_review") and states(r, f.attribute, [f.value, *f.aliases], pets)
+                   for r in rows) for f in story.superseded_facts)
+
+
+FIGURES = ("precision", "recall", "current_accuracy", "stale", "stale_plain")
 
 
 def summarise(per_unit: Sequence[dict[str, tuple[int, int]]], figures: Sequence[str] = FIGURES) -> dict[str, Any]:
@@ -102,7 +123,7 @@ def run_half(half: str, per_language: int, seed: int = DEFAULT_SEED,
         for story in generate(per_language, seed, (language,), half=half):
             rows = learned_rows(story_turns(story))
             scored = score_story(story, {"story_id": story.story_id, "items": rows, "recalls": {}})
-            per_story.append(story_counts(scored))
+            per_story.append(story_counts(scored, story, rows))
             misses += [f"{c['attribute']}: {c['sentence']}" for c in scored["current"] if c["outcome"] != "found"]
         out[language] = {"stories": len(per_story), **summarise(per_story), "misses": misses}
         if progress:

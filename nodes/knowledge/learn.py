@@ -22,6 +22,7 @@ from .ground import validate_items
 from .models import KnowledgeItem
 from .params import KnowledgeParams
 from .resolve import resolve
+from .unread import review_items
 
 log = logging.getLogger("lumina.knowledge")
 
@@ -91,10 +92,21 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
                 written[updated.item_id] = rows[updated.item_id] = row_of(updated, user_id, episodes, now)
             if step.item is not None:
                 written[step.item.item_id] = rows[step.item.item_id] = row_of(step.item, user_id, [record.segment_id], now)
+        for item in _review(rows, turns, checked.kept, params):
+            counts["review"] += 1
+            written[item.item_id] = rows[item.item_id] = row_of(item, user_id, rows[item.item_id]["episode_ids"], now)
     table.upsert(list(written.values()))
     if written:
         log.info("knowledge user=%s path=%s %s", user_id, path, dict(counts))
     return {**counts, "path": path}
+
+
+def _review(rows: Mapping[str, Mapping[str, Any]], turns, kept: Sequence[KnowledgeItem],
+            params: KnowledgeParams) -> list[KnowledgeItem]:
+    """The user's current facts that a sentence of ``turns`` no rule read may have made stale (nodes.knowledge.unread)."""
+    live = [item_of(r) for r in rows.values() if r["subject"] == "user" and r["status"] in ("current", "coexisting")
+            and r["valid_to"] is None]
+    return review_items(live, turns, kept, params)
 
 
 def _ask_the_model(extractor, existing: list[KnowledgeItem], item: KnowledgeItem, params: KnowledgeParams, step):

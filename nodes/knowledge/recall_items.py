@@ -30,6 +30,7 @@ from lumina_memory.nodes.text.transliterate import index_keys, with_aliases
 from lumina_memory.stores.errors import StoreUnavailable
 
 from .learn import params_of
+from .unread import needs_review
 
 log = logging.getLogger("lumina.knowledge")
 
@@ -137,10 +138,12 @@ def _item(row: Mapping[str, Any], score: float, zone: str) -> dict[str, Any]:
     subject = "" if row["subject"] == "user" else f"{row['subject']} "
     # The fact alone: its sentence is in the source episode that recall brings too (bench.knowledge: repeating
     # it cost LoCoMo recall at small budgets); ``sentence`` keeps it for a caller that wants it.
-    text = f"[{subject}{row['attribute']}: {value}]"
+    # A fact under review (a later statement about it was not understood) is said to be uncertain, not current.
+    uncertain = row["valid_to"] is None and needs_review(row)
+    text = f"[{subject}{row['attribute']}: {value}{' (uncertain: may have changed since)' if uncertain else ''}]"
     return {
         "kind": "knowledge", "item_id": row["item_id"], "text": text, "sentence": row["text"], "score": round(float(score), 4),
-        "status": row["status"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
+        "status": row["status"], "uncertain": uncertain, "valid_from": row["valid_from"], "valid_to": row["valid_to"],
         "superseded_by": row["superseded_by"], "source_ids": list(row["source_ids"] or []),
         "source_turn_ids": list(row["source_turn_ids"] or []), "episode_ids": list(row["episode_ids"] or []),
         # in the budget's own unit (a CJK character one token, other text by words): recall takes the facts'

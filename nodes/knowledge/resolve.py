@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .models import KnowledgeItem
 from .params import KnowledgeParams
+from .unread import cleared
 
 Action = Literal["add", "supersede", "merge", "coexist", "unchanged"]
 
@@ -78,7 +79,7 @@ def resolve(existing: Sequence[KnowledgeItem], new: KnowledgeItem, params: Knowl
     # merge: the same claim restated
     for e in same:
         if e.slot == new.slot and e.polarity == new.polarity:
-            survivor = e.model_copy(update={**_sources(e, new), "note": e.note or "restated"})
+            survivor = cleared(e.model_copy(update={**_sources(e, new), "note": e.note or "restated"}), new)
             merged = new.model_copy(update={
                 "status": "merged", "superseded_by": e.item_id, "note": f"same fact as {e.item_id}",
             })
