@@ -8,20 +8,27 @@ Rules every statement here follows:
   reach another user's segments or concepts, even if an id were reused;
 - writes are idempotent: MERGE on deterministic ids, SET of plain properties.
 
-Schema statements are not portable and live at the bottom, one list per backend.
+Schema statements are not portable and live at the bottom, one list per backend. The typed memory relations'
+statements are in stores.cypher_relations and the knowledge items' in stores.cypher_knowledge; every statement
+is read here as ``cypher.NAME``.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept", "Knowledge")
+from .cypher_knowledge import (  # noqa: F401 - the adapters read every statement as cypher.NAME
+    ADD_LEARNED_FROM, ADD_SUPERSEDES, DELETE_KNOWLEDGE, DELETE_UNSOURCED_KNOWLEDGE, DELETE_USER_KNOWLEDGE,
+    DROP_LEARNED_FROM, DROP_SUPERSEDES, KNOWLEDGE_NODES_OF_USER, KNOWLEDGE_OF_SEGMENTS, KNOWLEDGE_OWNERS_OF_MANY,
+    KNOWLEDGE_SOURCES_OF, KNOWLEDGE_SOURCES_OF_USER, KNOWLEDGE_SUPERSEDES_FROM, KNOWLEDGE_SUPERSEDES_OF_USER,
+    KNOWLEDGE_SUPERSEDES_TO, UPSERT_KNOWLEDGE,
+)
+from .cypher_relations import (  # noqa: F401 - the adapters read every statement as cypher.NAME
+    DROP_RELATIONS, LADYBUG_RELATIONS_FROM_ONE, LADYBUG_RELATIONS_TO_ONE, RELATIONS_FROM, RELATIONS_TO,
+    RELATION_EDGES, RELATION_KINDS, SET_RELATIONS, USER_RELATIONS,
+)
 
-# Typed memory relations (issue 17, F6) between two segments of one user, next to ASSOCIATED: one edge type
-# per kind, each with a score. The kind is the API's word, the edge type its Cypher name. Edge types cannot
-# be $parameters, so each statement below exists once per type, built from this fixed table only.
-RELATION_KINDS: Final[tuple[str, ...]] = ("continues", "references", "derived_from", "contradicts", "same_topic")
-RELATION_EDGES: Final[dict[str, str]] = {kind: kind.upper() for kind in RELATION_KINDS}
+NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept", "Knowledge")
 
 # Knowledge items (issue 18, A4): a Knowledge node per item of the archive's knowledge table, LEARNED_FROM each
 # Segment (episode) it came from, and SUPERSEDES from a newer item to the one it ended (history kept).
@@ -150,182 +157,6 @@ MATCH (b:Segment {id: nb.id, user_id: $user_id})
 MERGE (a)-[r:ASSOCIATED]->(b)
 SET r.score = nb.score
 """
-
-# --- memory relations (per edge type; see RELATION_EDGES) -------------------------------------------------
-# $user_id, $rows: list of {src, dst, score} (non-empty). Ends that are not this user's segments do not MATCH.
-SET_RELATIONS: Final[dict[str, str]] = {
-    edge: f"""
-UNWIND $rows AS r
-MATCH (a:Segment {{id: r.src, user_id: $user_id}})
-MATCH (b:Segment {{id: r.dst, user_id: $user_id}})
-MERGE (a)-[x:{edge}]->(b)
-SET x.score = r.score
-"""
-    for edge in RELATION_EDGES.values()
-}
-
-# $user_id, $rows: list of {src, dst} (non-empty)
-DROP_RELATIONS: Final[dict[str, str]] = {
-    edge: f"""
-UNWIND $rows AS r
-MATCH (a:Segment {{id: r.src, user_id: $user_id}})-[x:{edge}]->(b:Segment {{id: r.dst, user_id: $user_id}})
-DELETE x
-"""
-    for edge in RELATION_EDGES.values()
-}
-
-# Every relation leaving one of the user's segments, found from the User node by its key (HAD), not by a
-# scan of every user's segments. graph_base keeps only those whose other end is the user's too. $user_id
-USER_RELATIONS: Final[dict[str, str]] = {
-    edge: f"""
-MATCH (:User {{id: $user_id}})-[:HAD]->(a:Segment)-[x:{edge}]->(b:Segment)
-RETURN a.id AS src, b.id AS dst, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
-"""
-    for edge in RELATION_EDGES.values()
-}
-
-# Relations leaving ($segment_ids as src) or entering ($segment_ids as dst) the given segments. $segment_ids
-RELATIONS_FROM: Final[dict[str, str]] = {
-    edge: f"""
-UNWIND $segment_ids AS sid
-MATCH (a:Segment {{id: sid}})-[x:{edge}]->(b:Segment)
-RETURN a.id AS src, b.id AS dst, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
-"""
-    for edge in RELATION_EDGES.values()
-}
-RELATIONS_TO: Final[dict[str, str]] = {
-    edge: f"""
-UNWIND $segment_ids AS sid
-MATCH (a:Segment)-[x:{edge}]->(b:Segment {{id: sid}})
-RETURN a.id AS src, b.id AS dst, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
-"""
-    for edge in RELATION_EDGES.values()
-}
-
-# Ladybug's form of RELATIONS_FROM/TO, one seed per query, every relation type at once: the UNWIND forms
-# scanned the Segment table (~2 ms each at 6,000 segments, ten per call, growing with the store); with the
-# seed by primary key first (HINT, as LADYBUG_ASSOCIATED_NEIGHBOURS_OF_ONE) ~0.45 ms. ``label`` and the
-# type alternation are ladybug's. $segment_id
-_RELATION_TYPES = "|".join(RELATION_EDGES.values())
-LADYBUG_RELATIONS_FROM_ONE: Final = f"""
-MATCH (a:Segment)-[x:{_RELATION_TYPES}]->(b:Segment)
-WHERE a.id = $segment_id
-HINT (a JOIN x) JOIN b
-RETURN a.id AS src, b.id AS dst, label(x) AS edge, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
-"""
-LADYBUG_RELATIONS_TO_ONE: Final = f"""
-MATCH (a:Segment)-[x:{_RELATION_TYPES}]->(b:Segment)
-WHERE b.id = $segment_id
-HINT (b JOIN x) JOIN a
-RETURN a.id AS src, b.id AS dst, label(x) AS edge, x.score AS score, a.user_id AS src_owner, b.user_id AS dst_owner
-"""
-
-# --- knowledge items (issue 18) -----------------------------------------------------------------------------
-# Who owns each of $item_ids: a row per existing Knowledge node (item ids derive from their user's turns, so a
-# clash is a caller's bug, refused before a MERGE could hijack it or hit ladybug's primary key).
-KNOWLEDGE_OWNERS_OF_MANY: Final = """
-UNWIND $item_ids AS kid
-MATCH (k:Knowledge {id: kid})
-RETURN k.id AS id, k.user_id AS user_id
-"""
-
-# $user_id, $items: list of {id, subject, attribute, value, polarity, status} (non-empty)
-UPSERT_KNOWLEDGE: Final = """
-UNWIND $items AS it
-MERGE (k:Knowledge {id: it.id, user_id: $user_id})
-SET k.subject = it.subject, k.attribute = it.attribute, k.value = it.value, k.polarity = it.polarity,
-    k.status = it.status
-"""
-
-# The LEARNED_FROM edges the items have now. $user_id, $item_ids
-KNOWLEDGE_SOURCES_OF: Final = """
-UNWIND $item_ids AS kid
-MATCH (k:Knowledge {id: kid, user_id: $user_id})-[:LEARNED_FROM]->(s:Segment)
-RETURN k.id AS id, s.id AS segment_id
-"""
-
-# $user_id, $rows: list of {id, segment_id} (non-empty). A segment that is not this user's (or not in the graph
-# yet) does not MATCH: no edge crosses users.
-ADD_LEARNED_FROM: Final = """
-UNWIND $rows AS r
-MATCH (k:Knowledge {id: r.id, user_id: $user_id})
-MATCH (s:Segment {id: r.segment_id, user_id: $user_id})
-MERGE (k)-[:LEARNED_FROM]->(s)
-"""
-
-# $user_id, $rows: list of {id, segment_id} (non-empty)
-DROP_LEARNED_FROM: Final = """
-UNWIND $rows AS r
-MATCH (k:Knowledge {id: r.id, user_id: $user_id})-[x:LEARNED_FROM]->(s:Segment {id: r.segment_id})
-DELETE x
-"""
-
-# SUPERSEDES edges leaving ($..._FROM) or entering ($..._TO) the items. $user_id, $item_ids
-KNOWLEDGE_SUPERSEDES_FROM: Final = """
-UNWIND $item_ids AS kid
-MATCH (a:Knowledge {id: kid, user_id: $user_id})-[:SUPERSEDES]->(b:Knowledge)
-RETURN a.id AS src, b.id AS dst
-"""
-KNOWLEDGE_SUPERSEDES_TO: Final = """
-UNWIND $item_ids AS kid
-MATCH (a:Knowledge)-[:SUPERSEDES]->(b:Knowledge {id: kid, user_id: $user_id})
-RETURN a.id AS src, b.id AS dst
-"""
-
-# $user_id, $rows: list of {src, dst} (non-empty); both ends must be this user's items.
-ADD_SUPERSEDES: Final = """
-UNWIND $rows AS r
-MATCH (a:Knowledge {id: r.src, user_id: $user_id})
-MATCH (b:Knowledge {id: r.dst, user_id: $user_id})
-MERGE (a)-[:SUPERSEDES]->(b)
-"""
-DROP_SUPERSEDES: Final = """
-UNWIND $rows AS r
-MATCH (a:Knowledge {id: r.src})-[x:SUPERSEDES]->(b:Knowledge {id: r.dst, user_id: $user_id})
-DELETE x
-"""
-
-# Reads of a user's knowledge in the graph (inspection, tests). $user_id
-KNOWLEDGE_NODES_OF_USER: Final = """
-MATCH (k:Knowledge {user_id: $user_id})
-RETURN k.id AS id, k.subject AS subject, k.attribute AS attribute, k.value AS value, k.polarity AS polarity,
-    k.status AS status
-"""
-KNOWLEDGE_SOURCES_OF_USER: Final = """
-MATCH (k:Knowledge {user_id: $user_id})-[:LEARNED_FROM]->(s:Segment)
-RETURN k.id AS id, s.id AS segment_id, s.user_id AS owner
-"""
-KNOWLEDGE_SUPERSEDES_OF_USER: Final = """
-MATCH (a:Knowledge {user_id: $user_id})-[:SUPERSEDES]->(b:Knowledge)
-RETURN a.id AS src, b.id AS dst, b.user_id AS owner
-"""
-
-# The items learned from these segments, read before the segments go. $user_id, $segment_ids
-KNOWLEDGE_OF_SEGMENTS: Final = """
-UNWIND $segment_ids AS sid
-MATCH (s:Segment {id: sid, user_id: $user_id})<-[:LEARNED_FROM]-(k:Knowledge)
-RETURN DISTINCT k.id AS id
-"""
-
-# Of $item_ids, the user's items no segment supports any more: an item left without sources goes (its
-# SUPERSEDES edges with it). $user_id, $item_ids
-# A forgotten item's node and its edges. $user_id, $item_ids
-DELETE_KNOWLEDGE: Final = """
-UNWIND $item_ids AS kid
-MATCH (k:Knowledge {id: kid, user_id: $user_id})
-DETACH DELETE k
-"""
-
-DELETE_UNSOURCED_KNOWLEDGE: Final = """
-UNWIND $item_ids AS kid
-MATCH (k:Knowledge {id: kid, user_id: $user_id})
-OPTIONAL MATCH (k)-[m:LEARNED_FROM]->(:Segment)
-WITH k, count(m) AS uses
-WHERE uses = 0
-DETACH DELETE k
-"""
-
-DELETE_USER_KNOWLEDGE: Final = "MATCH (k:Knowledge {user_id: $user_id}) DETACH DELETE k"
 
 # --- deleting single segments (a forgotten memory) ----------------------------------------------------------
 # $user_id, $segment_ids: the concepts these segments mention (read before they go, to tidy up after).
