@@ -127,3 +127,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """The shuffled order's seed, also under ``-q`` (pytest-randomly prints it only in the header, which ``-q``
+    hides), with the command that runs the same order again in one process (tests/README.md "Order")."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if not isinstance(seed, int) or not config.pluginmanager.hasplugin("randomly"):
+        return
+    terminalreporter.write_line(f"random order seed {seed}; the same order again: "
+                                f"python -m pytest -q -p randomly --randomly-seed={seed} -n 0")

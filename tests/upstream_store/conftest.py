@@ -23,7 +23,8 @@ import pytest
 from . import stand_ins
 
 HERE = Path(__file__).parent
-_USED_STORE: set[str] = set()
+# On a test's report (user_properties travel from an xdist worker to the summary): it opened a LuminaStore.
+OPENED = ("opened_lumina_store", True)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,7 +38,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _stand_in_stores(request: pytest.FixtureRequest, tmp_path: Path):
+def _stand_in_stores(tmp_path: Path):
     # On tmpfs when the machine has one: the engines sync their files to disk, and the suites open ~250
     # stores (0.8 s each on disk here, 0.09 s on tmpfs). Same engines, same files, another filesystem.
     shm = Path("/dev/shm")
@@ -46,10 +47,16 @@ def _stand_in_stores(request: pytest.FixtureRequest, tmp_path: Path):
     try:
         yield
     finally:
-        if stand_ins.end_test():
-            _USED_STORE.add(request.node.nodeid)
+        stand_ins.end_test()
         if root != tmp_path:
             shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    if call.when == "call" and stand_ins._Session.opened and OPENED not in item.user_properties:
+        item.user_properties.append(OPENED)
+    yield
 
 
 def _suite_file(item: pytest.Item) -> Path | None:
@@ -80,7 +87,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                 continue
             counts = per_file.setdefault(nodeid.split("::", 1)[0], Counter())
             counts[outcome] += 1
-            counts["store"] += outcome == "passed" and nodeid in _USED_STORE
+            counts["store"] += outcome == "passed" and OPENED in getattr(report, "user_properties", [])
     if not per_file:
         return
     terminalreporter.section("LangGraph's own store suites on LuminaStore")
