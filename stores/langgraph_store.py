@@ -39,14 +39,9 @@ work on a worker thread, concurrent calls of a loop in one batch (``lumina_memor
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
-import json
-import re
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from langgraph.store.base import (
@@ -55,83 +50,37 @@ from langgraph.store.base import (
     IndexConfig,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
     SearchItem,
     SearchOp,
     TTLConfig,
-    get_text_at_path,
     tokenize_path,
     validate_op_namespace,
 )
 
-from . import ids
 from . import lgstore_filters as filters
 from .errors import InvalidInput
-from .kv_duckdb import DuckDBItems, NewRow, Row, ns_path
+from .kv_duckdb import DuckDBItems, Row
 from .lgstore_async import LoopBatcher
 from .lgstore_embed import StoreEmbedding, from_embedder
 from .lgstore_ids import item_id, legacy_rows
-from .lgstore_search import HASH_FIELD, ITEM_FIELD, MAX_ID_FILTER, NS_FIELD, QuerySearch
+from .lgstore_search import ITEM_FIELD, MAX_ID_FILTER, NS_FIELD, QuerySearch  # noqa: F401 - stores.places reads the fields here
 from .lgstore_ttl import DEFAULT_SWEEP_MINUTES, Sweeper, check_config, check_minutes
 from .lgstore_users import USER_ROOTS
+from .lgstore_values import (  # noqa: F401 - importers read the limits here
+    MAX_KEY_CHARS, MAX_QUERY_CHARS, MAX_VALUE_BYTES, _check_key, _check_labels, _default_tokenize, _is_utf8,
+    _ns_match, _ts, _value_json,
+)
+from .lgstore_writes import ItemWrites
 from .lgstore_users import check_op as check_user_labels
-from .vector_filters import Match, PreparedPoint, VectorStoreBase, batched, check_vector
+from .vector_filters import Match, VectorStoreBase, batched
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 Tokenize = Callable[[str], list[str]]
 
-MAX_KEY_CHARS = 1024
-# Defaults of settings.max_query_chars / max_store_value_bytes (graphs.lumina_store passes the settings'):
-# an unbounded query or value costs minutes of tokenising and embedding before anything is refused.
-MAX_QUERY_CHARS, MAX_VALUE_BYTES = 2_000, 256_000
-
-
-def _default_tokenize(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
-
-
-def _check_key(key: object) -> str:
-    if not isinstance(key, str) or not key:
-        raise InvalidInput("key", "must be a non-empty string")
-    if len(key) > MAX_KEY_CHARS or "\x00" in key:
-        raise InvalidInput("key", f"must be at most {MAX_KEY_CHARS} characters without NUL bytes")
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("key", "is not valid UTF-8 text") from None
-    return key
-
-
-def _check_labels(namespace: Sequence[str], field: str = "namespace") -> None:
-    for label in namespace:
-        if len(label) > MAX_KEY_CHARS or "\x00" in label:
-            raise InvalidInput(field, f"labels must be at most {MAX_KEY_CHARS} characters without NUL bytes")
-        try:
-            label.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInput(field, f"label {label[:40]!r} is not valid UTF-8 text") from None
-
-
-def _prefixes(namespace: Sequence[str]) -> list[str]:
-    return [ns_path(namespace[: i + 1]) for i in range(len(namespace))]
-
-
-def _ns_match(cond: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = cond.path
-    if len(namespace) < len(path):
-        return False
-    pairs = zip(namespace, path) if cond.match_type == "prefix" else zip(reversed(namespace), reversed(path))
-    return all(p == "*" or n == p for n, p in pairs)
-
-
-def _ts(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc)
-
-
-class LuminaStore(QuerySearch, BaseStore):
+class LuminaStore(ItemWrites, QuerySearch, BaseStore):
     """``BaseStore`` on the DuckDB item table and a vector collection (see the module docstring).
 
     ``items``, ``vectors``: opened adapters, owned (closed) by this store. ``embed``: a StoreEmbedding
@@ -363,57 +312,6 @@ class LuminaStore(QuerySearch, BaseStore):
             self._apply(pending)
         return results
 
-    def _texts(self, op: PutOp) -> list[tuple[str, str]]:
-        """(path, text) pairs to index for a put; [] when not indexed."""
-        if op.index is False or op.value is None:
-            return []
-        paths = self.fields if op.index is None else [(f, f if f == "$" else tokenize_path(f)) for f in op.index]
-        if paths is None:
-            strings: list[str] = []
-            _strings(op.value, strings)
-            joined = " ".join(s for s in strings if s.strip())
-            return [("*", joined)] if joined else []
-        out = []
-        for path, tokens in paths:
-            texts = [t for t in get_text_at_path(op.value, tokens) if t and t.strip()]
-            out += [(path if len(texts) == 1 else f"{path}.{i}", t) for i, t in enumerate(texts)]
-        return out
-
-    def _apply(self, puts: dict[str, PutOp]) -> None:
-        rows: list[NewRow] = []
-        points: list[PreparedPoint] = []
-        deletes: list[str] = []
-        texts_of: list[tuple[str, tuple[str, ...], str, str, str]] = []  # item, ns, path, text, hash
-        for iid, op in puts.items():
-            if op.value is None:
-                deletes.append(iid)
-                continue
-            value_json = _value_json(op.value)
-            texts = self._texts(op)
-            digest = hashlib.sha1("\x1f".join(f"{p}\x1e{t}" for p, t in texts).encode("utf-8", "surrogatepass")).hexdigest()
-            terms = sorted({t for _, text in texts for t in self.tokenize(text)})
-            rows.append(NewRow(iid, tuple(op.namespace), op.key, value_json, terms, digest if texts else "", op.ttl))
-            texts_of += [(iid, tuple(op.namespace), path, text, digest) for path, text in texts]
-        if texts_of:
-            # Embed before any write: a failing embedder leaves the store as it was.
-            vectors = self.embedding.embed_texts([t[3] for t in texts_of])
-            for (iid, ns, path, _text, digest), vector in zip(texts_of, vectors, strict=True):
-                points.append(
-                    PreparedPoint(
-                        str(uuid.uuid5(ids.NAMESPACE, f"lgstore-point|{iid}|{path}")),
-                        check_vector(vector, self.vectors.dim, "embedding"),
-                        {ITEM_FIELD: iid, NS_FIELD: _prefixes(ns), HASH_FIELD: digest, "path": path},
-                    )
-                )
-        # Old points of every touched item go first (a shorter value may have fewer texts), then the new ones,
-        # then the rows. A crash in between leaves points whose hash no row has: search ignores those.
-        touched = list(puts)
-        for chunk in batched(touched, MAX_ID_FILTER):
-            self.vectors._delete([Match(ITEM_FIELD, tuple(chunk))])
-        for chunk in batched(points, self.vectors.batch_size):
-            self.vectors._write(chunk)
-        self.items.write(rows, deletes)
-
     @staticmethod
     def _item(row: Row) -> Item:
         return Item(value=row.value, key=row.key, namespace=row.namespace,
@@ -443,34 +341,3 @@ class LuminaStore(QuerySearch, BaseStore):
         if op.max_depth is not None:
             namespaces = list({ns[: op.max_depth] for ns in namespaces})
         return sorted(namespaces)[op.offset : op.offset + op.limit]
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _value_json(value: Any) -> str:
-    """The value as stored, or InvalidInput before anything is written."""
-    if not isinstance(value, Mapping):
-        raise InvalidInput("value", f"must be a dict (JSON object), got {type(value).__name__}")
-    try:
-        text = json.dumps(dict(value), ensure_ascii=False, sort_keys=True, allow_nan=False)
-        text.encode("utf-8")
-    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
-        raise InvalidInput("value", f"must be JSON-serialisable UTF-8 text without NaN ({exc})") from None
-    return text
-
-
-def _strings(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _strings(v, out)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _strings(v, out)
