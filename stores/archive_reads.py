@@ -1,0 +1,184 @@
+"""The archive's reads of turns and segments (mixed into DuckDBArchive): by id, in conversation or arrival
+order, by time, by id prefix, and the per-user values recall and priming ask for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .duckdb_connection import GuardedConnection
+from .errors import InvalidInput
+from .ids import PART_MARK, SEGMENTS_TABLE, TURNS_TABLE, validate_id
+from .knowledge_duckdb import KNOWLEDGE
+from .models import SegmentRecord, Turn
+from .procedures_duckdb import PROCEDURES
+from .archive_schema import (_ABSENT_MAX, _SELECT_SEGMENTS, _SELECT_TURNS, _TURN_COLS)
+
+
+class ArchiveReads:
+    """``DuckDBArchive``'s turn and segment reads (``_db``, ``_absent``, ``_turn`` and ``_segment`` are its)."""
+
+    _db: GuardedConnection
+    _absent: set[tuple[str, str]]
+
+    # --- reads -------------------------------------------------------------------------------------
+    def has_turn(self, user_id: str, turn_id: str) -> bool:
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            if (user_id, turn_id) in self._absent:
+                return False
+            row = con.execute(
+                f"SELECT 1 FROM {TURNS_TABLE} WHERE user_id = ? AND turn_id = ?", [user_id, turn_id]
+            ).fetchone()
+        return row is not None
+
+    def missing_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[str]:
+        """Which of ``turn_ids`` the user has no archived turn for, in the order asked (one query
+        for a batch; has_turn() then answers these without one until they are written)."""
+        validate_id(user_id, "user_id")
+        wanted = list(dict.fromkeys(turn_ids))
+        if not wanted:
+            return []
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT turn_id FROM {TURNS_TABLE} WHERE user_id = ? AND turn_id IN (SELECT unnest(?::VARCHAR[]))",
+                [user_id, wanted],
+            ).fetchall()
+            found = {r[0] for r in rows}
+            missing = [t for t in wanted if t not in found]
+            if len(self._absent) + len(missing) > _ABSENT_MAX:
+                self._absent.clear()  # ids asked about but never ingested (a run that failed) pile up
+            self._absent.update((user_id, t) for t in missing)
+        return missing
+
+    def get_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[Turn]:
+        """The user's turns among ``turn_ids``, in the order asked; unknown ids are skipped and a
+        repeated id is returned once."""
+        validate_id(user_id, "user_id")
+        wanted = list(dict.fromkeys(turn_ids))
+        if not wanted:
+            return []
+        with self._db.read() as con:
+            rows = con.execute(
+                f"{_SELECT_TURNS} WHERE user_id = ? AND turn_id IN (SELECT unnest(?::VARCHAR[]))",
+                [user_id, wanted],
+            ).fetchall()
+        found = {row[0]: self._turn(row) for row in rows}
+        return [found[t] for t in wanted if t in found]
+
+    def all_turns(self, user_id: str) -> list[Turn]:
+        """Every turn of the user in conversation order (message time, then arrival)."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"{_SELECT_TURNS} WHERE user_id = ? ORDER BY ts, ingest_seq", [user_id]
+            ).fetchall()
+        return [self._turn(r) for r in rows]
+
+    def turn_columns(self, user_id: str) -> tuple[dict[str, tuple], int]:
+        """Every turn of the user in conversation order as one tuple per field (``_TURN_COLS``), and the newest
+        arrival number (as ``turns_since``): what a recall index is built or loaded from, without a model object
+        per turn (at 10,000 turns those cost more than the query)."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(_TURN_COLS)}, ingest_seq FROM {TURNS_TABLE} WHERE user_id = ? ORDER BY ts, ingest_seq",
+                [user_id],
+            ).fetchall()
+        columns = tuple(zip(*rows)) if rows else tuple(() for _ in range(len(_TURN_COLS) + 1))
+        last = max(columns[-1], default=0)
+        return dict(zip(_TURN_COLS, columns[:-1])), int(last)
+
+    def turns_since(self, user_id: str, after_seq: int = 0) -> tuple[list[Turn], int]:
+        """The user's turns that first arrived after arrival number ``after_seq``, in conversation
+        order, and the arrival number to ask from next time (``after_seq`` when there are none).
+        ``turns_since(u)`` is every turn: an index built from it can later fetch only what is new."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(_TURN_COLS)}, ingest_seq FROM {TURNS_TABLE} "
+                "WHERE user_id = ? AND ingest_seq > ? ORDER BY ts, ingest_seq",
+                [user_id, int(after_seq)],
+            ).fetchall()
+        last = max((int(r[-1]) for r in rows), default=int(after_seq))
+        return [self._turn(r[:-1]) for r in rows], last
+
+    # Where each kind of pointer's ids live (nodes.tools.pointers): fixed names, never a caller's.
+    # A chunked message's parts are named by their message's id (stores.ids.part_source_id).
+    _ID_COLUMNS = {"episode": (TURNS_TABLE, f"regexp_replace(source_id, '{PART_MARK}[0-9]+$', '')"),
+                   "segment": (SEGMENTS_TABLE, "segment_id"),
+                   "knowledge": (KNOWLEDGE, "item_id"), "procedure": (PROCEDURES, "procedure_id")}
+
+    def ids_starting(self, user_id: str, kind: str, start: str, limit: int = 5) -> list[str]:
+        """Up to ``limit`` of the user's ids of ``kind`` (episode: messages' source ids; segment,
+        knowledge, procedure) that start with ``start``, sorted: what a short pointer may name. ``start`` is
+        matched as text (``starts_with``), so ``%`` or ``_`` in it are themselves, not wildcards."""
+        validate_id(user_id, "user_id")
+        if kind not in self._ID_COLUMNS:
+            raise InvalidInput("kind", f"must be one of {sorted(self._ID_COLUMNS)}")
+        table, column = self._ID_COLUMNS[kind]
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT DISTINCT {column} AS id FROM {table} WHERE user_id = ? AND starts_with({column}, ?) "
+                "ORDER BY id LIMIT ?", [user_id, validate_id(start, "id"), int(limit)]).fetchall()
+        return [r[0] for r in rows]
+
+    def segments_at(self, user_id: str, start_ts: float, end_ts: float, limit: int = 5) -> list[str]:
+        """Up to ``limit`` ids of the segments holding a turn of the user said in [start_ts, end_ts), the one
+        whose first such turn came first first: what a time pointer names (nodes.tools.pointers)."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT segment_id FROM {TURNS_TABLE} WHERE user_id = ? AND ts >= ? AND ts < ? "
+                "AND segment_id <> '' GROUP BY segment_id ORDER BY min(ts), segment_id LIMIT ?",
+                [user_id, float(start_ts), float(end_ts), int(limit)]).fetchall()
+        return [r[0] for r in rows]
+
+    def get_segment(self, user_id: str, segment_id: str) -> SegmentRecord | None:
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            row = con.execute(
+                f"{_SELECT_SEGMENTS} WHERE user_id = ? AND segment_id = ?", [user_id, segment_id]
+            ).fetchone()
+        return self._segment(row) if row else None
+
+    def segments(self, user_id: str, limit: int | None = None) -> list[SegmentRecord]:
+        """Newest first (end_ts, ties by segment_id so the order is stable); all when limit is None."""
+        validate_id(user_id, "user_id")
+        if limit is not None and limit <= 0:
+            return []
+        sql = f"{_SELECT_SEGMENTS} WHERE user_id = ? ORDER BY end_ts DESC, segment_id"
+        params: list[Any] = [user_id]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        with self._db.read() as con:
+            rows = con.execute(sql, params).fetchall()
+        return [self._segment(r) for r in rows]
+
+    def segment_texts(self, user_id: str, archived_since: float = 0.0) -> list[tuple[str, str, list[str], float]]:
+        """(segment_id, text, keywords, archived_at) of the user's segments archived (or re-archived) at or
+        after ``archived_since`` (wall clock), newest first like ``segments``: what a keyword index needs
+        to catch up, without the embeddings."""
+        validate_id(user_id, "user_id")
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT segment_id, text, keywords, archived_at FROM {SEGMENTS_TABLE} "
+                "WHERE user_id = ? AND archived_at >= ? ORDER BY end_ts DESC, segment_id",
+                [user_id, float(archived_since)],
+            ).fetchall()
+        return [(r[0], r[1], list(r[2]), float(r[3])) for r in rows]
+
+    def recent_importances(self, user_id: str, limit: int) -> list[float]:
+        """Importance of the user's newest ``limit`` segments (the order of ``segments``), without
+        reading their text and embeddings."""
+        validate_id(user_id, "user_id")
+        if limit <= 0:
+            return []
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT importance FROM {SEGMENTS_TABLE} WHERE user_id = ? "
+                "ORDER BY end_ts DESC, segment_id LIMIT ?",
+                [user_id, int(limit)],
+            ).fetchall()
+        return [float(r[0]) for r in rows]
