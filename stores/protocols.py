@@ -258,3 +258,26 @@ class GraphStore(Protocol):
         ...
     def delete_user(self, user_id: str) -> int: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    """BM25 over one user's documents, numbered in the order they were added (stores.lexical.InProcessLexical).
+    Immutable: ``extended`` gives a new index, so a query running on this one keeps its view."""
+
+    postings: Mapping[str, tuple[Any, Any]]
+    """term -> (document numbers, increasing; term frequencies), numpy arrays: what a snapshot of it keeps."""
+    lengths: Any
+    """Each document's length in terms (a numpy array)."""
+
+    @property
+    def size(self) -> int:
+        """Documents held."""
+        ...
+    def extended(self, terms: Sequence[Sequence[str]], keys: Sequence[Sequence[str]]) -> "LexicalIndex":
+        """This index with documents appended: each one's terms (repeats counted) and cross-script keys (posted
+        once, not counted in its length)."""
+        ...
+    def search(self, query_terms: Sequence[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
+        """(document, BM25 score) of the ``limit`` best matches, best first, ties in document order."""
+        ...

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lumina_memory.nodes.retrieval.postings import merged, postings_of
+from lumina_memory.stores.lexical import merged, postings_of
 
 words = st.sampled_from(["moka", "猫", "kyoto", "京都", "a", "the", "\u2060ᵏmoka", ""])
 docs = st.lists(st.tuples(st.lists(words, max_size=12), st.lists(words, max_size=4, unique=True)), max_size=9)

@@ -27,7 +27,7 @@ from lumina_memory.stores.kb_open import KBStores
 from lumina_memory.stores.kb_vectors import EdgeKBVectors, KBCollections, client_kb_vectors
 from lumina_memory.stores.knowledge_duckdb import KnowledgeTable
 from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
-from lumina_memory.stores.lexical import InProcessLexical
+from lumina_memory.stores.lexical_index import InProcessLexical
 from lumina_memory.stores.memories_duckdb import MemoryTable
 from lumina_memory.stores.midterm_redis import RedisMidTerm
 from lumina_memory.stores.procedures_duckdb import ProcedureTable

@@ -17,21 +17,19 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .passage_index import PassageIndex
-
-if TYPE_CHECKING:
-    from .turn_index import TurnTable, UserTurns
+from .turn_table import TurnTable
+from .user_turns import UserTurns, vector_buffer
 
 VERSION = 1
 # What reading a file that is not a whole snapshot raises (torn by a crash, cut short, another format).
 UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
-def digest(turns: "TurnTable", n: int) -> str:
+def digest(turns: TurnTable, n: int) -> str:
     """What a snapshot of the first ``n`` of ``turns`` was made from: their ids and texts, in order."""
     h = hashlib.blake2b(digest_size=20)
     for turn_id, text in zip(turns.column("turn_id")[:n], turns.column("text")[:n]):
@@ -79,7 +77,7 @@ def postings_from(prefix: str, data) -> dict:
     return {t: (docs[a:b], tfs[a:b]) for t, a, b in zip(terms, starts, ends)}
 
 
-def arrays_of(index: "UserTurns", user_id: str, reader: str, vectors_key: str) -> dict[str, np.ndarray]:
+def arrays_of(index: UserTurns, user_id: str, reader: str, vectors_key: str) -> dict[str, np.ndarray]:
     """The snapshot of ``index`` as named arrays."""
     n = len(index.turns)
     ids_by_position = [""] * n
@@ -137,13 +135,11 @@ def due(path, size: int, remembered: int | None, key: str) -> tuple[bool, int]:
     return (not kept or size >= kept * 1.1), kept
 
 
-def load(path, user_id: str, reader: str, turns: "TurnTable", passage_cut: tuple[int, int],
-         vectors_key: str) -> "UserTurns | None":
+def load(path, user_id: str, reader: str, turns: TurnTable, passage_cut: tuple[int, int],
+         vectors_key: str) -> UserTurns | None:
     """The index of the first turns of ``turns`` that the snapshot at ``path`` holds; None when it is not for
     them (another user, reader or version, turns rewritten or deleted since). Raises one of ``UNREADABLE`` for a
     file that does not read (the caller drops it)."""
-    from .turn_index import UserTurns, _vector_buffer
-
     with np.load(path, allow_pickle=False) as data:
         meta = _meta(data)
         n = int(meta.get("turns", -1))
@@ -166,7 +162,7 @@ def load(path, user_id: str, reader: str, turns: "TurnTable", passage_cut: tuple
         )
         if meta.get("vectors") and meta["vectors"] == vectors_key:
             vectors = data["vectors"]
-            buffer = _vector_buffer(n, vectors.shape[1])
+            buffer = vector_buffer(n, vectors.shape[1])
             buffer[:n] = vectors
             index.vector_buffer, index.vectors = buffer, buffer[:n]
             index.has_vector = data["has_vector"].astype(bool)

@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import threading
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
+from lumina_memory.stores.lexical import B, K1
+from lumina_memory.stores.lexical_open import open_lexical
+from lumina_memory.stores.protocols import LexicalIndex
 from lumina_memory.stores.recall_snapshots import SEGMENTS
 
 from ..text.tokenize import terms
 from ..text.transliterate import index_keys, with_aliases
+from . import segment_snapshot
+from .index_snapshot import UNREADABLE, due, write
 from .segment_terms import MIN_SEGMENTS, TurnTerms
 from .turn_index import write_stamp
+from .turn_reads import reader
 from .user_locks import UserLocks
 
 log = logging.getLogger("lumina.recall")
@@ -34,21 +39,24 @@ def doc_hash(text: str, keywords) -> bytes:
 
 
 class _UserIndex:
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.known: set[str] = set()
-        self.lengths: list[int] = []
-        self.hashes: list[bytes] = []  # each document's doc_hash, b"" when added from a text alone
+    """One user's segments as BM25 documents (stores.lexical), with what keeps it in step with the archive."""
+
+    def __init__(self, lexical: LexicalIndex | None = None, ids: list[str] | None = None,
+                 hashes: list[bytes] | None = None, archived_since: float = 0.0) -> None:
+        self.lexical = lexical if lexical is not None else open_lexical()
+        self.ids: list[str] = ids if ids is not None else []
+        self.known: set[str] = set(self.ids)
+        self.hashes: list[bytes] = hashes if hashes is not None else []  # each doc_hash, b"" when added from a text alone
         self.generation: int | None = None  # the archive's write generation last checked against
-        self.archived_since = 0.0  # newest archived_at seen: segments archived later are the new ones
-        # term -> (docs, tfs) arrays and the lengths array: a query term then scores all its documents
-        # at once (a Python loop over a name's postings cost 5 ms at 1,000 segments). Adds wait in
-        # _pending and only the terms they touched are extended (rebuilding all cost ~35 ms at 1,000
-        # segments, after every new segment). No per-term Python list outlives a search: thousands of
-        # them per user were objects every full garbage collection had to walk.
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._pending: dict[str, list[tuple[int, int]]] = defaultdict(list)  # term -> (doc, tf) not yet in _arrays
-        self._length_array = np.zeros(0)
+        self.archived_since = archived_since  # newest archived_at seen: segments archived later are the new ones
+        # Documents added since the last search wait here and are posted together (a catch-up of 1,000 segments
+        # is one numpy pass); a search or a refresh posts them.
+        self._pending: list[tuple[list[str], tuple[str, ...]]] = []
+
+    @property
+    def lengths(self) -> list[int]:
+        """Each document's length in terms, the pending ones included."""
+        return [*map(int, self.lexical.lengths.tolist()), *(len(t) for t, _ in self._pending)]
 
     def add(self, segment_id: str, text: str, digest: bytes = b"") -> None:
         if segment_id not in self.known:
@@ -58,47 +66,24 @@ class _UserIndex:
         """A document by its term counts and cross-script keys (nodes.retrieval.segment_terms sums them)."""
         if segment_id in self.known:
             return
-        doc = len(self.ids)
         self.ids.append(segment_id)
         self.known.add(segment_id)
-        self.lengths.append(sum(counts.values()))
         self.hashes.append(digest)
-        for term, tf in counts.items():
-            self._pending[term].append((doc, tf))
-        for key in keys:  # cross-script keys (nodes.text.transliterate): no length
-            self._pending[key].append((doc, 1))
+        self._pending.append((list(counts.elements()), tuple(keys)))
 
     def _compiled(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        if self._pending or len(self._length_array) != len(self.lengths):
-            for term, rows in self._pending.items():
-                docs = np.fromiter((d for d, _ in rows), dtype=np.int64, count=len(rows))
-                tfs = np.fromiter((tf for _, tf in rows), dtype=np.float64, count=len(rows))
-                old = self._arrays.get(term)
-                self._arrays[term] = (np.concatenate([old[0], docs]), np.concatenate([old[1], tfs])) if old else (docs, tfs)
-            self._pending = defaultdict(list)
-            self._length_array = np.asarray(self.lengths, dtype=np.float64)
-        return self._arrays
+        """The postings, every document added so far posted."""
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self.lexical = self.lexical.extended([t for t, _ in pending], [k for _, k in pending])
+        return self.lexical.postings
 
-    def search(self, query: str, limit: int, k1: float = 1.2, b: float = 0.75,
+    def search(self, query: str, limit: int, k1: float = K1, b: float = B,
                cross: bool = True) -> list[tuple[str, float]]:
-        n = len(self.ids)
-        if not n:
-            return []
-        arrays = self._compiled()
-        lengths = self._length_array
-        avg = float(lengths.mean()) or 1.0
-        scores = np.zeros(n)
+        self._compiled()
         q_terms = terms(query)
-        for term in dict.fromkeys(with_aliases(query, q_terms) if cross else q_terms):
-            posting = arrays.get(term)
-            if posting is None:
-                continue
-            docs, tf = posting
-            idf = math.log(1 + (n - docs.size + 0.5) / (docs.size + 0.5))
-            scores[docs] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[docs] / avg))
-        found = np.flatnonzero(scores)
-        top = found[np.argsort(-scores[found], kind="stable")[:limit]]
-        return [(self.ids[i], float(scores[i])) for i in top]
+        hits = self.lexical.search(list(with_aliases(query, q_terms)) if cross else q_terms, limit, k1, b)
+        return [(self.ids[i], score) for i, score in hits]
 
 
 def _document(text: str, keywords: list[str]) -> str:
@@ -183,17 +168,14 @@ class KeywordIndex:
     def _from_snapshot(self, archive, user_id: str, turns) -> _UserIndex | None:
         """Under the user's lock: their index from its snapshot (nodes.retrieval.segment_snapshot) and the segments
         archived since; None without one that fits (a stale or unreadable one is removed)."""
-        from . import segment_snapshot
-        from .index_snapshot import UNREADABLE
-        from .turn_reads import reader
-
         files = self.snapshots
         path = files.existing(user_id, SEGMENTS) if files is not None and hasattr(archive, "segment_texts") else None
         if path is None:
             return None
         rows = archive.segment_texts(user_id)
         try:
-            index = segment_snapshot.load(path, user_id, reader((0, 0)), {r[0]: doc_hash(r[1], r[2]) for r in rows})
+            kept = segment_snapshot.load(path, user_id, reader((0, 0)), {r[0]: doc_hash(r[1], r[2]) for r in rows})
+            index = _UserIndex(kept.lexical, kept.ids, kept.hashes, kept.archived_since) if kept is not None else None
         except UNREADABLE as exc:
             log.warning("segment index snapshot of a user unreadable, building from the archive: %s", exc)
             index = None
@@ -214,10 +196,6 @@ class KeywordIndex:
         """Write the user's index as their snapshot when none is kept or it has a tenth more segments than the one
         kept, and every document it holds still reads as the archive's segment does. At write time
         (nodes.retrieval.warm), for users whose turn index is worth a snapshot. True when written."""
-        from . import segment_snapshot
-        from .index_snapshot import due, write
-        from .turn_reads import reader
-
         files = self.snapshots
         if files is None or not hasattr(archive, "segment_texts"):
             return False
@@ -237,7 +215,8 @@ class KeywordIndex:
             if any(current.get(i) != h for i, h in zip(index.ids, index.hashes)):
                 return False  # the index holds a text the archive no longer has: rebuilt before it is kept
             index._compiled()
-            arrays = segment_snapshot.arrays_of(index, user_id, reader((0, 0)))
+            snapshot = segment_snapshot.SegmentSnapshot(index.lexical, index.ids, index.hashes, index.archived_since)
+            arrays = segment_snapshot.arrays_of(snapshot, user_id, reader((0, 0)))
         try:
             if arrays is None or not files.write(user_id, lambda handle: write(handle, arrays), removals, SEGMENTS):
                 return False

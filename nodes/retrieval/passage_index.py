@@ -9,15 +9,15 @@ topped up with the user's turn index (at write time, nodes.retrieval.warm), neve
 
 from __future__ import annotations
 
-import math
 from itertools import chain
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
+from lumina_memory.stores.lexical import B, K1, average, bm25, merged, norms, postings_of
+
 from ..text.passages import passage_units
-from .postings import merged, postings_of
 from ..text.tokenize import read_once
 from ..text.transliterate import keyed, keys_of
 
@@ -95,22 +95,13 @@ class PassageIndex:
             merged(self.postings, rows),
         )
 
-    def search(self, query_terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, int, float]]:
+    def search(self, query_terms: list[str], limit: int, k1: float = K1, b: float = B) -> list[tuple[int, int, float]]:
         """(turn index, passage number, score) of the best passage of each matching turn, best first."""
         n = len(self.doc_turn)
         if not n or not query_terms:
             return []
         lengths = self.lengths.astype(np.float64)
-        norm = k1 * (1 - b + b * lengths / (float(lengths.mean()) or 1.0))
-        scores = np.zeros(n, dtype=np.float64)
-        for term in dict.fromkeys(query_terms):
-            posting = self.postings.get(term)
-            if posting is None:
-                continue
-            docs, tf = posting
-            tf = tf.astype(np.float64)
-            idf = math.log(1 + (n - docs.size + 0.5) / (docs.size + 0.5))
-            scores[docs] += idf * tf * (k1 + 1) / (tf + norm[docs])
+        scores = bm25([(self.postings, norms(lengths, average(lengths), k1, b), None)], query_terms, k1=k1)[0]
         hit = np.flatnonzero(scores)
         if not hit.size:
             return []

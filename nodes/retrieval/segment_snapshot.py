@@ -10,38 +10,47 @@ archive with the same text and keywords; the segments archived since are then ad
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import numpy as np
 
-from .index_snapshot import postings_arrays, postings_from, strings_arrays, strings_of
+from lumina_memory.stores.lexical_open import open_lexical
+from lumina_memory.stores.protocols import LexicalIndex
 
-if TYPE_CHECKING:
-    from .keyword_index import _UserIndex
+from .index_snapshot import postings_arrays, postings_from, strings_arrays, strings_of
 
 VERSION = 1
 
 
-def arrays_of(index: "_UserIndex", user_id: str, reader: str) -> dict[str, np.ndarray] | None:
-    """The snapshot of ``index`` (compiled: nothing pending); None when a document's hash is unknown."""
-    if any(not h for h in index.hashes) or len(index.hashes) != len(index.ids):
+class SegmentSnapshot(NamedTuple):
+    """What a segment index snapshot holds: the documents' postings, their segment ids and doc hashes in the
+    index's order, and the newest archived_at the index had seen."""
+
+    lexical: LexicalIndex
+    ids: list[str]
+    hashes: list[bytes]
+    archived_since: float
+
+
+def arrays_of(snapshot: SegmentSnapshot, user_id: str, reader: str) -> dict[str, np.ndarray] | None:
+    """The snapshot as named arrays (its postings hold every document); None when a document's hash is unknown."""
+    lexical, ids, hashes = snapshot.lexical, snapshot.ids, snapshot.hashes
+    if any(not h for h in hashes) or len(hashes) != len(ids) or lexical.size != len(ids):
         return None
-    meta = {"version": VERSION, "user_id": user_id, "reader": reader, "segments": len(index.ids),
-            "archived_since": index.archived_since}
+    meta = {"version": VERSION, "user_id": user_id, "reader": reader, "segments": len(ids),
+            "archived_since": snapshot.archived_since}
     return {
         "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
-        **strings_arrays("ids", index.ids),
-        "lengths": np.asarray(index.lengths, dtype=np.int64),
-        "hashes": np.frombuffer(b"".join(index.hashes), dtype=np.uint8).reshape(-1, 16),
-        **postings_arrays("s_", index._arrays),
+        **strings_arrays("ids", ids),
+        "lengths": lexical.lengths.astype(np.int64),
+        "hashes": np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(-1, 16),
+        **postings_arrays("s_", lexical.postings),
     }
 
 
-def load(path, user_id: str, reader: str, current: dict[str, bytes]) -> "_UserIndex | None":
-    """The index the snapshot at ``path`` holds; None when it is not for this user and reader, or a segment it
-    holds is gone or reads otherwise now (``current``: segment_id -> doc_hash of its text and keywords today)."""
-    from .keyword_index import _UserIndex
-
+def load(path, user_id: str, reader: str, current: dict[str, bytes]) -> SegmentSnapshot | None:
+    """What the snapshot at ``path`` holds; None when it is not for this user and reader, or a segment it holds
+    is gone or reads otherwise now (``current``: segment_id -> doc_hash of its text and keywords today)."""
     with np.load(path, allow_pickle=False) as data:
         meta = json.loads(data["meta"].tobytes().decode("utf-8"))
         if meta.get("version") != VERSION or meta.get("user_id") != user_id or meta.get("reader") != reader:
@@ -53,9 +62,5 @@ def load(path, user_id: str, reader: str, current: dict[str, bytes]) -> "_UserIn
             raise ValueError("segment snapshot arrays do not match")
         if any(current.get(i) != h for i, h in zip(ids, hashes)):
             return None
-        index = _UserIndex()
-        index.ids, index.known, index.lengths, index.hashes = ids, set(ids), lengths.tolist(), hashes
-        index.archived_since = float(meta.get("archived_since", 0.0))
-        index._arrays = postings_from("s_", data)
-        index._length_array = lengths.astype(np.float64)
-    return index
+        lexical = open_lexical(postings_from("s_", data), lengths.astype(np.float64))
+        return SegmentSnapshot(lexical, ids, hashes, float(meta.get("archived_since", 0.0)))
