@@ -21,6 +21,7 @@ from lumina_memory.nodes.characters import CHARACTERS, names_phrase
 from lumina_memory.stores.errors import LuminaError
 
 from . import cli_args
+from .cli_admin import _services
 from .logging_setup import configure_logging
 from lumina_memory.stores.settings import LuminaSettings
 
@@ -203,7 +204,7 @@ def cmd_ingest(args) -> int:
 def cmd_recall(args) -> int:
     from lumina_memory.nodes.retrieval.recall import recall
 
-    services, _graph, conn = _open()
+    services = _services()  # the stores alone: no LangGraph import, no checkpoint file
     try:
         if args.json:  # machine-readable: the items alone on stdout
             items = recall(services, args.user, args.question, purpose=args.purpose, limit=args.limit)
@@ -212,22 +213,20 @@ def cmd_recall(args) -> int:
             print_recall(services, args.user, args.question, args.purpose, args.limit)
     finally:
         services.close()
-        conn.close()
     return 0
 
 
 def cmd_stats(args) -> int:
-    services, _graph, conn = _open()
+    services = _services()  # the stores alone: no LangGraph import, no checkpoint file
     try:
         print_stats(services, args.user)
     finally:
         services.close()
-        conn.close()
     return 0
 
 
 def cmd_optimize(args) -> int:
-    services, _graph, conn = _open()
+    services = _services()  # the stores alone: no LangGraph import, no checkpoint file
     try:
         with console.status("building the vector indexes (CPU-bound; minutes for a million vectors)"):
             reports = services.stores.optimize()
@@ -236,7 +235,6 @@ def cmd_optimize(args) -> int:
             console.print(f"{r['collection']} ({r['backend']}): {state}, {r['indexed_vectors']} vectors in the index, {r['seconds']} s")
     finally:
         services.close()
-        conn.close()
     return 0
 
 

@@ -12,8 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lumina_memory.nodes.retrieval.temporal import date_label
-
 from . import cli_args
 from .cli_admin import _services as _open
 from .cli_text import cells
@@ -23,6 +21,8 @@ console = Console(emoji=False, soft_wrap=True)  # ids are data (":b:" is no emoj
 
 def _day(ts: float | None, zone: str) -> str:
     """The user's day (``LUMINA_TIMEZONE``), as recall and read_memory show it."""
+    from lumina_memory.nodes.retrieval.temporal import date_label  # imported by the command, not by every --help
+
     return "" if ts is None else date_label(ts, zone)
 
 
