@@ -120,7 +120,7 @@ EN_CASES = [
     ("Pizza is my favourite food", {(U, "food", "Pizza", P)}),
     ("I quit smoking", {(U, "likes", "smoking", N), (U, "habit", "smoking", N)}),
     ("I recently gave up coffee and switched to tea",
-     {(U, "likes", "coffee", N), (U, "habit", "coffee", N), (U, "drink", "tea", P)}),
+     {(U, "likes", "coffee", N), (U, "habit", "coffee", N), (U, "drink", "coffee", N), (U, "drink", "tea", P)}),
     ("I switched from coffee to tea", {(U, "likes", "coffee", N), (U, "drink", "tea", P)}),
     ("I drink tea now instead of coffee", {(U, "drink", "tea", P), (U, "likes", "coffee", N)}),
     ("I quit my job at Google", {(U, "works_at", "Google", N)}),
@@ -170,7 +170,7 @@ EN_CASES = [
     ("I've booked a trip to Vienna for 23 November", {(U, "plan", "trip to Vienna", P)}),
     ("No more running for me, I gave up lol", {(U, "likes", "running", N), (U, "habit", "running", N)}),
     ("Every morning I go for a run", {(U, "habit", "go for a run", P)}),
-    ("I drink coffee every morning", {(U, "habit", "drink coffee", P)}),
+    ("I drink coffee every morning", {(U, "habit", "drink coffee", P), (U, "drink", "coffee", P)}),
     ("I play tennis on weekends", {(U, "habit", "play tennis", P)}),
 ]
 
@@ -412,3 +412,35 @@ def test_params_table_lists_every_attribute_and_setting():
     table = params_table_markdown()
     assert "| `lives_in` | supersede" in table and "| `likes` | accumulate" in table
     assert "`confidence_offline` | 0.9" in table
+
+
+@pytest.mark.parametrize("sentence,expected", [
+    ("we relocated to Austin at the end of last month", {(U, "lives_in", "Austin", P)}),
+    ("We're based in Lyon now.", {(U, "lives_in", "Lyon", P)}),
+    ("Still living in Cork, it rains a lot.", {(U, "lives_in", "Cork", P)}),
+    ("We moved into a tiny flat in Dundee.", {(U, "lives_in", "Dundee", P)}),
+    ("Oh, I'm Priya.", {(U, "name", "Priya", P)}),
+    ("I landed a position at the harbour museum", {(U, "works_at", "harbour museum", P)}),
+    ("I mostly drink rooibos tea these days", {(U, "drink", "rooibos tea", P)}),
+    ("Barley tea is all I drink now.", {(U, "drink", "Barley tea", P)}),
+    ("Our puppy is called Maple.", {(U, "pet", "Maple", P)}),
+    ("We got a kitten last week and named her Olive.", {(U, "pet", "Olive", P)}),
+    ("I just joined Acme Robotics as a tester.", {(U, "works_at", "Acme Robotics", P)}),
+    ("It's pasta for me tonight.", set()),
+    ("My best friend just moved to Perth, I miss her.", set()),
+    ("We love board games.", set()),
+    ("I'm English.", set()),
+])
+def test_english_structure_reads_forms_no_template_wrote(sentence, expected):
+    """Subject (I, we for a home), verb class in any tense, object cut to the place or the drink: forms of
+    the facts that the story templates never use."""
+    got = {(i.subject, i.attribute, i.value, i.polarity) for i in extract_items([_turn(sentence)])}
+    assert got == expected
+
+
+def test_a_drink_given_up_ends_the_drink():
+    """"gave up X" for a drink is a negative drink item too, so resolution ends the drink (not only the like)."""
+    items = extract_items([_turn("I have three cups of filter coffee a day."),
+                           _turn("I've given up filter coffee, it's mint tea for me now.", "t2")])
+    got = {(i.attribute, i.value, i.polarity) for i in items if i.attribute == "drink"}
+    assert got == {("drink", "filter coffee", P), ("drink", "filter coffee", N), ("drink", "mint tea", P)}

@@ -19,12 +19,16 @@ _RX_NAME = [
     rx(r"\b(?i:you can call me|just call me|call me)\s+(?P<value>[A-Z][\w'-]*)"),
 ]
 _RX_REL_NAME_IS = rx(r"\b(?i:my|our)\s+(?P<rel>[a-z]+)'s\s+name\s+is\s+(?P<value>[A-Z][\w'-]*)")
+_BE = r"(?:(?i:'m|am|'re|are|'s|is|'ve been|have been|has been|'d been|had been)\s+)?"
 _RX_LIVES = rx(
-    SUBJ + GAP + ADV + r"(?i:live|lives|'m living|am living|is living|'ve been living|have been living|'m based|am based)\s+in\s+" + OBJ
+    SUBJ + GAP + _BE + ADV + r"(?i:live|lives|living|based|settled|staying)\s+(?i:in|near|just outside|outside)\s+" + OBJ
 )
 _RX_NOT_LIVES = rx(SUBJ + GAP + r"(?i:don't|do not|doesn't|does not|no longer)\s+(?i:live|lives)\s+in\s+" + OBJ)
+# moved / relocated / finished moving (any tense that says it happened), "to" or "into … in" a place
 _RX_MOVED = rx(
-    SUBJ + GAP + r"(?i:'ve |have |has )?" + ADV + r"(?i:moved|relocated)\s+(?:(?i:from)\s+(?P<old>[^.,!?;]+?)\s+)?(?i:to)\s+" + OBJ
+    SUBJ + GAP + r"(?i:'ve |have |has |had |'d )?" + ADV
+    + r"(?i:moved|relocated|(?:done|finished|finally)\s+moving|moved house|moved back)\s+"
+    r"(?:(?i:from)\s+(?P<old>[^.,!?;]+?)\s+)?(?i:to|into|over to|back to)\s+" + OBJ
 )
 _RX_FROM = rx(
     r"\bI" + GAP + r"(?:(?i:'m|am)\s+(?:(?i:originally)\s+)?(?i:from)|(?i:come from|was born in|was born and raised in|grew up in))\s+" + OBJ
@@ -35,14 +39,33 @@ _RX_WORKS = rx(
 _RX_JOB = rx(SUBJ + GAP + ADV + r"(?i:work|works|'m working|am working)\s+as\s+(?:an?\s+)?" + OBJ)
 
 
+_CAPITALISED = re.compile(r"(?:the\s+)?[A-Z][\w'-]*(?:\s+(?:(?:of|upon|de|la|le)\s+)?[A-Z][\w'-]*)*")
+_IN_PLACE = re.compile(r"\b(?:in|near|outside)\s+(" + _CAPITALISED.pattern + ")")
+
+
+def place(raw: str) -> str:
+    """A place named in an object: its capitalised run ("Austin at the end of last month" → Austin; "a flat in
+    Leeds" → Leeds); the object unchanged when it names none."""
+    raw = raw.strip()
+    m = _CAPITALISED.match(raw)
+    if m:
+        return m.group(0)
+    m = _IN_PLACE.search(raw)
+    return m.group(1) if m else raw
+
+
 def identity_and_places(s: EnSentence) -> list[Draft]:
     out: list[Draft] = []
     text = s.text
 
     def add(m: re.Match[str], attribute: str, raw: str, pattern: str, polarity: str = "positive") -> None:
-        subject = s.subject(m) if "subj" in m.re.groupindex else USER
+        subject = USER
+        if "subj" in m.re.groupindex:
+            subject = s.subject(m, we=attribute == "lives_in")
         if subject is None or re.search(r"\b(?:if|would|wish|want to|going to)\b[^.]*$", text[: m.start()], re.I):
             return
+        if attribute in ("lives_in", "from"):
+            raw = place(raw)
         for value in noun_phrases(raw, PLACE_CUT, split=False, max_words=4):
             if value.lower() in s.params.context_words:
                 continue  # "from work", "in school" are no places of the kind
@@ -110,9 +133,27 @@ _RX_HAS_NOT = rx(
 )
 
 
+# "our puppy is called Maple", "my new cat's named Olive"; "we named her Maple" beside a pet noun
+_RX_REL_CALLED = rx(r"\b(?i:my|our)\s+(?:(?i:new|little|rescue)\s+)?(?P<rel>[a-z]+)(?:\s+is|'s)?\s+(?i:called|named)\s+"
+                    r"(?P<value>[A-Z][a-z]+)(?![a-z'])")
+_RX_NAMED_IT = rx(r"\b(?:I|(?i:we|and))\s+(?:(?i:finally|just|have|'ve)\s+)*(?i:named|called)\s+(?i:him|her|it|them)\s+"
+                  r"(?P<value>[A-Z][a-z]+)(?![a-z'])")
+_PET_NOUN = re.compile(r"\b(?P<rel>dog|puppy|pup|cat|kitten|rabbit|bunny|hamster|parrot|budgie|tortoise|turtle|"
+                       r"guinea pig|ferret|horse|pony|lizard|snake|fish)s?\b", re.I)
+
+
 def people_and_pets(s: EnSentence) -> list[Draft]:
     out: list[Draft] = []
-    for rx in (_RX_REL_NAME, _RX_HAVE_NAMED):
+    for m in _RX_NAMED_IT.finditer(s.text):
+        pet = _PET_NOUN.search(s.text[: m.start()]) or _PET_NOUN.search(s.text)
+        value = m.group("value")
+        if pet and s.params.relations.get(pet.group("rel").lower()) == "pet" and value not in WEEK_MONTH:
+            rel = pet.group("rel").lower()
+            s.registry.add(value, "pet", rel)
+            d = s.draft("pet", value, "en.named", detail=rel, value_key=value.lower())
+            if d:
+                out.append(d)
+    for rx in (_RX_REL_NAME, _RX_HAVE_NAMED, _RX_REL_CALLED):
         for m in rx.finditer(s.text):
             rel, value = m.group("rel").lower(), m.group("value")
             attribute = s.params.relations.get(rel)
@@ -175,28 +216,31 @@ def possessions(s: EnSentence) -> list[Draft]:
 # --- the same facts in chattier words ----------------------------------------------------------------------------
 
 _PLACE = r"(?P<obj>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
-_RX_NAME_BTW = rx(r"\bI(?:'m| am)\s+(?P<value>[A-Z][a-z]+),?\s+(?i:by the way|btw)\b")
-_RX_ITS_NAME = rx(r"^\s*(?:It's|I'm)\s+(?P<value>[A-Z][a-z]+)\s*[.!]?\s*$")
-_RX_HOME_IN = [
-    rx(r"\b(?i:my)\s+(?:(?i:new)\s+)?(?i:place|flat|apartment|house|home|room)\s+in\s+" + _PLACE),
-    rx(r"\b(?i:life|living)\s+in\s+" + _PLACE + r"\s+(?i:is|has been)\b"),
-    rx(r"\b(?i:still living|still live)\s+in\s+" + _PLACE),
-    rx(r"\b(?i:done|finished)\s+moving\s+(?:(?i:from)\s+[^.,!?;]+?\s+)?(?i:to)\s+" + _PLACE),
-]
+# "I'm Noah." / "I'm Noah, nice to meet you": a capitalised word alone after "I'm" that is no other kind of word
+_RX_NAME_ALONE = rx(r"\bI(?:'m| am)\s+(?P<value>[A-Z][a-z]+)(?=\s*(?:[,.!]|$|(?i:by the way|btw|here)\b))")
+_NOT_A_NAME = re.compile(r"(?:ish|ese|ing|ful|ous)$")  # English, Japanese, Fine … are not names
+# the user's home (place, flat, apartment …) in a place: a possessive and a noun of the kind
+_RX_HOME_IN = rx(r"\b(?i:my|our)\s+(?:(?i:new|little|tiny|own|first)\s+)?(?i:place|flat|apartment|house|home|room|"
+                 r"studio|condo|bedsit|digs)\s+(?i:in|near|outside)\s+" + _PLACE)
+# a job, position or role got, landed, started … at a place; "my (new) job at …"
 _RX_JOB_AT = [
-    rx(r"\bI(?:'ve| have)\s+got\s+a\s+(?:new\s+)?job\s+(?:at|with)\s+" + OBJ),
-    rx(r"\b(?i:my)\s+new\s+job\s+(?:at|with)\s+" + OBJ),
-    rx(r"\b(?:and\s+)?started\s+(?:a new job\s+)?at\s+" + OBJ),
-    rx(r"^\s*(?i:work)\s+at\s+(?P<obj>[^.,!?;]+?)\s+(?i:is)\b"),
+    rx(r"\b(?:I|(?i:we))" + GAP + r"(?:(?i:'ve|have|just|recently|finally|also)\s+)*(?i:got|landed|started|took|"
+       r"accepted|began|found|have|'ve got)\s+(?:(?i:a|an|the|my)\s+)?(?:(?i:new|first|part-time|full-time)\s+)?"
+       r"(?i:job|position|role|post|gig)\s+(?i:at|with)\s+" + OBJ),
+    rx(r"\b(?i:my)\s+(?:(?i:new|current)\s+)?(?i:job|workplace|role|position)\s+(?i:at|with)\s+" + OBJ),
+    rx(r"\b(?:and\s+)?(?i:started|began)\s+(?:(?i:working\s+)?)at\s+" + OBJ),
+    # joined / was hired by / accepted an offer from an organisation named with a capital
+    rx(r"\bI" + GAP + r"(?:(?i:'ve|have|just|recently|finally|officially)\s+)*(?i:joined|been hired by|got hired by|"
+       r"was hired by|accepted an offer from|signed with)\s+(?P<obj>(?:the\s+)?[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*)"),
 ]
 _RX_LEFT_JOB = rx(r"\bI\s+(?:just\s+)?(?:left|quit)\s+my\s+job\s+(?:at|with)\s+(?P<obj>[^.,!?;]+?)(?:\s+and\b|[.,!?;]|$)")
-_RX_AT_NOW = rx(r"^\s*I(?:'m| am)\s+at\s+" + OBJ)
 _RX_IS_MY = rx(r"\b(?P<value>[A-Z][a-z]+)\s+is\s+my\s+(?P<rel>[a-z]+)\b")
-_RX_NAMED_AGE = rx(r"\b(?P<value>[A-Z][a-z]+)(?:'s birthday|\s+is\s+my\s+[a-z]+)?,\s+(?P<n>\d{1,2})\s+years?\s+old\b")
+# a known name and an age in years in one clause: "Biscuit, my dog, 4 years old now", "Luna's birthday: 3 years old"
+_RX_NAMED_AGE = rx(r"\b(?P<value>[A-Z][a-z]+)\b(?=[^.!?;]{0,40}?\b(?P<n>\d{1,2})\s+years?\s+old\b)")
 
 
 def life_in_words(s: EnSentence) -> list[Draft]:
-    """"I'm Noah, by the way", "My flat in Leeds …", "I've got a job at …", "New job! I'm at …", "Biscuit is my dog"."""
+    """"I'm Noah.", "my flat in Leeds", "I landed a job at …", "Biscuit is my dog", a known name's age in years."""
     out: list[Draft] = []
     text = s.text
 
@@ -206,27 +250,23 @@ def life_in_words(s: EnSentence) -> list[Draft]:
             if d:
                 out.append(d)
 
-    for m in _RX_NAME_BTW.finditer(text):
-        add("name", m.group("value"), "en.name")
-    if s.asked == "name":
-        for m in _RX_ITS_NAME.finditer(text):
-            add("name", m.group("value"), "en.name")
+    for m in _RX_NAME_ALONE.finditer(text):
+        value = m.group("value")
+        if value not in WEEK_MONTH and value not in s.params.not_names and not _NOT_A_NAME.search(value.lower()):
+            add("name", value, "en.name", value_key=value.lower())
     if not re.search(r"\b(?:if|would|wish|want|moving to|friend|sister|brother|mum|mom)\b", text, re.I):
-        for rx_ in _RX_HOME_IN:
-            for m in rx_.finditer(text):
-                add("lives_in", m.group("obj"), "en.lives")
+        for m in _RX_HOME_IN.finditer(text):
+            add("lives_in", m.group("obj"), "en.lives")
     left = list(_RX_LEFT_JOB.finditer(text))
     for m in left:
         add("works_at", m.group("obj"), "en.works", "negative")
     for rx_ in _RX_JOB_AT:
         for m in rx_.finditer(text):
-            if rx_ is _RX_JOB_AT[2] and not left and "job" not in text.lower():
+            if rx_ is _RX_JOB_AT[2] and not left and not re.search(r"\b(?:job|work|position|role)\b", text, re.I):
                 continue  # "started at" names a workplace only beside a job
-            add("works_at", m.group("obj"), "en.works")
-    if re.match(r"^\s*(?:a\s+)?new job\b", text, re.I):
-        s.registry.asked = "works_at"  # "New job!" then "I'm at a bakery now."
-    if s.asked == "works_at":
-        for m in _RX_AT_NOW.finditer(text):
+            if rx_ is _RX_JOB_AT[1] and re.search(r"\b(?:left|quit|lost|leaving|quitting|hate|hated)\s+$",
+                                                   text[: m.start()], re.I):
+                continue  # "I quit my job at …" ends the job
             add("works_at", m.group("obj"), "en.works")
     for m in _RX_IS_MY.finditer(text):
         rel, value = m.group("rel").lower(), m.group("value")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from lumina_memory.nodes.text.tokenize import stem
+
 from .draft import Draft, Registry
 from .en_life import ages, identity_and_places, life_in_words, people_and_pets, possessions
 from .en_sentence import EnSentence
@@ -24,26 +26,41 @@ RULES: tuple[Callable[[EnSentence], list[Draft]], ...] = (
     ages, possessions, plans, habits, taking_up, visited,
 )
 
-# A chat line often drops its "I": "Switched from coffee to tea", "Spent a few days in Lisbon".
-_IMPLICIT_I = re.compile(
-    r"^(?:Switched|Swapped|Moved|Quit|Started|Spent|Went|Got|Bought|Visited|Made it|Also made it|Just got back|"
-    r"Pretty much live|Love|Loving|Hate|Can't stand|Still living|Finally done moving)\b"
-)
+# A chat line often drops its "I": "Switched from coffee to tea", "Spent a few days in Lisbon", "Still living in
+# Leeds". A sentence that opens (after a few adverbs) on a verb of the kinds the rules read gets its "I" back:
+# the verb is recognised by its Snowball stem, whatever its tense.
+_OPENING_ADVERBS = re.compile(r"^((?:(?:also|just|still|finally|recently|lately|pretty much|basically|only|mostly|now|"
+                              r"and|oh|so|okay|ok|well|anyway),?\s+)*)([A-Za-z]+)\b", re.I)
+_IMPLICIT_VERBS = frozenset(stem(v) for v in (
+    "live love like hate enjoy adore work drink quit switch swap move relocate start spend go get buy visit adopt "
+    "stop give change finish leave join land take settle rescue fly travel book").split())
+_IRREGULAR = {"went": "go", "got": "get", "spent": "spend", "bought": "buy", "gave": "give", "left": "leave",
+              "took": "take", "flew": "fly", "began": "begin", "done": "finish"}
+
+
+def _implicit_i(text: str) -> str:
+    m = _OPENING_ADVERBS.match(text)
+    if m is None or not text[:1].isupper() or re.match(r"^(?:I|We|My|Our)\b", text):
+        return text
+    word = m.group(2).lower()
+    lemma = _IRREGULAR.get(word, word)
+    if stem(lemma) not in _IMPLICIT_VERBS or not (m.group(1) or word.endswith(("ed", "ing")) or word in _IRREGULAR
+                                                 or word in ("love", "hate", "quit")):
+        return text
+    return "I " + text[0].lower() + text[1:]
 
 
 def _self_asked(text: str, params: KnowledgeParams) -> str:
-    """The attribute the user asks themself before answering it: "My favourite food?", "…my name, did I?"."""
+    """The attribute the user asks themself before answering it: "My favourite food?"."""
     m = re.match(r"^\s*(?:my\s+)?favou?rite\s+([a-z]+)(?:\s+ever)?\s*\?\s*$", text, re.I)
-    if m:
-        return params.favourite_nouns.get(m.group(1).lower(), "")
-    return "name" if re.search(r"\btold you my name\b", text, re.I) else ""
+    return params.favourite_nouns.get(m.group(1).lower(), "") if m else ""
 
 
 def extract_en(text: str, params: KnowledgeParams, registry: Registry, said_at: float) -> list[Draft]:
     """Drafts from one English sentence; a question or a reported statement yields none."""
     text = re.sub(r"[’‘]", "'", text)
     text = re.sub(r"\bi(?=(?:'m|'ve|'ll|'d|\s))", "I", text)
-    text = _IMPLICIT_I.sub(lambda m: "I " + m.group(0)[0].lower() + m.group(0)[1:], text)
+    text = _implicit_i(text)
     asked, registry.asked = registry.asked, ""
     if "?" in text or re.match(r"\s*(?:do|does|did|are|is|can|could|would|will|what|who|where|when|why|how)\b", text, re.I):
         registry.asked = _self_asked(text, params)

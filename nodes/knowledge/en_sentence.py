@@ -12,12 +12,12 @@ from .draft import Draft, Registry
 from .models import USER
 from .params import KnowledgeParams
 
-ADV = r"(?:(?:really|absolutely|totally|just|also|still|truly|honestly|actually|kinda|so|do|definitely|seriously|genuinely|simply|now|recently|finally)\s+)*"
+ADV = r"(?:(?:really|absolutely|totally|just|also|still|truly|honestly|actually|kinda|so|do|definitely|seriously|genuinely|simply|now|recently|finally|pretty much|basically|mostly|usually|only|officially|happily|currently)\s+)*"
 GAP = r"(?:\s+|(?='))"
 ANYMORE = r"\s+(?i:anymore|any more|these days|nowadays)\b"
 OBJ = r"(?P<obj>[^.,!?;:()\"]+)"
 SUBJ = (
-    r"(?P<subj>\bI\b|\b(?i:my|our)\s+(?P<rel>[a-z]+)(?:,?\s+(?P<relname>[A-Z][a-z]+)(?![a-z]))?"
+    r"(?P<subj>\bI\b|\b(?i:we)\b|\b(?i:my|our)\s+(?P<rel>[a-z]+)(?:,?\s+(?P<relname>[A-Z][a-z]+)(?![a-z]))?"
     r"|\b(?P<name>[A-Z][a-z]+)\b)"
 )
 CUT = re.compile(
@@ -75,7 +75,7 @@ class EnSentence:
     said_at: float
     zone: ZoneInfo
     asked: str = ""
-    """An attribute the previous sentence of the turn announced (Favourite movie ever? / New job!)."""
+    """An attribute the previous sentence of the turn announced (Favourite movie ever?)."""
 
     def draft(self, attribute: str, value: str, pattern: str, **kw) -> Draft | None:
         value = DETERMINERS.sub("", value.strip(" '\"-"))
@@ -87,10 +87,13 @@ class EnSentence:
             category = self.params.categories.get(key) or self.params.categories.get(key.split()[-1] if key else "", "")
         return Draft(attribute=attribute, value=value, value_key=key, pattern=pattern, category=category, **kw)
 
-    def subject(self, m: re.Match[str]) -> str | None:
-        """USER, a name or a relation noun; None when the subject is no one we can name."""
+    def subject(self, m: re.Match[str], we: bool = False) -> str | None:
+        """USER, a name or a relation noun; None when the subject is no one we can name. ``we``: "we" is the
+        user's household (where the user lives), not a taste of the user's."""
         if m.group("subj") == "I":
             return USER
+        if m.group("subj").lower() == "we":  # the user's household: "we moved to …", "we live in …"
+            return USER if we else None
         rel, relname, name = m.group("rel"), m.group("relname"), m.group("name")
         if rel is not None:
             attribute = self.params.relations.get(rel.lower())

@@ -70,14 +70,15 @@ def likes(s: EnSentence) -> list[Draft]:
 
 
 _FAV = r"(?i:favou?rite)"
+_BE_VERB = r"(?:(?i:'m|am|'ve been|have been)\s+)?"
 _RX_FAVOURITE = [
-    rx(r"\b(?i:my)\s+(?:(?i:new)\s+)?" + _FAV + r"\s+(?P<noun>[a-z]+)\s+(?:(?i:right now|these days|now)\s+)?"
-       r"(?i:is|are|has to be|would be)\s+(?:(?i:now|still)\s+)?" + OBJ),
-    rx(OBJ + r"\s+(?i:is|are)\s+(?:(?i:officially|still|definitely)\s+)?(?i:my)\s+(?:(?i:new)\s+)?" + _FAV
-       + r"\s+(?P<noun>[a-z]+)\b"),
-    rx(r"\b(?i:new)\s+" + _FAV + r"\s+(?P<noun>[a-z]+):\s*" + OBJ),
-    rx(r"\b(?i:my)\s+" + _FAV + r"\s+(?P<noun>[a-z]+)\s+used to be\s+[^,]+,\s*but now it's\s+" + OBJ),
-    rx(r"(?P<obj>[^,.!?;]+),\s*it's my\s+" + _FAV + r"\s+(?P<noun>[a-z]+)"),
+    rx(r"\b(?i:my)\s+(?:(?i:new|all-time|current)\s+)?" + _FAV + r"\s+(?P<noun>[a-z]+)\s+(?:(?i:right now|these days|now|ever)\s+)?"
+       r"(?i:is|are|has to be|would be|'s)\s+(?:(?i:now|still|probably|definitely|easily)\s+)?" + OBJ),
+    rx(OBJ + r"\s+(?i:is|are|'s)\s+(?:(?i:officially|still|definitely|probably|now|easily)\s+)?(?i:my)\s+"
+       r"(?:(?i:new|all-time)\s+)?" + _FAV + r"\s+(?P<noun>[a-z]+)\b"),
+    # "my favourite N used to be X, but now it's Y" / "was X and these days it's Y"
+    rx(r"\b(?i:my)\s+" + _FAV + r"\s+(?P<noun>[a-z]+)\s+(?i:used to be|was)\s+[^.!?;]+?,?\s+(?i:but|and)\s+"
+       r"(?:(?i:now|these days|nowadays)\s+)?(?i:it's|it is|its)\s+(?:(?i:now|definitely)\s+)?" + OBJ),
 ]
 _ANSWER = re.compile(r"^\s*(?:it's\s+|definitely\s+|probably\s+)?(?P<obj>[^,.!?;]+?)\s*(?:[,.!]|$)", re.I)
 
@@ -94,7 +95,7 @@ def favourite(s: EnSentence) -> list[Draft]:
         for m in rx.finditer(s.text):
             noun = m.group("noun").lower()
             raw = m.group("obj")
-            if k in (1, 4):
+            if k == 1:
                 raw = re.split(r"\b(?:I think|and|but|so|because|,)\b", raw)[-1]
                 raw = re.sub(r"^.*\b(?:is|are|was|think|say|beats|Okay|okay)\s+", "", raw)
             objects = noun_phrases(raw, split=False)
@@ -111,22 +112,35 @@ _RX_INTO = rx(
     SUBJ + GAP + r"(?i:'m|am|is|'s|'ve been|have been|has been|'ve gotten|have gotten|'ve got|got|'ve become)\s+"
     + ADV + r"(?i:into|obsessed with|hooked on|crazy about|(?:a )?(?:big |huge )?fan of)\s+" + OBJ
 )
+# what makes the user happy: "nothing makes me happier than X", "X always makes me happy", "can't get enough of X"
 _RX_LOVE_IDIOMS = [
-    rx(r"\b(?i:nothing makes me happier than)\s+" + OBJ),
-    rx(r"\bI(?:'ll| will)\s+never get tired of\s+" + OBJ),
-    rx(r"\bI\s+can't get enough of\s+" + OBJ),
+    rx(r"\bI\s+(?:just\s+)?(?:can't|cannot)\s+get enough of\s+" + OBJ),
+    rx(r"\b(?i:nothing|few things)\s+(?i:makes?|make)\s+me\s+(?i:happier|more relaxed|calmer|feel better)\s+than\s+" + OBJ),
+    rx(r"^\s*(?P<obj>[^,.!?;]+?)\s+(?i:always\s+|really\s+|just\s+)?(?i:makes?)\s+me\s+(?i:so\s+|really\s+)?(?i:happy)\b"),
 ]
 _RX_PERSON = rx(r"\b(?:I'm|I am|[Ss]till)\s+(?:a|an)\s+(?:(?i:total|big|huge|real|complete)\s+)?(?P<obj>[\w' -]+?)\s+person\b")
+# the drink the user has: "I drink X", "I've been drinking X", "I have two cups of X a day", "X is all I drink"
 _RX_DRINKS = [
-    rx(r"\bI\s+drink\s+(?:like\s+|about\s+|at least\s+)?(?:\w+\s+)?cups?\s+of\s+" + OBJ),
-    rx(r"\bI\s+(?:only|mostly|just)\s+drink\s+" + OBJ),
-    rx(r"\b(?P<obj>[^,.!?;]+?)\s+is\s+(?:still\s+)?the only thing I drink\b"),
+    rx(r"\bI" + GAP + _BE_VERB + ADV + r"(?i:drink|drinking|sip|sipping|have|having)\s+"
+       r"(?:(?i:like|about|at least|maybe|a|one|two|three|four|five|\d+|a few|several)\s+)*"
+       r"(?P<cup>(?i:cups?|mugs?|glasses|glass|bottles?|pots?|cans?)\s+of\s+)?" + OBJ),
+    rx(r"\b(?P<obj>[^,.!?;]+?)\s+is\s+(?:(?i:still|now)\s+)?(?i:all|the only thing|what|the one thing)\s+I\s+"
+       r"(?:(?i:ever|really|usually)\s+)?drink\b"),
 ]
+# "it's X for me (now)", "lately it's been X all day for me": a drink, by kind or by the sentence's words
+_RX_FOR_ME = rx(r"\b(?i:it's been|it has been|it's|it is)\s+(?:(?i:all|mostly|just)\s+)?(?P<obj>[^,.!?;]+?)"
+                r"(?:\s+(?i:all day|every day|every morning|these days|now))?\s+(?i:for me)\b")
 _RX_ON = [
-    rx(r"\bI(?:'m| am)\s+on\s+" + OBJ),
-    rx(r"\bI\s+(?:can't|cannot)\s+start my day without\s+" + OBJ),
-    rx(r"\bI\s+(?:pretty much\s+)?live on\s+" + OBJ),
+    rx(r"\bI(?:'m| am)\s+(?:(?i:now|mostly|all)\s+)?on\s+" + OBJ),
+    rx(r"\bI\s+" + ADV + r"live on\s+" + OBJ),
 ]
+_HABITUAL = re.compile(r"\b(?:only|mostly|usually|always|every|daily|a day|all day|these days|nowadays|now|lately)\b", re.I)
+
+
+def _drink_talk(s: EnSentence) -> bool:
+    """Does the sentence name a drink (by the lexicon) or drinking?"""
+    words = re.findall(r"[a-z]+", s.text.lower())
+    return any(w.startswith("drink") or s.params.categories.get(en_key(w)) == "drink" for w in words)
 
 
 def _kind(s: EnSentence, value: str) -> str:
@@ -156,9 +170,19 @@ def tastes_in_words(s: EnSentence) -> list[Draft]:
     for m in _RX_PERSON.finditer(s.text):
         value = m.group("obj")
         add(_kind(s, value) or "likes", value)
-    for rx_ in _RX_DRINKS:
+    for k, rx_ in enumerate(_RX_DRINKS):
         for m in rx_.finditer(s.text):
-            add("drink", m.group("obj"))
+            values = noun_phrases(m.group("obj"), split=False)[:1]
+            # a drink by kind, or said with a cup or a habit ("I mostly drink rooibos"); "I have a dog" is none
+            if values and re.fullmatch(r"(?i:now|today|lately|again|too|daily|more|less|much|enough|alone)", values[0]):
+                continue
+            if values and (k == 1 or _kind(s, values[0]) == "drink" or m.groupdict().get("cup")
+                           or (_HABITUAL.search(s.text) and not re.search(r"\bhav", m.group(0), re.I))):
+                add("drink", m.group("obj"))
+    for m in _RX_FOR_ME.finditer(s.text):
+        for value in noun_phrases(m.group("obj"), split=False)[:1]:
+            if _kind(s, value) == "drink" or _drink_talk(s):  # "gave up espresso, it's rooibos for me now"
+                add("drink", value)
     for rx_ in _RX_ON:
         for m in rx_.finditer(s.text):
             for value in noun_phrases(m.group("obj"), split=False)[:1]:
@@ -176,7 +200,7 @@ _RX_QUIT = rx(
 _RX_DONT_ANYMORE = rx(
     r"\bI" + GAP + r"(?i:don't|do not)\s+(?i:drink|eat|do|play|watch)\s+" + OBJ + ANYMORE
 )
-_RX_NO_MORE = rx(r"\b(?i:no more)\s+(?P<obj>[^.,!?;]+?)\s+(?i:for me)\b")
+_RX_NO_MORE = rx(r"^\s*(?:(?i:so|and|ok|okay)\s+)?(?i:no more)\s+(?P<obj>[^.,!?;]+?)(?:\s+(?i:for me))?(?=\s*[.,!?;]|$)")
 _RX_SWITCH_FROM = rx(r"\b(?i:switched|changed|swapped|went|moved over)\s+from\s+(?P<old>[^.,!?;]+?)\s+to\s+" + OBJ)
 _RX_SWITCH_TO = rx(r"\b(?i:switched|swapped|moved over|changed over|changed)\s+to\s+" + OBJ)
 _RX_INSTEAD = rx(
@@ -204,7 +228,7 @@ def quits_and_switches(s: EnSentence) -> list[Draft]:
         if d:
             out.append(d)
 
-    for m in _RX_NO_MORE.finditer(text):
+    for m in _RX_NO_MORE.finditer(text):  # "No more X (for me)": a sentence that opens on it
         for value in noun_phrases(m.group("obj"), split=False):
             add("likes", value, "negative")
             add("habit", value, "negative")
@@ -223,6 +247,8 @@ def quits_and_switches(s: EnSentence) -> list[Draft]:
             for value in noun_phrases(re.split(r"\s+(?:and|for)\s+(?:switched|moved|changed|went)\b", raw)[0]):
                 add("likes", value, "negative")
                 add("habit", value, "negative")
+                if _kind(s, value) == "drink":  # "I gave up espresso": the drink ends too
+                    add("drink", value, "negative")
             tail = re.search(r"\bfor\s+([^.,!?;]+)$", raw)
             if tail and m.re is _RX_QUIT:
                 for value in noun_phrases(tail.group(1), split=False):

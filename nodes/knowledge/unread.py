@@ -77,16 +77,17 @@ def needs_review(item: KnowledgeItem | Mapping[str, Any]) -> bool:
     return note.startswith(REVIEW)
 
 
-def cued_attributes(sentence: str, params: KnowledgeParams, values: Iterable[str] = ()) -> set[str]:
+def cued_attributes(sentence: str, params: KnowledgeParams, values: Iterable[str] = (), turn: str = "") -> set[str]:
     """Single-valued attributes the (NFKC) sentence speaks of with a change: none for a question, a wish, or a
-    sentence about someone else. ``values``: the user's current values, a change word when one is named."""
+    sentence about someone else. ``values``: the user's current values, a change word when one is named;
+    ``turn``: the whole turn (a fragment such as "New job!" is the user's when the turn speaks in the first person)."""
     named = [v for v in values if v and v.lower() in sentence.lower()]
     if is_japanese(sentence):
         if _NOT_A_STATEMENT_JA.search(sentence) or any(r in sentence for r in params.relations if not r.isascii()):
             return set()
         changed = bool(CHANGE_JA.search(sentence) or named)
         return {a for a, cues in CUES_JA.items() if changed and any(c in sentence for c in cues)}
-    if _NOT_A_STATEMENT_EN.search(sentence) or not _FIRST_PERSON_EN.search(sentence):
+    if _NOT_A_STATEMENT_EN.search(sentence) or not _FIRST_PERSON_EN.search(sentence if not turn else f"{sentence} {turn}"):
         return set()
     words = [w.lower() for w in _WORD.findall(sentence)]
     if any(params.relations.get(w) for w in words if w not in ("place",)) and not re.match(r"\s*(?:I|we)\b", sentence, re.I):
@@ -114,7 +115,7 @@ def unread_updates(turns: Iterable[Mapping[str, Any] | Any], read: Sequence[Know
             continue
         for sentence in sentences(turn["text"]):
             values = [v for vs in current.values() for v in vs]
-            for attribute in sorted(cued_attributes(sentence, params, values)):
+            for attribute in sorted(cued_attributes(sentence, params, values, turn["text"])):
                 if params.is_single(attribute) and (sentence, attribute, turn["turn_id"]) not in got:
                     out.append(Unread(USER, attribute, sentence, turn["turn_id"], turn["ts"]))
     return out
