@@ -423,6 +423,8 @@ def test_params_table_lists_every_attribute_and_setting():
     ("I landed a position at the harbour museum", {(U, "works_at", "harbour museum", P)}),
     ("I mostly drink rooibos tea these days", {(U, "drink", "rooibos tea", P)}),
     ("Barley tea is all I drink now.", {(U, "drink", "Barley tea", P)}),
+    ("We're slowly settling into Boise.", {(U, "lives_in", "Boise", P)}),
+    ("We just signed a lease in Tucson!", {(U, "lives_in", "Tucson", P)}),
     ("Our puppy is called Maple.", {(U, "pet", "Maple", P)}),
     ("We got a kitten last week and named her Olive.", {(U, "pet", "Olive", P)}),
     ("I just joined Acme Robotics as a tester.", {(U, "works_at", "Acme Robotics", P)}),

@@ -221,7 +221,12 @@ _RX_NAME_ALONE = rx(r"\bI(?:'m| am)\s+(?P<value>[A-Z][a-z]+)(?=\s*(?:[,.!]|$|(?i
 _NOT_A_NAME = re.compile(r"(?:ish|ese|ing|ful|ous)$")  # English, Japanese, Fine … are not names
 # the user's home (place, flat, apartment …) in a place: a possessive and a noun of the kind
 _RX_HOME_IN = rx(r"\b(?i:my|our)\s+(?:(?i:new|little|tiny|own|first)\s+)?(?i:place|flat|apartment|house|home|room|"
-                 r"studio|condo|bedsit|digs)\s+(?i:in|near|outside)\s+" + _PLACE)
+                 r"studio|condo|bedsit|digs|address)\s+(?:(?i:is)\s+)?(?i:in|near|outside)\s+" + _PLACE)
+# settling into a place, a lease or a house taken in one: "settling into Boise", "signed a lease in Tucson"
+_RX_SETTLED = rx(r"\b(?:I|(?i:we))" + GAP + r"(?:(?i:'re|are|'m|am|'ve|have|just|finally|now|slowly|gradually|still)\s+)*(?i:settling|settled)\s+"
+                 r"(?i:in|into)\s+" + _PLACE + r"|\b(?:I|(?i:we))" + GAP + r"(?:(?i:'ve|have|just|finally)\s+)*"
+                 r"(?i:signed a lease|bought a (?:house|flat|place|home)|closed on (?:a|the|our) (?:house|flat|place|home))"
+                 r"\s+(?i:in)\s+" + _PLACE.replace("obj", "obj2"))
 # a job, position or role got, landed, started … at a place; "my (new) job at …"
 _RX_JOB_AT = [
     rx(r"\b(?:I|(?i:we))" + GAP + r"(?:(?i:'ve|have|just|recently|finally|also)\s+)*(?i:got|landed|started|took|"
@@ -257,6 +262,8 @@ def life_in_words(s: EnSentence) -> list[Draft]:
     if not re.search(r"\b(?:if|would|wish|want|moving to|friend|sister|brother|mum|mom)\b", text, re.I):
         for m in _RX_HOME_IN.finditer(text):
             add("lives_in", m.group("obj"), "en.lives")
+        for m in _RX_SETTLED.finditer(text):
+            add("lives_in", m.group("obj") or m.group("obj2"), "en.lives")
     left = list(_RX_LEFT_JOB.finditer(text))
     for m in left:
         add("works_at", m.group("obj"), "en.works", "negative")

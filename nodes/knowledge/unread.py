@@ -31,10 +31,12 @@ REVIEW_CONFIDENCE = 0.3
 # attribute → words that say a sentence is about it (English: lemmas of words; Japanese: substrings)
 CUES_EN: dict[str, frozenset[str]] = {
     "lives_in": frozenset("live move moving moved relocate relocated relocating flat apartment house home place "
-                          "city town neighbourhood neighborhood rent lease landlord key unpack box".split()),
-    "drink": frozenset("drink drinking drank coffee tea cup mug caffeine latte espresso brew".split()),
-    "works_at": frozenset("job work working office boss colleague employer company hired resign resigned "
-                          "quit notice shift".split()),
+                          "city town neighbourhood neighborhood rent lease landlord key unpack box address settle "
+                          "settled settling suburb street mortgage flatmate roommate commute".split()),
+    "drink": frozenset("drink drinking drank coffee tea cup mug caffeine decaf latte espresso brew kettle".split()),
+    "works_at": frozenset("job work working office boss manager colleague coworker employer company hired hire "
+                          "resign resigned quit notice shift team onboarding position role offer contract internship "
+                          "workplace".split()),
     "food": frozenset("food dish meal eat eating favourite favorite".split()),
     "film": frozenset("film movie favourite favorite".split()),
 }
