@@ -1,6 +1,7 @@
 """Baselines the harness runs beside our recall, on the same turns, embedder and budget.
 
-- ``bm25``:    BM25 over raw turns, Sudachi/English terms (nodes.text.tokenize.terms), k1 1.2, b 0.75.
+- ``bm25``:    BM25 over raw turns, Sudachi/English terms (nodes.text.tokenize.terms), k1 1.2, b 0.75: the turn
+               index's own search (stores.lexical scores it), with neither context nor passages.
 - ``vectors``: LangGraph ``InMemoryStore(index={...})`` over raw turns, our embedder as its embed function —
                what a LangGraph user would pick instead.
 - ``rrf``:     naive reciprocal-rank fusion (k = 60) of the two above.
@@ -20,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from lumina_memory.nodes.retrieval.budget import count_tokens
-from lumina_memory.nodes.retrieval.turn_index import UserTurns
+from lumina_memory.nodes.retrieval.user_turns import UserTurns
 from lumina_memory.stores.models import Turn
 
 # mem0 reads these at import: no telemetry (it would try the network, and its telemetry store is a second

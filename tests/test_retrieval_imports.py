@@ -4,6 +4,7 @@ stays under 400 lines (issue 45: one job per module, no cycle)."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -28,14 +29,12 @@ def _imports() -> dict[str, set[str]]:
             package = name if path.name == "__init__.py" else name.rpartition(".")[0]
             found: set[str] = set()
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    if node.level:
-                        parts = package.split(".")
-                        base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
-                    found |= {base} | {f"{base}.{a.name}" for a in node.names}
-                elif isinstance(node, ast.Import):
-                    found |= {a.name for a in node.names}
+                if isinstance(node, ast.Import):
+                    found.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    relative = "." * node.level + (node.module or "")
+                    base = importlib.util.resolve_name(relative, package) if node.level else relative
+                    found.update([base, *(f"{base}.{alias.name}" for alias in node.names)])
             out[name] = {m for m in found if m.startswith("lumina_memory.")}
     return out
 
