@@ -70,7 +70,7 @@ def cmd_audit(args) -> int:
     # nothing created (a data dir that does not exist is an error, not a new empty one).
     from rich.markup import escape
 
-    from lumina_memory.stores.audit import read_only_audit
+    from lumina_memory.stores.factory import read_only_audit
     from lumina_memory.stores.settings import LuminaSettings
 
     with read_only_audit(LuminaSettings().resolved_data_dir()) as log:

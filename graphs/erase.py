@@ -19,7 +19,8 @@ from typing import Any
 
 from lumina_memory.nodes.services import Services
 from lumina_memory.stores import backup as backups
-from lumina_memory.stores.audit import AuditLog
+from lumina_memory.stores.factory import open_audit_log
+from lumina_memory.stores.protocols_files import AuditTrail
 from lumina_memory.stores import known_locations
 from lumina_memory.stores.backup_location import open_location
 from lumina_memory.stores.erasure import (
@@ -113,8 +114,8 @@ def retry_owed(services: Services, places, *, skip: str | None = None) -> dict[s
     return {"retried": done, "still_owed": still}
 
 
-def audit_log(services: Services) -> AuditLog:
-    return AuditLog(services.stores.archive, data_dir_secret(services.settings.resolved_data_dir()))
+def audit_log(services: Services) -> AuditTrail:
+    return open_audit_log(services.stores.archive, data_dir_secret(services.settings.resolved_data_dir()))
 
 
 def erase_plan(services: Services, user_id: str, *, store=None, checkpoints: Path | None = None,

@@ -35,8 +35,7 @@ from lumina_memory.nodes.text.transliterate import cross_terms
 from lumina_memory.stores import ids
 from lumina_memory.stores.datadir_lock import DataDirLock
 from lumina_memory.stores.errors import InvalidInput
-from lumina_memory.stores.factory import open_vectors
-from lumina_memory.stores.kv_duckdb import STORE_FILENAME, DuckDBItems
+from lumina_memory.stores.factory import open_items, open_vectors
 from lumina_memory.stores.langgraph_store import LuminaStore
 from lumina_memory.stores.lgstore_embed import StoreEmbedding, from_embedder, from_index
 from lumina_memory.stores.lgstore_ttl import check_config
@@ -98,7 +97,7 @@ def store_parts(
     lock.acquire()  # re-entrant within a process: the memory graph's services may hold it too
     opened: list = []
     try:
-        items = DuckDBItems(data_dir / STORE_FILENAME)
+        items = open_items(data_dir)
         opened.append(items)
         opened.append(_open_vectors(settings, embedding))
     except BaseException:

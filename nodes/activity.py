@@ -11,19 +11,20 @@ import logging
 import threading
 from typing import Any
 
-from lumina_memory.stores.activity_log import ActivityLog
+from lumina_memory.stores.factory import open_activity_log
+from lumina_memory.stores.protocols_files import ActivityLogStore
 
 log = logging.getLogger("lumina.activity")
-_LOGS: dict[tuple, ActivityLog] = {}
+_LOGS: dict[tuple, ActivityLogStore] = {}
 _GUARD = threading.Lock()
 QUERY_CHARS = 200  # a recall's question, as far as recent-activity context needs it
 
 
-def activity_log(settings) -> ActivityLog:
+def activity_log(settings) -> ActivityLogStore:
     key = (str(settings.resolved_data_dir()), settings.activity_log_max_bytes, settings.activity_log_keep)
     with _GUARD:
         if key not in _LOGS:
-            _LOGS[key] = ActivityLog.for_settings(settings)
+            _LOGS[key] = open_activity_log(settings)
         return _LOGS[key]
 
 

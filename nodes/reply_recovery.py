@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from lumina_memory.stores.journal import Journal
+from lumina_memory.stores.factory import open_journal
 
 from .activity import record
 
@@ -23,7 +23,7 @@ _recover_lock = threading.Lock()
 def recover_replies(services) -> list[dict]:
     """A11: replies whose process died while generating them, read from their journal files (a torn
     last line skipped), recorded as ``reply_interrupted`` in the user's activity log; files removed."""
-    journal = Journal.for_settings(services.settings)
+    journal = open_journal(services.settings)
     found = journal.recover_orphans()
     for entry in found:
         record(services, entry["user"], "reply_interrupted", reply_id=entry.get("reply_id"),

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from lumina_memory.nodes.characters import CAST, get as get_character
 from lumina_memory.stores import ids
-from lumina_memory.stores.journal import Journal
+from lumina_memory.stores.factory import open_journal
 
 from .activity import record
 from .reply_recovery import recover_replies, recover_replies_once  # noqa: F401 - operators call them from here
@@ -95,7 +95,7 @@ def respond(state: dict, ctx, services) -> dict:
     recover_replies_once(services)
     source = f"reply-{turns[-1]['source_id']}"[:128]
     kinds = redaction_kinds(services.settings)
-    entry = Journal.for_settings(services.settings).open(
+    entry = open_journal(services.settings).open(
         ctx.user_id, ids.turn_id(ctx.user_id, source), redact=(lambda t: redact_text(t, kinds)) if kinds else None,
         character=character, turn_id=turns[-1]["turn_id"],
     )
@@ -109,7 +109,7 @@ def respond(state: dict, ctx, services) -> dict:
     except BaseException:
         # The model failed mid-reply in a process that lives on: record what came, as start-up would.
         entry.flush()
-        partial = Journal.for_settings(services.settings).read(entry.path) or {"text": "", "chunks": 0}
+        partial = open_journal(services.settings).read(entry.path) or {"text": "", "chunks": 0}
         record(services, ctx.user_id, "reply_interrupted", reply_id=ids.turn_id(ctx.user_id, source),
                character=character, chars=len(partial["text"]), chunks=partial["chunks"], text=partial["text"][:2_000])
         entry.finish()

@@ -28,8 +28,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from lumina_memory.stores.cold_turns import ColdTurns
 from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.factory import open_cold_turns
 from lumina_memory.stores.models import Turn
 
 from .activity import activity_log, record
@@ -64,7 +64,7 @@ def _raw_turns(services, now: float) -> dict[str, Any]:
     if policy == "keep":
         return {"policy": policy, "days": days, "turns": 0, "note": "storage_policy keep: raw turns are kept"}
     stores = services.stores
-    cold = ColdTurns.for_settings(settings) if policy == "B" else None
+    cold = open_cold_turns(settings) if policy == "B" else None
     expired = _by_user(stores.archive.turns_before(now - days * DAY))
     report: dict[str, Any] = {"policy": policy, "days": days, "turns": 0, "segments_stripped": 0, "users": len(expired)}
     for user_id, turns in expired.items():
@@ -147,4 +147,4 @@ def enforce_retention(services, now: float | None = None) -> dict[str, Any]:
 
 def cold_turns(services, user_id: str, contains: str | None = None, limit: int = 100) -> list[Turn]:
     """Deliberate recall of raw turns that policy B moved to Parquet (DuckDB ``read_parquet``)."""
-    return ColdTurns.for_settings(services.settings).read(user_id, contains, limit)
+    return open_cold_turns(services.settings).read(user_id, contains, limit)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import AbstractContextManager
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from . import ids
 from .datadir_lock import DataDirLock
 from .protocols import ArchiveStore, GraphStore, MidTermStore, VectorStore
 from .protocols_collections import KBStore, KnowledgeVectorStore, PointCollection, TurnVectorStore
+from .protocols_files import ActivityLogStore, AuditReader, AuditTrail, ColdTurnStore, ItemTable, ReplyJournal
 from .settings import LuminaSettings
 
 log = logging.getLogger("lumina.stores")
@@ -159,3 +162,53 @@ def edge_meta_file() -> str:
     from .vectors_edge import META_FILE
 
     return META_FILE
+
+
+def items_path(data_dir: Path) -> Path:
+    """Where the LangGraph store's item table lives in ``data_dir`` (whether one was made: does it exist)."""
+    from .kv_duckdb import STORE_FILENAME
+
+    return Path(data_dir) / STORE_FILENAME
+
+
+def open_items(data_dir: Path) -> ItemTable:
+    """The LangGraph store's item table in ``data_dir``."""
+    from .kv_duckdb import DuckDBItems
+
+    return DuckDBItems(items_path(data_dir))
+
+
+def open_activity_log(settings: LuminaSettings) -> ActivityLogStore:
+    """The data directory's activity log, rotated as the settings say."""
+    from .activity_log import ActivityLog
+
+    return ActivityLog.for_settings(settings)
+
+
+def open_cold_turns(settings: LuminaSettings) -> ColdTurnStore:
+    """Where storage policy B keeps raw turns (``storage_policy_b_location``, else the data directory's logs)."""
+    from .cold_turns import ColdTurns
+
+    return ColdTurns.for_settings(settings)
+
+
+def open_journal(settings: LuminaSettings) -> ReplyJournal:
+    """The data directory's reply journal, flushed as the settings say."""
+    from .journal import Journal
+
+    return Journal.for_settings(settings)
+
+
+def open_audit_log(archive: ArchiveStore, key: bytes) -> AuditTrail:
+    """The audit log in ``archive``'s database, its head sealed with the data directory's secret ``key``."""
+    from .audit import AuditLog
+
+    return AuditLog(archive, key)
+
+
+def read_only_audit(data_dir: Path) -> AbstractContextManager[AuditReader]:
+    """The data directory's audit log for reading and verifying only: the archive opened read-only, nothing
+    created (``lumina-memory audit``)."""
+    from .audit import read_only_audit as opened
+
+    return opened(data_dir)

@@ -3,8 +3,9 @@
 An expression gets a store type when it is ``<x>.stores`` or a name ``stores`` (``Stores``), a name
 ``archive`` (``ArchiveStore``), a parameter or variable annotated with a Protocol, a name or ``self.<x>``
 assigned from a typed expression, a member of a typed expression whose Protocol annotates it with a
-Protocol (``stores.archive.knowledge``), a call of a typed method whose return annotation is a Protocol, or a
-call of a nodes/graphs function annotated to return one. Every attribute read on a typed expression (and
+Protocol (``stores.archive.knowledge``), a conditional expression whose branches are of one type or None, a
+call of a typed method whose return annotation is a Protocol, or a call of a stores/nodes/graphs function
+annotated to return one. Every attribute read on a typed expression (and
 every ``getattr``/``hasattr`` with a constant name) is a use of that member.
 
 ``python -m tests.store_contract_scan`` prints each Protocol's used members and the undeclared ones.
@@ -20,12 +21,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from lumina_memory.stores import protocols, protocols_collections, protocols_tables
+from lumina_memory.stores import protocols, protocols_collections, protocols_files, protocols_tables
 from lumina_memory.stores.factory import Stores
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLER_DIRS = ("nodes", "graphs")
-PROTOCOL_MODULES = (protocols, protocols_tables, protocols_collections)
+PROTOCOL_MODULES = (protocols, protocols_tables, protocols_collections, protocols_files)
 BY_NAME = {"stores": "Stores", "archive": "ArchiveStore", "turn_vectors": "TurnVectorStore"}
 """Names that mean one store wherever they appear (parameters included)."""
 
@@ -38,9 +39,10 @@ def universe() -> dict[str, type]:
     return found
 
 
-CONTAINERS = ("list", "Sequence", "Iterable", "Iterator", "tuple", "set", "frozenset")
+CONTAINERS = ("list", "Sequence", "Iterable", "Iterator", "tuple", "set", "frozenset", "AbstractContextManager")
 LIST = "["
-"""Prefix of a container of a store type (``'[PointCollection'``): iterating or indexing it gives the type."""
+"""Prefix of a container of a store type (``'[PointCollection'``): iterating or indexing it gives the type, and
+entering it (``with read_only_audit(d) as log``) when it is a context manager of one."""
 
 
 def type_name(annotation: object) -> str | None:
@@ -126,6 +128,10 @@ class _Scope(ast.NodeVisitor):
         if isinstance(node, ast.BoolOp):
             kinds = {self.resolve(v) for v in node.values}
             return kinds.pop() if len(kinds) == 1 else None
+        if isinstance(node, ast.IfExp):  # ``open_x(...) if policy else None``
+            branches = [v for v in (node.body, node.orelse) if not (isinstance(v, ast.Constant) and v.value is None)]
+            kinds = {self.resolve(v) for v in branches}
+            return kinds.pop() if len(kinds) == 1 else None
         if isinstance(node, ast.Subscript):
             return self.element(node.value)
         return None
@@ -143,6 +149,13 @@ class _Scope(ast.NodeVisitor):
                     kind, key = self.element(node.iter), _dotted(node.target)
                     if key and kind:
                         self.env.setdefault(key, kind)
+                    continue
+                if isinstance(node, (ast.With, ast.AsyncWith)):  # with read_only_audit(data_dir) as log
+                    for item in node.items:
+                        kind = self.element(item.context_expr)
+                        key = _dotted(item.optional_vars) if item.optional_vars is not None else None
+                        if key and kind:
+                            self.env.setdefault(key, kind)
                     continue
                 if isinstance(node, ast.Assign) and len(node.targets) == 1:
                     pairs, annotation = [(node.targets[0], node.value)], None

@@ -18,6 +18,13 @@ import pytest
 from lumina_memory.nodes.kb.open import kb_of
 from lumina_memory.stores import protocols as P
 from lumina_memory.stores import protocols_collections as C
+from lumina_memory.stores import protocols_files as F
+from lumina_memory.stores.activity_log import ActivityLog
+from lumina_memory.stores.audit import AuditLog, ReadOnlyAudit
+from lumina_memory.stores.cold_turns import ColdTurns
+from lumina_memory.stores.factory import open_activity_log, open_audit_log, open_cold_turns, open_items, open_journal
+from lumina_memory.stores.journal import Journal, JournalEntry
+from lumina_memory.stores.kv_duckdb import DuckDBItems
 from lumina_memory.stores import protocols_tables as T
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
 from lumina_memory.stores.graph_ladybug import LadybugGraph
@@ -57,6 +64,13 @@ ADAPTERS: dict[type, tuple[type, ...]] = {
     C.KBCatalogStore: (KBCatalog,),
     C.KBCollectionStore: (KBCollections,),
     C.KBStore: (KBStores,),
+    F.ActivityLogStore: (ActivityLog,),
+    F.ColdTurnStore: (ColdTurns,),
+    F.ReplyJournal: (Journal,),
+    F.ReplyJournalEntry: (JournalEntry,),
+    F.AuditTrail: (AuditLog,),
+    F.AuditReader: (AuditLog, ReadOnlyAudit),
+    F.ItemTable: (DuckDBItems,),
     P.LexicalIndex: (InProcessLexical,),
 }
 FACTORIES = {"lumina_memory.stores.factory", "lumina_memory.stores.kb_open"}
@@ -131,7 +145,8 @@ def test_callers_use_only_declared_members() -> None:
     # The checker reads what it should: every tier the callers reach is found through their code.
     assert {"ArchiveStore", "MidTermStore", "VectorStore", "GraphStore", "TurnVectorStore", "KnowledgeVectorStore",
             "KBCatalogStore", "KBVectorStore", "KnowledgeItemStore", "MemoryLifecycleStore", "ProcedureStore",
-            "SemanticStore", "TurnReadStore"} <= seen
+            "SemanticStore", "TurnReadStore", "ActivityLogStore", "ColdTurnStore", "ReplyJournal", "ReplyJournalEntry",
+            "AuditTrail", "AuditReader"} <= seen
     assert len(result.uses) > 300
 
 
@@ -159,16 +174,26 @@ def counts(graph: GraphStore, kb: KBStore):
     graph._read("MATCH (n) RETURN n", {})
     kb.collections.get("docs", False).search_passages(None, [0.0], 3)
     kb.collections.get("docs", False).reindex()
+
+def sweep(log: ActivityLogStore, policy):
+    chosen = log if policy == "B" else None
+    chosen.rotate()
+
+def check(opened: AbstractContextManager[AuditReader]):
+    with opened as log:
+        log.repair()
 '''
     found = set(undeclared(scan_source(source)))
     assert found == {("ArchiveStore", "_db"), ("MidTermStore", "lost_pairs"), ("PointCollection", "rebuild_index"), ("KnowledgeItemStore", "_scroll"), ("TurnVectorStore", "not_a_method"),
-                     ("GraphStore", "_read"), ("KBVectorStore", "reindex")}
+                     ("GraphStore", "_read"), ("KBVectorStore", "reindex"), ("ActivityLogStore", "rotate"), ("AuditReader", "repair")}
 
 
 def test_callers_import_no_adapter_module() -> None:
     adapters = adapter_modules()
     assert {"lumina_memory.stores.archive_duckdb", "lumina_memory.stores.vectors_edge",
-            "lumina_memory.stores.graph_ladybug", "lumina_memory.stores.midterm_redis"} <= adapters
+            "lumina_memory.stores.graph_ladybug", "lumina_memory.stores.midterm_redis", "lumina_memory.stores.journal",
+            "lumina_memory.stores.activity_log", "lumina_memory.stores.cold_turns", "lumina_memory.stores.audit",
+            "lumina_memory.stores.kv_duckdb"} <= adapters
     leaks = []
     for path in caller_files():
         where = str(path.relative_to(ROOT))
@@ -210,8 +235,19 @@ def test_opened_stores_are_instances_of_their_protocols(memory) -> None:
     kb = kb_of(memory.services)
     tiers.update({C.KBStore: kb, C.KBCatalogStore: kb.catalog, C.KBCollectionStore: kb.collections,
                   C.KBVectorStore: kb.collections.get("contract", False)})
-    wrong = [f"{type(store).__name__} is not a {protocol.__name__}" for protocol, store in tiers.items()
-             if not isinstance(store, protocol)]
+    settings = memory.services.settings
+    journal = open_journal(settings)
+    entry = journal.open("contract", "reply-1")
+    items = open_items(settings.resolved_data_dir() / "contract-items")
+    tiers.update({F.ActivityLogStore: open_activity_log(settings), F.ColdTurnStore: open_cold_turns(settings),
+                  F.ReplyJournal: journal, F.ReplyJournalEntry: entry, F.ItemTable: items,
+                  F.AuditTrail: open_audit_log(stores.archive, b"k" * 32)})
+    try:
+        wrong = [f"{type(store).__name__} is not a {protocol.__name__}" for protocol, store in tiers.items()
+                 if not isinstance(store, protocol)]
+    finally:
+        entry.finish()
+        items.close()
     assert not wrong, wrong
 
 

@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 from lumina_memory.nodes.knowledge.tiers import forget_episodes as forget_knowledge_points
-from lumina_memory.stores.audit import AuditLog
 from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
+from lumina_memory.stores.factory import open_audit_log
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.protocols import MemoryLifecycleStore
 from lumina_memory.stores.secret import data_dir_secret
@@ -98,6 +98,6 @@ def forget_memory(services, user_id: str, memory_id: str, *, actor: str = "api")
             removed["semantic"] = archive.semantic.forget_episodes(user_id, [memory_id])
     services.keyword_index.forget(user_id)
     services.turn_index.forget(user_id)
-    AuditLog(archive, data_dir_secret(services.settings.resolved_data_dir())).append("memory_forgotten", actor, user_id,
+    open_audit_log(archive, data_dir_secret(services.settings.resolved_data_dir())).append("memory_forgotten", actor, user_id,
                                json.dumps({"memory_id": memory_id, "removed": removed, "at": time.time()}, sort_keys=True))
     return removed
