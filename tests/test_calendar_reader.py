@@ -108,7 +108,7 @@ def test_month_and_weekday_names_are_the_ones_of_names():
 _MONTH_LISTS = re.compile(r"january\W+february|enero\W+febrero|janvier\W+février|января\W+февраля|जनवरी\W+फ|يناير\W+فبراير"
                           r"|มกราคม\W+กุมภาพันธ์|\bjan\W+feb\b", re.I)
 _READERS = ["nodes/retrieval/temporal*.py", "nodes/knowledge/dates.py", "nodes/knowledge/*_time.py",
-            "nodes/text/calendar/*.py", "nodes/retrieval/time_mentions.py", "nodes/knowledge/en_sentence.py",
+            "nodes/text/calendar/*.py", "nodes/knowledge/en_sentence.py",
             "bench/locomo_data.py"]
 
 

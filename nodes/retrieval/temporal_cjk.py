@@ -42,7 +42,6 @@ _ZH_PHRASES = (
     ("下周", "来週"), ("下週", "来週"), ("下个月", "来月"), ("下個月", "来月"), ("昨天", "昨日"), ("前天", "一昨日"),
     ("今天", "今日"), ("明天", "明日"),
 )
-CJK_PHRASES = tuple(p for p, _ in _KO_PHRASES) + tuple(p for p, _ in _ZH_PHRASES)
 
 
 def _ko_ago(m: re.Match) -> str:

@@ -12,17 +12,8 @@ reads only what cannot be an English or Japanese word."""
 from __future__ import annotations
 
 from . import temporal_cjk, temporal_latin, temporal_scripts
-from .temporal_cjk import CJK_PHRASES
-from .temporal_latin import (DAY_WORDS, LOOKALIKE_MONTHS, LOOKALIKE_WEEKDAYS, MONTHS, POINTER_WORDS, SPAN_WORDS,
-                             WEEKDAY_WORDS)
-from .temporal_scripts import names_time_in_other_scripts
 
-__all__ = ["CJK_TIME_WORDS", "DAY_WORDS", "LOOKALIKE_MONTHS", "LOOKALIKE_WEEKDAYS", "MONTHS", "POINTER_WORDS",
-           "SPAN_WORDS", "WEEKDAY_WORDS", "names_time_in_other_scripts", "to_cue_language"]
-
-CJK_TIME_WORDS = CJK_PHRASES + (
-    "요일", "일 전", "주 전", "달 전", "개월 전", "년 전", "星期", "礼拜", "禮拜", "周末", "週末", "天前", "个月前", "個月前", "年前",
-    "ที่แล้ว", "назад")
+__all__ = ["to_cue_language"]
 
 
 def to_cue_language(text: str) -> str:

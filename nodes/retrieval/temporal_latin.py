@@ -17,10 +17,8 @@ from .temporal_patterns import Cued
 MONTHS: dict[str, str] = latin_months()
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 # Month names that are English words or names as well ("3 Mars bars", "a mai tai", "mayo", Mei): a month here only
-# with a day number, and never alone for time_mentions.
+# with a day number.
 LOOKALIKE_MONTHS: tuple[str, ...] = ("mars", "mayo", "mai", "mei")
-# A weekday that is also a name (Domingo): never alone for time_mentions.
-LOOKALIKE_WEEKDAYS: tuple[str, ...] = ("domingo",)
 _LOOKALIKE = "|".join(LOOKALIKE_MONTHS)
 _L = r"a-zà-ÿœ"  # the letters a word of these languages is made of, after NFKC and lower case
 _END = rf"(?![{_L}])"
@@ -145,17 +143,6 @@ _PHRASE_ENGLISH = {phrase: english for english, phrases in _PHRASES.items() for 
 
 _WEEKDAY_ENGLISH = {name: english for english, names in LATIN_WEEKDAYS.items() for name in names}
 _WEEKDAY = "|".join(sorted((re.escape(n) for n in _WEEKDAY_ENGLISH), key=len, reverse=True))
-
-# Public views for the turn-side test of whether a text names a time (time_mentions).
-WEEKDAY_WORDS = frozenset(_WEEKDAY_ENGLISH)
-DAY_WORDS = frozenset(p for key in ("yesterday", "the day before yesterday", "today", "tomorrow")
-                      for p in _PHRASES[key] if " " not in p)
-POINTER_WORDS = frozenset("pasado pasada pasados pasadas próximo próxima dernier dernière passé passée prochain "
-                          "prochaine letzte letzten letzter letztes vergangene vergangenen nächste nächsten kommende "
-                          "scorso scorsa passato passata prossimo prossima passado próximo vorige vorig afgelopen "
-                          "volgende hace fa atrás geleden seit depuis desde sinds".split())
-SPAN_WORDS = frozenset(_UNITS) | frozenset("fin wochenende weekend fine settimana fim verano été sommer estate verão "
-                                           "zomer invierno hiver winter inverno".split())
 
 _TOKEN = re.compile(r"[^\W\d_]+")
 

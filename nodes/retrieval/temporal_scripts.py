@@ -160,14 +160,6 @@ def _script_rules() -> list[Callable[[str], str]]:
 _SCRIPT = _script_rules()
 
 
-def names_time_in_other_scripts(lowered: str) -> bool:
-    """Whether an Arabic, Hindi, Thai or Russian text (lower case) holds one of the relative times read here."""
-    if not _SCRIPTS.search(lowered):
-        return False
-    text = unicodedata.normalize("NFKC", lowered).translate(NATIVE_DIGITS)
-    return any(rule(text) != text for rule in _SCRIPT)
-
-
 def to_english(text: str) -> str:
     """``text`` (NFKC, lower case) with these scripts' time words in English."""
     if not _SCRIPTS.search(text):

@@ -22,7 +22,6 @@ from lumina_memory.stores.protocols import LexicalIndex
 from lumina_memory.stores.records import passage_point_id, turn_point_id
 
 from .passage_index import LongTurnTerms, PassageIndex
-from .time_mentions import LONG_TURN_TOKENS, mentions_time
 from .turn_reads import TurnReads, read_turns
 from .turn_search import answer_context
 from .turn_table import TurnTable, labels_from, name_prefixes, speaker_prefixes
@@ -78,21 +77,6 @@ class UserTurns:
             self._user_mask = mask
         return mask
 
-    def time_mentions(self, positions: np.ndarray) -> np.ndarray:
-        """Those of ``positions`` whose turn names a time (nodes.retrieval.time_mentions). A long reply is taken to
-        name one without reading it: nearly every one does, in passing (84 % of a long-reply set's longest), so
-        its text says nothing either way, and reading thousands of characters per candidate would cost the query
-        ~0.3 ms each. Each turn's answer is kept with this index object (an extended index is a new object)."""
-        known = getattr(self, "_time_mentions", None)
-        if known is None or known.size != len(self.turns):
-            known = np.full(len(self.turns), -1, dtype=np.int8)
-            known[self.token_counts >= (self.passage_cut[1] or LONG_TURN_TOKENS)] = 1
-            self._time_mentions = known
-        unknown = positions[known[positions] < 0]
-        if unknown.size:
-            texts = self.turns.column("text")
-            known[unknown] = [mentions_time(texts[i]) for i in unknown.tolist()]
-        return positions[known[positions] == 1]
 
     @classmethod
     def build(cls, turns: list[Turn], passage_cut: tuple[int, int] = (0, 0), reads: TurnReads | None = None) -> "UserTurns":
