@@ -15,6 +15,23 @@ def budget_for(settings, kind: str | None) -> int:
     return int(budgets.get(kind or "default", budgets.get("default", 1024)))
 
 
+EXCERPT_SHARE = 0.1
+"""The most of a budget one excerpt of a long turn may take: a budget holds about ten quotes before any of them is
+longer than the settings' excerpt length, so at a small budget the long turns ranked next still fit."""
+EXCERPT_FLOOR = 16
+"""The fewest tokens an excerpt is cut to however small the budget: under this a quote is rarely a whole sentence."""
+
+
+def excerpt_tokens(setting: int, budget: int | None) -> int:
+    """How long a quote of a long turn may be when packing into ``budget``: the settings' excerpt length
+    (``setting``; 0 = whole turns), at most ``EXCERPT_SHARE`` of the budget but not under ``EXCERPT_FLOOR``; 0 (whole
+    turns) without a budget. Long replies quoted at a fixed 48 tokens filled a 256-token budget with five quotes
+    while a plain ranking's shorter ones held seven, the evidence among them."""
+    if budget is None or not setting:
+        return 0
+    return min(setting, max(EXCERPT_FLOOR, int(budget * EXCERPT_SHARE)))
+
+
 def pack(
     items: Iterable[dict[str, Any]], budget: int, *, allow_partial: bool = False
 ) -> tuple[list[dict[str, Any]], set[str], int]:

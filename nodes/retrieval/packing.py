@@ -12,6 +12,7 @@ from typing import Any, Callable, Collection, Mapping
 
 from ..text.chunking import join_parts, parse_part
 from ..text.token_count import count_tokens
+from .budget import excerpt_tokens
 # nodes.text.text_caches clears these caches, and nodes.retrieval.warm fills them, through this module.
 from .excerpts import _passage_terms, _sentence_terms, _sentences, _starts, _tokens, passage_term_counts  # noqa: F401
 from .packing_groups import GROUP_HEADER_TOKENS, Groups, choose_turns
@@ -75,7 +76,10 @@ class Packing:
 
 
 def read_turns(p: Packing) -> Packing:
-    """Reads the turns' text and source-id columns and sets how long a turn may be before it is excerpted."""
+    """Reads the turns' text and source-id columns and sets how long a turn may be before it is excerpted: the
+    settings' excerpt lengths, the quote of a long turn's answering passage shorter at a small budget
+    (budget.excerpt_tokens). A chat turn's excerpt keeps its length: it is one or two sentences of the turn, and
+    cut shorter it loses the answer more often (LoCoMo dev at 256 tokens: answer@B 0.376 against 0.399)."""
     budget = p.budget
     turns = p.turns
     # Columns, not rows: the packer reads hundreds of turns' texts and ids per query, and a TurnTable makes a
@@ -84,9 +88,10 @@ def read_turns(p: Packing) -> Packing:
         text_col, source_col = turns.column("text"), turns.column("source_id")
     else:
         text_col, source_col = [t.text for t in turns], [t.source_id for t in turns]
-    p.texts = TurnTexts(text_col, source_col, p.q_terms, p.token_counts, p.passage_of,
-                        p.settings.recall_excerpt_tokens if budget is not None else 0,
-                        p.settings.recall_passage_excerpt_tokens if budget is not None else 0)
+    settings = p.settings
+    chat = settings.recall_excerpt_tokens if budget is not None else 0
+    p.texts = TurnTexts(text_col, source_col, p.q_terms, p.token_counts, p.passage_of, chat,
+                        excerpt_tokens(settings.recall_passage_excerpt_tokens or chat, budget))
     return p
 
 

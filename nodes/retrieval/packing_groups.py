@@ -20,12 +20,19 @@ _MAX_MISSES = 60
 GROUP_HEADER_TOKENS = 1
 """What a segment's ``[YYYY-MM-DDTHH:MM]`` header costs (budget.count_tokens: one word)."""
 
+CONTEXT_SHARE = 0.1
+"""The most of a budget the passages of long messages next to a packed turn (another message of its exchange, ranked
+there mostly for being its neighbour) take before the rest of the ranked turns had their turn: beyond it they
+wait, and fill what the others leave. Packed first at any budget, they took a small budget from the second and
+third best hits."""
+
 
 @dataclass
 class Groups:
     """The groups packed so far and what they cost: each group {"lo", "hi", "rank", "members", "score",
     "relevance", "recency", "date", "solo", "key"}; ``per_key`` counts the items (or segment groups) paying one
-    pointer, ``per_day`` the items of a date, ``quoted`` the messages packed whole."""
+    pointer, ``per_day`` the items of a date, ``quoted`` the messages packed whole; ``context_used`` the tokens of
+    long messages' passages packed next to a packed turn (CONTEXT_SHARE)."""
 
     budget: int | None
     max_items: int | None
@@ -37,6 +44,8 @@ class Groups:
     per_day: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     per_key: dict[tuple, int] = field(default_factory=lambda: defaultdict(int))
     quoted: set[str] = field(default_factory=set)
+    context_room: int | None = None  # tokens the neighbours of packed turns may take now (None: no limit)
+    context_used: int = 0
 
     def pointer_delta(self, removed: Sequence[tuple], added: tuple) -> int:
         """What the pointers cost more (or less) once the items keyed ``removed`` become one keyed ``added``."""
@@ -53,21 +62,37 @@ def choose_turns(kept, turns, texts: TurnTexts, budget: int | None, max_items: i
     """The groups of ``kept`` (ranked (score, index, relevance, recency) tuples) that fit ``budget``, at most
     ``max_items`` of them (see packing.pack_turns for the other parameters)."""
     g = Groups(budget, max_items, GROUP_HEADER_TOKENS if pointer_groups else item_overhead)
+    if budget is not None:
+        g.context_room = int(budget * CONTEXT_SHARE)
+    waiting: list[tuple[int, tuple]] = []
     for rank, cand in enumerate(kept):
         if g.budget is not None and (g.used >= g.budget or g.misses >= _MAX_MISSES):
             break  # every turn costs at least one token; or the rest of the budget fits nothing we have
         outcome = _place(g, rank, cand, turns, texts, zone, dates_once, pointer_groups)
         if outcome is _STOP:
             break
-        i = cand[1]
-        if outcome is _PACKED and refunds is not None and refunds.pending and g.budget is not None and texts.whole(i):
-            g.quoted.add(turns[i].source_id)
-            g.budget += refunds.collect(g.quoted)
+        if outcome is _WAIT:
+            waiting.append((rank, cand))
+        _refund(g, outcome, cand[1], turns, texts, refunds)
+    g.context_room = None  # what the other turns left: the neighbours that waited, in rank order
+    for rank, cand in waiting:
+        if g.used >= g.budget:
+            break
+        _refund(g, _place(g, rank, cand, turns, texts, zone, dates_once, pointer_groups), cand[1], turns, texts,
+                refunds)
     return g
 
 
-_STOP, _SKIP, _PACKED = "stop", "skip", "packed"
-"""What became of a ranked turn: no more turns can be packed; it is not packed; it is."""
+def _refund(g: Groups, outcome: str, i: int, turns, texts: TurnTexts, refunds) -> None:
+    """Gives the budget back the caller's lines turn ``i``, packed whole, makes redundant (packing.Refunds)."""
+    if outcome is _PACKED and refunds is not None and refunds.pending and g.budget is not None and texts.whole(i):
+        g.quoted.add(turns[i].source_id)
+        g.budget += refunds.collect(g.quoted)
+
+
+_STOP, _SKIP, _PACKED, _WAIT = "stop", "skip", "packed", "wait"
+"""What became of a ranked turn: no more turns can be packed; it is not packed; it is; it is a neighbour of a
+packed turn beyond the context's share, tried again once the other turns had their turn."""
 
 
 def _place(g: Groups, rank: int, cand: tuple, turns, texts: TurnTexts, zone: str, dates_once: bool,
@@ -86,6 +111,13 @@ def _place(g: Groups, rank: int, cand: tuple, turns, texts: TurnTexts, zone: str
     joinable = [x for x in (g.by_index.get(i - 1), g.by_index.get(i + 1)) if x is not None and x["date"] == date]
     if len(joinable) == 2 and joinable[0] is joinable[1]:
         joinable = joinable[:1]
+    # A long message next to a hit, quoted from its passage, waits: ranked for being next to the hit more than
+    # for holding what was asked, its quote is a guess at where it says it. A chat turn next to a hit is often
+    # the other half of the answer (the question it replies to), and holding it back cost LoCoMo evidence.
+    neighbour = (bool(joinable) and i in texts.parts
+                 and not texts.same_message(i, [j for j in (i - 1, i + 1) if j in g.by_index]))
+    if neighbour and g.context_room is not None and g.context_used + cost > g.context_room:
+        return _WAIT
     solo = i in texts.parts or any(x["solo"] for x in joinable)
     key = _pointer_key(rank, date, turns[min([i, *(x["lo"] for x in joinable)])].segment_id, joinable, solo,
                        pointer_groups)
@@ -104,6 +136,8 @@ def _place(g: Groups, rank: int, cand: tuple, turns, texts: TurnTexts, zone: str
     if not joinable and g.max_items is not None and len(g.groups) >= g.max_items:
         return _SKIP if g.budget is not None else _STOP
     g.used += cost + ellipsis + pointers + dates
+    if neighbour:
+        g.context_used += cost
     _join(g, i, rank, cand, date, joinable, solo, key)
     return _PACKED
 

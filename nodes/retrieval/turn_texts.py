@@ -61,6 +61,11 @@ class TurnTexts:
             return 0
         return int(self.text(a) != self.text_col[a] or self.text(b) != self.text_col[b])
 
+    def same_message(self, i: int, others) -> bool:
+        """Whether turn ``i`` and every turn of ``others`` are parts of one chunked message (S3)."""
+        mine = parse_part(self.source_col[i])
+        return mine is not None and all((p := parse_part(self.source_col[j])) and p[0] == mine[0] for j in others)
+
     def whole(self, i: int) -> bool:
         """Whether turn ``i``'s message is quoted whole: not an excerpt, nor one part of a chunked message (the
         other parts may hold what a caller's line says)."""
