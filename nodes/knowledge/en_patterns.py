@@ -1,7 +1,9 @@
 """English patterns: what chat users say about themselves and their life, read with regular expressions.
 
 Each rule (``en_tastes``, ``en_life``, ``en_time``) anchors on a subject (I, my sister, our dog Rex, a name already
-met) and a verb; the object is cut at the first clause word (but, because, now, anymore …). Questions, wishes
+met; "we" where the user lives) and a class of verbs in any tense (live/based/settled, moved/relocated, work,
+drink …), not on the wording of one sentence; the object is cut at the first clause word (but, because, now,
+anymore …) or, for a place, to its capitalised name. Questions, wishes
 (I'd like), conditions (if I …) and pronoun objects (I love it) yield nothing: a missed fact costs less than an
 invented one.
 """

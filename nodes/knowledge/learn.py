@@ -5,6 +5,10 @@ knowledge a segment taught commits with it, and a replay of the same segment cha
 deterministic and ``resolve`` answers "unchanged" for what is already known). The offline extractor always
 runs; the model path (when one is configured) adds to it in a later step, never replaces it.
 
+After a segment's items are resolved, a sentence of it that speaks of a single-valued attribute with a change
+but that no rule read puts the user's current value of it under review (nodes.knowledge.unread): a stale fact is
+not left standing as plain current because its update was worded in a way no rule reads.
+
 Items carry the episodes they came from (``episode_ids``: segment ids, the lifecycle's memory ids); a merge
 gives the surviving item the new episode too.
 """

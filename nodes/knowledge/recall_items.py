@@ -7,6 +7,9 @@ unless they are all there is; a question about the past (「前は」, "used to"
 The episode a current fact came from moves ahead of the episodes of the facts it superseded, so the latest
 source is read first.
 
+A current fact under review (nodes.knowledge.unread: a later statement about it was not understood) comes back
+marked ``uncertain`` and its text says so, so an answer does not serve it as plain current.
+
 Cues are data (``QUESTION_CUES``, ``PAST_CUES``), not branches.
 
 A second channel reads the user's knowledge vectors (stores.knowledge_vectors): the few facts nearest the
