@@ -74,3 +74,11 @@ def test_a_question_or_someone_elses_move_is_no_update(services):
     _say(services, "lee", "s2", "Should we move to a bigger flat one day?", JUNE + DAY)
     _say(services, "lee", "s3", "My sister just relocated with her new flat mates.", JUNE + 2 * DAY)
     assert not needs_review(_current(services, "lee", "lives_in")[0])
+
+
+def test_an_unread_japanese_move_puts_the_old_city_under_review(services):
+    _say(services, "mio", "s1", "今は仙台に住んでるよ", JUNE)
+    assert [r["value"] for r in _current(services, "mio", "lives_in")] == ["仙台"]
+    _say(services, "mio", "s2", "やっと新しい部屋の荷ほどきが終わった、湖のそばで静か", JUNE + 20 * DAY)
+    [still] = _current(services, "mio", "lives_in")
+    assert still["value"] == "仙台" and needs_review(still)
