@@ -15,6 +15,10 @@ import numpy as np
 from lumina_memory.stores.errors import StoreUnavailable
 from lumina_memory.stores.protocols_tables import RecallCache
 
+from ..text.passages import passage_spans
+from ..text.tokenize import terms
+from .packing import _sentence_terms, passage_term_counts
+
 log = logging.getLogger("lumina.recall")
 
 
@@ -67,10 +71,6 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
     them (the hard long-reply set, 2026-12-02). Turns seen before are cache hits; only the newest
     ``_WARM_EXCERPTS`` turns of a user are split ahead, so one user's history cannot cycle the bounded cache
     (and tokenise it all again on every flush)."""
-    from ..text.passages import passage_spans
-    from ..text.tokenize import terms
-    from .packing import _sentence_terms, passage_term_counts
-
     texts = index.turns.column("text")
     size, least = index.passage_cut
     if excerpt_tokens:  # the chat turns; the long ones follow with their passages
