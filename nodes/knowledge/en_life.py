@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
+from ..text.noun_lemma import noun_lemma
 from .draft import Draft
 from .en_sentence import (
-    ADV, ANYMORE, GAP, OBJ, PLACE_CUT, PRONOUNS, SUBJ, WEEK_MONTH, EnSentence, lemma, noun_phrases, rx,
+    ADV, ANYMORE, GAP, OBJ, PLACE_CUT, PRONOUNS, SUBJ, WEEK_MONTH, EnSentence, noun_phrases, rx,
 )
 from .models import USER
 
@@ -191,7 +192,7 @@ def possessions(s: EnSentence) -> list[Draft]:
         if re.match(r"\s*(?:to|got to)\b", m.group("obj"), re.I):
             continue
         for value in noun_phrases(m.group("obj"), split=False, max_words=3):
-            head = lemma(value.split()[-1])
+            head = noun_lemma(value.split()[-1])
             if s.params.relations.get(head) == "pet":
                 d = s.draft("pet", head, "en.pet_kept", detail=head, value_key=head)
             elif head in s.params.possessions or value.lower() in s.params.possessions or (
@@ -205,7 +206,7 @@ def possessions(s: EnSentence) -> list[Draft]:
     for m in _RX_HAS_NOT.finditer(text):
         raw = m.group("obj") or m.group("obj2") or ""
         for value in noun_phrases(raw, split=False, max_words=3):
-            head = lemma(value.split()[-1])
+            head = noun_lemma(value.split()[-1])
             if head in s.params.possessions or value.lower() in s.params.possessions:
                 d = s.draft("has", value, "en.has", polarity="negative")
                 if d:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from ..text.calendar.names import EN_MONTHS, EN_WEEKDAYS
+from ..text.noun_lemma import noun_lemma
 from .draft import Draft, Registry
 from .models import USER
 from .params import KnowledgeParams
@@ -44,27 +45,9 @@ NOT_EVENTS = frozenset("wanted needed loved liked hated used tried thought was w
                         "forgot remembered said told asked".split())
 
 
-_IE_NOUNS = frozenset("movie cookie zombie selfie smoothie pie tie hoodie rookie brownie lie calorie indie goalie "
-                      "veggie foodie newbie birdie sweetie".split())
-
-
-def lemma(word: str) -> str:
-    """A light English lemma of a noun: plurals to singular (movies → movie, cities → city)."""
-    w = word.lower()
-    if w.endswith("ies") and w[:-1] in _IE_NOUNS:
-        return w[:-1]
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and re.search(r"(?:ches|shes|xes|ses|zes)$", w):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
-
-
 def en_key(value: str) -> str:
     """Lower-cased lemmas: "Cats" and "cat" are one value."""
-    return " ".join(lemma(w) for w in re.findall(r"[\w'&+-]+", DETERMINERS.sub("", value)))
+    return " ".join(noun_lemma(w) for w in re.findall(r"[\w'&+-]+", DETERMINERS.sub("", value)))
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lumina_memory.nodes.text.tokenize import EN_STOP, morphemes
 
-from .en_sentence import lemma
+from ..text.noun_lemma import noun_lemma
 from .extract import is_japanese
 from .models import USER, KnowledgeItem, SourceTurn, as_source_turn
 from .params import KnowledgeParams
@@ -64,14 +64,14 @@ class _Said:
     def of(cls, texts: Iterable[str]) -> _Said:
         text = unicodedata.normalize("NFKC", " ".join(texts)).lower()
         forms = {f for m in morphemes(text) for f in (m.normalized.lower(), m.dictionary.lower())}
-        return cls(text, frozenset(forms), frozenset(lemma(w) for w in _EN_WORD.findall(text)))
+        return cls(text, frozenset(forms), frozenset(noun_lemma(w) for w in _EN_WORD.findall(text)))
 
 
 def _words(text: str) -> list[tuple[str, ...]]:
     """A field's content words, each as the forms any one of which grounds it."""
     text = unicodedata.normalize("NFKC", text)
     if not is_japanese(text):
-        return [(lemma(w),) for w in _EN_WORD.findall(text.lower()) if w not in EN_STOP]
+        return [(noun_lemma(w),) for w in _EN_WORD.findall(text.lower()) if w not in EN_STOP]
     out = []
     for m in morphemes(text):
         if m.pos[0] in _CONTENT_POS and m.pos[1] != "非自立可能" and m.surface.strip():

@@ -18,6 +18,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
+from lumina_memory.nodes.text.noun_lemma import noun_lemma
 from lumina_memory.nodes.text.sentences import sentences as split_sentences
 from lumina_memory.nodes.text.tokenize import EN_STOP, STOP_NOUNS, morphemes, nouns, terms
 
@@ -166,16 +167,6 @@ _GENERIC = frozenset("レシピ 作り方 作る 遣り方 手順 方法 こつ 
                      "recipe instruction step way how make cook ingredient".split())
 
 
-def _en_lemma(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and re.search(r"(?:ches|shes|xes|sses)$", word):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 def content_words(text: str) -> list[str]:
     """Content words in order (Sudachi normalised forms; English lower-cased light lemmas), without numbers,
     units and the words that only say "a recipe" or "how to"."""
@@ -184,7 +175,7 @@ def content_words(text: str) -> list[str]:
         if not w.isascii() and not re.fullmatch(r"[\d.]+", w) and w not in _GENERIC and w not in _UNITS:
             out.append(w)
     for w in _en_words(text):
-        lemma = _en_lemma(w)
+        lemma = noun_lemma(w)
         if w not in EN_STOP and lemma not in _GENERIC and w not in _UNITS and len(w) > 1:
             out.append(lemma)
     return out
@@ -203,6 +194,6 @@ def frequent_nouns(texts: list[str], limit: int) -> list[str]:
             counts.update(n for n in nouns(text) if n not in _UNITS and n.lower() not in _UNITS
                           and n not in STOP_NOUNS and not re.fullmatch(r"[\d.]+", n) and n not in _GENERIC)
         else:
-            counts.update(_en_lemma(w) for w in _en_words(text)
-                          if w not in _EN_NOT_VERB and w not in _UNITS and _en_lemma(w) not in _GENERIC and len(w) > 2)
+            counts.update(noun_lemma(w) for w in _en_words(text)
+                          if w not in _EN_NOT_VERB and w not in _UNITS and noun_lemma(w) not in _GENERIC and len(w) > 2)
     return [w for w, _ in counts.most_common(limit)]
