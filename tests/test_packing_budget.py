@@ -7,6 +7,7 @@ from __future__ import annotations
 from lumina_memory.nodes.retrieval.budget import EXCERPT_FLOOR, count_tokens, excerpt_tokens
 from lumina_memory.nodes.retrieval.excerpts import passage_picker
 from lumina_memory.nodes.retrieval.packing import pack_turns
+from lumina_memory.nodes.retrieval.packing_groups import CONTEXT_SHARE, HITS_FIRST, context_room
 from lumina_memory.nodes.retrieval.turn_index import UserTurns
 from lumina_memory.stores.models import Turn
 from lumina_memory.stores.settings import LuminaSettings
@@ -109,3 +110,10 @@ def test_a_neighbour_quoted_whole_is_packed_in_rank_order():
     budget = sum(int(index.token_counts[i]) + 1 for i in (0, 1, 2))  # the best, its neighbour and one more
     small = pack_turns(ranked, index.turns, {}, budget, None, settings, 10, ["port", "stag"], index.token_counts)
     assert [s for item in small for s in item["source_ids"]] == ["D0:0", "D0:1", "D1:0"]
+
+
+def test_the_neighbours_room_grows_with_the_budget_beyond_the_hits_quotes():
+    assert context_room(None, 48) is None  # no budget: nothing waits
+    assert context_room(256, 48) == int(256 * CONTEXT_SHARE)  # a small budget: the hits first
+    assert context_room(1024, 48) == 1024 - HITS_FIRST * 48  # a large one keeps ten quotes, the rest is theirs
+    assert context_room(256, 48) < context_room(512, 48) < context_room(1024, 48)

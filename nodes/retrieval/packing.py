@@ -97,8 +97,10 @@ def read_turns(p: Packing) -> Packing:
 
 def choose(p: Packing) -> Packing:
     """Takes ranked turns while the budget allows, merging adjacent ones into groups (packing_groups)."""
+    settings = p.settings
     p.groups = choose_turns(p.kept, p.turns, p.texts, p.budget, p.limit or (None if p.budget else p.wanted),
-                            p.settings.timezone, p.item_overhead, p.dates_once, p.pointer_groups, p.refunds)
+                            settings.timezone, p.item_overhead, p.dates_once, p.pointer_groups, p.refunds,
+                            settings.recall_passage_excerpt_tokens or settings.recall_excerpt_tokens)
     return p
 
 

@@ -21,10 +21,21 @@ GROUP_HEADER_TOKENS = 1
 """What a segment's ``[YYYY-MM-DDTHH:MM]`` header costs (budget.count_tokens: one word)."""
 
 CONTEXT_SHARE = 0.1
-"""The most of a budget the passages of long messages next to a packed turn (another message of its exchange, ranked
-there mostly for being its neighbour) take before the rest of the ranked turns had their turn: beyond it they
-wait, and fill what the others leave. Packed first at any budget, they took a small budget from the second and
-third best hits."""
+"""The least of a budget the passages of long messages next to a packed turn (another message of its exchange,
+ranked there mostly for being its neighbour) may take before the rest of the ranked turns had their turn; beyond
+their room (``context_room``) they wait, and fill what the others leave. Packed first at any budget, they took a
+small budget from the second and third best hits."""
+HITS_FIRST = 10
+"""Quotes of the settings' length a budget keeps for the ranked turns before the neighbours' passages may use the
+rest (at 1,024 tokens and 48-token quotes: 544 for the neighbours, at 256: CONTEXT_SHARE's 25)."""
+
+
+def context_room(budget: int | None, quote_tokens: int) -> int | None:
+    """What the neighbours' passages may take of ``budget`` before the other ranked turns are tried: the budget
+    beyond HITS_FIRST quotes of ``quote_tokens``, at least CONTEXT_SHARE of it; None (no limit) without a budget."""
+    if budget is None:
+        return None
+    return max(int(budget * CONTEXT_SHARE), budget - HITS_FIRST * quote_tokens)
 
 
 @dataclass
@@ -58,12 +69,13 @@ class Groups:
 
 
 def choose_turns(kept, turns, texts: TurnTexts, budget: int | None, max_items: int | None, zone: str,
-                 item_overhead: int, dates_once: bool, pointer_groups: bool, refunds) -> Groups:
+                 item_overhead: int, dates_once: bool, pointer_groups: bool, refunds,
+                 quote_tokens: int = 0) -> Groups:
     """The groups of ``kept`` (ranked (score, index, relevance, recency) tuples) that fit ``budget``, at most
-    ``max_items`` of them (see packing.pack_turns for the other parameters)."""
+    ``max_items`` of them; ``quote_tokens``: the settings' length of a long message's quote (context_room). See
+    packing.pack_turns for the other parameters."""
     g = Groups(budget, max_items, GROUP_HEADER_TOKENS if pointer_groups else item_overhead)
-    if budget is not None:
-        g.context_room = int(budget * CONTEXT_SHARE)
+    g.context_room = context_room(budget, quote_tokens)
     waiting: list[tuple[int, tuple]] = []
     for rank, cand in enumerate(kept):
         if g.budget is not None and (g.used >= g.budget or g.misses >= _MAX_MISSES):
