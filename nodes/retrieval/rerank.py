@@ -90,8 +90,8 @@ def dedup(pool: list[tuple], order: list[int], sims: np.ndarray, rest: Iterable[
             if token_counts is not None and (a in keep or b in keep):
                 # A long reply beside a turn of under SAME_WORDS of its length: their words cannot be SAME_WORDS
                 # alike but by a reply that repeats itself, and reading the reply's words (a Sudachi pass over
-                # ~700 words) was a third of recall at 10,000 memories with long texts, where its terms had left
-                # the cache (2026-12-04).
+                # ~700 words) is a third of recall at 10,000 memories with long texts, where its terms have left
+                # the cache.
                 short, long_ = sorted((int(token_counts[pool[a][1]]), int(token_counts[pool[b][1]])))
                 if short < SAME_WORDS * long_:
                     continue

@@ -63,12 +63,11 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
     terms, and their long turns into passages, now (nodes.retrieval.packing and nodes.text.passages cache them
     per text), so the first recall that quotes one does not tokenise or cut it: on the long-reply set a cold
     pack stage took 150–190 ms against ~7 warm. Turns between the excerpt length and the passage length (a
-    chat turn of 40–160 words) were left to recall: each query tokenised the sentences of those it had not met
-    yet (LoCoMo dev, 2026-12-04). An index built from kept reads (nodes.retrieval.turn_reads) cut no passage:
-    without the passage line a warmed user's first recall spent ~50 ms cutting its candidates'
-    (bench.cold_start). The whole-text terms line serves dedup, which compares near-duplicate replies by
-    their words (rerank.dedup): without it a started process's first recall spent 100–320 ms tokenising
-    them (the hard long-reply set, 2026-12-02). Turns seen before are cache hits; only the newest
+    chat turn of 40–160 words) are split too: otherwise each query tokenises the sentences of those it has not
+    met yet. An index built from kept reads (nodes.retrieval.turn_reads) cuts no passage, so the passage line
+    spares a warmed user's first recall ~50 ms of cutting its candidates' (bench.cold_start). The whole-text
+    terms line serves dedup, which compares near-duplicate replies by their words (rerank.dedup): without it a
+    started process's first recall spends 100–320 ms tokenising them (the hard long-reply set). Turns seen before are cache hits; only the newest
     ``_WARM_EXCERPTS`` turns of a user are split ahead, so one user's history cannot cycle the bounded cache
     (and tokenise it all again on every flush)."""
     texts = index.turns.column("text")
