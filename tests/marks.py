@@ -28,6 +28,7 @@ SLOW_FILES = frozenset({
     # kill -9 trials and crashes
     "test_crash_recovery.py", "test_crash_resume.py", "test_crash_rewrite.py", "test_restore_resume.py",
     "test_erase_interrupted.py", "test_erase_tokens.py", "test_erase_kill_production.py", "test_journal.py",
+    "test_backup_kill_production.py",
     "test_midterm_rebuild.py", "test_redis_watchdog.py", "test_embed_worker.py",
     # packaging, the README's commands
     "test_packaging.py", "test_extras.py", "test_readme_blocks.py",
