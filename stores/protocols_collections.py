@@ -48,10 +48,6 @@ class TurnVectorStore(PointCollection, Protocol):
     def search_point_ids(self, user_id: str, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
         """This user's nearest points as (point id, score), best first, without payloads."""
         ...
-    def search_point_ids_many(self, user_id: str, vectors: Sequence[Sequence[float]],
-                              limit: int) -> list[list[tuple[str, float]]]:
-        """``search_point_ids`` for each vector in one engine call."""
-        ...
     def vectors_of(self, user_id: str, turn_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of this user's turns (float32; missing ones left out)."""
         ...

@@ -33,13 +33,6 @@ class TurnPointsMixin:
         user = ids.validate_id(user_id, "user_id")
         return self._delete_matching(user, "turn_id", check_id_list(turn_ids, "turn_ids"))  # type: ignore[attr-defined]
 
-    def _batch_of(self, user_id: str, vectors: Sequence[Sequence[float]]) -> tuple[list, list[list[float]]]:
-        """What a batched turn search checks before any engine call: the store is open, the user id and every
-        vector are valid. Returns the user's conditions and the checked vectors."""
-        self._require_open()  # type: ignore[attr-defined]
-        queries = [check_vector(v, self.dim, f"vectors[{i}]") for i, v in enumerate(vectors)]  # type: ignore[attr-defined]
-        return user_conditions(user_id), queries
-
     def upsert_turns(self, user_id: str, turns: Sequence[Any], vectors: Sequence[Sequence[float]]) -> int:
         """``turns``: objects or dicts with turn_id, source_id, speaker, text, ts, segment_id; a dict with
         ``passage`` (its number) and ``text`` the passage's is a passage point of that turn."""
@@ -91,22 +84,6 @@ class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
         )
         return [(str(p.id), float(p.score)) for p in self._shard.query(request)]
 
-    def search_point_ids_many(self, user_id: str, vectors: Sequence[Sequence[float]], limit: int
-                              ) -> list[list[tuple[str, float]]]:
-        """``search_point_ids`` for each vector, in one engine call: the shard scans for them on its threads
-        at once (a question and its content view over 80,000 turn and passage points: ~5 ms for both against
-        ~7.5 one after the other)."""
-        import qdrant_edge as qe
-
-        conditions, queries = self._batch_of(user_id, vectors)
-        if limit <= 0 or not queries:
-            return [[] for _ in queries]
-        flt = _edge_filter(conditions)
-        requests = [qe.QueryRequest(limit=limit, query=qe.Query.Nearest(q), filter=flt, with_payload=False,
-                                    with_vector=False) for q in queries]
-        return [[(str(p.id), float(p.score)) for p in points]
-                for points in self._shard.query_batch(qe.QueryBatchRequest(requests))]
-
     def vectors_of(self, user_id: str, turn_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of this user's turns as one float32 array each (missing ones left out)."""
         self._require_open()
@@ -154,17 +131,6 @@ def client_turn_vectors():
                     with_payload=False, with_vectors=False,
                 )
             return [(str(p.id), float(p.score)) for p in result.points]
-
-        def search_point_ids_many(self, user_id, vectors, limit):
-            conditions, queries = self._batch_of(user_id, vectors)
-            if limit <= 0 or not queries:
-                return [[] for _ in queries]
-            flt = _client_filter(conditions)
-            requests = [models.QueryRequest(query=q, filter=flt, limit=limit, with_payload=False, with_vector=False)
-                        for q in queries]
-            with self._guard("search"):
-                results = self._client.query_batch_points(self.collection, requests=requests)
-            return [[(str(p.id), float(p.score)) for p in r.points] for r in results]
 
         def vectors_of(self, user_id, turn_ids):
             self._require_open()

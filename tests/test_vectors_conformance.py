@@ -562,24 +562,25 @@ def test_knowledge_input_is_checked_before_writing(knowledge_store) -> None:
     assert store.count() == 0  # nothing was written
 
 
-def test_turn_search_many_is_each_search_in_one_call_and_one_users_only(turn_store) -> None:
+def test_turn_search_finds_nearest_first_and_one_users_only(turn_store) -> None:
     rng = np.random.default_rng(11)
+    vectors = {}
     for user in ("alice", "bob"):
         turns = [{"turn_id": f"t{n}", "source_id": f"D1:{n}", "speaker": "lumina", "text": f"{user} {n}",
                   "ts": float(n), "segment_id": "s1"} for n in range(12)]
-        turn_store.upsert_turns(user, turns, [unit(rng) for _ in turns])
-    queries = [unit(rng) for _ in range(3)]
-    many = turn_store.search_point_ids_many("alice", queries, 5)
-    one_by_one = [turn_store.search_point_ids("alice", q, 5) for q in queries]
-    assert [[pid for pid, _ in hits] for hits in many] == [[pid for pid, _ in hits] for hits in one_by_one]
-    assert [[s for _, s in hits] for hits in many] == [pytest.approx([s for _, s in hits], abs=1e-6) for hits in one_by_one]
-    assert all(len(hits) == 5 for hits in many)
+        vectors[user] = [unit(rng) for _ in turns]
+        turn_store.upsert_turns(user, turns, vectors[user])
     from lumina_memory.stores.turn_vectors import turn_point_id
 
+    hits = turn_store.search_point_ids("alice", near(vectors["alice"][4], rng, 0.01), 5)
+    assert hits[0][0] == turn_point_id("alice", "t4")
+    assert len(hits) == 5 and [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
     alice = {turn_point_id("alice", f"t{n}") for n in range(12)}
-    assert all(pid in alice for hits in many for pid, _ in hits)
-    assert turn_store.search_point_ids_many("alice", queries, 0) == [[], [], []]
+    assert all(pid in alice for pid, _ in hits)
+    # bob's own turn is the nearest point of all to this query, yet alice's search never returns it
+    assert all(pid in alice for pid, _ in turn_store.search_point_ids("alice", vectors["bob"][0], 12))
+    assert turn_store.search_point_ids("alice", unit(rng), 0) == []
     with pytest.raises(InvalidInput):
-        turn_store.search_point_ids_many("alice", [queries[0], [1.0, 2.0]], 5)
+        turn_store.search_point_ids("alice", [1.0, 2.0], 5)
     with pytest.raises(InvalidInput):
-        turn_store.search_point_ids_many("../bob", queries, 5)
+        turn_store.search_point_ids("../bob", unit(rng), 5)
