@@ -7,8 +7,10 @@ assistant replies are real technical writing shipped inside installed packages, 
   hundreds to thousands of words, many with code.
 - User turns: a request for an explanation of what the reply covers, often with a statement about the user's
   project: a fact (bench.longreply_data's kinds of fact and values), a change of it (some change twice), a
-  correction that contradicts what the user said before, a preference, a standing instruction.
-- Sessions: 12–18 (DEFAULT) of 3–5 exchanges, 2–12 days apart, so a conversation spans three to seven months.
+  correction that contradicts what the user said before, a preference, a standing instruction; some user turns
+  first paste a stretch of real text, name a fact without its value, or give another value of the same kind said
+  of someone else's project (never a value this conversation states).
+- Sessions: 14–20 (DEFAULT) of 3–5 exchanges, 2–12 days apart, so a conversation spans three to seven months.
 - Questions, each with message-level evidence (dia_ids) and ``kind`` (the issue's categories; ``category`` is the
   LoCoMo number it is scored under, bench.realtext_phrases.KIND_CATEGORY): extraction (a word inside a long reply,
   asked as a cloze of its passage), knowledge_update (the latest statement wins), contradiction (both statements),
@@ -66,9 +68,12 @@ class Size:
     pairs: int  # multi_session questions
     orderings: int
     temporal: int
+    paste_share: float = 0.35  # user turns that paste real text first
+    mention_share: float = 0.3  # user turns that name a fact without its value
+    lookalike_share: float = 0.2  # user turns that give another value of a fact's kind, not this project's
 
 
-DEFAULT = Size((12, 18), (3, 5), 3, 2, 1, 4, 10, 3, 3, 3)
+DEFAULT = Size((14, 20), (3, 5), 3, 2, 1, 4, 10, 3, 3, 3)
 TINY = Size((4, 5), (2, 3), 2, 1, 1, 3, 3, 1, 2, 2)
 SIZES = {"default": DEFAULT, "tiny": TINY}
 
@@ -135,6 +140,37 @@ def _say(rng: random.Random, s: Statement, language: str) -> str:
     return _fill(rng.choice(table[language]), noun=_noun(s.slot, language), value=s.value, old=s.old)
 
 
+def _paste(rng: random.Random, language: str, size: Size) -> str:
+    """Now and then a user pastes a stretch of real text (80–300 words, whole lines) before saying anything."""
+    if rng.random() >= size.paste_share:
+        return ""
+    text = rng.choice(pool()).text.splitlines()
+    start = rng.randrange(len(text))
+    taken: list[str] = []
+    words = rng.randint(80, 300)
+    for line in text[start:]:
+        taken.append(line)
+        if len(" ".join(taken).split()) >= words:
+            break
+    return _fill(rng.choice(ph.PASTE[language]), text="\n".join(taken).strip()).strip()
+
+
+def _aside(rng: random.Random, language: str, statements: list[Statement], size: Size) -> str:
+    """A fact's noun without its value, or another value of that kind said of someone else's project: the words a
+    question about the fact shares with turns that do not answer it. Never a value this conversation states."""
+    facts = [s for s in statements if s.slot]
+    roll = rng.random()
+    if not facts or roll >= size.mention_share + size.lookalike_share:
+        return ""
+    slot = rng.choice(facts).slot
+    noun = _noun(slot, language)
+    if roll < size.mention_share:
+        return _fill(rng.choice(ph.MENTION[language]), noun=noun, noun_cap=noun[:1].upper() + noun[1:])
+    stated = {s.value for s in facts} | {s.old for s in facts}
+    others = [v for v in _values(slot, language) if v not in stated]
+    return _fill(rng.choice(ph.LOOKALIKE[language]), noun=noun, value=rng.choice(others)) if others else ""
+
+
 def _group(source: Source) -> str:
     """Texts of one library (or Python's reference) go together in a reply."""
     return source.name.split(":")[0] + ":" + source.name.split(":")[1].split(".")[0]
@@ -193,11 +229,13 @@ def build_conversation(language: str, index: int, seed: int = DEFAULT_SEED, size
         for s in said:
             parts = replies[r]
             r += 1
-            lines = [rng.choice(ph.GREETING[language])]
+            lines = [rng.choice(ph.GREETING[language]), _paste(rng, language, size)]
+            said_here = [_aside(rng, language, statements, size)]
             if s is not None:
                 s.dia_id = f"D{k + 1}:{len(turns) + 1}"
-                lines.append(_say(rng, s, language))
-            lines.append(_fill(rng.choice(ph.ASK[language]), title=parts[0].title))
+                said_here.append(_say(rng, s, language))
+            rng.shuffle(said_here)
+            lines += [*said_here, _fill(rng.choice(ph.ASK[language]), title=parts[0].title)]
             sep = "" if language == "ja" else " "
             turns.append({"speaker": user, "dia_id": f"D{k + 1}:{len(turns) + 1}",
                           "text": sep.join(x for x in lines if x)})

@@ -106,3 +106,25 @@ KIND_CATEGORY = {
     "extraction": 4, "knowledge_update": 6, "contradiction": 6, "multi_session": 1, "summarisation": 1,
     "event_ordering": 2, "temporal": 2, "preference": 3, "instruction": 3,
 }
+# What makes a user turn long and its fact hard to find: a pasted excerpt of real text (bench.realtext_sources),
+# a fact's noun said without its value, another value of the same kind said of someone else's project.
+PASTE = {
+    "en": ("I was reading this and got lost:\n\n{text}\n\n", "Pasting what I found so far:\n\n{text}\n\n",
+           "From the docs, for context:\n\n{text}\n\n"),
+    "ja": ("これを読んでいて分からなくなりました：\n\n{text}\n\n", "見つけたものを貼ります：\n\n{text}\n\n",
+           "参考までにドキュメントから：\n\n{text}\n\n"),
+}
+MENTION = {
+    "en": ("We may have to revisit {noun} at some point.", "Still not fully happy with {noun}.",
+           "{noun_cap} came up in our standup again.", "Someone asked me about {noun} today."),
+    "ja": ("{noun}はいずれ見直すかもしれません。", "{noun}にはまだ少し不満があります。",
+           "朝会でまた{noun}の話が出ました。", "今日{noun}について聞かれました。"),
+}
+LOOKALIKE = {
+    "en": ("A friend's team uses {value} for {noun}, for what it's worth.",
+           "In the tutorial I followed, {noun} was {value} — not ours, just an example.",
+           "My old job had {value} as {noun}."),
+    "ja": ("参考までに、友人のチームでは{noun}に{value}を使っています。",
+           "見たチュートリアルでは{noun}が{value}でしたが、うちのではありません。",
+           "前の職場では{noun}が{value}でした。"),
+}

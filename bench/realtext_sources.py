@@ -86,7 +86,9 @@ def _doc_sources(modules: tuple[str, ...]) -> list[Source]:
                 objects.append((f"{getattr(obj, '__module__', None) or module_name}.{attr}"
                                 if not inspect.ismodule(obj) else obj.__name__, obj))
         for qualified, obj in objects:
-            doc = inspect.getdoc(obj) or ""
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                doc = inspect.getdoc(obj) or ""
             if len(doc.split()) >= MIN_WORDS and qualified not in out:
                 out[qualified] = Source(f"doc:{qualified}", f"`{qualified}`", doc.strip())
     return list(out.values())
