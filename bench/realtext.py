@@ -4,6 +4,7 @@ budget, per issue category with 95% bootstrap intervals over conversations, why 
     python -m bench.realtext [--split dev|report|all] [--language en|ja] [--per-language 9] [--seed 46]
                              [--budget 512,1024,2048] [--diagnose-budget 1024] [--conversations ID,…]
                              [--out bench/results/realtext_dev]
+    python -m bench.realtext --merge A.json B.json --out C    (one report from saved runs)
 
 Each conversation is ingested through the real memory graph (bench.locomo.ingest) and every question asked
 through ``recall`` (purpose "question") at every budget; the baselines (bench.baselines: ``vectors`` = LangGraph's
@@ -175,24 +176,48 @@ def _cell(x: dict[str, Any]) -> str:
     return f"{x['recall']:.3f} [{x['ci'][0]:.2f}, {x['ci'][1]:.2f}]"
 
 
+def _sums(rows: Sequence[dict]) -> dict[str, ConvSums]:
+    out: dict[str, ConvSums] = {}
+    for r in rows:
+        out.setdefault(r["conv"], ConvSums()).add(r["recall"], r["hit"])
+    return out
+
+
+def gain_over(rows: Sequence[dict], budget: int, column: str, base: str = "vectors") -> str:
+    """Lumina − ``base`` on one column's questions, in points, with its paired bootstrap interval."""
+    from bench.ablation_stats import contribution
+
+    def pick(system):
+        return _sums([r for r in rows if r["system"] == system and r["budget"] == budget and
+                      (column == "all" or r["kind"] == column or f"lang:{r['language']}" == column)])
+
+    ours, theirs = pick("lumina"), pick(base)
+    if not ours:
+        return "–"
+    c = contribution(ours, theirs, "recall")
+    return f"{c['delta'] * 100:+.1f} [{c['lo'] * 100:+.1f}, {c['hi'] * 100:+.1f}]"
+
+
 def render(rep: dict[str, Any]) -> str:
     ing = rep["ingest"]
     lines = [f"# Real-text set, split {rep['split']} ({rep['date']})", "",
              f"`{rep['command']}` — {len(rep['conversations'])} conversations, {rep['questions']} questions; "
-             "recall@B [95% bootstrap interval over conversations].", "",
+             "recall@B [95% bootstrap interval over conversations]; Δ = Lumina − plain vectors in points, paired "
+             "bootstrap.", "",
              f"Ingest: {ing['turns']} turns ({ing['words']:,} words) in {ing['seconds']} s = {ing['turns_per_s']} "
              f"turns/s; the embedder alone on the same texts {ing['embedder_alone_seconds']} s: the graph takes "
              f"{ing['ratio_to_embedder']}× the embedder's time.", ""]
-    columns = ["all", *rep["kinds"], *[k for k in rep["results"]["lumina"][str(rep["budgets"][0])] if
-                                       k.startswith("lang:")]]
+    first = rep["results"]["lumina"][str(rep["budgets"][0])]
+    columns = ["all", *rep["kinds"], *[k for k in first if k.startswith("lang:")]]
     for b in rep["budgets"]:
-        lines += [f"## B = {b}", "", "| system | " + " | ".join(columns) + " | answer@B |",
-                  "|---|" + "---|" * (len(columns) + 1)]
-        for system, per in rep["results"].items():
-            cells = per[str(b)]
-            answer = cells["all"].get("answer")
-            lines.append(f"| {system} | " + " | ".join(_cell(cells[c]) for c in columns) +
-                         f" | {answer if answer is not None else '–'} |")
+        lines += [f"## B = {b}", "", "| category | questions | " + " | ".join(SYSTEMS) + " | Δ vs vectors |",
+                  "|---|---|" + "---|" * (len(SYSTEMS) + 1)]
+        for c in columns:
+            cells = [_cell(rep["results"][s][str(b)][c]) for s in SYSTEMS]
+            lines.append(f"| {c} | {rep['results']['lumina'][str(b)][c].get('n', 0)} | " + " | ".join(cells) +
+                         f" | {gain_over(rep['rows'], b, c)} |")
+        lines.append("answer@B: " + ", ".join(f"{s} {rep['results'][s][str(b)]['all'].get('answer')}"
+                                              for s in SYSTEMS))
         lines.append("")
     m = rep["misses"]
     if m["budget"]:
@@ -211,6 +236,27 @@ def render(rep: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merge(paths: Sequence[str]) -> dict[str, Any]:
+    """One report from the rows of several saved runs (e.g. English and Japanese run apart)."""
+    reps = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    first = reps[0]
+    args = argparse.Namespace(split=first["split"], seed=first["seed"], per_language=first["per_language"],
+                              size=first["size"], diagnose_budget=first["misses"]["budget"])
+    samples = [{"sample_id": c, "qa": []} for r in reps for c in r["conversations"]]
+    totals: dict[str, float] = defaultdict(float)
+    for r in reps:
+        ing = r["ingest"]
+        totals["turns"] += ing["turns"]
+        totals["words"] += ing["words"]
+        totals["seconds"] += ing["seconds"]
+        totals["embed_alone_seconds"] += ing["embedder_alone_seconds"]
+    merged = report(args, samples, first["budgets"], [row for r in reps for row in r["rows"]],
+                    [row for r in reps for row in r["miss_rows"]], totals)
+    merged["questions"] = sum(r["questions"] for r in reps)
+    merged["command"] = "; ".join(r["command"] for r in reps)
+    return merged
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.realtext", description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("dev", "report", "all"), default="dev")
@@ -222,8 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--diagnose-budget", type=int, default=1024, help="0: no miss classes")
     parser.add_argument("--conversations", default="", help="comma-separated sample_ids (default: all of the split)")
     parser.add_argument("--out", default="", help="write OUT.json (with every question's row) and OUT.md")
+    parser.add_argument("--merge", nargs="+", default=[], metavar="JSON",
+                        help="no run: one report from saved runs' JSON files (written to --out)")
     args = parser.parse_args(argv)
-    rep = run(args)
+    rep = merge(args.merge) if args.merge else run(args)
     text = render(rep)
     print(text)
     if args.out:

@@ -91,12 +91,6 @@ class Statement:
     dia_id: str = ""
 
 
-def _fill(template: str, **values: object) -> str:
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
-
-
 def _values(slot: str, language: str) -> tuple[str, ...]:
     values = SLOTS[slot].values
     return values[language] if isinstance(values, dict) else values
@@ -137,7 +131,7 @@ def _say(rng: random.Random, s: Statement, language: str) -> str:
     if s.kind == "instruct":
         return ph.INSTRUCTIONS[language][s.item][0]
     table = {"state": ph.STATE, "update": ph.UPDATE, "contradict": ph.CONTRADICT}[s.kind]
-    return _fill(rng.choice(table[language]), noun=_noun(s.slot, language), value=s.value, old=s.old)
+    return ph.fill(rng.choice(table[language]), noun=_noun(s.slot, language), value=s.value, old=s.old)
 
 
 def _paste(rng: random.Random, language: str, size: Size) -> str:
@@ -152,7 +146,7 @@ def _paste(rng: random.Random, language: str, size: Size) -> str:
         taken.append(line)
         if len(" ".join(taken).split()) >= words:
             break
-    return _fill(rng.choice(ph.PASTE[language]), text="\n".join(taken).strip()).strip()
+    return ph.fill(rng.choice(ph.PASTE[language]), text="\n".join(taken).strip()).strip()
 
 
 def _aside(rng: random.Random, language: str, statements: list[Statement], size: Size) -> str:
@@ -165,10 +159,10 @@ def _aside(rng: random.Random, language: str, statements: list[Statement], size:
     slot = rng.choice(facts).slot
     noun = _noun(slot, language)
     if roll < size.mention_share:
-        return _fill(rng.choice(ph.MENTION[language]), noun=noun, noun_cap=noun[:1].upper() + noun[1:])
+        return ph.fill(rng.choice(ph.MENTION[language]), noun=noun, noun_cap=noun[:1].upper() + noun[1:])
     stated = {s.value for s in facts} | {s.old for s in facts}
     others = [v for v in _values(slot, language) if v not in stated]
-    return _fill(rng.choice(ph.LOOKALIKE[language]), noun=noun, value=rng.choice(others)) if others else ""
+    return ph.fill(rng.choice(ph.LOOKALIKE[language]), noun=noun, value=rng.choice(others)) if others else ""
 
 
 def _group(source: Source) -> str:
@@ -235,7 +229,7 @@ def build_conversation(language: str, index: int, seed: int = DEFAULT_SEED, size
                 s.dia_id = f"D{k + 1}:{len(turns) + 1}"
                 said_here.append(_say(rng, s, language))
             rng.shuffle(said_here)
-            lines += [*said_here, _fill(rng.choice(ph.ASK[language]), title=parts[0].title)]
+            lines += [*said_here, ph.fill(rng.choice(ph.ASK[language]), title=parts[0].title)]
             sep = "" if language == "ja" else " "
             turns.append({"speaker": user, "dia_id": f"D{k + 1}:{len(turns) + 1}",
                           "text": sep.join(x for x in lines if x)})

@@ -8,6 +8,13 @@ everything else said is here. The assistant never speaks from here: its replies 
 
 from __future__ import annotations
 
+
+def fill(template: str, **values: object) -> str:
+    """A template with its ``{name}`` fields replaced (str.replace, not str.format: texts hold braces)."""
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", str(value))
+    return template
+
 ASK = {
     "en": ("Can you walk me through {title}?", "Next thing I need to understand: {title}. Explain it properly, please.",
            "I keep tripping over {title}. What exactly does it say?", "Could you explain {title} in detail?",

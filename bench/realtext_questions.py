@@ -21,12 +21,6 @@ def date_answer(at: datetime, language: str) -> str:
     return f"{at.year}年{at.month}月{at.day}日" if language == "ja" else f"{at.day} {MONTHS_EN[at.month - 1]}, {at.year}"
 
 
-def _fill(template: str, **values: object) -> str:
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
-
-
 def _qa(kind: str, question: str, answer: str, evidence: Sequence[str], answer_in: str = "turns") -> dict[str, Any]:
     return {"question": question, "answer": answer, "evidence": list(evidence), "category": ph.KIND_CATEGORY[kind],
             "kind": kind, "answer_in": answer_in}
@@ -53,7 +47,7 @@ def _extraction(rng: random.Random, language: str, conv: dict, reply_of, count: 
         c = cloze(rng, part.text)
         if c is None or everything.count(f"{c.left}{c.word}{c.right}") != 1:
             continue
-        out.append(_qa("extraction", _fill(q["extraction"], title=part.title, left=c.left, right=c.right),
+        out.append(_qa("extraction", ph.fill(q["extraction"], title=part.title, left=c.left, right=c.right),
                        c.word, [dia]))
     return out
 
@@ -72,22 +66,22 @@ def questions(rng: random.Random, language: str, conv: dict, statements: Sequenc
         last = chain[-1]
         current.append(last)
         if chain[-1].kind == "update":
-            out.append(_qa("knowledge_update", _fill(q["update"], noun=noun(slot)), last.value, [last.dia_id]))
+            out.append(_qa("knowledge_update", ph.fill(q["update"], noun=noun(slot)), last.value, [last.dia_id]))
             if len(chain) >= 3:
-                out.append(_qa("summarisation", _fill(q["summary_history"], noun=noun(slot)),
+                out.append(_qa("summarisation", ph.fill(q["summary_history"], noun=noun(slot)),
                                ", ".join(s.value for s in chain), [s.dia_id for s in chain]))
         elif chain[-1].kind == "contradict":
-            out.append(_qa("contradiction", _fill(q["contradiction"], noun=noun(slot)),
+            out.append(_qa("contradiction", ph.fill(q["contradiction"], noun=noun(slot)),
                            f"{chain[0].value}, {last.value}", [chain[0].dia_id, last.dia_id]))
     if len(current) >= 3:
         three = rng.sample(current, 3)
-        out.append(_qa("summarisation", _fill(q["summary_current"], **{f"noun{i}": noun(s.slot) for i, s in
+        out.append(_qa("summarisation", ph.fill(q["summary_current"], **{f"noun{i}": noun(s.slot) for i, s in
                                                                         enumerate(three, 1)}),
                        ", ".join(s.value for s in three), [s.dia_id for s in three]))
     plain = [c[0] for c in chains.values() if len(c) == 1]
     pairs = [(a, b) for i, a in enumerate(plain) for b in plain[i + 1:] if a.session != b.session]
     for a, b in rng.sample(pairs, min(size.pairs, len(pairs))):
-        out.append(_qa("multi_session", _fill(q["multi_session"], noun1=noun(a.slot), noun2=noun(b.slot)),
+        out.append(_qa("multi_session", ph.fill(q["multi_session"], noun1=noun(a.slot), noun2=noun(b.slot)),
                        f"{a.value}, {b.value}", [a.dia_id, b.dia_id]))
     facts = [s for s in statements if s.slot]
     _orderings(rng, language, facts, size.orderings, out)
@@ -96,7 +90,7 @@ def questions(rng: random.Random, language: str, conv: dict, statements: Sequenc
         for s in (s for s in statements if s.kind == kind):
             _, about, answer = table[language][s.item]
             name = "preference" if kind == "prefer" else "instruction"
-            out.append(_qa(name, _fill(q[name], about=about), answer, [s.dia_id]))
+            out.append(_qa(name, ph.fill(q[name], about=about), answer, [s.dia_id]))
     seen: set[str] = set()
     return [x for x in out if not (x["question"] in seen or seen.add(x["question"]))]
 
@@ -110,7 +104,7 @@ def _orderings(rng: random.Random, language: str, facts: Sequence[Any], count: i
             if a.session == b.session:
                 continue
             first = min(a, b, key=lambda s: s.session)
-            out.append(_qa("event_ordering", _fill(q["order_first"], noun1=noun(a.slot), v1=a.value,
+            out.append(_qa("event_ordering", ph.fill(q["order_first"], noun1=noun(a.slot), v1=a.value,
                                                    noun2=noun(b.slot), v2=b.value), first.value, [a.dia_id, b.dia_id]))
         else:
             three = rng.sample(facts, 3)
@@ -119,7 +113,7 @@ def _orderings(rng: random.Random, language: str, facts: Sequence[Any], count: i
             asked = {f"noun{i}": noun(s.slot) for i, s in enumerate(three, 1)}
             asked.update({f"v{i}": s.value for i, s in enumerate(three, 1)})
             ordered = sorted(three, key=lambda s: s.session)
-            out.append(_qa("event_ordering", _fill(q["order_three"], **asked), ", ".join(s.value for s in ordered),
+            out.append(_qa("event_ordering", ph.fill(q["order_three"], **asked), ", ".join(s.value for s in ordered),
                            [s.dia_id for s in ordered]))
 
 
@@ -130,13 +124,13 @@ def _temporal(rng: random.Random, language: str, facts: Sequence[Any], dates: Se
     for k in range(count):
         if k % 2 == 0:
             s = rng.choice(facts)
-            out.append(_qa("temporal", _fill(q["when"], noun=noun(s.slot), value=s.value),
+            out.append(_qa("temporal", ph.fill(q["when"], noun=noun(s.slot), value=s.value),
                            date_answer(dates[s.session], language), [s.dia_id], "dates"))
         else:
             a, b = sorted(rng.sample(facts, 2), key=lambda s: s.session)
             if a.session == b.session:
                 continue
             days = (dates[b.session].date() - dates[a.session].date()).days
-            out.append(_qa("temporal", _fill(q["gap"], noun1=noun(a.slot), v1=a.value, noun2=noun(b.slot),
-                                             v2=b.value), _fill(q["gap_answer"], d=days), [a.dia_id, b.dia_id],
+            out.append(_qa("temporal", ph.fill(q["gap"], noun1=noun(a.slot), v1=a.value, noun2=noun(b.slot),
+                                             v2=b.value), ph.fill(q["gap_answer"], d=days), [a.dia_id, b.dia_id],
                            "dates"))
