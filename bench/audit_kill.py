@@ -30,12 +30,11 @@ CHILD = textwrap.dedent("""
     import sys
     from pathlib import Path
     from lumina_memory.stores.archive_duckdb import DuckDBArchive
-    from lumina_memory.stores.audit import AuditLog
     from lumina_memory.stores.secret import data_dir_secret
 
     data_dir = Path(sys.argv[1])
     archive = DuckDBArchive(data_dir / "archive.duckdb")
-    log = AuditLog(archive, data_dir_secret(data_dir))
+    log = archive.audit_trail(data_dir_secret(data_dir))
     n = 0
     while True:
         log.append("backup", "bench", None, '{"n": %d}' % n)
@@ -48,7 +47,7 @@ CHILD = textwrap.dedent("""
 def one_trial(data_dir: Path, rng: random.Random) -> dict[str, Any]:
     """One kill; what verify said right after it and after one more append."""
     from lumina_memory.stores.archive_duckdb import DuckDBArchive
-    from lumina_memory.stores.audit import AuditLog, verify_data_dir
+    from lumina_memory.stores.audit import verify_data_dir
     from lumina_memory.stores.secret import data_dir_secret
 
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(data_dir)], cwd=REPO, stdout=subprocess.PIPE,
@@ -61,7 +60,7 @@ def one_trial(data_dir: Path, rng: random.Random) -> dict[str, Any]:
         child.wait()
     after_kill = verify_data_dir(data_dir)
     with DuckDBArchive(data_dir / "archive.duckdb") as archive:
-        log = AuditLog(archive, data_dir_secret(data_dir))
+        log = archive.audit_trail(data_dir_secret(data_dir))
         log.append("restore", "bench")
         after_append = log.verify()
     return {"rows": after_kill["rows"], "ok": after_kill["ok"], "lagging_head": bool(after_kill["notice"]),
@@ -75,11 +74,11 @@ def trials(n: int, root: Path, seed: int = 44) -> list[dict[str, Any]]:
 
 def verify_cost(root: Path, rows: int) -> dict[str, float]:
     from lumina_memory.stores.archive_duckdb import DuckDBArchive
-    from lumina_memory.stores.audit import AuditLog, verify_data_dir
+    from lumina_memory.stores.audit import verify_data_dir
 
     key = b"b" * 32
     with DuckDBArchive(root / "archive.duckdb") as archive:
-        log = AuditLog(archive, key)
+        log = archive.audit_trail(key)
         started = time.perf_counter()
         for i in range(rows):
             log.append("memory_forgotten", "bench", f"user{i % 50}", '{"n": %d}' % i)

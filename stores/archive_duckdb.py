@@ -22,7 +22,7 @@ from typing import Any, Self
 from .archive_counts import archive_counts
 from .archive_outbox import ArchiveOutbox
 from .archive_reads import ArchiveReads
-from .archive_schema import (  # noqa: F401 - tests and stores.audit read ARCHIVE_FILENAME here
+from .archive_schema import (  # noqa: F401 - tests read ARCHIVE_FILENAME here
     ARCHIVE_FILENAME, MEMORY, _INSERT_AUDIT, _INSERT_SEGMENT, _INSERT_SEGMENTS, _INSERT_TURNS, _SCHEMA, _SEG_COLS,
     _SELECT_SEGMENTS, _SELECT_TURNS, _TURN_COLS, _UPSERT_SEGMENT, _UPSERT_SEGMENTS, _UPSERT_TURNS, _resolve, _text,
 )
@@ -32,11 +32,14 @@ from .ids import AUDIT_TABLE, OUTBOX_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validat
 from .knowledge_duckdb import KnowledgeTable
 from .memories_duckdb import MemoryTable
 from .models import SegmentRecord, Turn
+from .protocols_collections import KBCatalogStore
+from .protocols_files import AuditTrail
 from .procedures_duckdb import ProcedureTable
 from .records import ArchiveCounts
 from .semantic_duckdb import SemanticTable
 from .stamped_cache import StampedCache
 from .turn_reads_duckdb import TurnReadsTable
+from .user_data import UserDataPlace
 
 
 class DuckDBArchive(ArchiveReads, ArchiveOutbox):
@@ -170,6 +173,22 @@ class DuckDBArchive(ArchiveReads, ArchiveOutbox):
         # Cheap: erasure is rare, and an in-memory database ignores it.
         self._db.checkpoint()
         return int(n_turns) + int(n_segs)
+
+    # --- what else lives in this file, on its one connection (whose lock serialises it with the archive) ----
+    def audit_trail(self, key: bytes) -> AuditTrail:
+        from .audit import AuditLog
+
+        return AuditLog(self._db, key)
+
+    def user_data_places(self) -> list[UserDataPlace]:
+        from .places.archive import archive_places
+
+        return archive_places(self._db, on_restore=self._absent.clear)
+
+    def kb_catalog(self) -> KBCatalogStore:
+        from .kb_duckdb import KBCatalog
+
+        return KBCatalog(self._db)
 
     @property
     def generation(self) -> int:

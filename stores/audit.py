@@ -79,10 +79,11 @@ def _shown(rows: list[dict[str, Any]], key: bytes | None) -> list[dict[str, Any]
 
 
 class AuditLog:
-    def __init__(self, archive, key: bytes, head_path: Path | None = None):
-        """``archive``: a DuckDBArchive (the log lives in its file); ``key``: the data dir's secret;
-        ``head_path``: the sealed head (default: ``audit-head.json`` beside the archive's file)."""
-        self.db: GuardedConnection = archive._db  # the archive's one connection and lock
+    def __init__(self, db: GuardedConnection, key: bytes, head_path: Path | None = None):
+        """``db``: the archive's one connection and lock (the log lives in its file; ``DuckDBArchive.audit_trail``
+        opens it); ``key``: the data dir's secret; ``head_path``: the sealed head (default: ``audit-head.json``
+        beside the archive's file)."""
+        self.db = db
         self.key = key
         if head_path is None and self.db.database != ":memory:":
             head_path = Path(self.db.database).parent / HEAD_FILE
@@ -168,7 +169,7 @@ class AuditLog:
                 count += 1
             # After the commit, so the head never names a row that is not there; inside an outer transaction
             # (which may still roll back) the head is left behind, which verify reports as a notice only.
-            if self.db._depth == 0:
+            if not self.db.in_transaction:
                 self._seal_head(int(count), row["seq"], row["hash"])
         return row
 
@@ -203,7 +204,7 @@ class ReadOnlyAudit:
 def read_only_audit(data_dir: Path, key: bytes | None = None) -> Iterator[ReadOnlyAudit]:
     """The audit log of ``data_dir`` without starting or creating anything: the archive read-only, the
     secret only if it exists (``key`` overrides it), no other store."""
-    from .archive_duckdb import ARCHIVE_FILENAME
+    from .archive_schema import ARCHIVE_FILENAME
 
     data_dir = Path(data_dir).expanduser().resolve()
     if not data_dir.is_dir():
@@ -235,8 +236,9 @@ class AuditPlace:
 
     name = "archive.session_log"
 
-    def __init__(self, archive, rewriter):
-        self.db: GuardedConnection = archive._db
+    def __init__(self, db: GuardedConnection, rewriter):
+        """``db``: the archive's connection (stores.places.archive gives it, with the archive's file rewriter)."""
+        self.db = db
         self.rewriter = rewriter
         _migrate(self.db)
 

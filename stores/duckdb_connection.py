@@ -88,6 +88,11 @@ class GuardedConnection:
     def is_open(self) -> bool:
         return self._con is not None
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a tx() of the lock's holder is open: what it writes may still roll back."""
+        return self._depth > 0
+
     def live(self) -> duckdb.DuckDBPyConnection:
         """The connection; callers hold ``lock``."""
         if self._con is None:

@@ -201,9 +201,7 @@ def open_journal(settings: LuminaSettings) -> ReplyJournal:
 
 def open_audit_log(archive: ArchiveStore, key: bytes) -> AuditTrail:
     """The audit log in ``archive``'s database, its head sealed with the data directory's secret ``key``."""
-    from .audit import AuditLog
-
-    return AuditLog(archive, key)
+    return archive.audit_trail(key)
 
 
 def read_only_audit(data_dir: Path) -> AbstractContextManager[AuditReader]:

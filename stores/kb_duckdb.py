@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import ids
+from .duckdb_connection import GuardedConnection
 from .records import SHARED, Base, UnknownKB, doc_id_for, owner_of  # noqa: F401 - their home is records
 
 BASES, DOCUMENTS, CHUNKS = "kb_bases", "kb_documents", "kb_chunks"
@@ -38,8 +39,9 @@ SCHEMA = (
 class KBCatalog:
     """The three tables, on the archive's guarded connection (its lock serialises us with the archive)."""
 
-    def __init__(self, archive):
-        self.db = archive._db  # the adapter's one connection, as stores.places.archive uses it
+    def __init__(self, db: GuardedConnection):
+        """``db``: the archive's one connection (``DuckDBArchive.kb_catalog`` opens the catalogue on it)."""
+        self.db = db
         with self.db.tx() as con:
             for statement in SCHEMA:
                 con.execute(statement)

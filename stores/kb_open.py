@@ -10,15 +10,15 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from .kb_duckdb import KBCatalog
 from .kb_vectors import KBCollections
+from .protocols_collections import KBCatalogStore
 
 _opening = threading.Lock()
 
 
 @dataclass
 class KBStores:
-    catalog: KBCatalog
+    catalog: KBCatalogStore
     collections: KBCollections
 
     def close(self) -> None:
@@ -29,7 +29,7 @@ def kb_stores(stores, settings, embedder_name: str, dim: int) -> KBStores:
     """``lumina_memory.stores.kb``, opened now if it was not yet."""
     with _opening:
         if stores.kb is None:
-            stores.kb = KBStores(KBCatalog(stores.archive), _collections(settings, embedder_name, dim))
+            stores.kb = KBStores(stores.archive.kb_catalog(), _collections(settings, embedder_name, dim))
         return stores.kb
 
 
@@ -52,5 +52,5 @@ def use_collections(stores, settings, embedder_name: str, dim: int, collections:
     with _opening:
         if stores.kb is not None:
             stores.kb.close()
-        stores.kb = KBStores(KBCatalog(stores.archive), collections)
+        stores.kb = KBStores(stores.archive.kb_catalog(), collections)
         return stores.kb

@@ -241,6 +241,16 @@ class DuckDBItems:
             row = con.execute(f"SELECT count(*) FROM {ITEMS_TABLE}").fetchone()
         return int(row[0]) if row else 0
 
+    def containing(self, text: str) -> list[Row]:
+        """Every item whose namespace path (labels joined by '.') or key contains ``text``: one scan of two
+        columns (stores.lgstore_ids finds the items an earlier id scheme named ambiguously)."""
+        with self._db.read() as con:
+            rows = con.execute(
+                f"SELECT {', '.join(_COLS)} FROM {ITEMS_TABLE} WHERE contains(ns_path, ?) OR contains(\"key\", ?)",
+                [text, text],
+            ).fetchall()
+        return [_row(r) for r in rows]
+
     # --- backups and erasure (L10, L11) --------------------------------------------------------------
     def with_label(self, label: str) -> list[tuple[tuple[str, ...], str]]:
         """(namespace, key) of every item whose namespace has ``label`` as one of its labels."""

@@ -22,7 +22,8 @@ import uuid
 from collections.abc import Sequence
 
 from . import ids
-from .kv_duckdb import ITEMS_TABLE, DuckDBItems, Row, _row, _COLS, ns_path
+from .kv_duckdb import Row, ns_path
+from .protocols_files import ItemTable
 
 AMBIGUOUS = "|"
 
@@ -34,11 +35,6 @@ def item_id(namespace: Sequence[str], key: str) -> str:
     return str(uuid.uuid5(ids.NAMESPACE, f"lgstore|{ns_path(namespace)}|{key}"))
 
 
-def legacy_rows(items: DuckDBItems) -> list[Row]:
+def legacy_rows(items: ItemTable) -> list[Row]:
     """Rows stored under an id the current scheme does not give them (written before it, with a '|')."""
-    with items._db.read() as con:  # the item table's own connection; one pass over ns_path and key
-        rows = con.execute(
-            f"SELECT {', '.join(_COLS)} FROM {ITEMS_TABLE} WHERE contains(ns_path, ?) OR contains(\"key\", ?)",
-            [AMBIGUOUS, AMBIGUOUS],
-        ).fetchall()
-    return [row for row in map(_row, rows) if row.item_id != item_id(row.namespace, row.key)]
+    return [row for row in items.containing(AMBIGUOUS) if row.item_id != item_id(row.namespace, row.key)]

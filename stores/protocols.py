@@ -12,11 +12,13 @@ from contextlib import AbstractContextManager
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .models import GraphCounts, SegmentRecord, Turn, VectorHit
-from .protocols_collections import PointCollection
+from .protocols_collections import KBCatalogStore, PointCollection
+from .protocols_files import AuditTrail
 from .protocols_tables import (
     KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, RecallCache, SemanticStore, TurnReadStore,
 )
 from .records import ArchiveCounts, LinkedSegment, RecentSignal
+from .user_data import UserDataPlace
 
 
 @runtime_checkable
@@ -161,6 +163,17 @@ class ArchiveStore(RecallCache, Protocol):
     def audit(self, user_id: str) -> list[dict]: ...
     def delete_user(self, user_id: str) -> int: ...
     def close(self) -> None: ...
+
+    # --- what else lives in the archive's database, in its transactions
+    def audit_trail(self, key: bytes) -> AuditTrail:
+        """The keyed, chained audit log kept in the archive's database, its head sealed with ``key``."""
+        ...
+    def user_data_places(self) -> list[UserDataPlace]:
+        """A place per table of the archive that holds user data, and the audit log's (erasure, backup)."""
+        ...
+    def kb_catalog(self) -> KBCatalogStore:
+        """The knowledge bases' records, in the archive's database."""
+        ...
 
 
 @runtime_checkable

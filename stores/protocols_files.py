@@ -141,6 +141,9 @@ class ItemTable(Protocol):
     def with_label(self, label: str) -> list[tuple[tuple[str, ...], str]]:
         """(namespace, key) of every item whose namespace has ``label`` as one of its labels."""
         ...
+    def containing(self, text: str) -> list[Row]:
+        """Every item whose namespace path (labels joined by '.') or key contains ``text``."""
+        ...
     def dump_rows(self) -> list[dict[str, Any]]:
         """Every row with all its columns (a backup's records)."""
         ...

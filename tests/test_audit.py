@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
-from lumina_memory.stores.audit import AuditLog, AuditPlace
+from lumina_memory.stores.audit import AuditPlace
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ids import AUDIT_TABLE
-from lumina_memory.stores.places.archive import FileRewriter
 
 
 @pytest.fixture
@@ -18,12 +17,16 @@ def archive(tmp_path):
         yield a
 
 
+def _audit_place(archive):
+    return next(p for p in archive.user_data_places() if p.name == AuditPlace.name)
+
+
 def _con(archive):
     return archive._db.live()
 
 
 def test_rows_chain_and_verify(archive):
-    log = AuditLog(archive, b"k" * 32)
+    log = archive.audit_trail(b"k" * 32)
     first = log.append("backup", "cli", None, '{"snapshot": "s1"}')
     second = log.append("user_erased", "ops@example", "carol", '{"removed": 3}')
     assert second["prev_hash"] == first["hash"] and first["prev_hash"] == "0" * 64
@@ -42,7 +45,7 @@ def test_rows_chain_and_verify(archive):
     (f"DELETE FROM {AUDIT_TABLE} WHERE seq = 2", "link"),
 ])
 def test_tampering_is_detected_at_the_row_it_touched(archive, tamper, problem):
-    log = AuditLog(archive, b"k" * 32)
+    log = archive.audit_trail(b"k" * 32)
     for i in range(4):
         log.append("settings_changed", "cli", None, f'{{"n": {i}}}')
     assert log.verify()["ok"]
@@ -56,7 +59,7 @@ def test_rows_written_before_the_chain_are_adopted_and_their_ids_can_be_blanked(
     # The pre-chain table (as DuckDBArchive.append_audit writes it): clear user ids, no hashes.
     archive.append_audit("ingest", "dave", "3 turns")
     archive.append_audit("ingest", "dave2", "1 turn")
-    log = AuditLog(archive, b"k" * 32)  # migrates the table: new columns; the old rows stay as they are
+    log = archive.audit_trail(b"k" * 32)  # migrates the table: new columns; the old rows stay as they are
     assert [r["user_ref"] for r in log.rows()] == [log.ref("dave"), log.ref("dave2")]  # shown keyed, never clear
     found = log.verify()
     assert found["ok"] and "2 rows have no hash" in found["notice"]
@@ -66,7 +69,7 @@ def test_rows_written_before_the_chain_are_adopted_and_their_ids_can_be_blanked(
     assert rows[0]["user_ref"] == log.ref("dave") and rows[1]["user_ref"] == log.ref("dave2")
     result = log.verify()
     assert result["ok"] and "adopted" in result["notice"] and "no hash" in result["notice"]
-    place = AuditPlace(archive, FileRewriter(archive._db))
+    place = _audit_place(archive)
     assert place.count("dave") == 1 and place.count("dave2") == 1
     assert place.erase("dave") == 1
     place.scrub()
@@ -78,23 +81,23 @@ def test_rows_written_before_the_chain_are_adopted_and_their_ids_can_be_blanked(
 
 def test_a_restored_log_continues_its_chain(tmp_path, archive):
     archive.append_audit("ingest", "erin", "2 turns")  # an old row, with its user in clear
-    log = AuditLog(archive, b"k" * 32)
+    log = archive.audit_trail(b"k" * 32)
     log.append("backup", "cli")
     log.append("restore", "cli")
-    place = AuditPlace(archive, FileRewriter(archive._db))
+    place = _audit_place(archive)
     assert place.export(tmp_path / "exp") == 4
     with DuckDBArchive(tmp_path / "other" / "archive.duckdb") as fresh:
-        target = AuditPlace(fresh, FileRewriter(fresh._db))
+        target = _audit_place(fresh)
         assert target.restore(tmp_path / "exp", lambda u: u == "erin") == 4
-        new_log = AuditLog(fresh, b"k" * 32)
+        new_log = fresh.audit_trail(b"k" * 32)
         new_log.append("after", "cli")  # the restored rows have no head here: adopted, and said so
         result = new_log.verify()
         assert result["ok"] and result["rows"] == 6 and "adopted" in result["notice"]
         ids = [r[0] for r in fresh._db.live().execute(f"SELECT user_id FROM {AUDIT_TABLE}").fetchall()]
         assert "erin" not in ids
     with DuckDBArchive(tmp_path / "third" / "archive.duckdb") as other_key:  # another data dir: another secret
-        AuditPlace(other_key, FileRewriter(other_key._db)).restore(tmp_path / "exp", lambda u: False)
-        foreign = AuditLog(other_key, b"o" * 32)
+        _audit_place(other_key).restore(tmp_path / "exp", lambda u: False)
+        foreign = other_key.audit_trail(b"o" * 32)
         assert "another data dir" in foreign.verify()["notice"]
         foreign.append("after", "cli")
         result = foreign.verify()

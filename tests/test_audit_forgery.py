@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
-from lumina_memory.stores.audit import HEAD_FILE, AuditLog, verify_data_dir
+from lumina_memory.stores.audit import HEAD_FILE, verify_data_dir
 from lumina_memory.stores.ids import AUDIT_TABLE
 from lumina_memory.stores.secret import data_dir_secret
 
@@ -53,7 +53,7 @@ def _files(root: Path) -> dict[str, bytes]:
 def logged(tmp_path):
     """A data dir's archive with four sealed rows."""
     archive = DuckDBArchive(tmp_path / "archive.duckdb")
-    log = AuditLog(archive, KEY)
+    log = archive.audit_trail(KEY)
     for i in range(4):
         log.append("settings_changed", "cli", None, f'{{"n": {i}}}')
     assert log.verify()["ok"]
@@ -167,7 +167,7 @@ def _legacy_log(archive) -> None:
 def test_a_legacy_unkeyed_log_is_verified_as_such_then_adopted_once(tmp_path):
     with DuckDBArchive(tmp_path / "archive.duckdb") as archive:
         _legacy_log(archive)
-        log = AuditLog(archive, KEY)
+        log = archive.audit_trail(KEY)
         result = log.verify()
         assert result["ok"] and result["rows"] == 3 and "unkeyed" in result["notice"]
         assert not (tmp_path / HEAD_FILE).exists()  # verify wrote nothing
@@ -187,7 +187,7 @@ def test_a_legacy_log_with_a_broken_unkeyed_chain_is_not_accepted(tmp_path):
     with DuckDBArchive(tmp_path / "archive.duckdb") as archive:
         _legacy_log(archive)
         archive._db.live().execute(f"UPDATE {AUDIT_TABLE} SET detail = 'x' WHERE seq = 2")
-        log = AuditLog(archive, KEY)
+        log = archive.audit_trail(KEY)
         result = log.verify()
         assert not result["ok"] and result["broken_at"] == 2
         log.append("backup", "cli")
@@ -210,7 +210,7 @@ def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
 def test_audit_verify_opens_no_redis_and_writes_nothing(tmp_path):
     data_dir = tmp_path / "data"
     with DuckDBArchive(data_dir / "archive.duckdb") as archive:
-        log = AuditLog(archive, data_dir_secret(data_dir))
+        log = archive.audit_trail(data_dir_secret(data_dir))
         log.append("backup", "cli")
         log.append("restore", "cli")
     from lumina_memory.stores.redis_server import server_paths
@@ -242,7 +242,7 @@ def test_audit_verify_of_a_missing_data_dir_creates_nothing(tmp_path):
 def test_audit_verify_names_the_process_holding_the_data_dir(tmp_path):
     data_dir = tmp_path / "data"
     with DuckDBArchive(data_dir / "archive.duckdb") as archive:
-        AuditLog(archive, data_dir_secret(data_dir)).append("backup", "cli")
+        archive.audit_trail(data_dir_secret(data_dir)).append("backup", "cli")
         held = _cli(data_dir, "--verify")  # this process holds the archive open for writing
     assert held.returncode == 2 and "in use by" in held.stdout and str(os.getpid()) in held.stdout
 

@@ -363,11 +363,10 @@ def test_a_backup_from_before_the_column_restores_with_the_items_owed(tmp_path):
 
     from lumina_memory.stores.archive_duckdb import DuckDBArchive
     from lumina_memory.stores.knowledge_duckdb import KNOWLEDGE, SYNCED
-    from lumina_memory.stores.places.archive import archive_places
 
     archive = _learned_archive(tmp_path / "a.duckdb")
     n = archive.knowledge.count("mika")
-    place = next(p for p in archive_places(archive) if p.name == f"archive.{KNOWLEDGE}")
+    place = next(p for p in archive.user_data_places() if p.name == f"archive.{KNOWLEDGE}")
     assert place.export(tmp_path / "backup") == n
     archive.close()
     old = tmp_path / "backup" / f"{KNOWLEDGE}.parquet"
@@ -377,7 +376,7 @@ def test_a_backup_from_before_the_column_restores_with_the_items_owed(tmp_path):
     (tmp_path / "old.parquet").replace(old)
     target = DuckDBArchive(tmp_path / "b.duckdb")
     try:
-        place = next(p for p in archive_places(target) if p.name == f"archive.{KNOWLEDGE}")
+        place = next(p for p in target.user_data_places() if p.name == f"archive.{KNOWLEDGE}")
         assert place.restore(tmp_path / "backup", lambda user: False) == n
         assert target.knowledge.count("mika") == target.knowledge.unsynced_count("mika") == n
     finally:

@@ -201,6 +201,38 @@ def test_callers_import_no_adapter_module() -> None:
     assert not leaks, "\n".join(leaks)
 
 
+ENGINE_HANDLES = frozenset({"_db", "_con", "_conn", "_client", "_depth", "_shard", "_driver", "_pool", "_session",
+                            "_redis"})
+"""An adapter's private engine handles (a connection, client, shard, driver and their state): only its own code
+reaches them through ``self``; anything else that needs the engine asks the adapter's Protocol."""
+
+
+def _own(node: ast.AST) -> bool:
+    """``self``/``cls``, or an engine handle of theirs (``self._client._client``: the engine library's own
+    object inside the adapter's client, which is the library's business, not another adapter's)."""
+    if isinstance(node, ast.Name):
+        return node.id in ("self", "cls")
+    return isinstance(node, ast.Attribute) and node.attr in ENGINE_HANDLES and _own(node.value)
+
+
+def handle_reaches(source: str, path: str = "<source>") -> list[str]:
+    """``path:line owner.attr`` of every read of an engine handle on anything but ``self`` or ``cls``."""
+    out = []
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, ast.Attribute) and node.attr in ENGINE_HANDLES and not _own(node.value):
+            out.append(f"{path}:{node.lineno} {ast.unparse(node)}")
+    return out
+
+
+def test_no_module_reaches_into_another_objects_engine_handle() -> None:
+    assert handle_reaches("def f(archive, items):\n    archive._db.read()\n    items.store._client.close()\n"
+                          "    self.archive._db.tx()\n    return self._db, cls._con, self._client._client\n", "m.py") \
+        == ["m.py:2 archive._db", "m.py:3 items.store._client", "m.py:4 self.archive._db"]
+    reaches = [hit for d in ("stores", "nodes", "graphs") for path in sorted((ROOT / d).rglob("*.py"))
+               for hit in handle_reaches(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    assert not reaches, "\n".join(reaches)
+
+
 def test_every_protocol_has_its_adapters() -> None:
     protocols = {cls for name, cls in universe().items() if name != "Stores"}
     assert protocols == set(ADAPTERS)

@@ -10,7 +10,6 @@ import importlib
 from pathlib import Path
 
 from ..settings import LuminaSettings
-from .archive import archive_places
 from .checkpoints_place import FILE as CHECKPOINTS_FILE, CheckpointsPlace
 from .graph_place import GraphPlace
 from .lgstore_place import LuminaStorePlace
@@ -46,7 +45,7 @@ def store_places(stores, settings: LuminaSettings, *, lg_store=None, checkpoints
         from ..redis_server import server_paths
 
         snapshot = server_paths(settings).rdb
-    places: list = [RedisPlace(stores.midterm, snapshot), *archive_places(stores.archive)]
+    places: list = [RedisPlace(stores.midterm, snapshot), *stores.archive.user_data_places()]
     places.append(VectorPlace("vectors.segments", stores.vectors))
     if stores.turns is not None:
         places.append(VectorPlace("vectors.turns", stores.turns))

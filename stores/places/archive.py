@@ -145,14 +145,14 @@ class DuckDBTablePlace:
         return filter_parquet(self._file(src), user_id)
 
 
-def archive_places(archive) -> list[DuckDBTablePlace]:
-    """A place per user table of the archive (``archive``: a DuckDBArchive)."""
-    db: GuardedConnection = archive._db  # the adapter's one connection: its lock serialises us with it
+def archive_places(db: GuardedConnection, on_restore: Callable[[], None]) -> list[DuckDBTablePlace]:
+    """A place per user table of the archive and the audit log's (``DuckDBArchive.user_data_places``): ``db`` is
+    the archive's one connection, whose lock serialises us with it; ``on_restore`` runs after rows are restored
+    (the archive forgets the turns it found missing, which restored rows must not be answered from)."""
     rewriter = FileRewriter(db)
     from ..audit import AuditPlace
 
     places: list = [DuckDBTablePlace("archive", db, t, rewriter) for t in user_tables(db)]
     for place in places:
-        # The archive remembers turns it found missing; restored rows must not be answered from that.
-        place.on_restore = archive._absent.clear
-    return [*places, AuditPlace(archive, rewriter)]
+        place.on_restore = on_restore
+    return [*places, AuditPlace(db, rewriter)]
