@@ -82,9 +82,9 @@ def _doc_sources(modules: tuple[str, ...]) -> list[Source]:
                     obj = getattr(module, attr)
             except Exception:  # noqa: BLE001 - lazy attributes that fail to load
                 continue
-            if inspect.isclass(obj) or inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismodule(obj):
-                objects.append((f"{getattr(obj, '__module__', None) or module_name}.{attr}"
-                                if not inspect.ismodule(obj) else obj.__name__, obj))
+            # Not submodules: which of them are attributes depends on what else the process imported.
+            if inspect.isclass(obj) or inspect.isfunction(obj) or inspect.isbuiltin(obj):
+                objects.append((f"{getattr(obj, '__module__', None) or module_name}.{attr}", obj))
         for qualified, obj in objects:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
