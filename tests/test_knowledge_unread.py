@@ -39,7 +39,7 @@ def test_an_unread_move_puts_the_old_city_under_review_and_recall_says_so(servic
     _say(services, "ivy", "s1", "I live in Portland.", JUNE)
     [portland] = _current(services, "ivy", "lives_in")
     assert not needs_review(portland)
-    _say(services, "ivy", "s2", "We finally found a place near the lake in Austin, boxes everywhere.", JUNE + 30 * DAY)
+    _say(services, "ivy", "s2", "We packed up and now call Austin home, boxes everywhere.", JUNE + 30 * DAY)
     [still] = _current(services, "ivy", "lives_in")
     assert still["value"] == "Portland" and needs_review(still)
     assert still["confidence"] <= REVIEW_CONFIDENCE and "boxes everywhere" in still["note"]
