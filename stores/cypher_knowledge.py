@@ -92,8 +92,6 @@ MATCH (s:Segment {id: sid, user_id: $user_id})<-[:LEARNED_FROM]-(k:Knowledge)
 RETURN DISTINCT k.id AS id
 """
 
-# Of $item_ids, the user's items no segment supports any more: an item left without sources goes (its
-# SUPERSEDES edges with it). $user_id, $item_ids
 # A forgotten item's node and its edges. $user_id, $item_ids
 DELETE_KNOWLEDGE: Final = """
 UNWIND $item_ids AS kid
@@ -101,6 +99,8 @@ MATCH (k:Knowledge {id: kid, user_id: $user_id})
 DETACH DELETE k
 """
 
+# Of $item_ids, the user's items no segment supports any more: an item left without sources goes (its
+# SUPERSEDES edges with it). $user_id, $item_ids
 DELETE_UNSOURCED_KNOWLEDGE: Final = """
 UNWIND $item_ids AS kid
 MATCH (k:Knowledge {id: kid, user_id: $user_id})
