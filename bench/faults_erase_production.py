@@ -169,6 +169,7 @@ class Engines:
 
     def _graph_residue(self, holds) -> list[str]:
         assert self.graph is not None
+        absorb_handshake_hang(self.graph.port)  # else the first connection after a GOODBYE waits out the timeout
         client = redis.Redis(unix_socket_path=str(self.graph_dir / "fk.sock"), socket_timeout=60)
         found = []
         try:

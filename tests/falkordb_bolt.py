@@ -147,9 +147,11 @@ class StoppableFalkorDB:
             time.sleep(0.05)
 
     def save(self) -> None:
-        """SAVE through the unix socket: the graph as it is now survives a kill."""
+        """SAVE through the unix socket: the graph as it is now survives a kill. The hang after a GOODBYE
+        (absorb_handshake_hang) takes the first connection of any kind, this socket's too: absorbed first."""
         import redis
 
+        absorb_handshake_hang(self.port)
         client = redis.Redis(unix_socket_path=str(self.work_dir / "fk.sock"), socket_timeout=60)
         try:
             client.execute_command("SAVE")
