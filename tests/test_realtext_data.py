@@ -137,3 +137,15 @@ def test_the_harness_loader_reads_it(samples, tmp_path):
         stamps = [t.ts for t in conv.turns]
         assert stamps == sorted(stamps) and stamps[-1] - stamps[0] > 7 * 86400
     assert json.loads(path.read_text(encoding="utf-8"))[0]["split"] in ("dev", "report")
+
+
+def test_same_set_whatever_the_process_imported_before():
+    """The texts are read from installed modules: a submodule imported elsewhere first must not change them."""
+    import subprocess
+    import sys
+
+    script = ("import hashlib, {pre}; from bench import realtext_data as rt; "
+              "print(hashlib.sha256(rt.dumps(rt.generate(1, seed=5, size=rt.TINY)).encode()).hexdigest())")
+    plain, busy = (subprocess.run([sys.executable, "-c", script.format(pre=pre)], capture_output=True, text=True,
+                                  check=True).stdout for pre in ("sys", "duckdb.bytes_io_wrapper, langchain_core.messages.content"))
+    assert plain.strip() and plain == busy
