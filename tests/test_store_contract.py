@@ -156,6 +156,7 @@ def flush(services, user_id):
     archive, mid = services.stores.archive, services.stores.midterm
     mid.lost_pairs([])
     archive.put_outbox([])
+    archive.audit_trail(b"k").seal()
     with archive._db.read() as con:
         con.execute("SELECT 1")
     table = getattr(archive, "knowledge", None)
@@ -185,7 +186,8 @@ def check(opened: AbstractContextManager[AuditReader]):
 '''
     found = set(undeclared(scan_source(source)))
     assert found == {("ArchiveStore", "_db"), ("MidTermStore", "lost_pairs"), ("PointCollection", "rebuild_index"), ("KnowledgeItemStore", "_scroll"), ("TurnVectorStore", "not_a_method"),
-                     ("GraphStore", "_read"), ("KBVectorStore", "reindex"), ("ActivityLogStore", "rotate"), ("AuditReader", "repair")}
+                     ("GraphStore", "_read"), ("KBVectorStore", "reindex"), ("ActivityLogStore", "rotate"), ("AuditReader", "repair"),
+                     ("AuditTrail", "seal")}
 
 
 def test_callers_import_no_adapter_module() -> None:
