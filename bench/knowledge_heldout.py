@@ -1,7 +1,12 @@
 """The offline extractor on the held-out timelines (``bench.knowledge_independent``: sentences written by someone
 who had not read the rules), per language, with 95% bootstrap intervals over timelines.
 
-    python -m bench.knowledge_heldout [--out bench/results/knowledge_heldout.json]
+    python -m bench.knowledge_heldout [--out bench/results/knowledge_heldout.json] [--ja-parse off|union|parse]
+                                      [--ids all|even|odd]
+
+``--ja-parse`` chooses how Japanese sentences are read (``bench.knowledge_ja_parse.MODES``: the rules alone, the
+rules and the dependency parse, the parse alone); ``--ids even|odd`` scores the timelines of even or odd number
+only (tune on one, report on the other).
 
 Each timeline's turns (day n → n days after a fixed start, turns 30 s apart) go through what learning does without
 the stores (``bench.knowledge_halves.learned_rows``: extract → validate → resolve). An expected fact is met by a
@@ -79,13 +84,18 @@ def score_timeline(timeline: Mapping[str, Any], rows: Sequence[Mapping[str, Any]
     return {"id": timeline["id"], "counts": counts, "misses": misses, "current": got}
 
 
-def run(languages: Sequence[str]) -> dict[str, Any]:
+def in_half(timeline_id: str, ids: str) -> bool:
+    """``ids``: all, even or odd (by the number after the language prefix, ja-07 → 7)."""
+    return ids == "all" or (int(timeline_id.rsplit("-", 1)[1]) % 2 == 0) == (ids == "even")
+
+
+def run(languages: Sequence[str], ids: str = "all") -> dict[str, Any]:
     from bench.knowledge_independent import load
 
     out: dict[str, Any] = {}
     for language in languages:
         scored = []
-        for timeline in load(language):
+        for timeline in (t for t in load(language) if in_half(t["id"], ids)):
             scored.append(score_timeline(timeline, learned_rows(timeline_turns(timeline))))
         out[language] = {"timelines": len(scored), **summarise([s["counts"] for s in scored], FIGURES),
                          "per_timeline": scored}
@@ -96,9 +106,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.knowledge_heldout", description=__doc__.splitlines()[0])
     parser.add_argument("--language", choices=("en", "ja", "both"), default="both")
     parser.add_argument("--out", type=Path, default=Path("bench/results/knowledge_heldout.json"))
+    parser.add_argument("--ja-parse", choices=("off", "union", "parse"), default=None,
+                        help="how Japanese sentences are read (default: the extractor's rules)")
+    parser.add_argument("--ids", choices=("all", "even", "odd"), default="all")
     args = parser.parse_args(argv)
     languages = ("en", "ja") if args.language == "both" else (args.language,)
-    report = run(languages)
+    if args.ja_parse:
+        from bench.knowledge_ja_parse import use
+
+        use(args.ja_parse)
+    report = run(languages, args.ids)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     for language in languages:

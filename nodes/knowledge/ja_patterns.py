@@ -12,8 +12,6 @@ from lumina_memory.nodes.text.tokenize import morphemes
 
 from .draft import Draft, Registry
 from .ja_grammar import is_question, is_unreal, reports_speech
-from .ja_parse import mode as parse_mode
-from .ja_parse_facts import extract_parsed
 from .ja_life import ages, names, people_and_pets, places, possessions
 from .ja_sentence import JaSentence
 from .ja_tastes import asks_own_favourite, favourite, likes, quits_and_switches, tastes_in_words
@@ -42,11 +40,7 @@ def extract_ja(text: str, params: KnowledgeParams, registry: Registry, said_at: 
     if reports_speech(toks) or is_unreal(text, toks):
         return []
     drafts: list[Draft] = []
-    mode = parse_mode()
-    if mode != "parse":
-        for rule in RULES:
-            drafts.extend(rule(s))
-    if mode != "off":
-        drafts.extend(extract_parsed(s))
+    for rule in RULES:
+        drafts.extend(rule(s))
     return drafts
 

@@ -1,13 +1,16 @@
 """Japanese sentences read by dependency parse (GiNZA, ``ja-ginza``): each predicate with its arguments and their
-case particles, aligned onto the Sudachi morphemes the patterns read.
+case particles, aligned onto the Sudachi morphemes the extractor's patterns read. A bench experiment
+(``bench.knowledge_ja_parse``), not part of the installed package: see docs/knowledge.md for why.
 
 The parse says which noun phrase belongs to which predicate and with which particle (に, で, を, として, しか …),
 however many words stand between them; everything else (the noun phrase itself, negation, tense and aspect, who
 the sentence is about) is read by the same helpers as the hand rules (``ja_grammar``, ``ja_sentence``), so both
 paths give the same value keys. ``ja_parse_facts`` turns predicates into drafts.
 
-The model is optional: ``available()`` says whether the ``ja-ginza`` package is installed; it is loaded once per
-process, lazily, on the first sentence that needs it (logged with its load time).
+``available()`` says whether ``ja-ginza`` is installed; the model is loaded once per process, lazily, on the first
+sentence that needs it (logged with its load time). ja-ginza 5.3.0 requires SudachiPy < 0.7 while the package's
+tokenizer uses SudachiPy 0.7: install it with ``pip install ja-ginza`` and then ``pip install 'sudachipy>=0.7'``
+(GiNZA runs on 0.7 despite its pin).
 """
 
 from __future__ import annotations
@@ -19,41 +22,18 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .ja_grammar import Mood, mood_after, noun_span_before
-from .ja_sentence import JaSentence
+from lumina_memory.nodes.knowledge.ja_grammar import Mood, mood_after, noun_span_before
+from lumina_memory.nodes.knowledge.ja_sentence import JaSentence
 
 log = logging.getLogger("lumina.knowledge")
 
 MODEL = "ja_ginza"
-MODES = ("off", "union", "parse")
-"""off: the hand rules alone; union: the rules' drafts and the parse's; parse: the parse's alone."""
-_mode = "off"
 _lock = threading.Lock()  # the parser (and the Sudachi tokenizer inside it) is not safe to share between threads
 _nlp = None
 
 
 class ParserUnavailable(RuntimeError):
     """The dependency parser's package (``ja-ginza``) is not installed."""
-
-
-class UnknownParseMode(ValueError):
-    """A parse mode that is not one of ``MODES``."""
-
-
-def use(mode: str) -> str:
-    """Set how Japanese sentences are read (``MODES``); returns the mode it replaces. The parse modes need the
-    model: asking for one without ``ja-ginza`` installed raises ``ParserUnavailable`` here, not mid-ingest."""
-    global _mode
-    if mode not in MODES:
-        raise UnknownParseMode(f"unknown Japanese parse mode {mode!r}; expected one of {MODES}")
-    if mode != "off" and not available():
-        raise ParserUnavailable(f"the Japanese parse mode {mode!r} needs the {MODEL!r} package: pip install ja-ginza")
-    previous, _mode = _mode, mode
-    return previous
-
-
-def mode() -> str:
-    return _mode
 
 
 def available() -> bool:

@@ -1,4 +1,4 @@
-"""Facts from the predicates of a parsed Japanese sentence (``ja_parse``): a table of predicates, the cases of the
+"""Facts from the predicates of a parsed Japanese sentence (``bench.ja_parse``): a table of predicates, the cases of the
 arguments they take for each attribute, and what negation, tense and aspect make of the statement.
 
 A predicate that describes a noun (「大阪に住んでる友達」), a wish, a condition, someone else as subject or an
@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .draft import Draft
-from .ja_grammar import FIRST_PERSON, clause_start, surface_of
-from .ja_parse import Arg, Predicate, predicates
-from .ja_sentence import NO_LONGER, JaSentence, about
-from .ja_time import _NOT_HABITS
+from lumina_memory.nodes.knowledge.draft import Draft, Registry
+from lumina_memory.nodes.knowledge.ja_grammar import (
+    FIRST_PERSON, clause_start, is_question, is_unreal, reports_speech, surface_of,
+)
+from bench.ja_parse import Arg, Predicate, predicates
+from lumina_memory.nodes.knowledge.ja_sentence import _ADVERB_PHRASES, NO_LONGER, JaSentence, about
+from lumina_memory.nodes.knowledge.ja_time import _NOT_HABITS
+from lumina_memory.nodes.knowledge.params import KnowledgeParams
+from lumina_memory.nodes.text.tokenize import morphemes
 
-STATE, CHANGE, TASTE, QUIT, TAKE_UP = "state", "change", "taste", "quit", "take_up"
+STATE, CHANGE, TASTE, QUIT, TAKE_UP, CHOSEN = "state", "change", "taste", "quit", "take_up", "chosen"
 _OBJECT = ("を", "が", "は", "も", "って", "しか", "ばかり", "だけ")
 
 
@@ -46,7 +50,8 @@ READINGS: dict[str, tuple[Reading, ...]] = {
     "就職": (_JOINED,), "転職": (_JOINED,), "入社": (_JOINED,),
     "飼う": (Reading("pet", _OBJECT, STATE),),
     "持つ": (Reading("has", _OBJECT, STATE),),
-    "飲む": (Reading("drink", _OBJECT, STATE),),
+    "飲む": (Reading("drink", _OBJECT, STATE),), "飲める": (Reading("drink", _OBJECT, STATE),),
+    "する": (Reading("drink", ("に",), CHOSEN), Reading("food", ("に",), CHOSEN)),
     "始める": (Reading("habit", ("を", "も"), TAKE_UP),),
     "やめる": (Reading("likes", _OBJECT, QUIT, polarity="negative"), Reading("habit", _OBJECT, QUIT, polarity="negative")),
     "止める": (Reading("likes", _OBJECT, QUIT, polarity="negative"), Reading("habit", _OBJECT, QUIT, polarity="negative")),
@@ -57,6 +62,15 @@ READINGS: dict[str, tuple[Reading, ...]] = {
 _DRINK_ENDINGS = ("茶", "ティー", "コーヒー", "ジュース", "ラテ", "ミルク", "ビール", "ワイン")
 
 
+def parsed_drafts(text: str, params: KnowledgeParams, registry: Registry, said_at: float) -> list[Draft]:
+    """Drafts the parse reads in one sentence, after the same gate as the rules (``ja_patterns.extract_ja``): a
+    question, reported speech, a wish or a condition yields none."""
+    toks = morphemes(text)
+    if not toks or is_question(text, toks) or reports_speech(toks) or is_unreal(text, toks):
+        return []
+    return extract_parsed(JaSentence(text, toks, params, registry, said_at, params.zone()))
+
+
 def extract_parsed(s: JaSentence) -> list[Draft]:
     """Drafts read from the dependency parse of one sentence (pattern ``ja.parse.<attribute>``)."""
     out: list[Draft] = []
@@ -65,7 +79,8 @@ def extract_parsed(s: JaSentence) -> list[Draft]:
         if p.modifies_noun or p.mood.unreal or not readings:
             continue
         for reading in readings:
-            arg = next((a for a in p.args if a.has(*reading.cases) and _fits(s, reading, a)), None)
+            # the argument nearest the predicate: 「実はお寿司あんまり好きじゃない」 is about お寿司
+            arg = next((a for a in reversed(p.args) if a.has(*reading.cases) and _fits(s, reading, a)), None)
             if arg is None:
                 continue
             found = _statement(s, reading, p, arg)
@@ -85,12 +100,15 @@ def extract_parsed(s: JaSentence) -> list[Draft]:
 def _fits(s: JaSentence, reading: Reading, arg: Arg) -> bool:
     words = s.toks[arg.start:arg.end]
     value = surface_of(words)
-    if value in FIRST_PERSON or value in s.params.context_words:
+    if value in FIRST_PERSON or value in s.params.context_words or value + arg.case in _ADVERB_PHRASES:
         return False
     if reading.proper and words[-1].pos[1] != "固有名詞":
         return False
     if reading.attribute == "pet":
         return s.params.relations.get(value) == "pet"
+    if reading.kind == CHOSEN:
+        return s.params.categories.get(value) == reading.attribute or (
+            reading.attribute == "drink" and value.endswith(_DRINK_ENDINGS))
     if reading.kind == TAKE_UP:
         return value not in _NOT_HABITS and (words[-1].pos[2] == "サ変可能" or words[-1].pos[0] == "名詞")
     return True
@@ -115,6 +133,8 @@ def _statement(s: JaSentence, reading: Reading, p: Predicate, arg: Arg) -> tuple
         if reading.attribute == "drink" and not (_is_drink(s, arg) and (mood.progressive or _habitual(s, p))):
             return None  # 「コーヒーを飲む」 alone may be a plan, 「薬を飲んでる」 no drink
         return reading.attribute, "positive"
+    if reading.kind == CHOSEN:  # 「今はチャイにしてる」: what one has these days (「チャイにした」 may be once)
+        return (reading.attribute, "positive") if mood.progressive and not (mood.past or mood.negated) else None
     if reading.kind == CHANGE:
         return (reading.attribute, "positive") if mood.past and not mood.negated else None
     if reading.kind in (QUIT, TAKE_UP):
