@@ -9,8 +9,8 @@ paths give the same value keys. ``ja_parse_facts`` turns predicates into drafts.
 
 ``available()`` says whether ``ja-ginza`` is installed; the model is loaded once per process, lazily, on the first
 sentence that needs it (logged with its load time). ja-ginza 5.3.0 requires SudachiPy < 0.7 while the package's
-tokenizer uses SudachiPy 0.7: install it with ``pip install ja-ginza`` and then ``pip install 'sudachipy>=0.7'``
-(GiNZA runs on 0.7 despite its pin).
+tokenizer uses SudachiPy 0.7's API: install it with ``pip install ja-ginza``, then put the project's versions back
+with ``pip install 'sudachipy>=0.7' 'sudachidict-core>=20261015'`` (GiNZA runs on them despite its pin).
 """
 
 from __future__ import annotations
