@@ -1,7 +1,8 @@
 """Recall ablation over every labelled set: what each switch of ``RecallConfig`` contributes, with intervals.
 
     python -m bench.ablation [--set locomo_dev] [--set multilingual] [--data PATH …] [--budget 256,1024]
-                             [--conversations ID,…] [--switches a,b] [--out bench/results/ablation_NAME]
+                             [--conversations ID,…] [--switches a,b] [--half even|odd]
+                             [--data-dir DIR] [--out bench/results/ablation_NAME]
 
 For each set, each conversation is ingested once through the real memory graph (bench.locomo.ingest), then
 every question is asked through ``recall`` with all switches on ("full") and with each switch of
@@ -65,6 +66,14 @@ def materialise(name: str, tmp: Path) -> Path:
     return out
 
 
+def in_half(conversations: Sequence[Conversation], half: str) -> list[Conversation]:
+    """The conversations of one half, in file order: ``even`` = 0, 2, 4 …, ``odd`` = 1, 3, 5 … (tune on one, report
+    on the other), or ``all``."""
+    if half not in ("even", "odd", "all"):
+        raise ValueError(f"half must be even, odd or all, not {half!r}")
+    return [c for k, c in enumerate(conversations) if half == "all" or k % 2 == (half == "odd")]
+
+
 class SetRun:
     """Per-conversation sums and latencies of every configuration at every budget, for one set."""
 
@@ -109,12 +118,13 @@ def _ask(services, conv: Conversation, run: SetRun, configs: dict[str, dict[str,
 
 
 def run_set(name: str, path: Path, budgets: Sequence[int], switches: Sequence[str], wanted: list[str] | None,
-            root: Path, language: str = "") -> dict[str, Any]:
+            root: Path, language: str = "", half: str = "all") -> dict[str, Any]:
     from bench.locomo import ingest
     from lumina_memory.nodes.retrieval.recall import recall
     from lumina_memory.stores.redis_server import stop_server
 
     conversations = [c for c in load(path, wanted) if not language or c.language == language]
+    conversations = in_half(conversations, half)
     if not conversations:
         raise SystemExit(f"{name}: no conversations in {path} (asked for {wanted})")
     from lumina_memory.stores.settings_recall import RecallConfig
@@ -284,9 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--language", default="", help="only the conversations of this language (a set's "
                         "samples say theirs: longreply en / ja, multilingual ko, ar, …)")
     parser.add_argument("--switches", default="", help="only these switches (default: every one)")
+    parser.add_argument("--half", choices=("even", "odd", "all"), default="all",
+                        help="only the even or odd conversations of each set, in file order (tune on one, report on the other)")
     parser.add_argument("--render", action="append", default=[],
                         help="only rewrite the report of saved JSON(s); several are merged into --out (repeatable)")
     parser.add_argument("--out", default="", help="path without extension (default bench/results/ablation_<sets>)")
+    parser.add_argument("--data-dir", default="", help="where conversations are ingested (reused when there; default "
+                        "a temporary directory)")
     args = parser.parse_args(argv)
     if args.render:
         return _rerender(args.render, Path(args.out) if args.out else None)
@@ -297,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"--switches: unknown {', '.join(unknown)}; known: {', '.join(SWITCHES)}")
     wanted = [c.strip() for c in args.conversations.split(",") if c.strip()] or None
-    tag = "+".join(names + [Path(d).stem for d in args.data]) + (f"_{args.language}" if args.language else "")
+    tag = "+".join(names + [Path(d).stem for d in args.data]) + (f"_{args.language}" if args.language else "") \
+        + (f"_{args.half}" if args.half != "all" else "")
     out = Path(args.out or f"bench/results/ablation_{tag}")
     report: dict[str, Any] = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -306,10 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "resamples": RESAMPLES, "sets": [],
     }
     with tempfile.TemporaryDirectory(prefix="ablation-") as tmp:
+        root = Path(args.data_dir or tmp)
         jobs = [(n, materialise(n, Path(tmp))) for n in names] + [(Path(d).stem, Path(d)) for d in args.data]
         for name, path in jobs:
-            report["sets"].append(run_set(f"{name}[{args.language}]" if args.language else name, path, budgets,
-                                       switches, wanted, Path(tmp), args.language))
+            label = (f"{name}[{args.language}]" if args.language else name) + (f" ({args.half})" if args.half != "all" else "")
+            report["sets"].append(run_set(label, path, budgets, switches, wanted, root, args.language, args.half))
             report["removal_candidates"] = removal_candidates(report["sets"])
             report["never_help"] = never_help(report["sets"])
             out.parent.mkdir(parents=True, exist_ok=True)  # written after each set: a long run keeps what it did

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from bench.ablation import materialise
+from bench.ablation import in_half, materialise
 from bench.ablation_stats import ConvSums, contribution
 from bench.locomo import packed_answer
 from bench.locomo_data import load
@@ -167,9 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         convs = [c for c in load(path, None) if not args.language or c.language == args.language]
         root = Path(args.data_dir or tmp) / f"{args.set}{args.language}"
         rows: list[dict[str, Any]] = []
-        for k, conv in enumerate(convs):
-            if args.half != "all" and k % 2 != (args.half == "odd"):
-                continue
+        for conv in in_half(convs, args.half):
             settings, services, _ = ingest(conv, root / conv.sample_id, quiet=True)
             try:
                 for q in conv.questions:
