@@ -157,8 +157,12 @@ def meaning_scores(sentences: Sequence[str], facts: Sequence[tuple[str, str]], e
             described = descriptions(attribute, ja)
             if not described:
                 continue
-            masked = embedder.embed([_mask(p, value, _PLACEHOLDER[attribute][ja]) for _, p in pieces])
-            np.maximum.at(out[:, j], owner, (masked @ embedder.embed(described).T).max(axis=1) - generic)
+            masked = [_mask(p, value, _PLACEHOLDER[attribute][ja]) for _, p in pieces]
+            changed = [n for n, (m, (_, p)) in enumerate(zip(masked, pieces)) if m != p]
+            vectors = plain.copy()
+            if changed:  # only pieces that name the value read differently masked
+                vectors[changed] = embedder.embed([masked[n] for n in changed])
+            np.maximum.at(out[:, j], owner, (vectors @ embedder.embed(described).T).max(axis=1) - generic)
     return out
 
 
