@@ -55,7 +55,8 @@ _CHANGE = {  # attribute → what a change of it means, in plain words (English;
                  ("新しい会社で働き始めた", "会社を辞めた")),
     "job": (("I have a new role at work now",), ("仕事の役割が変わった",)),
     "partner": (("I am seeing someone new", "we broke up"), ("新しい恋人ができた", "恋人と別れた")),
-    "age": (("it was my birthday, I am a year older",), ("誕生日で一つ歳をとった",)),
+    "age": (("it was my birthday, I am a year older", "I turned a year older today"),
+            ("誕生日で一つ歳をとった", "今日で一つ年上になった")),
     "name": (("call me by another name",), ("別の名前で呼んでほしい",)),
 }
 
@@ -116,22 +117,27 @@ def is_user_statement(sentence: str, params: KnowledgeParams, turn: str = "") ->
 
 
 def says_change(sentence: str) -> bool:
-    """A change or a new state, not a fact said to stay as it was."""
-    if is_japanese(sentence):
-        if _STAYED_JA.search(sentence):
+    """A change or a new state in the sentence or one of its clauses, in a clause that does not say the fact
+    stayed as it was ("I still live in Leeds" is no change; "met someone, still early days" is)."""
+    return any(_clause_says_change(piece) for piece in dict.fromkeys([sentence, *clauses(sentence)]))
+
+
+def _clause_says_change(text: str) -> bool:
+    if is_japanese(text):
+        if _STAYED_JA.search(text):
             return False
-        if _CHANGE_JA.search(sentence):
+        if _CHANGE_JA.search(text):
             return True
         return any(m.pos[0] == "助動詞" and m.dictionary in ("た", "てる", "ている") or
                    m.pos[0] == "動詞" and m.dictionary == "いる" and i and toks[i - 1].surface in ("て", "で")
-                   for toks in (morphemes(sentence),) for i, m in enumerate(toks))
-    if _STAYED_EN.search(sentence):
+                   for toks in (morphemes(text),) for i, m in enumerate(toks))
+    if _STAYED_EN.search(text):
         return False
-    if _CHANGE_EN.search(sentence):
+    if _CHANGE_EN.search(text):
         return True
-    words = _WORD.findall(sentence.lower())
-    return bool(_PERFECT_EN.search(sentence)) or any(w in _IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed"))
-                                                     for w in words)
+    words = _WORD.findall(text.lower())
+    return bool(_PERFECT_EN.search(text)) or any(w in _IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed"))
+                                                 for w in words)
 
 
 def meaning_scores(sentences: Sequence[str], facts: Sequence[tuple[str, str]], embedder=None) -> np.ndarray:
