@@ -54,7 +54,7 @@ class KBPlace:
         n = 0
         for store in self.kb.collections.open_stores():
             tag = (lambda payload: payload.get(TENANT_FIELD)) if store.per_user else (lambda payload: None)
-            rows = ((tag(payload), {"id": pid, "vector": vec, "payload": payload}) for pid, vec, payload in store._scroll())
+            rows = ((tag(payload), {"id": pid, "vector": vec, "payload": payload}) for pid, vec, payload in store.points())
             n += jsonl.write_rows(dest / f"{store.collection}.jsonl", rows)
         return n
 
@@ -70,10 +70,10 @@ class KBPlace:
             for record in jsonl.kept_rows(path, is_erased):
                 batch.append(PreparedPoint(record["id"], record["vector"], record["payload"]))
                 if len(batch) >= store.batch_size:
-                    store._write(batch)
+                    store.write_points(batch)
                     n, batch = n + len(batch), []
             if batch:
-                store._write(batch)
+                store.write_points(batch)
                 n += len(batch)
         return n
 

@@ -159,7 +159,7 @@ class LuminaStore(ItemWrites, QuerySearch, BaseStore):
                          for r in legacy})
             old = [r.item_id for r in legacy]
             for chunk in batched(old, MAX_ID_FILTER):
-                self.vectors._delete([Match(ITEM_FIELD, tuple(chunk))])
+                self.vectors.delete_where([Match(ITEM_FIELD, tuple(chunk))])
             self.items.write([], old)
 
     def _restamp_terms(self) -> None:

@@ -70,7 +70,7 @@ class QuerySearch:
         limit = max(50, 4 * want)
         rows: dict[str, Row] = dict(allowed or {})
         while True:
-            hits = self.vectors._query(qvec, conditions, limit)
+            hits = self.vectors.search_where(qvec, conditions, limit)
             found = (p.get(ITEM_FIELD) for _, _, p in hits)
             unseen = list(dict.fromkeys(iid for iid in found if iid and iid not in rows))
             if allowed is None:
@@ -85,9 +85,9 @@ class QuerySearch:
         best: dict[str, float] = {}
         for chunk in batched(list(rows), MAX_ID_FILTER):
             conditions = [Match(ITEM_FIELD, tuple(chunk))]
-            count = self.vectors._count(conditions)
+            count = self.vectors.count_where(conditions)
             if count:
-                best.update(self._best(self.vectors._query(qvec, conditions, count), rows, None))
+                best.update(self._best(self.vectors.search_where(qvec, conditions, count), rows, None))
         return best
 
     @staticmethod

@@ -73,7 +73,6 @@ class ItemWrites:
         # then the rows. A crash in between leaves points whose hash no row has: search ignores those.
         touched = list(puts)
         for chunk in batched(touched, MAX_ID_FILTER):
-            self.vectors._delete([Match(ITEM_FIELD, tuple(chunk))])
-        for chunk in batched(points, self.vectors.batch_size):
-            self.vectors._write(chunk)
+            self.vectors.delete_where([Match(ITEM_FIELD, tuple(chunk))])
+        self.vectors.write_points(points)
         self.items.write(rows, deletes)

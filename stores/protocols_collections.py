@@ -35,6 +35,13 @@ class PointCollection(Protocol):
     def unindexed(self) -> int | None:
         """Points ``optimize()`` could still index; None when the engine indexes by itself."""
         ...
+    def points(self) -> Iterable[tuple[str, list[float], dict[str, Any]]]:
+        """Every point of every user as (id, vector, payload): what a backup copies."""
+        ...
+    def write_points(self, points: Sequence[Any]) -> int:
+        """Write these points (``PreparedPoint``s: id, vector, payload) as they are, all checked before any
+        is written: what a restore does; points written."""
+        ...
     def close(self) -> None: ...
 
 

@@ -12,7 +12,7 @@ checks (payload fields, conditions, point and id validation) are in stores.vecto
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from . import ids
 from .errors import InvalidInput, StoreUnavailable
@@ -76,6 +76,54 @@ class VectorStoreBase(ABC):
     @abstractmethod
     def _release(self) -> None:
         """Flush and let go of the engine (files, locks, connections)."""
+
+    @abstractmethod
+    def _scroll(self, page: int = 1_000) -> Iterator[tuple[str, list[float], dict]]:
+        """Every point as (id, vector, payload), in pages."""
+
+    # --- whole collection: backups, and collections whose caller owns the payload schema ------------
+    def points(self) -> Iterator[tuple[str, list[float], dict]]:
+        """Every point of every user as (id, vector, payload), in pages (a backup copies the collection whole)."""
+        self._require_open()
+        return self._scroll()
+
+    def write_points(self, points: Sequence[PreparedPoint]) -> int:
+        """Write these points as they are (a restore; the LangGraph store's own points), all checked before
+        any is written: a vector of the collection's dimension and a dict payload each; points written."""
+        self._require_open()
+        checked = []
+        for i, p in enumerate(points):
+            if not isinstance(p, PreparedPoint) or not isinstance(p.payload, dict):
+                raise InvalidInput(f"points[{i}]", "must be a PreparedPoint with a dict payload")
+            checked.append(PreparedPoint(p.point_id, check_vector(p.vector, self.dim, f"points[{i}].vector"), p.payload))
+        for batch in batched(checked, self.batch_size):
+            self._write(batch)
+        return len(checked)
+
+    def search_where(self, vector: Sequence[float], conditions: Sequence[Condition], limit: int) -> list[tuple[str, float, dict]]:
+        """(point id, score, payload) of the nearest points meeting every condition, best first. No user scope
+        is added: for a collection whose caller scopes its own points (the LangGraph store, by namespace)."""
+        self._require_open()
+        query = check_vector(vector, self.dim, "vector")
+        if not isinstance(limit, int) or limit < 0:
+            raise InvalidInput("limit", f"must be a non-negative integer, got {limit!r}")
+        return self._query(query, _conditions(conditions), limit) if limit else []
+
+    def count_where(self, conditions: Sequence[Condition]) -> int:
+        """Points meeting every condition (no user scope added, as for ``search_where``)."""
+        self._require_open()
+        return self._count(_conditions(conditions))
+
+    def delete_where(self, conditions: Sequence[Condition]) -> int:
+        """Remove the points meeting every condition (at least one: never the whole collection); points removed."""
+        self._require_open()
+        checked = _conditions(conditions)
+        if not checked:
+            raise InvalidInput("conditions", "at least one condition (delete_user or drop removes a whole tenant)")
+        n = self._count(checked)
+        if n:
+            self._delete(checked)
+        return n
 
     # --- the protocol -----------------------------------------------------------------------------
     def _require_open(self) -> None:
@@ -266,3 +314,12 @@ class VectorStoreBase(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _conditions(conditions: Sequence[Condition]) -> list[Condition]:
+    """The conditions as a list, each a ``Match`` or ``AtMost`` (anything else is refused, not ignored)."""
+    out = list(conditions)
+    for i, c in enumerate(out):
+        if not isinstance(c, (Match, AtMost)):
+            raise InvalidInput(f"conditions[{i}]", f"must be a Match or AtMost, got {type(c).__name__}")
+    return out

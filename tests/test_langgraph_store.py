@@ -489,7 +489,7 @@ def test_expired_items_are_swept_with_their_vectors(open_store):
     assert store.get(ns, "short") is not None
     assert store.sweep_ttl() == 1 and store.sweep_ttl() == 0
     assert store.get(ns, "short") is None
-    assert store.vectors._count([Match(ITEM_FIELD, (item_id(ns, "short"),))]) == 0
+    assert store.vectors.count_where([Match(ITEM_FIELD, (item_id(ns, "short"),))]) == 0
     assert sorted(h.key for h in store.search(ns, query="tea")) == ["kept", "long"]
     store.close()
     reopened = open_store(ttl={"default_ttl": 0.002})  # TTLs are in the rows: they survive a reopen

@@ -84,8 +84,8 @@ def test_items_of_the_first_id_scheme_are_rekeyed_when_the_store_opens(open_stor
     assert legacy_rows(store.items) == []
     assert store.get(ALICE_NS, ALICE_KEY).value == SECRET
     assert store.items.get([old_id]) == {}
-    assert store.vectors._count([Match(ITEM_FIELD, (old_id,))]) == 0
-    assert store.vectors._count([Match(ITEM_FIELD, (item_id(ALICE_NS, ALICE_KEY),))]) == 1
+    assert store.vectors.count_where([Match(ITEM_FIELD, (old_id,))]) == 0
+    assert store.vectors.count_where([Match(ITEM_FIELD, (item_id(ALICE_NS, ALICE_KEY),))]) == 1
     hits = store.search(("notes",), query="spare key under the blue flowerpot", limit=1)
     assert hits[0].key == ALICE_KEY and hits[0].score > 0.5  # found by its re-indexed vector too
     assert store.get(("memories", "bob"), "plain").value == {"text": "Bob likes green tea"}

@@ -112,7 +112,7 @@ def test_vector_place(kind, tmp_path):
                                 {"user_id": u, "segment_id": f"s{i}", "text": f"{m} {i}", "characters": ["nox"],
                                  "end_ts": 1.0, "importance": 0.5})
                   for u, m in USERS.items() for i in range(20)]
-        store._write(points)
+        store.write_points(points)
         place = VectorPlace("vectors.segments", store)
         assert place.count("pia") == 20 and place.export(tmp_path / "exp") == 40
         assert place.erase("pia") == 20

@@ -584,3 +584,57 @@ def test_turn_search_finds_nearest_first_and_one_users_only(turn_store) -> None:
         turn_store.search_point_ids("alice", [1.0, 2.0], 5)
     with pytest.raises(InvalidInput):
         turn_store.search_point_ids("../bob", unit(rng), 5)
+
+
+def _copy_target(store: VectorStore, where: Path) -> VectorStore:
+    """An empty store of the same adapter and collection in another folder."""
+    return (_open_edge if store.backend == "qdrant-edge" else _open_client)(where)
+
+
+def test_points_and_write_points_copy_a_collection_whole(store: VectorStore, tmp_path: Path) -> None:
+    from lumina_memory.stores.vector_filters import PreparedPoint
+
+    rng = np.random.default_rng(31)
+    recs = [record("alice", n, unit(rng)) for n in range(6)] + [record("bob", n, unit(rng)) for n in range(3)]
+    store.upsert(recs)
+    rows = list(store.points())
+    assert len(rows) == 9 and {p["user_id"] for _, _, p in rows} == {"alice", "bob"}
+    copy = _copy_target(store, tmp_path / "copy")
+    try:
+        bad = PreparedPoint(ids.point_id("carol", "seg-x"), unit(rng, DIM - 1), {"user_id": "carol"})
+        with pytest.raises(InvalidInput, match=r"points\[9\]"):
+            copy.write_points([PreparedPoint(*row) for row in rows] + [bad])
+        assert copy.count() == 0  # checked before any was written
+        assert copy.write_points([PreparedPoint(*row) for row in rows]) == 9
+        assert copy.count("alice") == 6 and copy.count("bob") == 3
+        for r in (recs[2], recs[7]):
+            hit = copy.search(r.user_id, r.embedding, limit=1)[0]
+            assert hit.payload == r.payload() and hit.score == pytest.approx(1.0, abs=1e-4)
+        assert copy.search("bob", recs[2].embedding, limit=9) and all(
+            h.payload["user_id"] == "bob" for h in copy.search("bob", recs[2].embedding, limit=9))
+    finally:
+        copy.close()
+
+
+def test_conditions_without_a_user_scope_count_search_and_delete_only_what_they_match(store: VectorStore) -> None:
+    from lumina_memory.stores.vector_filters import SEGMENT_FIELD, TENANT_FIELD, Match
+
+    rng = np.random.default_rng(32)
+    recs = [record("alice", n, unit(rng)) for n in range(5)] + [record("bob", n, unit(rng)) for n in range(5)]
+    store.upsert(recs)
+    seg1 = [Match(SEGMENT_FIELD, ("seg-1",))]
+    assert store.count_where(seg1) == 2 and store.count_where([]) == 10
+    hits = store.search_where(recs[1].embedding, seg1, 10)
+    assert {(p["user_id"], p["segment_id"]) for _, _, p in hits} == {("alice", "seg-1"), ("bob", "seg-1")}
+    assert hits[0][2]["user_id"] == "alice" and hits[0][1] >= hits[1][1]
+    assert store.search_where(recs[1].embedding, seg1, 0) == []
+    with pytest.raises(InvalidInput, match="conditions"):
+        store.delete_where([])  # never the whole collection
+    with pytest.raises(InvalidInput, match=r"conditions\[0\]"):
+        store.count_where([("segment_id", "seg-1")])  # type: ignore[list-item]
+    with pytest.raises(InvalidInput, match="vector"):
+        store.search_where(unit(rng, DIM + 1), seg1, 3)
+    assert store.count() == 10
+    assert store.delete_where([Match(TENANT_FIELD, ("bob",)), *seg1]) == 1
+    assert store.count("bob") == 4 and store.count("alice") == 5 and store.count_where(seg1) == 1
+    assert store.delete_where(seg1) == 1 and store.delete_where(seg1) == 0

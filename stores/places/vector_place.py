@@ -12,7 +12,7 @@ FILE = "points.jsonl"
 
 
 def export_points(store, dest: Path, user_of: Callable[[dict], str | None]) -> int:
-    rows = ((user_of(payload), {"id": pid, "vector": vec, "payload": payload}) for pid, vec, payload in store._scroll())
+    rows = ((user_of(payload), {"id": pid, "vector": vec, "payload": payload}) for pid, vec, payload in store.points())
     return jsonl.write_rows(dest / FILE, rows)
 
 
@@ -24,10 +24,10 @@ def restore_points(store, src: Path, is_erased: Callable[[str], bool], keep: Cal
             continue
         batch.append(PreparedPoint(record["id"], record["vector"], record["payload"]))
         if len(batch) >= store.batch_size:
-            store._write(batch)
+            store.write_points(batch)
             n, batch = n + len(batch), []
     if batch:
-        store._write(batch)
+        store.write_points(batch)
         n += len(batch)
     return n
 
