@@ -47,6 +47,15 @@ def _row(system: str, budget: int, conv: str, kind: str, language: str, evidence
             "recall": found / len(evidence), "hit": found == len(evidence), "answer": answer}
 
 
+def own_excerpts(misses: Sequence[dict], answer: str, texts: dict[str, str]) -> list[dict]:
+    """The misses without the ``excerpt`` ones of evidence turns that hold no part of the answer themselves (the
+    second turn of "which came first", whose answer is the first turn's value): an excerpt of such a turn cannot
+    lack what the turn never said."""
+    from bench.common import answer_found
+
+    return [m for m in misses if m["kind"] != "excerpt" or answer_found(answer, [texts.get(m["id"], "")])]
+
+
 def ask_conversation(services, conv, kinds: Sequence[str], budgets: Sequence[int], ref_embedder,
                      diagnose_budget: int | None) -> tuple[list[dict], list[dict]]:
     """Every question of one ingested conversation: score rows of every system and budget, and miss rows.
@@ -58,6 +67,7 @@ def ask_conversation(services, conv, kinds: Sequence[str], budgets: Sequence[int
     from lumina_memory.nodes.retrieval.recall import recall
 
     rows, misses = [], []
+    texts = {t.dia_id: t.text for t in conv.turns}
     qvecs = [services.embedder.embed([q.question])[0] for q in conv.questions]
     for q, kind, qvec in zip(conv.questions, kinds, qvecs):
         for budget in budgets:
@@ -68,7 +78,7 @@ def ask_conversation(services, conv, kinds: Sequence[str], budgets: Sequence[int
         if diagnose_budget:
             diag = diagnose_question(services, conv.sample_id, q, diagnose_budget, qvec)
             misses.append({"conv": conv.sample_id, "kind": kind, "language": conv.language, "question": q.question,
-                           "evidence": list(q.evidence), "misses": diag["misses"]})
+                           "evidence": list(q.evidence), "misses": own_excerpts(diag["misses"], q.answer, texts)})
     ref_embedder.embed([q.question for q in conv.questions])
     bm25 = BM25Baseline(conv.turns)
     vectors = InMemoryStoreBaseline(conv.turns, ref_embedder, (conv.sample_id, "turns"))

@@ -68,3 +68,10 @@ def test_merge_reads_saved_runs_into_one_report(tmp_path):
     assert merged["conversations"] == ["c1", "c2", "c3"]
     assert merged["results"] == whole["results"] and merged["misses"] == whole["misses"]
     assert merged["ingest"]["turns"] == 40 and merged["ingest"]["seconds"] == 10.0
+
+
+def test_an_excerpt_miss_counts_only_where_the_turn_itself_holds_the_answer():
+    texts = {"D1:1": "Maya: the cache is Valkey 8.", "D2:1": "Maya: the CI system is Jenkins."}
+    misses = [{"id": "D1:1", "kind": "excerpt"}, {"id": "D2:1", "kind": "excerpt"}, {"id": "D2:1", "kind": "out"}]
+    kept = realtext.own_excerpts(misses, "Valkey 8", texts)
+    assert kept == [{"id": "D1:1", "kind": "excerpt"}, {"id": "D2:1", "kind": "out"}]
