@@ -19,6 +19,7 @@ from lumina_memory.nodes.services import Services, open_services
 from lumina_memory.stores.redis_server import stop_server
 from lumina_memory.stores.settings import LuminaSettings
 
+from .cli_in_process import run_cli_in_process
 from .marks import is_slow
 
 
@@ -72,20 +73,25 @@ def _lumina_logging_restored():
 
 @pytest.fixture
 def cli_factory(tmp_path):
-    """``make(check=True, **env)``: a runner of ``python -m lumina_memory.graphs.cli ...`` in a subprocess, on
-    ``tmp_path/data``, without the developer's server URLs and API keys, with ``env`` added. The private Redis
-    the commands started is stopped afterwards in this process (one more CLI start would cost seconds)."""
+    """``make(check=True, in_process=False, **env)``: a runner of ``python -m lumina_memory.graphs.cli ...`` in a
+    subprocess, on ``tmp_path/data``, without the developer's server URLs and API keys, with ``env`` added;
+    ``in_process``: ``main`` called in this process instead (tests/cli_in_process.py), for tests about what the
+    commands do rather than the process boundary. The private Redis the commands started is stopped afterwards in
+    this process (one more CLI start would cost seconds)."""
     data_dirs: list[Path] = []
 
-    def make(check: bool = True, **env: str):
+    def make(check: bool = True, in_process: bool = False, **env: str):
         data_dir = tmp_path / "data"
         full = {**os.environ, "LUMINA_DATA_DIR": str(data_dir), "COLUMNS": "200", **env}
         for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
             full.pop(key, None)
 
         def run(*args: str, check: bool = check, stdin: str | None = None) -> subprocess.CompletedProcess:
-            proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=full, cwd=tmp_path,
-                                  input=stdin, capture_output=True, text=True, timeout=300)
+            if in_process:
+                proc = run_cli_in_process(list(args), full, tmp_path, stdin)
+            else:
+                proc = subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=full,
+                                      cwd=tmp_path, input=stdin, capture_output=True, text=True, timeout=300)
             if check:
                 assert proc.returncode == 0, proc.stdout + proc.stderr
             return proc
