@@ -10,7 +10,7 @@ assistant replies are real technical writing shipped inside installed packages, 
   correction that contradicts what the user said before, a preference, a standing instruction; some user turns
   first paste a stretch of real text, name a fact without its value, or give another value of the same kind said
   of someone else's project (never a value this conversation states).
-- Sessions: 14–20 (DEFAULT) of 3–5 exchanges, 2–12 days apart, so a conversation spans three to seven months.
+- Sessions: 14–20 (DEFAULT) of 3–5 exchanges, 2–12 days apart: a conversation spans two to five months.
 - Questions, each with message-level evidence (dia_ids) and ``kind`` (the issue's categories; ``category`` is the
   LoCoMo number it is scored under, bench.realtext_phrases.KIND_CATEGORY): extraction (a word inside a long reply,
   asked as a cloze of its passage), knowledge_update (the latest statement wins), contradiction (both statements),
