@@ -61,14 +61,14 @@ class S3ColdFiles:
         self.url = self.s3.url
 
     def _user_prefix(self, stem: str) -> str:
-        return self.s3._key(stem) + "/"
+        return self.s3.key_of(stem) + "/"
 
     def _user_keys(self, stem: str) -> list[str]:
-        return sorted(k for k in self.s3._keys(self._user_prefix(stem)) if k.endswith(SUFFIX))
+        return sorted(k for k in self.s3.keys_under(self._user_prefix(stem)) if k.endswith(SUFFIX))
 
     def stems(self) -> list[str]:
-        root = self.s3._key() + "/" if self.s3.prefix else ""
-        return sorted({k[len(root):].partition("/")[0] for k in self.s3._keys(root)
+        root = self.s3.key_of() + "/" if self.s3.prefix else ""
+        return sorted({k[len(root):].partition("/")[0] for k in self.s3.keys_under(root)
                        if "/" in k[len(root):] and k.endswith(SUFFIX)})
 
     @contextlib.contextmanager
@@ -90,11 +90,11 @@ class S3ColdFiles:
 
     def put(self, stem: str, name: str, src: Path) -> None:
         """One PUT (or a multipart upload completed at once): a reader never sees half an object."""
-        self.s3._ensure_bucket()
-        self.s3.client.upload_file(str(src), self.s3.bucket, self.s3._key(stem, name), Config=self.s3.transfer)
+        self.s3.ensure_bucket()
+        self.s3.client.upload_file(str(src), self.s3.bucket, self.s3.key_of(stem, name), Config=self.s3.transfer)
 
     def remove(self, stem: str) -> None:
-        for key in self.s3._keys(self._user_prefix(stem)):
+        for key in self.s3.keys_under(self._user_prefix(stem)):
             self.s3.client.delete_object(Bucket=self.s3.bucket, Key=key)
         self._remove_old_versions(self._user_prefix(stem))
 

@@ -61,10 +61,12 @@ class S3Location:
         return cls(client, bucket, prefix, getattr(settings, "s3_multipart_mb", 8))
 
     # --- keys -------------------------------------------------------------------------------------
-    def _key(self, *parts: str) -> str:
+    def key_of(self, *parts: str) -> str:
+        """The object key of ``parts`` under this location's prefix."""
         return "/".join(p for p in (self.prefix, *parts) if p)
 
-    def _keys(self, under: str) -> list[str]:
+    def keys_under(self, under: str) -> list[str]:
+        """Every object key starting with ``under`` ([] when the bucket does not exist yet)."""
         keys: list[str] = []
         try:
             for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=under):
@@ -79,9 +81,9 @@ class S3Location:
 
     def _ids(self) -> dict[str, bool]:
         """snapshot id -> whether its manifest exists."""
-        root = self._key() + "/" if self.prefix else ""
+        root = self.key_of() + "/" if self.prefix else ""
         found: dict[str, bool] = {}
-        for key in self._keys(root):
+        for key in self.keys_under(root):
             rel = key[len(root):]
             if "/" not in rel:
                 continue  # the ledger and other top-level objects
@@ -89,7 +91,8 @@ class S3Location:
             found[sid] = found.get(sid, False) or name == MANIFEST
         return found
 
-    def _ensure_bucket(self) -> None:
+    def ensure_bucket(self) -> None:
+        """Create the bucket unless it exists (before a first upload)."""
         try:
             self.client.head_bucket(Bucket=self.bucket)
         except Exception:  # noqa: BLE001 - missing (404) or not ours; creating says which
@@ -146,10 +149,10 @@ class S3Location:
         self.client.upload_file(str(path), self.bucket, key, Config=self.transfer, Callback=self.progress)
 
     def commit(self, snapshot_id: str, staged: Path, manifest_text: str) -> None:
-        self._ensure_bucket()
+        self.ensure_bucket()
         for path in sorted(p for p in staged.rglob("*") if p.is_file() and p.name != WRITER):
-            self._upload(path, self._key(snapshot_id, str(path.relative_to(staged))))
-        self.client.put_object(Bucket=self.bucket, Key=self._key(snapshot_id, MANIFEST), Body=manifest_text.encode("utf-8"))
+            self._upload(path, self.key_of(snapshot_id, str(path.relative_to(staged))))
+        self.client.put_object(Bucket=self.bucket, Key=self.key_of(snapshot_id, MANIFEST), Body=manifest_text.encode("utf-8"))
         self._staged.pop(str(staged), None)
         shutil.rmtree(staged, ignore_errors=True)
 
@@ -160,7 +163,7 @@ class S3Location:
             self.delete(snapshot_id)  # the parts that went up; no manifest, so it was never listed
 
     def manifest_text(self, snapshot_id: str) -> str:
-        body = self.client.get_object(Bucket=self.bucket, Key=self._key(snapshot_id, MANIFEST))["Body"]
+        body = self.client.get_object(Bucket=self.bucket, Key=self.key_of(snapshot_id, MANIFEST))["Body"]
         return body.read().decode("utf-8")
 
     @contextlib.contextmanager
@@ -169,8 +172,8 @@ class S3Location:
             raise InvalidInput("snapshot", f"{snapshot_id!r} is not a complete backup in {self.url}")
         folder = Path(tempfile.mkdtemp(prefix="lumina-restore-"))
         try:
-            root = self._key(snapshot_id) + "/"
-            for key in self._keys(root):
+            root = self.key_of(snapshot_id) + "/"
+            for key in self.keys_under(root):
                 target = folder / key[len(root):]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 self.client.download_file(self.bucket, key, str(target), Config=self.transfer)
@@ -190,28 +193,28 @@ class S3Location:
         local = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.stat().st_size}
         for rel in changed:
             if rel in local:
-                self._upload(folder / rel, self._key(snapshot_id, rel))
-        root = self._key(snapshot_id) + "/"
-        for key in self._keys(root):
+                self._upload(folder / rel, self.key_of(snapshot_id, rel))
+        root = self.key_of(snapshot_id) + "/"
+        for key in self.keys_under(root):
             if key[len(root):] not in local and key[len(root):] != MANIFEST:
                 self.client.delete_object(Bucket=self.bucket, Key=key)
-        self.client.put_object(Bucket=self.bucket, Key=self._key(snapshot_id, MANIFEST), Body=manifest_text.encode("utf-8"))
+        self.client.put_object(Bucket=self.bucket, Key=self.key_of(snapshot_id, MANIFEST), Body=manifest_text.encode("utf-8"))
 
     def delete(self, snapshot_id: str) -> None:
-        for key in self._keys(self._key(snapshot_id) + "/"):
+        for key in self.keys_under(self.key_of(snapshot_id) + "/"):
             self.client.delete_object(Bucket=self.bucket, Key=key)
 
     def read_text(self, name: str) -> str | None:
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._key(name))["Body"].read().decode("utf-8")
+            return self.client.get_object(Bucket=self.bucket, Key=self.key_of(name))["Body"].read().decode("utf-8")
         except self.client.exceptions.NoSuchKey:
             return None
         except self.client.exceptions.NoSuchBucket:
             return None
 
     def write_text(self, name: str, text: str) -> None:
-        self._ensure_bucket()
-        self.client.put_object(Bucket=self.bucket, Key=self._key(name), Body=text.encode("utf-8"))
+        self.ensure_bucket()
+        self.client.put_object(Bucket=self.bucket, Key=self.key_of(name), Body=text.encode("utf-8"))
 
     def raw_paths(self) -> list[Path]:
         return []  # remote: the residue test reads its objects through ``fetch`` and ``read_text``

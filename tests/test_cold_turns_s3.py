@@ -43,7 +43,7 @@ def _ingest(mem, user: str) -> None:
 
 def _objects(endpoint: str) -> dict[str, bytes]:
     s3 = S3Location.from_url(f"s3://{BUCKET}/{PREFIX}", make_settings("/nonexistent-unused", s3_endpoint_url=endpoint))
-    return {k: s3.client.get_object(Bucket=BUCKET, Key=k)["Body"].read() for k in s3._keys(PREFIX + "/")}
+    return {k: s3.client.get_object(Bucket=BUCKET, Key=k)["Body"].read() for k in s3.keys_under(PREFIX + "/")}
 
 
 def test_policy_b_on_s3_moves_old_turns_out_reads_them_back_and_erases_one_user(memory_factory, endpoint, tmp_path):

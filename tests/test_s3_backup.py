@@ -130,8 +130,8 @@ def _plant_s3_partial(location: S3Location, staging_root, sid: str, text: str) -
     (folder / "vectors.turns").mkdir(parents=True)
     (folder / "vectors.turns" / "points.jsonl").write_text(json.dumps({"user_id": "gil", "record": {"text": text}}) + "\n")
     (folder / WRITER).write_text(json.dumps({"host": os.uname().nodename, "pid": dead.pid, "at": 0}))
-    location._ensure_bucket()
-    location.client.put_object(Bucket=location.bucket, Key=location._key(sid, "vectors.turns/points.jsonl"),
+    location.ensure_bucket()
+    location.client.put_object(Bucket=location.bucket, Key=location.key_of(sid, "vectors.turns/points.jsonl"),
                                Body=(folder / "vectors.turns" / "points.jsonl").read_bytes())
 
 
@@ -234,3 +234,16 @@ def test_a_restore_from_s3_killed_half_way_is_resumed(endpoint, tmp_path):
         resumed.close()
         target_conn.close()
         stop_server(target_settings)
+
+
+def test_keys_are_listed_under_their_prefix_only_and_a_missing_bucket_lists_none(endpoint):
+    location = _location(endpoint, "s3://lumina-keys/a/b")
+    other = _location(endpoint, "s3://lumina-keys/a/bc")
+    assert location.key_of("u1", "x.parquet") == "a/b/u1/x.parquet" and location.key_of() == "a/b"
+    assert location.keys_under(location.key_of() + "/") == []  # no bucket yet: nothing, no error
+    location.ensure_bucket()
+    location.ensure_bucket()  # an existing bucket is kept
+    for loc, name in ((location, "u1/x"), (location, "u2/y"), (other, "u1/z")):
+        loc.client.put_object(Bucket=loc.bucket, Key=loc.key_of(name), Body=b"1")
+    assert sorted(location.keys_under(location.key_of("u1") + "/")) == ["a/b/u1/x"]
+    assert sorted(location.keys_under(location.key_of() + "/")) == ["a/b/u1/x", "a/b/u2/y"]
