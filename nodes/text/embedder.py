@@ -75,6 +75,18 @@ class CachedEmbedder:
         """How many texts the cache holds (0: caching off)."""
         return self._size
 
+    def cached(self) -> int:
+        """Texts in the cache now."""
+        with self._lock:
+            return len(self._cache)
+
+    def clear_cache(self) -> int:
+        """Empty the cache (erasure: its texts are not filed by user); texts dropped."""
+        with self._lock:
+            n = len(self._cache)
+            self._cache.clear()
+        return n
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         out: list[np.ndarray | None] = [None] * len(texts)
