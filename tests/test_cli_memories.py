@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import json
 
-from .test_cli import cli  # noqa: F401 - the fixture
+import pytest
+
+
+@pytest.fixture
+def cli(cli_factory):
+    """The commands' ``main`` called in this process: what they do is the subject here, not the process boundary."""
+    return cli_factory(in_process=True)
+
 
 FIELDS = {"memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category", "decay",
           "memory_days", "recall_count", "protected", "archived", "revival_requested", "text", "source_turn_ids",
           "source_ids", "created", "relations"}
 
 
-def test_the_memory_commands(cli, tmp_path):  # noqa: F811
+def test_the_memory_commands(cli, tmp_path):
     file = tmp_path / "chat.jsonl"
     lines = []
     for topic, text in enumerate(("猫のムギが最近よく寝ている", "転職の面接に受かった！本当に嬉しい！", "母の誕生日は三月十二日")):

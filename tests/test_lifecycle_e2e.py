@@ -424,7 +424,8 @@ def assert_level_state(services, user: str, memory_ids: list[str]) -> None:
 # --- the CLI, as a user would: recall --json, maintain --now, memories --json, forget ----------------------
 @pytest.fixture
 def cli(cli_factory):
-    return cli_factory(LUMINA_LIFECYCLE__RATIO_MIN_MEMORIES="100")
+    """``main`` called in this process: what the commands do is the subject, not the process boundary."""
+    return cli_factory(in_process=True, LUMINA_LIFECYCLE__RATIO_MIN_MEMORIES="100")
 
 
 def test_revival_and_forget_through_the_cli(cli, tmp_path):
