@@ -1,6 +1,6 @@
 """Before and after a change to recall, from two saved ablation runs (bench.ablation's JSON): per set and budget,
-full recall before and after with the paired difference, and full − plain in each run, all with 95% bootstrap
-intervals over conversations (bench.ablation_stats).
+full recall before and after with the paired difference, plain's recall in each, and full − plain in each run,
+with 95% bootstrap intervals over conversations (bench.ablation_stats).
 
     python -m bench.ablation_compare BEFORE.json AFTER.json [--md OUT.md]
 
@@ -48,7 +48,7 @@ def rows(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
             row = {"set": b_set["set"], "budget": int(budget), "full_before": _mean(full_b), "full_after": _mean(full_a),
                    "after_minus_before": contribution(full_a, full_b, "recall")}
             if PLAIN in b_set["sums"] and PLAIN in a_set["sums"]:
-                row["plain"] = _mean(_sums(a_set, PLAIN, budget))
+                row["plain_before"], row["plain"] = _mean(_sums(b_set, PLAIN, budget)), _mean(_sums(a_set, PLAIN, budget))
                 row["minus_plain_before"] = contribution(full_b, _sums(b_set, PLAIN, budget), "recall")
                 row["minus_plain_after"] = contribution(full_a, _sums(a_set, PLAIN, budget), "recall")
             out.append(row)
@@ -56,10 +56,11 @@ def rows(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render(table: Sequence[dict[str, Any]]) -> str:
-    lines = ["| set | budget | full before | full after | after − before [95% CI] | plain | full − plain before | "
-             "full − plain after |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| set | budget | full before | full after | after − before [95% CI] | plain before → after | "
+             "full − plain before | full − plain after |", "|---|---|---|---|---|---|---|---|"]
     for r in table:
-        plain = (f"{r['plain']:.3f}", _ci(r["minus_plain_before"]), _ci(r["minus_plain_after"])) if "plain" in r else ("", "", "")
+        plain = (f"{r['plain_before']:.3f} → {r['plain']:.3f}", _ci(r["minus_plain_before"]),
+                 _ci(r["minus_plain_after"])) if "plain" in r else ("", "", "")
         lines.append(f"| {r['set']} | {r['budget']} | {r['full_before']:.3f} | {r['full_after']:.3f} | "
                      f"{_ci(r['after_minus_before'])} | {' | '.join(plain)} |")
     return "\n".join(lines)

@@ -19,6 +19,35 @@ from ..text.tokenize import nouns, terms
 from .excerpts import passage_term_counts
 from .turn_index import unified_search
 
+SHORT_SHARE, SHORT_FLOOR = 0.15, 10
+"""The dense and keyword channels offer at most this share of the user's turns among their short turns (at least
+SHORT_FLOOR, never more than ``recall_turn_candidates``); a long turn found by its passages always stays. Asked for 80,
+the dense channel over a short history (a new user's first weeks of chat) returned every turn: each then had a vote
+in the fusion, and the segments' lending and the neighbours' share lifted the question's look-alikes that share only
+a common word with it ("mein", "mi", "내") and the short replies next to them above the statement that answers it
+in other words, which only the dense channel ranks high. Long replies' passages are left alone: there the evidence
+sits deep in a reply, and cutting them cost recall (docs/recall.md)."""
+
+
+def short_turn_count(settings, turns: int) -> int:
+    """How many short turns the dense and keyword channels offer over a history of ``turns`` turns."""
+    return min(settings.recall_turn_candidates, max(SHORT_FLOOR, round(SHORT_SHARE * turns)), turns)
+
+
+def fewer_short_turns(index, ranking: list[int], most: int) -> list[int]:
+    """``ranking`` with its first ``most`` short turns only; every long turn (one with passages) kept in place."""
+    size, least = index.passage_cut
+    kept: list[int] = []
+    short = 0
+    for i in ranking:
+        if size and index.token_counts[i] > least:
+            kept.append(i)
+        elif short < most:
+            kept.append(i)
+            short += 1
+    return kept
+
+
 TIER = {
     "turn_content": "long-term",
     "turn_keyword": "archive",
@@ -50,6 +79,7 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
     all content: a statement, "adoption agency"), and then the dense channel searches with ``qvec``."""
     stores, settings = services.stores, services.settings
     K = settings.recall_turn_candidates
+    most = short_turn_count(settings, len(index.turns))
     if on["turn_content"] and index.turns:
         t0 = time.perf_counter()
         hits = stores.turns.search_point_ids(user_id, qvec if content_vec is None else content_vec, K)
@@ -65,11 +95,11 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
             if i is not None:
                 ranking.append(i)
         # A turn and its passages are one candidate: its best-ranked point stands for it.
-        out.turn_rankings["turn_content"] = list(dict.fromkeys(ranking))
+        out.turn_rankings["turn_content"] = fewer_short_turns(index, list(dict.fromkeys(ranking)), most)
         out.ms["turn_content"] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
-        out.turn_rankings["turn_keyword"] = keyword_ranking(index, q_terms, K, settings, on)
+        out.turn_rankings["turn_keyword"] = fewer_short_turns(index, keyword_ranking(index, q_terms, K, settings, on), most)
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
 
 
