@@ -8,7 +8,7 @@ warmth, while an erased user's words do not stay in memory until the entries age
 
 from __future__ import annotations
 
-from functools import _lru_cache_wrapper
+from typing import Any, Protocol
 
 from lumina_memory.nodes.domain import detect_domain
 from lumina_memory.nodes.retrieval import packing
@@ -16,14 +16,20 @@ from lumina_memory.nodes.text import passages, tokenize, transliterate
 from lumina_memory.stores import ids
 
 
-def text_caches() -> tuple[_lru_cache_wrapper | tokenize._MorphemeViews, ...]:
+class Memo(Protocol):
+    """An lru_cache'd function, or an object that counts and clears its entries the same way."""
+
+    def cache_info(self) -> Any: ...
+    def cache_clear(self) -> None: ...
+
+
+def text_caches() -> tuple[Memo, ...]:
     return (
         passages.passage_spans, passages.passage_units,
-        tokenize._ascii_views, tokenize._views, tokenize.morphemes, tokenize.morpheme_views,
-        tokenize._unknown_script_view,
+        *tokenize.CACHES,
         packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
         packing.passage_term_counts,
-        transliterate.latin_keys, transliterate.kana_key, transliterate.index_keys, transliterate._aliases,
+        *transliterate.CACHES,
         detect_domain,
         ids.turn_id, ids.segment_id, ids.concept_id, ids.point_id,
     )

@@ -358,3 +358,8 @@ def morphemes(text: str) -> tuple[Morpheme, ...]:
         for m in tok.tokenize(text[start : start + _SLICE]):
             out.append(Morpheme(m.surface(), tuple(m.part_of_speech()), m.normalized_form(), m.dictionary_form()))
     return tuple(out)
+
+
+CACHES = (_ascii_views, _views, morphemes, morpheme_views, _unknown_script_view)
+"""This module's memos keyed by what users said (each has cache_info/cache_clear): nodes.text.text_caches
+counts and empties them for erasure."""

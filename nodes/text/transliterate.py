@@ -221,3 +221,7 @@ class CrossTerms:
 
 
 cross_terms = CrossTerms()
+
+
+CACHES = (latin_keys, kana_key, index_keys, _aliases)
+"""This module's memos keyed by what users said: nodes.text.text_caches counts and empties them for erasure."""
