@@ -44,6 +44,8 @@ class Services:
     open_segments_checked: set = field(default_factory=set)
     """(user, first turn) of open segments found not archived: detect_boundary asks the archive once."""
 
+    built: dict[str, object] = field(default_factory=dict)
+    """Helpers built once per Services on first use (the emotion reader, the model's knowledge extractor), by name."""
     startup_warm: object | None = None
     """lumina_memory.nodes.retrieval.warm.StartupWarm of a long-running process (default_services), else None."""
 

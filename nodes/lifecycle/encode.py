@@ -28,13 +28,13 @@ log = logging.getLogger("lumina.lifecycle")
 def turn_reader(services) -> Callable[[str], EmotionReading]:
     """The per-turn emotion reader: the chat model's when one is configured, else the lexicon (S8: the
     reading's ``path`` and a log line say which ran). Built once per Services."""
-    reader = getattr(services, "_emotion_reader", None)
+    reader = services.built.get("emotion_reader")
     if reader is None:
         from lumina_memory.nodes.text.emotion_model import emotion_reader
 
         reader = emotion_reader(services.settings, services.chat_model if services.paths.get("summary") == "llm" else None)
         log.info("emotion reader path=%s", "lexicon" if reader is read_emotion else "model")
-        services._emotion_reader = reader
+        services.built["emotion_reader"] = reader
     return reader
 
 
