@@ -233,8 +233,6 @@ AWAITING_OWNER = {
         "KeywordIndex/TurnIndex (nodes/retrieval) need a public holds(user_id) for the erasure registry",
     ("nodes/retrieval/channels.py", "index._replies_at_length"):
         "a memo stored on the index from outside: the index should own it (nodes/retrieval)",
-    ("nodes/knowledge/learn.py", "services._knowledge_extractor"):
-        'a lazily built extractor kept on Services from outside: services.built["knowledge_extractor"] is its slot',
     ("nodes/text/text_caches.py", "packing.*"): "the caches to empty on erasure: packing (nodes/retrieval) should list its own CACHES",
 }
 """Reaches in modules of other owners that still need a public member there (each listed with the member

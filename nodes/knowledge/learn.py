@@ -131,11 +131,11 @@ def model_extractor(services):
     """The model's extractor when a chat model is configured (built once per Services), else None."""
     if not hasattr(services, "paths") or services.paths.get("summary") != "llm":
         return None
-    extractor = getattr(services, "_knowledge_extractor", None)
+    extractor = services.built.get("knowledge_extractor")
     if extractor is None:
         from .llm_extract import ModelExtractor
 
         extractor = ModelExtractor(services.chat_model, params_of(services))
-        services._knowledge_extractor = extractor
+        services.built["knowledge_extractor"] = extractor
         log.info("knowledge extraction path=offline+llm")
     return extractor
