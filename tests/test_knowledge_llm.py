@@ -38,7 +38,7 @@ def _turns(user: str) -> list[dict]:
 
 def _services(archive, answers):
     return SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace(),
-                           paths={"summary": "llm"}, chat_model=ToolCallingFake(messages=iter(answers)))
+                           paths={"summary": "llm"}, built={}, chat_model=ToolCallingFake(messages=iter(answers)))
 
 
 TURNS = [
