@@ -14,7 +14,9 @@ MARK = "ZQXREJECTEDROW"
 
 @pytest.fixture
 def cli(cli_factory):
-    return cli_factory(check=False)
+    """``main`` called in this process: what the import keeps and rejects is the subject, not the process
+    boundary (a traceback would still show: it is printed to the captured stderr with exit code 1)."""
+    return cli_factory(check=False, in_process=True)
 
 
 def _row(user: str, i: int, **extra) -> str:

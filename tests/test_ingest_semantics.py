@@ -81,7 +81,8 @@ def test_a_time_without_an_offset_is_read_on_the_users_clock(memory_factory):
 
 @pytest.fixture
 def cli(cli_factory):
-    return cli_factory(check=False, LUMINA_MAX_INGEST_CHARS="2000", LUMINA_TIMEZONE="Asia/Tokyo")
+    """``main`` called in this process: what the import reports is the subject, not the process boundary."""
+    return cli_factory(check=False, in_process=True, LUMINA_MAX_INGEST_CHARS="2000", LUMINA_TIMEZONE="Asia/Tokyo")
 
 
 def test_an_import_reports_reused_ids_missing_times_and_rows_over_the_limit(cli, tmp_path):
