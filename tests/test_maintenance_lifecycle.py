@@ -22,7 +22,6 @@ from lumina_memory.nodes.lifecycle.params import LifecycleParams
 from lumina_memory.nodes.lifecycle.run import link_chunk, merge_links, today_of, user_chunks
 from lumina_memory.stores.errors import StoreUnavailable
 
-from .test_cli import cli  # noqa: F401 - the fixture
 from .test_lifecycle_store import DAY, T0, _rows, _state
 
 LIFECYCLE_NODES = ["lifecycle_owed", "lifecycle_days", "lifecycle_reembed", "lifecycle_relations",
@@ -244,7 +243,13 @@ def test_auto_link_by_user_chunks_finds_the_same_links_as_one_call_over_everyone
         assert len(rows) == np.isin(columns.group, users).sum()
 
 
-def test_cli_maintain_draws_bars_on_stderr_a_level_table_and_keeps_json_clean(cli, tmp_path):  # noqa: F811
+@pytest.fixture
+def cli(cli_factory):
+    """``main`` called in this process: the report, bars and table are the subject, not the process boundary."""
+    return cli_factory(in_process=True)
+
+
+def test_cli_maintain_draws_bars_on_stderr_a_level_table_and_keeps_json_clean(cli, tmp_path):
     file = tmp_path / "chat.jsonl"
     lines = [{"user_id": "kana", "speaker": "user" if i % 2 == 0 else "nox", "text": f"{text}、その{i}",
               "ts": f"2026-01-0{topic + 1}T10:0{i}:00+09:00"}
