@@ -18,7 +18,6 @@ import pytest
 from bench.faults import REPO, cli_env, stop_private_redis
 from lumina_memory.graphs.cli import parse_args
 
-from .test_cli import cli  # noqa: F401 - the fixture
 
 
 def _files(root: Path) -> dict[str, str]:
@@ -158,7 +157,14 @@ def test_help_lists_the_recall_purposes(capsys):
 HOSTILE_TEXT = "[bold]x[/bold] :smile: の話 [red]赤[/red]"
 
 
-def test_user_text_prints_as_text(cli, tmp_path):  # noqa: F811
+@pytest.fixture
+def cli(cli_factory):
+    """``main`` called in this process, for what the commands print (the subprocess runs are the tests above
+    and below: refusals, and the reported ones)."""
+    return cli_factory(in_process=True)
+
+
+def test_user_text_prints_as_text(cli, tmp_path):
     user = "a:b:"
     rows = [{"user_id": user, "speaker": "user", "source_id": f"s{i}", "ts": f"2026-09-01T09:0{i}:00+09:00",
              "text": f"{HOSTILE_TEXT} 富士山に登る {i}"} for i in range(3)]

@@ -145,23 +145,13 @@ def test_passage_points_go_with_their_turn_and_their_user(memory_factory):
     assert turns_store.count("noa") > services.stores.archive.counts("noa", which=("turns",))["turns"]
 
 
-def test_the_cli_reads_back_the_whole_reply_a_passage_came_from(tmp_path):
+def test_the_cli_reads_back_the_whole_reply_a_passage_came_from(tmp_path, cli_factory):
     import json
-    import os
-    import subprocess
-    import sys
 
-    env = {**os.environ, "LUMINA_DATA_DIR": str(tmp_path / "data")}
-    for key in ("REDIS_URL", "QDRANT_URL", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(key, None)
+    cli = cli_factory(check=False, in_process=True)  # main in this process: the commands' output is the subject
     rows = _conversation("mika")
     transcript = tmp_path / "mika.jsonl"
     transcript.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "lumina_memory.graphs.cli", *args], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-
     try:
         assert cli("ingest", str(transcript)).returncode == 0
         items = json.loads(cli("recall", "--user", "mika", "--json", "Which port does the staging database use?").stdout)
