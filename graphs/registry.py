@@ -39,7 +39,7 @@ class IndexCachePlace(_MemoryOnly):
         self.name, self.index = name, index
 
     def count(self, user_id: str) -> int:
-        return int(user_id in self.index._users)
+        return int(self.index.holds(user_id))
 
     def erase(self, user_id: str) -> int:
         n = self.count(user_id)

@@ -229,8 +229,6 @@ FORCED = {
 """(path pattern, expression) -> why a library leaves no public way: the only private reads allowed."""
 
 AWAITING_OWNER = {
-    ("graphs/registry.py", "self.index._users"):
-        "KeywordIndex/TurnIndex (nodes/retrieval) need a public holds(user_id) for the erasure registry",
     ("nodes/retrieval/channels.py", "index._replies_at_length"):
         "a memo stored on the index from outside: the index should own it (nodes/retrieval)",
     ("nodes/text/text_caches.py", "packing.*"): "the caches to empty on erasure: packing (nodes/retrieval) should list its own CACHES",

@@ -238,6 +238,11 @@ class KeywordIndex:
             self._users[user_id] = index = _UserIndex()
         return index
 
+    def holds(self, user_id: str) -> bool:
+        """Whether this process keeps an index of ``user_id`` (graphs.registry counts it for erasure)."""
+        with self._lock:
+            return user_id in self._users
+
     def forget(self, user_id: str) -> None:
         """Drop ``user_id``'s index (erasure): after any build or search of it in progress, so none puts it back."""
         with self._user_locks.hold(user_id):
