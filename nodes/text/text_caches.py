@@ -27,8 +27,7 @@ def text_caches() -> tuple[Memo, ...]:
     return (
         passages.passage_spans, passages.passage_units,
         *tokenize.CACHES,
-        packing._tokens, packing._sentences, packing._starts, packing._sentence_terms, packing._passage_terms,
-        packing.passage_term_counts,
+        *packing.CACHES,
         *transliterate.CACHES,
         detect_domain,
         ids.turn_id, ids.segment_id, ids.concept_id, ids.point_id,
