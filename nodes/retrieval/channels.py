@@ -121,13 +121,8 @@ def whose_turns(index, plan, long_tokens: int) -> np.ndarray | None:
 def replies_at_length(index, long_tokens: int) -> bool:
     """Whether the other side answers the user at length (half its turns or more are long turns, over
     ``long_tokens``): an assistant's replies, which hold the facts of a user's question as often as the user's own
-    short turns do. Made once per index object (an extended index is a new object)."""
-    known = getattr(index, "_replies_at_length", None)
-    if known is None or known[0] != long_tokens:
-        theirs = index.token_counts[~index.said_by_user()] if len(index.token_counts) == len(index.turns) else []
-        known = (long_tokens, bool(len(theirs)) and float(np.median(theirs)) > long_tokens)
-        index._replies_at_length = known
-    return known[1]
+    short turns do. The index keeps the answer (UserTurns.replies_at_length)."""
+    return index.replies_at_length(long_tokens)
 
 
 def speaker_dense_channel(index, vec: np.ndarray, whose: np.ndarray, K: int, out: Candidates) -> None:

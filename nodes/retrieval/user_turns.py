@@ -77,6 +77,16 @@ class UserTurns:
             self._user_mask = mask
         return mask
 
+    def replies_at_length(self, long_tokens: int) -> bool:
+        """Whether the other side answers the user at length (half its turns or more are long turns, over
+        ``long_tokens``; nodes.retrieval.channels.whose_turns). Made on first use for a ``long_tokens``, kept with
+        this index object (an extended index is a new object)."""
+        known = getattr(self, "_replies_at_length", None)
+        if known is None or known[0] != long_tokens:
+            theirs = self.token_counts[~self.said_by_user()] if len(self.token_counts) == len(self.turns) else []
+            known = (long_tokens, bool(len(theirs)) and float(np.median(theirs)) > long_tokens)
+            self._replies_at_length = known
+        return known[1]
 
     @classmethod
     def build(cls, turns: list[Turn], passage_cut: tuple[int, int] = (0, 0), reads: TurnReads | None = None) -> "UserTurns":
