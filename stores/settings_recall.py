@@ -47,7 +47,11 @@ class RecallSettings(BaseModel):
     )
     recall_turn_keyword: bool = Field(default=True, description="Channel: BM25 over archived turns (Sudachi terms).")
     recall_segment_keyword: bool = Field(default=True, description="Channel: BM25 over archived segments.")
-    recall_midterm: bool = Field(default=True, description="Channel: recent mid-term segments (S1 recent).")
+    recall_midterm: bool = Field(
+        default=True,
+        description="Channel: recent mid-term segments (S1 recent), for a reply; a deliberate question is "
+        "answered by relevance.",
+    )
     recall_graph: bool = Field(default=True, description="Channel: concepts + ASSOCIATED spreading activation (A3).")
     recall_temporal: bool = Field(default=True, description="Boost memories inside a time window the query names.")
     recall_speaker_dense: bool = Field(

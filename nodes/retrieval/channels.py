@@ -171,9 +171,10 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
                      as_remembered: bool = False) -> None:
     """``recent_signal``: how much a mid-term segment counts for being recent alone (the purpose's recency
     weight relative to its relevance weight, see ``recall``). ``reply`` (recall for a reply, not a deliberate
-    question): the long-term segments are also searched by meaning (``segment_dense``), their best three seeding
-    the graph's ASSOCIATED neighbours; a deliberate question's recall is as good or better without them on every
-    labelled set (docs/recall.md). ``as_remembered``: that search ranks a faded memory by its text at its
+    question): the most recent mid-term segments are offered for being recent (``midterm``), and the long-term
+    segments are also searched by meaning (``segment_dense``), their best three seeding the graph's ASSOCIATED
+    neighbours; a deliberate question's recall is as good or better without either on every labelled set
+    (docs/recall.md). ``as_remembered``: that search ranks a faded memory by its text at its
     level, not by what was recorded."""
     stores, settings = services.stores, services.settings
     k = settings.recall_rrf_k
@@ -201,7 +202,7 @@ def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray
         add("segment_keyword", [(s, 1.0) for s, _ in services.keyword_index.search(stores.archive, user_id, query, S,
                                                                                cross=on.get("crosslingual", True), turns=index)])
         out.ms["segment_keyword"] = (time.perf_counter() - t0) * 1000
-    if on["midterm"] and settings.retrieve_recent:
+    if on["midterm"] and settings.retrieve_recent and reply:
         t0 = time.perf_counter()
         recent = stores.midterm.recent_signals(user_id, settings.retrieve_recent)
         # Recent segments are candidates by recency alone: ranked among themselves by similarity.

@@ -10,7 +10,7 @@ from several candidate channels, each switchable off in settings (``recall_*``):
 - ``feedback``       BM25 again with the terms that weigh most in the first hits (pseudo-relevance
                      feedback, for questions whose answer shares words with a first hit only)  tier: archive
 - ``segment_keyword`` BM25 over archived segments (summary + keywords + text)                 tier: archive
-- ``midterm``        the most recent mid-term segments (S1 "recent")                          tier: mid-term
+- ``midterm``        the most recent mid-term segments (S1 "recent"; for a reply)             tier: mid-term
 - ``graph``          segments that MENTION the query's concepts, and for a reply ASSOCIATED neighbours
                      of the best segments (A3 spreading activation)                           tier: graph
 

@@ -106,11 +106,11 @@ def feedback_candidates(run: RecallRun) -> RecallRun:
 
 
 def segment_candidates(run: RecallRun) -> RecallRun:
-    """Runs the segment channels (keyword, mid-term, graph; dense for a reply), each lending its turns a share of
-    its score."""
+    """Runs the segment channels (keyword, graph; mid-term and dense for a reply), each lending its turns a share
+    of its score."""
     alpha, beta, _gamma = run.weights
-    # Recent segments are candidates for being recent, so they count as much as the purpose values recency
-    # over relevance: fully while talking, barely for a factual question (where they mostly add noise).
+    # Recent segments are candidates for being recent, so for a reply they count as much as the purpose values
+    # recency over relevance.
     recent_signal = 0.5 * beta / max(alpha, beta)
     request = run.request
     reply = request.purpose not in DELIBERATE
