@@ -248,26 +248,36 @@ def test_a_question_about_the_askers_own_words_or_the_other_sides_is_read_from_t
 
 
 def test_my_in_a_question_prefers_the_users_turn_to_the_assistants_look_alike(memory):
-    """User ↔ assistant: the assistant's replies repeat the question's words as often as the user's turn that
-    holds the fact; "my" says whose turn it is (settings.recall_person_focus), "you suggested" the other way."""
+    """User ↔ assistant: the assistant's messages repeat the question's words as often as the user's turn that
+    holds the fact; "my" says whose turn it is (settings.recall_person_focus), "you suggested" the other way.
+
+    The assistant's messages open their own sessions (a character writing first), so no user turn sits in their
+    exchange: what is measured is the focus between the two sides, not the share a reply passes to the question
+    it answers (fusion's neighbour spread), which would lift the user's own question turns beside them."""
     from lumina_memory.graphs.replay import replay
     from lumina_memory.nodes.retrieval.recall import recall
 
     rows = []
     for k in range(6):
-        rows.append({"speaker": "user", "text": f"Question {k} about deploying the web app to the cloud.", "ts": 1_760_000_000 + 900 * k})
-        rows.append({"speaker": "lumina", "ts": 1_760_000_000 + 900 * k + 60,
+        rows.append({"speaker": "lumina", "ts": 1_760_000_000 + 3_600 * k,
                      "text": f"For a staging database the port is often 6543; teams pick their own staging database port. Step {k}."})
     rows.append({"speaker": "user", "text": "Our staging database port is 5433.", "ts": 1_760_010_000})
     rows.append({"speaker": "lumina", "text": "Noted, thanks.", "ts": 1_760_010_060})
     replay(memory.graph, "maya", rows)
     services = memory.services
 
-    def first(question, **kw):
+    def episodes(question, **kw):
         items = recall(services, "maya", question, purpose="question", limit=3, **kw)
-        return next(i["text"] for i in items if i.get("kind", "episode") == "episode")
+        return [i for i in items if i.get("kind", "episode") == "episode"]
+
+    def lead(question, **kw):
+        """The user's fact's score over the best look-alike's among the items."""
+        items = episodes(question, **kw)
+        fact = max(i["score"] for i in items if "5433" in i["text"])
+        look_alike = max(i["score"] for i in items if "5433" not in i["text"])
+        return fact - look_alike
 
     question = "What is my staging database port?"
-    assert "5433" in first(question)
-    assert "5433" not in first(question, disabled=("speakers",))  # the look-alikes outrank it without the focus
-    assert "6543" in first("What staging database port did you suggest?")
+    assert "5433" in episodes(question)[0]["text"]
+    assert lead(question) > lead(question, disabled=("speakers",))  # the focus is what widens its lead
+    assert "6543" in episodes("What staging database port did you suggest?")[0]["text"]
