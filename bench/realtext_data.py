@@ -134,11 +134,12 @@ def _say(rng: random.Random, s: Statement, language: str) -> str:
     return ph.fill(rng.choice(table[language]), noun=_noun(s.slot, language), value=s.value, old=s.old)
 
 
-def _paste(rng: random.Random, language: str, size: Size) -> str:
-    """Now and then a user pastes a stretch of real text (80–300 words, whole lines) before saying anything."""
+def _paste(rng: random.Random, language: str, size: Size, texts: list[Source] | None = None) -> str:
+    """Now and then a user pastes a stretch of real text (80–300 words, whole lines; from ``texts``, by default the
+    whole pool) before saying anything."""
     if rng.random() >= size.paste_share:
         return ""
-    text = rng.choice(pool()).text.splitlines()
+    text = rng.choice(texts or pool()).text.splitlines()
     start = rng.randrange(len(text))
     taken: list[str] = []
     words = rng.randint(80, 300)
@@ -199,8 +200,52 @@ def _reply_text(parts: list[Source]) -> str:
     return "\n\n".join(f"### {p.title}\n\n{p.text}" for p in parts)
 
 
-def build_conversation(language: str, index: int, seed: int = DEFAULT_SEED, size: Size = DEFAULT) -> dict:
-    """One LoCoMo sample with ``language``, ``split``, ``reply_language``, ``sources``, ``conversation``, ``qa``."""
+def _filler_texts(conv: dict, qa: list[dict], reply_of: list[tuple[str, list[Source]]]) -> list[Source]:
+    """The texts filler may use: the pool less every text of a reply that holds an extraction question's passage,
+    so that passage stays the only one in the conversation."""
+    asked = {e for q in qa if q["kind"] == "extraction" for e in q["evidence"]}
+    held = {p.name for dia, parts in reply_of if dia in asked for p in parts}
+    return [t for t in pool() if t.name not in held]
+
+
+def _pad(rng: random.Random, language: str, conv: dict, statements: list[Statement], texts: list[Source],
+         pad: int, size: Size) -> list[str]:
+    """Append to each session ``pad`` times its own exchanges of filler: the user asks for an explanation of a
+    real text (sometimes after a paste, a mention or a look-alike aside, never a statement of a fact), the
+    assistant replies with it. The session's own turns keep their dia_ids and text. Texts are drawn without
+    replacement from ``texts`` and drawn again, in a new order and grouping, once all are used: a long padded
+    conversation repeats replies. Returns the names of the texts used."""
+    user, used_names = conv["speaker_a"], []
+    queue: list[Source] = []
+    sessions = sorted((int(k.split("_")[1]), v) for k, v in conv.items()
+                      if k.startswith("session_") and isinstance(v, list))
+    for _, turns in sessions:
+        for _ in range(pad * (len(turns) // 2)):
+            if len(queue) < size.texts_per_reply:
+                more = list(texts)
+                rng.shuffle(more)
+                queue += more
+            parts = [queue.pop(0)]
+            for _ in range(rng.randint(0, size.texts_per_reply - 1)):  # of one library when the queue has one
+                same = next((i for i, t in enumerate(queue) if _group(t) == _group(parts[0])), 0)
+                parts.append(queue.pop(same))
+            used_names += [p.name for p in parts]
+            lines = [rng.choice(ph.GREETING[language]), _paste(rng, language, size, texts),
+                     _aside(rng, language, statements, size), ph.fill(rng.choice(ph.ASK[language]),
+                                                                      title=parts[0].title)]
+            sep = "" if language == "ja" else " "
+            turns.append({"speaker": user, "dia_id": f"{turns[-1]['dia_id'].split(':')[0]}:{len(turns) + 1}",
+                          "text": sep.join(x for x in lines if x)})
+            turns.append({"speaker": ASSISTANT, "dia_id": f"{turns[-1]['dia_id'].split(':')[0]}:{len(turns) + 1}",
+                          "text": _reply_text(parts)})
+    return used_names
+
+
+def build_conversation(language: str, index: int, seed: int = DEFAULT_SEED, size: Size = DEFAULT,
+                       pad: int = 0) -> dict:
+    """One LoCoMo sample with ``language``, ``split``, ``reply_language``, ``sources``, ``conversation``, ``qa``.
+    ``pad`` > 0 appends filler exchanges to every session (``_pad``) after the questions are made: the sample is
+    the unpadded one plus those turns, ``pad`` and ``filler_sources`` (a long history of the same questions)."""
     rng = random.Random(f"realtext/{seed}/{language}/{index}")
     n = rng.randint(*size.sessions)
     when = datetime(2025, 1, 6, 9) + timedelta(days=rng.randint(0, 150))
@@ -239,15 +284,22 @@ def build_conversation(language: str, index: int, seed: int = DEFAULT_SEED, size
         conv[f"session_{k + 1}_date_time"] = locomo_when(dates[k])
         conv[f"session_{k + 1}"] = turns
     qa = questions(rng, language, conv, statements, reply_of, dates, size)
-    return {"sample_id": f"realtext-{language}-{index:02d}", "language": language,
-            "split": "report" if index % 3 == 2 else "dev", "reply_language": "en",
-            "sources": [p.name for _, parts in reply_of for p in parts], "conversation": conv, "qa": qa}
+    sample = {"sample_id": f"realtext-{language}-{index:02d}", "language": language,
+              "split": "report" if index % 3 == 2 else "dev", "reply_language": "en",
+              "sources": [p.name for _, parts in reply_of for p in parts], "conversation": conv, "qa": qa}
+    if pad > 0:
+        filler = random.Random(f"realtext/{seed}/{language}/{index}/pad")
+        sample["pad"] = pad
+        sample["filler_sources"] = _pad(filler, language, conv, statements, _filler_texts(conv, qa, reply_of),
+                                        pad, size)
+    return sample
 
 
 def generate(per_language: int = DEFAULT_PER_LANGUAGE, seed: int = DEFAULT_SEED, size: Size = DEFAULT,
-             split: str = "all", languages: tuple[str, ...] = LANGUAGES) -> list[dict]:
+             split: str = "all", languages: tuple[str, ...] = LANGUAGES, pad: int = 0) -> list[dict]:
     """English conversations first, then Japanese; ``split`` keeps "dev", "report" or "all" of them."""
-    samples = [build_conversation(language, i, seed, size) for language in languages for i in range(per_language)]
+    samples = [build_conversation(language, i, seed, size, pad) for language in languages
+               for i in range(per_language)]
     return [s for s in samples if split == "all" or s["split"] == split]
 
 
@@ -263,8 +315,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "report", "all"), default="all",
                         help="dev: the conversations to tune on; report: the held-out ones (every third)")
     parser.add_argument("--size", choices=sorted(SIZES), default="default")
+    parser.add_argument("--pad", type=int, default=0,
+                        help="append to each session N times its own exchanges of filler (a long history: the "
+                             "same dia_ids and questions; replies repeat once the texts run out)")
+    parser.add_argument("--languages", default=",".join(LANGUAGES), help="comma-separated, of: en, ja")
+    parser.add_argument("--only", default="", help="keep only these sample_ids (comma-separated)")
     args = parser.parse_args(argv)
-    samples = generate(args.per_language, args.seed, SIZES[args.size], args.split)
+    languages = tuple(x for x in args.languages.split(",") if x)
+    if unknown := set(languages) - set(LANGUAGES):
+        parser.error(f"--languages: unknown {sorted(unknown)}")
+    samples = generate(args.per_language, args.seed, SIZES[args.size], args.split, languages, args.pad)
+    if args.only:
+        samples = [s for s in samples if s["sample_id"] in set(args.only.split(","))]
     Path(args.out).write_text(dumps(samples), encoding="utf-8")
     turns = [t for s in samples for k, v in s["conversation"].items() if k.startswith("session_")
              and isinstance(v, list) for t in v]
