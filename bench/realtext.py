@@ -3,7 +3,7 @@ budget, per issue category with 95% bootstrap intervals over conversations, why 
 
     python -m bench.realtext [--split dev|report|all] [--language en|ja] [--per-language 9] [--seed 46]
                              [--budget 512,1024,2048] [--diagnose-budget 1024] [--conversations ID,…]
-                             [--out bench/results/realtext_dev]
+                             [--questions template|written] [--keep-data DIR] [--out bench/results/realtext_dev]
     python -m bench.realtext --merge A.json B.json --out C    (one report from saved runs)
 
 Each conversation is ingested through the real memory graph (bench.locomo.ingest) and every question asked
@@ -16,6 +16,9 @@ Misses (``--diagnose-budget``, Lumina full): for each evidence id not covered, b
 ``never`` a candidate, a candidate packed ``out`` by the budget, packed as an ``excerpt`` that lacks the answer.
 Ingest: turns/s through the graph, and the graph's time over the embedder's own time on the same texts.
 The default split is ``dev``: the held-out ``report`` conversations are for reporting only.
+Questions: ``template`` (bench.realtext_questions, every conversation) or ``written`` (the paraphrased questions of
+bench.realtext_written, only the conversations that have them). ``--keep-data DIR`` keeps each conversation's data
+dir under DIR (one folder per seed, size and padding) and reuses a complete one instead of ingesting it again.
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ def run(args) -> dict[str, Any]:
 
     budgets = [int(b) for b in args.budget.split(",") if b.strip()]
     languages = tuple(args.language.split(",")) if args.language else rt.LANGUAGES
-    samples = rt.generate(args.per_language, args.seed, rt.SIZES[args.size], args.split, languages)
+    samples = _samples(args, languages)
     wanted = {c for c in args.conversations.split(",") if c} if args.conversations else None
     samples = [s for s in samples if not wanted or s["sample_id"] in wanted]
     ref_embedder = CachedEmbedder(Usem3Embedder(threads=2), 100_000)
@@ -108,6 +111,8 @@ def run(args) -> dict[str, Any]:
     misses: list[dict] = []
     ingest_totals: dict[str, float] = defaultdict(float)
     with tempfile.TemporaryDirectory(prefix="realtext-") as tmp:
+        root = Path(tmp) if not args.keep_data else Path(args.keep_data) / (
+            f"seed{args.seed}-{args.size}-pad{getattr(args, 'pad', 0)}")
         path = Path(tmp) / "realtext.json"
         path.write_text(rt.dumps(samples), encoding="utf-8")
         for sample, conv in zip(samples, load(path)):
@@ -116,14 +121,16 @@ def run(args) -> dict[str, Any]:
             for q, qa in zip(conv.questions, sample["qa"]):
                 if qa["answer_in"] != "turns":  # a date or a count of days: answer@B and excerpts cannot see it
                     q.answer = ""
-            settings, services, stats = ingest(conv, Path(tmp) / conv.sample_id, quiet=True)
+            settings, services, stats = ingest(conv, root / conv.sample_id, quiet=True)
             try:
                 texts = [t.text for t in conv.turns]
-                embed_s, _ = embed_alone_seconds(ref_embedder, texts)
-                ingest_totals["turns"] += stats["turns"]
-                ingest_totals["seconds"] += stats["seconds"]
-                ingest_totals["embed_alone_seconds"] += embed_s
-                ingest_totals["words"] += sum(len(t.split()) for t in texts)
+                embed_s = 0.0
+                if not stats.get("reused"):  # ingest speed counts fresh ingests only
+                    embed_s, _ = embed_alone_seconds(ref_embedder, texts)
+                    ingest_totals["turns"] += stats["turns"]
+                    ingest_totals["seconds"] += stats["seconds"]
+                    ingest_totals["embed_alone_seconds"] += embed_s
+                    ingest_totals["words"] += sum(len(t.split()) for t in texts)
                 r, m = ask_conversation(services, conv, kinds, budgets, ref_embedder, args.diagnose_budget or None)
                 rows += r
                 misses += m
@@ -134,6 +141,21 @@ def run(args) -> dict[str, Any]:
             print(f"[realtext] {conv.sample_id}: {stats['turns']} turns ingested in {stats['seconds']:.1f} s, "
                   f"embedder alone {embed_s:.1f} s, {len(conv.questions)} questions", file=sys.stderr, flush=True)
     return report(args, samples, budgets, rows, misses, ingest_totals)
+
+
+def _samples(args, languages: tuple[str, ...]) -> list[dict]:
+    """The conversations of the split with their template questions, or (``--questions written``) those that have
+    written questions, with them (bench.realtext_written; dropped ones are printed)."""
+    pad = getattr(args, "pad", 0)
+    if args.questions == "template":
+        extra = {"pad": pad} if pad > 0 else {}
+        return rt.generate(args.per_language, args.seed, rt.SIZES[args.size], args.split, languages, **extra)
+    from bench.realtext_written import build
+
+    samples, dropped = build(args.split, pad, languages, args.per_language, args.seed, rt.SIZES[args.size])
+    for line in dropped.details:
+        print(f"[realtext] dropped {line}", file=sys.stderr)
+    return samples
 
 
 def _ci(rows: Sequence[dict]) -> dict[str, Any]:
@@ -168,6 +190,7 @@ def report(args, samples, budgets, rows, misses, ingest_totals) -> dict[str, Any
         "command": " ".join(["python -m bench.realtext", *sys.argv[1:]]),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "split": args.split, "seed": args.seed, "per_language": args.per_language, "size": args.size,
+        "question_set": getattr(args, "questions", "template"),
         "conversations": [s["sample_id"] for s in samples],
         "questions": sum(len(s["qa"]) for s in samples),
         "budgets": budgets, "kinds": kinds, "results": results,
@@ -277,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", default="512,1024,2048")
     parser.add_argument("--diagnose-budget", type=int, default=1024, help="0: no miss classes")
     parser.add_argument("--conversations", default="", help="comma-separated sample_ids (default: all of the split)")
+    parser.add_argument("--questions", choices=("template", "written"), default="template",
+                        help="written: the hand-written questions of bench.realtext_written")
+    parser.add_argument("--keep-data", default="", help="keep data dirs here and reuse complete ones (development)")
     parser.add_argument("--out", default="", help="write OUT.json (with every question's row) and OUT.md")
     parser.add_argument("--merge", nargs="+", default=[], metavar="JSON",
                         help="no run: one report from saved runs' JSON files (written to --out)")

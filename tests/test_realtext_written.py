@@ -117,3 +117,28 @@ def test_every_committed_written_question_passes_its_checks():
     out, dropped = rw.build("all", paths=paths)
     assert dropped.details == []
     assert sum(len(s["qa"]) for s in out) == sum(len(qa) for qa in rw.read_files(paths).values())
+
+
+def test_bench_realtext_asks_the_written_questions_and_reuses_kept_data(tmp_path, monkeypatch):
+    """``python -m bench.realtext --questions written --keep-data DIR``: only conversations with written questions
+    are run, with those questions; a second run reuses the kept, complete data dir (no ingest) and scores the same."""
+    from bench import realtext
+
+    sample = rt.generate(1, rt.DEFAULT_SEED, rt.TINY, "dev", ("en",))[0]
+    dia, quote = _exact_quote(sample)
+    data = tmp_path / "data"
+    data.mkdir()
+    _written(data, {sample["sample_id"]: {"qa": [_question("extraction", {dia: quote}, f"What was {quote}?")]}})
+    monkeypatch.setattr(rw, "DATA_DIR", data)
+    argv = ["--split", "dev", "--language", "en", "--per-language", "1", "--size", "tiny", "--questions", "written",
+            "--keep-data", str(tmp_path / "kept"), "--budget", "512", "--diagnose-budget", "0"]
+    reports = []
+    for run in ("first", "again"):
+        assert realtext.main([*argv, "--out", str(tmp_path / run)]) == 0
+        reports.append(json.loads((tmp_path / f"{run}.json").read_text(encoding="utf-8")))
+    first, again = reports
+    assert first["conversations"] == [sample["sample_id"]] and first["questions"] == 1
+    assert first["question_set"] == "written"
+    assert first["ingest"]["turns"] == len(rw.turn_texts(sample)) and again["ingest"]["turns"] == 0
+    assert [r["recall"] for r in again["rows"]] == [r["recall"] for r in first["rows"]]
+    assert any(r["system"] == "lumina" and r["recall"] == 1.0 for r in first["rows"])
