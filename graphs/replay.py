@@ -87,6 +87,9 @@ def _prefetcher(graph, user_id: str, batch: int):
         start_workers(wait=True)
 
     had_turns = services.stores.archive.counts(user_id)["turns"] > 0
+    # Texts one batch may put in the cache: the batches in flight and the runs they wait for all fit, twice.
+    room = embedder.capacity // (2 * (IN_FLIGHT + 1))
+    passages_of = _passages_ahead(services)
 
     def prefetch(rows: list[dict[str, Any]]):
         texts: dict[str, str] = {}  # turn_id -> text, as ingest_turn will see it
@@ -111,9 +114,32 @@ def _prefetcher(graph, user_id: str, batch: int):
         else:
             archived = {t.turn_id for t in archive.get_turns(user_id, list(texts))}
             missing = {t for t in texts if t not in archived}
-        return embedder.embed_ahead([text for turn_id, text in texts.items() if turn_id in missing])
+        ahead = [text for turn_id, text in texts.items() if turn_id in missing]
+        return embedder.embed_ahead(ahead + passages_of(ahead, room - len(ahead)))
 
     return prefetch
+
+
+def _passages_ahead(services):
+    """A function giving the passages of the long ones among a batch's texts, at most ``room`` of them: what
+    upsert_long_term embeds beside the turns when it writes their segment (nodes.text.passages). Left to the
+    flush, a long reply's passages are embedded in-process while the workers idle: most of a real-text
+    ingest's time (issue 46). Passages past ``room`` are embedded at the flush."""
+    from lumina_memory.nodes.text.passages import passages
+
+    size, least = services.settings.recall_passage_tokens, services.settings.recall_passage_min_tokens
+    if services.stores.turns is None or not size:
+        return lambda texts, room: []
+
+    def passages_of(texts: list[str], room: int) -> list[str]:
+        out: list[str] = []
+        for text in texts:
+            if len(out) >= room:
+                break
+            out += passages(text, size, least)
+        return out[:max(room, 0)]
+
+    return passages_of
 
 
 def _runs(batches: Iterator[list[dict[str, Any]]], prefetch, depth: int, size: int) -> Iterator[list[dict[str, Any]]]:
