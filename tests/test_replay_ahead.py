@@ -1,9 +1,12 @@
 """A replay embeds ahead of the graph everything the graph will embed for its turns: the turns and the passages
-of the long ones (nodes.text.passages). Embedded in-process at flush instead, a long reply's passages were most
-of a real-text ingest's time (issue 46), while the worker processes idled."""
+of the long ones (nodes.text.passages). Left to the flush, a long reply's passages are embedded in-process while
+the worker processes idle: most of a real-text ingest's time (issue 46)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from bench.baselines import ingest_texts
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.text.passages import passages
 
@@ -17,10 +20,15 @@ class InProcessEmbeds:
     def __init__(self, inner):
         self._inner = inner
         self.texts: list[str] = []
+        self.ahead: list[str] = []
 
     def embed(self, texts):
         self.texts += list(texts)
         return self._inner.embed(texts)
+
+    def embed_async(self, texts):
+        self.ahead += list(texts)
+        return self._inner.embed_async(texts)
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
@@ -56,6 +64,9 @@ def test_a_replay_embeds_long_replies_passages_ahead_not_at_flush(memory):
     assert len(wanted) >= 12  # the long replies do have passages
     late = [p for p in wanted if p in spy.texts]
     assert late == [], f"{len(late)} of {len(wanted)} passages were embedded in-process at flush"
+    # What bench.baselines.ingest_texts says ingest embeds (the embedder-alone reference) is what went ahead.
+    turns = [SimpleNamespace(dia_id=f"d{i}", **row) for i, row in enumerate(rows)]
+    assert set(ingest_texts(USER, turns, settings)) == set(spy.ahead)
     # Each passage point holds its own passage's vector.
     vectors = services.embedder.inner.embed(wanted)
     for text, vector in zip(wanted, vectors):
