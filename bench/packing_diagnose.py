@@ -3,6 +3,9 @@ recall's ranked candidates ("full") and in the plain preset's, whether it was pa
 
     python -m bench.packing_diagnose --set longreply --language en --budget 256 [--half even|odd|all]
                                      [--data-dir DIR] [--json OUT]
+    python -m bench.packing_diagnose --data FILE.json --conversations ID,… --budget 512,1024 --data-dir KEEP
+                                     [--configs full] [--session-share 1] [--whole-reply-excerpts]
+    python -m bench.packing_diagnose --compare BEFORE.json AFTER.json   (paired Δ per budget, misses before/after)
 
 Miss kinds (of one evidence id of one question, full configuration):
   ``never``    not among the ranked candidates at all;
@@ -59,29 +62,39 @@ def _source(turn) -> str:
     return (parse_part(turn.source_id) or (turn.source_id,))[0]
 
 
-def diagnose_question(services, user: str, q, budget: int, qvec) -> dict[str, Any]:
-    """One question's row: recall@B per configuration, the evidence's ranks, its misses' kinds."""
+def diagnose_question(services, user: str, q, budget: int, qvec,
+                      configs: Sequence[str] = CONFIGS) -> dict[str, Any]:
+    """One question's row: recall@B per configuration (``configs``, "full" always), the evidence's ranks, its
+    misses' kinds."""
     from lumina_memory.nodes.retrieval.budget import pack
 
-    row: dict[str, Any] = {"question": q.question, "evidence": list(q.evidence)}
-    runs = {c: _run(services, user, q.question, budget, qvec, c) for c in CONFIGS}
+    row: dict[str, Any] = {"question": q.question, "evidence": list(q.evidence), "budget": budget}
+    configs = ["full", *(c for c in configs if c != "full")]
+    runs = {c: _run(services, user, q.question, budget, qvec, c) for c in configs}
     for c, run in runs.items():
         packed, covered, used = pack(run.items, budget)
         row[c] = sum(e in covered for e in q.evidence) / len(q.evidence)
         if q.answer:
             row[c + "_answer"] = packed_answer(q.answer, packed)
-    full, off = runs["full"], runs["no_context"]
+    full = runs["full"]
+    off = runs.get("no_context", full)  # (its relevance tells the neighbours' turns apart: "context" below)
     turns = full.index.turns
     ordered = list(full.ordered)
     rank_of: dict[str, int] = {}
     for r, cand in enumerate(ordered):
         rank_of.setdefault(_source(turns[cand[1]]), r)
     plain_rank: dict[str, int] = {}
-    for r, cand in enumerate(runs["plain"].ordered):
+    for r, cand in enumerate(runs["plain"].ordered if "plain" in runs else ()):
         plain_rank.setdefault(_source(turns[cand[1]]), r)
     base = off.rel if off.rel is not None else np.zeros(len(turns))
     packed_turns = {t for item in full.items for t in item.get("turn_ids", [])}
     packed, covered, _ = pack(full.items, budget)
+    per_day = Counter()
+    for item in packed:
+        per_day[item.get("date", "")] += item.get("tokens", 0)
+    # how spread the packed context is over sessions: its days, and the most one day took of what was packed
+    row["days"] = len(per_day)
+    row["top_day_share"] = round(max(per_day.values()) / max(1, sum(per_day.values())), 3) if per_day else 0.0
     misses = []
     for e in q.evidence:
         r = rank_of.get(e)
@@ -106,7 +119,9 @@ def diagnose_question(services, user: str, q, budget: int, qvec) -> dict[str, An
                     ahead += cost
                     if base[cand[1]] <= 0:
                         context += cost
-            entry["ahead"], entry["context"] = ahead, context
+            entry["ahead"] = ahead
+            if "no_context" in runs:  # which turns only a neighbour made candidates: relevance without context
+                entry["context"] = context
         misses.append(entry)
     row["misses"] = misses
     return row
@@ -120,8 +135,16 @@ def interval(sums: dict[str, ConvSums]) -> tuple[float, float, float]:
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per budget: recall@B (and answer@B) of each configuration run, with intervals, and the misses' kinds."""
+    out: dict[str, Any] = {}
+    for budget in sorted({r.get("budget", 0) for r in rows}):
+        out[str(budget)] = _summary([r for r in rows if r.get("budget", 0) == budget])
+    return out
+
+
+def _summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(rows)}
-    for c in CONFIGS:
+    for c in (c for c in CONFIGS if rows and c in rows[0]):
         sums: dict[str, ConvSums] = {}
         for r in rows:
             sums.setdefault(r["conv"], ConvSums()).add(r[c], r[c] == 1.0)
@@ -132,55 +155,120 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             out[c]["answer"] = round(float(np.mean(answered)), 4)
     out["misses"] = dict(Counter(m["kind"] for r in rows for m in r["misses"]))
     outs = [m for r in rows for m in r["misses"] if m["kind"] == "out"]
-    out["out_with_context_ahead"] = sum(1 for m in outs if m["context"])
+    out["out_with_context_ahead"] = sum(1 for m in outs if m.get("context"))
     out["out_plain_rank_better"] = sum(1 for m in outs if m["plain_rank"] is not None and m["plain_rank"] < m["rank"])
+    return out
+
+
+def _sums(rows: Sequence[dict[str, Any]], metric: str) -> dict[str, ConvSums]:
+    """Per conversation, the full configuration's ``metric`` ("full" recall or "full_answer") summed."""
+    sums: dict[str, ConvSums] = {}
+    for r in rows:
+        if r.get(metric) is not None:
+            sums.setdefault(r["conv"], ConvSums()).add(float(r[metric]), r[metric] == 1.0)
+    return sums
+
+
+def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Paired Δ (after − before) of the full configuration's recall@B and answer@B per budget, with 95% bootstrap
+    intervals over conversations, and the misses' kinds of each run; the runs must hold the same questions."""
+    out: dict[str, Any] = {}
+    for budget in sorted({r["budget"] for r in after["rows"]}):
+        a = [r for r in after["rows"] if r["budget"] == budget]
+        convs = {r["conv"] for r in a}  # a run of one half against a run of both
+        b = [r for r in before["rows"] if r["budget"] == budget and r["conv"] in convs]
+        if [(r["conv"], r["question"]) for r in b] != [(r["conv"], r["question"]) for r in a]:
+            raise ValueError(f"budget {budget}: the two runs did not ask the same questions")
+        entry: dict[str, Any] = {"questions": len(a)}
+        for metric in ("full", "full_answer"):
+            sa, sb = _sums(a, metric), _sums(b, metric)
+            if sa:
+                ci = contribution(sa, sb, "recall")
+                entry["recall" if metric == "full" else "answer"] = {
+                    "before": round(sum(s.recall for s in sb.values()) / sum(s.n for s in sb.values()), 4),
+                    "after": round(sum(s.recall for s in sa.values()) / sum(s.n for s in sa.values()), 4),
+                    "delta": round(ci["delta"], 4), "ci": [round(ci["lo"], 4), round(ci["hi"], 4)]}
+        entry["misses_before"] = dict(Counter(m["kind"] for r in b for m in r["misses"]))
+        entry["misses_after"] = dict(Counter(m["kind"] for r in a for m in r["misses"]))
+        out[str(budget)] = entry
     return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", required=True)
+    parser.add_argument("--set", default="", help="a named set (bench.ablation.materialise)")
+    parser.add_argument("--data", default="", help="a LoCoMo-format JSON file instead of --set")
+    parser.add_argument("--conversations", default="", help="comma-separated sample_ids (default: all)")
     parser.add_argument("--language", default="")
-    parser.add_argument("--budget", type=int, default=256)
+    parser.add_argument("--budget", default="256", help="one budget or several, comma-separated")
     parser.add_argument("--half", choices=("even", "odd", "all"), default="all")
     parser.add_argument("--data-dir", default="", help="where conversations are ingested (reused when there)")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="configurations run beside full")
     parser.add_argument("--excerpt-share", type=float, default=None,
                         help="budget.EXCERPT_SHARE for this run (1 = the settings' excerpt lengths at any budget ≥ 48)")
+    parser.add_argument("--excerpt-tokens", type=int, default=None,
+                        help="settings.recall_passage_excerpt_tokens for this run")
     parser.add_argument("--context-share", type=float, default=None,
                         help="packing_groups.CONTEXT_SHARE for this run (1 = neighbours packed in rank order)")
+    parser.add_argument("--session-share", type=float, default=None,
+                        help="packing_groups.SESSION_SHARE for this run (1 = no day waits for the others)")
+    parser.add_argument("--session-horizon", type=int, default=None, help="packing_groups.SESSION_HORIZON for this run")
+    parser.add_argument("--excerpt-anywhere", action="store_true",
+                        help="quote a long reply's sentences sharing most query terms anywhere in it, not its "
+                             "answering passage's first (excerpts.PASSAGE_FIRST = False)")
     parser.add_argument("--json", default="")
+    parser.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args(argv)
+    if args.compare:
+        runs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.compare]
+        print(json.dumps(compare(*runs), indent=1))
+        return 0
+    if not (args.set or args.data):
+        parser.error("--set or --data is required")
 
     from bench.locomo import ingest
     from lumina_memory.nodes.retrieval import budget as budget_module
+    from lumina_memory.nodes.retrieval import excerpts, packing_groups
     from lumina_memory.stores.redis_server import stop_server
-
-    from lumina_memory.nodes.retrieval import packing_groups
 
     if args.excerpt_share is not None:
         budget_module.EXCERPT_SHARE = args.excerpt_share
     if args.context_share is not None:
         packing_groups.CONTEXT_SHARE = args.context_share
+    if args.session_share is not None:
+        packing_groups.SESSION_SHARE = args.session_share
+    if args.session_horizon is not None:
+        packing_groups.SESSION_HORIZON = args.session_horizon
+    if args.excerpt_anywhere:
+        excerpts.PASSAGE_FIRST = False
+    budgets = [int(b) for b in args.budget.split(",") if b]
+    configs = [c for c in args.configs.split(",") if c]
+    wanted = [c for c in args.conversations.split(",") if c] or None
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = materialise(args.set, Path(tmp))
-        convs = [c for c in load(path, None) if not args.language or c.language == args.language]
-        root = Path(args.data_dir or tmp) / f"{args.set}{args.language}"
+        path = Path(args.data) if args.data else materialise(args.set, Path(tmp))
+        convs = [c for c in load(path, wanted) if not args.language or c.language == args.language]
+        root = Path(args.data_dir or tmp) / ("" if args.data else f"{args.set}{args.language}")
         rows: list[dict[str, Any]] = []
         for conv in in_half(convs, args.half):
             settings, services, _ = ingest(conv, root / conv.sample_id, quiet=True)
+            if args.excerpt_tokens is not None:
+                services.settings.recall_passage_excerpt_tokens = args.excerpt_tokens
             try:
                 for q in conv.questions:
                     qvec = services.embedder.embed([q.question])[0]
-                    row = diagnose_question(services, conv.sample_id, q, args.budget, qvec)
-                    row["conv"] = conv.sample_id
-                    rows.append(row)
+                    for budget in budgets:
+                        row = diagnose_question(services, conv.sample_id, q, budget, qvec, configs)
+                        row["conv"] = conv.sample_id
+                        rows.append(row)
             finally:
                 services.close()
                 stop_server(settings)
-    report = {"set": args.set, "language": args.language, "budget": args.budget, "half": args.half,
+    report = {"set": args.set or args.data, "language": args.language, "budgets": budgets, "half": args.half,
               "excerpt_share": budget_module.EXCERPT_SHARE, "context_share": packing_groups.CONTEXT_SHARE,
-              "summary": summarise(rows), "rows": rows}
+              "session_share": packing_groups.SESSION_SHARE,
+              "session_horizon": packing_groups.SESSION_HORIZON, "passage_first": excerpts.PASSAGE_FIRST,
+              "excerpt_tokens": args.excerpt_tokens, "summary": summarise(rows), "rows": rows}
     print(json.dumps(report["summary"], indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
