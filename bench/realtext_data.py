@@ -25,7 +25,13 @@ assistant replies are real technical writing shipped inside installed packages, 
 - Split: every third conversation of each language (index 2, 5, 8 …) is ``split: "report"`` (held out: report
   only, never tuned on); the others are ``"dev"``.
 
+- Long histories: ``--pad N`` appends to every session N times its own exchanges of filler (requests for an
+  explanation of a real text not among the conversation's own replies; texts reused once those run out), after its
+  own turns: the same dia_ids, statements, dates and questions in a history N+1 times as long. ``--pad 13`` makes
+  realtext-en-05 1,736 turns, ~960k tokens.
+
     python -m bench.realtext_data --out /tmp/realtext.json [--per-language 9] [--seed 46] [--split dev|report|all]
+        [--pad N] [--languages en,ja] [--only realtext-en-05]
 
 A seed gives the same file byte for byte on a machine with the same package versions (each sample lists its
 texts' names in ``sources``).
@@ -200,11 +206,10 @@ def _reply_text(parts: list[Source]) -> str:
     return "\n\n".join(f"### {p.title}\n\n{p.text}" for p in parts)
 
 
-def _filler_texts(conv: dict, qa: list[dict], reply_of: list[tuple[str, list[Source]]]) -> list[Source]:
-    """The texts filler may use: the pool less every text of a reply that holds an extraction question's passage,
-    so that passage stays the only one in the conversation."""
-    asked = {e for q in qa if q["kind"] == "extraction" for e in q["evidence"]}
-    held = {p.name for dia, parts in reply_of if dia in asked for p in parts}
+def _filler_texts(reply_of: list[tuple[str, list[Source]]]) -> list[Source]:
+    """The texts filler may use: the pool less every text of the conversation's own replies, so a passage that a
+    question (generated, or written later for these turns) quotes from a reply stays the only copy of it."""
+    held = {p.name for _, parts in reply_of for p in parts}
     return [t for t in pool() if t.name not in held]
 
 
@@ -215,18 +220,22 @@ def _pad(rng: random.Random, language: str, conv: dict, statements: list[Stateme
     assistant replies with it. The session's own turns keep their dia_ids and text. Texts are drawn without
     replacement from ``texts`` and drawn again, in a new order and grouping, once all are used: a long padded
     conversation repeats replies. Returns the names of the texts used."""
+    if not texts:
+        raise ValueError("no texts left for filler: every text of the pool is one of the conversation's replies")
     user, used_names = conv["speaker_a"], []
     queue: list[Source] = []
     sessions = sorted((int(k.split("_")[1]), v) for k, v in conv.items()
                       if k.startswith("session_") and isinstance(v, list))
     for _, turns in sessions:
         for _ in range(pad * (len(turns) // 2)):
-            if len(queue) < size.texts_per_reply:
+            while len(queue) <= size.texts_per_reply:
                 more = list(texts)
                 rng.shuffle(more)
                 queue += more
             parts = [queue.pop(0)]
-            for _ in range(rng.randint(0, size.texts_per_reply - 1)):  # of one library when the queue has one
+            # Up to one text more than a conversation's own replies: the texts left for filler are shorter ones,
+            # and a padded default conversation of ~1,700 turns then holds about a million tokens, as real ones do.
+            for _ in range(rng.randint(0, size.texts_per_reply)):  # of one library when the queue has one
                 same = next((i for i, t in enumerate(queue) if _group(t) == _group(parts[0])), 0)
                 parts.append(queue.pop(same))
             used_names += [p.name for p in parts]
@@ -290,8 +299,7 @@ def build_conversation(language: str, index: int, seed: int = DEFAULT_SEED, size
     if pad > 0:
         filler = random.Random(f"realtext/{seed}/{language}/{index}/pad")
         sample["pad"] = pad
-        sample["filler_sources"] = _pad(filler, language, conv, statements, _filler_texts(conv, qa, reply_of),
-                                        pad, size)
+        sample["filler_sources"] = _pad(filler, language, conv, statements, _filler_texts(reply_of), pad, size)
     return sample
 
 

@@ -1,7 +1,8 @@
 """A padded real-text conversation (bench.realtext_data ``pad``): filler exchanges appended after every session's
 own turns make a long history of the same conversation, so every original turn keeps its dia_id and text and the
 questions, dates and statements are unchanged (written questions are applied to padded files by dia_id). Filler
-states no fact and never repeats an extraction question's passage; texts are reused once the pool runs out."""
+states no fact and never repeats a text of the conversation's own replies; its texts are reused once the rest of the
+pool runs out."""
 
 from __future__ import annotations
 
@@ -74,6 +75,22 @@ def test_filler_states_no_fact_and_keeps_extraction_passages_unique(plain, padde
         for q in (q for q in p["qa"] if q["kind"] == "extraction"):
             left, right = re.search(r"…(.*)___(.*?)…", q["question"], re.S).groups()
             assert everything.count(f"{left}{q['answer']}{right}") == 1, q
+
+
+def test_filler_never_repeats_a_text_of_the_conversations_own_replies(plain, padded):
+    """A question written later for an original reply quotes it: that quote must stay in one turn."""
+    texts = {t.name: t.text for t in pool()}
+    for p, s in zip(padded, plain):
+        assert not set(p["filler_sources"]) & set(s["sources"])
+        originals = {t["dia_id"] for v in _sessions(s).values() for t in v}
+        filler = "\n".join(t["text"] for v in _sessions(p).values() for t in v if t["dia_id"] not in originals)
+        assert not any(texts[name] in filler for name in s["sources"])
+
+
+def test_filler_needs_texts_left_over():
+    sample = rt.build_conversation("en", 0, seed=SEED, size=rt.TINY)
+    with pytest.raises(ValueError, match="no texts left for filler"):
+        rt._pad(random.Random(1), "en", sample["conversation"], [], [], 1, rt.TINY)
 
 
 def test_filler_replies_are_real_texts_reused_when_the_pool_runs_out():
