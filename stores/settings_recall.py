@@ -126,6 +126,18 @@ class RecallSettings(BaseModel):
     recall_channel_weights: tuple[float, float, float] = Field(
         default=(1.0, 1.0, 0.6), description="Fusion weight of turn-dense (turn_content), turn-BM25 and segment evidence."
     )
+    recall_keyword_trust: float = Field(
+        default=0.3, ge=0.0, le=1.0,
+        description="Fusion: the share of the query's IDF mass its best keyword hit must hold for the keyword channels "
+        "to keep their full weight; below it their weight shrinks in proportion, so a question in other words than "
+        "the conversation's follows the dense channel (nodes.retrieval.channel_trust); 0 = full weight for every query.",
+    )
+    recall_passage_max_penalty: float = Field(
+        default=0.04, ge=0.0, le=1.0,
+        description="Dense channel: a long turn ranks by its best passage's cosine less this × ln(its passages), "
+        "as the best of many windows scores high by chance (nodes.retrieval.channels.passage_max_corrected); 0 = "
+        "the best passage's cosine as it is.",
+    )
     recall_feedback: bool = Field(
         default=True, description="Channel: BM25 again with terms of the first hits added (pseudo-relevance feedback)."
     )

@@ -71,6 +71,8 @@ class Candidates:
     ms: dict[str, float] = field(default_factory=dict)
     # Long turns found by their passages (nodes.text.passages): turn index -> {passage number: best cosine}.
     passage: dict[int, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
+    # The keyword channels' fusion weight factor for this query (nodes.retrieval.channel_trust).
+    keyword_trust: float = 1.0
 
 
 def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list[str], on: dict, out: Candidates,
@@ -86,21 +88,35 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
         # Ids only: a point id is uuid5(user, turn), so only this user's own turns can map back.
         position = index.point_position
         passage_of = index.passage_of if on.get("passages", True) else {}
-        ranking: list[int] = []
+        best: dict[int, float] = {}
         for pid, score in hits:
             i = position.get(pid)
             if i is None and (found_passage := passage_of.get(pid)) is not None:
                 i, part = found_passage
                 out.passage[i][part] = max(score, out.passage[i].get(part, -1.0))
-            if i is not None:
-                ranking.append(i)
+            if i is not None and i not in best:
+                best[i] = score
         # A turn and its passages are one candidate: its best-ranked point stands for it.
-        out.turn_rankings["turn_content"] = fewer_short_turns(index, list(dict.fromkeys(ranking)), most)
+        ranking = passage_max_corrected(index, best, settings.recall_passage_max_penalty) if passage_of else list(best)
+        out.turn_rankings["turn_content"] = fewer_short_turns(index, ranking, most)
         out.ms["turn_content"] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
         out.turn_rankings["turn_keyword"] = fewer_short_turns(index, keyword_ranking(index, q_terms, K, settings, on), most)
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
+
+
+def passage_max_corrected(index, best: dict[int, float], penalty: float) -> list[int]:
+    """The dense channel's turns (``best``: turn -> its best point's cosine, best first) re-ranked with a long turn's
+    best passage lowered by ``penalty`` × ln(its passages): the best of many passages' cosines is higher than one
+    short turn's cosine by chance alone, so a reply cut into twenty windows would otherwise take the ranks of the
+    short statements a paraphrased question is about. 0 = the order of the points."""
+    if penalty <= 0 or not best or not len(index.passages.doc_turn):
+        return list(best)
+    counts = np.bincount(index.passages.doc_turn, minlength=len(index.turns))
+    turns = list(best)
+    scores = np.array([best[i] - (penalty * math.log(counts[i]) if counts[i] > 1 else 0.0) for i in turns])
+    return [turns[j] for j in np.argsort(-scores, kind="stable")]
 
 
 def whose_turns(index, plan, long_tokens: int) -> np.ndarray | None:

@@ -1,7 +1,8 @@
 """Fusing the channels into one relevance per turn.
 
-1. Turn channels: weighted reciprocal rank (k = recall_rrf_k).
-2. Segment channels lend a share of their segment's fused score to its turns.
+1. Turn channels: weighted reciprocal rank (k = recall_rrf_k); the keyword channels' weights scaled by how far this
+   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust).
+2. Segment channels lend a share of their segment's fused score to its turns (scaled by the same trust).
 3. Neighbours: each turn passes a share of its relevance to the adjacent turns of the same exchange (an answer
    sits next to the question that prompted it).
 4. Speakers (nodes.retrieval.query): when the query names one speaker, the other speakers' turns keep only
@@ -26,8 +27,13 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     n = len(turns)
     k = settings.recall_rrf_k
     w_dense, w_keyword, w_segment = settings.recall_channel_weights
-    weight = {"turn_content": w_dense, "turn_keyword": w_keyword, "sub_keyword": w_keyword,
-              "turn_feedback": settings.recall_feedback_weight, "speaker_dense": settings.recall_speaker_dense_weight}
+    # How far this query's keyword hits can be trusted (channel_trust): the keyword channels' votes, and the
+    # segments' lending (found by their words and concepts, for a question), shrink with it.
+    trust = cands.keyword_trust
+    weight = {"turn_content": w_dense, "turn_keyword": w_keyword * trust, "sub_keyword": w_keyword * trust,
+              "turn_feedback": settings.recall_feedback_weight * trust,
+              "speaker_dense": settings.recall_speaker_dense_weight}
+    w_segment *= trust
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
     for name, ranking in cands.turn_rankings.items():

@@ -17,6 +17,7 @@ from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
 from .channels import (feedback_channel, segment_channels, speaker_dense_channel,
                        sub_query_channels, turn_channels, whose_turns)
+from .channel_trust import keyword_trust, matched_share
 from .decompose import sub_queries
 from .excerpts import passage_picker
 from .fusion import fuse
@@ -120,7 +121,12 @@ def segment_candidates(run: RecallRun) -> RecallRun:
 
 
 def fuse_candidates(run: RecallRun) -> RecallRun:
-    """Fuses the channels into one relevance per turn, and the tiers each turn was found in."""
+    """Fuses the channels into one relevance per turn, and the tiers each turn was found in; the keyword channels
+    weigh as much as this query's best keyword hit matched its rare terms (channel_trust)."""
+    full_at = run.services.settings.recall_keyword_trust
+    if full_at > 0 and "turn_keyword" in run.cands.turn_rankings:
+        share = matched_share(run.index, run.q_terms, run.cands.turn_rankings["turn_keyword"])
+        run.cands.keyword_trust = keyword_trust(share, full_at)
     run.rel, run.tiers = fuse(run.index, run.cands, run.services.settings, run.on, run.plan)
     return run
 
