@@ -4,7 +4,7 @@ recall's ranked candidates ("full") and in the plain preset's, whether it was pa
     python -m bench.packing_diagnose --set longreply --language en --budget 256 [--half even|odd|all]
                                      [--data-dir DIR] [--json OUT]
     python -m bench.packing_diagnose --data FILE.json --conversations ID,… --budget 512,1024 --data-dir KEEP
-                                     [--configs full] [--session-share 1] [--whole-reply-excerpts]
+                                     [--configs full] [--excerpt-tokens N] [--excerpt-anywhere]
     python -m bench.packing_diagnose --compare BEFORE.json AFTER.json   (paired Δ per budget, misses before/after)
 
 Miss kinds (of one evidence id of one question, full configuration):
@@ -156,7 +156,7 @@ def _summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out["misses"] = dict(Counter(m["kind"] for r in rows for m in r["misses"]))
     outs = [m for r in rows for m in r["misses"] if m["kind"] == "out"]
     out["out_with_context_ahead"] = sum(1 for m in outs if m.get("context"))
-    out["out_plain_rank_better"] = sum(1 for m in outs if m["plain_rank"] is not None and m["plain_rank"] < m["rank"])
+    out["out_plain_rank_better"] = sum(1 for m in outs if m.get("plain_rank") is not None and m["plain_rank"] < m["rank"])
     return out
 
 
@@ -210,9 +210,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="settings.recall_passage_excerpt_tokens for this run")
     parser.add_argument("--context-share", type=float, default=None,
                         help="packing_groups.CONTEXT_SHARE for this run (1 = neighbours packed in rank order)")
-    parser.add_argument("--session-share", type=float, default=None,
-                        help="packing_groups.SESSION_SHARE for this run (1 = no day waits for the others)")
-    parser.add_argument("--session-horizon", type=int, default=None, help="packing_groups.SESSION_HORIZON for this run")
     parser.add_argument("--excerpt-anywhere", action="store_true",
                         help="quote a long reply's sentences sharing most query terms anywhere in it, not its "
                              "answering passage's first (excerpts.PASSAGE_FIRST = False)")
@@ -235,10 +232,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         budget_module.EXCERPT_SHARE = args.excerpt_share
     if args.context_share is not None:
         packing_groups.CONTEXT_SHARE = args.context_share
-    if args.session_share is not None:
-        packing_groups.SESSION_SHARE = args.session_share
-    if args.session_horizon is not None:
-        packing_groups.SESSION_HORIZON = args.session_horizon
     if args.excerpt_anywhere:
         excerpts.PASSAGE_FIRST = False
     budgets = [int(b) for b in args.budget.split(",") if b]
@@ -266,8 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stop_server(settings)
     report = {"set": args.set or args.data, "language": args.language, "budgets": budgets, "half": args.half,
               "excerpt_share": budget_module.EXCERPT_SHARE, "context_share": packing_groups.CONTEXT_SHARE,
-              "session_share": packing_groups.SESSION_SHARE,
-              "session_horizon": packing_groups.SESSION_HORIZON, "passage_first": excerpts.PASSAGE_FIRST,
+              "passage_first": excerpts.PASSAGE_FIRST,
               "excerpt_tokens": args.excerpt_tokens, "summary": summarise(rows), "rows": rows}
     print(json.dumps(report["summary"], indent=1))
     if args.json:

@@ -1,0 +1,55 @@
+"""bench.packing_diagnose's before/after comparison: a paired Δ of recall@B and answer@B per budget over the same
+questions, with the misses' kinds of each run; runs of different questions are refused, not compared."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.packing_diagnose import compare, summarise
+
+
+def _row(conv: str, question: str, budget: int, recall: float, answer: float, misses=()) -> dict:
+    return {"conv": conv, "question": question, "budget": budget, "full": recall, "full_answer": answer,
+            "misses": [{"id": "D1:1", "kind": k} for k in misses]}
+
+
+def _run(scores: dict[tuple[str, str], tuple[float, float]], budget: int = 512, misses=()) -> dict:
+    return {"rows": [_row(c, q, budget, r, a, misses) for (c, q), (r, a) in scores.items()]}
+
+
+QUESTIONS = [(f"c{k % 3}", f"q{k}") for k in range(9)]
+
+
+def test_the_delta_is_after_minus_before_with_an_interval_around_it():
+    before = _run({q: (0.5, 0.0) for q in QUESTIONS}, misses=("out",))
+    after = _run({q: (1.0 if q[0] == "c0" else 0.5, 0.0) for q in QUESTIONS}, misses=("excerpt",))
+    out = compare(before, after)["512"]
+    assert out["questions"] == 9
+    assert out["recall"]["before"] == 0.5 and out["recall"]["after"] == pytest.approx(2 / 3, abs=1e-4)
+    assert out["recall"]["delta"] == pytest.approx(1 / 6, abs=1e-4)
+    lo, hi = out["recall"]["ci"]
+    assert 0.0 <= lo <= out["recall"]["delta"] <= hi <= 0.5  # one conversation of three gained 0.5
+    assert out["answer"]["delta"] == 0.0
+    assert out["misses_before"] == {"out": 9} and out["misses_after"] == {"excerpt": 9}
+
+
+def test_a_run_of_one_half_is_compared_with_the_same_conversations_of_a_run_of_both():
+    before = _run({q: (0.5, 0.5) for q in QUESTIONS})
+    after = _run({q: (1.0, 0.5) for q in QUESTIONS if q[0] == "c1"})
+    out = compare(before, after)["512"]
+    assert out["questions"] == 3 and out["recall"]["delta"] == 0.5
+
+
+def test_runs_of_different_questions_are_refused():
+    before = _run({q: (0.5, 0.5) for q in QUESTIONS})
+    after = _run({(c, q + "?"): s for (c, q), s in {q: (0.5, 0.5) for q in QUESTIONS}.items()})
+    with pytest.raises(ValueError, match="same questions"):
+        compare(before, after)
+
+
+def test_the_summary_gives_each_budget_its_own_figures():
+    rows = [{**_row("c0", "q", 512, 0.0, 0.0, ("out",)), "misses": [{"id": "D1:1", "kind": "out", "rank": 30, "plain_rank": 3}]}, _row("c0", "q", 1024, 1.0, 1.0)]
+    out = summarise(rows)
+    assert out["512"]["full"]["recall"] == 0.0 and out["1024"]["full"]["recall"] == 1.0
+    assert out["512"]["misses"] == {"out": 1} and out["1024"]["misses"] == {}
+    assert out["512"]["out_plain_rank_better"] == 1  # the plain preset ranked that evidence higher
