@@ -4,7 +4,7 @@ recall's ranked candidates ("full") and in the plain preset's, whether it was pa
     python -m bench.packing_diagnose --set longreply --language en --budget 256 [--half even|odd|all]
                                      [--data-dir DIR] [--json OUT]
     python -m bench.packing_diagnose --data FILE.json --conversations ID,… --budget 512,1024 --data-dir KEEP
-                                     [--configs full] [--excerpt-tokens N] [--excerpt-anywhere]
+                                     [--configs full] [--excerpt-tokens N]
     python -m bench.packing_diagnose --compare BEFORE.json AFTER.json   (paired Δ per budget, misses before/after)
 
 Miss kinds (of one evidence id of one question, full configuration):
@@ -210,9 +210,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="settings.recall_passage_excerpt_tokens for this run")
     parser.add_argument("--context-share", type=float, default=None,
                         help="packing_groups.CONTEXT_SHARE for this run (1 = neighbours packed in rank order)")
-    parser.add_argument("--excerpt-anywhere", action="store_true",
-                        help="quote a long reply's sentences sharing most query terms anywhere in it, not its "
-                             "answering passage's first (excerpts.PASSAGE_FIRST = False)")
     parser.add_argument("--json", default="")
     parser.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args(argv)
@@ -225,15 +222,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from bench.locomo import ingest
     from lumina_memory.nodes.retrieval import budget as budget_module
-    from lumina_memory.nodes.retrieval import excerpts, packing_groups
+    from lumina_memory.nodes.retrieval import packing_groups
     from lumina_memory.stores.redis_server import stop_server
 
     if args.excerpt_share is not None:
         budget_module.EXCERPT_SHARE = args.excerpt_share
     if args.context_share is not None:
         packing_groups.CONTEXT_SHARE = args.context_share
-    if args.excerpt_anywhere:
-        excerpts.PASSAGE_FIRST = False
     budgets = [int(b) for b in args.budget.split(",") if b]
     configs = [c for c in args.configs.split(",") if c]
     wanted = [c for c in args.conversations.split(",") if c] or None
@@ -259,7 +254,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stop_server(settings)
     report = {"set": args.set or args.data, "language": args.language, "budgets": budgets, "half": args.half,
               "excerpt_share": budget_module.EXCERPT_SHARE, "context_share": packing_groups.CONTEXT_SHARE,
-              "passage_first": excerpts.PASSAGE_FIRST,
               "excerpt_tokens": args.excerpt_tokens, "summary": summarise(rows), "rows": rows}
     print(json.dumps(report["summary"], indent=1))
     if args.json:

@@ -81,10 +81,6 @@ def _clipped(sentence: str, tokens: int, max_tokens: int) -> str:
 
 
 _LOOK = 64  # sentences without the query's terms looked at to fill an excerpt: the budget is full long before
-PASSAGE_FIRST = True
-"""A long turn's quote takes its answering passage's sentences before the turn's other sentences sharing the
-query's terms (False: the sentences sharing most terms anywhere in the turn first; bench.packing_diagnose's
---excerpt-anywhere measures the difference)."""
 
 
 def excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: int, prefer: tuple[int, int] | None = None) -> str:
@@ -116,17 +112,9 @@ def counted_excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: i
     if prefer is not None:
         starts = _starts(text)
         lo, hi = bisect_left(starts, prefer[0]), bisect_left(starts, prefer[1])
-    # The answering passage's sentences come first (those sharing the query's terms before the others): the
-    # passage was found by the rarer terms and by meaning, where a sentence elsewhere sharing more of the query's
-    # common words is seldom what answers. Then the turn's other sentences sharing terms, then its start.
-    shared = sorted(overlap, key=lambda j: (not lo <= j < hi, -overlap[j], j))
-    inside = [j for j in shared if lo <= j < hi]
-    if PASSAGE_FIRST:
-        order = [*inside, *(j for j in range(lo, hi) if j not in overlap), *shared[len(inside):]]
-    else:
-        order = sorted(overlap, key=lambda j: (-overlap[j], not lo <= j < hi, j))
-        order += [j for j in range(lo, hi) if j not in overlap]
-    rest = [*range(0, lo), *range(hi, n)][: _LOOK + len(overlap)]
+    order = sorted(overlap, key=lambda j: (-overlap[j], not lo <= j < hi, j))
+    # then the passage's own sentences, then the turn's from its start
+    rest = [*range(lo, hi), *range(0, lo), *range(hi, n)][: _LOOK + len(overlap)]
     order += [j for j in rest if j not in overlap]
     chosen: list[int] = []
     for j in order:
