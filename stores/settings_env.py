@@ -34,6 +34,8 @@ REMOVED: dict[str, str] = {
     "LUMINA_RECALL_FUNCTION_WORDS": "recall reads every word of a question as a keyword",
     "LUMINA_RECALL_WHEN": "recall does not lift the turns that name a time for a when-question",
     "LUMINA_RECALL_WHEN_LIFT": "recall does not lift the turns that name a time for a when-question",
+    "LUMINA_RECALL_DECOMPOSE": "recall searches a question asking for several things as one question; its parts' "
+    "own keyword rankings added nothing on any labelled set (docs/recall.md)",
 }
 """Names that look like settings but that nothing would apply, and what governs that behaviour instead."""
 

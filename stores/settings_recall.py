@@ -74,11 +74,6 @@ class RecallSettings(BaseModel):
         default=True,
         description="Stage: a long turn is ranked and quoted by its best passage window (recall_passage_tokens).",
     )
-    recall_decompose: bool = Field(
-        default=True,
-        description="Stage: a question asking for several things at once (\"the X and the Y\") is also searched "
-        "part by part by keyword, so each part's answer reaches the top.",
-    )
     recall_crosslingual: bool = Field(
         default=True,
         description="Stage: names in the query also match their spelling in the other script (Bob / ボブ).",
@@ -235,7 +230,6 @@ class Stage(str, Enum):
     KNOWLEDGE = "knowledge"
     PROCEDURES = "procedures"
     PASSAGES = "passages"
-    DECOMPOSE = "decompose"
     CROSSLINGUAL = "crosslingual"
 
 
@@ -272,7 +266,6 @@ class RecallConfig(BaseModel):
     knowledge: bool = _switch("knowledge")
     procedures: bool = _switch("procedures")
     passages: bool = _switch("passages")
-    decompose: bool = _switch("decompose")
     crosslingual: bool = _switch("crosslingual")
 
     @classmethod

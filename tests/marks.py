@@ -103,7 +103,6 @@ SLOW_TESTS = frozenset({
     "test_stamped_cache.py::test_recall_reads_the_users_tables_once_per_write",
     "test_turn_index.py::test_live_chat_tops_up_vectors_and_recalls_the_newest_segment",
     "test_audit.py::test_a_restored_log_continues_its_chain",
-    "test_decompose.py::test_both_answers_of_a_two_part_question_are_packed",
     "test_index_snapshot.py::test_a_process_that_starts_answers_its_first_recall_from_the_snapshot_the_flush_wrote",
     "test_audit_forgery.py::test_audit_verify_opens_no_redis_and_writes_nothing",
 })

@@ -14,7 +14,7 @@ from lumina_memory.stores.settings_recall import CHANNELS, PRESETS, SWITCHES, Ch
 
 def test_every_switch_has_a_setting_and_the_defaults_turn_every_part_on():
     settings = LuminaSettings()
-    assert len(SWITCHES) == 18 and set(SWITCHES) == set(RecallConfig.model_fields)
+    assert len(SWITCHES) == 17 and set(SWITCHES) == set(RecallConfig.model_fields)
     assert {f"recall_{name}" for name in SWITCHES} <= set(LuminaSettings.model_fields)
     assert RecallConfig.from_settings(settings) == PRESETS["default"] == RecallConfig()
     assert all(RecallConfig.from_settings(settings).switches().values())
@@ -35,8 +35,8 @@ def test_a_misspelt_switch_is_a_validation_error_naming_it():
 
 
 def test_switches_off_by_name_or_enum_and_presets():
-    off = RecallConfig().without([Channel.GRAPH, "mmr"]).without(Stage.DECOMPOSE)
-    assert [name for name, on in off.switches().items() if not on] == ["graph", "mmr", "decompose"]
+    off = RecallConfig().without([Channel.GRAPH, "mmr"]).without(Stage.CROSSLINGUAL)
+    assert [name for name, on in off.switches().items() if not on] == ["graph", "mmr", "crosslingual"]
     assert CHANNELS == tuple(c.value for c in Channel) and SWITCHES[: len(CHANNELS)] == CHANNELS
     plain = RecallConfig.preset("plain").switches()
     assert [name for name, on in plain.items() if on] == ["turn_content", "turn_keyword"]
@@ -45,9 +45,9 @@ def test_switches_off_by_name_or_enum_and_presets():
 
 def test_a_weight_setting_of_zero_turns_its_switch_off(monkeypatch):
     monkeypatch.setenv("LUMINA_RECALL_KEYWORD_CONTEXT", "0")
-    monkeypatch.setenv("LUMINA_RECALL_DECOMPOSE", "false")
+    monkeypatch.setenv("LUMINA_RECALL_CROSSLINGUAL", "false")
     config = RecallConfig.from_settings(LuminaSettings())
-    assert not config.keyword_context and not config.decompose and config.turn_keyword
+    assert not config.keyword_context and not config.crosslingual and config.turn_keyword
 
 
 TEXTS = ("Tending the allotment garden calms me; the allotment garden is my favourite place.", "Lovely.",

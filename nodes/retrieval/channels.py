@@ -51,7 +51,6 @@ def fewer_short_turns(index, ranking: list[int], most: int) -> list[int]:
 TIER = {
     "turn_content": "long-term",
     "turn_keyword": "archive",
-    "sub_keyword": "archive",
     "turn_feedback": "archive",
     "segment_dense": "long-term",
     "segment_keyword": "archive",
@@ -168,18 +167,6 @@ def keyword_ranking(index, q_terms: list[str], K: int, settings, on: dict) -> li
                             context2=settings.recall_keyword_context2 if carry else 0.0)
     floor = settings.recall_keyword_floor * hits[0][1] if hits else 0.0
     return [i for i, score in hits if score >= floor]
-
-
-def sub_query_channels(index, parts: list[list[str]], settings, on: dict, out: Candidates) -> None:
-    """A question asking for several things (nodes.retrieval.decompose): each part's own keyword ranking over
-    turns and passages, so no part's answer is outranked by the others' (``sub_keyword:N``)."""
-    if not index.turns:
-        return
-    t0 = time.perf_counter()
-    K = settings.recall_turn_candidates
-    for n, part in enumerate(parts):
-        out.turn_rankings[f"sub_keyword:{n}"] = keyword_ranking(index, part, K, settings, on)
-    out.ms["sub_keyword"] = (time.perf_counter() - t0) * 1000
 
 
 def segment_channels(services, index, user_id: str, query: str, qvec: np.ndarray, on: dict, character: str | None,

@@ -30,17 +30,16 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     # How far this query's keyword hits can be trusted (channel_trust): the keyword channels' votes, and the
     # segments' lending (found by their words and concepts, for a question), shrink with it.
     trust = cands.keyword_trust
-    weight = {"turn_content": w_dense, "turn_keyword": w_keyword * trust, "sub_keyword": w_keyword * trust,
+    weight = {"turn_content": w_dense, "turn_keyword": w_keyword * trust,
               "turn_feedback": settings.recall_feedback_weight * trust,
               "speaker_dense": settings.recall_speaker_dense_weight}
     w_segment *= trust
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
     for name, ranking in cands.turn_rankings.items():
-        kind = name.split(":", 1)[0]  # "sub_keyword:1": one part of a decomposed question
         for rank, i in enumerate(ranking):
-            rel[i] += weight[kind] / (k + rank + 1)
-            tiers[i].add(TIER[kind])
+            rel[i] += weight[name] / (k + rank + 1)
+            tiers[i].add(TIER[name])
 
     if cands.seg_score and n:
         top = max(cands.seg_score.values())

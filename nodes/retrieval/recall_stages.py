@@ -15,10 +15,8 @@ from ..knowledge.forgetting import note_accessed
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
-from .channels import (feedback_channel, segment_channels, speaker_dense_channel,
-                       sub_query_channels, turn_channels, whose_turns)
+from .channels import feedback_channel, segment_channels, speaker_dense_channel, turn_channels, whose_turns
 from .channel_trust import keyword_trust, matched_share
-from .decompose import sub_queries
 from .excerpts import passage_picker
 from .fusion import fuse
 from .list_questions import answered_across_turns
@@ -81,7 +79,7 @@ def embed_query(run: RecallRun) -> RecallRun:
 
 
 def turn_candidates(run: RecallRun) -> RecallRun:
-    """Runs the turn channels: dense (the content view) and keyword; one speaker's turns; the question's parts."""
+    """Runs the turn channels: dense (the content view) and keyword; one speaker's turns."""
     services, on, index, query = run.services, run.on, run.index, run.request.query
     settings = services.settings
     turn_channels(services, index, run.request.user_id, run.qvec, run.q_terms, on, run.cands, run.content_vec)
@@ -89,11 +87,6 @@ def turn_candidates(run: RecallRun) -> RecallRun:
             and (whose := whose_turns(index, run.plan, settings.recall_passage_min_tokens)) is not None:
         speaker_dense_channel(index, run.content_vec if run.content_vec is not None else run.qvec, whose,
                               settings.recall_turn_candidates, run.cands)
-    if on["decompose"] and on["turn_keyword"] and (parts := sub_queries(query)):
-        part_terms = [[t for t in terms(p) if t not in run.name_terms] or terms(p) for p in parts]
-        if on["crosslingual"]:
-            part_terms = [with_aliases(p, t) for p, t in zip(parts, part_terms)]
-        sub_query_channels(index, [p for p in part_terms if p], settings, on, run.cands)
     return run
 
 
