@@ -117,3 +117,15 @@ def test_the_neighbours_room_grows_with_the_budget_beyond_the_hits_quotes():
     assert context_room(256, 48) == int(256 * CONTEXT_SHARE)  # a small budget: the hits first
     assert context_room(1024, 48) == 1024 - HITS_FIRST * 48  # a large one keeps ten quotes, the rest is theirs
     assert context_room(256, 48) < context_room(512, 48) < context_room(1024, 48)
+
+
+def test_at_half_a_thousand_tokens_a_budget_holds_twenty_quotes_of_long_replies():
+    """Real long conversations rank the evidence of a question deeper than ten long replies: at 512 tokens the
+    quotes are about a twentieth of the budget (a 48-token quote let ten in, and the written real-text questions'
+    evidence ranked eleventh to twentieth was left out), and at 1,024 they keep the settings' length."""
+    settings = LuminaSettings()
+    assert excerpt_tokens(settings.recall_passage_excerpt_tokens, 512) <= 512 // 20
+    items, sources = _packed(512, 24)
+    assert sources[:18] == [f"D{k}:2" for k in range(18)]
+    assert sum(i["tokens"] for i in items) <= 512
+    assert excerpt_tokens(settings.recall_passage_excerpt_tokens, 1024) == settings.recall_passage_excerpt_tokens
