@@ -85,15 +85,15 @@ class Scores:
 
     def __init__(self) -> None:
         # (category, recall, hit, tokens, answer@B — None for a question without an answer, or not measured,
-        # the conversation's language — "" when the set does not say)
-        self.rows: list[tuple[int, float, bool, int, float | None, str]] = []
+        # the conversation's language — "" when the set does not say, the conversation's sample_id)
+        self.rows: list[tuple[int, float, bool, int, float | None, str, str]] = []
         self.latency_ms: list[float] = []
         self.latency_embed_ms: list[float] = []
 
     def add(self, category: int, evidence: Sequence[str], covered: set[str], tokens: int,
-            answer: float | None = None, language: str = "") -> None:
+            answer: float | None = None, language: str = "", conv: str = "") -> None:
         found = sum(1 for e in evidence if e in covered)
-        self.rows.append((category, found / len(evidence), found == len(evidence), tokens, answer, language))
+        self.rows.append((category, found / len(evidence), found == len(evidence), tokens, answer, language, conv))
 
     def summary(self) -> dict[str, Any]:
         def agg(rows):
@@ -117,11 +117,25 @@ class Scores:
         if len(languages) > 1:  # a set of several languages (its samples' "language"): each one's own figures
             out["by_language"] = {lang: agg([r for r in self.rows if r[5] == lang]) for lang in languages}
         out["context_tokens_mean"] = round(float(np.mean([r[3] for r in self.rows])), 1) if self.rows else 0.0
+        # Per-conversation sums, overall and per category: what bench.sets_report resamples for its intervals.
+        out["by_conversation"] = _conversation_sums(self.rows)
+        out["by_category_conversation"] = {name: _conversation_sums([r for r in self.rows if r[0] == c])
+                                           for c, name in CATEGORY_NAMES.items() if c in asked}
         if self.latency_ms:
             out["latency_ms"] = percentiles(self.latency_ms, TAIL)
         if self.latency_embed_ms:
             out["latency_with_embedding_ms"] = percentiles(self.latency_embed_ms, TAIL)
         return out
+
+
+def _conversation_sums(rows) -> dict[str, dict[str, float]]:
+    from bench.ablation_stats import ConvSums
+
+    sums: dict[str, ConvSums] = {}
+    for r in rows:
+        if r[6]:
+            sums.setdefault(r[6], ConvSums()).add(r[1], r[2])
+    return {conv: s.as_dict() for conv, s in sums.items()}
 
 
 def _rows(conv: Conversation) -> list[dict]:
@@ -205,7 +219,8 @@ def _evaluate(
         ms = (time.perf_counter() - started) * 1000
         for budget in budgets:
             packed, covered, tokens = pack(ranked, budget)
-            scores[budget].add(q.category, q.evidence, covered, tokens, packed_answer(q.answer, packed), conv.language)
+            scores[budget].add(q.category, q.evidence, covered, tokens, packed_answer(q.answer, packed), conv.language,
+                               conv.sample_id)
             scores[budget].latency_ms.append(ms)
             scores[budget].latency_embed_ms.append(ms + e_ms)
 
@@ -294,7 +309,7 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
                     real = sum(count_tokens(i["text"]) for i in packed)
                     assert real <= budget and len(packed) == len(items_b), (real, budget, len(packed), len(items_b))
                     scores[OURS][budget].add(q.category, q.evidence, covered, real, packed_answer(q.answer, packed),
-                                             conv.language)
+                                             conv.language, conv.sample_id)
                     scores[OURS][budget].latency_ms.append(ms)
                     scores[OURS][budget].latency_embed_ms.append(ms + timings.embed_ms + e_ms)
                     for name in ablations:
@@ -302,7 +317,8 @@ def _run(args, conversations, budgets, quiet, ref_embedder, systems, scores, abl
                                     query_vector=qvec, disabled=(name,))
                         ab_packed, ab_cov, ab_tokens = pack(ab, budget)
                         ablation_scores[name][budget].add(q.category, q.evidence, ab_cov, ab_tokens,
-                                                          packed_answer(q.answer, ab_packed), conv.language)
+                                                          packed_answer(q.answer, ab_packed), conv.language,
+                                                          conv.sample_id)
                 qbar.update(1)
             # Baselines on the same turns and budget.
             bm25 = BM25Baseline(conv.turns)

@@ -185,3 +185,37 @@ def test_vector_baseline_takes_turns_that_repeat_a_text():
     found = [item["source_ids"] for item in baseline.search(turns[2].text, None, 8)]
     assert {turns[2].dia_id, "D9:1", "D9:2"} <= {d for ids in found for d in ids}
     assert len(found) == 8  # every turn is in the store, the repeats too
+
+
+def test_per_conversation_sums_add_up_and_feed_the_sets_report(harness, tmp_path):
+    from bench import sets_report
+
+    _stdout, report = harness
+    ours = report["results"]["lumina"]["150"]
+    sums = ours["by_conversation"]
+    assert set(sums) == {"mini-en", "mini-ja"}
+    n = sum(s["n"] for s in sums.values())
+    assert n == ours["n"] and sum(s["recall"] for s in sums.values()) / n == pytest.approx(ours["recall"], abs=1e-3)
+    per_category = ours["by_category_conversation"]
+    assert sum(s["n"] for c in per_category.values() for s in c.values()) == ours["n"]
+    rows = sets_report.summarise("mini", report)
+    assert [r["budget"] for r in rows] == [150, 400]
+    vectors = report["results"]["vectors"]["150"]["recall"]
+    assert rows[0]["delta"]["delta"] == pytest.approx(ours["recall"] - vectors, abs=1e-3)
+    assert rows[0]["systems"]["lumina"]["lo"] <= ours["recall"] <= rows[0]["systems"]["lumina"]["hi"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "r.md"
+    assert sets_report.main([f"mini={path}", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "| mini | 150 | 2 | 40 |" in text and "Lumina − plain vectors per category" in text
+
+
+def test_the_sets_report_refuses_a_report_without_per_conversation_sums(harness):
+    from bench import sets_report
+
+    _stdout, report = harness
+    stale = json.loads(json.dumps(report))
+    del stale["results"]["lumina"]["150"]["by_conversation"]
+    with pytest.raises(ValueError, match="per-conversation sums"):
+        sets_report.summarise("old", stale)
