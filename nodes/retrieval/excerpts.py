@@ -9,6 +9,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from functools import lru_cache
+from itertools import chain, islice
 
 import numpy as np
 
@@ -114,7 +115,7 @@ def counted_excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: i
         lo, hi = bisect_left(starts, prefer[0]), bisect_left(starts, prefer[1])
     order = sorted(overlap, key=lambda j: (-overlap[j], not lo <= j < hi, j))
     # then the passage's own sentences, then the turn's from its start
-    rest = [*range(lo, hi), *range(0, lo), *range(hi, n)][: _LOOK + len(overlap)]
+    rest = islice(chain(range(lo, hi), range(0, lo), range(hi, n)), _LOOK + len(overlap))
     order += [j for j in rest if j not in overlap]
     chosen: list[int] = []
     for j in order:
@@ -149,6 +150,33 @@ def _passage_terms(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
+@lru_cache(maxsize=2048)
+def passage_holders(text: str, size: int, least: int) -> dict[str, tuple[int, ...]]:
+    """term -> the passages of long turn ``text`` (passage_spans with ``size``/``least``) holding it. The picker
+    weighs a turn's passages by these when the turn index holds other passages for it (reads kept under an older
+    cut): without them each query hashed and looked up every passage of every long candidate, most of recall's
+    time on real long replies (a 300k-character reply has hundreds). Filled at write time for such turns
+    (nodes.retrieval.warm.prepare_excerpts)."""
+    holders: dict[str, list[int]] = {}
+    for k, (a, b) in enumerate(passage_spans(text, size, least)):
+        for term in _passage_terms(text[a:b]):
+            holders.setdefault(term, []).append(k)
+    return {t: tuple(ks) for t, ks in holders.items()}
+
+
+def _lexical_of_passages(text: str, size: int, least: int, count: int, wanted: list[str],
+                         weight: dict[str, float]) -> list[float]:
+    """Each of the ``count`` passages' weight of the query's terms, added in the query's order."""
+    lexical = [0.0] * count
+    holders = passage_holders(text, size, least)
+    for t in wanted:
+        w = weight[t]
+        if w:
+            for k in holders.get(t, ()):
+                lexical[k] += w
+    return lexical
+
+
 def passage_picker(index, dense: dict[int, dict[int, float]], q_terms):
     """``passage_of`` for pack_turns: the passage of long turn ``i`` that best matches the query by its words
     (the query's terms it holds, rarer ones weighing more, scaled to the turn's best passage) and, half as
@@ -177,8 +205,8 @@ def passage_picker(index, dense: dict[int, dict[int, float]], q_terms):
         lo, hi = np.searchsorted(passages.doc_turn, [i, i + 1])
         if hi - lo == len(spans):
             lexical = doc_weight[lo:hi].tolist()
-        else:  # not indexed with this cut (settings changed since): read the passages themselves
-            lexical = [sum(weight[t] for t in wanted if t in _passage_terms(text[a:b])) for a, b in spans]
+        else:  # the index holds other passages for it (reads kept under another cut): read the passages themselves
+            lexical = _lexical_of_passages(text, size, least, len(spans), wanted, weight)
         top_lexical = max(lexical) or 1.0
         found = {k: c for k, c in dense.get(i, {}).items() if k < len(spans)}
         floor = min(found.values(), default=0.0)

@@ -13,8 +13,9 @@ from typing import Any, Callable, Collection, Mapping
 from ..text.chunking import join_parts, parse_part
 from ..text.token_count import count_tokens
 from .budget import excerpt_tokens
-# nodes.retrieval.warm fills two of these caches through this module (CACHES lists them all).
-from .excerpts import _passage_terms, _sentence_terms, _sentences, _starts, _tokens, passage_term_counts
+# nodes.retrieval.warm fills three of these caches through this module (CACHES lists them all).
+from .excerpts import (_passage_terms, _sentence_terms, _sentences, _starts, _tokens, passage_holders,
+                       passage_term_counts)
 from .packing_groups import GROUP_HEADER_TOKENS, Groups, choose_turns
 from .turn_texts import PassageOf, TurnTexts
 
@@ -180,6 +181,6 @@ def pack_turns(kept, turns, tiers, budget, limit, settings, wanted, q_terms=(), 
     return p.items
 
 
-CACHES = (_tokens, _sentences, _starts, _sentence_terms, _passage_terms, passage_term_counts)
+CACHES = (_tokens, _sentences, _starts, _sentence_terms, _passage_terms, passage_term_counts, passage_holders)
 """Packing's memos keyed by what users said (each has cache_info/cache_clear; made in nodes.retrieval.excerpts):
 nodes.text.text_caches counts and empties them for erasure."""

@@ -17,7 +17,7 @@ from lumina_memory.stores.protocols_tables import RecallCache
 
 from ..text.passages import passage_spans
 from ..text.tokenize import terms
-from .packing import _sentence_terms, passage_term_counts
+from .packing import _sentence_terms, passage_holders, passage_term_counts
 
 log = logging.getLogger("lumina.recall")
 
@@ -84,6 +84,12 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
         _sentence_terms(texts[i])
         passage_spans(texts[i], size, least)
         terms(texts[i])
+    # The newest long turns the index holds other passages for (reads kept under another cut): the picker reads
+    # their passages itself (excerpts.passage_holders).
+    indexed = np.bincount(index.passages.doc_turn, minlength=len(texts))
+    stale = [i for i in long_turns if (n := len(passage_spans(texts[i], size, least))) and indexed[i] != n]
+    for i in stale[-_WARM_STALE:]:
+        passage_holders(texts[i], size, least)
     # What pseudo-relevance feedback weighs of a passage that answers (channels.feedback_channel), for the
     # newest long turns' passages that fit half of that cache.
     room = _WARM_PASSAGES
@@ -99,6 +105,10 @@ def prepare_excerpts(index, excerpt_tokens: int = 0) -> None:
 _WARM_PASSAGES = 1024
 """Passages of a user's newest long turns whose terms the warm-up counts ahead: an eighth of that cache, so a few
 users flushing in turn do not cycle it (each flush would count again what the others pushed out)."""
+
+_WARM_STALE = 1024
+"""Long turns (the newest) whose passages the warm-up reads for the picker when the index holds other passages for
+them: half of that cache (excerpts.passage_holders)."""
 
 _WARM_EXCERPTS = 1024
 """Chat turns a user's warm-up splits into sentences ahead of recall, the newest: a sixteenth of packing's caches,
