@@ -144,16 +144,6 @@ class RecallSettings(BaseModel):
         description="Fusion weight of the named speaker's turns ranked by meaning alone, for a question "
         "asking for many things of them ('What activities does Melanie partake in?'; nodes.retrieval.list_questions).",
     )
-    recall_part_weight: float = Field(
-        default=0.0, ge=0.0, le=10.0,
-        description="Fusion weight of each part's own dense ranking when a question asks several things ('Where "
-        "is it hosted, and which engine holds its data?'; nodes.retrieval.query_parts); 0 = the question as one.",
-    )
-    recall_part_depth: int = Field(
-        default=80, ge=1, le=2000,
-        description="How many of each part's best turns vote in the fusion (recall_part_weight): a part's own "
-        "ranking is sure of its first turns only, and a deep vote lifts every reply near the part's topic.",
-    )
     recall_neighbour_spread: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
     )

@@ -59,7 +59,6 @@ TIER = {
     "short-term": "short-term",
     "speaker_dense": "long-term",
 }
-PART_CHANNEL = "part_dense:"  # + the part's number: one dense ranking per part of the question (query_parts)
 
 
 @dataclass
@@ -79,56 +78,31 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
                   content_vec: np.ndarray | None = None) -> None:
     """``content_vec``: the embedding of the query's content view; None when the query has no other view (it is
     all content: a statement, "adoption agency"), and then the dense channel searches with ``qvec``."""
-    settings = services.settings
+    stores, settings = services.stores, services.settings
     K = settings.recall_turn_candidates
     most = short_turn_count(settings, len(index.turns))
     if on["turn_content"] and index.turns:
         t0 = time.perf_counter()
-        vec = qvec if content_vec is None else content_vec
-        out.turn_rankings["turn_content"] = dense_turn_ranking(services, index, user_id, vec, on, out, most)
+        hits = stores.turns.search_point_ids(user_id, qvec if content_vec is None else content_vec, K)
+        # Ids only: a point id is uuid5(user, turn), so only this user's own turns can map back.
+        position = index.point_position
+        passage_of = index.passage_of if on.get("passages", True) else {}
+        best: dict[int, float] = {}
+        for pid, score in hits:
+            i = position.get(pid)
+            if i is None and (found_passage := passage_of.get(pid)) is not None:
+                i, part = found_passage
+                out.passage[i][part] = max(score, out.passage[i].get(part, -1.0))
+            if i is not None and i not in best:
+                best[i] = score
+        # A turn and its passages are one candidate: its best-ranked point stands for it.
+        ranking = passage_max_corrected(index, best, settings.recall_passage_max_penalty) if passage_of else list(best)
+        out.turn_rankings["turn_content"] = fewer_short_turns(index, ranking, most)
         out.ms["turn_content"] = (time.perf_counter() - t0) * 1000
     if on["turn_keyword"] and index.turns:
         t0 = time.perf_counter()
         out.turn_rankings["turn_keyword"] = fewer_short_turns(index, keyword_ranking(index, q_terms, K, settings, on), most)
         out.ms["turn_keyword"] = (time.perf_counter() - t0) * 1000
-
-
-def dense_turn_ranking(services, index, user_id: str, vec: np.ndarray, on: dict, out: Candidates,
-                       most: int) -> list[int]:
-    """The user's turns nearest ``vec`` (a turn found by its passages ranks by its corrected best passage), with at
-    most ``most`` short turns; the passages it hits are noted in ``out.passage`` for quoting."""
-    settings = services.settings
-    hits = services.stores.turns.search_point_ids(user_id, vec, settings.recall_turn_candidates)
-    # Ids only: a point id is uuid5(user, turn), so only this user's own turns can map back.
-    position = index.point_position
-    passage_of = index.passage_of if on.get("passages", True) else {}
-    best: dict[int, float] = {}
-    for pid, score in hits:
-        i = position.get(pid)
-        if i is None and (found_passage := passage_of.get(pid)) is not None:
-            i, part = found_passage
-            out.passage[i][part] = max(score, out.passage[i].get(part, -1.0))
-        if i is not None and i not in best:
-            best[i] = score
-    # A turn and its passages are one candidate: its best-ranked point stands for it.
-    ranking = passage_max_corrected(index, best, settings.recall_passage_max_penalty) if passage_of else list(best)
-    return fewer_short_turns(index, ranking, most)
-
-
-def part_dense_channels(services, index, user_id: str, part_vecs: Sequence[np.ndarray], on: dict,
-                        out: Candidates) -> None:
-    """One dense ranking per part of a question that asks several things (nodes.retrieval.query_parts), each a
-    channel of its own (``part_dense:N``, its first ``recall_part_depth`` turns) so every part's best turns get a
-    vote in the fusion."""
-    if not (on["turn_content"] and index.turns and len(part_vecs) > 1):
-        return
-    t0 = time.perf_counter()
-    most = short_turn_count(services.settings, len(index.turns))
-    depth = services.settings.recall_part_depth
-    for n, vec in enumerate(part_vecs):
-        ranking = dense_turn_ranking(services, index, user_id, vec, on, out, most)
-        out.turn_rankings[f"{PART_CHANNEL}{n}"] = ranking[:depth]
-    out.ms["part_dense"] = (time.perf_counter() - t0) * 1000
 
 
 def passage_max_corrected(index, best: dict[int, float], penalty: float) -> list[int]:

@@ -1,9 +1,7 @@
 """Fusing the channels into one relevance per turn.
 
 1. Turn channels: weighted reciprocal rank (k = recall_rrf_k); the keyword channels' weights scaled by how far this
-   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust). A question
-   asking several things adds one dense ranking per part (nodes.retrieval.query_parts), each weighted
-   ``recall_part_weight``, so each part's best turn is near the top even when the whole question's vector is not.
+   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust).
 2. Segment channels lend a share of their segment's fused score to its turns (scaled by the same trust).
 3. Neighbours: each turn passes a share of its relevance to the adjacent turns of the same exchange (an answer
    sits next to the question that prompted it).
@@ -20,7 +18,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .channels import PART_CHANNEL, TIER, Candidates, whose_turns
+from .channels import TIER, Candidates, whose_turns
 from .query import QueryPlan
 
 
@@ -39,10 +37,9 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
     for name, ranking in cands.turn_rankings.items():
-        w = settings.recall_part_weight if name.startswith(PART_CHANNEL) else weight[name]
         for rank, i in enumerate(ranking):
-            rel[i] += w / (k + rank + 1)
-            tiers[i].add(TIER.get(name, "long-term"))
+            rel[i] += weight[name] / (k + rank + 1)
+            tiers[i].add(TIER[name])
 
     if cands.seg_score and n:
         top = max(cands.seg_score.values())

@@ -64,8 +64,6 @@ class RecallRun:
     view: str | None = None  # the query's content view (query.content_view)
     qvec: Any = None
     content_vec: Any = None
-    parts: list[str] = field(default_factory=list)  # the things a question asks, when several (query_parts)
-    part_vecs: list = field(default_factory=list)  # their embeddings
     cands: Candidates = field(default_factory=Candidates)
     pick: Any = None  # the passage picker (excerpts.passage_picker), when passages are on
     rel: Any = None  # fused relevance per turn

@@ -15,15 +15,13 @@ from ..knowledge.forgetting import note_accessed
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
-from .channels import (feedback_channel, part_dense_channels, segment_channels, speaker_dense_channel, turn_channels,
-                       whose_turns)
+from .channels import feedback_channel, segment_channels, speaker_dense_channel, turn_channels, whose_turns
 from .channel_trust import keyword_trust, matched_share
 from .excerpts import passage_picker
 from .fusion import fuse
 from .list_questions import answered_across_turns
 from .presets import weights_for
 from .query import QueryPlan, analyse, content_view
-from .query_parts import question_parts
 from .ranking import asks_only_a_time, rank_turns
 from .recall_packing import lead_knowledge, pack_items, place_knowledge
 from .recall_run import RecallRun, check_query
@@ -67,29 +65,24 @@ def plan_query(run: RecallRun) -> RecallRun:
         q_terms = with_aliases(query, q_terms)
     run.q_terms = q_terms
     run.view = content_view(query, plan.speakers) if on["turn_content"] and index.turns else None
-    if on["turn_content"] and index.turns and run.services.settings.recall_part_weight > 0:
-        run.parts = [content_view(p, plan.speakers) or p for p in question_parts(query)]
     return run
 
 
 def embed_query(run: RecallRun) -> RecallRun:
-    """Embeds the question (unless given), its content view and its parts in one embedder call."""
+    """Embeds the question (unless given) and its content view in one embedder call."""
     query_vector, view = run.request.query_vector, run.view
     texts = ([run.request.query] if query_vector is None else []) + ([view] if view is not None else [])
-    vectors = run.services.embedder.embed(texts + run.parts) if texts or run.parts else None
+    vectors = run.services.embedder.embed(texts) if texts else None
     run.qvec = vectors[0] if query_vector is None else np.asarray(query_vector, dtype=np.float32)
-    run.content_vec = vectors[len(texts) - 1] if view is not None else None
-    run.part_vecs = list(vectors[len(texts):]) if run.parts else []
+    run.content_vec = vectors[-1] if view is not None else None
     return run
 
 
 def turn_candidates(run: RecallRun) -> RecallRun:
-    """Runs the turn channels: dense (the content view) and keyword; one dense ranking per part of a question asking
-    several things; one speaker's turns."""
+    """Runs the turn channels: dense (the content view) and keyword; one speaker's turns."""
     services, on, index, query = run.services, run.on, run.index, run.request.query
     settings = services.settings
     turn_channels(services, index, run.request.user_id, run.qvec, run.q_terms, on, run.cands, run.content_vec)
-    part_dense_channels(services, index, run.request.user_id, run.part_vecs, on, run.cands)
     if on["speaker_dense"] and answered_across_turns(query) \
             and (whose := whose_turns(index, run.plan, settings.recall_passage_min_tokens)) is not None:
         speaker_dense_channel(index, run.content_vec if run.content_vec is not None else run.qvec, whose,
