@@ -2,7 +2,10 @@
 with a 95% bootstrap interval over conversations, and Lumina − plain vectors paired by conversation, overall and per
 category (issue 46: "no category below plain vectors").
 
-    python -m bench.sets_report NAME=REPORT.json [NAME=REPORT.json …] [--out OUT.md]
+    python -m bench.sets_report NAME=REPORT.json [NAME=REPORT.json …] [--before NAME=OLD.json …] [--out OUT.md]
+
+``--before``: a report of the same set and questions from an earlier version, for Lumina's change (after − before,
+paired by conversation) beside its lead over plain vectors.
 
 Each report must come from a bench.locomo run that records per-conversation sums (``by_conversation``); the
 resampling unit is the conversation (bench.ablation_stats).
@@ -37,8 +40,9 @@ def _fmt(ci: dict[str, float], points: bool = False) -> str:
     return f"{ci['delta']:.3f} [{ci['lo']:.2f}, {ci['hi']:.2f}]"
 
 
-def summarise(name: str, report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per budget of one report: each system's recall interval, Lumina − vectors overall and per category."""
+def summarise(name: str, report: dict[str, Any], before: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Per budget of one report: each system's recall interval, Lumina − vectors overall and per category, and
+    with ``before`` (an earlier report of the same questions) Lumina's change since."""
     results = report["results"]
     if REFERENCE not in results or OURS not in results:
         raise ValueError(f"{name}: the report has no {OURS!r} or {REFERENCE!r} results")
@@ -57,22 +61,32 @@ def summarise(name: str, report: dict[str, Any]) -> list[dict[str, Any]]:
             ref = results[REFERENCE][b]["by_category_conversation"][category]
             n = sum(int(s["n"]) for s in per_conv.values())
             row["categories"][category] = {"n": n, "delta": contribution(_sums(per_conv), _sums(ref))}
+        if before is not None:
+            old = before["results"][OURS].get(b)
+            if old is None or "by_conversation" not in old:
+                raise ValueError(f"{name}: the earlier report has no per-conversation sums at B = {b}")
+            row["change"] = contribution(_sums(ours["by_conversation"]), _sums(old["by_conversation"]))
+            row["before"] = old["recall"]
         out.append(row)
     return out
 
 
 def render(rows: Sequence[dict[str, Any]]) -> str:
     systems = [s for s in ORDER if any(s in r["systems"] for r in rows)]
+    changes = any("change" in r for r in rows)
     lines = ["## Recall@B against plain vectors, BM25 and RRF in the same run", "",
              "recall@B [95% bootstrap interval over conversations]; Δ = Lumina − plain vectors in points, paired by "
              "conversation; the last column lists the categories where Lumina is below plain vectors.", "",
-             "| set | B | conv. | questions | " + " | ".join(systems) + " | Δ vs vectors | categories below vectors |",
-             "|---|---|---|---|" + "---|" * len(systems) + "---|---|"]
+             "| set | B | conv. | questions | " + " | ".join(systems) + " | Δ vs vectors | categories below vectors |"
+             + (" Lumina before | change |" if changes else ""),
+             "|---|---|---|---|" + "---|" * len(systems) + "---|---|" + ("---|---|" if changes else "")]
     for r in rows:
         below = [f"{c} {100 * v['delta']['delta']:+.1f}" for c, v in r["categories"].items() if v["delta"]["delta"] < 0]
         cells = [_fmt(r["systems"][s]) if s in r["systems"] else "" for s in systems]
         lines.append(f"| {r['set']} | {r['budget']} | {r['conversations']} | {r['questions']} | " + " | ".join(cells)
-                     + f" | {_fmt(r['delta'], points=True)} | {', '.join(below) or 'none'} |")
+                     + f" | {_fmt(r['delta'], points=True)} | {', '.join(below) or 'none'} |"
+                     + ((f" {r['before']:.3f} | {_fmt(r['change'], points=True)} |" if "change" in r else " | |")
+                        if changes else ""))
     lines += ["", "## Lumina − plain vectors per category", "", "| set | B | category | questions | Δ [95%] |",
               "|---|---|---|---|---|"]
     for r in rows:
@@ -84,14 +98,24 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.sets_report", description=__doc__.split("\n\n")[0])
     parser.add_argument("reports", nargs="+", metavar="NAME=REPORT.json")
+    parser.add_argument("--before", action="append", default=[], metavar="NAME=OLD.json",
+                        help="an earlier report of set NAME (same questions): Lumina's change since")
     parser.add_argument("--out", default="", help="write the Markdown here as well")
     args = parser.parse_args(argv)
-    rows: list[dict[str, Any]] = []
-    for spec in args.reports:
+
+    def named(spec: str) -> tuple[str, dict[str, Any]]:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             parser.error(f"{spec!r}: expected NAME=REPORT.json")
-        rows += summarise(name, json.loads(Path(path).read_text(encoding="utf-8")))
+        return name, json.loads(Path(path).read_text(encoding="utf-8"))
+
+    befores = dict(named(spec) for spec in args.before)
+    rows: list[dict[str, Any]] = []
+    for spec in args.reports:
+        name, report = named(spec)
+        rows += summarise(name, report, befores.pop(name, None))
+    if befores:
+        parser.error(f"--before names no report: {', '.join(befores)}")
     text = render(rows)
     print(text, end="")
     if args.out:

@@ -209,6 +209,15 @@ def test_per_conversation_sums_add_up_and_feed_the_sets_report(harness, tmp_path
     assert sets_report.main([f"mini={path}", "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "| mini | 150 | 2 | 40 |" in text and "Lumina − plain vectors per category" in text
+    older = json.loads(json.dumps(report))
+    for conv in older["results"]["lumina"]["150"]["by_conversation"].values():
+        conv["recall"] = 0.0
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(older), encoding="utf-8")
+    changed = sets_report.summarise("mini", report, older)
+    assert changed[0]["change"]["delta"] == pytest.approx(ours["recall"], abs=1e-3)
+    assert sets_report.main([f"mini={path}", "--before", f"mini={old}", "--out", str(out)]) == 0
+    assert f"{100 * ours['recall']:+.1f}" in out.read_text(encoding="utf-8").splitlines()[6]
 
 
 def test_the_sets_report_refuses_a_report_without_per_conversation_sums(harness):
