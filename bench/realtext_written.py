@@ -11,6 +11,10 @@ means the evidence is not what the writer meant). A question that fails is dropp
     python -m bench.realtext_written --split dev|report|all --out FILE [--pad N] [--language en,ja]
 
 writes a LoCoMo-format file that ``python -m bench.locomo --data FILE`` reads unchanged.
+
+The conversations are generated from the texts installed packages ship (bench.realtext_sources), so the quotes
+hold where the same versions are installed: ``bench/data/realtext_sources_versions.json`` records the ones the
+questions were checked against, and a run elsewhere says which differ (and drops the questions whose quotes moved).
 """
 
 from __future__ import annotations
@@ -29,6 +33,26 @@ from bench.realtext_phrases import KIND_CATEGORY
 DATA_DIR = Path(__file__).resolve().parent / "data"
 PATTERN = "realtext_written_*.json"
 ANSWER_IN = ("turns", "dates")
+VERSIONS = DATA_DIR / "realtext_sources_versions.json"
+
+
+def version_drift(record: Path = VERSIONS) -> dict[str, tuple[str, str]]:
+    """What differs from the versions the written questions were checked against: name → (recorded, installed)."""
+    import importlib.metadata
+    import platform
+
+    recorded = json.loads(record.read_text(encoding="utf-8"))
+    out = {}
+    if recorded["python"] != platform.python_version():
+        out["python"] = (recorded["python"], platform.python_version())
+    for name, version in recorded["packages"].items():
+        try:
+            here = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            here = "not installed"
+        if here != version:
+            out[name] = (version, here)
+    return out
 
 
 class WrittenQuestionsError(ValueError):
@@ -154,6 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     Path(args.out).write_text(rt.dumps(samples), encoding="utf-8")
+    drift = version_drift()
+    if drift:
+        print("warning: the written questions were checked against other versions of the texts' packages ("
+              + ", ".join(f"{k} {a} here {b}" for k, (a, b) in sorted(drift.items()))
+              + "): the conversations differ, and questions whose quotes moved are dropped", file=sys.stderr)
     for line in dropped.details:
         print(f"dropped {line}", file=sys.stderr)
     kinds = Counter(q["kind"] for s in samples for q in s["qa"])
