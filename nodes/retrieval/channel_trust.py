@@ -39,11 +39,11 @@ def matched_share(index, q_terms: list[str], ranking: list[int]) -> float:
     if total <= 0:
         return 1.0
     passages = index.passages
-    long_turns = set(passages.doc_turn.tolist()) if len(passages.doc_turn) else set()
     best = 0.0
     for i in ranking[:TOP]:
-        if i in long_turns:
-            held = _best_passage_mass(passages, i, weights)
+        lo, hi = passages.span_of(i)
+        if hi > lo:
+            held = _best_passage_mass(passages, lo, hi, weights)
         else:
             held = sum(w for t, w in weights.items() if _holds(index.postings.get(t), i))
         best = max(best, held / total)
@@ -71,17 +71,14 @@ def _holds(posting, i: int) -> bool:
     return at < docs.size and int(docs[at]) == i
 
 
-def _best_passage_mass(passages, turn: int, weights: dict[str, float]) -> float:
+def _best_passage_mass(passages, lo: int, hi: int, weights: dict[str, float]) -> float:
+    """The most IDF mass one of passages ``[lo, hi)`` (one turn's) holds."""
     mass: dict[int, float] = defaultdict(float)
-    own = np.flatnonzero(passages.doc_turn == turn)
-    if not own.size:
-        return 0.0
-    lo, hi = int(own[0]), int(own[-1])
     for t, w in weights.items():
         posting = passages.postings.get(t)
         if posting is None:
             continue
         docs = posting[0]
-        for d in docs[np.searchsorted(docs, lo):np.searchsorted(docs, hi, side="right")].tolist():
+        for d in docs[np.searchsorted(docs, lo):np.searchsorted(docs, hi)].tolist():
             mass[d] += w
     return max(mass.values(), default=0.0)

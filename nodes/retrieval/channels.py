@@ -112,9 +112,9 @@ def passage_max_corrected(index, best: dict[int, float], penalty: float) -> list
     short statements a paraphrased question is about. 0 = the order of the points."""
     if penalty <= 0 or not best or not len(index.passages.doc_turn):
         return list(best)
-    counts = np.bincount(index.passages.doc_turn, minlength=len(index.turns))
     turns = list(best)
-    scores = np.array([best[i] - (penalty * math.log(counts[i]) if counts[i] > 1 else 0.0) for i in turns])
+    counts = [hi - lo for lo, hi in map(index.passages.span_of, turns)]
+    scores = np.array([best[i] - (penalty * math.log(c) if c > 1 else 0.0) for i, c in zip(turns, counts)])
     return [turns[j] for j in np.argsort(-scores, kind="stable")]
 
 

@@ -202,7 +202,7 @@ def passage_picker(index, dense: dict[int, dict[int, float]], q_terms):
         spans = passage_spans(text, size, least)
         if not spans:
             return None
-        lo, hi = np.searchsorted(passages.doc_turn, [i, i + 1])
+        lo, hi = passages.span_of(i)
         if hi - lo == len(spans):
             lexical = doc_weight[lo:hi].tolist()
         else:  # the index holds other passages for it (reads kept under another cut): read the passages themselves

@@ -95,6 +95,12 @@ class PassageIndex:
             merged(self.postings, rows),
         )
 
+    def span_of(self, turn: int) -> tuple[int, int]:
+        """The passages ``[lo, hi)`` of ``turn`` (empty for a chat turn): passages are appended turn by turn, so
+        ``doc_turn`` is sorted and a lookup is two binary searches, not a pass over every passage."""
+        lo, hi = np.searchsorted(self.doc_turn, [turn, turn + 1])
+        return int(lo), int(hi)
+
     def search(self, query_terms: list[str], limit: int, k1: float = K1, b: float = B) -> list[tuple[int, int, float]]:
         """(turn index, passage number, score) of the best passage of each matching turn, best first."""
         n = len(self.doc_turn)
