@@ -38,8 +38,15 @@ class LuminaSettings(BaseSettings, RecallSettings):
     data_dir: Path = Field(default=Path(".lumina"), description="Embedded engines keep their files here.")
     redis_url: str | None = Field(
         default=None,
-        validation_alias=AliasChoices("REDIS_URL", "LUMINA_REDIS_URL"),
-        description="Production Redis/Valkey (redis://, rediss:// for TLS). Unset: private embedded server.",
+        validation_alias=AliasChoices("REDIS_URL", "LUMINA_REDIS_URL", "REDIS_URI"),
+        description="Production Redis/Valkey (redis://, rediss:// for TLS; LangGraph deployments set REDIS_URI). "
+        "Unset: private embedded server.",
+    )
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("LUMINA_DATABASE_URL", "DATABASE_URI", "DATABASE_URL"),
+        description="PostgreSQL (postgresql://…; LangGraph deployments set DATABASE_URI) for the server mode: the "
+        "archive and its tables, pgvector unless QDRANT_URL is set, the graph unless NEO4J_URI is set; no data-dir "
+        "lock, any number of processes. Unset: embedded engines in the data dir.",
     )
     qdrant_url: str | None = Field(
         default=None, validation_alias=AliasChoices("QDRANT_URL", "LUMINA_QDRANT_URL"),

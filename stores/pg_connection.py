@@ -1,0 +1,236 @@
+"""The archive's connection on a PostgreSQL server (``SqlConnection``): many processes share one memory.
+
+What differs from the embedded DuckDB file, and why:
+- Write stamps are rows (``lumina_versions``), bumped inside the writing transaction, so another process sees a
+  user's new stamp exactly when it sees the rows: an in-process index compares the stamp and rebuilds. A write
+  bumps its users' rows first (sorted, so two writers never deadlock) and the global row last, just before COMMIT.
+- The schema is applied as numbered migrations (``lumina_migrations``) under an advisory lock, so processes that
+  start together apply each step once.
+- Every wait is bounded: taking a connection (``timeout``) and each statement (``statement_timeout``); a server
+  that is down or slow fails the call as ``StoreUnavailable`` naming the tier and the URI's host, never a raw
+  driver error.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from .errors import StoreUnavailable
+
+VERSIONS_TABLE = "lumina_versions"
+MIGRATIONS_TABLE = "lumina_migrations"
+GLOBAL_KEY = ""
+_MIGRATION_LOCK = 0x6C756D696E61  # pg_advisory_xact_lock key held while a schema is migrated
+_BASE_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (key VARCHAR PRIMARY KEY, version BIGINT NOT NULL)",
+    f"""CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (
+        component VARCHAR NOT NULL, step INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        PRIMARY KEY (component, step))""",
+)
+# A '?' outside quotes is a parameter; '%' must be doubled for psycopg's own placeholders.
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
+
+
+@lru_cache(maxsize=4096)
+def to_pyformat(sql: str) -> str:
+    """``sql`` with DuckDB's ``?`` parameters written as psycopg's ``%s``."""
+
+    def swap(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return "%s" if token == "?" else "%%" if token == "%" else token
+
+    return _TOKENS.sub(swap, sql)
+
+
+class PgExecutor:
+    """A psycopg connection that takes the shared SQL (``?`` parameters)."""
+
+    def __init__(self, con: psycopg.Connection, where: str, tier: str):
+        self._con, self._where, self._tier = con, where, tier
+
+    def execute(self, sql: str, parameters: Sequence[Any] | None = None) -> psycopg.Cursor:
+        try:
+            return self._con.execute(to_pyformat(sql), parameters)
+        except psycopg.OperationalError as exc:
+            raise _unavailable(self._tier, self._where, exc) from exc
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> None:
+        try:
+            with self._con.cursor() as cur:
+                cur.executemany(to_pyformat(sql), list(parameters))
+        except psycopg.OperationalError as exc:
+            raise _unavailable(self._tier, self._where, exc) from exc
+
+
+def _unavailable(tier: str, where: str, exc: BaseException) -> StoreUnavailable:
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StoreUnavailable(tier, f"PostgreSQL at {where}: {detail}")
+
+
+def describe(uri: str) -> str:
+    """Where ``uri`` points, without its password (for messages)."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(uri)
+    except psycopg.ProgrammingError:
+        return "an unparsable DATABASE_URI"
+    host = info.get("host") or "localhost"
+    return f"{host}/{info.get('dbname') or info.get('user') or ''}"
+
+
+class _Versions:
+    def __init__(self, owner: PostgresConnection):
+        self._owner = owner
+
+    def get(self, key: str, default: int = 0) -> int:
+        with self._owner.read() as con:
+            row = con.execute(f"SELECT version FROM {VERSIONS_TABLE} WHERE key = ?", [key]).fetchone()
+        return int(row[0]) if row else default
+
+
+class PostgresConnection:
+    """``SqlConnection`` on a PostgreSQL server, for one component (``tier``) and its schema migrations."""
+
+    dialect = "postgres"
+    shared = True
+
+    def __init__(self, uri: str, tier: str, component: str, migrations: Sequence[Sequence[str]], *,
+                 timeout: float = 10.0, pool_size: int = 4):
+        self.database, self.tier, self.component = uri, tier, component
+        self.data_dir = describe(uri)
+        self.lock = threading.RLock()
+        self._local = threading.local()
+        statement_ms = max(1, int(timeout * 1000))
+        self._pool: ConnectionPool | None = ConnectionPool(
+            uri, min_size=1, max_size=max(1, pool_size), timeout=timeout, open=False, name=f"lumina-{component}",
+            kwargs={"connect_timeout": max(1, int(timeout)), "options": f"-c statement_timeout={statement_ms}",
+                    "autocommit": True},
+            reconnect_timeout=timeout,
+        )
+        try:
+            self._pool.open(wait=True, timeout=timeout)
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            self._pool.close()
+            self._pool = None
+            raise _unavailable(tier, self.data_dir, exc) from None
+        self._migrate(migrations)
+
+    # --- transactions -------------------------------------------------------------------------
+    @property
+    def is_open(self) -> bool:
+        return self._pool is not None
+
+    @property
+    def in_transaction(self) -> bool:
+        return getattr(self._local, "depth", 0) > 0
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection]:
+        if self._pool is None:
+            raise StoreUnavailable(self.tier, f"{self.data_dir} was closed; open the store again")
+        try:
+            with self._pool.connection() as con:
+                yield con
+        except PoolTimeout as exc:
+            raise _unavailable(self.tier, self.data_dir, exc) from None
+
+    @contextmanager
+    def tx(self, touches: Iterable[str] = ()) -> Iterator[PgExecutor]:
+        """One transaction (nested: part of the outer one). ``touches``: keys whose stamps this write moves."""
+        keys = sorted(set(touches))
+        with self.lock:
+            outer = getattr(self._local, "executor", None)
+            if outer is not None:
+                self._local.depth += 1
+                try:
+                    self._bump(outer, keys)
+                    yield outer
+                finally:
+                    self._local.depth -= 1
+                return
+            with self._connection() as con:
+                try:
+                    with con.transaction():
+                        executor = PgExecutor(con, self.data_dir, self.tier)
+                        self._local.executor, self._local.depth = executor, 1
+                        try:
+                            self._bump(executor, keys)
+                            yield executor
+                            self._bump(executor, [GLOBAL_KEY])
+                        finally:
+                            self._local.executor, self._local.depth = None, 0
+                except psycopg.OperationalError as exc:
+                    raise _unavailable(self.tier, self.data_dir, exc) from exc
+
+    @staticmethod
+    def _bump(executor: PgExecutor, keys: Sequence[str]) -> None:
+        if keys:
+            executor.execute(
+                f"INSERT INTO {VERSIONS_TABLE} (key, version) SELECT k, 1 FROM unnest(?::VARCHAR[]) AS k "
+                f"ORDER BY k ON CONFLICT (key) DO UPDATE SET version = {VERSIONS_TABLE}.version + 1", [list(keys)]
+            )
+
+    @contextmanager
+    def read(self) -> Iterator[PgExecutor]:
+        with self.lock:
+            outer = getattr(self._local, "executor", None)
+            if outer is not None:
+                yield outer
+                return
+            with self._connection() as con:
+                yield PgExecutor(con, self.data_dir, self.tier)
+
+    @property
+    def generation(self) -> int:
+        return self.key_generation.get(GLOBAL_KEY, 0)
+
+    @property
+    def key_generation(self) -> _Versions:
+        return _Versions(self)
+
+    # --- schema -------------------------------------------------------------------------------
+    def _migrate(self, migrations: Sequence[Sequence[str]]) -> None:
+        with self._connection() as con, con.transaction():
+            con.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
+            for statement in _BASE_SCHEMA:
+                con.execute(statement)
+            done = {row[0] for row in con.execute(
+                f"SELECT step FROM {MIGRATIONS_TABLE} WHERE component = %s", [self.component])}
+            executor = PgExecutor(con, self.data_dir, self.tier)
+            for step, statements in enumerate(migrations, start=1):
+                if step in done:
+                    continue
+                for statement in statements:
+                    executor.execute(statement)
+                con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (component, step) VALUES (%s, %s)",
+                            [self.component, step])
+
+    def applied_steps(self) -> list[int]:
+        with self.read() as con:
+            rows = con.execute(f"SELECT step FROM {MIGRATIONS_TABLE} WHERE component = ? ORDER BY step",
+                               [self.component]).fetchall()
+        return [int(r[0]) for r in rows]
+
+    # --- storage ------------------------------------------------------------------------------
+    def checkpoint(self) -> None:
+        """Nothing to fold: PostgreSQL makes a commit durable in its WAL, and checkpoints on its own."""
+
+    def rewrite(self, tables: Sequence[str] = ()) -> None:
+        """VACUUM FULL: rewrite ``tables`` so deleted rows' tuples leave the table files. It does not reach the
+        WAL segments still kept, or copies in backups and replicas; those age out on the server's own schedule."""
+        with self.lock, self._connection() as con:
+            for table in tables:
+                con.execute(f'VACUUM (FULL) "{table}"')
+
+    def close(self) -> None:
+        with self.lock:
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                pool.close()

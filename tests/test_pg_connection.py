@@ -1,0 +1,98 @@
+"""PostgresConnection (stores.pg_connection) on a real private PostgreSQL: shared SQL, stamps, migrations, errors."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.pg_connection import PostgresConnection, to_pyformat
+from lumina_memory.stores.sql_connection import SqlConnection
+from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
+
+SCHEMA = [("CREATE TABLE IF NOT EXISTS t (k VARCHAR PRIMARY KEY, v DOUBLE PRECISION NOT NULL, tags VARCHAR[] NOT NULL)",)]
+
+
+def test_placeholders_are_translated_outside_quotes_only():
+    assert to_pyformat("SELECT '?', \"a?\" FROM t WHERE k = ? AND v LIKE '5%' AND w % 2 = ?") == (
+        "SELECT '?', \"a?\" FROM t WHERE k = %s AND v LIKE '5%' AND w %% 2 = %s"
+    )
+
+
+def test_shared_sql_round_trip_and_stamps(pg_uri):
+    db = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
+    try:
+        assert isinstance(db, SqlConnection)
+        before, before_a = db.generation, db.key_generation.get("alice", 0)
+        with db.tx(touches={"alice"}) as con:
+            con.execute("INSERT INTO t SELECT unnest(?::VARCHAR[]), unnest(?::DOUBLE PRECISION[]), ?::VARCHAR[]",
+                        [["x", "y"], [1.5, 2.5], ["映画", "it's"]])
+            assert db.in_transaction
+        assert db.generation == before + 1
+        assert db.key_generation.get("alice", 0) == before_a + 1
+        assert db.key_generation.get("bob", 0) == 0
+        with db.read() as con:
+            rows = con.execute("SELECT k, v, tags FROM t WHERE 'it''s' = ANY(tags) ORDER BY k").fetchall()
+        assert rows == [("x", 1.5, ["映画", "it's"]), ("y", 2.5, ["映画", "it's"])]
+    finally:
+        db.close()
+
+
+def test_a_failed_transaction_rolls_back_and_its_stamps_with_it(pg_uri):
+    db = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
+    try:
+        with pytest.raises(RuntimeError):
+            with db.tx(touches={"alice"}) as con:
+                con.execute("INSERT INTO t VALUES (?, ?, ?)", ["x", 1.0, []])
+                raise RuntimeError("boom")
+        assert db.key_generation.get("alice", 0) == 0
+        with db.read() as con:
+            assert con.execute("SELECT count(*) FROM t").fetchone() == (0,)
+    finally:
+        db.close()
+
+
+def test_a_second_process_connection_sees_the_write_and_its_stamp(pg_uri):
+    first = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
+    second = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
+    try:
+        seen = second.key_generation.get("alice", 0)
+        with first.tx(touches={"alice"}) as con:
+            con.execute("INSERT INTO t VALUES (?, ?, ?)", ["x", 1.0, []])
+        assert second.key_generation.get("alice", 0) == seen + 1
+        with second.read() as con:
+            assert con.execute("SELECT k FROM t").fetchall() == [("x",)]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_migrations_apply_once_even_when_started_together(pg_uri):
+    steps = [*SCHEMA, ("ALTER TABLE t ADD COLUMN extra VARCHAR",)]
+    errors: list[BaseException] = []
+    opened: list[PostgresConnection] = []
+
+    def start() -> None:
+        try:
+            opened.append(PostgresConnection(pg_uri, "archive", "test", steps))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        assert opened[0].applied_steps() == [1, 2]
+    finally:
+        for db in opened:
+            db.close()
+
+
+def test_a_server_that_is_not_there_is_a_named_error(tmp_path):
+    with pytest.raises(StoreUnavailable) as caught:
+        PostgresConnection(f"postgresql://postgres@/postgres?host={tmp_path}", "archive", "test", SCHEMA, timeout=1)
+    assert "PostgreSQL at" in str(caught.value) and "archive" in str(caught.value)
