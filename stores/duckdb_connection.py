@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import duckdb
 from . import file_swap
 from .datadir_lock import read_holder
 from .errors import DataDirLocked, StoreUnavailable
+from .sql_connection import apply_migrations
 
 # DuckDB 2.0: 'IO Error: Could not set lock on file "<path>": Conflicting lock is held in <prog> (PID <n>)'
 LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.*?) \(PID (?P<pid>\d+)\)")
@@ -39,6 +41,11 @@ def connect(database: str) -> duckdb.DuckDBPyConnection:
 
 
 class GuardedConnection:
+    """``SqlConnection`` on one embedded DuckDB file, owned by one process."""
+
+    dialect = "duckdb"
+    shared = False
+
     def __init__(self, database: str, data_dir: str, tier: str, schema: Iterable[str]):
         self.database, self.data_dir, self.tier = database, data_dir, tier
         self.lock = threading.RLock()  # re-entrant: a tx() inside a tx() joins the outer transaction
@@ -131,6 +138,10 @@ class GuardedConnection:
                 for key in self._touched:
                     self.key_generation[key] = self.generation
                 self._touched.clear()
+
+    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
+        with self.tx() as con:
+            apply_migrations(con, component, steps, time.time())
 
     @contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:

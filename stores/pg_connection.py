@@ -4,8 +4,8 @@ What differs from the embedded DuckDB file, and why:
 - Write stamps are rows (``lumina_versions``), bumped inside the writing transaction, so another process sees a
   user's new stamp exactly when it sees the rows: an in-process index compares the stamp and rebuilds. A write
   bumps its users' rows first (sorted, so two writers never deadlock) and the global row last, just before COMMIT.
-- The schema is applied as numbered migrations (``lumina_migrations``) under an advisory lock, so processes that
-  start together apply each step once.
+- Schemas are numbered migrations (``sql_connection.apply_migrations``) applied under an advisory lock, so
+  processes that start together apply each step once.
 - Every wait is bounded: taking a connection (``timeout``) and each statement (``statement_timeout``); a server
   that is down or slow fails the call as ``StoreUnavailable`` naming the tier and the URI's host, never a raw
   driver error.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -24,17 +25,12 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .errors import StoreUnavailable
+from .sql_connection import MIGRATIONS_TABLE, apply_migrations
 
 VERSIONS_TABLE = "lumina_versions"
-MIGRATIONS_TABLE = "lumina_migrations"
 GLOBAL_KEY = ""
 _MIGRATION_LOCK = 0x6C756D696E61  # pg_advisory_xact_lock key held while a schema is migrated
-_BASE_SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (key VARCHAR PRIMARY KEY, version BIGINT NOT NULL)",
-    f"""CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (
-        component VARCHAR NOT NULL, step INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (component, step))""",
-)
+_VERSIONS_SCHEMA = f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (key VARCHAR PRIMARY KEY, version BIGINT NOT NULL)"
 # A '?' outside quotes is a parameter; '%' must be doubled for psycopg's own placeholders.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
 
@@ -101,15 +97,14 @@ class PostgresConnection:
     dialect = "postgres"
     shared = True
 
-    def __init__(self, uri: str, tier: str, component: str, migrations: Sequence[Sequence[str]], *,
-                 timeout: float = 10.0, pool_size: int = 4):
-        self.database, self.tier, self.component = uri, tier, component
+    def __init__(self, uri: str, tier: str, *, timeout: float = 10.0, pool_size: int = 4):
+        self.database, self.tier = uri, tier
         self.data_dir = describe(uri)
         self.lock = threading.RLock()
         self._local = threading.local()
         statement_ms = max(1, int(timeout * 1000))
         self._pool: ConnectionPool | None = ConnectionPool(
-            uri, min_size=1, max_size=max(1, pool_size), timeout=timeout, open=False, name=f"lumina-{component}",
+            uri, min_size=1, max_size=max(1, pool_size), timeout=timeout, open=False, name=f"lumina-{tier}",
             kwargs={"connect_timeout": max(1, int(timeout)), "options": f"-c statement_timeout={statement_ms}",
                     "autocommit": True},
             reconnect_timeout=timeout,
@@ -120,7 +115,7 @@ class PostgresConnection:
             self._pool.close()
             self._pool = None
             raise _unavailable(tier, self.data_dir, exc) from None
-        self._migrate(migrations)
+        self.migrate("connection", ())  # the stamps' and migrations' own tables
 
     # --- transactions -------------------------------------------------------------------------
     @property
@@ -196,26 +191,16 @@ class PostgresConnection:
         return _Versions(self)
 
     # --- schema -------------------------------------------------------------------------------
-    def _migrate(self, migrations: Sequence[Sequence[str]]) -> None:
-        with self._connection() as con, con.transaction():
-            con.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
-            for statement in _BASE_SCHEMA:
-                con.execute(statement)
-            done = {row[0] for row in con.execute(
-                f"SELECT step FROM {MIGRATIONS_TABLE} WHERE component = %s", [self.component])}
-            executor = PgExecutor(con, self.data_dir, self.tier)
-            for step, statements in enumerate(migrations, start=1):
-                if step in done:
-                    continue
-                for statement in statements:
-                    executor.execute(statement)
-                con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (component, step) VALUES (%s, %s)",
-                            [self.component, step])
+    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
+        with self.tx() as con:
+            con.execute("SELECT pg_advisory_xact_lock(?)", [_MIGRATION_LOCK])
+            con.execute(_VERSIONS_SCHEMA)
+            apply_migrations(con, component, steps, time.time())
 
-    def applied_steps(self) -> list[int]:
+    def applied_steps(self, component: str) -> list[int]:
         with self.read() as con:
             rows = con.execute(f"SELECT step FROM {MIGRATIONS_TABLE} WHERE component = ? ORDER BY step",
-                               [self.component]).fetchall()
+                               [component]).fetchall()
         return [int(r[0]) for r in rows]
 
     # --- storage ------------------------------------------------------------------------------

@@ -57,9 +57,39 @@ class SqlConnection(Protocol):
     @property
     def in_transaction(self) -> bool: ...
     def tx(self, touches: Iterable[str] = ()) -> AbstractContextManager[Executor]: ...
+    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
+        """Apply ``component``'s numbered schema steps not yet applied (each once, whatever processes start)."""
+        ...
     def read(self) -> AbstractContextManager[Executor]: ...
     def checkpoint(self) -> None: ...
     def rewrite(self) -> None:
         """Make deleted rows' bytes leave the storage (erasure)."""
         ...
     def close(self) -> None: ...
+
+
+MIGRATIONS_TABLE = "lumina_migrations"
+MIGRATIONS_SCHEMA = (
+    f"""CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (
+        component VARCHAR NOT NULL, step INTEGER NOT NULL, applied_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (component, step))""",
+)
+
+
+def apply_migrations(con: Executor, component: str, steps: Sequence[Sequence[str]], now: float) -> list[int]:
+    """Run the steps of ``component`` that ``lumina_migrations`` does not list, in order, inside the caller's
+    transaction; returns the steps applied. Step N is ``steps[N-1]``: append new steps, never edit old ones."""
+    for statement in MIGRATIONS_SCHEMA:
+        con.execute(statement)
+    done = {row[0] for row in con.execute(
+        f"SELECT step FROM {MIGRATIONS_TABLE} WHERE component = ?", [component]).fetchall()}
+    applied = []
+    for step, statements in enumerate(steps, start=1):
+        if step in done:
+            continue
+        for statement in statements:
+            con.execute(statement)
+        con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (component, step, applied_at) VALUES (?, ?, ?)",
+                    [component, step, now])
+        applied.append(step)
+    return applied

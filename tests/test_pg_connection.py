@@ -14,6 +14,12 @@ from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 SCHEMA = [("CREATE TABLE IF NOT EXISTS t (k VARCHAR PRIMARY KEY, v DOUBLE PRECISION NOT NULL, tags VARCHAR[] NOT NULL)",)]
 
 
+def _open(uri: str, steps=SCHEMA) -> PostgresConnection:
+    db = PostgresConnection(uri, "archive")
+    db.migrate("test", steps)
+    return db
+
+
 def test_placeholders_are_translated_outside_quotes_only():
     assert to_pyformat("SELECT '?', \"a?\" FROM t WHERE k = ? AND v LIKE '5%' AND w % 2 = ?") == (
         "SELECT '?', \"a?\" FROM t WHERE k = %s AND v LIKE '5%' AND w %% 2 = %s"
@@ -21,7 +27,7 @@ def test_placeholders_are_translated_outside_quotes_only():
 
 
 def test_shared_sql_round_trip_and_stamps(pg_uri):
-    db = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
+    db = _open(pg_uri)
     try:
         assert isinstance(db, SqlConnection)
         before, before_a = db.generation, db.key_generation.get("alice", 0)
@@ -40,7 +46,7 @@ def test_shared_sql_round_trip_and_stamps(pg_uri):
 
 
 def test_a_failed_transaction_rolls_back_and_its_stamps_with_it(pg_uri):
-    db = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
+    db = _open(pg_uri)
     try:
         with pytest.raises(RuntimeError):
             with db.tx(touches={"alice"}) as con:
@@ -54,8 +60,8 @@ def test_a_failed_transaction_rolls_back_and_its_stamps_with_it(pg_uri):
 
 
 def test_a_second_process_connection_sees_the_write_and_its_stamp(pg_uri):
-    first = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
-    second = PostgresConnection(pg_uri, "archive", "test", SCHEMA)
+    first = _open(pg_uri)
+    second = _open(pg_uri)
     try:
         seen = second.key_generation.get("alice", 0)
         with first.tx(touches={"alice"}) as con:
@@ -75,7 +81,7 @@ def test_migrations_apply_once_even_when_started_together(pg_uri):
 
     def start() -> None:
         try:
-            opened.append(PostgresConnection(pg_uri, "archive", "test", steps))
+            opened.append(_open(pg_uri, steps))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -86,7 +92,7 @@ def test_migrations_apply_once_even_when_started_together(pg_uri):
         t.join()
     try:
         assert errors == []
-        assert opened[0].applied_steps() == [1, 2]
+        assert opened[0].applied_steps("test") == [1, 2]
     finally:
         for db in opened:
             db.close()
@@ -94,5 +100,23 @@ def test_migrations_apply_once_even_when_started_together(pg_uri):
 
 def test_a_server_that_is_not_there_is_a_named_error(tmp_path):
     with pytest.raises(StoreUnavailable) as caught:
-        PostgresConnection(f"postgresql://postgres@/postgres?host={tmp_path}", "archive", "test", SCHEMA, timeout=1)
+        PostgresConnection(f"postgresql://postgres@/postgres?host={tmp_path}", "archive", timeout=1)
     assert "PostgreSQL at" in str(caught.value) and "archive" in str(caught.value)
+
+
+def test_duckdb_and_postgres_apply_the_same_migrations(pg_uri, tmp_path):
+    from lumina_memory.stores.duckdb_connection import GuardedConnection
+
+    steps = [*SCHEMA, ("ALTER TABLE t ADD COLUMN extra VARCHAR",)]
+    for db in (GuardedConnection(str(tmp_path / "a.duckdb"), str(tmp_path), "archive", ()), _open(pg_uri, steps)):
+        try:
+            db.migrate("test", steps)
+            db.migrate("test", steps)  # a second start applies nothing again
+            with db.tx() as con:
+                con.execute("INSERT INTO t (k, v, tags, extra) VALUES (?, ?, ?, ?)", ["k", 1.0, ["a"], "x"])
+            with db.read() as con:
+                assert con.execute("SELECT extra FROM t WHERE ? = ANY(tags)", ["a"]).fetchall() == [("x",)]
+                assert con.execute("SELECT step FROM lumina_migrations WHERE component = 'test' ORDER BY step"
+                                   ).fetchall() == [(1,), (2,)]
+        finally:
+            db.close()
