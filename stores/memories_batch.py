@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .duckdb_connection import GuardedConnection
+from .sql_connection import SqlConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_schema import CATEGORIES, CORE_COLUMNS, DAYS, FORGOTTEN, MEMORIES, OUTBOX, RELATIONS, _ids
@@ -18,7 +18,7 @@ from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH
 class MemoryBatch:
     """``MemoryTable``'s batch and outbox methods (mixed into it; ``db`` is the archive's connection)."""
 
-    db: GuardedConnection
+    db: SqlConnection
 
     # --- the batch --------------------------------------------------------------------------------
     def due_users(self, day: int, users: Sequence[str] | None = None) -> dict[str, int | None]:

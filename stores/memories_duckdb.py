@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .duckdb_connection import GuardedConnection
+from .sql_connection import SqlConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH, RecentMemory  # noqa: F401 - their home is records
@@ -46,14 +46,12 @@ from .stamped_cache import StampedCache
 class MemoryTable(MemoryBatch):
     """The lifecycle tables on the archive's connection (same file, same transactions as the segments)."""
 
-    def __init__(self, db: GuardedConnection):
+    def __init__(self, db: SqlConnection):
         self.db = db
         self._recall_cache = StampedCache(db)
         self._flag_lock = threading.Lock()
         self._flagged: OrderedDict[tuple[str, bool], tuple[int, set[str]]] = OrderedDict()  # see mark_recalled
-        with db.tx() as con:
-            for statement in SCHEMA:
-                con.execute(statement)
+        db.migrate("memories", [SCHEMA])  # step 1: the tables as first made; later changes are new steps
 
     # --- encoding: one row per closed segment -----------------------------------------------------
     def put_new(self, rows: Sequence[Mapping[str, Any]]) -> int:

@@ -20,26 +20,26 @@ SCHEMA = (
         memory_id VARCHAR PRIMARY KEY,
         seq BIGINT NOT NULL DEFAULT nextval('{MEMORIES}_seq'),
         user_id VARCHAR NOT NULL,
-        created DOUBLE NOT NULL,            -- the conversation's clock: when the segment ended
+        created DOUBLE PRECISION NOT NULL,  -- the conversation's clock: when the segment ended
         category VARCHAR NOT NULL,
-        intensity DOUBLE NOT NULL,
+        intensity DOUBLE PRECISION NOT NULL,
         valence VARCHAR NOT NULL,
-        valence_score DOUBLE NOT NULL,
-        arousal DOUBLE NOT NULL,
+        valence_score DOUBLE PRECISION NOT NULL,
+        arousal DOUBLE PRECISION NOT NULL,
         tags VARCHAR[] NOT NULL,
-        decay DOUBLE NOT NULL,
-        memory_days DOUBLE NOT NULL,
-        retention DOUBLE NOT NULL,
-        level TINYINT NOT NULL,
+        decay DOUBLE PRECISION NOT NULL,
+        memory_days DOUBLE PRECISION NOT NULL,
+        retention DOUBLE PRECISION NOT NULL,
+        level SMALLINT NOT NULL,
         protected BOOLEAN NOT NULL,
         recalled BOOLEAN NOT NULL,          -- the notes' recalled_since_last_batch
         recall_count BIGINT NOT NULL,
         unbatched BOOLEAN NOT NULL,
-        idle_days DOUBLE NOT NULL,
+        idle_days DOUBLE PRECISION NOT NULL,
         archived_on BIGINT NOT NULL,        -- batch day (date ordinal) it was archived; -1 active
-        archive_reason TINYINT NOT NULL,
+        archive_reason SMALLINT NOT NULL,
         revival_requested BOOLEAN NOT NULL,
-        revival_requested_at DOUBLE,        -- NULL: none
+        revival_requested_at DOUBLE PRECISION,  -- NULL: none
         text VARCHAR,
         emotion_path VARCHAR NOT NULL)""",
     f"CREATE INDEX IF NOT EXISTS {MEMORIES}_user_idx ON {MEMORIES} (user_id)",
@@ -48,12 +48,12 @@ SCHEMA = (
         src VARCHAR NOT NULL,
         dst VARCHAR NOT NULL,
         kind VARCHAR NOT NULL,
-        score DOUBLE NOT NULL,
+        score DOUBLE PRECISION NOT NULL,
         created_day BIGINT NOT NULL)""",
     f"""CREATE TABLE IF NOT EXISTS {DAYS} (
         user_id VARCHAR PRIMARY KEY,
         last_day BIGINT NOT NULL,
-        ran_at DOUBLE NOT NULL)""",
+        ran_at DOUBLE PRECISION NOT NULL)""",
     f"""CREATE TABLE IF NOT EXISTS {FORGOTTEN} (
         user_id VARCHAR NOT NULL,
         memory_id VARCHAR NOT NULL,
@@ -78,9 +78,9 @@ RECALL_FIELDS = ("memory_id", "level", "retention", "recall_count", "valence", "
 NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "valence", "valence_score", "arousal",
                "tags", "decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
                "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested", "emotion_path")
-_NEW_TYPES = ("VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR[]",
-              "DOUBLE", "DOUBLE", "DOUBLE", "TINYINT", "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", "DOUBLE", "BIGINT",
-              "TINYINT", "BOOLEAN", "VARCHAR")
+_F8 = "DOUBLE PRECISION"
+_NEW_TYPES = ("VARCHAR", "VARCHAR", _F8, "VARCHAR", _F8, "VARCHAR", _F8, _F8, "VARCHAR[]", _F8, _F8, _F8, "SMALLINT",
+              "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", _F8, "BIGINT", "SMALLINT", "BOOLEAN", "VARCHAR")
 
 
 def _ids(values: Iterable[str], field: str) -> list[str]:

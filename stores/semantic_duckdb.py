@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .duckdb_connection import GuardedConnection
+from .sql_connection import SqlConnection
 from .ids import validate_id
 
 SEMANTIC = "semantic_memories"
@@ -24,22 +24,20 @@ SCHEMA = (
         text VARCHAR NOT NULL,
         keywords VARCHAR[] NOT NULL,
         episode_ids VARCHAR[] NOT NULL,
-        first_ts DOUBLE NOT NULL,
-        last_ts DOUBLE NOT NULL,
+        first_ts DOUBLE PRECISION NOT NULL,
+        last_ts DOUBLE PRECISION NOT NULL,
         days INTEGER NOT NULL,            -- distinct local days its episodes span
         method VARCHAR NOT NULL,          -- offline or llm
-        created DOUBLE NOT NULL,
-        updated DOUBLE NOT NULL)""",
+        created DOUBLE PRECISION NOT NULL,
+        updated DOUBLE PRECISION NOT NULL)""",
     f"CREATE INDEX IF NOT EXISTS {SEMANTIC}_user_idx ON {SEMANTIC} (user_id)",
 )
 
 
 class SemanticTable:
-    def __init__(self, db: GuardedConnection):
+    def __init__(self, db: SqlConnection):
         self.db = db
-        with db.tx() as con:
-            for statement in SCHEMA:
-                con.execute(statement)
+        db.migrate("semantic", [SCHEMA])  # step 1: the tables as first made; later changes are new steps
 
     def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
         if not rows:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import duckdb
 
-from .duckdb_connection import GuardedConnection
+from .sql_connection import SqlConnection
 from .errors import StoreUnavailable
 from .ids import TURNS_TABLE, validate_id
 from .records import text_md5  # noqa: F401 - its home is records
@@ -33,11 +33,9 @@ SCHEMA = (
 
 
 class TurnReadsTable:
-    def __init__(self, db: GuardedConnection):
+    def __init__(self, db: SqlConnection):
         self.db = db
-        with db.tx() as con:
-            for statement in SCHEMA:
-                con.execute(statement)
+        db.migrate("turn_reads", [SCHEMA])  # step 1: the tables as first made; later changes are new steps
 
     def stored(self, user_id: str, reader: str, turn_ids: Sequence[str] | None = None) -> dict[str, str]:
         """turn_id -> read of the user's turns (those among ``turn_ids`` when given) whose row was written by
