@@ -239,15 +239,24 @@ def cmd_optimize(args) -> int:
 
 
 def cmd_services(args) -> int:
+    from lumina_memory.stores import postgres_server
     from lumina_memory.stores.redis_server import server_status, stop_server
 
     settings = LuminaSettings()
+    data_dir = settings.resolved_data_dir()
     if args.action == "status":
         status: dict[str, Any] = server_status(settings)
         for key, value in status.items():
             console.print(escape(f"{key}: {value}"))
+        pid = postgres_server.running_pid(postgres_server.dev_root(data_dir))
+        console.print(escape(f"postgres: {f'running (pid {pid})' if pid else 'not running'}"))
+    elif args.action == "postgres":
+        uri = postgres_server.start_dev_server(data_dir)
+        console.print(escape(f"PostgreSQL with pgvector is running for development; for the server mode:\n"
+                             f"  export DATABASE_URI='{uri}'"), soft_wrap=True)
     else:
-        console.print("stopped" if stop_server(settings) else "not running")
+        console.print(f"redis: {'stopped' if stop_server(settings) else 'not running'}")
+        console.print(f"postgres: {'stopped' if postgres_server.stop_dev_server(data_dir) else 'not running'}")
     return 0
 
 
@@ -282,6 +291,7 @@ _PRODUCTION_VARIABLES = {
     "neo4j_uri": "associative graph on Neo4j/Aura", "neo4j_user": "its user", "neo4j_password": "its password",
     "openai_api_key": "an LLM for summaries, extraction and replies (unset: offline methods)",
     "openai_base_url": "an OpenAI-compatible endpoint", "s3_endpoint_url": "S3 endpoint for s3:// backups",
+    "database_url": "server mode on PostgreSQL (pgvector): many processes share one memory",
 }
 
 
@@ -333,8 +343,10 @@ def build_parser() -> argparse.ArgumentParser:
     stats.set_defaults(func=cmd_stats)
     opt = sub.add_parser("optimize", help="build the embedded vector store's per-user indexes (after a bulk import, or nightly)")
     opt.set_defaults(func=cmd_optimize)
-    svc = sub.add_parser("services", help="the embedded Redis server")
-    svc.add_argument("action", choices=["status", "stop"], help="status: is it running, and where; stop: stop it")
+    svc = sub.add_parser("services", help="the embedded Redis server, and a PostgreSQL for trying the server mode")
+    svc.add_argument("action", choices=["status", "stop", "postgres"],
+                     help="status: what runs, and where; stop: stop what runs; postgres: start a private PostgreSQL "
+                     "with pgvector (unix socket, in the data dir) and print its DATABASE_URI")
     svc.set_defaults(func=cmd_services)
     rcv = sub.add_parser("recover", help="complete derived writes a crash or an outage left owed")
     rcv.add_argument("--user", type=cli_args.user_id, default=None, help="the user whose tiers --rederive rebuilds")

@@ -60,8 +60,11 @@ class PrivatePostgres:
         self.server.cleanup()
 
 
-def start_private_postgres(root: Path) -> PrivatePostgres:
-    """Start (or join) the private server whose data folder is ``root``."""
+def start_private_postgres(root: Path, *, keep_running: bool = False) -> PrivatePostgres:
+    """Start (or join) the private server whose data folder is ``root``. ``keep_running``: it outlives this
+    process (``lumina-memory services postgres``); otherwise the last process using it stops it on exit.
+    Run as root, the server runs as the system user ``pgserver``, and ``root``'s parent folders become
+    traversable (o+x) for it."""
     try:
         import pgserver
     except ImportError as exc:
@@ -71,7 +74,47 @@ def start_private_postgres(root: Path) -> PrivatePostgres:
     root = Path(root).expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
     try:
-        server = pgserver.get_server(root, cleanup_mode="stop")
+        server = pgserver.get_server(root, cleanup_mode=None if keep_running else "stop")
     except Exception as exc:  # noqa: BLE001 - initdb/pg_ctl failures arrive as several exception types
         raise StoreUnavailable(TIER, f"could not start PostgreSQL in {root}: {exc}") from exc
     return PrivatePostgres(root, server)
+
+
+DEV_DATABASE = "lumina"
+
+
+def dev_root(data_dir: Path) -> Path:
+    """Where ``lumina-memory services postgres`` keeps its development server."""
+    return Path(data_dir).expanduser().resolve() / "postgres"
+
+
+def running_pid(root: Path) -> int | None:
+    """The postmaster's pid if the server of ``root`` is running."""
+    from .processes import pid_alive
+
+    pidfile = Path(root) / "postmaster.pid"
+    try:
+        pid = int(pidfile.read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if pid_alive(pid) else None
+
+
+def start_dev_server(data_dir: Path) -> str:
+    """Start the development server (kept running) with a ``lumina`` database; returns its DATABASE_URI."""
+    import psycopg
+
+    server = start_private_postgres(dev_root(data_dir), keep_running=True)
+    with psycopg.connect(server.uri, autocommit=True) as con:
+        exists = con.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DEV_DATABASE]).fetchone()
+    return server.database_uri(DEV_DATABASE) if exists else server.create_database(DEV_DATABASE)
+
+
+def stop_dev_server(data_dir: Path) -> bool:
+    """Stop the development server if it runs; whether it did."""
+    root = dev_root(data_dir)
+    if running_pid(root) is None:
+        return False
+    server = start_private_postgres(root)  # joins the running server; cleanup() then stops it
+    server.stop()
+    return running_pid(root) is None

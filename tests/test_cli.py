@@ -87,3 +87,21 @@ def test_a_second_process_gets_a_clear_lock_error(tmp_path, memory_factory):
     assert proc.returncode != 0
     assert "DataDirLocked" in proc.stderr and f"pid={os.getpid()}" in proc.stderr
     assert "LUMINA_DATA_DIR" in proc.stderr
+
+
+def test_services_postgres_starts_a_private_server_that_outlives_the_command_and_stops(cli):
+    import psycopg
+
+    out = cli("services", "postgres").stdout
+    uri = out.split("DATABASE_URI='", 1)[1].split("'", 1)[0]
+    try:
+        with psycopg.connect(uri) as con:  # the command has exited: the server is still there, with pgvector
+            assert con.execute("SELECT '[1,2]'::vector <-> '[1,3]'::vector").fetchone() == (1.0,)
+            assert con.execute("SHOW listen_addresses").fetchone() == ("",)  # a unix socket only
+        assert "postgres: running" in cli("services", "status").stdout
+        again = cli("services", "postgres").stdout  # a second start joins the running server
+        assert f"DATABASE_URI='{uri}'" in again
+    finally:
+        stopped = cli("services", "stop").stdout
+    assert "postgres: stopped" in stopped
+    assert "postgres: not running" in cli("services", "status").stdout
