@@ -23,12 +23,12 @@ BASES, DOCUMENTS, CHUNKS = "kb_bases", "kb_documents", "kb_chunks"
 
 SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {BASES} (kb VARCHAR NOT NULL, user_id VARCHAR NOT NULL,
-        collection VARCHAR NOT NULL, embedder VARCHAR NOT NULL, dim INTEGER NOT NULL, created_at DOUBLE NOT NULL,
+        collection VARCHAR NOT NULL, embedder VARCHAR NOT NULL, dim INTEGER NOT NULL, created_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (kb, user_id))""",
     f"""CREATE TABLE IF NOT EXISTS {DOCUMENTS} (doc_id VARCHAR PRIMARY KEY, kb VARCHAR NOT NULL,
         user_id VARCHAR NOT NULL, source VARCHAR NOT NULL, content_sha256 VARCHAR NOT NULL, kind VARCHAR NOT NULL,
         chars BIGINT NOT NULL, tokens BIGINT NOT NULL, chunks INTEGER NOT NULL, passages INTEGER NOT NULL,
-        added_at DOUBLE NOT NULL)""",
+        added_at DOUBLE PRECISION NOT NULL)""",
     f"""CREATE TABLE IF NOT EXISTS {CHUNKS} (doc_id VARCHAR NOT NULL, chunk INTEGER NOT NULL, kb VARCHAR NOT NULL,
         user_id VARCHAR NOT NULL, start_char BIGINT NOT NULL, end_char BIGINT NOT NULL, text VARCHAR NOT NULL,
         PRIMARY KEY (doc_id, chunk))""",
@@ -42,9 +42,7 @@ class KBCatalog:
     def __init__(self, db: GuardedConnection):
         """``db``: the archive's one connection (``DuckDBArchive.kb_catalog`` opens the catalogue on it)."""
         self.db = db
-        with self.db.tx() as con:
-            for statement in SCHEMA:
-                con.execute(statement)
+        db.migrate("kb", [SCHEMA])
         # Whether any KB exists, at the connection's write generation: priming searches the KBs before every
         # reply, and most data dirs have none. A boolean only, so no user's data stays in memory.
         self._any_at: tuple[int, bool] | None = None

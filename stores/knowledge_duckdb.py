@@ -30,15 +30,15 @@ from .use_counts import RecallReads
 KNOWLEDGE = "knowledge_items"
 STATUSES = ("current", "superseded", "merged", "coexisting")
 
-# (column, DuckDB type); the order is the row order of every statement below.
+# (column, SQL type DuckDB and PostgreSQL share); the order is the row order of every statement below.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("item_id", "VARCHAR"), ("user_id", "VARCHAR"), ("subject", "VARCHAR"), ("attribute", "VARCHAR"),
     ("value", "VARCHAR"), ("value_key", "VARCHAR"), ("polarity", "VARCHAR"), ("detail", "VARCHAR"),
     ("context", "VARCHAR"), ("category", "VARCHAR"), ("event_date", "DATE"), ("when_text", "VARCHAR"),
     ("text", "VARCHAR"), ("source_turn_ids", "VARCHAR[]"), ("source_ids", "VARCHAR[]"),
-    ("episode_ids", "VARCHAR[]"), ("said_at", "DOUBLE"), ("valid_from", "DOUBLE"), ("valid_to", "DOUBLE"),
-    ("superseded_by", "VARCHAR"), ("status", "VARCHAR"), ("note", "VARCHAR"), ("confidence", "DOUBLE"),
-    ("method", "VARCHAR"), ("pattern", "VARCHAR"), ("updated_at", "DOUBLE"),
+    ("episode_ids", "VARCHAR[]"), ("said_at", "DOUBLE PRECISION"), ("valid_from", "DOUBLE PRECISION"),
+    ("valid_to", "DOUBLE PRECISION"), ("superseded_by", "VARCHAR"), ("status", "VARCHAR"), ("note", "VARCHAR"),
+    ("confidence", "DOUBLE PRECISION"), ("method", "VARCHAR"), ("pattern", "VARCHAR"), ("updated_at", "DOUBLE PRECISION"),
 )
 NAMES = tuple(c for c, _ in COLUMNS)
 _NULLABLE = {"event_date", "valid_to", "superseded_by"}
@@ -50,8 +50,8 @@ SYNCED = "tiers_synced"
 # the record, stays with ``forgotten_at``). Not in COLUMNS: learning rewrites an item's row without knowing
 # its activity. Nullable for the same reason as ``tiers_synced``.
 ACTIVITY: tuple[tuple[str, str], ...] = (
-    ("access_count", "BIGINT DEFAULT 0"), ("last_access", "DOUBLE"), ("low_activity_since", "DOUBLE"),
-    ("forgotten_at", "DOUBLE"))
+    ("access_count", "BIGINT DEFAULT 0"), ("last_access", "DOUBLE PRECISION"),
+    ("low_activity_since", "DOUBLE PRECISION"), ("forgotten_at", "DOUBLE PRECISION"))
 _DAY = 86_400.0
 
 SCHEMA = (
@@ -98,9 +98,7 @@ class KnowledgeTable(RecallReads):
     def __init__(self, db: GuardedConnection):
         self.db = db
         self._keep_recall_reads(db)
-        with db.tx() as con:
-            for statement in SCHEMA:
-                con.execute(statement)
+        db.migrate("knowledge", [SCHEMA])
 
     def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Insert or replace items by ``item_id`` (an item's status, validity and sources change as newer

@@ -25,16 +25,16 @@ from .use_counts import RecallReads
 PROCEDURES = "procedures"
 STATUSES = ("current", "superseded")
 
-# (column, DuckDB type); the order is the row order of every statement below.
+# (column, SQL type DuckDB and PostgreSQL share); the order is the row order of every statement below.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("procedure_id", "VARCHAR"), ("user_id", "VARCHAR"), ("lineage_id", "VARCHAR"), ("version", "INTEGER"),
     ("title", "VARCHAR"), ("task_key", "VARCHAR"), ("description", "VARCHAR"), ("steps", "VARCHAR[]"),
-    ("keywords", "VARCHAR[]"), ("language", "VARCHAR"), ("embedding", "FLOAT[]"),
-    ("success_count", "INTEGER"), ("failure_count", "INTEGER"), ("confidence", "DOUBLE"),
+    ("keywords", "VARCHAR[]"), ("language", "VARCHAR"), ("embedding", "REAL[]"),
+    ("success_count", "INTEGER"), ("failure_count", "INTEGER"), ("confidence", "DOUBLE PRECISION"),
     ("status", "VARCHAR"), ("superseded_by", "VARCHAR"), ("supersedes", "VARCHAR"),
     ("episode_ids", "VARCHAR[]"), ("source_turn_ids", "VARCHAR[]"), ("source_ids", "VARCHAR[]"),
-    ("outcome_ids", "VARCHAR[]"), ("said_at", "DOUBLE"), ("last_outcome_at", "DOUBLE"),
-    ("method", "VARCHAR"), ("note", "VARCHAR"), ("created_at", "DOUBLE"), ("updated_at", "DOUBLE"),
+    ("outcome_ids", "VARCHAR[]"), ("said_at", "DOUBLE PRECISION"), ("last_outcome_at", "DOUBLE PRECISION"),
+    ("method", "VARCHAR"), ("note", "VARCHAR"), ("created_at", "DOUBLE PRECISION"), ("updated_at", "DOUBLE PRECISION"),
 )
 NAMES = tuple(c for c, _ in COLUMNS)
 _NULLABLE = {"superseded_by", "supersedes", "last_outcome_at"}
@@ -49,7 +49,7 @@ SCHEMA = (
     # Use (the notes' forgetting of unused procedures): how often recall matched a version, and when last.
     # Not in COLUMNS (a re-consolidation writes rows without knowing them); nullable, as DuckDB requires here.
     f"ALTER TABLE {PROCEDURES} ADD COLUMN IF NOT EXISTS access_count BIGINT DEFAULT 0",
-    f"ALTER TABLE {PROCEDURES} ADD COLUMN IF NOT EXISTS last_access DOUBLE",
+    f"ALTER TABLE {PROCEDURES} ADD COLUMN IF NOT EXISTS last_access DOUBLE PRECISION",
 )
 _DAY = 86_400.0
 
@@ -76,9 +76,7 @@ class ProcedureTable(RecallReads):
     def __init__(self, db: GuardedConnection):
         self.db = db
         self._keep_recall_reads(db)
-        with db.tx() as con:
-            for statement in SCHEMA:
-                con.execute(statement)
+        db.migrate("procedures", [SCHEMA])
 
     @contextmanager
     def transaction(self, user_id: str) -> Iterator[None]:
