@@ -1,5 +1,5 @@
 """The archive's derivation outbox: which derived writes each archived segment still owes (mixed into
-DuckDBArchive), and the newest archive activity the recovery and warm-up read."""
+archive_sql.SqlArchive), and the newest archive activity the recovery and warm-up read."""
 
 from __future__ import annotations
 
@@ -7,14 +7,19 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .duckdb_connection import GuardedConnection
+from .archive_schema import changed_rows, serialized
+from .errors import InvalidInput
 from .ids import OUTBOX_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
+from .sql_connection import SqlConnection
+
+# A segment's stages travel joined by this character: PostgreSQL has no ragged arrays of arrays to unnest.
+_STAGE_SEP = "\x1f"
 
 
 class ArchiveOutbox:
-    """``DuckDBArchive``'s outbox methods (``_db`` is the archive's connection)."""
+    """``SqlArchive``'s outbox methods (``_db`` is the archive's connection)."""
 
-    _db: GuardedConnection
+    _db: SqlConnection
 
     # --- derivation outbox (crash safety, outages) ---------------------------------------------------
     # The archive is the durable base; the other tiers are derived from it. A segment's row says which
@@ -24,16 +29,18 @@ class ArchiveOutbox:
     def put_outbox(self, entries: Sequence[tuple[str, str, Sequence[str], str]]) -> None:
         """(user_id, segment_id, stages still owed, promotion verdict) per segment, in the order given
         (recovery applies them in that order). Inside ``transaction()`` it commits with the segments."""
-        rows = [(validate_id(u, "user_id"), validate_id(s, "segment_id"), [str(x) for x in st], str(p or ""))
+        rows = [(validate_id(u, "user_id"), validate_id(s, "segment_id"), _stages(st), str(p or ""))
                 for u, s, st, p in entries]
         if not rows:
             return
         with self._db.tx() as con:
+            serialized(con, self._db, OUTBOX_TABLE)  # seq continues the largest committed one
             con.execute(f"DELETE FROM {OUTBOX_TABLE} WHERE segment_id IN (SELECT unnest(?::VARCHAR[]))",
                         [[r[1] for r in rows]])
             con.execute(
-                f"INSERT INTO {OUTBOX_TABLE} SELECT b.s, b.u, b.st, b.p, m.base + b.ord, ? FROM (SELECT "
-                "unnest(?::VARCHAR[]) AS s, unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[][]) AS st, "
+                f"INSERT INTO {OUTBOX_TABLE} SELECT b.s, b.u, CASE WHEN b.st = '' THEN CAST(ARRAY[] AS VARCHAR[]) "
+                "ELSE string_to_array(b.st, chr(31)) END, b.p, m.base + b.ord, ? FROM (SELECT "
+                "unnest(?::VARCHAR[]) AS s, unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[]) AS st, "
                 "unnest(?::VARCHAR[]) AS p, unnest(?::BIGINT[]) AS ord) AS b, "
                 f"(SELECT coalesce(max(seq), 0) AS base FROM {OUTBOX_TABLE}) AS m",
                 [time.time(), [r[1] for r in rows], [r[0] for r in rows], [r[2] for r in rows],
@@ -81,8 +88,7 @@ class ArchiveOutbox:
     def outbox_erase_user(self, user_id: str) -> int:
         validate_id(user_id, "user_id")
         with self._db.tx(touches=(user_id,)) as con:
-            row = con.execute(f"DELETE FROM {OUTBOX_TABLE} WHERE user_id = ?", [user_id]).fetchone()
-        return int(row[0]) if row else 0
+            return changed_rows(con, f"DELETE FROM {OUTBOX_TABLE} WHERE user_id = ?", [user_id])
 
     def archived_since(self, since: float) -> list[tuple[str, str, float]]:
         """(user_id, segment_id, archived_at) of every segment archived at or after ``since`` (wall clock),
@@ -103,3 +109,13 @@ class ArchiveOutbox:
                 [int(limit)],
             ).fetchall()
         return [r[0] for r in rows]
+
+
+def _stages(stages: Sequence[str]) -> str:
+    """A segment's owed stages as one string (``_STAGE_SEP`` between them); a stage name must be non-empty and
+    free of the separator."""
+    names = [str(x) for x in stages]
+    for name in names:
+        if not name or _STAGE_SEP in name:
+            raise InvalidInput("stages", f"stage name {name!r} must be non-empty and free of control character 31")
+    return _STAGE_SEP.join(names)

@@ -1,23 +1,23 @@
-"""The archive's reads of turns and segments (mixed into DuckDBArchive): by id, in conversation or arrival
+"""The archive's reads of turns and segments (mixed into archive_sql.SqlArchive): by id, in conversation or arrival
 order, by time, by id prefix, and the per-user values recall and priming ask for."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .duckdb_connection import GuardedConnection
 from .errors import InvalidInput
 from .ids import PART_MARK, SEGMENTS_TABLE, TURNS_TABLE, validate_id
 from .knowledge_duckdb import KNOWLEDGE
 from .models import SegmentRecord, Turn
 from .procedures_duckdb import PROCEDURES
 from .archive_schema import _ABSENT_MAX, _SEG_COLS, _SELECT_SEGMENTS, _TURN_COLS
+from .sql_connection import SqlConnection
 
 
 class ArchiveReads:
-    """``DuckDBArchive``'s turn and segment reads (``_db``, ``_absent``, ``_turn`` and ``_segment`` are its)."""
+    """``SqlArchive``'s turn and segment reads (``_db``, ``_absent``, ``_turn`` and ``_segment`` are its)."""
 
-    _db: GuardedConnection
+    _db: SqlConnection
     _absent: set[tuple[str, str]]
 
     # --- reads -------------------------------------------------------------------------------------
@@ -45,11 +45,14 @@ class ArchiveReads:
 
     def missing_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[str]:
         """Which of ``turn_ids`` the user has no archived turn for, in the order asked (one query
-        for a batch; has_turn() then answers these without one until they are written)."""
+        for a batch; has_turn() then answers these without one until they are written, unless other
+        processes write the same database)."""
         with self._db.lock:  # read and noted under one hold: put_turns() drops what it writes under the same lock
             wanted, rows = self._rows_of_turns("turn_id", user_id, turn_ids)
             found = {r[0] for r in rows}
             missing = [t for t in wanted if t not in found]
+            if self._db.shared:
+                return missing  # another process may write them at any moment: nothing is remembered
             if len(self._absent) + len(missing) > _ABSENT_MAX:
                 self._absent.clear()  # ids asked about but never ingested (a run that failed) pile up
             self._absent.update((user_id, t) for t in missing)

@@ -26,8 +26,8 @@ _SCHEMA = (
         segment_id VARCHAR NOT NULL,
         speaker VARCHAR NOT NULL,
         text VARCHAR NOT NULL,
-        ts DOUBLE NOT NULL,
-        archived_at DOUBLE NOT NULL,
+        ts DOUBLE PRECISION NOT NULL,
+        archived_at DOUBLE PRECISION NOT NULL,
         ingest_seq BIGINT NOT NULL)""",
     f"""CREATE TABLE IF NOT EXISTS {SEGMENTS_TABLE} (
         segment_id VARCHAR PRIMARY KEY,
@@ -35,22 +35,22 @@ _SCHEMA = (
         turn_ids VARCHAR[] NOT NULL,
         source_ids VARCHAR[] NOT NULL,
         characters VARCHAR[] NOT NULL,
-        start_ts DOUBLE NOT NULL,
-        end_ts DOUBLE NOT NULL,
+        start_ts DOUBLE PRECISION NOT NULL,
+        end_ts DOUBLE PRECISION NOT NULL,
         summary VARCHAR NOT NULL,
         keywords VARCHAR[] NOT NULL,
-        embedding FLOAT[] NOT NULL,
-        importance DOUBLE NOT NULL,
-        valence DOUBLE NOT NULL,
+        embedding REAL[] NOT NULL,
+        importance DOUBLE PRECISION NOT NULL,
+        valence DOUBLE PRECISION NOT NULL,
         domain VARCHAR NOT NULL,
         close_reason VARCHAR NOT NULL,
         text VARCHAR NOT NULL,
         summary_method VARCHAR NOT NULL,
-        archived_at DOUBLE NOT NULL)""",
+        archived_at DOUBLE PRECISION NOT NULL)""",
     f"CREATE SEQUENCE IF NOT EXISTS {AUDIT_TABLE}_seq START 1",
     f"""CREATE TABLE IF NOT EXISTS {AUDIT_TABLE} (
         seq BIGINT PRIMARY KEY DEFAULT nextval('{AUDIT_TABLE}_seq'),
-        "at" DOUBLE NOT NULL,  -- quoted: AT is a keyword in DuckDB (AT TIME ZONE)
+        "at" DOUBLE PRECISION NOT NULL,  -- quoted: AT is a keyword in DuckDB (AT TIME ZONE)
         event VARCHAR NOT NULL,
         user_id VARCHAR NOT NULL,
         detail VARCHAR NOT NULL)""",
@@ -65,18 +65,18 @@ _SCHEMA = (
         stages VARCHAR[] NOT NULL,
         promotion VARCHAR NOT NULL,
         seq BIGINT NOT NULL,
-        queued_at DOUBLE NOT NULL)""",
+        queued_at DOUBLE PRECISION NOT NULL)""",
 )
 
 _TURN_COLS = ("turn_id", "source_id", "user_id", "segment_id", "speaker", "text", "ts")
-_TURN_TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE")
+_TURN_TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE PRECISION")
 _SEG_COLS = (
     "segment_id", "user_id", "turn_ids", "source_ids", "characters", "start_ts", "end_ts", "summary",
     "keywords", "embedding", "importance", "valence", "domain", "close_reason", "text", "summary_method",
 )
 _SEG_TYPES = (
-    "VARCHAR", "VARCHAR", "VARCHAR[]", "VARCHAR[]", "VARCHAR[]", "DOUBLE", "DOUBLE", "VARCHAR",
-    "VARCHAR[]", "FLOAT[]", "DOUBLE", "DOUBLE", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR",
+    "VARCHAR", "VARCHAR", "VARCHAR[]", "VARCHAR[]", "VARCHAR[]", "DOUBLE PRECISION", "DOUBLE PRECISION", "VARCHAR",
+    "VARCHAR[]", "REAL[]", "DOUBLE PRECISION", "DOUBLE PRECISION", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR",
 )
 
 # One statement per batch: unnest() of column lists. executemany() costs ~2 ms per row in DuckDB
@@ -134,3 +134,22 @@ def _resolve(location: str | os.PathLike[str]) -> tuple[str, str]:
         path = path / ARCHIVE_FILENAME
     path.parent.mkdir(parents=True, exist_ok=True)
     return str(path), str(path.parent)
+
+
+def changed_rows(con, sql: str, params: list) -> int:
+    """Run a DELETE or UPDATE and return how many rows it changed: ``RETURNING`` works on both engines (DuckDB
+    answers a bare DELETE with a count row, PostgreSQL with no result at all)."""
+    return len(con.execute(f"{sql} RETURNING 1", params).fetchall())
+
+
+# pg_advisory_xact_lock(class, key): this class is Lumina's archive; the key a table's name (hashtext).
+_SERIAL_CLASS = 0x4C756D
+
+
+def serialized(con, db, name: str) -> None:
+    """Inside a write transaction: hold ``name``'s lock until it ends, so writers that number rows from the largest
+    committed number (turns' arrival, the outbox's order) take turns and commit in the order they numbered.
+    A DuckDB file has one writer (its connection's lock); on PostgreSQL an advisory lock, which a killed
+    process's session gives up with it."""
+    if db.dialect == "postgres":
+        con.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", [_SERIAL_CLASS, name])
