@@ -14,6 +14,37 @@ from .ids import validate_id
 from .memories_schema import CATEGORIES, CORE_COLUMNS, DAYS, FORGOTTEN, MEMORIES, OUTBOX, RELATIONS, _ids
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH
 
+_F8 = "DOUBLE PRECISION"
+_SQL_TYPES = {"decay": _F8, "memory_days": _F8, "retention": _F8, "level": "SMALLINT", "protected": "BOOLEAN",
+              "recalled": "BOOLEAN", "recall_count": "BIGINT", "unbatched": "BOOLEAN", "idle_days": _F8,
+              "archived_on": "BIGINT", "archive_reason": "SMALLINT", "revival_requested": "BOOLEAN",
+              "revival_requested_at": _F8}
+_WRITTEN_DTYPES = {k: {_F8: np.float64, "SMALLINT": np.int16, "BIGINT": np.int64, "BOOLEAN": np.bool_}[t]
+                   for k, t in _SQL_TYPES.items()}
+# One day's batch columns for the rows ``seq`` from ``{values}`` (see MemoryBatch._day_values); NaN (no revival
+# request) is stored as NULL.
+_WRITE_DAY = (
+    f"UPDATE {MEMORIES} SET " + ", ".join(f"{k} = v.{k}" for k in WRITTEN_BY_BATCH if k != "revival_requested_at")
+    + f", revival_requested_at = nullif(v.revival_requested_at, 'NaN'::{_F8}) FROM ({{values}}) AS v "
+    f"WHERE {MEMORIES}.seq = v.seq"
+)
+_DAY_VALUES = "lifecycle_day_values"
+_UNNESTED_DAY_VALUES = "SELECT unnest(?::BIGINT[]) AS seq, " + ", ".join(
+    f"unnest(?::{_SQL_TYPES[k]}[]) AS {k}" for k in WRITTEN_BY_BATCH)
+# The core columns of some users' memories, by user then seq: ``group`` is the user's index in the list given,
+# ``category`` the index into CATEGORIES (-1: unknown), ``revival_requested_at`` NaN where NULL.
+_PLAIN = [c for c in CORE_COLUMNS if c not in ("category", "revival_requested_at")]
+_LOADED = ("memory_id", "seq", "group", "category", "revival_requested_at", *_PLAIN)
+_LOAD = (
+    "SELECT memory_id, seq, array_position(?::VARCHAR[], user_id) - 1 AS \"group\", coalesce(array_position(ARRAY["
+    + ", ".join(f"'{c}'" for c in CATEGORIES) + f"], category) - 1, -1) AS category, coalesce(revival_requested_at, "
+    f"'NaN'::{_F8}) AS revival_requested_at, {', '.join(_PLAIN)} FROM {MEMORIES} "
+    "WHERE user_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY \"group\", seq"
+)
+_LOADED_DTYPES = {"seq": np.int64, "group": np.int64, "category": np.int8, "revival_requested_at": np.float64,
+                  "created": np.float64, "intensity": np.float64, **_WRITTEN_DTYPES,
+                  "level": np.int8, "archive_reason": np.int8}  # nodes.lifecycle.columns' dtypes
+
 
 class MemoryBatch:
     """``MemoryTable``'s batch and outbox methods (mixed into it; ``db`` is the archive's connection)."""
@@ -39,19 +70,19 @@ class MemoryBatch:
     def load(self, users: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         """(core columns as numpy arrays incl. ``group``, memory ids, seqs) of the users' memories, by user then seq."""
         users = _ids(users, "user_id")
-        cats = "[" + ", ".join(f"'{c}'" for c in CATEGORIES) + "]"
-        cols = [c for c in CORE_COLUMNS if c not in ("category", "revival_requested_at")]
         with self.db.read() as con:
-            con.execute(
-                f"SELECT memory_id, seq, list_position(?::VARCHAR[], user_id) - 1 AS \"group\", "
-                f"coalesce(list_position({cats}, category) - 1, -1) AS category, "
-                f"coalesce(revival_requested_at, 'NaN'::DOUBLE) AS revival_requested_at, {', '.join(cols)} "
-                f"FROM {MEMORIES} WHERE user_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY \"group\", seq",
-                [users, users],
-            )
-            raw = con.fetchnumpy()
-        arrays = {k: np.asarray(v) for k, v in raw.items()}
-        ids, seq = arrays.pop("memory_id").astype(object), arrays.pop("seq").astype(np.int64)
+            cursor = con.execute(_LOAD, [users, users])
+            if self.db.dialect == "duckdb":
+                # DuckDB hands the columns over as numpy arrays, no Python object per value: fetchall and a
+                # transpose took 6x as long (200,000 memories: 1.8 s against 0.32 s).
+                raw = cursor.fetchnumpy()
+                columns = [raw[name] for name in _LOADED]
+            else:
+                rows = cursor.fetchall()
+                columns = list(zip(*rows)) if rows else [()] * len(_LOADED)
+        arrays = {name: np.asarray(column, dtype=_LOADED_DTYPES.get(name, object))
+                  for name, column in zip(_LOADED, columns)}
+        ids, seq = arrays.pop("memory_id"), arrays.pop("seq")
         return arrays, ids, seq
 
     def relation_rows(self, users: Sequence[str]) -> list[tuple[str, str, str, str, float]]:
@@ -68,19 +99,11 @@ class MemoryBatch:
         ``values``: WRITTEN_BY_BATCH columns for the rows ``seq`` (aligned); ``texts``: seq -> the text at the
         new level; ``relations``: the users' full relation set after the day (None: unchanged); ``outbox``:
         (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted."""
-        users = _ids(users, "user_id")
+        users = list(dict.fromkeys(_ids(users, "user_id")))  # one mark per user: ON CONFLICT updates a row once
+        day = int(day)
         with self.db.tx(touches=users) as con:
             if len(seq):
-                frame = {"seq": np.ascontiguousarray(seq, dtype=np.int64)}
-                frame.update({k: np.ascontiguousarray(values[k]) for k in WRITTEN_BY_BATCH})
-                con.register("lifecycle_day_values", frame)
-                try:
-                    sets = ", ".join(f"{k} = v.{k}" for k in WRITTEN_BY_BATCH if k != "revival_requested_at")
-                    con.execute(f"UPDATE {MEMORIES} SET {sets}, revival_requested_at = CASE WHEN isnan("
-                                "v.revival_requested_at) THEN NULL ELSE v.revival_requested_at END "
-                                f"FROM lifecycle_day_values v WHERE {MEMORIES}.seq = v.seq")
-                finally:
-                    con.unregister("lifecycle_day_values")
+                self._write_values(con, seq, values)
             if texts:
                 keys = [int(k) for k in texts]
                 con.execute(
@@ -90,7 +113,7 @@ class MemoryBatch:
                 doomed = [int(x) for x in delete_seq]
                 # The segment and its turns stay (the record); this mark keeps the memory from coming back
                 # as a fresh one through priming, re-derivation or the mid-term refill.
-                con.execute(f"INSERT INTO {FORGOTTEN} SELECT user_id, memory_id, ? FROM {MEMORIES} "
+                con.execute(f"INSERT INTO {FORGOTTEN} SELECT user_id, memory_id, ?::BIGINT FROM {MEMORIES} "
                             "WHERE seq IN (SELECT unnest(?::BIGINT[]))", [int(day), doomed])
                 con.execute(f"DELETE FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))", [doomed])
             if relations is not None:
@@ -98,22 +121,36 @@ class MemoryBatch:
                 if relations:
                     con.execute(
                         f"INSERT INTO {RELATIONS} SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::DOUBLE[]), ?",
+                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::DOUBLE PRECISION[]), ?::BIGINT",
                         [[r[0] for r in relations], [r[1] for r in relations], [r[2] for r in relations],
                          [r[3] for r in relations], [float(r[4]) for r in relations], day])
             if outbox:
                 con.execute(f"INSERT INTO {OUTBOX} SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                            "unnest(?::VARCHAR[]), ?", [[o[0] for o in outbox], [o[1] for o in outbox],
+                            "unnest(?::VARCHAR[]), ?::BIGINT", [[o[0] for o in outbox], [o[1] for o in outbox],
                                                         [o[2] for o in outbox], day])
             con.execute(
-                f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?, ? ON CONFLICT (user_id) DO UPDATE "
-                "SET last_day = excluded.last_day, ran_at = excluded.ran_at", [users, day, now])
+                f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?::BIGINT, ?::DOUBLE PRECISION ON CONFLICT (user_id) "
+                "DO UPDATE SET last_day = excluded.last_day, ran_at = excluded.ran_at", [users, day, float(now)])
+
+    def _write_values(self, con, seq: np.ndarray, values: Mapping[str, np.ndarray]) -> None:
+        """``_WRITE_DAY`` for the rows ``seq``. DuckDB scans the numpy arrays registered on the connection: as
+        parameter lists (the form PostgreSQL takes) a day of 200,000 memories took 1.7 s against 0.13 s."""
+        frame = {"seq": np.ascontiguousarray(seq, dtype=np.int64)}
+        frame.update({k: np.ascontiguousarray(values[k], dtype=_WRITTEN_DTYPES[k]) for k in WRITTEN_BY_BATCH})
+        if self.db.dialect != "duckdb":
+            con.execute(_WRITE_DAY.format(values=_UNNESTED_DAY_VALUES), [a.tolist() for a in frame.values()])
+            return
+        con.register(_DAY_VALUES, frame)
+        try:
+            con.execute(_WRITE_DAY.format(values=f"SELECT * FROM {_DAY_VALUES}"))
+        finally:
+            con.unregister(_DAY_VALUES)
 
     def start_users(self, users: Sequence[str], day: int, now: float) -> None:
         """Users whose first batch day is ``day``: memories made before it start decaying from it."""
         with self.db.tx(touches=users) as con:
-            con.execute(f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?, ? ON CONFLICT (user_id) DO NOTHING",
-                        [_ids(users, "user_id"), day, now])
+            con.execute(f"INSERT INTO {DAYS} SELECT unnest(?::VARCHAR[]), ?::BIGINT, ?::DOUBLE PRECISION "
+                        "ON CONFLICT (user_id) DO NOTHING", [_ids(users, "user_id"), int(day), float(now)])
 
     def last_days(self) -> dict[str, int]:
         with self.db.read() as con:
@@ -126,7 +163,7 @@ class MemoryBatch:
             raise InvalidInput("action", f"must be one of {OUTBOX_ACTIONS}")
         with self.db.tx(touches=(user_id,)) as con:
             con.execute(f"INSERT INTO {OUTBOX} VALUES (?, ?, ?, ?)",
-                        [validate_id(user_id, "user_id"), validate_id(memory_id, "memory_id"), action, day])
+                        [validate_id(user_id, "user_id"), validate_id(memory_id, "memory_id"), action, int(day)])
 
     def owed(self, limit: int = 10_000, actions: Sequence[str] = OUTBOX_ACTIONS) -> list[tuple[str, str, str]]:
         """(user, memory_id, action) owed, distinct; ``actions`` keeps each maintenance step to its own kinds."""
@@ -139,12 +176,12 @@ class MemoryBatch:
     def owed_count(self, actions: Sequence[str] = OUTBOX_ACTIONS) -> int:
         with self.db.read() as con:
             return int(con.execute(f"SELECT count(*) FROM (SELECT DISTINCT user_id, memory_id, action FROM {OUTBOX} "
-                                   "WHERE action IN (SELECT unnest(?::VARCHAR[])))", [list(actions)]).fetchone()[0])
+                                   "WHERE action IN (SELECT unnest(?::VARCHAR[]))) AS owed", [list(actions)]).fetchone()[0])
 
     def settle(self, done: Sequence[tuple[str, str, str]]) -> None:
         if not done:
             return
         with self.db.tx(touches={d[0] for d in done}) as con:
-            con.execute(f"DELETE FROM {OUTBOX} WHERE (user_id, memory_id, action) IN (SELECT (unnest(?::VARCHAR[]), "
-                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[])))",
+            con.execute(f"DELETE FROM {OUTBOX} WHERE (user_id, memory_id, action) IN (SELECT unnest(?::VARCHAR[]), "
+                        "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]))",
                         [[d[0] for d in done], [d[1] for d in done], [d[2] for d in done]])

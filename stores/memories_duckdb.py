@@ -19,8 +19,8 @@ the archive's own tables, stores.places.archive):
                       (re-embedding, vector payloads, graph relations): applied after the commit by the next
                       maintenance run (nodes.lifecycle.phases), idempotently, like the archive's outbox
 
-The batch reads columns as numpy arrays and writes them back by scanning numpy arrays registered on the
-connection (no per-row Python, no list conversion): a day over 1M memories is a handful of statements.
+The batch reads columns as numpy arrays and writes them back in one UPDATE from the day's arrays (scanned as
+numpy on DuckDB, unnested parameters on PostgreSQL): a day over 1M memories is a handful of statements.
 """
 
 from __future__ import annotations
@@ -70,15 +70,14 @@ class MemoryTable(MemoryBatch):
                 raise InvalidInput("category", f"must be one of {CATEGORIES}, got {row['category']!r}")
         select = ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(NEW_COLUMNS, _NEW_TYPES))
         ids = [r["memory_id"] for r in rows]
+        # RETURNING names the rows this statement inserted: a row another process inserted first is not new.
         with self.db.tx(touches={r["user_id"] for r in rows}) as con:
-            known = {r[0] for r in con.execute(
-                f"SELECT memory_id FROM {MEMORIES} WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
-            con.execute(
-                f"INSERT INTO {MEMORIES} ({', '.join(NEW_COLUMNS)}) SELECT * FROM (SELECT {select}) "
-                "ON CONFLICT (memory_id) DO NOTHING",
+            new = {r[0] for r in con.execute(
+                f"INSERT INTO {MEMORIES} ({', '.join(NEW_COLUMNS)}) SELECT * FROM (SELECT {select}) AS n "
+                "ON CONFLICT (memory_id) DO NOTHING RETURNING memory_id",
                 [[r[c] for r in rows] for c in NEW_COLUMNS],
-            )
-        return list(dict.fromkeys(i for i in ids if i not in known))
+            ).fetchall()}
+        return list(dict.fromkeys(i for i in ids if i in new))
 
     # --- relations made at encoding (F6 continues, references) -------------------------------------
     def recent_with_segments(self, user_id: str, until: float, limit: int,
@@ -121,13 +120,14 @@ class MemoryTable(MemoryBatch):
             return 0
         keys = list(wanted)
         with self.db.tx(touches=(user_id,)) as con:
-            (added,) = con.execute(
-                f"INSERT INTO {RELATIONS} SELECT ?, n.src, n.dst, n.kind, n.score, ? FROM (SELECT "
+            added = len(con.execute(
+                f"INSERT INTO {RELATIONS} SELECT ?::VARCHAR, n.src, n.dst, n.kind, n.score, ?::BIGINT FROM (SELECT "
                 "unnest(?::VARCHAR[]) AS src, unnest(?::VARCHAR[]) AS dst, unnest(?::VARCHAR[]) AS kind, "
-                f"unnest(?::DOUBLE[]) AS score) n WHERE NOT EXISTS (SELECT 1 FROM {RELATIONS} r WHERE r.user_id = ? "
-                "AND r.kind = n.kind AND ((r.src = n.src AND r.dst = n.dst) OR (r.src = n.dst AND r.dst = n.src)))",
+                f"unnest(?::DOUBLE PRECISION[]) AS score) n WHERE NOT EXISTS (SELECT 1 FROM {RELATIONS} r "
+                "WHERE r.user_id = ? AND r.kind = n.kind AND ((r.src = n.src AND r.dst = n.dst) OR "
+                "(r.src = n.dst AND r.dst = n.src))) RETURNING 1",
                 [user_id, int(day), [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys],
-                 [wanted[k] for k in keys], user_id]).fetchone()
+                 [wanted[k] for k in keys], user_id]).fetchall())
             if added:
                 con.execute(f"INSERT INTO {OUTBOX} VALUES (?, '*', 'relations', ?)", [user_id, int(day)])
         return int(added)
@@ -185,13 +185,14 @@ class MemoryTable(MemoryBatch):
         # Recall flags are no input of any in-process index: the user's write stamp stays, or every recall
         # would make the next one re-count the user's turns and segments (issue 19: ~1.6 ms a query).
         with self.db.tx() as con:
-            row = con.execute(
+            hit = con.execute(
                 f"UPDATE {MEMORIES} SET recalled = recalled OR level < 4, "
-                "revival_requested_at = CASE WHEN ? AND level = 4 AND NOT revival_requested THEN ? "
-                "ELSE revival_requested_at END, revival_requested = revival_requested OR (? AND level = 4) "
-                "WHERE user_id = ? AND memory_id IN (SELECT unnest(?::VARCHAR[]))",
-                [deliberate, now, deliberate, user_id, ids]).fetchone()
-        matched = int(row[0]) if row else 0
+                "revival_requested_at = CASE WHEN ?::BOOLEAN AND level = 4 AND NOT revival_requested "
+                "THEN ?::DOUBLE PRECISION ELSE revival_requested_at END, "
+                "revival_requested = revival_requested OR (?::BOOLEAN AND level = 4) "
+                "WHERE user_id = ? AND memory_id IN (SELECT unnest(?::VARCHAR[])) RETURNING 1",
+                [bool(deliberate), float(now), bool(deliberate), user_id, ids]).fetchall()
+        matched = len(hit)
         if matched == len(set(ids)):
             with self._flag_lock:
                 flagged = self._flagged.get(key)
@@ -241,11 +242,11 @@ class MemoryTable(MemoryBatch):
         """Remove one memory's lifecycle rows and its relations (forget); the caller removes the rest."""
         validate_id(user_id, "user_id")
         with self.db.tx(touches=(user_id,)) as con:
-            row = con.execute(f"DELETE FROM {MEMORIES} WHERE user_id = ? AND memory_id = ?",
-                              [user_id, validate_id(memory_id, "memory_id")]).fetchone()
+            gone = con.execute(f"DELETE FROM {MEMORIES} WHERE user_id = ? AND memory_id = ? RETURNING 1",
+                               [user_id, validate_id(memory_id, "memory_id")]).fetchall()
             con.execute(f"DELETE FROM {RELATIONS} WHERE user_id = ? AND (src = ? OR dst = ?)", [user_id, memory_id, memory_id])
             con.execute(f"DELETE FROM {OUTBOX} WHERE user_id = ? AND memory_id = ?", [user_id, memory_id])
-        return int(row[0]) if row else 0
+        return len(gone)
 
     # --- reads ------------------------------------------------------------------------------------
     def rows(self, user_id: str, memory_ids: Sequence[str] | None = None, level: int | None = None) -> list[dict[str, Any]]:

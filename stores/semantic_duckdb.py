@@ -67,10 +67,9 @@ class SemanticTable:
         if not ids:
             return 0
         with self.db.tx(touches=(user_id,)) as con:
-            (n,) = con.execute(f"SELECT count(*) FROM {SEMANTIC} WHERE user_id = ? AND semantic_id IN (SELECT unnest(?::VARCHAR[]))",
-                               [user_id, ids]).fetchone()
-            con.execute(f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND semantic_id IN (SELECT unnest(?::VARCHAR[]))", [user_id, ids])
-        return int(n)
+            gone = con.execute(f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND semantic_id IN "
+                               "(SELECT unnest(?::VARCHAR[])) RETURNING 1", [user_id, ids]).fetchall()
+        return len(gone)
 
     def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
         """A deleted episode leaves its clusters; a cluster left with fewer than two episodes goes."""
@@ -78,8 +77,9 @@ class SemanticTable:
         gone = [validate_id(e, "episode_ids") for e in episode_ids]
         with self.db.tx(touches=(user_id,)) as con:
             con.execute(
-                f"UPDATE {SEMANTIC} SET episode_ids = list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e)) "
-                "WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0", [gone, user_id, gone])
-            (n,) = con.execute(f"SELECT count(*) FROM {SEMANTIC} WHERE user_id = ? AND len(episode_ids) < 2", [user_id]).fetchone()
-            con.execute(f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND len(episode_ids) < 2", [user_id])
-        return int(n)
+                f"UPDATE {SEMANTIC} SET episode_ids = array(SELECT e FROM unnest(episode_ids) AS k(e) "
+                "WHERE NOT (e = ANY(?::VARCHAR[]))) WHERE user_id = ? AND episode_ids && ?::VARCHAR[]",
+                [gone, user_id, gone])
+            dropped = con.execute(f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND cardinality(episode_ids) < 2 "
+                                  "RETURNING 1", [user_id]).fetchall()
+        return len(dropped)

@@ -11,6 +11,7 @@ The table has a ``user_id`` column: erasure, backups and the residue scan cover 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import duckdb
@@ -21,6 +22,13 @@ from .ids import TURNS_TABLE, validate_id
 from .records import text_md5  # noqa: F401 - its home is records
 
 TURN_READS = "turn_reads"
+
+
+def _driver_errors() -> tuple[type[BaseException], ...]:
+    """The engines' own errors: DuckDB's, and psycopg's once a PostgreSQL connection loaded it (the embedded
+    default never imports psycopg)."""
+    psycopg = sys.modules.get("psycopg")
+    return (duckdb.Error,) + ((psycopg.Error,) if psycopg is not None else ())
 
 SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {TURN_READS} (
@@ -58,22 +66,25 @@ class TurnReadsTable:
         validate_id(user_id, "user_id")
         if not rows:
             return 0
-        ids, md5s, reads = (list(c) for c in zip(*rows))
+        last = {turn_id: (md5, read) for turn_id, md5, read in rows}  # a turn twice: its last read (one row per turn)
+        ids, md5s, reads = list(last), [v[0] for v in last.values()], [v[1] for v in last.values()]
         try:
             return self._put(user_id, reader, ids, md5s, reads)
-        except duckdb.Error as exc:  # a derived value: the caller reads the texts again next time, says so and goes on
+        except _driver_errors() as exc:  # a derived value: the caller reads the texts again next time, says so and goes on
             raise StoreUnavailable("archive", f"reads not kept: {exc}") from exc
 
     def _put(self, user_id: str, reader: str, ids: list, md5s: list, reads: list) -> int:
         with self.db.tx() as con:
             kept = con.execute(
-                f"INSERT OR REPLACE INTO {TURN_READS} (turn_id, user_id, reader, text_md5, read) "
-                f"SELECT b.turn_id, t.user_id, ?, b.md5, b.read FROM (SELECT unnest(?::VARCHAR[]) AS turn_id, "
+                f"INSERT INTO {TURN_READS} (turn_id, user_id, reader, text_md5, read) "
+                f"SELECT b.turn_id, t.user_id, ?::VARCHAR, b.md5, b.read FROM (SELECT unnest(?::VARCHAR[]) AS turn_id, "
                 f"unnest(?::VARCHAR[]) AS md5, unnest(?::VARCHAR[]) AS read) AS b "
-                f"JOIN {TURNS_TABLE} t ON t.turn_id = b.turn_id AND t.user_id = ? AND md5(t.text) = b.md5",
+                f"JOIN {TURNS_TABLE} t ON t.turn_id = b.turn_id AND t.user_id = ? AND md5(t.text) = b.md5 "
+                "ON CONFLICT (turn_id) DO UPDATE SET user_id = excluded.user_id, reader = excluded.reader, "
+                "text_md5 = excluded.text_md5, read = excluded.read RETURNING 1",
                 [reader, ids, md5s, reads, user_id],
-            ).fetchone()
-        return int(kept[0]) if kept else 0
+            ).fetchall()
+        return len(kept)
 
     @staticmethod
     def drop(con, user_id: str | None, turn_ids: Sequence[str] | None = None) -> None:
