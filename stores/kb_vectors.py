@@ -25,7 +25,7 @@ from typing import Any
 
 from . import ids
 from .errors import InvalidInput
-from .vector_filters import TENANT_FIELD, Condition, Match, PreparedPoint, batched, check_vector
+from .vector_filters import TENANT_FIELD, Condition, Match, PreparedPoint, check_vector
 from .records import KB_NAME_RE, validate_kb_name
 from .vectors_edge import EdgeVectorStore
 
@@ -84,8 +84,7 @@ class KBPointsMixin:
             doc_id = ids.validate_id(payload.get(DOC_FIELD), f"rows[{i}].doc_id")
             pid = passage_point_id(owner or "", str(payload["kb"]), doc_id, int(payload["chunk"]), int(payload["passage"]))
             points.append(PreparedPoint(pid, check_vector(vector, self.dim, f"vectors[{i}]"), payload))  # type: ignore[attr-defined]
-        for batch in batched(points, self.batch_size):  # type: ignore[attr-defined]
-            self._write(batch)  # type: ignore[attr-defined]
+        self._write_all(points)  # type: ignore[attr-defined]
         return len(points)
 
     def search_passages(self, owner: str | None, vector: Sequence[float], limit: int) -> list[tuple[float, dict]]:
@@ -164,11 +163,7 @@ class KBCollections:
 
     def existing(self) -> list[tuple[str, bool]]:
         """(kb, per user) of every KB collection the engine holds for this embedder."""
-        if self.client is None:
-            names = [p.name for p in self.root.iterdir() if p.is_dir()] if self.root.is_dir() else []
-        else:
-            names = [c.name for c in self.client.get_collections().collections]
-        found = [parse_kb_collection(n, self.embedder_name, self.dim) for n in names]
+        found = [parse_kb_collection(n, self.embedder_name, self.dim) for n in self._names()]
         return sorted(f for f in found if f is not None)
 
     def exists(self, kb: str, per_user: bool) -> bool:
@@ -176,9 +171,25 @@ class KBCollections:
         with self._lock:
             if name in self._open:
                 return True
+        return self._has(name)
+
+    # --- the engine: qdrant-edge shards under ``root``, or the Qdrant of ``client`` ---------------------
+    def _names(self) -> list[str]:
+        if self.client is None:
+            return [p.name for p in self.root.iterdir() if p.is_dir()] if self.root.is_dir() else []
+        return [c.name for c in self.client.get_collections().collections]
+
+    def _has(self, name: str) -> bool:
         if self.client is None:
             return (self.root / name).is_dir()
         return bool(self.client.collection_exists(name))
+
+    def _make(self, name: str):
+        if self.client is None:
+            return EdgeKBVectors(self.root / name, name, self.dim, self.embedder_name,
+                                 batch_size=self.batch_size, **self.edge_options)
+        return client_kb_vectors()(self.client, name, self.dim, self.embedder_name,
+                                   batch_size=self.batch_size, close_client=False)
 
     def get(self, kb: str, per_user: bool, *, create: bool = True):
         """The KB's store, opened once; None when it does not exist and ``create`` is false."""
@@ -189,12 +200,7 @@ class KBCollections:
                 return store
             if not create and not self.exists(kb, per_user):
                 return None
-            if self.client is None:
-                store = EdgeKBVectors(self.root / name, name, self.dim, self.embedder_name,
-                                      batch_size=self.batch_size, **self.edge_options)
-            else:
-                store = client_kb_vectors()(self.client, name, self.dim, self.embedder_name,
-                                            batch_size=self.batch_size, close_client=False)
+            store = self._make(name)
             store.per_user = per_user
             self._open[name] = store
             return store
@@ -220,3 +226,42 @@ class KBCollections:
             store.close()
         if self.client is not None and self.owns_client:
             self.client.close()
+
+
+def pg_kb_vectors():
+    """The pgvector class of one KB's passages (imported on demand: the embedded default never loads psycopg)."""
+    from .vectors_pg import PgVectorStore
+
+    class PgKBVectors(KBPointsMixin, PgVectorStore):
+        """Passages of one KB in a pgvector table of its own (``drop`` deletes the table)."""
+
+    return PgKBVectors
+
+
+class PgKBCollections(KBCollections):
+    """Every KB collection of one embedder as pgvector tables, all on one pool (``vectors_pg.open_pool``)."""
+
+    def __init__(self, embedder_name: str, dim: int, pool, *, batch_size: int = 100, owns_pool: bool = True):
+        self.embedder_name, self.dim, self.root, self.client = embedder_name, dim, None, None
+        self.batch_size, self.edge_options, self.owns_client = batch_size, {}, False
+        self.pool, self.owns_pool = pool, owns_pool
+        self.backend = "pgvector"
+        self._open: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    def _names(self) -> list[str]:
+        from .vectors_pg import collection_names
+
+        return collection_names(self.pool)
+
+    def _has(self, name: str) -> bool:
+        return name in self._names()
+
+    def _make(self, name: str):
+        return pg_kb_vectors()(self.pool, name, self.dim, self.embedder_name, batch_size=self.batch_size,
+                               owns_pool=False)
+
+    def close(self) -> None:
+        super().close()
+        if self.owns_pool:
+            self.pool.close()

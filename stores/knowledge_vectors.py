@@ -71,8 +71,7 @@ class KnowledgePointsMixin:
             payload = _payload(user_id, item, f"items[{i}]")
             pid = knowledge_point_id(user_id, payload["item_id"])
             points[pid] = PreparedPoint(pid, check_vector(vector, self.dim, f"vectors[{i}]"), payload)  # type: ignore[attr-defined]
-        for batch in batched(list(points.values()), self.batch_size):  # type: ignore[attr-defined]
-            self._write(batch)  # type: ignore[attr-defined]
+        self._write_all(list(points.values()))  # type: ignore[attr-defined]
         return len(points)
 
     def delete(self, user_id: str, item_ids: Sequence[str]) -> int:  # type: ignore[override]
@@ -131,3 +130,13 @@ def client_knowledge_vectors():
         """Knowledge points on a Qdrant server (or qdrant-client's local mode)."""
 
     return ClientKnowledgeVectors
+
+
+def pg_knowledge_vectors():
+    """The pgvector class (imported on demand: the embedded default never loads psycopg)."""
+    from .vectors_pg import PgVectorStore
+
+    class PgKnowledgeVectors(KnowledgePointsMixin, PgVectorStore):
+        """Knowledge points in a pgvector table."""
+
+    return PgKnowledgeVectors

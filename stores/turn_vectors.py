@@ -16,7 +16,7 @@ import numpy as np
 
 from . import ids
 from .models import VectorHit
-from .vector_filters import TENANT_FIELD, PreparedPoint, batched, check_id_list, check_vector, user_conditions
+from .vector_filters import TENANT_FIELD, PreparedPoint, check_id_list, check_vector, user_conditions
 from .records import passage_point_id, turn_point_id  # noqa: F401 - their home is records
 from .vectors_edge import EdgeVectorStore, _edge_filter
 
@@ -60,8 +60,7 @@ class TurnPointsMixin:
             if passage is not None:
                 payload["passage"] = int(passage)
             points[pid] = PreparedPoint(pid, check_vector(vector, self.dim, f"vectors[{i}]"), payload)  # type: ignore[attr-defined]
-        for batch in batched(list(points.values()), self.batch_size):  # type: ignore[attr-defined]
-            self._write(batch)  # type: ignore[attr-defined]
+        self._write_all(list(points.values()))  # type: ignore[attr-defined]
         return len(points)
 
 
@@ -148,3 +147,25 @@ def client_turn_vectors():
             return out
 
     return ClientTurnVectors
+
+
+def pg_turn_vectors():
+    """The pgvector class (imported on demand: the embedded default never loads psycopg)."""
+    from .vectors_pg import PgVectorStore
+
+    class PgTurnVectors(TurnPointsMixin, PgVectorStore):
+        """Turn points in a pgvector table."""
+
+        def search_point_ids(self, user_id, vector, limit):
+            self._require_open()
+            conditions = user_conditions(user_id)
+            query = check_vector(vector, self.dim, "vector")
+            if limit <= 0:
+                return []
+            return [(pid, score) for pid, score, _ in self._query(query, conditions, limit, [TENANT_FIELD])]
+
+        def vectors_of(self, user_id, turn_ids):
+            wanted = {turn_point_id(user_id, t): t for t in dict.fromkeys(turn_ids)}
+            return {wanted[pid]: vec for pid, vec in self.vectors_by_id(user_id, list(wanted)).items()}
+
+    return PgTurnVectors

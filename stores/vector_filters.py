@@ -49,6 +49,11 @@ class VectorStoreBase(ABC):
     @abstractmethod
     def _write(self, points: Sequence[PreparedPoint]) -> None: ...
 
+    def _write_all(self, points: Sequence[PreparedPoint]) -> None:
+        """Write checked points in batches of ``batch_size``; an engine with transactions writes them at once."""
+        for batch in batched(points, self.batch_size):
+            self._write(batch)
+
     @abstractmethod
     def _query(
         self, vector: list[float], conditions: list[Condition], limit: int, fields: Sequence[str] | None = None
@@ -96,8 +101,7 @@ class VectorStoreBase(ABC):
             if not isinstance(p, PreparedPoint) or not isinstance(p.payload, dict):
                 raise InvalidInput(f"points[{i}]", "must be a PreparedPoint with a dict payload")
             checked.append(PreparedPoint(p.point_id, check_vector(p.vector, self.dim, f"points[{i}].vector"), p.payload))
-        for batch in batched(checked, self.batch_size):
-            self._write(batch)
+        self._write_all(checked)
         return len(checked)
 
     def search_where(self, vector: Sequence[float], conditions: Sequence[Condition], limit: int) -> list[tuple[str, float, dict]]:
@@ -132,9 +136,7 @@ class VectorStoreBase(ABC):
 
     def upsert(self, records: Sequence[SegmentRecord]) -> None:
         self._require_open()
-        points = prepare_points(records, self.dim)
-        for batch in batched(points, self.batch_size):
-            self._write(batch)
+        self._write_all(prepare_points(records, self.dim))
 
     def search(
         self, user_id: str, vector: Sequence[float], limit: int, character: str | None = None,

@@ -1,7 +1,8 @@
 """One conformance suite for every VectorStore adapter, each on its real engine.
 
 qdrant-edge runs in-process in a temp dir; the qdrant-client adapter runs against qdrant-client's local mode
-(``QdrantClient(path=tmp)``), the only Qdrant engine reachable without a server binary.
+(``QdrantClient(path=tmp)``), the only Qdrant engine reachable without a server binary; the pgvector adapter runs
+on a private PostgreSQL (tests.pg_server), a database per test.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from lumina_memory.stores.models import SegmentRecord
 from lumina_memory.stores.protocols import VectorStore
 from lumina_memory.stores.vectors_client import ClientVectorStore
 from lumina_memory.stores.vectors_edge import EdgeVectorStore
+from lumina_memory.stores.vectors_pg import PgVectorStore
+from tests.pg_server import pg_server, pg_uri  # noqa: F401
 
 DIM = 16
 EMBEDDER = "test-embedder"
@@ -34,14 +37,24 @@ def _open_client(root: Path, dim: int = DIM, embedder: str = EMBEDDER, collectio
     return ClientVectorStore.local(root / "qdrant-local", collection, dim, embedder)
 
 
-@pytest.fixture(params=["edge", "client"])
+def _open_pg(uri: str, dim: int = DIM, embedder: str = EMBEDDER, collection: str = COLLECTION) -> VectorStore:
+    return PgVectorStore.from_uri(uri, collection, dim, embedder, timeout=10)
+
+
+def _place(request: pytest.FixtureRequest, tmp_path: Path, kind: str) -> object:
+    """Where a store of ``kind`` lives: the test's tmp dir, or a database of its own on the private PostgreSQL."""
+    return request.getfixturevalue("pg_uri") if kind == "pgvector" else tmp_path
+
+
+@pytest.fixture(params=["edge", "client", "pgvector"])
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """open(**kw) -> a store on this test's tmp dir; every store it opened is closed at teardown."""
-    raw = _open_edge if request.param == "edge" else _open_client
+    """open(**kw) -> a store on this test's tmp dir (or database); every store it opened is closed at teardown."""
+    raw = {"edge": _open_edge, "client": _open_client, "pgvector": _open_pg}[request.param]
+    where = _place(request, tmp_path, request.param)
     opened: list[VectorStore] = []
 
     def open_(**kw: object) -> VectorStore:
-        store = raw(tmp_path, **kw)  # type: ignore[arg-type]
+        store = raw(where, **kw)  # type: ignore[arg-type]
         opened.append(store)
         return store
 
@@ -85,7 +98,7 @@ def record(user: str, n: int, vector: list[float], characters: list[str] | None 
 
 def test_is_a_vector_store(store: VectorStore) -> None:
     assert isinstance(store, VectorStore)
-    assert store.backend in {"qdrant-edge", "qdrant"}
+    assert store.backend in {"qdrant-edge", "qdrant", "pgvector"}
     assert store.info() == {
         "collection": COLLECTION, "embedder": EMBEDDER, "dim": DIM, "points": 0, "backend": store.backend
     }
@@ -178,7 +191,12 @@ def test_persists_across_close_and_reopen(opener: Opener) -> None:
 
 
 def test_second_open_is_refused_clearly(opener: Opener) -> None:
-    opener()
+    first = opener()
+    if first.backend == "pgvector":
+        # A server is shared by design: a second handle (another process's) opens and sees the first's writes.
+        first.upsert([record("alice", 1, unit(np.random.default_rng(1)))])
+        assert opener().count("alice") == 1
+        return
     with pytest.raises(DataDirLocked):
         opener()
 
@@ -209,9 +227,12 @@ def test_bad_vectors_rejected_before_any_write(store: VectorStore) -> None:
         store.search("../etc", unit(rng), limit=3)
 
 
-def test_unreachable_server_is_store_unavailable() -> None:
+def test_unreachable_server_is_store_unavailable(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable) as err:
         ClientVectorStore.from_url("http://127.0.0.1:9", None, COLLECTION, DIM, EMBEDDER, timeout=2)
+    assert err.value.tier == "long-term"
+    with pytest.raises(StoreUnavailable, match="PostgreSQL") as err:  # a socket folder with no server in it
+        PgVectorStore.from_uri(f"postgresql://postgres@/lumina?host={tmp_path}", COLLECTION, DIM, EMBEDDER, timeout=2)
     assert err.value.tier == "long-term"
 
 
@@ -462,13 +483,15 @@ def test_max_level_holds_through_the_vector_index(tmp_path: Path) -> None:
         store.close()
 
 
-@pytest.fixture(params=["edge", "client"])
+@pytest.fixture(params=["edge", "client", "pgvector"])
 def turn_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
-    from lumina_memory.stores.turn_vectors import EdgeTurnVectors, client_turn_vectors
+    from lumina_memory.stores.turn_vectors import EdgeTurnVectors, client_turn_vectors, pg_turn_vectors
 
     collection = ids.collection_name("turns", EMBEDDER, DIM)
     if request.param == "edge":
         store = EdgeTurnVectors(tmp_path / "turns", collection, DIM, EMBEDDER)
+    elif request.param == "pgvector":
+        store = pg_turn_vectors().from_uri(request.getfixturevalue("pg_uri"), collection, DIM, EMBEDDER)
     else:
         store = client_turn_vectors().local(tmp_path / "turns-local", collection, DIM, EMBEDDER)
     yield store
@@ -495,13 +518,15 @@ def test_turn_delete_removes_only_those_turns_of_that_user(turn_store) -> None:
 
 
 # --- knowledge points (issue 18) ---------------------------------------------------------------------
-@pytest.fixture(params=["edge", "client"])
+@pytest.fixture(params=["edge", "client", "pgvector"])
 def knowledge_store(request: pytest.FixtureRequest, tmp_path: Path):
-    from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
+    from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors, pg_knowledge_vectors
 
     collection = ids.collection_name("knowledge", EMBEDDER, DIM)
     if request.param == "edge":
         store = EdgeKnowledgeVectors(tmp_path / "knowledge", collection, DIM, EMBEDDER)
+    elif request.param == "pgvector":
+        store = pg_knowledge_vectors().from_uri(request.getfixturevalue("pg_uri"), collection, DIM, EMBEDDER)
     else:
         store = client_knowledge_vectors().local(tmp_path / "knowledge-local", collection, DIM, EMBEDDER)
     yield store
@@ -587,7 +612,9 @@ def test_turn_search_finds_nearest_first_and_one_users_only(turn_store) -> None:
 
 
 def _copy_target(store: VectorStore, where: Path) -> VectorStore:
-    """An empty store of the same adapter and collection in another folder."""
+    """An empty store of the same adapter and collection in another folder (pgvector: another collection)."""
+    if store.backend == "pgvector":
+        return _open_pg(store._pool.conninfo, collection=ids.collection_name("copy", EMBEDDER, DIM))  # type: ignore[attr-defined]
     return (_open_edge if store.backend == "qdrant-edge" else _open_client)(where)
 
 
