@@ -4,10 +4,12 @@ import logging
 
 
 def _finish_interrupted_erasures(services) -> None:
-    # Cheap when nothing is pending (a stat); graphs.erase and its imports load only when something is.
+    # Cheap when nothing is pending (a stat, or one row in server mode); graphs.erase and its imports load only
+    # when something is.
     from lumina_memory.stores.erasure import erasures_in_progress
+    from lumina_memory.stores.shared_state import shared_state_of
 
-    if erasures_in_progress(services.settings.resolved_data_dir()):
+    if erasures_in_progress(shared_state_of(services)):
         from lumina_memory.stores.errors import StoreUnavailable
 
         from .erase import finish_interrupted_erasures

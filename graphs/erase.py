@@ -28,7 +28,8 @@ from lumina_memory.stores.erasure import (
 )
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.ledger import LEDGER_FILE, Ledger, location_ledger, read_file_ledger, write_file_ledger
-from lumina_memory.stores.secret import data_dir_secret
+from lumina_memory.stores.secret import memory_secret
+from lumina_memory.stores.shared_state import shared_state_of
 
 from .registry import open_registry
 
@@ -54,7 +55,7 @@ def open_backup_location(services: Services, where: str):
 def erasure_locations(services: Services, explicit: Sequence[str] | None = None) -> list[str]:
     """Every location an erasure must reach: the configured one, each this data dir ever wrote to or
     restored from (stores.known_locations), and any passed explicitly."""
-    wanted = [default_backup_location(services), *known_locations.known(services.settings.resolved_data_dir()),
+    wanted = [default_backup_location(services), *known_locations.known(shared_state_of(services)),
               *(explicit or [])]
     out: list[str] = []
     for where in wanted:
@@ -97,10 +98,10 @@ def scrub_location(services: Services, places, where: str, user_id: str) -> dict
 
 def retry_owed(services: Services, places, *, skip: str | None = None) -> dict[str, Any]:
     """Retry the erasures an unreachable location is still owed; returns what was done and what is still owed."""
-    data_dir = services.settings.resolved_data_dir()
+    state = shared_state_of(services)
     done: dict[str, int] = {}
     still: dict[str, str] = {}
-    for where, users in known_locations.owed(data_dir).items():
+    for where, users in known_locations.owed(state).items():
         for user_id in users:
             if user_id == skip:
                 continue
@@ -109,13 +110,13 @@ def retry_owed(services: Services, places, *, skip: str | None = None) -> dict[s
             except Exception as exc:  # noqa: BLE001 - still unreachable: stays owed and is said so
                 still[where] = _failure(exc)
                 break
-            known_locations.paid(data_dir, where, user_id)
+            known_locations.paid(state, where, user_id)
             done[where] = done.get(where, 0) + 1
     return {"retried": done, "still_owed": still}
 
 
 def audit_log(services: Services) -> AuditTrail:
-    return open_audit_log(services.stores.archive, data_dir_secret(services.settings.resolved_data_dir()))
+    return open_audit_log(services.stores.archive, memory_secret(services.settings))
 
 
 def erase_plan(services: Services, user_id: str, *, store=None, checkpoints: Path | None = None,
@@ -123,7 +124,7 @@ def erase_plan(services: Services, user_id: str, *, store=None, checkpoints: Pat
     validate_id(user_id, "user_id")
     with open_registry(services, store=store, checkpoints=checkpoints, extra_places=extra_places) as places:
         counts = plan(places, user_id)
-    key = data_dir_secret(services.settings.resolved_data_dir())
+    key = memory_secret(services.settings)
     token, expiry = make_token(key, user_id, services.settings.erase_token_ttl_seconds)
     return {"user_id": user_id, "counts": counts, "token": token, "expires_at": expiry}
 
@@ -139,18 +140,18 @@ def erase_user(
     The report's ``unreachable`` names each location that could not be reached: owed, and retried by the
     next erasure or backup."""
     validate_id(user_id, "user_id")
-    data_dir = services.settings.resolved_data_dir()
-    check_token(data_dir_secret(data_dir), user_id, token, consume_in=data_dir)  # a token erases once
+    check_token(memory_secret(services.settings), user_id, token,
+                consume_in=shared_state_of(services))  # a token erases once, whichever process presents it
     return _erase_everywhere(services, user_id, actor=actor, store=store, checkpoints=checkpoints,
                              backup_locations=backup_locations, extra_places=extra_places)
 
 
 def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=None, checkpoints: Path | None = None,
                       backup_locations: list[str] | None = None, extra_places: Sequence = ()) -> dict[str, Any]:
-    data_dir = services.settings.resolved_data_dir()
+    data_dir, state = services.settings.resolved_data_dir(), shared_state_of(services)
     # Marked before anything goes: until the mark is cleared nothing is ingested for the id, and the next
     # open finishes the erasure (finish_interrupted_erasures).
-    mark_erasure_started(data_dir, user_id)
+    mark_erasure_started(state, user_id)
     # The ledgers first: an erasure that dies half-way must still keep restores from resurrecting the user.
     ledger = read_file_ledger(data_dir)
     ledger.add(user_id)
@@ -158,7 +159,7 @@ def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=Non
     wheres = erasure_locations(services, backup_locations)
     # Owed first: were the process to die below, the next erasure or backup retries every location.
     for where in wheres:
-        known_locations.owe(data_dir, where, user_id)
+        known_locations.owe(state, where, user_id)
     # Each location's ledger before anything is scrubbed: a restore from it keeps the user out even if
     # this process dies half-way.
     unreachable: dict[str, str] = {}
@@ -180,7 +181,7 @@ def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=Non
                 unreachable[where] = _failure(exc)
                 continue
             in_backups[where], partials[where] = scrubbed["snapshots"], scrubbed["partials"]
-            known_locations.paid(data_dir, where, user_id)
+            known_locations.paid(state, where, user_id)
         retried = retry_owed(services, places, skip=user_id)
     if unreachable:
         log.warning("erasure could not reach %d backup location(s); owed and retried by the next erasure or "
@@ -189,14 +190,14 @@ def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=Non
                          "backups": {url: sum(v.values()) for url, v in in_backups.items()},
                          "unreachable": sorted(unreachable)}, sort_keys=True)
     audit_log(services).append("user_erased", actor, user_id, detail)
-    mark_erasure_finished(data_dir, user_id)
+    mark_erasure_finished(state, user_id)
     return {"removed": removed, "backups": in_backups, "partials": partials, "unreachable": unreachable,
             "owed_retried": retried}
 
 
 def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: Path | None = None) -> list[str]:
     """Complete every erasure a dead process left half-done (its confirmation was given then); the users."""
-    users = erasures_in_progress(services.settings.resolved_data_dir())
+    users = erasures_in_progress(shared_state_of(services))
     for user_id in users:
         log.warning("finishing the interrupted erasure of a user (audit log has the keyed id)")
         _erase_everywhere(services, user_id, actor="recovery: interrupted erasure", store=store, checkpoints=checkpoints)
@@ -235,7 +236,7 @@ def restore_ledgers(services: Services, location, manifests: Sequence[dict]) -> 
 
     from_data_dir(data_dir)
     from_location(location.url)
-    for where in known_locations.known(data_dir):
+    for where in known_locations.known(shared_state_of(services)):
         from_location(where)
     for manifest in manifests:
         source = manifest.get("source") or {}
@@ -274,11 +275,12 @@ def backup_now(services: Services, where: str | None = None, *, groups=None, act
     byte goes out (erasure reaches it), and erasures owed to unreachable locations are retried first."""
     location = open_backup_location(services, where or default_backup_location(services))
     data_dir = services.settings.resolved_data_dir()
-    known_locations.remember(data_dir, location.url)
+    state = shared_state_of(services)
+    known_locations.remember(state, location.url)
     meta = {"backends": services.stores.backends,
-            "source": {"data_dir": str(data_dir.resolve()), "locations": known_locations.known(data_dir)}}
+            "source": {"data_dir": str(data_dir.resolve()), "locations": known_locations.known(state)}}
     with open_registry(services, store=store, checkpoints=checkpoints) as places:
-        retried = retry_owed(services, places) if known_locations.owed(data_dir) else None
+        retried = retry_owed(services, places) if known_locations.owed(state) else None
         manifest = backups.take_backup(places, location, groups=groups, meta=meta)
     counts = {name: entry["count"] for name, entry in manifest["places"].items()}
     audit_log(services).append("backup", actor, None, json.dumps({"location": location.url, "snapshot": manifest["id"],
@@ -313,10 +315,11 @@ def restore_from(services: Services, where: str, snapshot_id: str | None = None,
     backups.write_restore_mark(data_dir, mark)  # before the first write: a killed restore is seen and resumed
     manifests = [json.loads(location.manifest_text(sid)) for sid in sorted(set(mark["chosen"].values()))]
     # The restored users' data is at the location (and at the source's): erasures here must reach them.
-    known_locations.remember(data_dir, location.url, "restore")
+    state = shared_state_of(services)
+    known_locations.remember(state, location.url, "restore")
     for manifest in manifests:
         for other in (manifest.get("source") or {}).get("locations", []):
-            known_locations.remember(data_dir, other, "restore source")
+            known_locations.remember(state, other, "restore source")
     ledgers = restore_ledgers(services, location, manifests)
     is_erased = lambda user_id: any(user_id in ledger for _, ledger in ledgers["applied"])  # noqa: E731
 

@@ -21,6 +21,7 @@ from lumina_memory.nodes.ingest_turn import check_reuse, check_run_input
 from lumina_memory.nodes.input_check import check_owner, thread_owner
 from lumina_memory.nodes.validate import redact_run_input, redaction_kinds
 from lumina_memory.stores.erasure import refuse_while_erasing
+from lumina_memory.stores.shared_state import open_shared_state
 
 from .context import RunContext
 
@@ -61,7 +62,7 @@ class GuardedGraph(CompiledStateGraph):
         user_id = _user_id(config, context)
         if settings is not None:
             check_run_input(input, user_id, settings)
-            refuse_while_erasing(settings.resolved_data_dir(), user_id)
+            refuse_while_erasing(open_shared_state(settings), user_id)  # any process's erasure
         return user_id if self._has_thread(config) else None
 
     def _redacted(self, input: Any) -> Any:

@@ -1,26 +1,38 @@
-"""The maintenance graph's run state, and what its steps last did, kept in ``<data_dir>/maintenance-state.json``
-(one process owns a data dir)."""
+"""The maintenance graph's run state, and what its steps last did: the document ``maintenance-state.json`` of
+the memory's shared state (stores.shared_state: the data dir's file, or a row on the server mode's PostgreSQL
+that every worker reads and updates atomically)."""
 
 from __future__ import annotations
 
-import json
 import operator
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
-from lumina_memory.stores.backup_location import LocalLocation
+from lumina_memory.stores.shared_state import shared_state_of
 
 STATE_FILE = "maintenance-state.json"
 
 
 def load_state(services) -> dict[str, Any]:
-    text = LocalLocation(services.settings.resolved_data_dir()).read_text(STATE_FILE)
-    return json.loads(text) if text else {}
+    return dict(shared_state_of(services).read(STATE_FILE) or {})
 
 
 def save_state(services, state: dict[str, Any]) -> None:
-    LocalLocation(services.settings.resolved_data_dir()).write_text(STATE_FILE, json.dumps(state, indent=1, sort_keys=True))
+    shared_state_of(services).write(STATE_FILE, state)
+
+
+def update_state(services, key: str, changes: dict[str, Any], *, replace: bool = False) -> dict[str, Any]:
+    """Merge ``changes`` into the saved ``key`` entry (``replace``: put them in its place) in one atomic
+    read-modify-write of the shared state: steps and workers that run at once change different entries, and none
+    writes back another's older copy. The whole state after the change."""
+
+    def change(state: dict[str, Any] | None) -> dict[str, Any]:
+        state = dict(state or {})
+        state[key] = dict(changes) if replace else {**state.get(key, {}), **changes}
+        return state
+
+    return shared_state_of(services).update(STATE_FILE, change)
 
 
 def _merge(a: dict, b: dict) -> dict:

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from .maintenance_state import load_state, save_state
+from .maintenance_state import load_state, update_state
 
 log = logging.getLogger("lumina.maintenance")
 STATE_KEY = "vector_indexes"  # collection -> points left unindexed by its last build
@@ -40,5 +40,5 @@ def build_due_indexes(services, *, force: bool = False) -> dict[str, Any]:
         log.info("vector index built %s", built)
         report["built"].append(built)
     if report["built"]:
-        save_state(services, {**load_state(services), STATE_KEY: left_after})
+        update_state(services, STATE_KEY, left_after, replace=True)
     return report

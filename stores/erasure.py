@@ -2,27 +2,28 @@
 
 A token is bound to one user, expires, and works once: ``<expiry epoch>.<nonce><HMAC(secret,
 user|expiry|nonce)>`` (16 + 32 hex digits) with the data directory's secret, so a token shown for "alice" cannot erase
-"alice2", an old one cannot be replayed, and one that erased is refused the next time: the data directory
-keeps a record of each used token (its signature, never the user) until well after its expiry.
+"alice2", an old one cannot be replayed, and one that erased is refused the next time: the memory's shared
+state (stores.shared_state) keeps a record of each used token (its signature, never the user) until well after
+its expiry.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import os
 import re
 import secrets
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from .errors import InvalidInput
 from .ids import validate_id
+from .shared_state import SharedState, as_shared_state
 
-# One empty file per used token, named <expiry>.<signature>: created with O_EXCL, so of two processes or
-# threads presenting the same token at once exactly one gets to erase.
+# One claim per used token, keyed <expiry>.<signature> (an empty file created with O_EXCL in the data dir, a
+# primary-key row in the server mode): of two processes or threads presenting the same token at once exactly one
+# gets to erase.
 USED_TOKENS_DIR = "erase-tokens-used"
 # Records are kept this long past their token's expiry (a clock set back a little must not revive a token).
 USED_TOKEN_KEEP_SECONDS = 86_400
@@ -43,9 +44,10 @@ def make_token(key: bytes, user_id: str, ttl_seconds: int, now: float | None = N
 
 
 def check_token(key: bytes, user_id: str, token: object, now: float | None = None, *,
-                consume_in: str | os.PathLike[str] | None = None) -> None:
+                consume_in: SharedState | str | os.PathLike[str] | None = None) -> None:
     """Raises InvalidInput('token', ...) unless ``token`` was made for ``user_id`` and has not expired.
-    With ``consume_in`` (the data dir), the token is also used up there: refused if it was used before."""
+    With ``consume_in`` (the memory's SharedState, or a data dir), the token is also used up there: refused if
+    it was used before, by this process or any other."""
     parts = token.split(".") if isinstance(token, str) else []
     if len(parts) != 2 or not _TOKEN_TAIL.fullmatch(parts[1]):
         raise InvalidInput("token", "is not an erase confirmation token; run `erase --user ID` first")
@@ -56,28 +58,17 @@ def check_token(key: bytes, user_id: str, token: object, now: float | None = Non
     if int(expiry_text) < current:
         raise InvalidInput("token", "has expired; run `erase --user ID` again for a new one")
     if consume_in is not None:
-        _use_up(Path(consume_in), int(expiry_text), signature, current)
+        _use_up(consume_in, int(expiry_text), signature, current)
 
 
-def _use_up(data_dir: Path, expiry: int, signature: str, now: float) -> None:
-    folder = data_dir / USED_TOKENS_DIR
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        fd = os.open(folder / f"{expiry}.{signature}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+def _use_up(where, expiry: int, signature: str, now: float) -> None:
+    state = as_shared_state(where)
+    if not state.claim(USED_TOKENS_DIR, f"{expiry}.{signature}"):
         raise InvalidInput("token", "was already used to erase: a token works once; run `erase --user ID` "
-                           "again for a new one") from None
-    os.fsync(fd)
-    os.close(fd)
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)  # the record survives a crash that follows the erasure's first step
-    finally:
-        os.close(dir_fd)
-    for name in os.listdir(folder):
-        head = name.split(".", 1)[0]
-        if head.isdigit() and int(head) + USED_TOKEN_KEEP_SECONDS < now:
-            (folder / name).unlink(missing_ok=True)
+                           "again for a new one")
+    state.drop_claims(USED_TOKENS_DIR, [
+        name for name in state.claims(USED_TOKENS_DIR)
+        if name.split(".", 1)[0].isdigit() and int(name.split(".", 1)[0]) + USED_TOKEN_KEEP_SECONDS < now])
 
 
 def plan(places: Sequence, user_id: str) -> dict[str, int]:
@@ -96,43 +87,28 @@ def erase_places(places: Sequence, user_id: str) -> dict[str, int]:
 
 
 # An erasure in progress, by clear id: an erasure killed half-way (kill -9, power) must be finished before
-# the user's id is used again, or a flush of the thread's open turns would archive them anew. The file lives
-# only while an erasure runs; the ids in it are about to be erased anyway, and it is private (0600).
+# the user's id is used again, or a flush of the thread's open turns would archive them anew. The document lives
+# only while an erasure runs; the ids in it are about to be erased anyway, and it is private (a 0600 file, or a
+# row of the server mode's shared state that every process's input guard reads).
 IN_PROGRESS_FILE = "erasures-in-progress.json"
 
 
-def _in_progress_path(data_dir) -> Path:
-    return Path(data_dir) / IN_PROGRESS_FILE
+def erasures_in_progress(where) -> list[str]:
+    """The users whose erasure is unfinished; ``where`` the memory's SharedState or a data dir."""
+    return sorted(as_shared_state(where).read(IN_PROGRESS_FILE) or [])
 
 
-def erasures_in_progress(data_dir) -> list[str]:
-    path = _in_progress_path(data_dir)
-    try:
-        return sorted(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        return []
+def mark_erasure_started(where, user_id: str) -> None:
+    as_shared_state(where).update(IN_PROGRESS_FILE, lambda users: sorted({*(users or []), user_id}))
 
 
-def _write_in_progress(data_dir, users: list[str]) -> None:
-    from .backup_location import LocalLocation
-
-    if users:
-        LocalLocation(_in_progress_path(data_dir).parent).write_text(IN_PROGRESS_FILE, json.dumps(sorted(set(users))))
-    else:
-        _in_progress_path(data_dir).unlink(missing_ok=True)
+def mark_erasure_finished(where, user_id: str) -> None:
+    as_shared_state(where).update(IN_PROGRESS_FILE, lambda users: sorted(set(users or []) - {user_id}) or None)
 
 
-def mark_erasure_started(data_dir, user_id: str) -> None:
-    _write_in_progress(data_dir, [*erasures_in_progress(data_dir), user_id])
-
-
-def mark_erasure_finished(data_dir, user_id: str) -> None:
-    _write_in_progress(data_dir, [u for u in erasures_in_progress(data_dir) if u != user_id])
-
-
-def refuse_while_erasing(data_dir, user_id: object) -> None:
+def refuse_while_erasing(where, user_id: object) -> None:
     """InvalidInput('user_id') while an erasure of the user is unfinished."""
-    if isinstance(user_id, str) and user_id in erasures_in_progress(data_dir):
+    if isinstance(user_id, str) and user_id in erasures_in_progress(where):
         raise InvalidInput(
             "user_id", f"{user_id!r} is being erased (an erasure was interrupted): it is finished when the memory "
             "next opens (or run `lumina-memory erase --user ID` again); nothing is ingested for this id until then"

@@ -48,6 +48,13 @@ class LuminaSettings(BaseSettings, RecallSettings):
         "archive and its tables, pgvector unless QDRANT_URL is set, the graph unless NEO4J_URI is set; no data-dir "
         "lock, any number of processes. Unset: embedded engines in the data dir.",
     )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="The memory's secret in server mode (DATABASE_URI set; required there): signs erase tokens, keys "
+        "the audit chain and the hashes standing for user ids. Every process of the memory sets the same value: 64 "
+        "hex digits (a data dir's lumina.secret, to keep its tokens and chain) or any text of 32+ characters. Kept "
+        "out of the database it seals. Unset without DATABASE_URI: the data dir's lumina.secret. Env LUMINA_SECRET_KEY.",
+    )
     qdrant_url: str | None = Field(
         default=None, validation_alias=AliasChoices("QDRANT_URL", "LUMINA_QDRANT_URL"),
         description="Production Qdrant server (http(s)://host:6333). Unset: embedded qdrant-edge in the data dir.",

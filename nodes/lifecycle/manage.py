@@ -15,7 +15,7 @@ from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
 from lumina_memory.stores.factory import open_audit_log
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.protocols import MemoryLifecycleStore
-from lumina_memory.stores.secret import data_dir_secret
+from lumina_memory.stores.secret import memory_secret
 
 JSON_FIELDS = ("memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category", "decay",
                "memory_days", "recall_count", "protected", "archived", "revival_requested", "text",
@@ -98,6 +98,6 @@ def forget_memory(services, user_id: str, memory_id: str, *, actor: str = "api")
             removed["semantic"] = archive.semantic.forget_episodes(user_id, [memory_id])
     services.keyword_index.forget(user_id)
     services.turn_index.forget(user_id)
-    open_audit_log(archive, data_dir_secret(services.settings.resolved_data_dir())).append("memory_forgotten", actor, user_id,
+    open_audit_log(archive, memory_secret(services.settings)).append("memory_forgotten", actor, user_id,
                                json.dumps({"memory_id": memory_id, "removed": removed, "at": time.time()}, sort_keys=True))
     return removed
