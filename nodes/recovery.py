@@ -26,10 +26,14 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from lumina_memory.stores.errors import StoreUnavailable
+from lumina_memory.stores.leases import leases_of, skipped
 
 from .pending import DEFERRABLE, TIER_OF_STAGE, note_degraded, owed, settle
 
 log = logging.getLogger("lumina.recovery")
+RECOVERY_LEASE = "outbox-recovery"
+"""The lease (stores.leases) under which one worker at a time completes the outbox: every worker reads the same
+owed rows, so two at once would write each twice and settle each other's rows."""
 
 
 @dataclass
@@ -108,8 +112,18 @@ def _put_remaining(services, user_id: str, items: list[dict]) -> int:
     return put
 
 
-def recover(services, user_id: str | None = None, reason: str = "start-up") -> dict:
-    """Complete every derived write the outbox says is owed (all users, or one); returns counts."""
+def recover(services, user_id: str | None = None, reason: str = "start-up", *, wait: bool | float = False) -> dict:
+    """Complete every derived write the outbox says is owed (all users, or one); returns counts. Under
+    ``RECOVERY_LEASE``: when another worker holds it past ``wait``, that worker is completing the same rows,
+    and the report says ``skipped`` and why."""
+    with leases_of(services).hold(RECOVERY_LEASE, wait=wait) as got:
+        if not got:
+            log.info("recovery (%s) left to the worker holding %r", reason, RECOVERY_LEASE)
+            return skipped(RECOVERY_LEASE, wait)
+        return _recover(services, user_id, reason)
+
+
+def _recover(services, user_id: str | None, reason: str) -> dict:
     from .link_associations import link_associations
     from .upsert_long_term import upsert_long_term
 
@@ -212,7 +226,7 @@ def rederive(services, user_id: str) -> dict:
     archive.put_outbox([(user_id, r.segment_id, owed_stages, "") for r in segments])
     if hasattr(archive, "knowledge"):
         archive.knowledge.mark_unsynced(user_id)  # the knowledge tiers are derived too
-    report = recover(services, user_id, reason="rederive")
+    report = recover(services, user_id, reason="rederive", wait=True)
     rebuild_midterm(services, reason="rederive")
     return report
 
