@@ -187,7 +187,9 @@ def check_fields(fields: object, where: str) -> dict[str, Any]:
         if key == LEVEL_FIELD and (isinstance(value, bool) or not isinstance(value, int) or value not in LEVELS):
             raise InvalidInput(where, f"level must be one of {list(LEVELS)}, got {value!r}")
         try:
-            json.dumps(value, allow_nan=False)
+            json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(where, f"{key!r} is not valid Unicode (lone surrogate at position {exc.start})") from None
         except (TypeError, ValueError) as exc:
             raise InvalidInput(where, f"{key!r} must be a JSON value without NaN or infinity ({exc})") from None
         out[key] = value
