@@ -42,7 +42,13 @@ def _listening_ports(pid: int) -> set[int]:
 def absorb_handshake_hang(port: int) -> None:
     """FalkorDB 4.16 leaves the first connection after a client's GOODBYE (what ``driver.close()``
     sends) unanswered, and the neo4j driver would wait 60 s on it. A throwaway handshake takes that
-    hit instead; call this before opening a driver. Closing without GOODBYE causes no new hang."""
+    hit instead; call this before opening a driver. Closing without GOODBYE causes no new hang.
+
+    Measured limits: each connection closed with GOODBYE arms one hang (a driver that pooled three
+    leaves three; five or more exhaust the probes here), and the hang is armed when the server
+    processes the close: a server slow to do so (a loaded machine) can answer the probe first and
+    hang a later connection (1 in 30 closes with the server paused 0.2 s). So a server that later
+    tests share must never see a GOODBYE; a test that closes a driver uses a server of its own."""
     for _ in range(5):
         with socket.create_connection(("127.0.0.1", port), timeout=2) as probe:
             probe.settimeout(0.5)

@@ -332,24 +332,31 @@ def test_neo4j_unreachable_server_is_store_unavailable():
     assert info.value.tier == "graph"
 
 
-def test_neo4j_from_settings_on_falkordb_detects_its_quirks(bolt_port, bolt_driver, caplog):
-    settings = LuminaSettings(NEO4J_URI=f"bolt://127.0.0.1:{bolt_port}", NEO4J_USER=None)
-    bolt_driver.execute_query("MATCH (n) DETACH DELETE n")
-    absorb_handshake_hang(bolt_port)
-    with caplog.at_level(logging.WARNING, logger="lumina.stores.graph"):
-        graph = Neo4jGraph.from_settings(settings)
-    try:
-        assert "schema statements" in caplog.text and "splices string parameters" in caplog.text
-        assert graph.falkordb_quirks  # FalkorDB 4.16; if this fails, FalkorDB fixed its Bolt layer
-        add(graph, A, 1, [HOSTILE[0]])
-        assert graph.concepts_of(A, [seg(A, 1)]) == {seg(A, 1): [HOSTILE[0]]}
-    finally:
-        graph.close()
-        absorb_handshake_hang(bolt_port)  # close() said GOODBYE: keep the next driver from hanging
-    with pytest.raises(StoreUnavailable):
-        graph.counts()
-    with pytest.raises(InvalidInput, match="neo4j_database"):
-        Neo4jGraph(bolt_driver, database="lumina")
+def test_neo4j_from_settings_on_falkordb_detects_its_quirks(tmp_path, caplog):
+    """On a FalkorDB of its own: closing the graph closes its driver, whose GOODBYE leaves FalkorDB 4.16 unable to
+    answer a later connection's handshake (see absorb_handshake_hang), and when the server is slow to process that
+    close, the hang can outlast the absorbing probe and land on the next driver connection the module's shared
+    server opens (test_concurrent_upserts_of_one_new_segment_make_its_edges_once[neo4j] opens five at once)."""
+    with falkordb_bolt(tmp_path) as port:
+        settings = LuminaSettings(NEO4J_URI=f"bolt://127.0.0.1:{port}", NEO4J_USER=None)
+        with caplog.at_level(logging.WARNING, logger="lumina.stores.graph"):
+            graph = Neo4jGraph.from_settings(settings)
+        try:
+            assert "schema statements" in caplog.text and "splices string parameters" in caplog.text
+            assert graph.falkordb_quirks  # FalkorDB 4.16; if this fails, FalkorDB fixed its Bolt layer
+            add(graph, A, 1, [HOSTILE[0]])
+            assert graph.concepts_of(A, [seg(A, 1)]) == {seg(A, 1): [HOSTILE[0]]}
+        finally:
+            graph.close()
+        with pytest.raises(StoreUnavailable):
+            graph.counts()
+        absorb_handshake_hang(port)  # close() said GOODBYE: keep the next driver from hanging
+        driver = neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{port}", auth=None)
+        try:
+            with pytest.raises(InvalidInput, match="neo4j_database"):
+                Neo4jGraph(driver, database="lumina")
+        finally:
+            driver.close()
 
 
 def test_batch_upsert_links_within_the_batch_in_one_commit(graph):
