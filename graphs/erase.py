@@ -27,6 +27,7 @@ from lumina_memory.stores.erasure import (
     check_token, erase_places, erasures_in_progress, make_token, mark_erasure_finished, mark_erasure_started, plan,
 )
 from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.leases import LeaseBusy, leases_of
 from lumina_memory.stores.ledger import LEDGER_FILE, Ledger, location_ledger, read_file_ledger, write_file_ledger
 from lumina_memory.stores.secret import memory_secret
 from lumina_memory.stores.shared_state import shared_state_of
@@ -34,6 +35,10 @@ from lumina_memory.stores.shared_state import shared_state_of
 from .registry import open_registry
 
 log = logging.getLogger("lumina.erase")
+ERASE_WAIT = 60.0
+"""Seconds an erasure waits for the lease ``erase:<user>`` (another worker erasing the same user) at most."""
+BACKUP_WAIT = 300.0
+"""Seconds a backup waits for the lease ``backup`` (another worker's backup or pruning) at most."""
 
 
 def default_backup_location(services: Services) -> str:
@@ -140,10 +145,14 @@ def erase_user(
     The report's ``unreachable`` names each location that could not be reached: owed, and retried by the
     next erasure or backup."""
     validate_id(user_id, "user_id")
-    check_token(memory_secret(services.settings), user_id, token,
-                consume_in=shared_state_of(services))  # a token erases once, whichever process presents it
-    return _erase_everywhere(services, user_id, actor=actor, store=store, checkpoints=checkpoints,
-                             backup_locations=backup_locations, extra_places=extra_places)
+    lease = f"erase:{user_id}"
+    with leases_of(services).hold(lease, wait=ERASE_WAIT) as got:
+        if not got:  # before the token is spent: the caller may try again with it
+            raise LeaseBusy(lease, ERASE_WAIT, "erasing this user")
+        check_token(memory_secret(services.settings), user_id, token,
+                    consume_in=shared_state_of(services))  # a token erases once, whichever process presents it
+        return _erase_everywhere(services, user_id, actor=actor, store=store, checkpoints=checkpoints,
+                                 backup_locations=backup_locations, extra_places=extra_places)
 
 
 def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=None, checkpoints: Path | None = None,
@@ -196,12 +205,22 @@ def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=Non
 
 
 def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: Path | None = None) -> list[str]:
-    """Complete every erasure a dead process left half-done (its confirmation was given then); the users."""
-    users = erasures_in_progress(shared_state_of(services))
-    for user_id in users:
-        log.warning("finishing the interrupted erasure of a user (audit log has the keyed id)")
-        _erase_everywhere(services, user_id, actor="recovery: interrupted erasure", store=store, checkpoints=checkpoints)
-    return users
+    """Complete every erasure a dead process left half-done (its confirmation was given then); the users
+    finished here. One another worker is finishing (it holds ``erase:<user>``) is left to it."""
+    state = shared_state_of(services)
+    finished = []
+    for user_id in erasures_in_progress(state):
+        with leases_of(services).hold(f"erase:{user_id}", wait=False) as got:
+            if not got:
+                log.warning("an interrupted erasure is being finished by another worker: left to it")
+                continue
+            if user_id not in erasures_in_progress(state):  # finished by that worker meanwhile
+                continue
+            log.warning("finishing the interrupted erasure of a user (audit log has the keyed id)")
+            _erase_everywhere(services, user_id, actor="recovery: interrupted erasure", store=store,
+                              checkpoints=checkpoints)
+            finished.append(user_id)
+    return finished
 
 
 def restore_ledgers(services: Services, location, manifests: Sequence[dict]) -> dict[str, Any]:
@@ -279,9 +298,12 @@ def backup_now(services: Services, where: str | None = None, *, groups=None, act
     known_locations.remember(state, location.url)
     meta = {"backends": services.stores.backends,
             "source": {"data_dir": str(data_dir.resolve()), "locations": known_locations.known(state)}}
-    with open_registry(services, store=store, checkpoints=checkpoints) as places:
-        retried = retry_owed(services, places) if known_locations.owed(state) else None
-        manifest = backups.take_backup(places, location, groups=groups, meta=meta)
+    with leases_of(services).hold("backup", wait=BACKUP_WAIT) as got:
+        if not got:  # one snapshot at a time: two at once would write and prune the same location
+            raise LeaseBusy("backup", BACKUP_WAIT, "taking a backup")
+        with open_registry(services, store=store, checkpoints=checkpoints) as places:
+            retried = retry_owed(services, places) if known_locations.owed(state) else None
+            manifest = backups.take_backup(places, location, groups=groups, meta=meta)
     counts = {name: entry["count"] for name, entry in manifest["places"].items()}
     audit_log(services).append("backup", actor, None, json.dumps({"location": location.url, "snapshot": manifest["id"],
                                                                   "counts": counts, "owed_retried": retried}, sort_keys=True))
@@ -291,7 +313,17 @@ def backup_now(services: Services, where: str | None = None, *, groups=None, act
 def restore_from(services: Services, where: str, snapshot_id: str | None = None, *, actor: str = "api",
                  store=None, checkpoints: Path | None = None, allow_non_empty: bool = False) -> dict[str, Any]:
     """Restore into this Services' backends (an empty data directory, or production servers), filtered by
-    every erasure ledger reachable. A restore killed half-way is resumed by running it again."""
+    every erasure ledger reachable. A restore killed half-way is resumed by running it again. Under the lease
+    ``backup``: no snapshot is taken of a memory half-restored, nor two restores run at once."""
+    with leases_of(services).hold("backup", wait=BACKUP_WAIT) as got:
+        if not got:
+            raise LeaseBusy("backup", BACKUP_WAIT, "restoring a backup")
+        return _restore_from(services, where, snapshot_id, actor=actor, store=store, checkpoints=checkpoints,
+                             allow_non_empty=allow_non_empty)
+
+
+def _restore_from(services: Services, where: str, snapshot_id: str | None, *, actor: str, store,
+                  checkpoints: Path | None, allow_non_empty: bool) -> dict[str, Any]:
     from lumina_memory.stores.errors import InvalidInput
 
     location = open_backup_location(services, where)

@@ -13,6 +13,8 @@ did is kept in ``<data_dir>/maintenance-state.json``: a backup group runs when i
 (``backup_redis_seconds``, ``backup_archive_seconds``, ``backup_vectors_seconds``) has passed since its last
 run, or when ``force`` is set. A backup reads the run's LangGraph store (``runtime.store``: on a LangGraph
 server, the one it serves) rather than opening the data directory's store a second time.
+Each step runs under its job's lease (``STEP_LEASES``, stores.leases), so workers running maintenance at once
+(replicas' crons, a CLI beside a server) do each job once; a step another worker is running reports ``skipped``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import importlib
 import json
 import logging
 import time
+from contextlib import nullcontext
 from datetime import datetime
 from typing import Any, Callable
 
@@ -33,11 +36,12 @@ from lumina_memory.stores.backup import GROUPS, prune
 from lumina_memory.stores.backup_location import open_location
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.langgraph_store import LuminaStore
+from lumina_memory.stores.leases import leases_of, skipped
 
 from .erase import audit_log, backup_now, default_backup_location
 from .maintenance_knowledge import KNOWLEDGE_STEPS
-from .maintenance_state import MaintenanceState, load_state, save_state
-from .maintenance_lifecycle import LIFECYCLE_STEPS
+from .maintenance_state import MaintenanceState, load_state, update_state
+from .maintenance_lifecycle import LIFECYCLE_STEPS, lifecycle_summary
 
 log = logging.getLogger("lumina.maintenance")
 SCHEDULE = {"redis": "backup_redis_seconds", "archive": "backup_archive_seconds", "vectors": "backup_vectors_seconds"}
@@ -77,13 +81,15 @@ def record_settings(state: MaintenanceState, services: Services) -> dict:
     if changed:
         detail = json.dumps({k: {"from": before.get(k), "to": current[k]} for k in changed}, sort_keys=True, default=str)
         audit_log(services).append("settings_changed", "maintenance", None, detail)
-    save_state(services, {**saved, "settings": current})
+    update_state(services, "settings", current, replace=True)
     return {"report": {"record_settings": {"changed": changed}}}
 
 
 def scheduled_backups(state: MaintenanceState, services: Services, store=None) -> dict:
     """The backup groups whose schedule has passed. ``store``: the run's LangGraph store (a server's
-    ``runtime.store``), which the backup reads instead of opening the data directory's store again."""
+    ``runtime.store``), which the backup reads instead of opening the data directory's store again.
+    Run under the ``backup`` lease (``STEP_LEASES``): what is due is read inside it, so a worker that waited
+    for another's backup does not take the same groups again."""
     now = state.get("now") or time.time()
     saved = load_state(services)
     last = saved.get("last_backup", {})
@@ -91,7 +97,7 @@ def scheduled_backups(state: MaintenanceState, services: Services, store=None) -
     if not due:
         return {"report": {"scheduled_backups": {"due": [], "snapshot": None}}}
     manifest = backup_now(services, groups=due, actor="maintenance", store=store)
-    save_state(services, {**saved, "last_backup": {**last, **{g: now for g in due}}})
+    update_state(services, "last_backup", {g: now for g in due})
     return {"report": {"scheduled_backups": {"due": due, "snapshot": manifest["id"]}}}
 
 
@@ -137,6 +143,20 @@ STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
 NEEDS_STORE = frozenset({scheduled_backups})
 """Steps that read the LangGraph store: they get the run's (``runtime.store``) when it is a LuminaStore."""
 
+STEP_LEASES: dict[str, str] = {
+    "record_settings": "maintenance:settings", "idle_segments": "maintenance:idle-segments",
+    # One lease for the daily batch and its catch-up, whole or for one user: a day runs every user due on it in
+    # one transaction, and a lease per user would hold one server lock per user at once.
+    **{step.__name__: "lifecycle" for step in LIFECYCLE_STEPS if step is not lifecycle_summary},
+    "knowledge_daily": "knowledge:consolidation", "knowledge_weekly": "knowledge:review",
+    "knowledge_monthly": "knowledge:forgetting", "vector_indexes": "vector-indexes",
+    "scheduled_backups": "backup", "prune_backups": "backup", "retention": "retention",
+}
+"""The lease (stores.leases) each step runs under, so that processes running maintenance at once (replicas'
+crons, a CLI) do each job once: a step reads what is already done inside its lease. A step whose lease another
+worker holds past ``LEASE_WAIT`` reports ``skipped`` with the reason instead of running."""
+LEASE_WAIT = 60.0
+
 StepProgress = Callable[[str, int, int | None], None]
 """(step, done, total) as steps stream it; total None: the step started and counts nothing."""
 
@@ -170,10 +190,15 @@ def build_maintenance_graph(services: Callable[[], Services] = default_services)
             runtime.stream_writer({"step": name, "done": 0, "total": None})
             inputs = _inputs(state, runtime.context)
             started = time.perf_counter()
-            if step in NEEDS_STORE:
-                out = step(inputs, services(), store=_lumina_store(runtime.store))
-            else:
-                out = step(inputs, services())
+            lease = STEP_LEASES.get(name)
+            with leases_of(services()).hold(lease, wait=LEASE_WAIT) if lease else nullcontext(True) as got:
+                if not got:
+                    log.warning("maintenance step=%s skipped: lease %r held by another worker", name, lease)
+                    return {"report": {name: skipped(lease, LEASE_WAIT)}}
+                if step in NEEDS_STORE:
+                    out = step(inputs, services(), store=_lumina_store(runtime.store))
+                else:
+                    out = step(inputs, services())
             log.info("maintenance step=%s seconds=%.2f", name, time.perf_counter() - started)
             return out
 

@@ -28,19 +28,19 @@ from lumina_memory.nodes.knowledge.review import review_user
 from lumina_memory.nodes.services import Services
 
 from .maintenance_lifecycle import step_progress
-from .maintenance_state import load_state, save_state
+from .maintenance_state import load_state, update_state
 
 if TYPE_CHECKING:
     from .maintenance_state import MaintenanceState
 
 
-def _saved(services: Services) -> tuple[dict, dict]:
-    state = load_state(services)
-    return state, dict(state.get("knowledge", {}))
+def _saved(services: Services) -> dict:
+    return dict(load_state(services).get("knowledge", {}))
 
 
-def _save(services: Services, state: dict, knowledge: dict) -> None:
-    save_state(services, {**state, "knowledge": knowledge})
+def _save(services: Services, changes: dict) -> None:
+    """Only the entries this step changed: knowledge's steps may run at once in two workers (own leases)."""
+    update_state(services, "knowledge", changes)
 
 
 def _users_with_episodes_since(services: Services, since: float) -> tuple[list[str], float]:
@@ -51,7 +51,7 @@ def _users_with_episodes_since(services: Services, since: float) -> tuple[list[s
 
 
 def knowledge_daily(state: MaintenanceState, services: Services) -> dict:
-    saved, knowledge = _saved(services)
+    knowledge = _saved(services)
     now = state["now"]
     since = float(knowledge.get("consolidated_until", 0.0))
     due, mark = _users_with_episodes_since(services, since)
@@ -65,7 +65,7 @@ def knowledge_daily(state: MaintenanceState, services: Services) -> dict:
         progress(done, len(users))
     totals["low_activity"] = mark_low_activity(services, now, state.get("user_id"))
     if not state.get("user_id"):
-        _save(services, saved, {**knowledge, "consolidated_until": mark})
+        _save(services, {"consolidated_until": mark})
     return {"report": {"knowledge_daily": totals}}
 
 
@@ -75,7 +75,7 @@ def _week(now: float, zone: ZoneInfo) -> str:
 
 
 def knowledge_weekly(state: MaintenanceState, services: Services) -> dict:
-    saved, knowledge = _saved(services)
+    knowledge = _saved(services)
     week = _week(state["now"], ZoneInfo(services.settings.timezone))
     if not state.get("user_id") and knowledge.get("reviewed_week") == week:
         return {"report": {"knowledge_weekly": {"week": week, "due": False}}}
@@ -86,14 +86,14 @@ def knowledge_weekly(state: MaintenanceState, services: Services) -> dict:
         changed += review_user(services, user, now=state["now"])["changed"]
         progress(done, len(users))
     if not state.get("user_id"):
-        _save(services, saved, {**knowledge, "reviewed_week": week})
+        _save(services, {"reviewed_week": week})
     return {"report": {"knowledge_weekly": {"week": week, "due": True, "users": len(users), "changed": changed}}}
 
 
 def knowledge_monthly(state: MaintenanceState, services: Services) -> dict:
     from lumina_memory.nodes.knowledge.procedures import params_of
 
-    saved, knowledge = _saved(services)
+    knowledge = _saved(services)
     month = datetime.fromtimestamp(state["now"], UTC).astimezone(ZoneInfo(services.settings.timezone)).strftime("%Y-%m")
     if not state.get("user_id") and knowledge.get("forgot_month") == month:
         return {"report": {"knowledge_monthly": {"month": month, "due": False}}}
@@ -108,7 +108,7 @@ def knowledge_monthly(state: MaintenanceState, services: Services) -> dict:
         if gone:
             forgotten[user] = gone
     if not state.get("user_id"):
-        _save(services, saved, {**knowledge, "forgot_month": month})
+        _save(services, {"forgot_month": month})
     return {"report": {"knowledge_monthly": {"month": month, "due": True, "users": len(users),
                                              "knowledge_forgotten": len(items_forgotten),
                                              "procedures_forgotten": sum(map(len, forgotten.values()))}}}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.config import get_stream_writer
 
 from lumina_memory.nodes.lifecycle.phases import STORE_PHASES, Progress, apply_owed, apply_phase, level_counts, summarise
-from lumina_memory.nodes.lifecycle.run import run_days
+from lumina_memory.nodes.lifecycle.run import DAY_COUNTS, run_days, today_of
 from lumina_memory.nodes.services import Services
 
 if TYPE_CHECKING:
@@ -62,11 +62,25 @@ lifecycle_relations = _store_phase("relations")
 lifecycle_deletions = _store_phase("deletions")
 
 
+def _done(report: dict[str, Any], step: str, nothing: dict[str, Any]) -> dict[str, Any]:
+    """``step``'s report, or ``nothing`` done when it was skipped (another worker held its lease)."""
+    return nothing if report[step].get("skipped") else report[step]
+
+
 def lifecycle_summary(state: MaintenanceState, services: Services) -> dict:
+    """The batch's summary (``summarise``); steps skipped because another worker was running the batch count
+    as nothing done here and are named under ``skipped`` with the reason."""
     report: dict[str, Any] = state.get("report", {})
-    phases = {name: report[f"lifecycle_{name}"] for name in STORE_PHASES}
-    summary = summarise(report["lifecycle_days"], report["lifecycle_owed"]["applied"], phases,
+    no_days = {"today": today_of(services, state["now"]), "days": 0, "user_days": 0,
+               "transitions": [[0] * 5 for _ in range(4)], **dict.fromkeys(DAY_COUNTS, 0), "compression": {}}
+    phases = {name: _done(report, f"lifecycle_{name}", {"applied": {}, "waiting": 0}) for name in STORE_PHASES}
+    summary = summarise(_done(report, "lifecycle_days", no_days),
+                        _done(report, "lifecycle_owed", {"applied": {}})["applied"], phases,
                         level_counts(services, state.get("user_id")))
+    passed = {step: report[step]["reason"] for step in (f"lifecycle_{n}" for n in ("owed", "days", *STORE_PHASES))
+              if report[step].get("skipped")}
+    if passed:
+        summary["skipped"] = passed
     return {"report": {"lifecycle": summary}}
 
 

@@ -2,7 +2,9 @@
 
 On the real private PostgreSQL: two holders in two processes contend and one gets the lease; kill -9 of the holder
 gives it up; re-entrant in a thread, exclusive across threads and sessions; hostile and broken names. On the
-embedded mode: the same per-thread behaviour.
+embedded mode: the same per-thread behaviour, and the maintenance graph, an erasure and outbox recovery under
+their leases (two maintenance runs at once apply each batch day once; a step whose lease is held elsewhere says
+it was skipped and why).
 """
 
 from __future__ import annotations
@@ -19,13 +21,22 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from lumina_memory.graphs import erase as erase_module
+from lumina_memory.graphs import maintenance_graph
+from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.maintenance_graph import STEP_LEASES, run_maintenance
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.lifecycle.params import LifecycleParams
+from lumina_memory.nodes.lifecycle.run import today_of
+from lumina_memory.nodes.recovery import RECOVERY_LEASE, recover
 from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
 from lumina_memory.stores.leases import (
-    MAX_NAME_CHARS, LocalLeases, PostgresLeases, lease_key, open_leases,
+    MAX_NAME_CHARS, LeaseBusy, LocalLeases, PostgresLeases, lease_key, leases_of, open_leases,
 )
 from lumina_memory.stores.settings import LuminaSettings
 
 from .pg_server import pg_server, pg_uri  # noqa: F401
+from .test_lifecycle_store import DAY, T0, _rows, _state
 
 REPO = Path(__file__).resolve().parents[1]
 WAIT = 30.0  # the bound of every wait below: a failure ends the test, success never sleeps it out
@@ -163,6 +174,49 @@ def test_kill_9_of_the_holder_gives_the_lease_up(pg_uri):
         here.close()
 
 
+WORKER = r"""
+import os, sys, time
+import psycopg
+from lumina_memory.stores.leases import PostgresLeases
+uri, days = sys.argv[1], int(sys.argv[2])
+leases = PostgresLeases(uri)
+with psycopg.connect(uri, autocommit=True) as con:
+    print("ready", flush=True)
+    sys.stdin.readline()  # every worker starts at once
+    for day in range(1, days + 1):
+        with leases.hold("daily-batch", wait=30.0) as got:
+            assert got, "a bounded wait ran out"
+            last = con.execute("SELECT coalesce(max(day), 0) FROM applied").fetchone()[0]  # re-read inside
+            if last < day:
+                time.sleep(0.005)  # a batch's work between the check and the write
+                con.execute("INSERT INTO applied VALUES (%s, %s)", [day, os.getpid()])
+print("done", flush=True)
+"""
+
+
+def test_workers_in_three_processes_apply_each_day_once_under_the_lease(pg_uri):
+    with psycopg.connect(pg_uri, autocommit=True) as con:
+        con.execute("CREATE TABLE applied (day BIGINT, pid BIGINT)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, pg_uri, "40"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    try:
+        assert [w.stdout.readline().strip() for w in workers] == ["ready"] * 3
+        for worker in workers:
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        assert [w.communicate(timeout=WAIT * 4)[0].strip() for w in workers] == ["done"] * 3
+        assert [w.returncode for w in workers] == [0, 0, 0]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait(WAIT)
+    with psycopg.connect(pg_uri, autocommit=True) as con:
+        days = con.execute("SELECT day, count(*) FROM applied GROUP BY day ORDER BY day").fetchall()
+    assert days == [(day, 1) for day in range(1, 41)]
+
+
 def test_a_lease_is_reentrant_in_its_thread_and_exclusive_across_threads_and_sessions(make_leases):
     leases, other_session = make_leases(), make_leases()
     with leases.hold("backup") as outer:
@@ -254,3 +308,79 @@ def test_open_leases_follows_the_settings(tmp_path, pg_uri):
             assert got and len(_advisory_holders(pg_uri, "daily-batch")) == 1
     finally:
         server.close()
+
+
+# --- the jobs under their leases (embedded mode) -------------------------------------------------------------
+def _filled(memory_factory):
+    mem = memory_factory(lifecycle=LifecycleParams(max_protected_memories=2, ratio_min_memories=100))
+    replay(mem.graph, "alice", _rows("alice"))
+    replay(mem.graph, "bob", _rows("bob")[:6])
+    return mem
+
+
+def test_two_maintenance_runs_at_once_apply_each_batch_day_once(memory_factory):
+    both, twin = _filled(memory_factory), _filled(memory_factory)
+    for mem in (both, twin):
+        run_maintenance(mem.services, now=T0 + DAY)
+    start = threading.Barrier(2)
+    reports: queue.Queue[dict] = queue.Queue()
+
+    def run():
+        start.wait(WAIT)
+        reports.put(run_maintenance(both.services, now=T0 + 5 * DAY))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT * 10)
+    runs = [reports.get(timeout=1), reports.get(timeout=1)]
+    run_maintenance(twin.services, now=T0 + 5 * DAY)  # the same days, one run
+
+    days = [r["lifecycle_days"] for r in runs]
+    assert sorted(d.get("user_days", 0) for d in days) == [0, 8]  # 4 days × 2 users, applied by one run
+    table = both.services.stores.archive.memories
+    assert table.last_days() == {u: today_of(both.services, T0 + 5 * DAY) for u in ("alice", "bob")}
+    for user in ("alice", "bob"):
+        assert _state(both.services, user) == _state(twin.services, user)
+
+
+def test_a_step_whose_lease_is_held_elsewhere_says_it_was_skipped(memory_factory, monkeypatch):
+    mem = _filled(memory_factory)
+    services = mem.services
+    run_maintenance(services, now=T0 + DAY)
+    monkeypatch.setattr(maintenance_graph, "LEASE_WAIT", 0.0)
+    table = services.stores.archive.memories
+    before = table.last_days()
+    with leases_of(services).hold("lifecycle") as got:
+        assert got and STEP_LEASES["lifecycle_days"] == "lifecycle"
+        report = _in_thread(lambda: run_maintenance(services, now=T0 + 3 * DAY))
+    assert report["lifecycle_days"]["skipped"] and "another worker" in report["lifecycle_days"]["reason"]
+    assert set(report["lifecycle"]["skipped"]) == {"lifecycle_owed", "lifecycle_days", "lifecycle_reembed",
+                                                   "lifecycle_relations", "lifecycle_deletions"}
+    assert report["lifecycle"]["days"] == 0 and table.last_days() == before
+    assert "skipped" not in report["knowledge_daily"]  # other jobs ran
+    again = run_maintenance(services, now=T0 + 3 * DAY)  # the lease is free: the days owed are caught up
+    assert again["lifecycle"]["user_days"] == 4 and "skipped" not in again["lifecycle"]
+
+
+def test_an_erasure_waits_for_its_user_lease_and_keeps_its_token(memory_factory, monkeypatch):
+    mem = _filled(memory_factory)
+    services = mem.services
+    monkeypatch.setattr(erase_module, "ERASE_WAIT", 0.0)
+    plan = erase_plan(services, "bob")
+    with leases_of(services).hold("erase:bob") as got:
+        assert got
+        with pytest.raises(LeaseBusy, match="erase:bob"):
+            _in_thread(lambda: erase_user(services, "bob", plan["token"]))
+        assert _in_thread(lambda: erase_user(services, "alice", erase_plan(services, "alice")["token"]))
+    assert erase_user(services, "bob", plan["token"])["removed"]["archive.turn_archive"] == 6  # the token still works
+
+
+def test_outbox_recovery_is_left_to_the_worker_holding_its_lease(memory_factory):
+    services = _filled(memory_factory).services
+    with leases_of(services).hold(RECOVERY_LEASE) as got:
+        assert got
+        report = _in_thread(lambda: recover(services, reason="test"))
+    assert report["skipped"] and report["lease"] == RECOVERY_LEASE
+    assert "skipped" not in recover(services, reason="test")
