@@ -21,7 +21,8 @@ QUERY_CHARS = 200  # a recall's question, as far as recent-activity context need
 
 
 def activity_log(settings) -> ActivityLogStore:
-    key = (str(settings.resolved_data_dir()), settings.activity_log_max_bytes, settings.activity_log_keep)
+    key = (settings.database_url or str(settings.resolved_data_dir()), settings.activity_log_max_bytes,
+           settings.activity_log_keep)
     with _GUARD:
         if key not in _LOGS:
             _LOGS[key] = open_activity_log(settings)

@@ -35,8 +35,9 @@ def recover_replies(services) -> list[dict]:
 
 
 def recover_replies_once(services) -> None:
-    """``recover_replies`` the first time a process asks for a data directory (at start-up: open_services)."""
-    key = str(services.settings.resolved_data_dir())
+    """``recover_replies`` the first time a process asks for a memory (at start-up: open_services): its data
+    directory, or its database in server mode (where any process takes the replies of one that died)."""
+    key = services.settings.database_url or str(services.settings.resolved_data_dir())
     with _recover_lock:
         if key in _recovered:
             return

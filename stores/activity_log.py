@@ -200,14 +200,24 @@ class ActivityLog:
         return loaded
 
     def forget_in_export(self, src: Path, user_id: str) -> int:
-        stem = user_file_stem(user_id)
-        removed = 0
-        for path in sorted(Path(src).glob(f"{stem}.*")) if Path(src).exists() else []:
-            removed += sum(1 for _ in read_jsonl(path))
-            path.unlink()
-        return removed
+        return forget_in_export(src, user_id)
 
 
-def user_data_places(settings) -> list[ActivityLog]:
-    """For stores.places (the registry): the activity log of the settings' data directory."""
+def forget_in_export(src: Path, user_id: str) -> int:
+    """Remove the user's files from an export of the activity log (one file per user stem, as ``export`` and
+    the server mode's log write them); the events removed."""
+    stem = user_file_stem(user_id)
+    removed = 0
+    for path in sorted(Path(src).glob(f"{stem}.*")) if Path(src).exists() else []:
+        removed += sum(1 for _ in read_jsonl(path))
+        path.unlink()
+    return removed
+
+
+def user_data_places(settings) -> list:
+    """For stores.places (the registry): the memory's activity log (its PostgreSQL table in server mode)."""
+    if getattr(settings, "database_url", None):
+        from .activity_log_pg import PostgresActivityLog
+
+        return [PostgresActivityLog.for_settings(settings)]
     return [ActivityLog.for_settings(settings)]

@@ -64,13 +64,19 @@ class JournalEntry:
             return
         text = "".join(self._buffer)
         self._buffer, self._buffered = [], 0
-        append_line(self.path, {"event": "text", "text": self._redact(text) if self._redact else text}, fsync=True)
+        self._append(self._redact(text) if self._redact else text)
+
+    def _append(self, text: str) -> None:
+        append_line(self.path, {"event": "text", "text": text}, fsync=True)
+
+    def _remove(self) -> None:
+        self.path.unlink(missing_ok=True)
 
     def finish(self) -> None:
         """The reply is complete (and handed on): its journal goes."""
         with self._lock:
             self._buffer, self._buffered = [], 0
-            self.path.unlink(missing_ok=True)
+            self._remove()
 
 
 class Journal:
@@ -160,6 +166,10 @@ class Journal:
         return 0
 
 
-def user_data_places(settings) -> list[Journal]:
-    """For stores.places (the registry): the streaming journal of the settings' data directory."""
+def user_data_places(settings) -> list:
+    """For stores.places (the registry): the memory's streaming journal (its PostgreSQL table in server mode)."""
+    if getattr(settings, "database_url", None):
+        from .journal_pg import PostgresJournal
+
+        return [PostgresJournal.for_settings(settings)]
     return [Journal.for_settings(settings)]
