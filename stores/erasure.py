@@ -103,7 +103,10 @@ def mark_erasure_started(where, user_id: str) -> None:
 
 
 def mark_erasure_finished(where, user_id: str) -> None:
-    as_shared_state(where).update(IN_PROGRESS_FILE, lambda users: sorted(set(users or []) - {user_id}) or None)
+    """Clear the mark; the storage is scrubbed so the id's bytes leave it with the rest of the user's data."""
+    state = as_shared_state(where)
+    state.update(IN_PROGRESS_FILE, lambda users: sorted(set(users or []) - {user_id}) or None)
+    state.scrub()
 
 
 def refuse_while_erasing(where, user_id: object) -> None:

@@ -80,6 +80,10 @@ class SharedState(Protocol):
 
     def drop_claims(self, kind: str, keys: list[str]) -> None: ...
 
+    def scrub(self) -> None:
+        """Make replaced and dropped values leave the storage (an erasure's ids in the erasure mark)."""
+        ...
+
 
 _DIR_LOCKS: dict[Path, threading.RLock] = {}
 _DIR_LOCKS_GUARD = threading.Lock()
@@ -140,6 +144,9 @@ class DataDirState:
         for key in keys:
             (folder / check_name(key, "key")).unlink(missing_ok=True)
 
+    def scrub(self) -> None:
+        """Nothing to rewrite: a document is replaced whole by rename, a dropped one is deleted."""
+
 
 class PostgresState:
     """``SharedState`` in PostgreSQL tables (see the module docstring); ``db`` a ``PostgresConnection``."""
@@ -189,6 +196,12 @@ class PostgresState:
             with self.db.tx() as con:
                 con.execute(f"DELETE FROM {CLAIMS_TABLE} WHERE kind = ? AND key = ANY(?::VARCHAR[])",
                             [check_name(kind, "kind"), [check_name(k, "key") for k in keys]])
+
+    def scrub(self) -> None:
+        """An UPDATE leaves the old row version in the table's pages until vacuumed: VACUUM FULL rewrites the
+        (small) state tables so a replaced value's bytes go (see PostgresConnection.rewrite for what it does not
+        reach)."""
+        self.db.rewrite([STATE_TABLE, CLAIMS_TABLE])
 
     def close(self) -> None:
         self.db.close()

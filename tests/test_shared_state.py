@@ -280,3 +280,26 @@ def test_an_erasure_marked_by_another_process_stops_this_process_input(tmp_path,
         graph.invoke({"flush": True}, context={"user_id": "alice"})
     finally:
         close_shared_states()
+
+
+def test_a_finished_erasure_leaves_no_id_in_the_state_tables_files(pg_server, pg_uri):
+    """PostgreSQL keeps an updated row's old version in the table's pages until vacuumed: finishing an erasure
+    rewrites the state tables, so the erased id is no longer in their files."""
+    state = PostgresState(PostgresConnection(pg_uri, "state"))
+    marker = "zebramark-user"
+    try:
+        mark_erasure_started(state, marker)
+        mark_erasure_started(state, "kept-user")
+        with state.db.read() as con:
+            data_dir = Path(con.execute("SHOW data_directory").fetchone()[0])
+            con.execute("CHECKPOINT")
+            path = data_dir / con.execute("SELECT pg_relation_filepath('lumina_state')").fetchone()[0]
+        assert marker.encode() in path.read_bytes()
+        mark_erasure_finished(state, marker)
+        with state.db.read() as con:
+            con.execute("CHECKPOINT")
+            path = data_dir / con.execute("SELECT pg_relation_filepath('lumina_state')").fetchone()[0]
+        assert marker.encode() not in path.read_bytes() and b"kept-user" in path.read_bytes()
+        assert erasures_in_progress(state) == ["kept-user"]
+    finally:
+        state.close()
