@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,12 +22,16 @@ _names = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory) -> Iterator[PrivatePostgres]:
-    server = start_private_postgres(tmp_path_factory.mktemp("postgres"))
+def pg_server() -> Iterator[PrivatePostgres]:
+    # Not under pytest's basetemp: every pytest session that starts makes /tmp/pytest-of-<user> 0700 again,
+    # and the server's own user (pgserver runs it unprivileged) then loses its way to its data directory.
+    root = Path(tempfile.mkdtemp(prefix="lumina-pg-"))
+    server = start_private_postgres(root)
     try:
         yield server
     finally:
         server.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def fresh_database(server: PrivatePostgres) -> tuple[str, str]:
