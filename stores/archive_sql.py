@@ -146,7 +146,13 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
         rows = list(latest.values())
         columns = [[row[i] for row in rows] for i in range(len(_SEG_COLS))]
         with self._db.tx(touches={r.user_id for r in records}) as con:
-            existing = self._db.shared or con.execute(
+            if self._db.dialect == "postgres":
+                # PostgreSQL's arrays of arrays must be rectangular and unnest() flattens them, so the list
+                # columns cannot travel as unnested columns: the one-row upsert, pipelined by psycopg.
+                now = time.time()
+                con.executemany(_UPSERT_SEGMENT, [[*row, now] for row in rows])
+                return
+            existing = con.execute(
                 f"SELECT 1 FROM {SEGMENTS_TABLE} WHERE segment_id IN (SELECT unnest(?::VARCHAR[])) LIMIT 1",
                 [columns[0]],
             ).fetchone()

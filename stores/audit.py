@@ -8,6 +8,10 @@ data dir's secret. A row records what was done (erasure, restore, backup, settin
 whom, never content; users appear only as keyed hashes (``user_ref``), so an erased user's id is not
 kept in clear here either.
 
+In server mode (PostgreSQL, ``db.shared``) there is no data dir: the sealed head is a row of
+``lumina_audit_head`` (sealed with the same key), written in the append's own transaction, and appends from any
+number of processes take one advisory lock in turn (``archive_schema.serialized``), so they keep one chain.
+
 The table predates the chain: rows written by ``DuckDBArchive.append_audit`` have a clear ``user_id`` and
 no hash. In a log of an earlier version (no head file) the first append adopts them, with the rest of the
 old rows, into the keyed chain (their user becomes a keyed hash in ``user_ref``) and records in the log
@@ -30,13 +34,16 @@ from typing import Any, Callable
 
 import duckdb
 
+from .archive_schema import serialized
 from .audit_chain import (
     ADOPTED_EVENT, GENESIS, HEAD_FILE, head_is_sealed, head_text, legacy_status, read_head, row_hash, verify_rows,
     write_head,
 )
-from .duckdb_connection import LOCK_RE, GuardedConnection
+from .duckdb_connection import LOCK_RE
 from .errors import DataDirLocked, InvalidInput
 from .ids import AUDIT_TABLE
+from .places.parquet_rows import PARQUET as _PARQUET, export_table, insert_rows, literal as _quote, parquet_rows
+from .sql_connection import SqlConnection
 from .secret import existing_secret, keyed_hash
 
 __all__ = ["AuditLog", "AuditPlace", "HEAD_FILE", "read_only_audit", "verify_data_dir"]
@@ -45,21 +52,24 @@ log = logging.getLogger("lumina.audit")
 
 _ADDED = ("actor", "user_ref", "prev_hash", "hash")
 _COLUMNS = ("seq", "at", "event", "actor", "user_ref", "detail", "prev_hash", "hash", "user_id")
-_PARQUET = "(FORMAT parquet, COMPRESSION uncompressed)"
 # The head of an in-memory archive (tests, notebooks) lives as long as its connection does.
-_MEMORY_HEADS: "weakref.WeakKeyDictionary[GuardedConnection, str]" = weakref.WeakKeyDictionary()
+_MEMORY_HEADS: "weakref.WeakKeyDictionary[SqlConnection, str]" = weakref.WeakKeyDictionary()
+# The sealed head where the log has no data dir (a server): one row, key 'head'.
+HEAD_TABLE = "lumina_audit_head"
 
 
-def _migrate(db: GuardedConnection) -> None:
-    with db.tx() as con:
-        for column in _ADDED:
-            con.execute(f"ALTER TABLE {AUDIT_TABLE} ADD COLUMN IF NOT EXISTS {column} VARCHAR DEFAULT ''")
+def _migrate(db: SqlConnection) -> None:
+    db.migrate("audit", [
+        [f"ALTER TABLE {AUDIT_TABLE} ADD COLUMN IF NOT EXISTS {column} VARCHAR DEFAULT ''" for column in _ADDED],
+        [f"CREATE TABLE IF NOT EXISTS {HEAD_TABLE} (key VARCHAR PRIMARY KEY, head VARCHAR NOT NULL)"],
+    ])
 
 
-def _fetch_rows(con: duckdb.DuckDBPyConnection, from_seq: int | None = None) -> list[dict[str, Any]]:
+def _fetch_rows(con, from_seq: int | None = None) -> list[dict[str, Any]]:
     """Every row (from ``from_seq`` on) in seq order; columns an older table lacks read as ''."""
     present = {r[0] for r in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [AUDIT_TABLE]).fetchall()}
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = current_schema()",
+        [AUDIT_TABLE]).fetchall()}
     if not present:
         return []
     select = ", ".join(f'"{c}"' if c in present else f"'' AS {c}" for c in _COLUMNS)
@@ -78,26 +88,45 @@ def _shown(rows: list[dict[str, Any]], key: bytes | None) -> list[dict[str, Any]
     return out
 
 
+def _table_head(con) -> dict[str, Any] | None:
+    row = con.execute(f"SELECT head FROM {HEAD_TABLE} WHERE key = 'head'").fetchone()
+    if row is None:
+        return None
+    try:
+        value = json.loads(row[0])
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 class AuditLog:
-    def __init__(self, db: GuardedConnection, key: bytes, head_path: Path | None = None):
-        """``db``: the archive's one connection and lock (the log lives in its file; ``DuckDBArchive.audit_trail``
-        opens it); ``key``: the data dir's secret; ``head_path``: the sealed head (default: ``audit-head.json``
-        beside the archive's file)."""
+    def __init__(self, db: SqlConnection, key: bytes, head_path: Path | None = None):
+        """``db``: the archive's connection (the log lives in its database; ``SqlArchive.audit_trail`` opens it);
+        ``key``: the data dir's secret; ``head_path``: the sealed head (default: ``audit-head.json`` beside the
+        archive's file; on a server, the ``lumina_audit_head`` row instead)."""
         self.db = db
         self.key = key
-        if head_path is None and self.db.database != ":memory:":
+        if head_path is None and self.db.database != ":memory:" and not self.db.shared:
             head_path = Path(self.db.database).parent / HEAD_FILE
         self.head_path = head_path
         _migrate(self.db)
 
-    def _head(self) -> dict[str, Any] | None:
+    def _head(self, con=None) -> dict[str, Any] | None:
+        if self.db.shared:
+            if con is not None:
+                return _table_head(con)
+            with self.db.read() as con:
+                return _table_head(con)
         if self.head_path is not None:
             return read_head(self.head_path)
         text = _MEMORY_HEADS.get(self.db)
         return None if text is None else json.loads(text)
 
-    def _seal_head(self, rows: int, last_seq: int, digest: str) -> None:
-        if self.head_path is not None:
+    def _seal_head(self, rows: int, last_seq: int, digest: str, con=None) -> None:
+        if self.db.shared:
+            con.execute(f"INSERT INTO {HEAD_TABLE} (key, head) VALUES ('head', ?) ON CONFLICT (key) DO UPDATE "
+                        "SET head = excluded.head", [head_text(self.key, rows, last_seq, digest)])
+        elif self.head_path is not None:
             write_head(self.head_path, self.key, rows, last_seq, digest)
         else:
             _MEMORY_HEADS[self.db] = head_text(self.key, rows, last_seq, digest)
@@ -157,8 +186,9 @@ class AuditLog:
         user_ref = keyed_hash(self.key, user_id) if user_id else ""
         with self.db.lock:  # the head is written under the same lock, so heads are written in append order
             with self.db.tx() as con:
+                serialized(con, self.db, AUDIT_TABLE)  # other processes' appends wait until this one commits
                 (count,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
-                head = self._head()
+                head = self._head(con)
                 if head is not None and not head_is_sealed(self.key, head):
                     head = None  # not this key's head: adopted like a log without one, and said so
                 if count and head is None:
@@ -167,9 +197,11 @@ class AuditLog:
                     prev = self._continue_from(con, head) if head else GENESIS
                 row = self._insert(con, prev, event, actor, user_ref, detail)
                 count += 1
+                if self.db.shared:  # a row of the same transaction: it commits (or rolls back) with the append
+                    self._seal_head(int(count), row["seq"], row["hash"], con)
             # After the commit, so the head never names a row that is not there; inside an outer transaction
             # (which may still roll back) the head is left behind, which verify reports as a notice only.
-            if not self.db.in_transaction:
+            if not self.db.shared and not self.db.in_transaction:
                 self._seal_head(int(count), row["seq"], row["hash"])
         return row
 
@@ -180,8 +212,11 @@ class AuditLog:
     def verify(self) -> dict[str, Any]:
         """Reads only. {'ok', 'rows', 'broken_at', 'problem', 'notice'}: see audit_chain.verify_rows."""
         with self.db.read() as con:
+            # The head first: an append committing in between then shows as a row past the head (a notice),
+            # never as a head past the rows.
+            head = self._head(con)
             rows = _fetch_rows(con)
-        return verify_rows(self.key, rows, self._head())
+        return verify_rows(self.key, rows, head)
 
     def ref(self, user_id: str) -> str:
         return keyed_hash(self.key, user_id)
@@ -236,7 +271,7 @@ class AuditPlace:
 
     name = "archive.session_log"
 
-    def __init__(self, db: GuardedConnection, rewriter):
+    def __init__(self, db: SqlConnection, rewriter):
         """``db``: the archive's connection (stores.places.archive gives it, with the archive's file rewriter)."""
         self.db = db
         self.rewriter = rewriter
@@ -252,23 +287,20 @@ class AuditPlace:
         if n:
             with self.db.tx() as con:
                 con.execute(f"UPDATE {AUDIT_TABLE} SET user_id = '' WHERE user_id = ?", [user_id])
-            self.rewriter.dirty = True
+            self.rewriter.mark(AUDIT_TABLE)
         return n
 
     def scrub(self) -> None:
         self.rewriter.scrub()
 
     def raw_paths(self) -> list[Path]:
-        return [] if self.db.database == ":memory:" else [Path(self.db.database), Path(self.db.database + ".wal")]
+        if self.db.database == ":memory:" or self.db.dialect != "duckdb":
+            return []  # a server's files are the server's
+        return [Path(self.db.database), Path(self.db.database + ".wal")]
 
     def export(self, dest: Path) -> int:
         dest.mkdir(parents=True, exist_ok=True)
-        out = dest / f"{AUDIT_TABLE}.parquet"
-        with self.db.read() as con:
-            con.execute(f"COPY (SELECT * FROM {AUDIT_TABLE} ORDER BY seq) TO '{_quote(out)}' {_PARQUET}")
-            (n,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
-        os.chmod(out, 0o600)
-        return int(n)
+        return export_table(self.db, AUDIT_TABLE, dest / f"{AUDIT_TABLE}.parquet", order_by="seq")
 
     def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
         """Into an empty log only (a log with rows of its own keeps its chain; the restore is recorded in it)."""
@@ -279,16 +311,23 @@ class AuditPlace:
             (existing,) = con.execute(f"SELECT count(*) FROM {AUDIT_TABLE}").fetchone()
             if existing:
                 return 0
-            users = [r[0] for r in con.execute("SELECT DISTINCT user_id FROM read_parquet(?) WHERE user_id <> ''", [str(path)]).fetchall()]
-            erased = [u for u in users if is_erased(u)]
-            con.execute(
-                f"INSERT INTO {AUDIT_TABLE} BY NAME SELECT * REPLACE (CASE WHEN list_contains(?::VARCHAR[], user_id) "
-                "THEN '' ELSE user_id END AS user_id) FROM read_parquet(?)",
-                [erased, str(path)],
-            )
+            _, users = parquet_rows(path, "WHERE user_id <> ''", columns="DISTINCT user_id")
+            erased = [u for (u,) in users if is_erased(u)]
+            if self.db.dialect == "duckdb":
+                con.execute(
+                    f"INSERT INTO {AUDIT_TABLE} BY NAME SELECT * REPLACE (CASE WHEN list_contains(?::VARCHAR[], user_id) "
+                    "THEN '' ELSE user_id END AS user_id) FROM read_parquet(?)",
+                    [erased, str(path)],
+                )
+            else:  # the server cannot read this host's file: the rows travel through an in-memory DuckDB
+                names, rows = parquet_rows(path, "ORDER BY seq")
+                blank = set(erased)
+                at = names.index("user_id")
+                insert_rows(con, AUDIT_TABLE, names, [
+                    (*r[:at], "" if r[at] in blank else r[at], *r[at + 1:]) for r in rows])
             (n, top) = con.execute(f"SELECT count(*), coalesce(max(seq), 0) FROM {AUDIT_TABLE}").fetchone()
-            # The sequence must continue after the restored rows, or the next append would reuse a seq.
-            con.execute(f"SELECT nextval('{AUDIT_TABLE}_seq') FROM range(?)", [int(top)]).fetchall()
+            if top:  # the sequence must continue after the restored rows, or the next append would reuse a seq
+                con.execute(f"SELECT setval('{AUDIT_TABLE}_seq', ?)", [int(top)]).fetchall()
         return int(n)
 
     def forget_in_export(self, src: Path, user_id: str) -> int:
@@ -311,6 +350,3 @@ class AuditPlace:
             con.close()
         return int(n)
 
-
-def _quote(path: Path) -> str:
-    return str(path).replace("'", "''")

@@ -1,4 +1,5 @@
-"""ArchiveStore conformance on a real DuckDB file, and the one-process-per-data-dir lock.
+"""ArchiveStore conformance on a real DuckDB file and on a real PostgreSQL (each behaviour test runs on both), and
+the one-process-per-data-dir lock of the embedded file.
 
 Cross-process checks run a second Python interpreter (``sys.executable -c``): DuckDB's file lock and
 flock are per process, so only another process can observe them.
@@ -17,11 +18,15 @@ from pathlib import Path
 import pytest
 
 from lumina_memory.stores.archive_duckdb import ARCHIVE_FILENAME, DuckDBArchive
+from lumina_memory.stores.archive_postgres import PostgresArchive
+from lumina_memory.stores.archive_sql import SqlArchive
 from lumina_memory.stores.datadir_lock import DataDirLock, read_holder
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ids import segment_id, turn_id
 from lumina_memory.stores.models import SegmentRecord, Turn
 from lumina_memory.stores.protocols import ArchiveStore
+
+from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTILE = "'); DROP TABLE turn_archive; -- 「映画が好き」😀 \"quoted\" \\ back\\slash\n\ttab"
@@ -60,19 +65,38 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def archive(data_dir: Path) -> Iterator[DuckDBArchive]:
+def duckdb_archive(data_dir: Path) -> Iterator[DuckDBArchive]:
     store = DuckDBArchive(data_dir)
     yield store
     store.close()
 
 
-def test_protocol_and_file_location(archive: DuckDBArchive, data_dir: Path) -> None:
-    assert isinstance(archive, ArchiveStore)
-    assert archive.backend == "duckdb"
+@pytest.fixture(params=["duckdb", "postgres"])
+def archive(request: pytest.FixtureRequest, data_dir: Path) -> Iterator[SqlArchive]:
+    """The archive on each engine: a DuckDB file in a data dir, or a database of the test's own on the private
+    PostgreSQL."""
+    if request.param == "duckdb":
+        store: SqlArchive = DuckDBArchive(data_dir)
+    else:
+        store = PostgresArchive(request.getfixturevalue("pg_uri"), timeout=10)
+    yield store
+    store.close()
+
+
+def test_protocol_and_file_location(duckdb_archive: DuckDBArchive, data_dir: Path) -> None:
+    assert isinstance(duckdb_archive, ArchiveStore)
+    assert duckdb_archive.backend == "duckdb"
     assert (data_dir / ARCHIVE_FILENAME).exists()
 
 
-def test_round_trip_turns_and_segment(archive: DuckDBArchive) -> None:
+def test_postgres_archive_is_an_archive_store(pg_uri: str) -> None:
+    with PostgresArchive(pg_uri, timeout=10) as store:
+        assert isinstance(store, ArchiveStore)
+        assert store.backend == "postgres"
+        assert "password" not in repr(store) and store.data_dir in repr(store)
+
+
+def test_round_trip_turns_and_segment(archive: SqlArchive) -> None:
     turns = [make_turn("alice", n) for n in range(1, 5)]
     archive.put_turns(turns)
     seg = make_segment("alice", turns, end_ts=4.0)
@@ -87,7 +111,7 @@ def test_round_trip_turns_and_segment(archive: DuckDBArchive) -> None:
     assert archive.get_segment("alice", "no-such-segment") is None
 
 
-def test_empty_lists_survive(archive: DuckDBArchive) -> None:
+def test_empty_lists_survive(archive: SqlArchive) -> None:
     turns = [make_turn("alice", 1)]
     seg = make_segment("alice", turns, 1.0).model_copy(update={"keywords": [], "embedding": [], "characters": []})
     archive.put_segment(seg)
@@ -95,7 +119,7 @@ def test_empty_lists_survive(archive: DuckDBArchive) -> None:
     assert got is not None and got.keywords == [] and got.embedding == [] and got.characters == []
 
 
-def test_idempotent_writes_and_segment_id_update(archive: DuckDBArchive) -> None:
+def test_idempotent_writes_and_segment_id_update(archive: SqlArchive) -> None:
     turns = [make_turn("alice", n) for n in range(1, 4)]
     seg = make_segment("alice", turns, 3.0)
     for _ in range(2):
@@ -111,7 +135,7 @@ def test_idempotent_writes_and_segment_id_update(archive: DuckDBArchive) -> None
     assert archive.counts() == {"turns": 3, "segments": 1}
 
 
-def test_has_turn_and_get_turns_order(archive: DuckDBArchive) -> None:
+def test_has_turn_and_get_turns_order(archive: SqlArchive) -> None:
     turns = [make_turn("alice", n) for n in range(1, 6)]
     archive.put_turns(turns)
     assert archive.has_turn("alice", turns[0].turn_id)
@@ -121,7 +145,7 @@ def test_has_turn_and_get_turns_order(archive: DuckDBArchive) -> None:
     assert archive.get_turns("alice", []) == []
 
 
-def test_all_turns_keeps_arrival_order_on_equal_timestamps(archive: DuckDBArchive) -> None:
+def test_all_turns_keeps_arrival_order_on_equal_timestamps(archive: SqlArchive) -> None:
     # LoCoMo-style: a whole session shares one timestamp; transcript order must survive.
     first = [make_turn("alice", n, ts=100.0) for n in (7, 3, 9)]
     second = [make_turn("alice", n, ts=100.0) for n in (1, 5)]
@@ -131,7 +155,7 @@ def test_all_turns_keeps_arrival_order_on_equal_timestamps(archive: DuckDBArchiv
     assert [t.source_id for t in archive.all_turns("alice")] == ["D1:7", "D1:3", "D1:9", "D1:1", "D1:5"]
 
 
-def test_segments_newest_first_with_limit(archive: DuckDBArchive) -> None:
+def test_segments_newest_first_with_limit(archive: SqlArchive) -> None:
     turns = [make_turn("alice", n) for n in range(1, 7)]
     archive.put_turns(turns)
     for i, end in enumerate((20.0, 50.0, 10.0)):
@@ -142,7 +166,7 @@ def test_segments_newest_first_with_limit(archive: DuckDBArchive) -> None:
     assert archive.segments("nobody") == []
 
 
-def test_user_isolation(archive: DuckDBArchive) -> None:
+def test_user_isolation(archive: SqlArchive) -> None:
     a_turns = [make_turn("alice", n) for n in range(1, 4)]
     b_turns = [make_turn("bob", n) for n in range(1, 3)]
     archive.put_turns(a_turns + b_turns)
@@ -159,7 +183,7 @@ def test_user_isolation(archive: DuckDBArchive) -> None:
     assert {t.user_id for t in archive.all_turns("bob")} == {"bob"}
 
 
-def test_delete_user_and_audit(archive: DuckDBArchive) -> None:
+def test_delete_user_and_audit(archive: SqlArchive) -> None:
     a_turns = [make_turn("alice", n) for n in range(1, 4)]
     b_turns = [make_turn("bob", n) for n in range(1, 3)]
     archive.put_turns(a_turns + b_turns)
@@ -182,7 +206,7 @@ def test_delete_user_and_audit(archive: DuckDBArchive) -> None:
     assert [e["event"] for e in archive.audit("alice")][-2:] == ["user_erased", "user_erased"]
 
 
-def test_audit_is_append_only_in_order(archive: DuckDBArchive) -> None:
+def test_audit_is_append_only_in_order(archive: SqlArchive) -> None:
     for i in range(5):
         archive.append_audit(f"event{i}", "alice", f"detail {i}")
     rows = archive.audit("alice")
@@ -223,7 +247,7 @@ def test_persistence_across_reopen(data_dir: Path) -> None:
         assert store.has_turn("alice", "crash-1")
 
 
-def test_hostile_text_stored_verbatim(archive: DuckDBArchive) -> None:
+def test_hostile_text_stored_verbatim(archive: SqlArchive) -> None:
     turn = make_turn("alice", 1, text=HOSTILE)
     archive.put_turns([turn])
     seg = make_segment("alice", [turn], 1.0, summary=HOSTILE)
@@ -248,7 +272,7 @@ def test_in_memory_archive() -> None:
 
 
 # --- cross-process locking -------------------------------------------------------------------------
-def test_second_process_cannot_open_same_duckdb_file(archive: DuckDBArchive, data_dir: Path) -> None:
+def test_second_process_cannot_open_same_duckdb_file(duckdb_archive: DuckDBArchive, data_dir: Path) -> None:
     r = run_py(
         f"""
         import json
@@ -329,7 +353,7 @@ def test_datadir_lock_is_reentrant_in_process(data_dir: Path) -> None:
         assert again.held
 
 
-def test_concurrent_threads_share_one_archive(archive: DuckDBArchive) -> None:
+def test_concurrent_threads_share_one_archive(archive: SqlArchive) -> None:
     # LangGraph may run nodes in a thread pool; the archive serialises its one connection.
     from concurrent.futures import ThreadPoolExecutor
 
@@ -346,7 +370,7 @@ def test_concurrent_threads_share_one_archive(archive: DuckDBArchive) -> None:
     assert sum(len(archive.audit(f"user{u}")) for u in range(3)) == 12
 
 
-def test_write_generation_moves_on_every_write_and_only_then(archive: DuckDBArchive) -> None:
+def test_write_generation_moves_on_every_write_and_only_then(archive: SqlArchive) -> None:
     """Recall's in-process indexes trust an unchanged generation instead of re-counting rows, so every
     kind of write (and a failed one) must move it, and reads must not."""
     from lumina_memory.nodes.retrieval.turn_index import TurnIndex
@@ -369,12 +393,14 @@ def test_write_generation_moves_on_every_write_and_only_then(archive: DuckDBArch
         with archive.transaction():
             archive.put_turns([make_turn("alice", 9)])
             raise RuntimeError("crash inside the transaction")
-    assert archive.generation > before and not archive.has_turn("alice", turn_id("alice", "D1:9"))
+    assert not archive.has_turn("alice", turn_id("alice", "D1:9"))
+    if archive.backend == "duckdb":  # PostgreSQL's stamps roll back with the rows: see the rolled-back test below
+        assert archive.generation > before
     archive.delete_user("alice")
     assert index.get(archive, "alice").turns == []
 
 
-def test_a_users_write_stamp_moves_with_that_users_writes_only(archive: DuckDBArchive) -> None:
+def test_a_users_write_stamp_moves_with_that_users_writes_only(archive: SqlArchive) -> None:
     """Per-user indexes compare ``generation_of(user)``: every write of the user's turns or segments (a
     batch, a failed transaction, an erase) moves it; another user's writes, the audit log and reads do not."""
     from lumina_memory.nodes.retrieval.turn_index import TurnIndex
@@ -404,7 +430,10 @@ def test_a_users_write_stamp_moves_with_that_users_writes_only(archive: DuckDBAr
         with archive.transaction():
             archive.put_turns([alice[3], make_turn("bob", 2)])
             raise RuntimeError("crash inside the transaction")
-    assert moved() and not archive.has_turn("alice", alice[3].turn_id)
+    assert not archive.has_turn("alice", alice[3].turn_id)
+    if archive.backend == "duckdb":  # PostgreSQL's stamps roll back with the rows: see the rolled-back test below
+        assert moved()
+    stamp = archive.generation_of("alice")
     archive.delete_user("alice")
     assert moved()
 
@@ -421,7 +450,7 @@ def test_a_users_write_stamp_moves_with_that_users_writes_only(archive: DuckDBAr
     assert len(index.get(archive, "alice").turns) == 4 and asked == ["alice"]
 
 
-def test_counts_reads_only_the_tables_asked_for(archive: DuckDBArchive) -> None:
+def test_counts_reads_only_the_tables_asked_for(archive: SqlArchive) -> None:
     turns = [make_turn("alice", n) for n in range(1, 4)]
     archive.put_turns(turns)
     archive.put_segment(make_segment("alice", turns, 3.0))
@@ -433,7 +462,7 @@ def test_counts_reads_only_the_tables_asked_for(archive: DuckDBArchive) -> None:
     assert archive.counts("alice")["turns"] == 3
 
 
-def test_put_segments_writes_a_batch_in_one_statement(archive: DuckDBArchive) -> None:
+def test_put_segments_writes_a_batch_in_one_statement(archive: SqlArchive) -> None:
     turns = [make_turn("alice", n) for n in range(1, 7)]
     first = make_segment("alice", turns[:3], 3.0, summary="first")
     second = make_segment("alice", turns[3:], 6.0, summary=HOSTILE).model_copy(update={"keywords": [], "embedding": []})
@@ -452,3 +481,29 @@ def test_put_segments_writes_a_batch_in_one_statement(archive: DuckDBArchive) ->
         archive.put_segments([make_segment("bob", [make_turn("bob", 1)], 1.0), first.model_copy(update={"user_id": "../x"})])
     assert archive.counts("bob")["segments"] == 0
     archive.put_segments([])
+
+
+
+def test_a_stamp_read_inside_a_rolled_back_transaction_matches_no_later_one(
+    archive: SqlArchive, request: pytest.FixtureRequest
+) -> None:
+    """What was read inside a transaction that rolls back (rows that never were) is kept under the stamp read
+    there: no later stamp of the user may equal it, the next committed write's included."""
+    if archive.backend == "postgres":
+        # PostgresConnection counts stamps up by one inside the transaction and rolls them back with it, so the
+        # next committed write hands out the value read inside again (the fix: stamp values from nextval(), which
+        # a rollback does not take back; the lead's pg_connection).
+        request.applymarker(pytest.mark.xfail(strict=True, reason="PostgreSQL stamps reuse a rolled-back value"))
+    turns = [make_turn("alice", n) for n in range(1, 4)]
+    archive.put_turns(turns[:1])
+    before = archive.generation_of("alice")
+    with pytest.raises(RuntimeError):
+        with archive.transaction():
+            archive.put_turns([turns[1]])
+            inside = archive.generation_of("alice")
+            raise RuntimeError("rolled back")
+    assert not archive.has_turn("alice", turns[1].turn_id)
+    after_rollback = archive.generation_of("alice")
+    archive.put_turns([turns[2]])
+    later = archive.generation_of("alice")
+    assert later not in (before, inside, after_rollback)

@@ -1,9 +1,11 @@
-"""The archive's user tables as UserDataPlaces: every DuckDB table with a ``user_id`` column.
+"""The archive's user tables as UserDataPlaces: every table with a ``user_id`` column, in a DuckDB file or on
+PostgreSQL.
 
 Tables are found in the database's catalogue, not listed here, so a table another capability adds to
 the archive (the derivation outbox, lifecycle state, ...) is erased, backed up and scanned with the rest.
 The audit table is the one exception: it is append-only and has its own place (stores.audit).
-Exports are uncompressed Parquet, so a backup's text is readable to the residue scan.
+Exports are uncompressed Parquet, so a backup's text is readable to the residue scan, and one format for
+both engines (stores.places.parquet_rows): a snapshot of either restores into either.
 """
 
 from __future__ import annotations
@@ -14,39 +16,48 @@ from typing import Callable
 
 import duckdb
 
-from ..duckdb_connection import GuardedConnection
 from ..ids import AUDIT_TABLE, validate_id
+from ..sql_connection import SqlConnection
+from .parquet_rows import PARQUET as _PARQUET, export_table, ident as _ident, insert_rows, literal as _literal, parquet_rows
 
 USER_COLUMN = "user_id"
-_PARQUET = "(FORMAT parquet, COMPRESSION uncompressed)"
 
 
 class FileRewriter:
-    """Rewrites one DuckDB file once after any number of erasures in it (several places share a file)."""
+    """Rewrites the archive's storage once after any number of erasures in it (several places share it): a DuckDB
+    file is copied whole into a fresh one; on PostgreSQL the tables erased from are rewritten (VACUUM FULL; see
+    ``PostgresConnection.rewrite`` for what that does not reach: WAL segments, replicas, the server's backups)."""
 
-    def __init__(self, db: GuardedConnection):
+    def __init__(self, db: SqlConnection):
         self.db = db
-        self.dirty = False
+        self.tables: set[str] = set()
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.tables)
+
+    def mark(self, table: str) -> None:
+        """Rows of ``table`` were deleted or blanked: their bytes must leave the storage at the next scrub."""
+        self.tables.add(table)
 
     def scrub(self) -> None:
-        if self.dirty:
+        if not self.tables:
+            return
+        if self.db.dialect == "postgres":
+            self.db.rewrite(sorted(self.tables))
+        else:
             self.db.rewrite()
-            self.dirty = False
+        self.tables.clear()
 
 
-def user_tables(db: GuardedConnection) -> list[str]:
+def user_tables(db: SqlConnection) -> list[str]:
     with db.read() as con:
         rows = con.execute(
             "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = ? "
-            "AND table_schema = 'main' ORDER BY table_name",
+            "AND table_schema = current_schema() ORDER BY table_name",
             [USER_COLUMN],
         ).fetchall()
     return [r[0] for r in rows if r[0] != AUDIT_TABLE]
-
-
-def _ident(name: str) -> str:
-    # Table names come from the catalogue; quoting keeps any of them a single identifier.
-    return '"' + name.replace('"', '""') + '"'
 
 
 def filter_parquet(path: Path, user_id: str) -> int:
@@ -69,15 +80,10 @@ def filter_parquet(path: Path, user_id: str) -> int:
     return int(n)
 
 
-def _literal(path: Path) -> str:
-    # COPY ... TO takes a literal, not a parameter; our own temp paths only, quotes doubled anyway.
-    return str(path).replace("'", "''")
-
-
 class DuckDBTablePlace:
-    """One table of a DuckDB file (the archive's turns, segments, outbox...)."""
+    """One table of the archive (turns, segments, outbox...), in its DuckDB file or on PostgreSQL."""
 
-    def __init__(self, prefix: str, db: GuardedConnection, table: str, rewriter: FileRewriter):
+    def __init__(self, prefix: str, db: SqlConnection, table: str, rewriter: FileRewriter):
         self.name = f"{prefix}.{table}"
         self.db, self.table, self.rewriter = db, table, rewriter
         self.on_restore: Callable[[], None] | None = None
@@ -94,14 +100,15 @@ class DuckDBTablePlace:
             (n,) = con.execute(f"SELECT count(*) FROM {_ident(self.table)} WHERE {USER_COLUMN} = ?", [user_id]).fetchone()
             con.execute(f"DELETE FROM {_ident(self.table)} WHERE {USER_COLUMN} = ?", [user_id])
         if n:
-            self.rewriter.dirty = True
+            self.rewriter.mark(self.table)
         return int(n)
 
     def scrub(self) -> None:
         self.rewriter.scrub()
 
     def raw_paths(self) -> list[Path]:
-        if self.db.database == ":memory:":
+        """The DuckDB file and its WAL; none on a server (its files are the server's, not this host's)."""
+        if self.db.database == ":memory:" or self.db.dialect != "duckdb":
             return []
         return [Path(self.db.database), Path(self.db.database + ".wal")]
 
@@ -110,22 +117,23 @@ class DuckDBTablePlace:
 
     def export(self, dest: Path) -> int:
         dest.mkdir(parents=True, exist_ok=True)
-        out = self._file(dest)
-        with self.db.read() as con:
-            con.execute(f"COPY (SELECT * FROM {_ident(self.table)}) TO '{_literal(out)}' {_PARQUET}")
-            (n,) = con.execute(f"SELECT count(*) FROM {_ident(self.table)}").fetchone()
-        os.chmod(out, 0o600)
-        return int(n)
+        return export_table(self.db, self.table, self._file(dest))
 
     def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
         path = self._file(src)
         if not path.exists():
             return 0
-        with self.db.read() as con:
-            users = [r[0] for r in con.execute(f"SELECT DISTINCT {USER_COLUMN} FROM read_parquet(?)", [str(path)]).fetchall()]
-        kept = [u for u in users if not is_erased(u)]
+        _, users = parquet_rows(path, columns=f"DISTINCT {USER_COLUMN}")
+        kept = [u for (u,) in users if not is_erased(u)]
         if not kept:
             return 0
+        if self.db.dialect != "duckdb":
+            names, rows = parquet_rows(path, f"WHERE {USER_COLUMN} IN (SELECT unnest(?::VARCHAR[]))", [kept])
+            with self.db.tx(touches=kept) as con:
+                n = insert_rows(con, self.table, names, rows)
+            if self.on_restore is not None:
+                self.on_restore()
+            return n
         with self.db.tx(touches=kept) as con:
             select = f"SELECT * FROM read_parquet(?) WHERE {USER_COLUMN} IN (SELECT unnest(?::VARCHAR[]))"
             (n,) = con.execute(f"SELECT count(*) FROM ({select})", [str(path), kept]).fetchone()
@@ -145,7 +153,7 @@ class DuckDBTablePlace:
         return filter_parquet(self._file(src), user_id)
 
 
-def archive_places(db: GuardedConnection, on_restore: Callable[[], None]) -> list[DuckDBTablePlace]:
+def archive_places(db: SqlConnection, on_restore: Callable[[], None]) -> list[DuckDBTablePlace]:
     """A place per user table of the archive and the audit log's (``DuckDBArchive.user_data_places``): ``db`` is
     the archive's one connection, whose lock serialises us with it; ``on_restore`` runs after rows are restored
     (the archive forgets the turns it found missing, which restored rows must not be answered from)."""
