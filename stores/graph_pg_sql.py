@@ -9,8 +9,10 @@ memory relations share ``graph_relations`` with their edge type in ``kind``.
 Each statement's SQL keeps its Cypher meaning row for row: nodes matched with their owner where the Cypher
 matches them so, MERGE as ``ON CONFLICT``, the same RETURN aliases. Writes are idempotent upserts, so the
 Cypher forms meant for new segments only (NEW_*) are safe here even when another process writes the same
-segment at the same moment: the keys make its edges once. Rows of one statement are written in key order,
-so two transactions writing overlapping rows lock them in the same order and never deadlock each other.
+segment at the same moment: the keys make its edges once. Rows of one statement are written in key order, so
+two transactions running the same statements over overlapping rows lock them in the same order. Two batches that
+restate existing segments of one user in different orders can still deadlock; PostgreSQL then cancels one, which
+fails as StoreUnavailable and is retried like any failed graph write.
 Values travel only as ``?`` parameters; results sort strings by code point (``COLLATE "C"``), as Cypher does.
 """
 

@@ -1,4 +1,4 @@
-"""One GraphStore conformance suite, run on real engines for both adapters.
+"""One GraphStore conformance suite, run on real engines for every adapter.
 
 - ``ladybug``: LadybugGraph on an embedded database in a temporary directory.
 - ``neo4j``: Neo4jGraph through the official driver against FalkorDB's Bolt endpoint, from the
