@@ -4,7 +4,8 @@
     store.put(("memories", user_id), "m1", {"text": "Likes green tea"}, ttl=60 * 24 * 30)
     store.search(("memories", user_id), query="what does she drink?", filter={"kind": "preference"})
 
-Persistence: every item is a row of the DuckDB item table (``lumina_memory.stores.kv_duckdb``), the source of truth.
+Persistence: every item is a row of the item table (``lumina_memory.stores.kv_duckdb``: a DuckDB file embedded, a
+PostgreSQL table in server mode, where any number of processes share it), the source of truth.
 Items are indexed for ``query=`` search twice: as vectors (one point per indexed text, in a dedicated
 collection of the long-term vector engine — qdrant-edge embedded, Qdrant by ``QDRANT_URL``) and as tokens
 in their row (keyword channel).
@@ -62,7 +63,7 @@ from langgraph.store.base import (
 
 from . import lgstore_filters as filters
 from .errors import InvalidInput
-from .kv_duckdb import DuckDBItems, Row
+from .kv_duckdb import Row
 from .lgstore_async import LoopBatcher
 from .lgstore_embed import StoreEmbedding, from_embedder
 from .lgstore_ids import item_id, legacy_rows
@@ -74,6 +75,7 @@ from .lgstore_values import (  # noqa: F401 - importers read the limits here
     _ns_match, _ts, _value_json,
 )
 from .lgstore_writes import ItemWrites
+from .protocols_files import ItemTable
 from .lgstore_users import check_op as check_user_labels
 from .vector_filters import Match, VectorStoreBase, batched
 
@@ -81,7 +83,7 @@ Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 Tokenize = Callable[[str], list[str]]
 
 class LuminaStore(ItemWrites, QuerySearch, BaseStore):
-    """``BaseStore`` on the DuckDB item table and a vector collection (see the module docstring).
+    """``BaseStore`` on the item table and a vector collection (see the module docstring).
 
     ``items``, ``vectors``: opened adapters, owned (closed) by this store. ``embed``: a StoreEmbedding
     (stores.lgstore_embed), or texts → vectors of the collection's dimension. ``index``: LangGraph's
@@ -101,7 +103,7 @@ class LuminaStore(ItemWrites, QuerySearch, BaseStore):
 
     def __init__(
         self,
-        items: DuckDBItems,
+        items: ItemTable,
         vectors: VectorStoreBase,
         embed: StoreEmbedding | Embed,
         *,

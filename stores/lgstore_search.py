@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping
 from langgraph.store.base import SearchOp
 
 from . import lgstore_filters as filters
-from .kv_duckdb import DuckDBItems, Row, ns_path
+from .kv_duckdb import Row, ns_path
 from .lgstore_embed import StoreEmbedding
+from .protocols_files import ItemTable
 from .vector_filters import Match, VectorStoreBase, batched, check_vector
 
 ITEM_FIELD, NS_FIELD, HASH_FIELD = "lg_item", "lg_ns", "lg_hash"  # payload of the store's vector points
@@ -29,7 +30,7 @@ MAX_ID_FILTER = 2_000  # a filtered search restricts the vector query to at most
 
 class QuerySearch:
     __slots__ = ()
-    items: DuckDBItems
+    items: ItemTable
     vectors: VectorStoreBase
     embedding: StoreEmbedding
     tokenize: Callable[[str], list[str]]

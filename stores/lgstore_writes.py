@@ -11,9 +11,10 @@ from typing import Any
 from langgraph.store.base import PutOp, get_text_at_path, tokenize_path
 
 from . import ids
-from .kv_duckdb import DuckDBItems, NewRow
+from .kv_duckdb import NewRow
 from .lgstore_embed import StoreEmbedding
 from .lgstore_search import HASH_FIELD, ITEM_FIELD, MAX_ID_FILTER, NS_FIELD
+from .protocols_files import ItemTable
 from .lgstore_values import _prefixes, _strings, _value_json
 from .vector_filters import Match, PreparedPoint, VectorStoreBase, batched, check_vector
 
@@ -21,7 +22,7 @@ from .vector_filters import Match, PreparedPoint, VectorStoreBase, batched, chec
 class ItemWrites:
     """``LuminaStore``'s ``_texts`` and ``_apply``; the attributes are LuminaStore's."""
 
-    items: DuckDBItems
+    items: ItemTable
     vectors: VectorStoreBase
     embedding: StoreEmbedding
     fields: list[tuple[str, Any]] | None

