@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from .sql_connection import SqlConnection
 from .errors import InvalidInput
 from .ids import validate_id
-from .memories_schema import CATEGORIES, CORE_COLUMNS, DAYS, FORGOTTEN, MEMORIES, OUTBOX, RELATIONS, _ids
+from .memories_schema import (CATEGORIES, CORE_COLUMNS, DAYS, FORGOTTEN, MEMORIES, OUTBOX, RELATIONS, _ids,
+                              stored_text)
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH
+from .sql_connection import SqlConnection
 
 _F8 = "DOUBLE PRECISION"
 _SQL_TYPES = {"decay": _F8, "memory_days": _F8, "retention": _F8, "level": "SMALLINT", "protected": "BOOLEAN",
@@ -100,6 +101,9 @@ class MemoryBatch:
         new level; ``relations``: the users' full relation set after the day (None: unchanged); ``outbox``:
         (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted."""
         users = list(dict.fromkeys(_ids(users, "user_id")))  # one mark per user: ON CONFLICT updates a row once
+        for text in texts.values():
+            if text is not None:
+                stored_text("texts", text)
         day = int(day)
         with self.db.tx(touches=users) as con:
             if len(seq):

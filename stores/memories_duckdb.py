@@ -32,15 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from .sql_connection import SqlConnection
 from .errors import InvalidInput
 from .ids import validate_id
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH, RecentMemory  # noqa: F401 - their home is records
 from .memories_batch import MemoryBatch
 from .memories_schema import (  # noqa: F401 - importers read the table names here
     CATEGORIES, FORGOTTEN, LIST_FIELDS, MEMORIES, NEW_COLUMNS, OUTBOX, RECALL_FIELDS, RELATION_KINDS, RELATIONS,
-    SCHEMA, _FLAGGED_USERS, _NEW_TYPES, _ids,
+    INSERT_NEW, SCHEMA, TAG_SEPARATOR, _FLAGGED_USERS, _ids, stored_text,
 )
+from .sql_connection import SqlConnection
 from .stamped_cache import StampedCache
 
 class MemoryTable(MemoryBatch):
@@ -68,15 +68,16 @@ class MemoryTable(MemoryBatch):
             validate_id(row["memory_id"], "memory_id")
             if row["category"] not in CATEGORIES:
                 raise InvalidInput("category", f"must be one of {CATEGORIES}, got {row['category']!r}")
-        select = ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(NEW_COLUMNS, _NEW_TYPES))
+            for field in ("valence", "emotion_path"):
+                stored_text(field, row[field])
+            for tag in row["tags"]:
+                if not isinstance(tag, str) or not tag or TAG_SEPARATOR in stored_text("tags", tag):
+                    raise InvalidInput("tags", f"{tag!r}: a tag is a non-empty text without the character U+001F")
         ids = [r["memory_id"] for r in rows]
-        # RETURNING names the rows this statement inserted: a row another process inserted first is not new.
+        columns = [[TAG_SEPARATOR.join(r[c]) for r in rows] if c == "tags" else [r[c] for r in rows]
+                   for c in NEW_COLUMNS]
         with self.db.tx(touches={r["user_id"] for r in rows}) as con:
-            new = {r[0] for r in con.execute(
-                f"INSERT INTO {MEMORIES} ({', '.join(NEW_COLUMNS)}) SELECT * FROM (SELECT {select}) AS n "
-                "ON CONFLICT (memory_id) DO NOTHING RETURNING memory_id",
-                [[r[c] for r in rows] for c in NEW_COLUMNS],
-            ).fetchall()}
+            new = {r[0] for r in con.execute(INSERT_NEW, columns).fetchall()}
         return list(dict.fromkeys(i for i in ids if i in new))
 
     # --- relations made at encoding (F6 continues, references) -------------------------------------

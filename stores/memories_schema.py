@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .archive_schema import _text
+from .errors import InvalidInput
 from .ids import validate_id
 
 MEMORIES = "memories"
@@ -79,8 +81,28 @@ NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "vale
                "tags", "decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
                "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested", "emotion_path")
 _F8 = "DOUBLE PRECISION"
-_NEW_TYPES = ("VARCHAR", "VARCHAR", _F8, "VARCHAR", _F8, "VARCHAR", _F8, _F8, "VARCHAR[]", _F8, _F8, _F8, "SMALLINT",
+_NEW_TYPES = ("VARCHAR", "VARCHAR", _F8, "VARCHAR", _F8, "VARCHAR", _F8, _F8, "VARCHAR", _F8, _F8, _F8, "SMALLINT",
               "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", _F8, "BIGINT", "SMALLINT", "BOOLEAN", "VARCHAR")
+TAG_SEPARATOR = "\x1f"
+# New memories as parallel arrays, one per column. PostgreSQL has no arrays of arrays (unnest of a VARCHAR[][]
+# flattens every element, and ragged rows are refused), so each row's tags travel joined by TAG_SEPARATOR
+# (chr(31)) and are split in the statement. RETURNING names the rows this statement inserted: a memory another
+# process inserted first is not new.
+INSERT_NEW = (
+    f"INSERT INTO {MEMORIES} ({', '.join(NEW_COLUMNS)}) SELECT "
+    + ", ".join("coalesce(string_to_array(nullif(n.tags, ''), chr(31)), ARRAY[]::VARCHAR[])" if c == "tags"
+                else f"n.{c}" for c in NEW_COLUMNS)
+    + " FROM (SELECT " + ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(NEW_COLUMNS, _NEW_TYPES))
+    + ") AS n ON CONFLICT (memory_id) DO NOTHING RETURNING memory_id"
+)
+
+
+def stored_text(field: str, value: str) -> str:
+    """``value`` when both engines can keep it: valid UTF-8 (no lone surrogate) and no NUL, which PostgreSQL's
+    text refuses; else InvalidInput naming ``field``."""
+    if "\x00" in _text(field, value):
+        raise InvalidInput(field, "contains a NUL character (U+0000)")
+    return value
 
 
 def _ids(values: Iterable[str], field: str) -> list[str]:

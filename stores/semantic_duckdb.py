@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .sql_connection import SqlConnection
 from .ids import validate_id
+from .memories_schema import stored_text
+from .sql_connection import SqlConnection
 
 SEMANTIC = "semantic_memories"
 COLUMNS = ("semantic_id", "user_id", "text", "keywords", "episode_ids", "first_ts", "last_ts", "days", "method",
@@ -47,6 +48,9 @@ class SemanticTable:
             validate_id(r["semantic_id"], "semantic_id")
             for e in r["episode_ids"]:
                 validate_id(e, "episode_ids")
+            stored_text("text", r["text"])
+            for k in r["keywords"]:
+                stored_text("keywords", k)
         with self.db.tx(touches={r["user_id"] for r in rows}) as con:
             con.executemany(
                 f"INSERT INTO {SEMANTIC} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)}) "
