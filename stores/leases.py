@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -95,7 +95,8 @@ def skipped(name: str, wait: bool | float) -> dict[str, Any]:
 @runtime_checkable
 class Leases(Protocol):
     def hold(self, name: str, *, wait: bool | float = False) -> AbstractContextManager[bool]:
-        """Hold lease ``name`` for the block; yields whether it was obtained within ``wait``."""
+        """Lease ``name`` for a ``with`` block: tries (within ``wait``) when called, yields whether it was
+        obtained, and releases it after the block, however the block ends."""
         ...
 
     def held(self, name: str) -> bool:
@@ -139,17 +140,10 @@ class LocalLeases:
                 del self._held[name]
                 self._changed.notify_all()
 
-    @contextmanager
-    def hold(self, name: str, *, wait: bool | float = False) -> Iterator[bool]:
+    def hold(self, name: str, *, wait: bool | float = False) -> AbstractContextManager[bool]:
         name = lease_name(name)
         got, _first = self.acquire(name, time.monotonic() + wait_seconds(wait))
-        if not got:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            self.release(name)
+        return _block(got, lambda: self.release(name))
 
     def held(self, name: str) -> bool:
         with self._changed:
@@ -233,8 +227,7 @@ class PostgresLeases:
         except StoreUnavailable as exc:  # the session is gone, and with it the lock
             log.warning("lease %r released by the session's end: %s", name, exc)
 
-    @contextmanager
-    def hold(self, name: str, *, wait: bool | float = False) -> Iterator[bool]:
+    def hold(self, name: str, *, wait: bool | float = False) -> AbstractContextManager[bool]:
         name = lease_name(name)
         deadline = time.monotonic() + wait_seconds(wait)
         if self._pid != os.getpid():  # a forked child starts with no leases and a session of its own
@@ -247,17 +240,15 @@ class PostgresLeases:
             finally:
                 if not got:
                     self._local.release(name)
-        if not got:
-            yield False
-            return
-        try:
-            yield True
-        finally:
+
+        def release() -> None:
             try:
                 if first:
                     self._unlock_on_server(name)
             finally:
                 self._local.release(name)
+
+        return _block(got, release)
 
     def held(self, name: str) -> bool:
         return self._local.held(name)
@@ -269,6 +260,18 @@ class PostgresLeases:
             self._on_server.clear()
             if con is not None and self._pid == os.getpid():
                 con.close()
+
+
+@contextmanager
+def _block(got: bool, release: Callable[[], None]) -> Iterator[bool]:
+    """Yields ``got``; a lease obtained is released after the block, however the block ends."""
+    if not got:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        release()
 
 
 def _first_line(exc: BaseException) -> str:
