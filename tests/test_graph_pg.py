@@ -190,3 +190,42 @@ def test_hostile_ids_are_refused_before_any_sql(graph):
         with pytest.raises(InvalidInput):
             graph.associated(A, [hostile], 5)
     assert graph.select("SELECT count(*) AS n FROM graph_segments") == [{"n": 0}]
+
+
+def test_a_ladybug_dump_loads_into_postgres_and_back_unchanged(graph, tmp_path):
+    """Moving an embedded memory to the server mode: the backup rows of one adapter load into the other."""
+    from lumina_memory.stores.graph_base import KnowledgeNode
+    from lumina_memory.stores.graph_ladybug import LadybugGraph
+
+    embedded = LadybugGraph(tmp_path / "graph")
+    try:
+        s = [seg(A, n) for n in range(4)]
+        embedded.upsert_linked_segments(A, [
+            LinkedSegment(s[0], ["lumina"], ["猫", "it's \"quoted\""], "zero", 1.0, 0.4, []),
+            LinkedSegment(s[1], ["nox"], ["猫"], "one", 2.0, 0.6, [(s[0], 0.8)]),
+            LinkedSegment(s[2], ["clarisse"], ["雨"], "two", 3.0, 0.5, [(s[1], 0.3)]),
+            LinkedSegment(s[3], [], ["雨", "猫"], "three", 4.0, 0.9, [(s[0], 0.6)])])
+        embedded.upsert_linked_segments(B, [LinkedSegment(seg(B, 0), ["nox"], ["猫"], "bob", 1.0, 0.5, [])])
+        embedded.set_relations(A, [(s[0], s[1], "continues", 0.9), (s[3], s[2], "contradicts", 0.4)])
+        embedded.upsert_knowledge(A, [KnowledgeNode("k1", "user", "pet", "猫", "positive", "superseded", [s[0]]),
+                                      KnowledgeNode("k2", "user", "pet", "犬", "positive", "current", [s[1], s[3]])],
+                                  [("k2", "k1")])
+        rows = embedded.dump()
+
+        def reads(store) -> list:
+            return [store.counts(), store.counts(A), store.relations(A), store.knowledge(A),
+                    store.associated(A, [s[0]], 10), store.segments_for_concepts(A, ["猫", "雨"], 10),
+                    store.concepts_of(A, s), store.segments_per_user()]
+
+        expected = reads(embedded)
+        assert graph.load(rows) == sum(len(v) for v in rows.values())
+        assert reads(graph) == expected
+        assert graph.load(graph.dump()) and reads(graph) == expected  # loading again changes nothing
+        back = LadybugGraph(tmp_path / "graph-back")
+        try:
+            back.load(graph.dump())
+            assert reads(back) == expected
+        finally:
+            back.close()
+    finally:
+        embedded.close()
