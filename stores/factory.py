@@ -7,6 +7,7 @@ import time
 from contextlib import AbstractContextManager
 from pathlib import Path
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import ids
 from .datadir_lock import DataDirLock
@@ -35,6 +36,8 @@ class Stores:
     knowledge table (nodes.knowledge.tiers)."""
     kb: KBStore | None = None
     """Knowledge bases' collections and records (stores.kb_open), opened on first use; closed with the rest."""
+    pg_pool: Any = None
+    """The pgvector collections' shared connection pool in server mode (closed after them)."""
 
     def vector_collections(self) -> list[PointCollection]:
         """The vector stores a maintenance step may index (knowledge bases index their own)."""
@@ -52,7 +55,8 @@ class Stores:
         return out
 
     def close(self) -> None:
-        for store in (self.kb, self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm):
+        for store in (self.kb, self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm,
+                      self.pg_pool):
             if store is not None:
                 store.close()
         if self.lock is not None:
@@ -64,88 +68,133 @@ def _edge_index_settings(settings: LuminaSettings) -> dict:
             "full_scan_threshold_kb": settings.vector_full_scan_threshold_kb}
 
 
+def server_mode(settings: LuminaSettings) -> bool:
+    """Whether the memory lives on servers any number of processes share (``DATABASE_URI`` set): no data-dir
+    lock, the archive and its tables in PostgreSQL, vectors in pgvector unless QDRANT_URL, the graph in
+    PostgreSQL unless NEO4J_URI."""
+    return bool(settings.database_url)
+
+
+def _pg_vector_pool(settings: LuminaSettings):
+    """One pool for every pgvector collection of a process (each store would otherwise keep its own)."""
+    from .vectors_pg import open_pool
+
+    return open_pool(settings.database_url, timeout=settings.database_timeout_seconds,
+                     max_size=settings.database_pool_size)
+
+
+def _point_class(kind: str, backend: str) -> type:
+    """The adapter class of ``kind`` points ("segments", "turns", "knowledge") on ``backend`` ("qdrant",
+    "qdrant-edge", "pgvector"), imported on demand: the embedded default never loads a server's driver."""
+    if kind == "segments":
+        if backend == "qdrant":
+            from .vectors_client import ClientVectorStore as cls
+        elif backend == "pgvector":
+            from .vectors_pg import PgVectorStore as cls
+        else:
+            from .vectors_edge import EdgeVectorStore as cls
+        return cls
+    from . import knowledge_vectors, turn_vectors
+
+    points = {"turns": (turn_vectors.client_turn_vectors, lambda: turn_vectors.EdgeTurnVectors,
+                        turn_vectors.pg_turn_vectors),
+              "knowledge": (knowledge_vectors.client_knowledge_vectors, lambda: knowledge_vectors.EdgeKnowledgeVectors,
+                            knowledge_vectors.pg_knowledge_vectors)}[kind]
+    return points[("qdrant", "qdrant-edge", "pgvector").index(backend)]()
+
+
+def _collection(kind: str, settings: LuminaSettings, collection: str, embedder_name: str, dim: int, *,
+                tuned: bool = True, pg_pool=None):
+    """Collection ``collection`` of ``kind`` points ("segments", "turns" or "knowledge") where the settings say:
+    a Qdrant server (``qdrant_url``), pgvector (``database_url``; on ``pg_pool`` when given) or a qdrant-edge
+    shard in the data directory. ``tuned``: with the settings' upsert batch and index thresholds."""
+    batch = {"batch_size": settings.upsert_batch_size} if tuned else {}
+    if settings.qdrant_url:
+        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        store = _point_class(kind, "qdrant").from_url(settings.qdrant_url, api_key, collection, dim, embedder_name)
+        if tuned:
+            store.batch_size = settings.upsert_batch_size
+        return store
+    if settings.database_url:
+        pg_cls = _point_class(kind, "pgvector")
+        if pg_pool is None:
+            return pg_cls.from_uri(settings.database_url, collection, dim, embedder_name,
+                                   timeout=settings.database_timeout_seconds, **batch)
+        return pg_cls(pg_pool, collection, dim, embedder_name, owns_pool=False, **batch)
+    tuning = dict(**batch, **_edge_index_settings(settings)) if tuned else {}
+    return _point_class(kind, "qdrant-edge")(settings.resolved_data_dir() / "qdrant" / collection, collection, dim, embedder_name, **tuning)
+
+
 def open_vectors(settings: LuminaSettings, collection: str, embedder_name: str, dim: int, *,
                  tuned: bool = True) -> VectorStore:
-    """A segment-point collection: on the Qdrant server of ``qdrant_url`` when set, else a qdrant-edge shard in the
-    data directory. ``tuned``: with the settings' upsert batch and index thresholds, else the adapter's defaults."""
-    if settings.qdrant_url:
-        from .vectors_client import ClientVectorStore
+    """A segment-point collection named ``collection`` on the backend the settings choose (see _collection)."""
+    return _collection("segments", settings, collection, embedder_name, dim, tuned=tuned)
 
-        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        vectors = ClientVectorStore.from_url(settings.qdrant_url, api_key, collection, dim, embedder_name)
-        if tuned:
-            vectors.batch_size = settings.upsert_batch_size
-        return vectors
-    from .vectors_edge import EdgeVectorStore
 
-    tuning = dict(batch_size=settings.upsert_batch_size, **_edge_index_settings(settings)) if tuned else {}
-    return EdgeVectorStore(settings.resolved_data_dir() / "qdrant" / collection, collection, dim, embedder_name,
-                           **tuning)
+def _open_archive(settings: LuminaSettings) -> ArchiveStore:
+    if settings.database_url:
+        from .archive_postgres import PostgresArchive
+
+        return PostgresArchive(settings.database_url, timeout=settings.database_timeout_seconds,
+                               pool_size=settings.database_pool_size)
+    from .archive_duckdb import DuckDBArchive
+
+    return DuckDBArchive(settings.resolved_data_dir() / "archive.duckdb")
+
+
+def _open_graph(settings: LuminaSettings) -> GraphStore:
+    if settings.neo4j_uri:
+        from .graph_neo4j import Neo4jGraph
+
+        return Neo4jGraph.from_settings(settings)
+    if settings.database_url:
+        from .graph_pg import PostgresGraph
+
+        return PostgresGraph(settings.database_url, timeout=settings.database_timeout_seconds,
+                             pool_size=settings.database_pool_size)
+    from .graph_ladybug import LadybugGraph
+
+    return LadybugGraph(settings.resolved_data_dir() / "graph")
 
 
 def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Stores:
-    from .archive_duckdb import DuckDBArchive
     from .midterm_redis import RedisMidTerm
 
     data_dir = settings.resolved_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock = DataDirLock(data_dir)
-    # Before any embedded engine opens its files: a second process gets a clear error, and the lock makes
-    # the data directory and the files the engines create private (0700/0600, stores.private_files).
-    lock.acquire()
+    lock = None
+    if not server_mode(settings):
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock = DataDirLock(data_dir)
+        # Before any embedded engine opens its files: a second process gets a clear error, and the lock makes
+        # the data directory and the files the engines create private (0700/0600, stores.private_files).
+        lock.acquire()
     opened: list = []
     try:
         midterm = RedisMidTerm.from_settings(settings)
         opened.append(midterm)
-        archive = DuckDBArchive(data_dir / "archive.duckdb")
+        archive = _open_archive(settings)
         opened.append(archive)
-        vectors = open_vectors(settings, ids.collection_name("segments", embedder_name, dim), embedder_name, dim)
+        pg_pool = None
+        if settings.database_url and not settings.qdrant_url:
+            pg_pool = _pg_vector_pool(settings)
+            opened.append(pg_pool)
+        vectors = _collection("segments", settings, ids.collection_name("segments", embedder_name, dim), embedder_name, dim,
+                          pg_pool=pg_pool)
         opened.append(vectors)
-        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         turns = None
         if settings.turn_vectors:
-            turn_collection = ids.collection_name("turns", embedder_name, dim)
-            if settings.qdrant_url:
-                from .turn_vectors import client_turn_vectors
-
-                turns = client_turn_vectors().from_url(
-                    settings.qdrant_url, api_key, turn_collection, dim, embedder_name
-                )
-                turns.batch_size = settings.upsert_batch_size
-            else:
-                from .turn_vectors import EdgeTurnVectors
-
-                turns = EdgeTurnVectors(
-                    data_dir / "qdrant" / turn_collection, turn_collection, dim, embedder_name,
-                    batch_size=settings.upsert_batch_size, **_edge_index_settings(settings),
-                )
+            turns = _collection("turns", settings, ids.collection_name("turns", embedder_name, dim), embedder_name, dim,
+                          pg_pool=pg_pool)
             opened.append(turns)
-        knowledge_collection = ids.collection_name("knowledge", embedder_name, dim)
-        if settings.qdrant_url:
-            from .knowledge_vectors import client_knowledge_vectors
-
-            knowledge = client_knowledge_vectors().from_url(
-                settings.qdrant_url, api_key, knowledge_collection, dim, embedder_name, batch_size=settings.upsert_batch_size)
-        else:
-            from .knowledge_vectors import EdgeKnowledgeVectors
-
-            knowledge = EdgeKnowledgeVectors(
-                data_dir / "qdrant" / knowledge_collection, knowledge_collection, dim, embedder_name,
-                batch_size=settings.upsert_batch_size, **_edge_index_settings(settings),
-            )
+        knowledge = _collection("knowledge", settings, ids.collection_name("knowledge", embedder_name, dim), embedder_name, dim,
+                          pg_pool=pg_pool)
         opened.append(knowledge)
-        if settings.neo4j_uri:
-            from .graph_neo4j import Neo4jGraph
-
-            graph = Neo4jGraph.from_settings(settings)
-        else:
-            from .graph_ladybug import LadybugGraph
-
-            graph = LadybugGraph(data_dir / "graph")
+        graph = _open_graph(settings)
     except BaseException:
         for store in reversed(opened):
             store.close()
-        lock.release()
+        if lock is not None:
+            lock.release()
         raise
     backends = {
         "mid-term": midterm.backend,
@@ -153,8 +202,9 @@ def open_stores(settings: LuminaSettings, embedder_name: str, dim: int) -> Store
         "long-term": vectors.backend,
         "graph": graph.backend,
     }
-    log.info("stores opened data_dir=%s backends=%s", data_dir, backends)
-    return Stores(midterm, archive, vectors, graph, lock, backends, turns, knowledge)
+    log.info("stores opened %s backends=%s",
+             f"database={archive.data_dir}" if server_mode(settings) else f"data_dir={data_dir}", backends)
+    return Stores(midterm, archive, vectors, graph, lock, backends, turns, knowledge, pg_pool=pg_pool)
 
 
 def edge_meta_file() -> str:

@@ -41,6 +41,13 @@ def _collections(settings, embedder_name: str, dim: int) -> KBCollections:
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         client = QdrantClient(url=settings.qdrant_url, api_key=api_key, timeout=10, check_compatibility=False)
         return KBCollections(embedder_name, dim, client=client, batch_size=batch, owns_client=True)
+    if settings.database_url:
+        from .kb_vectors import PgKBCollections
+        from .vectors_pg import open_pool
+
+        pool = open_pool(settings.database_url, timeout=settings.database_timeout_seconds,
+                         max_size=settings.database_pool_size, name="lumina-kb")
+        return PgKBCollections(embedder_name, dim, pool, batch_size=batch)
     edge = {"indexing_threshold_kb": settings.vector_indexing_threshold_kb,
             "full_scan_threshold_kb": settings.vector_full_scan_threshold_kb}
     return KBCollections(embedder_name, dim, root=settings.resolved_data_dir() / "qdrant", batch_size=batch,

@@ -55,6 +55,15 @@ class LuminaSettings(BaseSettings, RecallSettings):
         "hex digits (a data dir's lumina.secret, to keep its tokens and chain) or any text of 32+ characters. Kept "
         "out of the database it seals. Unset without DATABASE_URI: the data dir's lumina.secret. Env LUMINA_SECRET_KEY.",
     )
+    database_timeout_seconds: float = Field(
+        default=10.0, gt=0, allow_inf_nan=False,
+        description="Longest wait for PostgreSQL (DATABASE_URI) per call: connecting, taking a pooled connection, "
+        "each statement. A server that is down or slow then fails the call as StoreUnavailable.",
+    )
+    database_pool_size: int = Field(
+        default=4, ge=1, le=256,
+        description="Connections each store of this process keeps to PostgreSQL (DATABASE_URI).",
+    )
     qdrant_url: str | None = Field(
         default=None, validation_alias=AliasChoices("QDRANT_URL", "LUMINA_QDRANT_URL"),
         description="Production Qdrant server (http(s)://host:6333). Unset: embedded qdrant-edge in the data dir.",

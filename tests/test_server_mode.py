@@ -1,0 +1,115 @@
+"""Server mode (DATABASE_URI set): many processes share one memory on a real private PostgreSQL with pgvector.
+
+Each "process" here is a separate ``Services`` (no state shared between them but the servers), and one is a real
+child process; they share the private Redis of one data dir (its unix socket), as processes on one machine do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from lumina_memory.graphs.memory_graph import build_graph
+from lumina_memory.graphs.replay import thread_config
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.services import open_services
+from lumina_memory.stores.datadir_lock import LOCK_FILENAME
+from lumina_memory.stores.redis_server import stop_server
+from tests.conftest import make_settings
+from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
+
+REPO = Path(__file__).resolve().parents[1]
+SECRET = "server-mode-test-secret-0123456789abcdef"
+
+
+def _settings(data_dir: Path, uri: str):
+    return make_settings(data_dir, database_url=uri, secret_key=SECRET)
+
+
+def _ingest(services, user: str, said: list[tuple[str, str]], start: float = 1_777_000_000) -> None:
+    graph = build_graph(services, checkpointer=InMemorySaver())
+    turns = [{"speaker": who, "text": text, "ts": start + 60 * i} for i, (who, text) in enumerate(said)]
+    run = {"config": thread_config(user), "context": {"user_id": user, "respond": False}}
+    graph.invoke({"transcript": turns}, **run)
+    graph.invoke({"flush": True}, **run)
+
+
+def _recalled(services, user: str, query: str) -> str:
+    return " / ".join(item["text"] for item in recall(services, user, query, purpose="question", limit=5))
+
+
+@pytest.fixture
+def server_dir(tmp_path):
+    yield tmp_path / "data"
+    stop_server(make_settings(tmp_path / "data"))
+
+
+def test_two_processes_share_one_memory_without_a_data_dir_lock(server_dir, pg_uri):
+    first = open_services(_settings(server_dir, pg_uri))
+    second = open_services(_settings(server_dir, pg_uri))  # embedded mode would refuse: DataDirLocked
+    try:
+        assert first.stores.backends == {"mid-term": "redis-embedded", "archive": "postgres",
+                                         "long-term": "pgvector", "graph": "postgres"}
+        assert not (server_dir / LOCK_FILENAME).exists()
+        _ingest(first, "mio", [("user", "My sister Emma just moved to Lisbon."),
+                               ("clarisse", "Lisbon is lovely in spring.")])
+        assert "Lisbon" in _recalled(second, "mio", "Where does Emma live now?")
+        # second's recall indexes are built now; a later write by first must reach them (stamps move)
+        _ingest(first, "mio", [("user", "I adopted a grey cat called Miso yesterday.")], start=1_777_100_000)
+        assert "Miso" in _recalled(second, "mio", "What is my cat called?")
+        assert "Lisbon" not in _recalled(second, "ren", "Where does Emma live now?")  # another user sees nothing
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_turn_written_by_a_child_process_is_recalled_here(server_dir, pg_uri):
+    here = open_services(_settings(server_dir, pg_uri))
+    try:
+        _ingest(here, "kai", [("user", "I play the cello in a quartet.")])
+        assert "cello" in _recalled(here, "kai", "Which instrument do I play?")  # indexes built before the child
+        code = textwrap.dedent(f"""
+            from tests.test_server_mode import _ingest, _settings
+            from lumina_memory.nodes.services import open_services
+            from pathlib import Path
+            services = open_services(_settings(Path({str(server_dir)!r}), {pg_uri!r}))
+            _ingest(services, "kai", [("user", "My quartet rehearses every Thursday at the old library.")],
+                    start=1_777_200_000)
+            services.close()
+        """)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "Thursday" in _recalled(here, "kai", "When does the quartet rehearse?")
+        counts = here.stores.archive.counts("kai")
+        assert counts["turns"] == 2, json.dumps(counts)
+    finally:
+        here.close()
+
+
+def test_the_same_transcript_from_two_processes_leaves_no_duplicate(server_dir, pg_uri):
+    said = [("user", "We are planning a trip to Hokkaido in February."), ("nox", "Pack for the snow."),
+            ("user", "I want to see the Sapporo snow festival.")]
+    first = open_services(_settings(server_dir, pg_uri))
+    second = open_services(_settings(server_dir, pg_uri))
+    try:
+        _ingest(first, "aya", said)
+        _ingest(second, "aya", said)
+        assert first.stores.archive.counts("aya")["turns"] == 3
+        segments = first.stores.archive.segments("aya")
+        assert len({s.segment_id for s in segments}) == len(segments) >= 1
+        items = recall(second, "aya", "Which festival do I want to see?", purpose="question", limit=5)
+        texts = [item["text"] for item in items]
+        assert len(texts) == len(set(texts))
+        assert any("Sapporo" in t for t in texts)
+    finally:
+        first.close()
+        second.close()
