@@ -33,6 +33,13 @@ class TurnPointsMixin:
         user = ids.validate_id(user_id, "user_id")
         return self._delete_matching(user, "turn_id", check_id_list(turn_ids, "turn_ids"))  # type: ignore[attr-defined]
 
+    def _point_search(self, user_id: str, vector: Sequence[float], limit: int) -> tuple[list, list[float]] | None:
+        """(conditions, query) of ``search_point_ids``, both checked; None when ``limit`` asks for nothing."""
+        self._require_open()  # type: ignore[attr-defined]
+        conditions = user_conditions(user_id)
+        query = check_vector(vector, self.dim, "vector")  # type: ignore[attr-defined]
+        return (conditions, query) if limit > 0 else None
+
     def upsert_turns(self, user_id: str, turns: Sequence[Any], vectors: Sequence[Sequence[float]]) -> int:
         """``turns``: objects or dicts with turn_id, source_id, speaker, text, ts, segment_id; a dict with
         ``passage`` (its number) and ``text`` the passage's is a passage point of that turn."""
@@ -72,11 +79,10 @@ class EdgeTurnVectors(TurnPointsMixin, EdgeVectorStore):
         maps ids back through ``turn_point_id`` of its own turns, so a foreign id could never match."""
         import qdrant_edge as qe
 
-        self._require_open()
-        conditions = user_conditions(user_id)
-        query = check_vector(vector, self.dim, "vector")
-        if limit <= 0:
+        scope = self._point_search(user_id, vector, limit)
+        if scope is None:
             return []
+        conditions, query = scope
         request = qe.QueryRequest(
             limit=limit, query=qe.Query.Nearest(query), filter=_edge_filter(conditions), with_payload=False,
             with_vector=False,
@@ -119,11 +125,10 @@ def client_turn_vectors():
 
     class ClientTurnVectors(TurnPointsMixin, ClientVectorStore):
         def search_point_ids(self, user_id, vector, limit):
-            self._require_open()
-            conditions = user_conditions(user_id)
-            query = check_vector(vector, self.dim, "vector")
-            if limit <= 0:
+            scope = self._point_search(user_id, vector, limit)
+            if scope is None:
                 return []
+            conditions, query = scope
             with self._guard("search"):
                 result = self._client.query_points(
                     self.collection, query=query, query_filter=_client_filter(conditions), limit=limit,
@@ -157,11 +162,10 @@ def pg_turn_vectors():
         """Turn points in a pgvector table."""
 
         def search_point_ids(self, user_id, vector, limit):
-            self._require_open()
-            conditions = user_conditions(user_id)
-            query = check_vector(vector, self.dim, "vector")
-            if limit <= 0:
+            scope = self._point_search(user_id, vector, limit)
+            if scope is None:
                 return []
+            conditions, query = scope
             return [(pid, score) for pid, score, _ in self._query(query, conditions, limit, [TENANT_FIELD])]
 
         def vectors_of(self, user_id, turn_ids):

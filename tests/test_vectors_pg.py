@@ -5,7 +5,7 @@ server's tables, input PostgreSQL cannot store, and the knowledge bases' tables.
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import psycopg
@@ -34,22 +34,11 @@ def _sql(uri: str, statement: str, params: list | None = None) -> list[tuple]:
 
 
 def test_processes_opening_together_share_one_table(pg_uri: str) -> None:
-    opened: list[PgVectorStore] = []
-    errors: list[BaseException] = []
-
-    def open_one() -> None:
-        try:
-            opened.append(PgVectorStore.from_uri(pg_uri, COLLECTION, DIM, EMBEDDER))
-        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=open_one) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(4) as workers:  # four handles creating the same collection at once
+        futures = [workers.submit(PgVectorStore.from_uri, pg_uri, COLLECTION, DIM, EMBEDDER) for _ in range(4)]
+    opened = [f.result() for f in futures if f.exception() is None]
     try:
-        assert errors == [] and len(opened) == 4
+        assert [f.exception() for f in futures] == [None] * 4
         rng = np.random.default_rng(1)
         opened[0].upsert([record("alice", n, unit(rng)) for n in range(5)])
         assert [s.count("alice") for s in opened] == [5, 5, 5, 5]  # each handle sees the others' writes
