@@ -28,7 +28,10 @@ from .errors import StoreUnavailable
 from .sql_connection import MIGRATIONS_TABLE, apply_migrations
 
 VERSIONS_TABLE = "lumina_versions"
-GLOBAL_KEY = ""
+# The row of a tier's own generation: a control character no validated user id holds, so it never meets a
+# user's stamp, and one row per tier, so the graph's writes neither move the archive's generation nor queue on
+# its row.
+GLOBAL_PREFIX = "\x1f"
 _MIGRATION_LOCK = 0x6C756D696E61  # pg_advisory_xact_lock key held while a schema is migrated
 _VERSIONS_SCHEMA = f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (key VARCHAR PRIMARY KEY, version BIGINT NOT NULL)"
 # A '?' outside quotes is a parameter; '%' must be doubled for psycopg's own placeholders.
@@ -99,6 +102,7 @@ class PostgresConnection:
 
     def __init__(self, uri: str, tier: str, *, timeout: float = 10.0, pool_size: int = 4):
         self.database, self.tier = uri, tier
+        self._global_key = GLOBAL_PREFIX + tier
         self.data_dir = describe(uri)
         self.lock = threading.RLock()
         self._local = threading.local()
@@ -158,7 +162,7 @@ class PostgresConnection:
                         try:
                             self._bump(executor, keys)
                             yield executor
-                            self._bump(executor, [GLOBAL_KEY])
+                            self._bump(executor, [self._global_key])
                         finally:
                             self._local.executor, self._local.depth = None, 0
                 except psycopg.OperationalError as exc:
@@ -184,7 +188,7 @@ class PostgresConnection:
 
     @property
     def generation(self) -> int:
-        return self.key_generation.get(GLOBAL_KEY, 0)
+        return self.key_generation.get(self._global_key, 0)
 
     @property
     def key_generation(self) -> _Versions:

@@ -120,3 +120,18 @@ def test_duckdb_and_postgres_apply_the_same_migrations(pg_uri, tmp_path):
                                    ).fetchall() == [(1,), (2,)]
         finally:
             db.close()
+
+
+def test_each_tier_has_its_own_generation(pg_uri):
+    archive, graph = _open(pg_uri), PostgresConnection(pg_uri, "graph")
+    try:
+        before, graph_before = archive.generation, graph.generation
+        with graph.tx() as con:
+            con.execute("SELECT 1")
+        assert archive.generation == before and graph.generation == graph_before + 1
+        with archive.tx() as con:
+            con.execute("SELECT 1")
+        assert archive.generation == before + 1 and graph.generation == graph_before + 1
+    finally:
+        archive.close()
+        graph.close()
