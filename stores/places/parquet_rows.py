@@ -18,7 +18,9 @@ PARQUET = "(FORMAT parquet, COMPRESSION uncompressed)"
 
 # information_schema's data_type (or udt_name for arrays) -> the DuckDB type the embedded archive declares.
 _SCALARS = {"character varying": "VARCHAR", "text": "VARCHAR", "bigint": "BIGINT", "integer": "INTEGER",
-            "smallint": "SMALLINT", "double precision": "DOUBLE", "real": "FLOAT", "boolean": "BOOLEAN"}
+            "smallint": "SMALLINT", "double precision": "DOUBLE", "real": "FLOAT", "boolean": "BOOLEAN",
+            "date": "DATE", "timestamp without time zone": "TIMESTAMP", "timestamp with time zone": "TIMESTAMPTZ",
+            "uuid": "UUID"}
 _ARRAYS = {"_varchar": "VARCHAR[]", "_text": "VARCHAR[]", "_float4": "FLOAT[]", "_float8": "DOUBLE[]",
            "_int8": "BIGINT[]", "_int4": "INTEGER[]", "_bool": "BOOLEAN[]"}
 
