@@ -169,9 +169,16 @@ class PgVectorStore(VectorStoreBase):
         return sql, p
 
     @staticmethod
-    def _scan_settings(con: psycopg.Connection, limit: int) -> None:
-        con.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        con.execute(f"SET LOCAL hnsw.ef_search = {min(_EF_SEARCH_MAX, max(EF_SEARCH, int(limit)))}")
+    @contextmanager
+    def _wide_scan(con: psycopg.Connection, limit: int) -> Iterator[None]:
+        """Searches asking for more rows than the pool's ef_search get a wider HNSW scan, in a transaction so the
+        setting ends with it; the rest run as they are (one round trip each)."""
+        if limit <= EF_SEARCH:
+            yield
+            return
+        with con.transaction():
+            con.execute(f"SET LOCAL hnsw.ef_search = {min(_EF_SEARCH_MAX, int(limit))}")
+            yield
 
     def _query(
         self, vector: list[float], conditions: list[Condition], limit: int, fields: Sequence[str] | None = None
@@ -185,8 +192,7 @@ class PgVectorStore(VectorStoreBase):
             return []
         sql, p = self._search_sql(conditions, fields, exact=False)
         out: list[list[tuple[str, float, dict]]] = []
-        with self._con("search", transaction=True) as con:
-            self._scan_settings(con, max(limits))
+        with self._con("search") as con, self._wide_scan(con, max(limits)):
             with con.pipeline():
                 cursors = [con.execute(sql, {**p.values, "q": np.asarray(v, dtype=np.float32), "k": k})
                            for v, k in zip(vectors, limits)]

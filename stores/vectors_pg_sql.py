@@ -54,21 +54,42 @@ def table_steps(table: str, dim: int) -> list[list[str]]:
 
 
 def open_pool(uri: str, *, timeout: float = 10.0, max_size: int = 4, name: str = "lumina-vectors") -> ConnectionPool:
-    """A pool of autocommit connections knowing pgvector's type, each statement bounded by ``timeout``."""
+    """A pool of autocommit connections knowing pgvector's type, each statement bounded by ``timeout``, each
+    HNSW scan iterative (so a filtered search keeps walking the graph until it has its rows)."""
     where = describe(uri)
     statement_ms = max(1, int(timeout * 1000))
-    pool = ConnectionPool(
-        uri, min_size=1, max_size=max(1, max_size), timeout=timeout, open=False, name=name,
-        kwargs={"connect_timeout": max(1, int(timeout)), "options": f"-c statement_timeout={statement_ms}",
-                "autocommit": True},
-        configure=register_vector, reconnect_timeout=timeout,
-    )
+    options = (f"-c statement_timeout={statement_ms} -c hnsw.iterative_scan=relaxed_order "
+               f"-c hnsw.ef_search={EF_SEARCH}")
+    kwargs = {"connect_timeout": max(1, int(timeout)), "options": options, "autocommit": True}
+    try:
+        _ensure_extension(uri, kwargs)
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable(TIER, f"PostgreSQL at {where}: {_first_line(exc)}") from None
+    pool = ConnectionPool(uri, min_size=1, max_size=max(1, max_size), timeout=timeout, open=False, name=name,
+                          kwargs=kwargs, configure=register_vector, reconnect_timeout=timeout)
     try:
         pool.open(wait=True, timeout=timeout)
     except (PoolTimeout, psycopg.Error) as exc:
         pool.close()
         raise StoreUnavailable(TIER, f"PostgreSQL at {where}: {_first_line(exc)}") from None
     return pool
+
+
+def _ensure_extension(uri: str, kwargs: dict[str, Any]) -> None:
+    """pgvector in this database: created when missing (as LangGraph's PostgresStore does), under an advisory
+    lock so processes starting together do not race; a role that may not create it gets a clear error."""
+    with psycopg.connect(uri, **kwargs) as con:
+        if con.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+            return
+        try:
+            with con.transaction():
+                con.execute("SELECT pg_advisory_xact_lock(hashtext('lumina pgvector extension'))")
+                con.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreUnavailable(TIER, f"PostgreSQL at {describe(uri)} has no pgvector extension and this role may "
+                                         f"not create it ({_first_line(exc)}): run CREATE EXTENSION vector as its owner") from None
+        except psycopg.errors.FeatureNotSupported as exc:
+            raise StoreUnavailable(TIER, f"PostgreSQL at {describe(uri)} has no pgvector installed: {_first_line(exc)}") from None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ server's tables, input PostgreSQL cannot store, and the knowledge bases' tables.
 
 from __future__ import annotations
 
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -49,6 +50,21 @@ def test_processes_opening_together_share_one_table(pg_uri: str) -> None:
     finally:
         for s in opened:
             s.close()
+
+
+def test_a_database_without_pgvector_gets_it_or_a_clear_error(pg_uri: str) -> None:
+    role = f"lumina_plain_{uuid.uuid4().hex[:12]}"  # roles are the server's, not the test database's
+    _sql(pg_uri, "DROP EXTENSION vector")
+    _sql(pg_uri, f"CREATE ROLE {role} LOGIN")
+    plain = pg_uri.replace("postgres:@", f"{role}:@", 1)
+    with pytest.raises(StoreUnavailable, match="CREATE EXTENSION vector") as err:
+        PgVectorStore.from_uri(plain, COLLECTION, DIM, EMBEDDER)  # a role that may not create it
+    assert err.value.tier == "long-term"
+    with PgVectorStore.from_uri(pg_uri, COLLECTION, DIM, EMBEDDER) as store:  # the owner creates it
+        store.upsert([record("alice", 1, unit(np.random.default_rng(9)))])
+        assert store.count() == 1
+    _sql(pg_uri, f"DROP OWNED BY {role}")
+    _sql(pg_uri, f"DROP ROLE {role}")
 
 
 def test_filtered_search_is_never_short_when_the_hnsw_scan_gives_up(pg_uri: str) -> None:
