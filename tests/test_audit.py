@@ -1,19 +1,28 @@
-"""The audit log: append-only, chained under the data dir's key, tamper-evident, never an id in clear (L11).
-Forgery (truncation, rows with no hash, a chain rebuilt without the key): tests/test_audit_forgery.py."""
+"""The audit log: append-only, chained under the data dir's key, tamper-evident, never an id in clear (L11), on the
+DuckDB file and on PostgreSQL. Forgery (truncation, rows with no hash, a chain rebuilt without the key):
+tests/test_audit_forgery.py; several processes appending to one chain: tests/test_archive_postgres.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.archive_postgres import PostgresArchive
 from lumina_memory.stores.audit import AuditPlace
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ids import AUDIT_TABLE
 
 
-@pytest.fixture
-def archive(tmp_path):
-    with DuckDBArchive(tmp_path / "archive.duckdb") as a:
+from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def archive(request, tmp_path):
+    if request.param == "duckdb":
+        store = DuckDBArchive(tmp_path / "archive.duckdb")
+    else:
+        store = PostgresArchive(request.getfixturevalue("pg_uri"), timeout=10)
+    with store as a:
         yield a
 
 
@@ -21,8 +30,20 @@ def _audit_place(archive):
     return next(p for p in archive.user_data_places() if p.name == AuditPlace.name)
 
 
+class _Raw:
+    """SQL run behind the log's back, as someone with write access to the database runs it."""
+
+    def __init__(self, archive):
+        self.db = archive._db
+
+    def execute(self, sql, params=None):
+        with self.db.tx() as con:
+            cursor = con.execute(sql, params)
+            return cursor.fetchall() if sql.lstrip().upper().startswith("SELECT") else None
+
+
 def _con(archive):
-    return archive._db.live()
+    return _Raw(archive)
 
 
 def test_rows_chain_and_verify(archive):
@@ -73,7 +94,7 @@ def test_rows_written_before_the_chain_are_adopted_and_their_ids_can_be_blanked(
     assert place.count("dave") == 1 and place.count("dave2") == 1
     assert place.erase("dave") == 1
     place.scrub()
-    left = _con(archive).execute(f"SELECT user_id FROM {AUDIT_TABLE} ORDER BY seq").fetchall()
+    left = _con(archive).execute(f"SELECT user_id FROM {AUDIT_TABLE} ORDER BY seq")
     assert [r[0] for r in left] == ["", "dave2", "", ""]
     assert log.verify()["ok"], "blanking a clear id must not break the chain"
     assert archive.audit("dave2")[0]["event"] == "ingest"  # the archive's own API still reads its rows
@@ -93,7 +114,7 @@ def test_a_restored_log_continues_its_chain(tmp_path, archive):
         new_log.append("after", "cli")  # the restored rows have no head here: adopted, and said so
         result = new_log.verify()
         assert result["ok"] and result["rows"] == 6 and "adopted" in result["notice"]
-        ids = [r[0] for r in fresh._db.live().execute(f"SELECT user_id FROM {AUDIT_TABLE}").fetchall()]
+        ids = [r[0] for r in _con(fresh).execute(f"SELECT user_id FROM {AUDIT_TABLE}")]
         assert "erin" not in ids
     with DuckDBArchive(tmp_path / "third" / "archive.duckdb") as other_key:  # another data dir: another secret
         _audit_place(other_key).restore(tmp_path / "exp", lambda u: False)
