@@ -21,6 +21,7 @@ from tests.upstream_store.suites import CHECKPOINT, SQLITE, SQLITE_ASYNC, SQLITE
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 WRAPPERS = {"test_inmemory_suite": CHECKPOINT, "test_sqlite_suite": SQLITE,
             "test_sqlite_async_suite": SQLITE_ASYNC, "test_sqlite_ttl_suite": SQLITE_TTL}
+WRAPPERS |= {name.replace("_suite", "_pg_suite"): suite for name, suite in WRAPPERS.items()}  # items on PostgreSQL
 
 
 def test_the_installed_versions_are_fetched_once_and_reused(monkeypatch):

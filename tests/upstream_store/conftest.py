@@ -1,7 +1,9 @@
 """Run LangGraph's own store suites (test_*_suite.py here) on LuminaStore, and say what they found.
 
 - Each test gets its own data-directory root (on tmpfs when there is one, else under ``tmp_path``); the
-  stand-in stores it opened are closed after it, and the root removed.
+  stand-in stores it opened are closed after it, and the root removed. In a wrapper module with
+  ``BACKEND = "postgres"`` the stores' items are databases of the private PostgreSQL (tests.pg_server),
+  dropped after the test.
 - The suites' coroutine tests run on anyio's pytest plugin (each module is marked ``anyio``; the asyncio
   backend only), in place of pytest-asyncio's auto mode that LangGraph's own configuration uses.
 - Their markers (``asyncio``, ``flaky``) are registered. ``flaky`` asks pytest-retry for retries; without
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from ..pg_server import pg_server  # noqa: F401 - the PostgreSQL wrappers' server
 from . import stand_ins
 
 HERE = Path(__file__).parent
@@ -38,12 +41,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _stand_in_stores(tmp_path: Path):
+def _stand_in_stores(request: pytest.FixtureRequest, tmp_path: Path):
     # On tmpfs when the machine has one: the engines sync their files to disk, and the suites open ~250
     # stores (0.8 s each on disk here, 0.09 s on tmpfs). Same engines, same files, another filesystem.
     shm = Path("/dev/shm")
     root = Path(tempfile.mkdtemp(prefix="lumina-upstream-", dir=shm)) if os.access(shm, os.W_OK) else tmp_path
-    stand_ins.begin_test(root / "lumina")
+    on_postgres = getattr(request.module, "BACKEND", "duckdb") == "postgres"
+    stand_ins.begin_test(root / "lumina", request.getfixturevalue("pg_server") if on_postgres else None)
     try:
         yield
     finally:

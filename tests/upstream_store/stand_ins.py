@@ -13,6 +13,10 @@ suite's own ``embed``), with only the constructor and set-up calls of the store 
   (``await setup()``, ``await sweep_ttl()``, ``await start_ttl_sweeper()``, ``await stop_ttl_sweeper()``)
   — the store work itself is LuminaStore's own async API (``aput``, ``asearch``... through ``abatch``).
 
+When the test runs on PostgreSQL (a wrapper module with ``BACKEND = "postgres"``), each data directory's
+items are a database of its own on the private server (tests.lgstore_backends): reopening a path reaches
+the same database, ``":memory:"`` a fresh one.
+
 Data directories live under the current test's root (tests/upstream_store/conftest.py sets it);
 every stand-in a test opened is closed when it ends.
 """
@@ -32,8 +36,11 @@ from langgraph.store.base import IndexConfig, TTLConfig
 from lumina_memory.graphs.lumina_store import store_class, store_parts
 from lumina_memory.nodes.text.embedder import CachedEmbedder, make_embedder
 from lumina_memory.stores.langgraph_store import LuminaStore
+from lumina_memory.stores.postgres_server import PrivatePostgres
 
 from ..conftest import make_settings
+from ..lgstore_backends import postgres_parts
+from ..pg_server import fresh_database
 
 
 class _Session:
@@ -43,6 +50,16 @@ class _Session:
     opened: list[LuminaStore] = []
     embedder: CachedEmbedder | None = None
     counter = itertools.count()
+    server: PrivatePostgres | None = None  # the items' server when the test runs on PostgreSQL
+    databases: dict[Path, tuple[str, str]] = {}  # data directory -> (name, uri) of its items' database
+
+    @classmethod
+    def database(cls, data_dir: Path) -> str:
+        """The URI of ``data_dir``'s items' database on ``server`` (made on first use)."""
+        assert cls.server is not None
+        if data_dir not in cls.databases:
+            cls.databases[data_dir] = fresh_database(cls.server)
+        return cls.databases[data_dir][1]
 
     @classmethod
     def data_dir(cls, conn_string: str | None = None) -> Path:
@@ -59,15 +76,22 @@ class _Session:
         return cls.embedder
 
 
-def begin_test(root: Path) -> None:
-    _Session.root, _Session.opened = root, []
+def begin_test(root: Path, server: PrivatePostgres | None = None) -> None:
+    """Stores opened from now on live under ``root``, their items on ``server`` when given."""
+    _Session.root, _Session.opened, _Session.server, _Session.databases = root, [], server, {}
 
 
 def end_test() -> int:
-    """Close what the test opened; how many stores it opened."""
+    """Close what the test opened (and drop its databases); how many stores it opened."""
     opened, _Session.opened, _Session.root = _Session.opened, [], None
-    for store in opened:
-        store.close()
+    server, databases, _Session.server, _Session.databases = _Session.server, _Session.databases, None, {}
+    try:
+        for store in opened:
+            store.close()
+    finally:
+        for name, _uri in databases.values():
+            assert server is not None
+            server.drop_database(name)
     return len(opened)
 
 
@@ -78,7 +102,10 @@ class _StandIn(_BASE):  # type: ignore[valid-type, misc]
     def __init__(self, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None,
                  data_dir: Path | None = None) -> None:
         settings = make_settings(data_dir or _Session.data_dir())
-        super().__init__(**store_parts(settings, embedder=_Session.shared_embedder(), index=index, ttl=ttl))
+        parts = store_parts(settings, embedder=_Session.shared_embedder(), index=index, ttl=ttl)
+        if _Session.server is not None:
+            parts = postgres_parts(parts, _Session.database(settings.resolved_data_dir()))
+        super().__init__(**parts)
         _Session.opened.append(self)
 
 

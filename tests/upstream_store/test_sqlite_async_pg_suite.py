@@ -1,0 +1,12 @@
+"""LangGraph's AsyncSqliteStore suite (test_sqlite_async_suite.py) again, LuminaStore's items on PostgreSQL: every store the suite
+opens keeps its items in a database of its own on the private server (stand_ins.py)."""
+
+import pytest
+
+from .suites import SQLITE_ASYNC, load
+from .test_sqlite_async_suite import DESELECTED  # noqa: F401 - the same tests cannot apply, for the same reasons
+
+globals().update(load(SQLITE_ASYNC))
+
+pytestmark = pytest.mark.anyio
+BACKEND = "postgres"

@@ -1,0 +1,12 @@
+"""LangGraph's store TTL suite (test_sqlite_ttl_suite.py) again, LuminaStore's items on PostgreSQL: every store the suite
+opens keeps its items in a database of its own on the private server (stand_ins.py)."""
+
+import pytest
+
+from .suites import SQLITE_TTL, load
+from .test_sqlite_ttl_suite import DESELECTED  # noqa: F401 - the same tests cannot apply, for the same reasons
+
+globals().update(load(SQLITE_TTL))
+
+pytestmark = pytest.mark.anyio
+BACKEND = "postgres"
