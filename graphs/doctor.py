@@ -137,12 +137,14 @@ class _Doctor(EngineChecks, VectorChecks, DerivationChecks):
 def run_doctor(settings: LuminaSettings) -> list[Check]:
     """Every check, in the order the table shows them."""
     doc = _Doctor(settings)
-    checks = [Check("settings", "valid", OK, f"data dir {doc.data_dir}")]
+    server = bool(settings.database_url)
+    checks = [Check("settings", "valid", OK, f"server mode on {doc._pg_where()}: no data-dir lock; data dir "
+                    f"{doc.data_dir}" if server else f"data dir {doc.data_dir}")]
     checks += _guarded("data dir", "writable", doc.data_dir_checks)
     checks += _guarded("data dir", "restore", lambda: [Check("data dir", "restore", status, detail)
                                                        for status, detail in restore_state(doc.data_dir)])
     lock = DataDirLock(doc.data_dir)
-    if doc.data_dir.exists():
+    if doc.data_dir.exists() and not server:
         checks.append(doc.lock_check(lock))
     try:
         checks += _guarded("embedder", "active", doc.embedder_checks)

@@ -10,7 +10,8 @@ from lumina_memory.stores import cypher, ids
 from lumina_memory.stores.archive_counts import archive_counts
 from lumina_memory.stores.midterm_records import SCHEMA_VERSION, redact_url
 
-from .doctor_check import FAIL, OK, TIMEOUT, WARN, Check, DoctorState, package_version
+from .doctor_check import FAIL, OK, TIMEOUT, WARN, Check, package_version
+from .doctor_postgres import PostgresChecks
 from .tier_match import GRAPH_SEGMENTS_PER_USER
 
 GRAPH_NODE_TABLES = ("User", "Character", "Segment", "Concept")
@@ -18,7 +19,7 @@ GRAPH_REL_TABLES = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED")
 ARCHIVE_TABLES = (ids.TURNS_TABLE, ids.SEGMENTS_TABLE, ids.AUDIT_TABLE)
 
 
-class EngineChecks(DoctorState):
+class EngineChecks(PostgresChecks):
     # --- mid-term --------------------------------------------------------------------------------
     def midterm_checks(self) -> list[Check]:
         import redis
@@ -68,6 +69,8 @@ class EngineChecks(DoctorState):
 
     # --- archive ---------------------------------------------------------------------------------
     def archive_checks(self) -> list[Check]:
+        if self.settings.database_url:
+            return self.postgres_archive_checks()
         import duckdb
 
         path = self.data_dir / "archive.duckdb"
@@ -100,6 +103,8 @@ class EngineChecks(DoctorState):
     def graph_checks(self) -> list[Check]:
         if self.settings.neo4j_uri:
             return self._neo4j()
+        if self.settings.database_url:
+            return self.postgres_graph_checks()
         import ladybug
 
         path = self.data_dir / "graph"

@@ -8,13 +8,14 @@ import json
 from lumina_memory.stores import ids
 from lumina_memory.stores.factory import edge_meta_file
 
-from .doctor_check import FAIL, OK, SKIP, TIMEOUT, WARN, Check, DoctorState, package_version
+from .doctor_check import FAIL, OK, SKIP, TIMEOUT, WARN, Check, package_version
+from .doctor_postgres import PostgresChecks
 from .tier_match import distinct_per_user, edge_payloads
 
 VECTOR_KINDS = ("segments", "turns", "knowledge")  # stores.ids.collection_name kinds; a missing one is "not created yet"
 
 
-class VectorChecks(DoctorState):
+class VectorChecks(PostgresChecks):
     # --- long-term -------------------------------------------------------------------------------
     def vector_checks(self) -> list[Check]:
         if self.embedder_name is None or self.embedder_dim is None:
@@ -22,6 +23,8 @@ class VectorChecks(DoctorState):
         wanted = [ids.collection_name(kind, self.embedder_name, self.embedder_dim) for kind in VECTOR_KINDS]
         if self.settings.qdrant_url:
             return self._qdrant_server(wanted)
+        if self.settings.database_url:
+            return self.postgres_vector_checks(wanted)
         return self._qdrant_edge(wanted)
 
     def _dimension_row(self, where: str, found_name: object, found_dim: object) -> Check:

@@ -113,3 +113,20 @@ def test_the_same_transcript_from_two_processes_leaves_no_duplicate(server_dir, 
     finally:
         first.close()
         second.close()
+
+
+def test_doctor_reads_the_server_mode_without_changing_it(server_dir, pg_uri):
+    from lumina_memory.graphs.doctor import FAIL, run_doctor
+
+    services = open_services(_settings(server_dir, pg_uri))
+    try:
+        _ingest(services, "mio", [("user", "My sister Emma just moved to Lisbon."), ("lumina", "How exciting!")])
+        checks = run_doctor(services.settings)
+    finally:
+        services.close()
+    assert [c for c in checks if c.status == FAIL] == []
+    rows = {(c.component, c.check): c.detail for c in checks}
+    assert "server mode" in rows[("settings", "valid")] and ("data dir", "lock") not in rows
+    assert "PostgreSQL" in rows[("archive", "reachable")] and "2 turns" in rows[("archive", "schema")]
+    assert "postgres" in rows[("graph", "schema")]
+    assert any("pgvector" in c.detail and "points" in c.detail for c in checks if c.component == "long-term")
