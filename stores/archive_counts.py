@@ -1,4 +1,5 @@
-"""Per user, what the archive says each derived tier should hold: read from the archive's DuckDB tables.
+"""Per user, what the archive says each derived tier should hold: read from the archive's tables (DuckDB or
+PostgreSQL: the queries are the shared SQL).
 
 ``ArchiveStore.tier_counts`` answers it for an open store; doctor reads the same from a read-only
 connection on a data directory no process holds.
@@ -24,7 +25,7 @@ def _per_user(con, query: str) -> Counter:
 
 
 def archive_counts(con) -> ArchiveCounts:
-    """``con``: a DuckDB connection on the archive (read-only, or the open store's)."""
+    """``con``: a connection on the archive (a read-only DuckDB one, or the open store's of either engine)."""
     group = "GROUP BY user_id"
     out = ArchiveCounts(
         segments=_per_user(con, f"SELECT user_id, count(*) FROM {ids.SEGMENTS_TABLE} {group}"),

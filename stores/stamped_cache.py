@@ -6,6 +6,8 @@ stamps every user a write transaction touches (``GuardedConnection.key_generatio
 stamp *s* is still exact while the stamp is *s*. Writes that touch no user (use counts and recall flags,
 which no recall reads) leave the stamp alone: a cached row may show an older use count, never an older fact.
 The last flush stage refreshes the entries (nodes.retrieval.warm), so the recall after a write finds them current.
+On PostgreSQL the stamps are rows every process's writes move (``PostgresConnection.key_generation``), so an entry
+follows other processes' writes too, at the cost of one stamp query per read.
 """
 
 from __future__ import annotations
