@@ -11,6 +11,7 @@ from lumina_memory.stores.activity_log import ActivityLog
 from lumina_memory.stores.activity_log_pg import PostgresActivityLog
 from lumina_memory.stores.pg_connection import PostgresConnection
 
+from .engine_fixture import closed_after
 from .pg_server import fresh_database, pg_server, pg_uri  # noqa: F401 - fixtures
 
 HOSTILE = ["'; DROP TABLE lumina_activity; --", "../../etc/passwd", "MATCH (n) DETACH DELETE n"]
@@ -24,10 +25,7 @@ def _open(kind, tmp_path, request):
 
 @pytest.fixture(params=["dir", "postgres"])
 def log(request, tmp_path):
-    opened = _open(request.param, tmp_path, request)
-    yield opened
-    if isinstance(opened, PostgresActivityLog):
-        opened.close()
+    yield from closed_after(_open(request.param, tmp_path, request))
 
 
 def test_events_are_read_back_per_user_in_order(log):

@@ -28,6 +28,7 @@ from lumina_memory.stores.shared_state import (
 )
 
 from .conftest import make_settings
+from .engine_fixture import closed_after
 from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,10 +45,7 @@ def _open(kind: str, tmp_path: Path, request):
 
 @pytest.fixture(params=["dir", "postgres"])
 def state(request, tmp_path):
-    opened = _open(request.param, tmp_path, request)
-    yield opened
-    if isinstance(opened, PostgresState):
-        opened.close()
+    yield from closed_after(_open(request.param, tmp_path, request))
 
 
 @pytest.fixture(params=["dir", "postgres"])
