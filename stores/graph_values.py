@@ -52,6 +52,10 @@ def _concept_names(values: Sequence[str]) -> list[str]:
         if not isinstance(name, str):
             raise InvalidInput("concepts", f"names must be strings, got {type(name).__name__}")
         if name.strip():  # kept verbatim; only blank names are meaningless and skipped
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate: no engine stores it, and ids hash its bytes
+                raise InvalidInput("concepts", f"{name!r} is not valid UTF-8 text ({exc.reason})") from None
             names.append(name)
     return list(dict.fromkeys(names))
 

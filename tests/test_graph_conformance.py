@@ -264,6 +264,7 @@ def test_bad_input_is_rejected_before_writing(graph):
         lambda: graph.link_segments(A, seg(A, 1), [(seg(A, 2), float("inf"))]),
         lambda: graph.associated(A, [seg(A, 1)], -1),
         lambda: graph.concepts_of(A, "abc"),
+        lambda: graph.upsert_segment(A, seg(A, 1), [], ["ok", "broken \ud800 text"], "", 0.0, 0.0),
     ]
     for call in bad_calls:
         with pytest.raises(InvalidInput):
