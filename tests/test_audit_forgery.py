@@ -1,6 +1,7 @@
 """The audit log resists forgery as far as a local file can (issue 44): a keyed chain, a sealed head kept
 apart from the log, a verification that never writes, and `audit --verify` that opens only the archive
-(read-only) and the data dir's secret."""
+(read-only) and the data dir's secret. The forgeries a database reveals whichever engine holds it run on DuckDB and
+PostgreSQL (where the head is a row of its own, ``lumina_audit_head``)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from pathlib import Path
 import pytest
 
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.archive_postgres import PostgresArchive
 from lumina_memory.stores.audit import HEAD_FILE, verify_data_dir
 from lumina_memory.stores.ids import AUDIT_TABLE
 from lumina_memory.stores.secret import data_dir_secret
 
 from .conftest import make_settings
+from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = b"k" * 32
@@ -61,25 +64,42 @@ def logged(tmp_path):
     archive.close()
 
 
+@pytest.fixture(params=["duckdb", "postgres"])
+def any_logged(request, tmp_path):
+    """Four sealed rows in the archive of either engine."""
+    if request.param == "duckdb":
+        archive = DuckDBArchive(tmp_path / "archive.duckdb")
+    else:
+        archive = PostgresArchive(request.getfixturevalue("pg_uri"), timeout=10)
+    log = archive.audit_trail(KEY)
+    for i in range(4):
+        log.append("settings_changed", "cli", None, f'{{"n": {i}}}')
+    assert log.verify()["ok"]
+    yield archive, log
+    archive.close()
+
+
 @pytest.mark.parametrize("removed", [1, 2])
-def test_deleting_the_last_rows_shows_as_truncation(logged, removed):
-    archive, log = logged
-    archive._db.live().execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", [4 - removed])
+def test_deleting_the_last_rows_shows_as_truncation(any_logged, removed):
+    archive, log = any_logged
+    with archive._db.tx() as con:
+        con.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", [4 - removed])
     result = log.verify()
     assert not result["ok"] and result["broken_at"] == 4
     assert "removed from its end" in result["problem"] and f"{4 - removed} rows" in result["problem"]
 
 
-def test_a_truncation_followed_by_an_append_still_shows(logged):
-    archive, log = logged
-    archive._db.live().execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq = 4")
+def test_a_truncation_followed_by_an_append_still_shows(any_logged):
+    archive, log = any_logged
+    with archive._db.tx() as con:
+        con.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq = 4")
     row = log.append("backup", "cli")  # links to the sealed head, not to what the log now ends with
     result = log.verify()
     assert not result["ok"] and result["broken_at"] == row["seq"] and "removed" in result["problem"]
 
 
-def test_a_forged_row_followed_by_an_append_still_shows(logged):
-    archive, log = logged
+def test_a_forged_row_followed_by_an_append_still_shows(any_logged):
+    archive, log = any_logged
     archive.append_audit("user_erased", "mallory", "nothing happened")
     log.append("backup", "cli")
     result = log.verify()
@@ -101,23 +121,23 @@ def test_a_row_inserted_with_an_empty_hash_is_a_break_and_verify_writes_nothing(
     assert _files(tmp_path) == before
 
 
-def test_a_row_inserted_in_the_middle_is_a_break_at_its_position(logged):
-    archive, log = logged
-    con = archive._db.live()
-    con.execute(f"UPDATE {AUDIT_TABLE} SET seq = seq + 10 WHERE seq >= 3")
-    con.execute(f"INSERT INTO {AUDIT_TABLE} (seq, \"at\", event, user_id, detail) VALUES (3, 1, 'restore', '', '')")
+def test_a_row_inserted_in_the_middle_is_a_break_at_its_position(any_logged):
+    archive, log = any_logged
+    with archive._db.tx() as con:
+        con.execute(f"UPDATE {AUDIT_TABLE} SET seq = seq + 10 WHERE seq >= 3")
+        con.execute(f"INSERT INTO {AUDIT_TABLE} (seq, \"at\", event, user_id, detail) VALUES (3, 1, 'restore', '', '')")
     result = log.verify()
     assert not result["ok"] and result["broken_at"] == 3
 
 
 @pytest.mark.parametrize("forge", ["sha256", "another key"])
-def test_a_chain_rebuilt_without_the_data_dirs_key_is_refused(logged, forge):
-    archive, log = logged
-    con = archive._db.live()
-    con.execute(f"UPDATE {AUDIT_TABLE} SET detail = '{{\"n\": 99}}' WHERE seq = 2")
+def test_a_chain_rebuilt_without_the_data_dirs_key_is_refused(any_logged, forge):
+    archive, log = any_logged
     digest = _sha256 if forge == "sha256" else (
         lambda prev, row: hmac.new(b"x" * 32, b"audit-row|" + _body(prev, row), hashlib.sha256).hexdigest())
-    _rebuild(con, digest)
+    with archive._db.tx() as con:
+        con.execute(f"UPDATE {AUDIT_TABLE} SET detail = '{{\"n\": 99}}' WHERE seq = 2")
+        _rebuild(con, digest)
     result = log.verify()
     assert not result["ok"] and result["broken_at"] == 1 and "key" in result["problem"]
 
