@@ -23,17 +23,19 @@ import pytest
 
 from lumina_memory.graphs import erase as erase_module
 from lumina_memory.graphs import maintenance_graph
-from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.erase import erase_plan, erase_user, finish_interrupted_erasures
 from lumina_memory.graphs.maintenance_graph import STEP_LEASES, run_maintenance
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.lifecycle.params import LifecycleParams
 from lumina_memory.nodes.lifecycle.run import today_of
 from lumina_memory.nodes.recovery import RECOVERY_LEASE, recover
+from lumina_memory.stores.erasure import erasures_in_progress, mark_erasure_started
 from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
 from lumina_memory.stores.leases import (
     MAX_NAME_CHARS, LeaseBusy, LocalLeases, PostgresLeases, lease_key, leases_of, open_leases,
 )
 from lumina_memory.stores.settings import LuminaSettings
+from lumina_memory.stores.shared_state import shared_state_of
 
 from .pg_server import pg_server, pg_uri  # noqa: F401
 from .test_lifecycle_store import DAY, T0, _rows, _state
@@ -384,3 +386,16 @@ def test_outbox_recovery_is_left_to_the_worker_holding_its_lease(memory_factory)
         report = _in_thread(lambda: recover(services, reason="test"))
     assert report["skipped"] and report["lease"] == RECOVERY_LEASE
     assert "skipped" not in recover(services, reason="test")
+
+
+def test_an_interrupted_erasure_another_worker_is_finishing_is_left_to_it(memory_factory):
+    services = _filled(memory_factory).services
+    state = shared_state_of(services)
+    mark_erasure_started(state, "bob")  # as a process killed half-way through erasing bob leaves it
+    with leases_of(services).hold("erase:bob") as got:
+        assert got
+        assert _in_thread(lambda: finish_interrupted_erasures(services)) == []
+        assert erasures_in_progress(state) == ["bob"]  # still owed, to the holder
+    assert finish_interrupted_erasures(services) == ["bob"]
+    assert erasures_in_progress(state) == [] and services.stores.archive.get_turns("bob", []) == []
+    assert erase_plan(services, "bob")["counts"].get("archive.turn_archive", 0) == 0
