@@ -23,12 +23,13 @@ import pytest
 
 from lumina_memory.graphs import erase as erase_module
 from lumina_memory.graphs import maintenance_graph
-from lumina_memory.graphs.erase import erase_plan, erase_user, finish_interrupted_erasures
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, finish_interrupted_erasures
 from lumina_memory.graphs.maintenance_graph import STEP_LEASES, run_maintenance
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.lifecycle.params import LifecycleParams
 from lumina_memory.nodes.lifecycle.run import today_of
 from lumina_memory.nodes.recovery import RECOVERY_LEASE, recover
+from lumina_memory.stores.backup_location import LocalLocation
 from lumina_memory.stores.erasure import erasures_in_progress, mark_erasure_started
 from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
 from lumina_memory.stores.leases import (
@@ -399,3 +400,20 @@ def test_an_interrupted_erasure_another_worker_is_finishing_is_left_to_it(memory
     assert finish_interrupted_erasures(services) == ["bob"]
     assert erasures_in_progress(state) == [] and services.stores.archive.get_turns("bob", []) == []
     assert erase_plan(services, "bob")["counts"].get("archive.turn_archive", 0) == 0
+
+
+def test_backups_run_one_at_a_time_and_a_busy_one_is_said(memory_factory, tmp_path, monkeypatch):
+    mem = memory_factory(backup_location=str(tmp_path / "b"))
+    services = mem.services
+    monkeypatch.setattr(erase_module, "BACKUP_WAIT", 0.0)
+    monkeypatch.setattr(maintenance_graph, "LEASE_WAIT", 0.0)
+    with leases_of(services).hold("backup") as got:
+        assert got
+        with pytest.raises(LeaseBusy, match="backup"):
+            _in_thread(lambda: backup_now(services))
+        report = _in_thread(lambda: run_maintenance(services, now=T0, force=True))
+        assert report["scheduled_backups"]["skipped"] and report["prune_backups"]["skipped"]
+        assert backup_now(services)["id"]  # the holder itself goes on (re-entrant in its thread)
+    assert len(LocalLocation(tmp_path / "b").snapshots()) == 1  # the skipped run took none
+    assert run_maintenance(services, now=T0, force=True)["scheduled_backups"]["snapshot"]
+    assert len(LocalLocation(tmp_path / "b").snapshots()) == 2
