@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import ids
-from .duckdb_connection import GuardedConnection
 from .records import SHARED, Base, UnknownKB, doc_id_for, owner_of  # noqa: F401 - their home is records
+from .sql_connection import SqlConnection
+from .texts import check_texts
 
 BASES, DOCUMENTS, CHUNKS = "kb_bases", "kb_documents", "kb_chunks"
 
@@ -37,14 +38,14 @@ SCHEMA = (
 
 
 class KBCatalog:
-    """The three tables, on the archive's guarded connection (its lock serialises us with the archive)."""
+    """The three tables, on the archive's connection (its lock serialises us with the archive)."""
 
-    def __init__(self, db: GuardedConnection):
+    def __init__(self, db: SqlConnection):
         """``db``: the archive's one connection (``DuckDBArchive.kb_catalog`` opens the catalogue on it)."""
         self.db = db
         db.migrate("kb", [SCHEMA])
-        # Whether any KB exists, at the connection's write generation: priming searches the KBs before every
-        # reply, and most data dirs have none. A boolean only, so no user's data stays in memory.
+        # Whether any KB exists, at the connection's write generation (one process's file only): priming searches
+        # the KBs before every reply, and most data dirs have none. A boolean only, so no user's data stays in memory.
         self._any_at: tuple[int, bool] | None = None
         self.rows_read = 0  # catalog reads of the bases table (tests look at it)
 
@@ -63,7 +64,8 @@ class KBCatalog:
     def bases(self, user_id: str | None = None, *, everyone: bool = False) -> list[Base]:
         """Shared KBs, plus ``user_id``'s own; every KB of every user with ``everyone`` (admin listing)."""
         owner = owner_of(user_id)  # a hostile id is refused even when there is nothing to search
-        if not self._any():
+        # On a shared server other processes add KBs and the write stamp is itself a query: the listing is asked.
+        if not self.db.shared and not self._any():
             return []
         self.rows_read += 1
         with self.db.read() as con:
@@ -93,7 +95,7 @@ class KBCatalog:
         """The document if it belongs to one of ``owners`` ('' = shared) in this KB."""
         with self.db.read() as con:
             cur = con.execute(f"SELECT doc_id, user_id, source, chunks, added_at FROM {DOCUMENTS} WHERE doc_id = ? "
-                              "AND kb = ? AND list_contains(?::VARCHAR[], user_id)", [doc_id, kb, list(owners)])
+                              "AND kb = ? AND user_id = ANY(?::VARCHAR[])", [doc_id, kb, list(owners)])
             row = cur.fetchone()
             return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
@@ -101,7 +103,7 @@ class KBCatalog:
         """Up to ``limit`` ids of this KB's documents of ``owners`` ('' = shared) starting with ``start`` (as text,
         no wildcards), sorted: what a short KB pointer may name (nodes.tools.pointers)."""
         with self.db.read() as con:
-            rows = con.execute(f"SELECT doc_id FROM {DOCUMENTS} WHERE kb = ? AND list_contains(?::VARCHAR[], user_id) "
+            rows = con.execute(f"SELECT doc_id FROM {DOCUMENTS} WHERE kb = ? AND user_id = ANY(?::VARCHAR[]) "
                                "AND starts_with(doc_id, ?) ORDER BY doc_id LIMIT ?",
                                [kb, list(owners), ids.validate_id(start, "id"), int(limit)]).fetchall()
         return [r[0] for r in rows]
@@ -119,8 +121,13 @@ class KBCatalog:
         of the same source in this KB is replaced (its rows go). Returns the doc ids replaced, whose
         points the caller deletes after this commit (a crash in between leaves only unreturned points)."""
         owner = base.owner
+        check_texts(doc, ("doc_id", "source", "content_sha256", "kind"))
+        check_texts({"text": [text for _, _, text in chunks]}, ("text",))
         with self.db.tx(touches=(owner,) if owner else ()) as con:
-            con.execute(f"INSERT OR IGNORE INTO {BASES} VALUES (?, ?, ?, ?, ?, ?)",
+            # The KB's row is written even when it exists (its own values again): on PostgreSQL that locks it until
+            # the commit, so two processes adding to one KB replace documents one after the other.
+            con.execute(f"INSERT INTO {BASES} (kb, user_id, collection, embedder, dim, created_at) "
+                        f"VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kb, user_id) DO UPDATE SET collection = {BASES}.collection",
                         [base.kb, owner, base.collection, embedder, dim, base.created_at])
             replaced = [r[0] for r in con.execute(
                 f"SELECT doc_id FROM {DOCUMENTS} WHERE kb = ? AND user_id = ? AND source = ? AND doc_id <> ?",
@@ -129,8 +136,11 @@ class KBCatalog:
             con.execute(f"INSERT INTO {DOCUMENTS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [doc["doc_id"], base.kb, owner, doc["source"], doc["content_sha256"], doc["kind"],
                          doc["chars"], doc["tokens"], doc["chunks"], doc["passages"], doc["added_at"]])
-            con.executemany(f"INSERT INTO {CHUNKS} VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [[doc["doc_id"], n, base.kb, owner, start, end, text] for n, (start, end, text) in enumerate(chunks)])
+            con.execute(f"INSERT INTO {CHUNKS} (doc_id, chunk, kb, user_id, start_char, end_char, text) "
+                        "SELECT ?::VARCHAR, unnest(?::INTEGER[]), ?::VARCHAR, ?::VARCHAR, unnest(?::BIGINT[]), "
+                        "unnest(?::BIGINT[]), unnest(?::VARCHAR[])",
+                        [doc["doc_id"], list(range(len(chunks))), base.kb, owner, [c[0] for c in chunks],
+                         [c[1] for c in chunks], [c[2] for c in chunks]])
         return replaced
 
     @staticmethod

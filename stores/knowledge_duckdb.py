@@ -21,10 +21,12 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
-from .duckdb_connection import GuardedConnection
+from .episode_lists import FROM_ANY, FROM_ONLY, WITHOUT
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
+from .sql_connection import SqlConnection
+from .texts import check_texts
 from .use_counts import RecallReads
 
 KNOWLEDGE = "knowledge_items"
@@ -66,15 +68,16 @@ SCHEMA = (
     *(f"ALTER TABLE {KNOWLEDGE} ADD COLUMN IF NOT EXISTS {c} {t}" for c, t in ACTIVITY),
 )
 _UNSYNCED = f"{SYNCED} IS NOT TRUE"
+_SAME_OWNER = f"{KNOWLEDGE}.user_id = excluded.user_id"
 _READ = f"{', '.join(NAMES)}, forgotten_at"
 """Every read returns the item and when it was forgotten (None: remembered)."""
 
 
 # The item is kept by forgetting: a current fact about a protected subject (what the profile shows), or one
 # learned from a memory the user protected (F8). One parameter: the protected subjects.
-_PROTECTED = (f"((status IN ('current', 'coexisting') AND valid_to IS NULL AND list_contains(?::VARCHAR[], subject)) "
+_PROTECTED = (f"((status IN ('current', 'coexisting') AND valid_to IS NULL AND subject = ANY(?::VARCHAR[])) "
               f"OR EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = {KNOWLEDGE}.user_id AND m.protected "
-              f"AND list_contains({KNOWLEDGE}.episode_ids, m.memory_id)))")
+              f"AND m.memory_id = ANY({KNOWLEDGE}.episode_ids)))")
 
 
 def _check(row: Mapping[str, Any]) -> None:
@@ -88,6 +91,7 @@ def _check(row: Mapping[str, Any]) -> None:
     missing = [c for c in NAMES if c not in row and c not in _NULLABLE]
     if missing:
         raise InvalidInput("knowledge item", f"missing fields {missing}")
+    check_texts(row, NAMES)
 
 
 class KnowledgeTable(RecallReads):
@@ -95,7 +99,7 @@ class KnowledgeTable(RecallReads):
 
     use_ids = "item_ids"
 
-    def __init__(self, db: GuardedConnection):
+    def __init__(self, db: SqlConnection):
         self.db = db
         self._keep_recall_reads(db)
         db.migrate("knowledge", [SCHEMA])
@@ -111,13 +115,16 @@ class KnowledgeTable(RecallReads):
         placeholders = ", ".join("?" for _ in NAMES)
         # An item written again (new status, validity or sources) is owed to the derived tiers again.
         # New evidence (said again later, or another source) makes a forgotten or idle item active again; a
-        # change of status alone (superseded, merged) does not. SET reads the row as it was.
-        fresh = "(excluded.said_at > said_at OR NOT list_has_all(episode_ids, excluded.episode_ids))"
+        # change of status alone (superseded, merged) does not. SET reads the row as it was; the stored row's
+        # columns are named with the table (PostgreSQL finds a bare name ambiguous beside excluded's).
+        fresh = f"(excluded.said_at > {KNOWLEDGE}.said_at OR NOT {KNOWLEDGE}.episode_ids @> excluded.episode_ids)"
         updates = ", ".join([*(f"{c} = excluded.{c}" for c in NAMES if c not in ("item_id", "user_id")),
                              f"{SYNCED} = false",
-                             *(f"{c} = CASE WHEN {fresh} THEN NULL ELSE {c} END" for c in ("forgotten_at", "low_activity_since"))])
+                             *(f"{c} = CASE WHEN {fresh} THEN NULL ELSE {KNOWLEDGE}.{c} END"
+                               for c in ("forgotten_at", "low_activity_since"))])
         with self.db.tx(touches=set(owners.values())) as con:
-            # An item id belongs to one user forever: a row of another user's id is refused, never replaced.
+            # An item id belongs to one user forever: a row of another user's id is refused, never replaced
+            # (and one another process wrote meanwhile is left as it is: _SAME_OWNER).
             clash = con.execute(
                 f"SELECT item_id, user_id FROM {KNOWLEDGE} WHERE item_id IN (SELECT unnest(?::VARCHAR[]))",
                 [list(owners)]).fetchall()
@@ -126,7 +133,7 @@ class KnowledgeTable(RecallReads):
                     raise InvalidInput("item_id", f"{item_id!r} belongs to another user")
             con.executemany(
                 f"INSERT INTO {KNOWLEDGE} ({', '.join(NAMES)}, {SYNCED}) VALUES ({placeholders}, false) "
-                f"ON CONFLICT (item_id) DO UPDATE SET {updates}",
+                f"ON CONFLICT (item_id) DO UPDATE SET {updates} WHERE {_SAME_OWNER}",
                 [[_value(r, c) for c in NAMES] for r in rows])
         return len(rows)
 
@@ -171,15 +178,13 @@ class KnowledgeTable(RecallReads):
         if not gone:
             return 0
         with self.db.tx(touches=(user_id,)) as con:
-            only_these = (f"FROM {KNOWLEDGE} WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0 "
-                          "AND len(list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e))) = 0")
-            (n,) = con.execute(f"SELECT count(*) {only_these}", [user_id, gone, gone]).fetchone()
-            con.execute(f"DELETE {only_these}", [user_id, gone, gone])
+            n = len(con.execute(f"DELETE FROM {KNOWLEDGE} WHERE user_id = ? AND {FROM_ANY} AND {FROM_ONLY} "
+                                "RETURNING item_id", [user_id, gone, gone]).fetchall())
             # The survivors' sources changed: the tiers restate them at their next sync.
             con.execute(
-                f"UPDATE {KNOWLEDGE} SET episode_ids = list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e)), "
-                f"{SYNCED} = false WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0", [gone, user_id, gone])
-        return int(n)
+                f"UPDATE {KNOWLEDGE} SET episode_ids = {WITHOUT}, {SYNCED} = false WHERE user_id = ? AND {FROM_ANY}",
+                [gone, user_id, gone])
+        return n
 
     def of_episodes(self, user_id: str, episode_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The user's items (any status) learned from any of these episodes, oldest statement first."""
@@ -189,8 +194,7 @@ class KnowledgeTable(RecallReads):
             return []
         with self.db.read() as con:
             rows = con.execute(
-                f"SELECT {', '.join(NAMES)} FROM {KNOWLEDGE} WHERE user_id = ? "
-                "AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0 ORDER BY said_at, item_id",
+                f"SELECT {', '.join(NAMES)} FROM {KNOWLEDGE} WHERE user_id = ? AND {FROM_ANY} ORDER BY said_at, item_id",
                 [user_id, wanted]).fetchall()
         return [dict(zip(NAMES, r)) for r in rows]
 
@@ -213,7 +217,7 @@ class KnowledgeTable(RecallReads):
                 f"UPDATE {KNOWLEDGE} SET access_count = coalesce(access_count, 0) + v.n, "
                 "last_access = greatest(coalesce(last_access, v.last), v.last), low_activity_since = NULL "
                 "FROM (SELECT unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[]) AS i, unnest(?::BIGINT[]) AS n, "
-                f"unnest(?::DOUBLE[]) AS last) v WHERE {KNOWLEDGE}.user_id = v.u AND {KNOWLEDGE}.item_id = v.i "
+                f"unnest(?::DOUBLE PRECISION[]) AS last) v WHERE {KNOWLEDGE}.user_id = v.u AND {KNOWLEDGE}.item_id = v.i "
                 "AND forgotten_at IS NULL RETURNING item_id", [users, items, counts, lasts]).fetchall()
         return len(rows)
 
@@ -321,20 +325,25 @@ class KnowledgeTable(RecallReads):
         Returns how many were marked."""
         if not rows:
             return 0
-        keys = [[validate_id(r["item_id"], "item_id"), validate_id(r["user_id"], "user_id"), r["status"],
-                 r["valid_to"], r["superseded_by"], list(r["episode_ids"] or ()), r["updated_at"]] for r in rows]
-        with self.db.tx(touches={k[1] for k in keys}) as con:
-            before = self._count_unsynced(con)
-            con.executemany(
-                f"UPDATE {KNOWLEDGE} SET {SYNCED} = true WHERE item_id = ? AND user_id = ? AND status = ? "
-                "AND valid_to IS NOT DISTINCT FROM ? AND superseded_by IS NOT DISTINCT FROM ? "
-                "AND episode_ids = ?::VARCHAR[] AND updated_at = ?", keys)
-            return before - self._count_unsynced(con)
-
-    @staticmethod
-    def _count_unsynced(con) -> int:
-        (n,) = con.execute(f"SELECT count(*) FROM {KNOWLEDGE} WHERE {_UNSYNCED}").fetchone()
-        return int(n)
+        # One column per field, zipped by unnest. The sources are compared joined by ',' (no id holds one):
+        # a list of lists does not unnest into rows on PostgreSQL.
+        columns: list[list[Any]] = [[], [], [], [], [], [], []]
+        for r in rows:
+            for column, value in zip(columns, (
+                    validate_id(r["item_id"], "item_id"), validate_id(r["user_id"], "user_id"), r["status"],
+                    r["valid_to"], r["superseded_by"],
+                    ",".join(validate_id(e, "episode_ids") for e in r["episode_ids"] or ()), r["updated_at"])):
+                column.append(value)
+        with self.db.tx(touches=set(columns[1])) as con:
+            marked = con.execute(
+                f"UPDATE {KNOWLEDGE} SET {SYNCED} = true FROM (SELECT unnest(?::VARCHAR[]) AS i, "
+                "unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[]) AS s, unnest(?::DOUBLE PRECISION[]) AS vt, "
+                "unnest(?::VARCHAR[]) AS sb, unnest(?::VARCHAR[]) AS e, unnest(?::DOUBLE PRECISION[]) AS ua) v "
+                f"WHERE {KNOWLEDGE}.item_id = v.i AND {KNOWLEDGE}.user_id = v.u AND status = v.s "
+                "AND valid_to IS NOT DISTINCT FROM v.vt AND superseded_by IS NOT DISTINCT FROM v.sb "
+                f"AND array_to_string(episode_ids, ',') = v.e AND updated_at = v.ua AND {_UNSYNCED} "
+                "RETURNING item_id", columns).fetchall()
+        return len(marked)
 
     def mark_unsynced(self, user_id: str) -> int:
         """Owe every item of the user to the tiers again (a repair that rebuilds them from the archive)."""

@@ -16,10 +16,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .duckdb_connection import GuardedConnection
+from .episode_lists import FROM_ANY, FROM_ONLY, WITHOUT
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
+from .sql_connection import SqlConnection
+from .texts import check_texts
 from .use_counts import RecallReads
 
 PROCEDURES = "procedures"
@@ -66,6 +68,7 @@ def _check(row: Mapping[str, Any]) -> None:
     missing = [c for c in NAMES if c not in row and c not in _NULLABLE]
     if missing:
         raise InvalidInput("procedure", f"missing fields {missing}")
+    check_texts(row, NAMES)
 
 
 class ProcedureTable(RecallReads):
@@ -73,7 +76,7 @@ class ProcedureTable(RecallReads):
 
     use_ids = "procedure_ids"
 
-    def __init__(self, db: GuardedConnection):
+    def __init__(self, db: SqlConnection):
         self.db = db
         self._keep_recall_reads(db)
         db.migrate("procedures", [SCHEMA])
@@ -82,6 +85,9 @@ class ProcedureTable(RecallReads):
     def transaction(self, user_id: str) -> Iterator[None]:
         """A read-modify-write of one user's procedures as one transaction (an outcome counted by two
         callers at once is counted twice, never once); joins the archive's transaction when one is open."""
+        # The user's write stamp moves first thing: on PostgreSQL its row stays locked until the commit, so a second
+        # process's read-modify-write of the same user waits, then reads the first one's count (READ COMMITTED
+        # alone would let both read the old count). A DuckDB file has one writer, serialised by the connection.
         with self.db.tx(touches=(validate_id(user_id, "user_id"),)):
             yield
 
@@ -96,7 +102,8 @@ class ProcedureTable(RecallReads):
         placeholders = ", ".join("?" for _ in NAMES)
         updates = ", ".join(f"{c} = excluded.{c}" for c in NAMES if c not in ("procedure_id", "user_id"))
         with self.db.tx(touches=set(owners.values())) as con:
-            # A procedure id belongs to one user forever: a row of another user's id is refused, never replaced.
+            # A procedure id belongs to one user forever: a row of another user's id is refused, never replaced
+            # (and one another process wrote meanwhile is left as it is: the WHERE of the update).
             clash = con.execute(
                 f"SELECT procedure_id, user_id FROM {PROCEDURES} WHERE procedure_id IN (SELECT unnest(?::VARCHAR[]))",
                 [list(owners)]).fetchall()
@@ -105,7 +112,7 @@ class ProcedureTable(RecallReads):
                     raise InvalidInput("procedure_id", f"{procedure_id!r} belongs to another user")
             con.executemany(
                 f"INSERT INTO {PROCEDURES} ({', '.join(NAMES)}) VALUES ({placeholders}) "
-                f"ON CONFLICT (procedure_id) DO UPDATE SET {updates}",
+                f"ON CONFLICT (procedure_id) DO UPDATE SET {updates} WHERE {PROCEDURES}.user_id = excluded.user_id",
                 [[_value(r, c) for c in NAMES] for r in rows])
         return len(rows)
 
@@ -147,18 +154,16 @@ class ProcedureTable(RecallReads):
         if not gone:
             return 0
         with self.db.tx(touches=(user_id,)) as con:
-            only_these = (f"FROM {PROCEDURES} WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0 "
-                          "AND len(list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e))) = 0")
-            deleted = [r[0] for r in con.execute(f"SELECT procedure_id {only_these}", [user_id, gone, gone]).fetchall()]
-            con.execute(f"DELETE {only_these}", [user_id, gone, gone])
+            deleted = [r[0] for r in con.execute(
+                f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND {FROM_ANY} AND {FROM_ONLY} RETURNING procedure_id",
+                [user_id, gone, gone]).fetchall()]
             con.execute(
-                f"UPDATE {PROCEDURES} SET episode_ids = list_filter(episode_ids, lambda e: NOT list_contains(?::VARCHAR[], e)) "
-                "WHERE user_id = ? AND len(list_intersect(episode_ids, ?::VARCHAR[])) > 0", [gone, user_id, gone])
+                f"UPDATE {PROCEDURES} SET episode_ids = {WITHOUT} WHERE user_id = ? AND {FROM_ANY}", [gone, user_id, gone])
             con.execute(
                 f"UPDATE {PROCEDURES} SET status = 'current', superseded_by = NULL "
-                "WHERE user_id = ? AND list_contains(?::VARCHAR[], superseded_by)", [user_id, deleted])
+                "WHERE user_id = ? AND superseded_by = ANY(?::VARCHAR[])", [user_id, deleted])
             con.execute(f"UPDATE {PROCEDURES} SET supersedes = NULL "
-                        "WHERE user_id = ? AND list_contains(?::VARCHAR[], supersedes)", [user_id, deleted])
+                        "WHERE user_id = ? AND supersedes = ANY(?::VARCHAR[])", [user_id, deleted])
         return len(deleted)
 
     def forget_unreliable(self, user_id: str, below: float, min_outcomes: int) -> list[str]:
@@ -186,7 +191,7 @@ class ProcedureTable(RecallReads):
                 f"UPDATE {PROCEDURES} SET access_count = coalesce(access_count, 0) + v.n, "
                 "last_access = greatest(coalesce(last_access, v.last), v.last) "
                 "FROM (SELECT unnest(?::VARCHAR[]) AS u, unnest(?::VARCHAR[]) AS p, unnest(?::BIGINT[]) AS n, "
-                f"unnest(?::DOUBLE[]) AS last) v WHERE {PROCEDURES}.user_id = v.u AND {PROCEDURES}.procedure_id = v.p "
+                f"unnest(?::DOUBLE PRECISION[]) AS last) v WHERE {PROCEDURES}.user_id = v.u AND {PROCEDURES}.procedure_id = v.p "
                 "RETURNING procedure_id", [users, ids, counts, lasts]).fetchall()
         return len(rows)
 
@@ -204,7 +209,7 @@ class ProcedureTable(RecallReads):
                 "AND greatest(coalesce(last_access, said_at), coalesce(last_outcome_at, said_at), said_at) < ? "
                 "AND coalesce(access_count, 0) + success_count + failure_count < ? AND version < ? "
                 f"AND NOT EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = p.user_id AND m.protected "
-                "AND list_contains(p.episode_ids, m.memory_id))",
+                "AND m.memory_id = ANY(p.episode_ids))",
                 [user_id, float(now) - idle_days * _DAY, int(min_uses), int(mature_version)]).fetchall()]
             if lineages:
                 con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
