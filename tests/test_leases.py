@@ -294,6 +294,22 @@ def test_lease_keys_are_the_same_in_every_process():
     assert all(-(2 ** 63) <= lease_key(n) < 2 ** 63 for n in names)
 
 
+def test_a_session_the_server_ends_gives_its_leases_up_and_the_next_hold_reconnects(pg_uri, caplog):
+    leases, other = PostgresLeases(pg_uri), PostgresLeases(pg_uri)
+    try:
+        with leases.hold("knowledge:consolidation") as got:
+            assert got
+            [pid] = _advisory_holders(pg_uri, "knowledge:consolidation")
+            with psycopg.connect(pg_uri, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+            assert _try(other, "knowledge:consolidation", wait=WAIT)  # the server let it go with the session
+        assert "released by the session's end" in caplog.text  # the holder's release says so, raises nothing
+        assert _try(leases, "knowledge:consolidation")  # a new session
+    finally:
+        leases.close()
+        other.close()
+
+
 def test_a_server_that_is_down_is_a_named_error(tmp_path):
     with pytest.raises(StoreUnavailable, match="leases"):
         PostgresLeases(f"postgresql://postgres@/postgres?host={tmp_path}", timeout=2)
