@@ -183,6 +183,9 @@ def test_erasure_reaches_every_table_and_rewrites_them(two) -> None:
     a.put_segment(make_segment("alice", turns, 3.0))
     a.put_outbox([("alice", make_segment("alice", turns, 3.0).segment_id, ["redis"], "")])
     a.append_audit("ingest", "alice", "3 turns")
+    # Another tier's table in the same database (its own place erases it): not one of the archive's places.
+    _sql(a, "CREATE TABLE other_tier (user_id VARCHAR, embedding vector(3))")
+    _sql(a, "INSERT INTO other_tier VALUES ('alice', '[1,2,3]')")
     places = b.user_data_places()
     assert all(p.raw_paths() == [] for p in places)  # the server's files are not this host's
     held = {p.name: p.count("alice") for p in places if p.count("alice")}
@@ -194,6 +197,8 @@ def test_erasure_reaches_every_table_and_rewrites_them(two) -> None:
         place.scrub()  # VACUUM FULL of the tables erased from
     assert all(p.count("alice") == 0 for p in places)
     assert a.all_turns("alice") == [] and [t.user_id for t in a.all_turns("bob")] == ["bob"]
+    with a._db.read() as con:
+        assert con.execute("SELECT count(*) FROM other_tier").fetchone() == (1,)
 
 
 @pytest.mark.parametrize("direction", ["duckdb->postgres", "postgres->duckdb"])

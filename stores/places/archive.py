@@ -2,7 +2,9 @@
 PostgreSQL.
 
 Tables are found in the database's catalogue, not listed here, so a table another capability adds to
-the archive (the derivation outbox, lifecycle state, ...) is erased, backed up and scanned with the rest.
+the archive (the derivation outbox, lifecycle state, ...) is erased, backed up and scanned with the rest. A
+server's database also holds other tiers' tables (vectors, graph, journal, LangGraph items), which have places of
+their own: there the archive's are those an embedded archive's catalogue has (``archive_table_names``).
 The audit table is the one exception: it is append-only and has its own place (stores.audit).
 Exports are uncompressed Parquet, so a backup's text is readable to the residue scan, and one format for
 both engines (stores.places.parquet_rows): a snapshot of either restores into either.
@@ -11,6 +13,7 @@ both engines (stores.places.parquet_rows): a snapshot of either restores into ei
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -57,7 +60,22 @@ def user_tables(db: SqlConnection) -> list[str]:
             "AND table_schema = current_schema() ORDER BY table_name",
             [USER_COLUMN],
         ).fetchall()
-    return [r[0] for r in rows if r[0] != AUDIT_TABLE]
+    tables = [r[0] for r in rows if r[0] != AUDIT_TABLE]
+    if db.shared:
+        mine = archive_table_names()
+        tables = [t for t in tables if t in mine]
+    return tables
+
+
+@lru_cache(maxsize=1)
+def archive_table_names() -> frozenset[str]:
+    """The user tables the archive and the tables on its connection create, read from an in-memory DuckDB
+    archive's catalogue (once per process)."""
+    from ..archive_duckdb import DuckDBArchive
+
+    with DuckDBArchive(":memory:") as probe:
+        probe.kb_catalog()
+        return frozenset(user_tables(probe._db))
 
 
 def filter_parquet(path: Path, user_id: str) -> int:
