@@ -45,6 +45,9 @@ from .vectors_pg_sql import (  # noqa: F401 - callers import the pool and names 
 )
 
 
+REWRITE_SECONDS = 1800  # the longest a VACUUM FULL of one collection may copy (erasure's rewrite)
+
+
 class PgVectorStore(VectorStoreBase):
     """``VectorStore`` on one pgvector table. ``pool``: from ``open_pool``; closed with the store when ``owns_pool``."""
 
@@ -274,10 +277,20 @@ class PgVectorStore(VectorStoreBase):
         """VACUUM FULL: the table, its TOASTed payloads and its indexes (the HNSW graph included) are written
         anew from the live rows, so deleted points' tuples leave the table's files. A plain VACUUM only marks
         dead tuples' space reusable, and neither reaches WAL segments the server still keeps, base backups or
-        replicas: those age out on the server's own schedule."""
+        replicas: those age out on the server's own schedule.
+
+        It holds the table exclusively while it copies (every search of the collection waits), so it runs with
+        its own bounds: it gives up at once if it cannot take the table within the pool's timeout (a long
+        transaction would otherwise leave everyone queued behind it), and may copy for up to REWRITE_SECONDS."""
         self._require_open()
         with self._con("rewrite") as con:
-            con.execute(f"VACUUM (FULL) {self.table}")
+            wait_ms = int(self._pool.timeout * 1000)
+            con.execute("SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+                        [f"{wait_ms}ms", f"{REWRITE_SECONDS}s"])
+            try:
+                con.execute(f"VACUUM (FULL) {self.table}")
+            finally:
+                con.execute("RESET lock_timeout; RESET statement_timeout")  # the pool's own bounds again
 
     def drop(self) -> None:
         """Delete the whole collection (its table, record and schema steps), then close."""

@@ -103,8 +103,13 @@ def test_a_locked_table_fails_the_call_in_bounded_time(pg_uri: str) -> None:
             with pytest.raises(StoreUnavailable, match="PostgreSQL") as err:
                 store.count("alice")
             assert err.value.tier == "long-term"
+            with pytest.raises(StoreUnavailable, match="rewrite"):  # erasure's rewrite does not queue forever
+                store.rewrite()
             holder.rollback()
         assert store.count("alice") == 1  # the pool recovered: the next call works
+        store.rewrite()
+        with store._pool.connection() as con:  # the rewrite's own bounds ended with it
+            assert con.execute("SHOW statement_timeout").fetchone()[0] == "1s"
     finally:
         store.close()
 
