@@ -1,6 +1,6 @@
-"""LuminaStore's item table in server mode: on PostgreSQL, several store objects (each its own pool, as separate
-processes are) share one memory; hostile labels, keys and text stay data on both engines; the table's schema,
-backups, rewrite and an unreachable server, against a real private PostgreSQL (tests.pg_server)."""
+"""LuminaStore in server mode (items and vectors in PostgreSQL, pgvector): several store objects (each its own
+pool, as separate processes are) share one memory; hostile labels, keys and text stay data on both engines; the
+table's schema, backups, rewrite and an unreachable server, against a real private PostgreSQL (tests.pg_server)."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ def test_two_stores_on_one_database_see_each_others_writes(pg_uri, tmp_path, emb
     assert b.get(("memories", "alice"), "m1").value["text"] == "Alice keeps bees on her roof"
     assert b.list_namespaces() == [("memories", "alice")]
     assert [r.key for r in b.search(("memories", "alice"), filter={"kind": "health"})] == ["m2"]
-    # b's vectors are its own collection: a's item is found by its terms (unscored), never lost.
-    assert "m1" in [r.key for r in b.search(("memories", "alice"), query="bees")]
+    hits = b.search(("memories", "alice"), query="who keeps bees?")  # one vector collection: scored by b
+    assert hits[0].key == "m1" and hits[0].score > hits[1].score
     b.put(("memories", "alice"), "m1", {"text": "Alice gave her bees away", "kind": "hobby"})
     b.delete(("memories", "alice"), "m2")
     assert a.get(("memories", "alice"), "m1").value["text"] == "Alice gave her bees away"
@@ -122,13 +122,15 @@ def test_users_namespaces_never_mix(store):
         store.put(("memories", user), "pet", {"text": f"{user}'s cat is called Mochi"})
     assert [r.namespace for r in store.search(("memories", "alice"), query="cat")] == [("memories", "alice")]
     assert [r.namespace for r in store.search(("memories", "alice"), query="alice2 cat")] == [("memories", "alice")]
-    assert [r.namespace for r in store.search(("memories", "alice"), filter={"text": "alice2's cat is called Mochi"})] == []
+    other = {"text": "alice2's cat is called Mochi"}
+    assert [r.namespace for r in store.search(("memories", "alice"), filter=other)] == []
     store.delete(("memories", "alice"), "pet")
     assert store.get(("memories", "alice2"), "pet") is not None and store.search(("memories", "alice")) == []
 
 
 def test_broken_unicode_is_refused_and_odd_values_round_trip(store):
-    for op, field in [(PutOp(("ok",), "\ud800", {"v": 1}), "key"), (PutOp(("ok", "\udfff"), "k", {"v": 1}), "namespace"),
+    for op, field in [(PutOp(("ok",), "\ud800", {"v": 1}), "key"),
+                      (PutOp(("ok", "\udfff"), "k", {"v": 1}), "namespace"),
                       (PutOp(("ok",), "k", {"t": "a\ud800b"}), "value")]:
         with pytest.raises(InvalidInput) as err:
             store.batch([PutOp(("ok",), "fine", {"v": 0}), op])

@@ -2,8 +2,8 @@
 
 - Each test gets its own data-directory root (on tmpfs when there is one, else under ``tmp_path``); the
   stand-in stores it opened are closed after it, and the root removed. In a wrapper module with
-  ``BACKEND = "postgres"`` the stores' items are databases of the private PostgreSQL (tests.pg_server),
-  dropped after the test.
+  ``BACKEND = "postgres"`` the stores' items and vectors are in databases of the private PostgreSQL
+  (tests.pg_server), dropped after the test.
 - The suites' coroutine tests run on anyio's pytest plugin (each module is marked ``anyio``; the asyncio
   backend only), in place of pytest-asyncio's auto mode that LangGraph's own configuration uses.
 - Their markers (``asyncio``, ``flaky``) are registered. ``flaky`` asks pytest-retry for retries; without

@@ -14,8 +14,8 @@ suite's own ``embed``), with only the constructor and set-up calls of the store 
   — the store work itself is LuminaStore's own async API (``aput``, ``asearch``... through ``abatch``).
 
 When the test runs on PostgreSQL (a wrapper module with ``BACKEND = "postgres"``), each data directory's
-items are a database of its own on the private server (tests.lgstore_backends): reopening a path reaches
-the same database, ``":memory:"`` a fresh one.
+items and vectors are in a database of its own on the private server (tests.lgstore_backends): reopening a
+path reaches the same database, ``":memory:"`` a fresh one.
 
 Data directories live under the current test's root (tests/upstream_store/conftest.py sets it);
 every stand-in a test opened is closed when it ends.

@@ -1,5 +1,5 @@
-"""LangGraph's store TTL suite (test_sqlite_ttl_suite.py) again, LuminaStore's items on PostgreSQL: every store the suite
-opens keeps its items in a database of its own on the private server (stand_ins.py)."""
+"""LangGraph's store TTL suite (test_sqlite_ttl_suite.py) again, LuminaStore in server mode: every store the suite
+opens keeps its items and vectors in a database of its own on the private server (stand_ins.py)."""
 
 import pytest
 
