@@ -119,7 +119,9 @@ class PgVectorStore(VectorStoreBase):
 
     def _write_all(self, points: Sequence[PreparedPoint]) -> None:
         """Every point checked, then all written in one transaction (batches of ``batch_size`` rows)."""
-        rows = [self._row(p, i) for i, p in enumerate(points)]
+        # In id order, the last of a repeated id kept: two processes writing the same points (one transcript
+        # imported twice) then take their row locks in the same order and wait for each other, never deadlock.
+        rows = sorted({row[0]: row for row in (self._row(p, i) for i, p in enumerate(points))}.values(), key=lambda r: r[0])
         if not rows:
             return
         with self._con("upsert", transaction=True) as con:
@@ -148,6 +150,7 @@ class PgVectorStore(VectorStoreBase):
             con.execute(f"DELETE FROM {self.table} WHERE {where}", p.values)
 
     def _patch(self, patches: Sequence[Patch]) -> None:
+        patches = sorted(patches, key=lambda p: p.point_id)  # row locks in id order, as writes take them
         vectors = [(p.point_id, np.asarray(p.vector, dtype=np.float32)) for p in patches if p.vector is not None]
         fields = [(p.point_id, check_payload(p.fields, f"fields of {p.point_id}")) for p in patches if p.fields]
         with self._con("update", transaction=True) as con:
