@@ -38,7 +38,7 @@ from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH, RecentMemory  # noqa: F40
 from .memories_batch import MemoryBatch
 from .memories_schema import (  # noqa: F401 - importers read the table names here
     CATEGORIES, FORGOTTEN, LIST_FIELDS, MEMORIES, NEW_COLUMNS, OUTBOX, RECALL_FIELDS, RELATION_KINDS, RELATIONS,
-    INSERT_NEW, SCHEMA, TAG_SEPARATOR, _FLAGGED_USERS, _ids, stored_text,
+    INSERT_NEW, SCHEMA, TAG_SEPARATOR, _FLAGGED_USERS, _ids, rows_changed, stored_text,
 )
 from .sql_connection import SqlConnection
 from .stamped_cache import StampedCache
@@ -121,14 +121,14 @@ class MemoryTable(MemoryBatch):
             return 0
         keys = list(wanted)
         with self.db.tx(touches=(user_id,)) as con:
-            added = len(con.execute(
+            added = rows_changed(self.db.dialect, con.execute(
                 f"INSERT INTO {RELATIONS} SELECT ?::VARCHAR, n.src, n.dst, n.kind, n.score, ?::BIGINT FROM (SELECT "
                 "unnest(?::VARCHAR[]) AS src, unnest(?::VARCHAR[]) AS dst, unnest(?::VARCHAR[]) AS kind, "
                 f"unnest(?::DOUBLE PRECISION[]) AS score) n WHERE NOT EXISTS (SELECT 1 FROM {RELATIONS} r "
                 "WHERE r.user_id = ? AND r.kind = n.kind AND ((r.src = n.src AND r.dst = n.dst) OR "
-                "(r.src = n.dst AND r.dst = n.src))) RETURNING 1",
+                "(r.src = n.dst AND r.dst = n.src)))",
                 [user_id, int(day), [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys],
-                 [wanted[k] for k in keys], user_id]).fetchall())
+                 [wanted[k] for k in keys], user_id]))
             if added:
                 con.execute(f"INSERT INTO {OUTBOX} VALUES (?, '*', 'relations', ?)", [user_id, int(day)])
         return int(added)
@@ -186,14 +186,13 @@ class MemoryTable(MemoryBatch):
         # Recall flags are no input of any in-process index: the user's write stamp stays, or every recall
         # would make the next one re-count the user's turns and segments (issue 19: ~1.6 ms a query).
         with self.db.tx() as con:
-            hit = con.execute(
+            matched = rows_changed(self.db.dialect, con.execute(
                 f"UPDATE {MEMORIES} SET recalled = recalled OR level < 4, "
                 "revival_requested_at = CASE WHEN ?::BOOLEAN AND level = 4 AND NOT revival_requested "
                 "THEN ?::DOUBLE PRECISION ELSE revival_requested_at END, "
                 "revival_requested = revival_requested OR (?::BOOLEAN AND level = 4) "
-                "WHERE user_id = ? AND memory_id IN (SELECT unnest(?::VARCHAR[])) RETURNING 1",
-                [bool(deliberate), float(now), bool(deliberate), user_id, ids]).fetchall()
-        matched = len(hit)
+                "WHERE user_id = ? AND memory_id IN (SELECT unnest(?::VARCHAR[]))",
+                [bool(deliberate), float(now), bool(deliberate), user_id, ids]))
         if matched == len(set(ids)):
             with self._flag_lock:
                 flagged = self._flagged.get(key)
@@ -243,11 +242,11 @@ class MemoryTable(MemoryBatch):
         """Remove one memory's lifecycle rows and its relations (forget); the caller removes the rest."""
         validate_id(user_id, "user_id")
         with self.db.tx(touches=(user_id,)) as con:
-            gone = con.execute(f"DELETE FROM {MEMORIES} WHERE user_id = ? AND memory_id = ? RETURNING 1",
-                               [user_id, validate_id(memory_id, "memory_id")]).fetchall()
+            gone = rows_changed(self.db.dialect, con.execute(
+                f"DELETE FROM {MEMORIES} WHERE user_id = ? AND memory_id = ?", [user_id, validate_id(memory_id, "memory_id")]))
             con.execute(f"DELETE FROM {RELATIONS} WHERE user_id = ? AND (src = ? OR dst = ?)", [user_id, memory_id, memory_id])
             con.execute(f"DELETE FROM {OUTBOX} WHERE user_id = ? AND memory_id = ?", [user_id, memory_id])
-        return len(gone)
+        return gone
 
     # --- reads ------------------------------------------------------------------------------------
     def rows(self, user_id: str, memory_ids: Sequence[str] | None = None, level: int | None = None) -> list[dict[str, Any]]:

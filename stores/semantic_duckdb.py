@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .ids import validate_id
-from .memories_schema import stored_text
+from .memories_schema import rows_changed, stored_text
 from .sql_connection import SqlConnection
 
 SEMANTIC = "semantic_memories"
@@ -71,9 +71,9 @@ class SemanticTable:
         if not ids:
             return 0
         with self.db.tx(touches=(user_id,)) as con:
-            gone = con.execute(f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND semantic_id IN "
-                               "(SELECT unnest(?::VARCHAR[])) RETURNING 1", [user_id, ids]).fetchall()
-        return len(gone)
+            return rows_changed(self.db.dialect, con.execute(
+                f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND semantic_id IN (SELECT unnest(?::VARCHAR[]))",
+                [user_id, ids]))
 
     def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
         """A deleted episode leaves its clusters; a cluster left with fewer than two episodes goes."""
@@ -84,6 +84,5 @@ class SemanticTable:
                 f"UPDATE {SEMANTIC} SET episode_ids = array(SELECT e FROM unnest(episode_ids) AS k(e) "
                 "WHERE NOT (e = ANY(?::VARCHAR[]))) WHERE user_id = ? AND episode_ids && ?::VARCHAR[]",
                 [gone, user_id, gone])
-            dropped = con.execute(f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND cardinality(episode_ids) < 2 "
-                                  "RETURNING 1", [user_id]).fetchall()
-        return len(dropped)
+            return rows_changed(self.db.dialect, con.execute(
+                f"DELETE FROM {SEMANTIC} WHERE user_id = ? AND cardinality(episode_ids) < 2", [user_id]))

@@ -19,6 +19,7 @@ import duckdb
 from .sql_connection import SqlConnection
 from .errors import StoreUnavailable
 from .ids import TURNS_TABLE, validate_id
+from .memories_schema import rows_changed
 from .records import text_md5  # noqa: F401 - its home is records
 
 TURN_READS = "turn_reads"
@@ -75,16 +76,15 @@ class TurnReadsTable:
 
     def _put(self, user_id: str, reader: str, ids: list, md5s: list, reads: list) -> int:
         with self.db.tx() as con:
-            kept = con.execute(
+            return rows_changed(self.db.dialect, con.execute(
                 f"INSERT INTO {TURN_READS} (turn_id, user_id, reader, text_md5, read) "
                 f"SELECT b.turn_id, t.user_id, ?::VARCHAR, b.md5, b.read FROM (SELECT unnest(?::VARCHAR[]) AS turn_id, "
                 f"unnest(?::VARCHAR[]) AS md5, unnest(?::VARCHAR[]) AS read) AS b "
                 f"JOIN {TURNS_TABLE} t ON t.turn_id = b.turn_id AND t.user_id = ? AND md5(t.text) = b.md5 "
                 "ON CONFLICT (turn_id) DO UPDATE SET user_id = excluded.user_id, reader = excluded.reader, "
-                "text_md5 = excluded.text_md5, read = excluded.read RETURNING 1",
+                "text_md5 = excluded.text_md5, read = excluded.read",
                 [reader, ids, md5s, reads, user_id],
-            ).fetchall()
-        return len(kept)
+            ))
 
     @staticmethod
     def drop(con, user_id: str | None, turn_ids: Sequence[str] | None = None) -> None:
