@@ -95,7 +95,7 @@ class PostgresJournalEntry(JournalEntry):
 
 _LIVENESS: dict[str, _Liveness] = {}
 _OPEN: dict[tuple, "PostgresJournal"] = {}
-_GUARD = threading.Lock()
+_GUARD = threading.RLock()  # for_settings holds it while __init__ takes it too
 
 
 class PostgresJournal(UserRowsPlace):

@@ -105,3 +105,26 @@ def test_a_killed_process_reply_is_recovered_by_another_once(pg_uri, journal):
         assert journal.count("kim") == 0 and other.recover_orphans() == []
     finally:
         other.close()
+
+
+def test_server_settings_open_one_journal_and_log_per_database(tmp_path, pg_uri):
+    """The places' registry (user_data_places) and the nodes open the journal and the activity log from the
+    settings: in server mode their PostgreSQL tables, one of each per database and process."""
+    from lumina_memory.stores import activity_log, journal as file_journal
+    from lumina_memory.stores.activity_log_pg import PostgresActivityLog
+
+    from .conftest import make_settings
+
+    settings = make_settings(tmp_path / "data", database_url=pg_uri)
+    [opened] = file_journal.user_data_places(settings)
+    [log] = activity_log.user_data_places(settings)
+    try:
+        assert isinstance(opened, PostgresJournal) and opened is PostgresJournal.for_settings(settings)
+        assert isinstance(log, PostgresActivityLog) and log is PostgresActivityLog.for_settings(settings)
+        opened.open("kim", "r1").write("x" * 600)
+        log.append("kim", "turns", count=1)
+        assert opened.count("kim") == 1 and log.count("kim") == 1
+        assert not (tmp_path / "data").exists()  # nothing of either is a file in server mode
+    finally:
+        opened.close()
+        log.close()
