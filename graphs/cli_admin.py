@@ -266,6 +266,8 @@ def print_maintenance(report: dict[str, Any]) -> None:
     writes = ", ".join(f"{kind} {n}" for kind, n in sorted(applied.items())) or "none"
     waiting = f"; [yellow]{summary['waiting']} waiting for a store[/yellow]" if summary.get("waiting") else ""
     console.print(f"derived writes applied: {writes}{waiting}")
+    for step, reason in (summary.get("skipped") or {}).items():
+        console.print(escape(f"{step} skipped: {reason}"), style="yellow")
 
 
 def cmd_maintain(args) -> int:

@@ -13,6 +13,7 @@ from typing import Callable
 
 from lumina_memory.stores.errors import StoreUnavailable
 from lumina_memory.stores.factory import Stores, open_stores
+from lumina_memory.stores.leases import Leases, open_leases
 from lumina_memory.stores.recall_snapshots import SnapshotFiles
 from lumina_memory.stores.settings import LuminaSettings, default_settings
 
@@ -48,6 +49,9 @@ class Services:
     """Helpers built once per Services on first use (the emotion reader, the model's knowledge extractor), by name."""
     startup_warm: object | None = None
     """lumina_memory.nodes.retrieval.warm.StartupWarm of a long-running process (default_services), else None."""
+    leases: Leases | None = None
+    """Jobs that must run once across the processes of this memory take a lease here (stores.leases); shared by
+    the process's Services of one memory and released by the server when the process ends, so not closed here."""
 
     def close(self) -> None:
         if self.startup_warm is not None:
@@ -72,6 +76,7 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
         keyword_index=KeywordIndex(settings.recall_index_users, SnapshotFiles.for_settings(settings)),
         turn_index=TurnIndex(settings.recall_index_users, (settings.recall_passage_tokens, settings.recall_passage_min_tokens),
                              SnapshotFiles.for_settings(settings), settings.recall_snapshot_min_turns),
+        leases=open_leases(settings),
     )
     from . import recovery
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .settings_characters import CHARACTERS, SPEAKERS
@@ -311,6 +311,19 @@ class LuminaSettings(BaseSettings, RecallSettings):
         check_keywords(type(self), values)
         check_environment(type(self))
         super().__init__(**values)
+
+    @field_validator("database_url", "redis_url", mode="before")
+    @classmethod
+    def _not_the_inmem_runtime(cls, value: object, info) -> object:
+        # `langgraph dev`'s in-memory runtime sets DATABASE_URI=":memory:" and REDIS_URI="fake" in its own
+        # process: placeholders for its own storage, not servers of ours.
+        if (info.field_name, value) in (("database_url", ":memory:"), ("redis_url", "fake")):
+            return None
+        if info.field_name == "database_url" and isinstance(value, str) and value and not (
+                value.startswith(("postgresql://", "postgres://")) or "=" in value):
+            raise ValueError("database_url must be a PostgreSQL URI (postgresql://user:password@host:5432/db) "
+                             "or a libpq key=value string")
+        return value
 
     @model_validator(mode="after")
     def _one_timezone(self) -> "LuminaSettings":

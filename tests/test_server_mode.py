@@ -130,3 +130,24 @@ def test_doctor_reads_the_server_mode_without_changing_it(server_dir, pg_uri):
     assert "PostgreSQL" in rows[("archive", "reachable")] and "2 turns" in rows[("archive", "schema")]
     assert "postgres" in rows[("graph", "schema")]
     assert any("pgvector" in c.detail and "points" in c.detail for c in checks if c.component == "long-term")
+
+
+def test_langgraph_dev_placeholders_are_not_servers_and_a_bad_uri_is_refused(monkeypatch):
+    from pydantic import ValidationError
+
+    from lumina_memory.stores.settings import LuminaSettings
+
+    # `langgraph dev`'s in-memory runtime sets these in its own process
+    monkeypatch.setenv("DATABASE_URI", ":memory:")
+    monkeypatch.setenv("REDIS_URI", "fake")
+    for name in ("LUMINA_DATABASE_URL", "DATABASE_URL", "REDIS_URL", "LUMINA_REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    settings = LuminaSettings()
+    assert settings.database_url is None and settings.redis_url is None
+    monkeypatch.setenv("DATABASE_URI", "postgresql://lumina@db:5432/lumina")
+    monkeypatch.setenv("REDIS_URI", "redis://cache:6379/0")
+    settings = LuminaSettings()
+    assert settings.database_url == "postgresql://lumina@db:5432/lumina" and settings.redis_url == "redis://cache:6379/0"
+    monkeypatch.setenv("DATABASE_URI", "mysql://lumina@db/lumina")
+    with pytest.raises(ValidationError, match="PostgreSQL URI"):
+        LuminaSettings()
