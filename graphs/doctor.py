@@ -138,7 +138,7 @@ def run_doctor(settings: LuminaSettings) -> list[Check]:
     """Every check, in the order the table shows them."""
     doc = _Doctor(settings)
     server = bool(settings.database_url)
-    checks = [Check("settings", "valid", OK, f"server mode on {doc._pg_where()}: no data-dir lock; data dir "
+    checks = [Check("settings", "valid", OK, f"server mode on {doc.pg_where()}: no data-dir lock; data dir "
                     f"{doc.data_dir}" if server else f"data dir {doc.data_dir}")]
     checks += _guarded("data dir", "writable", doc.data_dir_checks)
     checks += _guarded("data dir", "restore", lambda: [Check("data dir", "restore", status, detail)

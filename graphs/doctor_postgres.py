@@ -27,11 +27,11 @@ class PostgresChecks(DoctorState):
         con = psycopg.connect(self.settings.database_url, connect_timeout=int(TIMEOUT), autocommit=True,
                               options=f"-c statement_timeout={int(TIMEOUT * 1000)} -c default_transaction_read_only=on")
         try:
-            yield PgExecutor(con, self._pg_where(), "archive")
+            yield PgExecutor(con, self.pg_where(), "archive")
         finally:
             con.close()
 
-    def _pg_where(self) -> str:
+    def pg_where(self) -> str:
         from lumina_memory.stores.pg_connection import describe
 
         return describe(self.settings.database_url)
@@ -43,7 +43,7 @@ class PostgresChecks(DoctorState):
     def postgres_archive_checks(self) -> list[Check]:
         import psycopg
 
-        where = self._pg_where()
+        where = self.pg_where()
         try:
             with self._pg() as con:
                 version = con.execute("SHOW server_version").fetchone()[0]
@@ -74,7 +74,7 @@ class PostgresChecks(DoctorState):
 
         from lumina_memory.stores.vectors_pg_sql import CATALOG
 
-        where = self._pg_where()
+        where = self.pg_where()
         try:
             with self._pg() as con:
                 if CATALOG not in self._tables(con):
@@ -98,7 +98,7 @@ class PostgresChecks(DoctorState):
     def postgres_graph_checks(self) -> list[Check]:
         import psycopg
 
-        where = self._pg_where()
+        where = self.pg_where()
         try:
             with self._pg() as con:
                 tables = self._tables(con)
