@@ -113,7 +113,7 @@ def test_mark_synced_marks_only_rows_still_as_read(sql_db):
     table.upsert([item("ann", "a", ["s1"]), item("ann", "b", ["s1", "s2"], valid_to=MAY + 5, status="superseded",
                                                 superseded_by="a"), item("ann", "c", [])])
     rows = table.unsynced("ann")
-    assert table.unsynced_count() == 3
+    assert table.unsynced_count() == 3 and table.unsynced(limit=2) == rows[:2] and table.unsynced("bob") == []
     stale = {**rows[0], "updated_at": rows[0]["updated_at"] - 1}
     moved = {**rows[1], "episode_ids": ["s1"]}
     assert table.mark_synced([stale, moved]) == 0
