@@ -24,8 +24,9 @@ from .archive_counts import archive_counts
 from .archive_outbox import ArchiveOutbox
 from .archive_reads import ArchiveReads
 from .archive_schema import (
-    _INSERT_AUDIT, _INSERT_SEGMENT, _INSERT_SEGMENTS, _INSERT_TURNS, _SCHEMA, _SEG_COLS, _SELECT_SEGMENTS,
-    _SELECT_TURNS, _TURN_COLS, _UPSERT_SEGMENT, _UPSERT_SEGMENTS, _UPSERT_TURNS, _text, changed_rows, serialized,
+    _INSERT_AUDIT, _INSERT_SEGMENT, _INSERT_SEGMENTS, _INSERT_TURNS, _SEG_COLS, _SELECT_SEGMENTS,
+    _SELECT_TURNS, _TURN_COLS, _UPSERT_SEGMENT, _UPSERT_SEGMENTS, _UPSERT_TURNS, _text, archive_steps, changed_rows,
+    serialized,
 )
 from .errors import InvalidInput
 from .ids import AUDIT_TABLE, OUTBOX_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validate_id
@@ -56,7 +57,7 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
     def _open_tables(self, db: SqlConnection) -> None:
         """Open the archive's schema and the tables that share its database and transactions."""
         self._db = db
-        db.migrate("archive", [_SCHEMA])
+        db.migrate("archive", archive_steps(db.dialect))
         self.memories = MemoryTable(db)  # the lifecycle's state shares the database and its transactions
         self.knowledge = KnowledgeTable(db)  # so do knowledge items (issue 18)
         self.procedures = ProcedureTable(db)  # and procedures (issue 18, A8)

@@ -88,6 +88,9 @@ def test_the_same_transcript_from_two_processes_at_once_leaves_no_duplicate(two)
     with a._db.read() as con:
         (distinct,) = con.execute(f"SELECT count(DISTINCT ingest_seq) FROM {TURNS_TABLE}").fetchone()
     assert distinct == 40
+    with a._db.read() as con:  # each batch's first arrival number is an index lookup, not a scan of every turn
+        plan = " ".join(r[0] for r in con.execute(f"EXPLAIN SELECT max(ingest_seq) FROM {TURNS_TABLE}").fetchall())
+    assert f"{TURNS_TABLE}_seq_idx" in plan
 
 
 def test_a_reader_following_arrival_numbers_misses_no_turn_of_concurrent_writers(two) -> None:
