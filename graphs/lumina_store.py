@@ -35,7 +35,7 @@ from lumina_memory.nodes.text.transliterate import cross_terms
 from lumina_memory.stores import ids
 from lumina_memory.stores.datadir_lock import DataDirLock
 from lumina_memory.stores.errors import InvalidInput
-from lumina_memory.stores.factory import open_items, open_vectors
+from lumina_memory.stores.factory import open_items, open_vectors, server_mode
 from lumina_memory.stores.langgraph_store import LuminaStore
 from lumina_memory.stores.lgstore_embed import StoreEmbedding, from_embedder, from_index
 from lumina_memory.stores.lgstore_ttl import check_config
@@ -91,26 +91,33 @@ def store_parts(
     else:
         embedder = embedder or make_embedder(settings)
         embedding = from_embedder(embedder.name, embedder.dim, embedder.embed, index)
-    data_dir = settings.resolved_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock = DataDirLock(data_dir)  # also makes the directory and the files created in it private
-    lock.acquire()  # re-entrant within a process: the memory graph's services may hold it too
+    lock = None
+    if not server_mode(settings):
+        data_dir = settings.resolved_data_dir()
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock = DataDirLock(data_dir)  # also makes the directory and the files created in it private
+        lock.acquire()  # re-entrant within a process: the memory graph's services may hold it too
     opened: list = []
     try:
-        items = open_items(data_dir)
+        items = open_items(settings)
         opened.append(items)
         opened.append(_open_vectors(settings, embedding))
     except BaseException:
         for store in reversed(opened):
             store.close()
-        lock.release()
+        if lock is not None:
+            lock.release()
         raise
     parts: dict[str, Any] = dict(items=items, vectors=opened[1], embed=embedding, index=index, ttl=ttl,
-                                 tokenize=cross_terms, on_close=lock.release, max_query_chars=settings.max_query_chars,
+                                 tokenize=cross_terms, on_close=lock.release if lock is not None else _nothing, max_query_chars=settings.max_query_chars,
                                  max_value_bytes=settings.max_store_value_bytes)
     if settings.pii_redaction:
         parts["pii_kinds"] = settings.pii_kinds
     return parts
+
+
+def _nothing() -> None:
+    """What closing the store releases in server mode: no data-dir lock was taken."""
 
 
 def _open_vectors(settings: LuminaSettings, embedding: StoreEmbedding) -> VectorStore:

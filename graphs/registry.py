@@ -15,7 +15,7 @@ from pathlib import Path
 from lumina_memory.nodes.retrieval.warm import recall_read_tables
 from lumina_memory.nodes.services import Services
 from lumina_memory.nodes.text.text_caches import cached_entries, clear_text_caches
-from lumina_memory.stores.factory import items_path
+from lumina_memory.stores.factory import items_path, server_mode
 from lumina_memory.stores.kb_place import kb_place
 from lumina_memory.stores.places import store_places
 from lumina_memory.stores.recall_snapshots import RecallSnapshotPlace, SnapshotFiles
@@ -151,7 +151,7 @@ def open_registry(
     if store is None:
         store = served_store(services.settings)
     if open_store is None:
-        open_store = items_path(services.settings.resolved_data_dir()).exists()
+        open_store = server_mode(services.settings) or items_path(services.settings.resolved_data_dir()).exists()
     if store is None and open_store:
         store = opened = make_store(services.settings, embedder=services.embedder)
     try:

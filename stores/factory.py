@@ -221,11 +221,14 @@ def items_path(data_dir: Path) -> Path:
     return Path(data_dir) / STORE_FILENAME
 
 
-def open_items(data_dir: Path) -> ItemTable:
-    """The LangGraph store's item table in ``data_dir``."""
-    from .kv_duckdb import DuckDBItems
+def open_items(settings: LuminaSettings) -> ItemTable:
+    """The LangGraph store's item table: in PostgreSQL in server mode, else in the data directory."""
+    from .kv_duckdb import DuckDBItems, SqlItems
 
-    return DuckDBItems(items_path(data_dir))
+    if settings.database_url:
+        return SqlItems.on_postgres(settings.database_url, timeout=settings.database_timeout_seconds,
+                                    pool_size=settings.database_pool_size)
+    return DuckDBItems(items_path(settings.resolved_data_dir()))
 
 
 def open_activity_log(settings: LuminaSettings) -> ActivityLogStore:

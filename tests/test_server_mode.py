@@ -151,3 +151,19 @@ def test_langgraph_dev_placeholders_are_not_servers_and_a_bad_uri_is_refused(mon
     monkeypatch.setenv("DATABASE_URI", "mysql://lumina@db/lumina")
     with pytest.raises(ValidationError, match="PostgreSQL URI"):
         LuminaSettings()
+
+
+def test_the_langgraph_store_in_server_mode_is_shared_and_takes_no_lock(server_dir, pg_uri):
+    from lumina_memory.graphs.lumina_store import make_store
+
+    settings = _settings(server_dir, pg_uri)
+    first, second = make_store(settings), make_store(settings)  # embedded: the second would be DataDirLocked
+    try:
+        assert not (server_dir / LOCK_FILENAME).exists()
+        first.put(("mio", "notes"), "trip", {"text": "Lisbon in May with Emma"})
+        assert second.get(("mio", "notes"), "trip").value == {"text": "Lisbon in May with Emma"}
+        assert [item.key for item in second.search(("mio",), query="Lisbon")] == ["trip"]
+        assert second.search(("ren",), query="Lisbon") == []
+    finally:
+        first.close()
+        second.close()

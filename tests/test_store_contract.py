@@ -339,7 +339,7 @@ def test_opened_stores_are_instances_of_their_protocols(memory) -> None:
     settings = memory.services.settings
     journal = open_journal(settings)
     entry = journal.open("contract", "reply-1")
-    items = open_items(settings.resolved_data_dir() / "contract-items")
+    items = open_items(settings.model_copy(update={"data_dir": settings.resolved_data_dir() / "contract-items"}))
     tiers.update({F.ActivityLogStore: open_activity_log(settings), F.ColdTurnStore: open_cold_turns(settings),
                   F.ReplyJournal: journal, F.ReplyJournalEntry: entry, F.ItemTable: items,
                   F.AuditTrail: open_audit_log(stores.archive, b"k" * 32)})
