@@ -26,6 +26,7 @@ from lumina_memory.stores.ids import segment_id, turn_id
 from lumina_memory.stores.models import SegmentRecord, Turn
 from lumina_memory.stores.protocols import ArchiveStore
 
+from .archive_engines import ENGINES, open_archive
 from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,14 +72,11 @@ def duckdb_archive(data_dir: Path) -> Iterator[DuckDBArchive]:
     store.close()
 
 
-@pytest.fixture(params=["duckdb", "postgres"])
+@pytest.fixture(params=ENGINES)
 def archive(request: pytest.FixtureRequest, data_dir: Path) -> Iterator[SqlArchive]:
     """The archive on each engine: a DuckDB file in a data dir, or a database of the test's own on the private
     PostgreSQL."""
-    if request.param == "duckdb":
-        store: SqlArchive = DuckDBArchive(data_dir)
-    else:
-        store = PostgresArchive(request.getfixturevalue("pg_uri"), timeout=10)
+    store = open_archive(request, data_dir)
     yield store
     store.close()
 

@@ -7,22 +7,18 @@ from __future__ import annotations
 import pytest
 
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
-from lumina_memory.stores.archive_postgres import PostgresArchive
 from lumina_memory.stores.audit import AuditPlace
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ids import AUDIT_TABLE
 
 
+from .archive_engines import ENGINES, open_archive
 from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 
-@pytest.fixture(params=["duckdb", "postgres"])
+@pytest.fixture(params=ENGINES)
 def archive(request, tmp_path):
-    if request.param == "duckdb":
-        store = DuckDBArchive(tmp_path / "archive.duckdb")
-    else:
-        store = PostgresArchive(request.getfixturevalue("pg_uri"), timeout=10)
-    with store as a:
+    with open_archive(request, tmp_path / "archive.duckdb") as a:
         yield a
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
-from lumina_memory.stores.archive_postgres import PostgresArchive
 from lumina_memory.stores.audit import HEAD_FILE, verify_data_dir
 from lumina_memory.stores.ids import AUDIT_TABLE
 from lumina_memory.stores.secret import data_dir_secret
 
+from .archive_engines import ENGINES, open_archive
 from .conftest import make_settings
 from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
@@ -52,30 +52,27 @@ def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def _four_rows(archive):
+    log = archive.audit_trail(KEY)
+    for i in range(4):
+        log.append("settings_changed", "cli", None, f'{{"n": {i}}}')
+    assert log.verify()["ok"]
+    return log
+
+
 @pytest.fixture
 def logged(tmp_path):
     """A data dir's archive with four sealed rows."""
     archive = DuckDBArchive(tmp_path / "archive.duckdb")
-    log = archive.audit_trail(KEY)
-    for i in range(4):
-        log.append("settings_changed", "cli", None, f'{{"n": {i}}}')
-    assert log.verify()["ok"]
-    yield archive, log
+    yield archive, _four_rows(archive)
     archive.close()
 
 
-@pytest.fixture(params=["duckdb", "postgres"])
+@pytest.fixture(params=ENGINES)
 def any_logged(request, tmp_path):
     """Four sealed rows in the archive of either engine."""
-    if request.param == "duckdb":
-        archive = DuckDBArchive(tmp_path / "archive.duckdb")
-    else:
-        archive = PostgresArchive(request.getfixturevalue("pg_uri"), timeout=10)
-    log = archive.audit_trail(KEY)
-    for i in range(4):
-        log.append("settings_changed", "cli", None, f'{{"n": {i}}}')
-    assert log.verify()["ok"]
-    yield archive, log
+    archive = open_archive(request, tmp_path / "archive.duckdb")
+    yield archive, _four_rows(archive)
     archive.close()
 
 
