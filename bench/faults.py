@@ -73,11 +73,13 @@ class Run:
 
 
 def ingest(file: Path, data_dir: Path, *, kill_when: Callable[[str, int], bool] | None = None,
-           on_line: Callable[[str], None] | None = None, timeout: float = 600.0, redis_url: str | None = None) -> Run:
+           on_line: Callable[[str], None] | None = None, timeout: float = 600.0, redis_url: str | None = None,
+           env: dict[str, str] | None = None) -> Run:
     """Run ``lumina-memory -v ingest FILE`` in a subprocess; SIGKILL it as soon as ``kill_when(line,
-    archive_lines_so_far)`` is true for a log line (or never)."""
+    archive_lines_so_far)`` is true for a log line (or never). ``env``: more variables for it (the server mode's)."""
+    extra = {**({"REDIS_URL": redis_url} if redis_url else {}), **(env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "lumina_memory.graphs.cli", "-v", "ingest", str(file)], cwd=REPO,
-                            env=cli_env(data_dir, **({"REDIS_URL": redis_url} if redis_url else {})),
+                            env=cli_env(data_dir, **extra),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     run = Run(None, False)
     timer = threading.Timer(timeout, proc.kill)
