@@ -14,6 +14,7 @@ from typing import Callable
 from lumina_memory.stores.errors import StoreUnavailable
 from lumina_memory.stores.factory import Stores, open_stores
 from lumina_memory.stores.leases import Leases, open_leases
+from lumina_memory.stores.secret import memory_secret
 from lumina_memory.stores.recall_snapshots import SnapshotFiles
 from lumina_memory.stores.settings import LuminaSettings, default_settings
 
@@ -66,6 +67,8 @@ an interrupted erasure walks the registry of every place)."""
 
 def open_services(settings: LuminaSettings | None = None, chat_model: object | None = None) -> Services:
     settings = settings or default_settings()
+    if settings.database_url:
+        memory_secret(settings)  # server mode: a missing or short LUMINA_SECRET_KEY is refused before anything opens
     embedder = make_embedder(settings)
     stores = open_stores(settings, embedder.name, embedder.dim)
     llm_path = "llm" if (chat_model is not None or settings.use_openai) and settings.llm != "offline" else "offline"

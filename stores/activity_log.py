@@ -215,9 +215,5 @@ def forget_in_export(src: Path, user_id: str) -> int:
 
 
 def user_data_places(settings) -> list:
-    """For stores.places (the registry): the memory's activity log (its PostgreSQL table in server mode)."""
-    if getattr(settings, "database_url", None):
-        from .activity_log_pg import PostgresActivityLog
-
-        return [PostgresActivityLog.for_settings(settings)]
+    """For stores.places (the registry): the data directory's activity log."""
     return [ActivityLog.for_settings(settings)]

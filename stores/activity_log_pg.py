@@ -124,3 +124,8 @@ class PostgresActivityLog(UserRowsPlace):
 
     def close(self) -> None:
         self.db.close()
+
+
+def user_data_places(settings) -> list:
+    """For stores.places (the registry, in server mode): the memory's activity log table."""
+    return [PostgresActivityLog.for_settings(settings)]

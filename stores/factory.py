@@ -232,7 +232,12 @@ def open_items(settings: LuminaSettings) -> ItemTable:
 
 
 def open_activity_log(settings: LuminaSettings) -> ActivityLogStore:
-    """The data directory's activity log, rotated as the settings say."""
+    """The memory's activity log: a PostgreSQL table in server mode, else the data directory's files, rotated as
+    the settings say."""
+    if settings.database_url:
+        from .activity_log_pg import PostgresActivityLog
+
+        return PostgresActivityLog.for_settings(settings)
     from .activity_log import ActivityLog
 
     return ActivityLog.for_settings(settings)
@@ -246,7 +251,12 @@ def open_cold_turns(settings: LuminaSettings) -> ColdTurnStore:
 
 
 def open_journal(settings: LuminaSettings) -> ReplyJournal:
-    """The data directory's reply journal, flushed as the settings say."""
+    """The memory's reply journal: a PostgreSQL table in server mode, else the data directory's, flushed as the
+    settings say."""
+    if settings.database_url:
+        from .journal_pg import PostgresJournal
+
+        return PostgresJournal.for_settings(settings)
     from .journal import Journal
 
     return Journal.for_settings(settings)

@@ -167,9 +167,5 @@ class Journal:
 
 
 def user_data_places(settings) -> list:
-    """For stores.places (the registry): the memory's streaming journal (its PostgreSQL table in server mode)."""
-    if getattr(settings, "database_url", None):
-        from .journal_pg import PostgresJournal
-
-        return [PostgresJournal.for_settings(settings)]
+    """For stores.places (the registry): the data directory's streaming journal."""
     return [Journal.for_settings(settings)]

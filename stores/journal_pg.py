@@ -188,3 +188,8 @@ class PostgresJournal(UserRowsPlace):
 
     def close(self) -> None:
         self.db.close()
+
+
+def user_data_places(settings) -> list:
+    """For stores.places (the registry, in server mode): the memory's streaming journal table."""
+    return [PostgresJournal.for_settings(settings)]

@@ -108,16 +108,18 @@ def test_a_killed_process_reply_is_recovered_by_another_once(pg_uri, journal):
 
 
 def test_server_settings_open_one_journal_and_log_per_database(tmp_path, pg_uri):
-    """The places' registry (user_data_places) and the nodes open the journal and the activity log from the
-    settings: in server mode their PostgreSQL tables, one of each per database and process."""
-    from lumina_memory.stores import activity_log, journal as file_journal
+    """The places' registry (stores.places) and the nodes (stores.factory) open the journal and the activity log
+    from the settings: in server mode their PostgreSQL tables, one of each per database and process."""
+    from lumina_memory.stores import factory
     from lumina_memory.stores.activity_log_pg import PostgresActivityLog
+    from lumina_memory.stores.places import _module_places
 
     from .conftest import make_settings
 
     settings = make_settings(tmp_path / "data", database_url=pg_uri)
-    [opened] = file_journal.user_data_places(settings)
-    [log] = activity_log.user_data_places(settings)
+    opened, log = factory.open_journal(settings), factory.open_activity_log(settings)
+    places = _module_places(settings)
+    assert opened in places and log in places
     try:
         assert isinstance(opened, PostgresJournal) and opened is PostgresJournal.for_settings(settings)
         assert isinstance(log, PostgresActivityLog) and log is PostgresActivityLog.for_settings(settings)

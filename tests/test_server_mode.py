@@ -167,3 +167,13 @@ def test_the_langgraph_store_in_server_mode_is_shared_and_takes_no_lock(server_d
     finally:
         first.close()
         second.close()
+
+
+def test_server_mode_without_the_secret_is_refused_before_anything_opens(server_dir, pg_uri):
+    from lumina_memory.stores.secret import MissingSecret
+
+    with pytest.raises(MissingSecret, match="LUMINA_SECRET_KEY"):
+        open_services(make_settings(server_dir, database_url=pg_uri))
+    with pytest.raises(MissingSecret, match="too short"):
+        open_services(make_settings(server_dir, database_url=pg_uri, secret_key="short"))
+    assert not server_dir.exists()  # refused before the mid-term server or any table was made

@@ -19,11 +19,14 @@ from .vector_place import VectorPlace
 # Modules other capabilities add that provide places of their own; a module that is absent (not built
 # yet in this version) is skipped. Each exposes ``user_data_places(settings) -> list[UserDataPlace]``.
 PLACE_MODULES = ("lumina_memory.stores.activity_log", "lumina_memory.stores.journal", "lumina_memory.stores.cold_turns")
+# The same places in server mode (settings.database_url): the activity log and journal as PostgreSQL tables.
+SERVER_PLACE_MODULES = ("lumina_memory.stores.activity_log_pg", "lumina_memory.stores.journal_pg",
+                        "lumina_memory.stores.cold_turns")
 
 
 def _module_places(settings: LuminaSettings) -> list:
     out: list = []
-    for name in PLACE_MODULES:
+    for name in SERVER_PLACE_MODULES if settings.database_url else PLACE_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
