@@ -209,7 +209,7 @@ class ProcedureTable(RecallReads):
                 "AND greatest(coalesce(last_access, said_at), coalesce(last_outcome_at, said_at), said_at) < ? "
                 "AND coalesce(access_count, 0) + success_count + failure_count < ? AND version < ? "
                 f"AND NOT EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = p.user_id AND m.protected "
-                "AND m.memory_id = ANY(p.episode_ids))",
+                "AND array_position(p.episode_ids, m.memory_id) IS NOT NULL)",  # see knowledge_duckdb._PROTECTED
                 [user_id, float(now) - idle_days * _DAY, int(min_uses), int(mature_version)]).fetchall()]
             if lineages:
                 con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
