@@ -1,9 +1,11 @@
 """The archive's connection on a PostgreSQL server (``SqlConnection``): many processes share one memory.
 
 What differs from the embedded DuckDB file, and why:
-- Write stamps are rows (``lumina_versions``), bumped inside the writing transaction, so another process sees a
-  user's new stamp exactly when it sees the rows: an in-process index compares the stamp and rebuilds. A write
-  bumps its users' rows first (sorted, so two writers never deadlock) and the global row last, just before COMMIT.
+- Write stamps are rows (``lumina_versions``), set inside the writing transaction to values of one sequence, so
+  another process sees a user's new stamp exactly when it sees the rows, and a rolled-back transaction's values
+  are never handed out again (its keys are stamped anew after the rollback). A write stamps its users' rows first
+  (sorted, so two writers never deadlock), which also locks them until COMMIT: writers of one user across
+  processes take turns (ProcedureTable's read-modify-write relies on it). The tier's own row is stamped last.
 - Schemas are numbered migrations (``sql_connection.apply_migrations``) applied under an advisory lock, so
   processes that start together apply each step once.
 - Every wait is bounded: taking a connection (``timeout``) and each statement (``statement_timeout``); a server
@@ -34,7 +36,12 @@ VERSIONS_TABLE = "lumina_versions"
 GLOBAL_PREFIX = "\x1f"
 _MIGRATION_LOCK = 0x6C756D696E61  # pg_advisory_xact_lock key held while a schema is migrated
 _VERSIONS_SCHEMA = f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (key VARCHAR PRIMARY KEY, version BIGINT NOT NULL)"
-# A '?' outside quotes is a parameter; '%' must be doubled for psycopg's own placeholders.
+# Stamp values come from a sequence, which a rollback does not take back: a value a cache read inside a transaction
+# that rolled back is never handed out again, so that cache cannot match a later committed stamp.
+_VERSIONS_SEQUENCE = f"CREATE SEQUENCE IF NOT EXISTS {VERSIONS_TABLE}_seq"
+# A '?' outside quotes is a parameter. psycopg reads every '%' as its own placeholder syntax, inside quoted
+# literals too, so each is doubled, and parameters always travel as a sequence (an empty one included): with
+# None, psycopg would send the doubled '%%' to the server verbatim.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
 
 
@@ -44,7 +51,7 @@ def to_pyformat(sql: str) -> str:
 
     def swap(match: re.Match[str]) -> str:
         token = match.group(0)
-        return "%s" if token == "?" else "%%" if token == "%" else token
+        return "%s" if token == "?" else "%%" if token == "%" else token.replace("%", "%%")
 
     return _TOKENS.sub(swap, sql)
 
@@ -57,7 +64,7 @@ class PgExecutor:
 
     def execute(self, sql: str, parameters: Sequence[Any] | None = None) -> psycopg.Cursor:
         try:
-            return self._con.execute(to_pyformat(sql), parameters)
+            return self._con.execute(to_pyformat(sql), list(parameters) if parameters is not None else [])
         except psycopg.OperationalError as exc:
             raise _unavailable(self._tier, self._where, exc) from exc
 
@@ -112,6 +119,7 @@ class PostgresConnection:
             kwargs={"connect_timeout": max(1, int(timeout)), "options": f"-c statement_timeout={statement_ms}",
                     "autocommit": True},
             reconnect_timeout=timeout,
+            check=ConnectionPool.check_connection,  # after a server restart the idle connections are dead
         )
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -148,6 +156,7 @@ class PostgresConnection:
             outer = getattr(self._local, "executor", None)
             if outer is not None:
                 self._local.depth += 1
+                self._local.touched.update(keys)
                 try:
                     self._bump(outer, keys)
                     yield outer
@@ -158,7 +167,7 @@ class PostgresConnection:
                 try:
                     with con.transaction():
                         executor = PgExecutor(con, self.data_dir, self.tier)
-                        self._local.executor, self._local.depth = executor, 1
+                        self._local.executor, self._local.depth, self._local.touched = executor, 1, set(keys)
                         try:
                             self._bump(executor, keys)
                             yield executor
@@ -167,13 +176,27 @@ class PostgresConnection:
                             self._local.executor, self._local.depth = None, 0
                 except psycopg.OperationalError as exc:
                     raise _unavailable(self.tier, self.data_dir, exc) from exc
+                except BaseException:
+                    self._bump_after_rollback(con)
+                    raise
+
+    def _bump_after_rollback(self, con: psycopg.Connection) -> None:
+        """Move the rolled-back transaction's stamps (its keys and the tier's), as DuckDB's move: a reader that
+        looked inside it must look again."""
+        keys = sorted(getattr(self._local, "touched", set()) | {self._global_key})
+        try:
+            with con.transaction():
+                self._bump(PgExecutor(con, self.data_dir, self.tier), keys)
+        except psycopg.Error:
+            pass  # the connection itself failed: the caller sees the original error
 
     @staticmethod
     def _bump(executor: PgExecutor, keys: Sequence[str]) -> None:
         if keys:
             executor.execute(
-                f"INSERT INTO {VERSIONS_TABLE} (key, version) SELECT k, 1 FROM unnest(?::VARCHAR[]) AS k "
-                f"ORDER BY k ON CONFLICT (key) DO UPDATE SET version = {VERSIONS_TABLE}.version + 1", [list(keys)]
+                f"INSERT INTO {VERSIONS_TABLE} (key, version) SELECT k, nextval('{VERSIONS_TABLE}_seq') "
+                "FROM unnest(?::VARCHAR[]) AS k ORDER BY k ON CONFLICT (key) DO UPDATE SET version = excluded.version",
+                [list(keys)],
             )
 
     @contextmanager
@@ -199,6 +222,7 @@ class PostgresConnection:
         with self.tx() as con:
             con.execute("SELECT pg_advisory_xact_lock(?)", [_MIGRATION_LOCK])
             con.execute(_VERSIONS_SCHEMA)
+            con.execute(_VERSIONS_SEQUENCE)
             apply_migrations(con, component, steps, time.time())
 
     def applied_steps(self, component: str) -> list[int]:

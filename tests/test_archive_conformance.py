@@ -482,16 +482,9 @@ def test_put_segments_writes_a_batch_in_one_statement(archive: SqlArchive) -> No
 
 
 
-def test_a_stamp_read_inside_a_rolled_back_transaction_matches_no_later_one(
-    archive: SqlArchive, request: pytest.FixtureRequest
-) -> None:
+def test_a_stamp_read_inside_a_rolled_back_transaction_matches_no_later_one(archive: SqlArchive) -> None:
     """What was read inside a transaction that rolls back (rows that never were) is kept under the stamp read
     there: no later stamp of the user may equal it, the next committed write's included."""
-    if archive.backend == "postgres":
-        # PostgresConnection counts stamps up by one inside the transaction and rolls them back with it, so the
-        # next committed write hands out the value read inside again (the fix: stamp values from nextval(), which
-        # a rollback does not take back; the lead's pg_connection).
-        request.applymarker(pytest.mark.xfail(strict=True, reason="PostgreSQL stamps reuse a rolled-back value"))
     turns = [make_turn("alice", n) for n in range(1, 4)]
     archive.put_turns(turns[:1])
     before = archive.generation_of("alice")

@@ -22,8 +22,18 @@ def _open(uri: str, steps=SCHEMA) -> PostgresConnection:
 
 def test_placeholders_are_translated_outside_quotes_only():
     assert to_pyformat("SELECT '?', \"a?\" FROM t WHERE k = ? AND v LIKE '5%' AND w % 2 = ?") == (
-        "SELECT '?', \"a?\" FROM t WHERE k = %s AND v LIKE '5%' AND w %% 2 = %s"
+        "SELECT '?', \"a?\" FROM t WHERE k = %s AND v LIKE '5%%' AND w %% 2 = %s"
     )
+
+
+def test_percent_signs_reach_the_server_as_written_with_and_without_parameters(pg_uri):
+    db = _open(pg_uri)
+    try:
+        with db.read() as con:
+            assert con.execute("SELECT 7 % 3, '100%'").fetchone() == (1, "100%")
+            assert con.execute("SELECT 'a%' LIKE ?, ? || '%?'", ["a%", "x"]).fetchone() == (True, "x%?")
+    finally:
+        db.close()
 
 
 def test_shared_sql_round_trip_and_stamps(pg_uri):
@@ -35,8 +45,8 @@ def test_shared_sql_round_trip_and_stamps(pg_uri):
             con.execute("INSERT INTO t SELECT unnest(?::VARCHAR[]), unnest(?::DOUBLE PRECISION[]), ?::VARCHAR[]",
                         [["x", "y"], [1.5, 2.5], ["映画", "it's"]])
             assert db.in_transaction
-        assert db.generation == before + 1
-        assert db.key_generation.get("alice", 0) == before_a + 1
+        assert db.generation > before
+        assert db.key_generation.get("alice", 0) > before_a
         assert db.key_generation.get("bob", 0) == 0
         with db.read() as con:
             rows = con.execute("SELECT k, v, tags FROM t WHERE 'it''s' = ANY(tags) ORDER BY k").fetchall()
@@ -45,14 +55,19 @@ def test_shared_sql_round_trip_and_stamps(pg_uri):
         db.close()
 
 
-def test_a_failed_transaction_rolls_back_and_its_stamps_with_it(pg_uri):
+def test_a_failed_transaction_rolls_back_and_moves_its_stamps_past_any_value_seen_inside(pg_uri):
     db = _open(pg_uri)
     try:
         with pytest.raises(RuntimeError):
             with db.tx(touches={"alice"}) as con:
                 con.execute("INSERT INTO t VALUES (?, ?, ?)", ["x", 1.0, []])
+                seen_inside = db.key_generation.get("alice", 0)  # what a cache filled here would be stamped with
                 raise RuntimeError("boom")
-        assert db.key_generation.get("alice", 0) == 0
+        after = db.key_generation.get("alice", 0)
+        assert after not in (0, seen_inside)
+        with db.tx(touches={"alice"}) as con:
+            con.execute("SELECT 1")
+        assert db.key_generation.get("alice", 0) not in (seen_inside, after)
         with db.read() as con:
             assert con.execute("SELECT count(*) FROM t").fetchone() == (0,)
     finally:
@@ -66,7 +81,7 @@ def test_a_second_process_connection_sees_the_write_and_its_stamp(pg_uri):
         seen = second.key_generation.get("alice", 0)
         with first.tx(touches={"alice"}) as con:
             con.execute("INSERT INTO t VALUES (?, ?, ?)", ["x", 1.0, []])
-        assert second.key_generation.get("alice", 0) == seen + 1
+        assert second.key_generation.get("alice", 0) > seen
         with second.read() as con:
             assert con.execute("SELECT k FROM t").fetchall() == [("x",)]
     finally:
@@ -128,10 +143,11 @@ def test_each_tier_has_its_own_generation(pg_uri):
         before, graph_before = archive.generation, graph.generation
         with graph.tx() as con:
             con.execute("SELECT 1")
-        assert archive.generation == before and graph.generation == graph_before + 1
+        middle = graph.generation
+        assert archive.generation == before and middle > graph_before
         with archive.tx() as con:
             con.execute("SELECT 1")
-        assert archive.generation == before + 1 and graph.generation == graph_before + 1
+        assert archive.generation > before and graph.generation == middle
     finally:
         archive.close()
         graph.close()
