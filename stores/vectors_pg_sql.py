@@ -66,7 +66,8 @@ def open_pool(uri: str, *, timeout: float = 10.0, max_size: int = 4, name: str =
     except psycopg.OperationalError as exc:
         raise StoreUnavailable(TIER, f"PostgreSQL at {where}: {_first_line(exc)}") from None
     pool = ConnectionPool(uri, min_size=1, max_size=max(1, max_size), timeout=timeout, open=False, name=name,
-                          kwargs=kwargs, configure=register_vector, reconnect_timeout=timeout)
+                          kwargs=kwargs, configure=register_vector, reconnect_timeout=timeout,
+                          check=ConnectionPool.check_connection)  # a server restarted: idle connections are dead
     try:
         pool.open(wait=True, timeout=timeout)
     except (PoolTimeout, psycopg.Error) as exc:

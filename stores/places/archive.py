@@ -117,7 +117,10 @@ class DuckDBTablePlace:
         with self.db.tx(touches=(user_id,)) as con:
             (n,) = con.execute(f"SELECT count(*) FROM {_ident(self.table)} WHERE {USER_COLUMN} = ?", [user_id]).fetchone()
             con.execute(f"DELETE FROM {_ident(self.table)} WHERE {USER_COLUMN} = ?", [user_id])
-        if n:
+        # On PostgreSQL a table also keeps the dead tuples of this user's rows that the pipeline deleted before
+        # (finished outbox entries, replaced rows) until it is rewritten: every table is rewritten, not only
+        # those holding rows now. A DuckDB file is copied whole anyway.
+        if n or self.db.dialect == "postgres":
             self.rewriter.mark(self.table)
         return int(n)
 
