@@ -99,6 +99,15 @@ def fill_pgstore(uri: str, pool, users, n: int) -> float:
         cm.__exit__(None, None, None)
 
 
+def analyze(uri: str) -> None:
+    """Planner statistics for the freshly filled tables, as autovacuum gathers them a while after a bulk import:
+    without them a query right after the fill may scan a table instead of its index."""
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as con:
+        con.execute("ANALYZE")
+
+
 def recall_phase(kind: str, base: Spec, counts: Sequence[int], log) -> dict[str, Any]:
     """kind's recall with each process count; "p<N>" -> merged windows, and what each process saw."""
     out, seen = {}, {}
@@ -186,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                              "memories": args.ingest_memories, "pool": pool}) for i in range(w)]
             ingest["server"].append(report_mod.ingest_row(run_workers(specs, log), cores))
             check.update({u: args.ingest_memories for u, _ in writers})
+        analyze(uri)
         server = recall_phase("server", Spec(**{**base.__dict__, "check_users": check}), args.processes, log)
         embedded_base = Spec(**{**base.__dict__, "kind": "embedded", "data_dir": str(root / "embedded")})
         seconds = fill(settings_for(embedded_base), pool, users, n, "embedded", not args.quiet)
@@ -194,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         log("fill LangGraph PostgresStore")
         seconds = fill_pgstore(lg_uri, pool, users, n)
         ingest["pgstore"].append(report_mod.ingest_row([{"turns": n * len(users), "seconds": seconds}], cores))
+        analyze(lg_uri)
         pgstore = recall_phase("pgstore", Spec(**{**base.__dict__, "kind": "pgstore", "database_url": lg_uri}),
                                args.processes, log)
         recall = {"server": server["windows"], "embedded": embedded["windows"], "pgstore": pgstore["windows"]}

@@ -64,7 +64,10 @@ def sizing(recall: dict[str, dict[str, dict[str, Any]]], cores: int) -> list[dic
 def _need(cell: dict[str, Any]) -> str:
     if cell["processes"] is None:
         return "not reachable (one process per data dir)"
-    return f"{cell['processes']} processes, {cell['cores']} cores"
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}" if n == 1 else f"{n} {what}es" if what == "process" else f"{n} {what}s"
+
+    return f"{count(cell['processes'], 'process')}, {count(cell['cores'], 'core')}"
 
 
 def render(report: dict[str, Any]) -> str:
