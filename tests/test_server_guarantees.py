@@ -273,3 +273,44 @@ def test_hostile_ids_are_refused_by_name_and_touch_nothing(world, hostile):
         assert err.value.field == "user_id"
     assert world["opened"].ids(KEPT) == world["before"][KEPT]
     assert "turn_archive" in tables(world["uri"])
+
+
+def test_pii_is_redacted_before_it_reaches_the_server(tmp_path, pg_server):  # noqa: F811
+    from .test_server_mode import _ingest
+
+    raws = [f"zq{_RUN.lower()}@clinic.example.jp", f"090-{_RUN[:4].replace('A', '1')}-5{_RUN[2:5]}"]
+    raws[1] = re.sub(r"[A-Z]", "7", raws[1])
+    name, uri = fresh_database(pg_server)
+    opened = Opened(tmp_path / "data", tmp_path / "backups", uri)
+    try:
+        _ingest(opened.services, "pii-user", [("user", f"獣医さんのメールは{raws[0]}、電話は{raws[1]}です"),
+                                              ("lumina", "覚えておくね")])
+        store = make_store(opened.settings, embedder=opened.services.embedder)
+        try:
+            store.put(("memories", "pii-user"), "vet", {"text": f"vet mail {raws[0]}"})
+        finally:
+            store.close()
+        assert rows_naming(uri, raws) == {}
+        assert rows_naming(uri, ["[メール]"]) and rows_naming(uri, ["[電話番号]"])  # the memories are there
+        folder = _data_folder(uri)
+        # Never sent, so in no file of the server at all: not its tables, not its write-ahead log.
+        assert [p for p in folder.rglob("*") if p.is_file() and any(r.encode() in p.read_bytes() for r in raws)] == []
+    finally:
+        opened.close()
+        pg_server.drop_database(name)
+
+
+def test_cli_audit_verify_reads_the_servers_chain(cli_factory, pg_server):  # noqa: F811
+    name, uri = fresh_database(pg_server)
+    try:
+        cli = cli_factory(in_process=True, LUMINA_DATABASE_URL=uri, LUMINA_SECRET_KEY=SECRET)
+        cli("backup")
+        out = cli("audit", "--verify", "--json").stdout
+        assert json.loads(out)["ok"] is True and json.loads(out)["rows"] >= 1
+        assert not list(cli.data_dir.glob("archive.duckdb*"))  # the server's log, not a file of this replica
+        with psycopg.connect(uri, autocommit=True) as con:
+            con.execute("UPDATE session_log SET detail = '{}' WHERE event = 'backup'")
+        broken = cli("audit", "--verify", check=False)
+        assert broken.returncode == 1 and "broken at seq" in broken.stdout
+    finally:
+        pg_server.drop_database(name)
