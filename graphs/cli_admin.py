@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import time
@@ -66,21 +65,6 @@ def cmd_erase(args) -> int:
         services.close()
 
 
-@contextlib.contextmanager
-def _server_audit(settings):
-    """In server mode the log is the server's (its archive's database, sealed with LUMINA_SECRET_KEY): one
-    connection, no other store; no replica's data dir holds it."""
-    from lumina_memory.stores.audit import AuditLog
-    from lumina_memory.stores.pg_connection import PostgresConnection
-    from lumina_memory.stores.secret import memory_secret
-
-    db = PostgresConnection(settings.database_url, "archive", timeout=settings.database_timeout_seconds, pool_size=1)
-    try:
-        yield AuditLog(db, memory_secret(settings))
-    finally:
-        db.close()
-
-
 def cmd_audit(args) -> int:
     # Reads only: the archive opened read-only and the data dir's secret; no other store, no Redis, and
     # nothing created (a data dir that does not exist is an error, not a new empty one).
@@ -90,8 +74,7 @@ def cmd_audit(args) -> int:
     from lumina_memory.stores.settings import LuminaSettings
 
     settings = LuminaSettings()
-    opened = _server_audit(settings) if settings.database_url else read_only_audit(settings.resolved_data_dir())
-    with opened as log:
+    with read_only_audit(settings) as log:
         if args.verify:
             result = log.verify()
             if args.json:

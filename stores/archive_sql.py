@@ -15,6 +15,7 @@ are handed out under a lock the transaction holds to its end (``serialized``).
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -199,7 +200,8 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
     def user_data_places(self) -> list[UserDataPlace]:
         from .places.archive import archive_places
 
-        return archive_places(self._db, on_restore=self._absent.clear)
+        mine = archive_table_names() if self._db.shared else None
+        return archive_places(self._db, on_restore=self._absent.clear, mine=mine)
 
     def kb_catalog(self) -> KBCatalogStore:
         from .kb_duckdb import KBCatalog
@@ -310,3 +312,20 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.data_dir!r}, open={self._db.is_open})"
+
+
+@lru_cache(maxsize=1)
+def archive_table_names() -> frozenset[str]:
+    """The user tables the archive and the tables on its connection create (a server database also holds other
+    tiers' user tables), read from the catalogue of an in-memory embedded archive, once per process."""
+    from .duckdb_connection import GuardedConnection
+    from .places.archive import user_tables
+
+    db = GuardedConnection(":memory:", ":memory:", "archive", ())
+    try:
+        probe = SqlArchive()
+        probe._open_tables(db)
+        probe.kb_catalog()
+        return frozenset(user_tables(db))
+    finally:
+        db.close()

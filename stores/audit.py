@@ -350,3 +350,16 @@ class AuditPlace:
             con.close()
         return int(n)
 
+
+@contextlib.contextmanager
+def server_audit(settings) -> Iterator["AuditLog"]:
+    """The server mode's audit log for reading and verifying: the archive's database, sealed with
+    LUMINA_SECRET_KEY, on one connection of its own (no replica's data dir holds it)."""
+    from .pg_connection import PostgresConnection
+    from .secret import memory_secret
+
+    db = PostgresConnection(settings.database_url, "archive", timeout=settings.database_timeout_seconds, pool_size=1)
+    try:
+        yield AuditLog(db, memory_secret(settings))
+    finally:
+        db.close()

@@ -267,9 +267,14 @@ def open_audit_log(archive: ArchiveStore, key: bytes) -> AuditTrail:
     return archive.audit_trail(key)
 
 
-def read_only_audit(data_dir: Path) -> AbstractContextManager[AuditReader]:
-    """The data directory's audit log for reading and verifying only: the archive opened read-only, nothing
-    created (``lumina-memory audit``)."""
+def read_only_audit(settings: LuminaSettings) -> AbstractContextManager[AuditReader]:
+    """The memory's audit log for reading and verifying only (``lumina-memory audit``): in server mode the
+    server's (the archive's database, sealed with LUMINA_SECRET_KEY; no other store opened), else the data
+    directory's archive opened read-only, nothing created."""
+    if settings.database_url:
+        from .audit import server_audit
+
+        return server_audit(settings)
     from .audit import read_only_audit as opened
 
-    return opened(data_dir)
+    return opened(settings.resolved_data_dir())

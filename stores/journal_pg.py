@@ -142,10 +142,11 @@ class PostgresJournal(UserRowsPlace):
                 [entry, user_id, OWNER, json.dumps(start, ensure_ascii=False, default=str)])
         return PostgresJournalEntry(self.db, entry, self.flush_seconds, self.flush_chars, redact)
 
-    def read(self, entry: str) -> dict[str, Any] | None:
-        """What a reply's row holds: its start fields, the text so far and how many chunks."""
+    def read(self, path: str) -> dict[str, Any] | None:
+        """What a reply's row holds (``path``: the entry's id, the row's handle): its start fields, the text so far
+        and how many chunks."""
         with self.db.read() as con:
-            row = con.execute(f"SELECT start, text, chunks FROM {TABLE} WHERE entry = ?", [entry]).fetchone()
+            row = con.execute(f"SELECT start, text, chunks FROM {TABLE} WHERE entry = ?", [path]).fetchone()
         return None if row is None else {**json.loads(row[0]), "text": row[1], "chunks": int(row[2])}
 
     def _owner_gone(self, con, owner: str) -> bool:

@@ -72,8 +72,9 @@ class ReplyJournal(UserDataPlace, Protocol):
              **meta: Any) -> ReplyJournalEntry:
         """Start journalling a reply: its start is on disk before the first chunk."""
         ...
-    def read(self, path: Path) -> dict[str, Any] | None:
-        """What a journal file holds: its start's fields, the text so far and how many chunks."""
+    def read(self, path: Path | str) -> dict[str, Any] | None:
+        """What an entry holds (``path``: its file, or its row's id in server mode): its start's fields, the text
+        so far and how many chunks."""
         ...
     def orphans(self) -> list[Path]:
         """Files of replies whose writing process is gone (a zombie is gone too)."""

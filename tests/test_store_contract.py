@@ -26,23 +26,28 @@ from lumina_memory.stores.audit import AuditLog, ReadOnlyAudit
 from lumina_memory.stores.cold_turns import ColdTurns
 from lumina_memory.stores.factory import open_activity_log, open_audit_log, open_cold_turns, open_items, open_journal
 from lumina_memory.stores.journal import Journal, JournalEntry
-from lumina_memory.stores.kv_duckdb import DuckDBItems
+from lumina_memory.stores.kv_duckdb import DuckDBItems, SqlItems
 from lumina_memory.stores import protocols_tables as T
+from lumina_memory.stores.activity_log_pg import PostgresActivityLog
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.archive_postgres import PostgresArchive
+from lumina_memory.stores.graph_pg import PostgresGraph
+from lumina_memory.stores.journal_pg import PostgresJournal
+from lumina_memory.stores.vectors_pg import PgVectorStore
 from lumina_memory.stores.graph_ladybug import LadybugGraph
 from lumina_memory.stores.graph_neo4j import Neo4jGraph
 from lumina_memory.stores.kb_duckdb import KBCatalog
 from lumina_memory.stores.kb_open import KBStores
-from lumina_memory.stores.kb_vectors import EdgeKBVectors, KBCollections, client_kb_vectors
+from lumina_memory.stores.kb_vectors import EdgeKBVectors, KBCollections, PgKBCollections, client_kb_vectors, pg_kb_vectors
 from lumina_memory.stores.knowledge_duckdb import KnowledgeTable
-from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors
+from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors, pg_knowledge_vectors
 from lumina_memory.stores.lexical_index import InProcessLexical
 from lumina_memory.stores.memories_duckdb import MemoryTable
 from lumina_memory.stores.midterm_redis import RedisMidTerm
 from lumina_memory.stores.procedures_duckdb import ProcedureTable
 from lumina_memory.stores.semantic_duckdb import SemanticTable
 from lumina_memory.stores.turn_reads_duckdb import TurnReadsTable
-from lumina_memory.stores.turn_vectors import EdgeTurnVectors, client_turn_vectors
+from lumina_memory.stores.turn_vectors import EdgeTurnVectors, client_turn_vectors, pg_turn_vectors
 from lumina_memory.stores.vectors_client import ClientVectorStore
 from lumina_memory.stores.vectors_edge import EdgeVectorStore
 
@@ -50,29 +55,29 @@ from .store_contract_scan import ROOT, caller_files, scan, scan_source, undeclar
 
 ADAPTERS: dict[type, tuple[type, ...]] = {
     P.MidTermStore: (RedisMidTerm,),
-    P.ArchiveStore: (DuckDBArchive,),
-    P.VectorStore: (EdgeVectorStore, ClientVectorStore),
-    P.GraphStore: (LadybugGraph, Neo4jGraph),
+    P.ArchiveStore: (DuckDBArchive, PostgresArchive),
+    P.VectorStore: (EdgeVectorStore, ClientVectorStore, PgVectorStore),
+    P.GraphStore: (LadybugGraph, Neo4jGraph, PostgresGraph),
     T.KnowledgeItemStore: (KnowledgeTable,),
     T.ProcedureStore: (ProcedureTable,),
     T.MemoryLifecycleStore: (MemoryTable,),
     T.SemanticStore: (SemanticTable,),
     T.TurnReadStore: (TurnReadsTable,),
-    C.PointCollection: (EdgeVectorStore, ClientVectorStore),
-    T.RecallCache: (DuckDBArchive, MemoryTable, KnowledgeTable, ProcedureTable),
-    C.TurnVectorStore: (EdgeTurnVectors, client_turn_vectors()),
-    C.KnowledgeVectorStore: (EdgeKnowledgeVectors, client_knowledge_vectors()),
-    C.KBVectorStore: (EdgeKBVectors, client_kb_vectors()),
+    C.PointCollection: (EdgeVectorStore, ClientVectorStore, PgVectorStore),
+    T.RecallCache: (DuckDBArchive, PostgresArchive, MemoryTable, KnowledgeTable, ProcedureTable),
+    C.TurnVectorStore: (EdgeTurnVectors, client_turn_vectors(), pg_turn_vectors()),
+    C.KnowledgeVectorStore: (EdgeKnowledgeVectors, client_knowledge_vectors(), pg_knowledge_vectors()),
+    C.KBVectorStore: (EdgeKBVectors, client_kb_vectors(), pg_kb_vectors()),
     C.KBCatalogStore: (KBCatalog,),
-    C.KBCollectionStore: (KBCollections,),
+    C.KBCollectionStore: (KBCollections, PgKBCollections),
     C.KBStore: (KBStores,),
-    F.ActivityLogStore: (ActivityLog,),
+    F.ActivityLogStore: (ActivityLog, PostgresActivityLog),
     F.ColdTurnStore: (ColdTurns,),
-    F.ReplyJournal: (Journal,),
+    F.ReplyJournal: (Journal, PostgresJournal),
     F.ReplyJournalEntry: (JournalEntry,),
     F.AuditTrail: (AuditLog,),
     F.AuditReader: (AuditLog, ReadOnlyAudit),
-    F.ItemTable: (DuckDBItems,),
+    F.ItemTable: (DuckDBItems, SqlItems),
     P.LexicalIndex: (InProcessLexical,),
 }
 FACTORIES = {"lumina_memory.stores.factory", "lumina_memory.stores.kb_open"}

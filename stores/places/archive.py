@@ -4,7 +4,7 @@ PostgreSQL.
 Tables are found in the database's catalogue, not listed here, so a table another capability adds to
 the archive (the derivation outbox, lifecycle state, ...) is erased, backed up and scanned with the rest. A
 server's database also holds other tiers' tables (vectors, graph, journal, LangGraph items), which have places of
-their own: there the archive's are those an embedded archive's catalogue has (``archive_table_names``).
+their own: there the archive's are those an embedded archive's catalogue has (``archive_sql.archive_table_names``).
 The audit table is the one exception: it is append-only and has its own place (stores.audit).
 Exports are uncompressed Parquet, so a backup's text is readable to the residue scan, and one format for
 both engines (stores.places.parquet_rows): a snapshot of either restores into either.
@@ -13,7 +13,6 @@ both engines (stores.places.parquet_rows): a snapshot of either restores into ei
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -34,48 +33,51 @@ class FileRewriter:
     def __init__(self, db: SqlConnection):
         self.db = db
         self.tables: set[str] = set()
+        self.users: set[str] = set()
 
     @property
     def dirty(self) -> bool:
         return bool(self.tables)
 
-    def mark(self, table: str) -> None:
-        """Rows of ``table`` were deleted or blanked: their bytes must leave the storage at the next scrub."""
+    def mark(self, table: str, user_id: str | None = None) -> None:
+        """Rows of ``table`` (of ``user_id``) were deleted or blanked: their bytes must leave the storage at the
+        next scrub."""
         self.tables.add(table)
+        if user_id is not None:
+            self.users.add(user_id)
 
     def scrub(self) -> None:
         if not self.tables:
             return
         if self.db.dialect == "postgres":
-            self.db.rewrite(sorted(self.tables))
+            tables = set(self.tables)
+            if self.users:
+                # The connection's write stamps are rows keyed by user id (pg_connection.VERSIONS_TABLE): an
+                # erased user's row goes too, once every place has erased (a stamp comes from a sequence, so a
+                # later row for the id never repeats a value a cache holds).
+                from ..pg_connection import VERSIONS_TABLE
+
+                with self.db.tx() as con:
+                    con.execute(f"DELETE FROM {VERSIONS_TABLE} WHERE key IN (SELECT unnest(?::VARCHAR[]))",
+                                [sorted(self.users)])
+                tables.add(VERSIONS_TABLE)
+            self.db.rewrite(sorted(tables))
         else:
             self.db.rewrite()
         self.tables.clear()
+        self.users.clear()
 
 
-def user_tables(db: SqlConnection) -> list[str]:
+def user_tables(db: SqlConnection, mine: frozenset[str] | None = None) -> list[str]:
+    """The tables of ``db`` with a user column, the audit log's aside; ``mine``: only these (in a server
+    database other tiers keep user tables of their own)."""
     with db.read() as con:
         rows = con.execute(
             "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = ? "
             "AND table_schema = current_schema() ORDER BY table_name",
             [USER_COLUMN],
         ).fetchall()
-    tables = [r[0] for r in rows if r[0] != AUDIT_TABLE]
-    if db.shared:
-        mine = archive_table_names()
-        tables = [t for t in tables if t in mine]
-    return tables
-
-
-@lru_cache(maxsize=1)
-def archive_table_names() -> frozenset[str]:
-    """The user tables the archive and the tables on its connection create, read from an in-memory DuckDB
-    archive's catalogue (once per process)."""
-    from ..archive_duckdb import DuckDBArchive
-
-    with DuckDBArchive(":memory:") as probe:
-        probe.kb_catalog()
-        return frozenset(user_tables(probe._db))
+    return [r[0] for r in rows if r[0] != AUDIT_TABLE and (mine is None or r[0] in mine)]
 
 
 def filter_parquet(path: Path, user_id: str) -> int:
@@ -121,7 +123,7 @@ class DuckDBTablePlace:
         # (finished outbox entries, replaced rows) until it is rewritten: every table is rewritten, not only
         # those holding rows now. A DuckDB file is copied whole anyway.
         if n or self.db.dialect == "postgres":
-            self.rewriter.mark(self.table)
+            self.rewriter.mark(self.table, user_id)
         return int(n)
 
     def scrub(self) -> None:
@@ -174,14 +176,16 @@ class DuckDBTablePlace:
         return filter_parquet(self._file(src), user_id)
 
 
-def archive_places(db: SqlConnection, on_restore: Callable[[], None]) -> list[DuckDBTablePlace]:
-    """A place per user table of the archive and the audit log's (``DuckDBArchive.user_data_places``): ``db`` is
+def archive_places(db: SqlConnection, on_restore: Callable[[], None],
+                   mine: frozenset[str] | None = None) -> list[DuckDBTablePlace]:
+    """A place per user table of the archive and the audit log's (``SqlArchive.user_data_places``): ``db`` is
     the archive's one connection, whose lock serialises us with it; ``on_restore`` runs after rows are restored
-    (the archive forgets the turns it found missing, which restored rows must not be answered from)."""
+    (the archive forgets the turns it found missing, which restored rows must not be answered from); ``mine``:
+    the archive's own tables where the database holds other tiers' too (see ``user_tables``)."""
     rewriter = FileRewriter(db)
     from ..audit import AuditPlace
 
-    places: list = [DuckDBTablePlace("archive", db, t, rewriter) for t in user_tables(db)]
+    places: list = [DuckDBTablePlace("archive", db, t, rewriter) for t in user_tables(db, mine)]
     for place in places:
         place.on_restore = on_restore
     return [*places, AuditPlace(db, rewriter)]
