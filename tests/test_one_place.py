@@ -17,7 +17,8 @@ def _offenders(pattern: str, allowed: set[str]) -> list[str]:
 def test_cypher_lives_in_the_cypher_module():
     # cypher_backup.py holds the dump/load statements of backups and scrubbing, beside cypher.py; cypher_relations.py
     # and cypher_knowledge.py hold the typed relations' and knowledge items' statements that cypher.py re-exports
-    allowed = {"cypher.py", "cypher_backup.py", "cypher_relations.py", "cypher_knowledge.py"}
+    # graph_pg_knowledge.py maps each Cypher statement the shared graph logic sends to its SQL form (PostgresGraph)
+    allowed = {"cypher.py", "cypher_backup.py", "cypher_relations.py", "cypher_knowledge.py", "graph_pg_knowledge.py"}
     assert _offenders(r"\b(MERGE|DETACH DELETE)\s*\(|MATCH \(\w*:", allowed) == []
 
 
@@ -34,7 +35,11 @@ def test_sql_lives_in_the_duckdb_adapters():
                # the archive's and the lifecycle tables' adapters split by job: their DDL, the outbox, the daily batch
                "archive_schema.py", "archive_outbox.py", "memories_schema.py", "memories_batch.py",
                # the archive's statements written once for both engines, and its tables' rows to/from Parquet
-               "archive_sql.py", "parquet_rows.py"}
+               "archive_sql.py", "parquet_rows.py",
+               # the server mode's adapters (issue 47): the connection and its migrations, pgvector collections,
+               # the graph's tables, the journal, activity log and small shared documents, user rows' places
+               "sql_connection.py", "pg_connection.py", "vectors_pg.py", "vectors_pg_sql.py", "graph_pg_sql.py",
+               "graph_pg_knowledge.py", "journal_pg.py", "activity_log_pg.py", "shared_state.py", "pg_user_rows.py"}
     assert _offenders(r"\b(INSERT INTO|DELETE FROM|CREATE TABLE)\b", allowed) == []
 
 
