@@ -142,19 +142,17 @@ def test_the_erasure_removed_the_user_from_every_place_and_kept_the_other(world)
 def test_no_row_of_any_table_names_the_erased_user(world):
     uri = world["uri"]
     assert len(world["rows_before"]) >= 3, world["rows_before"]  # the scan saw her in several tables before
-    left = rows_naming(uri, _needles(world), ID_PATTERN)
-    assert {k: v for k, v in left.items() if k != VERSIONS_TABLE} == {}
+    assert rows_naming(uri, _needles(world), ID_PATTERN) == {}
     assert rows_naming(uri, [world["hashed"]]) == {}  # the audit rows keep no keyed hash of an erased user
     assert rows_naming(uri, [MARK[KEPT]]), "the same scan finds the other user"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "lumina_versions keeps one row per user id (the write stamps PostgresConnection._bump keys by the raw id) "
-    "and erasure does not remove it: the erased id stays in the database. Fix: erasure deletes the user's stamp "
-    "row, and stamps take a monotonic value (a sequence) so a later row for the same id never repeats an old one"))
 def test_no_write_stamp_keeps_the_erased_id(world):
-    assert rows_naming(world["uri"], [], ID_PATTERN) == {}
-    assert _relations_holding(world["uri"], []) == {}
+    """The stamps PostgresConnection keys by user id: the erased id's row is deleted and its table rewritten."""
+    with psycopg.connect(world["uri"]) as con:
+        keys = [r[0] for r in con.execute(f"SELECT key FROM {VERSIONS_TABLE}").fetchall()]
+    assert KEPT in keys and ERASED not in keys
+    assert "lumina_versions" not in _relations_holding(world["uri"], [])
 
 
 def _data_folder(uri: str) -> Path:
@@ -183,8 +181,7 @@ def _relations_holding(uri: str, needles: list[bytes]) -> dict[str, list[str]]:
 def test_the_rewritten_relation_files_hold_nothing_of_her_only_the_wal_does(world):
     uri = world["uri"]
     needles = [n.encode() for n in _needles(world)]
-    held = _relations_holding(uri, needles)
-    assert {k: v for k, v in held.items() if not k.startswith(VERSIONS_TABLE)} == {}
+    assert _relations_holding(uri, needles) == {}
     # Of the whole server's folder, the write-ahead log alone keeps her text: VACUUM FULL does not rewrite it.
     folder = _data_folder(uri)
     holding = {p.relative_to(folder).parts[0] for p in folder.rglob("*")
