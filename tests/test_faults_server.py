@@ -70,6 +70,7 @@ def test_langgraph_dev_the_cli_and_a_python_process_share_one_memory_at_once(tmp
 def test_two_maintains_at_once_apply_each_batch_day_once(tmp_path, databases, transcript):
     file, users = transcript
     report = two_maintains(tmp_path / "maintain", databases, file, users)
+    assert report["maintains seen waiting at the lease"] == [2, 2], report  # both let go at once, twice
     assert report["user-days"] == {"reference": 15, "two at once": 15}, report  # 3 users × (first day + 4)
     assert report["memories the catch-up changed (reference)"] > 0, report
     assert report["differing rows"] == dict.fromkeys(report["rows"], 0), report
