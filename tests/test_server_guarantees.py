@@ -22,6 +22,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from bench import faults
 from lumina_memory.graphs.cli import _open
 from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
 from lumina_memory.graphs.lumina_store import make_store
@@ -74,7 +75,7 @@ class Opened:
             counts = {p.name: p.count(user) for p in places if not p.name.startswith("cache.")}
         return {"turns": sorted(t.turn_id for t in archive.all_turns(user)),
                 "segments": sorted(s.segment_id for s in archive.segments(user)),
-                "places": counts}
+                "places": counts, "tiers": faults.tier_ids(self.services, [user])}
 
     def close(self) -> None:
         self.services.close()

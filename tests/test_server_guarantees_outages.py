@@ -38,8 +38,12 @@ def test_a_locked_table_fails_the_call_by_name_and_loses_nothing(tmp_path, pg_ur
             with pytest.raises(StoreUnavailable) as err:
                 services.stores.archive.counts("mio")
             assert err.value.tier == "archive" and "PostgreSQL" in str(err.value)
+            with pytest.raises(StoreUnavailable) as err:  # a write waits no longer than a read
+                _ingest(services, "mio", [("user", "I adopted a grey cat called Miso.")], start=1_777_100_000)
+            assert err.value.tier == "archive" and "statement timeout" in str(err.value)
             holder.rollback()
         assert services.stores.archive.counts("mio")["turns"] == 2  # the same pool answers again
+        # The caller sends the refused turn again: it is archived once, beside the earlier ones.
         _ingest(services, "mio", [("user", "I adopted a grey cat called Miso.")], start=1_777_100_000)
         assert services.stores.archive.counts("mio")["turns"] == 3
         assert "Miso" in _recalled(services, "mio", "What is my cat called?")
