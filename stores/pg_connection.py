@@ -27,6 +27,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .errors import StoreUnavailable
+from .pg_statistics import resample_statistics
 from .sql_connection import MIGRATIONS_TABLE, apply_migrations
 
 VERSIONS_TABLE = "lumina_versions"
@@ -241,6 +242,7 @@ class PostgresConnection:
         with self.lock, self._connection() as con:
             for table in tables:
                 con.execute(f'VACUUM (FULL) "{table}"')
+            resample_statistics(con, tables)  # pg_statistic keeps sampled values of the deleted rows
 
     def close(self) -> None:
         with self.lock:

@@ -33,6 +33,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from . import ids
+from .pg_statistics import resample_statistics
 from .errors import InvalidInput, StoreUnavailable
 from .pg_connection import _MIGRATION_LOCK, PgExecutor, describe
 from .sql_connection import MIGRATIONS_TABLE, apply_migrations
@@ -292,6 +293,7 @@ class PgVectorStore(VectorStoreBase):
                         [f"{wait_ms}ms", f"{REWRITE_SECONDS}s"])
             try:
                 con.execute(f"VACUUM (FULL) {self.table}")
+                resample_statistics(con, [self.table])  # pg_statistic keeps sampled values of deleted points
             finally:
                 con.execute("RESET lock_timeout; RESET statement_timeout")  # the pool's own bounds again
 
