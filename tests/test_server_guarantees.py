@@ -5,9 +5,12 @@ and backed up to a local folder; "alice" is erased. Then:
 - no row of any table of the database names her: every row read as text, for her marks, turn/segment ids, her id
   as a whole token and its keyed hash; the same scan finds alice2, so it would have found a leak;
 - the erasure's rewrite (VACUUM FULL through the adapters) leaves her strings in no relation file of the
-  database (after a CHECKPOINT flushed every page): of the whole server's data folder only the write-ahead log
-  (pg_wal) still holds them. VACUUM FULL writes each table anew and the old files are truncated; it does not
-  touch WAL segments, which the server recycles after later checkpoints (and copies in archives or replicas);
+  database (after a CHECKPOINT flushed every page), the catalogue's included: an ANALYZE before the erasure put
+  sampled values of her rows into pg_statistic, which the rewrite clears and re-samples (stores.pg_statistics);
+  her write-stamp row (lumina_versions) is deleted. Of the whole server's data folder only the write-ahead log
+  (pg_wal) still holds her text: VACUUM FULL writes each table anew and the old files are truncated, but it does
+  not touch WAL segments, which the server recycles after later checkpoints (nor copies in WAL archives, base
+  backups or replicas);
 - the backup restores into a fresh database with the same ids per tier, and the backup format is shared: an
   embedded backup restores into server mode and a server backup back into a data dir.
 """
@@ -234,7 +237,7 @@ def test_the_backup_format_is_shared_between_embedded_and_server_mode(tmp_path, 
         pg_server.drop_database(name)
 
 
-def test_hidden_ids_is_a_whole_token_pattern():
+def test_the_id_pattern_matches_the_erased_id_only_as_a_whole_token():
     assert re.search(ID_PATTERN, '("alice",3)') and not re.search(ID_PATTERN, '("alice2",3)')
 
 
