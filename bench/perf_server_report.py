@@ -87,7 +87,8 @@ def render(report: dict[str, Any]) -> str:
               "|---|---|---|---|---|---|---|"]
     for system, rows in report["ingest"].items():
         for r in rows:
-            lines.append(f"| {SYSTEMS[system]} | {r['processes']} | {r['turns']:,} | {r['seconds']} | {r['turns_per_s']} | "
+            note = f" ({r['note']})" if r.get("note") else ""
+            lines.append(f"| {SYSTEMS[system]} | {r['processes']}{note} | {r['turns']:,} | {r['seconds']} | {r['turns_per_s']} | "
                          f"{r['turns_per_s_per_process']} | {r['turns_per_s_per_core']} |")
     lines += ["", f"Sizing ({report['sizing_assumption']}):", "",
               "| system | best point (processes × concurrency) | q/s | p95 ms | 200 q/s average needs | 1,000 q/s peak needs |",
