@@ -3,17 +3,22 @@
 once the server answers again.
 
 "Slow" is a table another session holds under an ACCESS EXCLUSIVE lock (every statement on it waits, as behind a
-long migration or VACUUM FULL); "down" is a private server of this test's own, stopped and started again.
+long migration or VACUUM FULL); "down" is a private server of this test's own, stopped and started again; "paused" is that server's
+processes stopped (SIGSTOP) and continued, as a frozen host.
 """
 
 from __future__ import annotations
+
+import os
+import signal
+import threading
 
 import psycopg
 import pytest
 
 from lumina_memory.nodes.services import open_services
 from lumina_memory.stores.errors import StoreUnavailable
-from lumina_memory.stores.postgres_server import start_private_postgres
+from lumina_memory.stores.postgres_server import running_pid, start_private_postgres
 from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
@@ -69,6 +74,57 @@ def test_a_server_that_stops_fails_calls_by_name_and_its_data_is_whole_when_it_r
         assert services.stores.archive.counts("kai")["turns"] == 2
         assert "cello" in _recalled(services, "kai", "Which instrument do I play?")
     finally:
+        services.close()
+        server.stop()
+        stop_server(settings)
+
+
+def _server_processes(uri: str, root) -> list[int]:
+    """The postmaster and every backend and worker of the server (as its superuser sees them)."""
+    with psycopg.connect(uri) as con:
+        pids = [r[0] for r in con.execute("SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()")]
+    return [running_pid(root), *pids]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a server that is paused (SIGSTOP, a frozen VM) is waited for without bound: statement_timeout is the "
+    "server's own and the paused server cannot enforce it, libpq has no client-side query timeout, and TCP "
+    "keepalives/tcp_user_timeout do not fire while the paused host's kernel still answers (on a unix socket they "
+    "do not apply at all). Fix: a client-side watchdog per call in PostgresConnection/open_pool that, past "
+    "database_timeout_seconds, cancels with cancel_safe(timeout=...) and closes the connection's socket, "
+    "raising StoreUnavailable"))
+def test_a_paused_server_fails_the_call_by_name_within_its_bound(tmp_path):
+    """The observation window is ten times database_timeout_seconds while the server stays paused: the call can
+    only end in it through the client's own bound."""
+    root = tmp_path / "pg"
+    server = start_private_postgres(root)
+    uri = server.create_database("paused")
+    settings = _settings(tmp_path / "data", uri)
+    services = open_services(settings)
+    paused: list[int] = []
+    outcome: dict = {}
+
+    def call() -> None:
+        try:
+            outcome["counts"] = services.stores.archive.counts("kai")
+        except StoreUnavailable as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=call, daemon=True)
+    try:
+        _ingest(services, "kai", [("user", "I play the cello in a quartet."), ("lumina", "Wonderful.")])
+        for pid in _server_processes(uri, root):
+            os.kill(pid, signal.SIGSTOP)
+            paused.append(pid)
+        worker.start()
+        worker.join(10 * TIMEOUT)
+        assert not worker.is_alive(), "the call still waits on the paused server"
+        assert outcome["error"].tier == "archive"
+    finally:
+        for pid in paused:
+            os.kill(pid, signal.SIGCONT)
+        worker.join()
+        assert services.stores.archive.counts("kai")["turns"] == 2  # nothing lost once it runs again
         services.close()
         server.stop()
         stop_server(settings)
