@@ -317,3 +317,35 @@ def test_cli_audit_verify_reads_the_servers_chain(cli_factory, pg_server):  # no
         assert broken.returncode == 1 and "broken at seq" in broken.stdout
     finally:
         pg_server.drop_database(name)
+
+
+def test_the_rewrite_clears_statistics_for_a_role_that_is_no_superuser(pg_server):  # noqa: F811
+    """A deployment's role owns its tables but not the catalogue: the erasure's rewrite still runs (no error) and
+    the sampled values of deleted rows leave the statistics the planner shows."""
+    from lumina_memory.stores.pg_connection import PostgresConnection
+
+    role, database = f"app_{_RUN.lower()}", f"appdb_{_RUN.lower()}"
+    with psycopg.connect(pg_server.uri, autocommit=True) as con:
+        con.execute(f'CREATE ROLE "{role}" LOGIN')
+        con.execute(f'CREATE DATABASE "{database}" OWNER "{role}"')
+    uri = pg_server.database_uri(database)
+    uri = uri.replace(uri.split("://", 1)[1].split("@", 1)[0] + "@", f"{role}@", 1)
+    db = PostgresConnection(uri, "archive")
+    try:
+        with db.tx() as con:
+            assert con.execute("SELECT current_user").fetchone()[0] == role
+            con.execute("CREATE TABLE notes (user_id VARCHAR, text VARCHAR)")
+            con.execute("INSERT INTO notes SELECT ?, ? || g FROM generate_series(1, 50) AS g", [ERASED, MARK[ERASED]])
+        with psycopg.connect(uri, autocommit=True) as con:
+            con.execute("ANALYZE notes")
+            assert con.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'notes'").fetchone()[0] == 2
+        with db.tx() as con:
+            con.execute("DELETE FROM notes WHERE user_id = ?", [ERASED])
+        db.rewrite(["notes"])
+        with psycopg.connect(uri, autocommit=True) as con:
+            assert con.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'notes'").fetchone()[0] == 0
+    finally:
+        db.close()
+        with psycopg.connect(pg_server.uri, autocommit=True) as con:
+            con.execute(f'DROP DATABASE "{database}" WITH (FORCE)')
+            con.execute(f'DROP ROLE "{role}"')
