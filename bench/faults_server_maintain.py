@@ -60,7 +60,8 @@ def hold_the_gate(uri: str, processes: int) -> int:
             while sessions < processes and time.monotonic() < deadline:
                 time.sleep(0.2)
                 (others,) = con.execute("SELECT count(*) - 1 FROM pg_stat_activity "  # - 1: this process's own
-                                        "WHERE application_name = 'lumina-leases'").fetchone()
+                                        "WHERE application_name = 'lumina-leases' AND datname = current_database()"
+                                        ).fetchone()
                 sessions = max(sessions, int(others))
             time.sleep(GATE_SECONDS)
             return sessions
