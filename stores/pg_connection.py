@@ -19,7 +19,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from typing import Any
 
@@ -27,6 +27,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .errors import StoreUnavailable
+from .pg_watchdog import WATCHDOG, grace
 from .pg_statistics import resample_statistics
 from .sql_connection import MIGRATIONS_TABLE, apply_migrations
 
@@ -58,22 +59,28 @@ def to_pyformat(sql: str) -> str:
 
 
 class PgExecutor:
-    """A psycopg connection that takes the shared SQL (``?`` parameters)."""
+    """A psycopg connection that takes the shared SQL (``?`` parameters); ``bound``: seconds after which a call
+    still waiting breaks the connection (stores.pg_watchdog), for a server too stalled to enforce its own
+    statement_timeout."""
 
-    def __init__(self, con: psycopg.Connection, where: str, tier: str):
-        self._con, self._where, self._tier = con, where, tier
+    def __init__(self, con: psycopg.Connection, where: str, tier: str, bound: float | None = None):
+        self._con, self._where, self._tier, self._bound = con, where, tier, bound
+
+    def _watched(self):
+        return WATCHDOG.watching(self._con, self._bound) if self._bound else nullcontext()
 
     def execute(self, sql: str, parameters: Sequence[Any] | None = None) -> psycopg.Cursor:
         try:
-            return self._con.execute(to_pyformat(sql), list(parameters) if parameters is not None else [])
-        except psycopg.OperationalError as exc:
+            with self._watched():
+                return self._con.execute(to_pyformat(sql), list(parameters) if parameters is not None else [])
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise _unavailable(self._tier, self._where, exc) from exc
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> None:
         try:
-            with self._con.cursor() as cur:
+            with self._watched(), self._con.cursor() as cur:
                 cur.executemany(to_pyformat(sql), list(parameters))
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise _unavailable(self._tier, self._where, exc) from exc
 
 
@@ -114,13 +121,14 @@ class PostgresConnection:
         self.data_dir = describe(uri)
         self.lock = threading.RLock()
         self._local = threading.local()
+        self._bound = grace(timeout)
         statement_ms = max(1, int(timeout * 1000))
         self._pool: ConnectionPool | None = ConnectionPool(
             uri, min_size=1, max_size=max(1, pool_size), timeout=timeout, open=False, name=f"lumina-{tier}",
             kwargs={"connect_timeout": max(1, int(timeout)), "options": f"-c statement_timeout={statement_ms}",
                     "autocommit": True},
             reconnect_timeout=timeout,
-            check=ConnectionPool.check_connection,  # after a server restart the idle connections are dead
+            check=self._check,  # after a server restart the idle connections are dead
         )
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -129,6 +137,11 @@ class PostgresConnection:
             self._pool = None
             raise _unavailable(tier, self.data_dir, exc) from None
         self.migrate("connection", ())  # the stamps' and migrations' own tables
+
+    def _check(self, con: psycopg.Connection) -> None:
+        """The pool's check of an idle connection before lending it, bounded like every call."""
+        with WATCHDOG.watching(con, self._bound):
+            ConnectionPool.check_connection(con)
 
     # --- transactions -------------------------------------------------------------------------
     @property
@@ -167,7 +180,7 @@ class PostgresConnection:
             with self._connection() as con:
                 try:
                     with con.transaction():
-                        executor = PgExecutor(con, self.data_dir, self.tier)
+                        executor = PgExecutor(con, self.data_dir, self.tier, self._bound)
                         self._local.executor, self._local.depth, self._local.touched = executor, 1, set(keys)
                         try:
                             self._bump(executor, keys)
@@ -187,7 +200,7 @@ class PostgresConnection:
         keys = sorted(getattr(self._local, "touched", set()) | {self._global_key})
         try:
             with con.transaction():
-                self._bump(PgExecutor(con, self.data_dir, self.tier), keys)
+                self._bump(PgExecutor(con, self.data_dir, self.tier, self._bound), keys)
         except psycopg.Error:
             pass  # the connection itself failed: the caller sees the original error
 
@@ -208,7 +221,7 @@ class PostgresConnection:
                 yield outer
                 return
             with self._connection() as con:
-                yield PgExecutor(con, self.data_dir, self.tier)
+                yield PgExecutor(con, self.data_dir, self.tier, self._bound)
 
     @property
     def generation(self) -> int:

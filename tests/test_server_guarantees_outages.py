@@ -86,13 +86,6 @@ def _server_processes(uri: str, root) -> list[int]:
     return [running_pid(root), *pids]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a server that is paused (SIGSTOP, a frozen VM) is waited for without bound: statement_timeout is the "
-    "server's own and the paused server cannot enforce it, libpq has no client-side query timeout, and TCP "
-    "keepalives/tcp_user_timeout do not fire while the paused host's kernel still answers (on a unix socket they "
-    "do not apply at all). Fix: a client-side watchdog per call in PostgresConnection/open_pool that, past "
-    "database_timeout_seconds, cancels with cancel_safe(timeout=...) and closes the connection's socket, "
-    "raising StoreUnavailable"))
 def test_a_paused_server_fails_the_call_by_name_within_its_bound(tmp_path):
     """The observation window is ten times database_timeout_seconds while the server stays paused: the call can
     only end in it through the client's own bound."""
