@@ -193,6 +193,18 @@ def redis_pid(data_dir: Path) -> int | None:
         return None
 
 
+def reference(file: Path, data_dir: Path, users: list[str], what: str = "the reference import") -> dict[str, set]:
+    """The fingerprint after importing ``file`` into ``data_dir`` to the end (a clean reference the trials compare
+    with id by id, or a trial's re-run); its private Redis is stopped afterwards."""
+    try:
+        run = ingest(file, data_dir)
+        if run.returncode != 0:
+            raise RuntimeError(f"{what} failed:\n" + "\n".join(run.lines[-20:]))
+        return fingerprint(data_dir, users)
+    finally:
+        stop_private_redis(data_dir)
+
+
 def stop_private_redis(data_dir: Path) -> None:
     from lumina_memory.stores.redis_server import stop_server
     from lumina_memory.stores.settings import LuminaSettings
@@ -231,10 +243,7 @@ def kill_trial(file: Path, data_dir: Path, users: list[str], rng: random.Random,
         if seen is not None:
             seen["killed"] = first.killed and first.returncode != 0
             seen["owed"] = owed_after_crash(data_dir)
-        final = ingest(file, data_dir)
-        if final.returncode != 0:
-            raise RuntimeError("re-run failed:\n" + "\n".join(final.lines[-20:]))
-        return fingerprint(data_dir, users)
+        return reference(file, data_dir, users, "re-run")
     finally:
         stop_private_redis(data_dir)
 

@@ -26,13 +26,7 @@ def transcript(tmp_path_factory):
     root = tmp_path_factory.mktemp("faults")
     file = root / "import.jsonl"
     users = faults.generate(file, USERS, TURNS, seed=16)
-    data_dir = root / "reference"
-    try:
-        run = faults.ingest(file, data_dir)
-        assert run.returncode == 0, "\n".join(run.lines[-20:])
-        reference = faults.fingerprint(data_dir, users)
-    finally:
-        faults.stop_private_redis(data_dir)
+    reference = faults.reference(file, root / "reference", users)
     assert len(reference["archive turns"]) == TURNS and reference["graph segments"] and reference["long-term"]
     return file, users, reference
 

@@ -4,7 +4,8 @@ took 2.8 s (15 ms scanned). Point lookups by id keep the index."""
 
 from __future__ import annotations
 
-from lumina_memory.stores.archive_duckdb import SEGMENTS_TABLE, TURNS_TABLE, DuckDBArchive
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.ids import SEGMENTS_TABLE, TURNS_TABLE
 from lumina_memory.stores.models import SegmentRecord, Turn
 
 

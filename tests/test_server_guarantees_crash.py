@@ -27,13 +27,7 @@ def test_kill_after_the_archive_commit_then_rerun_equals_the_reference(tmp_path,
         name, uri = fresh_database(pg_server)
         names.append(name)
         monkeypatch.setenv("LUMINA_DATABASE_URL", uri)
-        reference_dir = tmp_path / "reference"
-        try:
-            run = faults.ingest(file, reference_dir)
-            assert run.returncode == 0, "\n".join(run.lines[-20:])
-            reference = faults.fingerprint(reference_dir, users)
-        finally:
-            faults.stop_private_redis(reference_dir)
+        reference = faults.reference(file, tmp_path / "reference", users)
         assert len(reference["archive turns"]) == TURNS and reference["long-term"] and reference["graph segments"]
 
         name, uri = fresh_database(pg_server)
