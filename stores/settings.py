@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .settings_agents import AgentParams
 from .settings_characters import CHARACTERS, SPEAKERS
 from .settings_env import check_environment, check_keywords
 from .settings_knowledge import KnowledgeParams
@@ -304,6 +305,11 @@ class LuminaSettings(BaseSettings, RecallSettings):
     procedures: ProcedureParams = Field(
         default_factory=ProcedureParams,
         description="Procedural memory (A8, S5); env LUMINA_PROCEDURES__<NAME>, e.g. LUMINA_PROCEDURES__NEAR_DUPLICATE=0.9.",
+    )
+    agents: AgentParams = Field(
+        default_factory=AgentParams,
+        description="Agents' memory (PIANO P1-P8: working, short- and long-term memory, shared memories); env "
+        "LUMINA_AGENTS__<NAME>, e.g. LUMINA_AGENTS__RUN_HOURS=4.",
     )
 
     def __init__(self, **values: Any) -> None:
