@@ -1,0 +1,37 @@
+"""Agents' stores of an open ``Stores``: the agent tables (on the archive's connection) and the agent vectors.
+
+Opened on first use (a chat-only memory never touches them) and kept on ``Stores.agents``, which ``Stores.close``
+closes. The tables follow the archive (DuckDB embedded, PostgreSQL in server mode); the vectors follow the other
+collections (qdrant-edge by default, Qdrant with QDRANT_URL, pgvector in server mode).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from .protocols_agents import AgentTables, AgentVectors
+
+_opening = threading.Lock()
+
+
+@dataclass
+class AgentStores:
+    tables: AgentTables
+    vectors: AgentVectors
+
+    def close(self) -> None:
+        self.vectors.close()  # the tables share the archive's connection, closed with it
+
+
+def agent_stores(stores, settings, embedder_name: str, dim: int) -> AgentStores:
+    """``stores.agents``, opened now if it was not yet."""
+    with _opening:
+        if stores.agents is None:
+            from .agent_vectors import open_agent_vectors
+
+            stores.agents = AgentStores(
+                stores.archive.agent_tables(),
+                open_agent_vectors(settings, embedder_name, dim, pg_pool=stores.pg_pool),
+            )
+        return stores.agents
