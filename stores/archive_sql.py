@@ -34,6 +34,7 @@ from .ids import AUDIT_TABLE, OUTBOX_TABLE, SEGMENTS_TABLE, TURNS_TABLE, validat
 from .knowledge_duckdb import KnowledgeTable
 from .memories_duckdb import MemoryTable
 from .models import SegmentRecord, Turn
+from .protocols_agents import AgentTables
 from .protocols_collections import KBCatalogStore
 from .protocols_files import AuditTrail
 from .procedures_duckdb import ProcedureTable
@@ -207,6 +208,11 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
         from .kb_duckdb import KBCatalog
 
         return KBCatalog(self._db)
+
+    def agent_tables(self) -> AgentTables:
+        from .agent_tables import SqlAgentTables
+
+        return SqlAgentTables(self._db)
 
     @property
     def generation(self) -> int:

@@ -36,6 +36,8 @@ class Stores:
     knowledge table (nodes.knowledge.tiers)."""
     kb: KBStore | None = None
     """Knowledge bases' collections and records (stores.kb_open), opened on first use; closed with the rest."""
+    agents: Any = None
+    """Agents' tables and vectors (stores.agent_open.AgentStores), opened on first use; closed with the rest."""
     pg_pool: Any = None
     """The pgvector collections' shared connection pool in server mode (closed after them)."""
 
@@ -55,7 +57,7 @@ class Stores:
         return out
 
     def close(self) -> None:
-        for store in (self.kb, self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm,
+        for store in (self.agents, self.kb, self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm,
                       self.pg_pool):
             if store is not None:
                 store.close()

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .models import GraphCounts, SegmentRecord, Turn, VectorHit
+from .protocols_agents import AgentTables
 from .protocols_collections import KBCatalogStore, PointCollection
 from .protocols_files import AuditTrail
 from .protocols_tables import (
@@ -173,6 +174,9 @@ class ArchiveStore(RecallCache, Protocol):
         ...
     def kb_catalog(self) -> KBCatalogStore:
         """The knowledge bases' records, in the archive's database."""
+        ...
+    def agent_tables(self) -> AgentTables:
+        """Agents' memory records (PIANO), in the archive's database."""
         ...
 
 
