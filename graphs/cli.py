@@ -97,6 +97,7 @@ def print_stats(services, user_id: str | None) -> None:
     from lumina_memory.stores.backup import restore_state
     from lumina_memory.stores.errors import StoreUnavailable
     from lumina_memory.stores.file_swap import leftovers
+    from lumina_memory.stores.shared_state import shared_state_of
 
     from .tier_match import store_mismatches
 
@@ -106,7 +107,7 @@ def print_stats(services, user_id: str | None) -> None:
         unmatched, doubtful = [f"not compared: {exc}"], []
     data_dir = services.settings.resolved_data_dir()
     swaps = [str(p.relative_to(data_dir)) for p in leftovers(data_dir)]
-    half_restored = [detail for status, detail in restore_state(data_dir) if status != "OK"]
+    half_restored = [detail for status, detail in restore_state(shared_state_of(services)) if status != "OK"]
     for detail in half_restored:
         console.print(f"restore not finished: {detail}", style="red", markup=False)
     for line in unmatched:

@@ -28,7 +28,9 @@ from lumina_memory.stores.erasure import (
 )
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.leases import LeaseBusy, leases_of
-from lumina_memory.stores.ledger import LEDGER_FILE, Ledger, location_ledger, read_file_ledger, write_file_ledger
+from lumina_memory.stores.ledger import (
+    LEDGER_FILE, Ledger, location_ledger, memory_ledger, read_file_ledger, record_erasure,
+)
 from lumina_memory.stores.secret import memory_secret
 from lumina_memory.stores.shared_state import shared_state_of
 
@@ -71,6 +73,13 @@ def erasure_locations(services: Services, explicit: Sequence[str] | None = None)
         if url not in out:
             out.append(url)
     return out
+
+
+def _where_db(services: Services) -> str:
+    """The server mode's database, without its password (messages, reports)."""
+    from lumina_memory.stores.pg_connection import describe
+
+    return describe(services.settings.database_url)
 
 
 def _failure(exc: BaseException) -> str:
@@ -157,14 +166,12 @@ def erase_user(
 
 def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=None, checkpoints: Path | None = None,
                       backup_locations: list[str] | None = None, extra_places: Sequence = ()) -> dict[str, Any]:
-    data_dir, state = services.settings.resolved_data_dir(), shared_state_of(services)
+    state = shared_state_of(services)
     # Marked before anything goes: until the mark is cleared nothing is ingested for the id, and the next
     # open finishes the erasure (finish_interrupted_erasures).
     mark_erasure_started(state, user_id)
     # The ledgers first: an erasure that dies half-way must still keep restores from resurrecting the user.
-    ledger = read_file_ledger(data_dir)
-    ledger.add(user_id)
-    write_file_ledger(data_dir, ledger)
+    record_erasure(state, user_id)
     wheres = erasure_locations(services, backup_locations)
     # Owed first: were the process to die below, the next erasure or backup retries every location.
     for where in wheres:
@@ -253,9 +260,12 @@ def restore_ledgers(services: Services, location, manifests: Sequence[dict]) -> 
         if text is not None:
             applied.append((other.url, Ledger(text)))
 
-    from_data_dir(data_dir)
+    state = shared_state_of(services)
+    if state.shared:  # server mode: the memory's ledger is PostgreSQL's row, shared by every process
+        applied.append((f"memory on {_where_db(services)}", memory_ledger(state)))
+    from_data_dir(data_dir)  # embedded: the memory's own; server mode: one left from before the switch, if any
     from_location(location.url)
-    for where in known_locations.known(shared_state_of(services)):
+    for where in known_locations.known(state):
         from_location(where)
     for manifest in manifests:
         source = manifest.get("source") or {}
@@ -327,27 +337,27 @@ def _restore_from(services: Services, where: str, snapshot_id: str | None, *, ac
     from lumina_memory.stores.errors import InvalidInput
 
     location = open_backup_location(services, where)
-    data_dir = services.settings.resolved_data_dir()
-    mark = backups.restore_mark(data_dir)
+    data_dir, state = services.settings.resolved_data_dir(), shared_state_of(services)
+    target = "the memory on " + _where_db(services) if state.shared else str(data_dir)
+    mark = backups.restore_mark(state)
     if mark is not None:
         if mark.get("location") != location.url or (snapshot_id is not None and snapshot_id != mark.get("requested")):
             again = f"--from {mark.get('location')}" + (f" --snapshot {mark['requested']}" if mark.get("requested") else "")
-            raise InvalidInput("restore target", f"{data_dir} is half-restored from {mark.get('location')}; "
+            raise InvalidInput("restore target", f"{target} is half-restored from {mark.get('location')}; "
                                f"run `lumina-memory restore {again}` to finish that restore first")
         redo = [n for n in mark.get("started", []) if n not in mark.get("done", [])]
     else:
         if not allow_non_empty:
             held = services.stores.archive.counts()
             if held["turns"] or held["segments"]:
-                raise InvalidInput("restore target", f"{data_dir} already holds "
+                raise InvalidInput("restore target", f"{target} already holds "
                                    f"{held['turns']} turns; restore into an empty data directory")
         mark = {"location": location.url, "requested": snapshot_id, "at": time.time(), "started": [], "done": [],
                 "chosen": backups.choose_snapshots(location, snapshot_id)}
         redo = []
-    backups.write_restore_mark(data_dir, mark)  # before the first write: a killed restore is seen and resumed
+    backups.write_restore_mark(state, mark)  # before the first write: a killed restore is seen and resumed
     manifests = [json.loads(location.manifest_text(sid)) for sid in sorted(set(mark["chosen"].values()))]
     # The restored users' data is at the location (and at the source's): erasures here must reach them.
-    state = shared_state_of(services)
     known_locations.remember(state, location.url, "restore")
     for manifest in manifests:
         for other in (manifest.get("source") or {}).get("locations", []):
@@ -358,7 +368,7 @@ def _restore_from(services: Services, where: str, snapshot_id: str | None, *, ac
     def on_place(name: str, phase: str) -> None:
         if name not in mark[phase]:
             mark[phase].append(name)
-            backups.write_restore_mark(data_dir, mark)
+            backups.write_restore_mark(state, mark)
 
     try:
         with open_registry(services, store=store, checkpoints=checkpoints, open_store=True) as places:
@@ -366,7 +376,7 @@ def _restore_from(services: Services, where: str, snapshot_id: str | None, *, ac
                                             redo=redo, on_place=on_place)
     except BaseException:
         if not mark["started"]:
-            backups.clear_restore_mark(data_dir)  # nothing was written (a corrupt snapshot is refused first)
+            backups.clear_restore_mark(state)  # nothing was written (a corrupt snapshot is refused first)
         raise
     report["ledgers_applied"] = [ledger.summary(w) for w, ledger in ledgers["applied"]]
     report["ledgers_unreachable"] = ledgers["unreachable"]
@@ -374,5 +384,5 @@ def _restore_from(services: Services, where: str, snapshot_id: str | None, *, ac
     for warning in report["warnings"]:
         log.warning("restore: %s", warning)
     audit_log(services).append("restore", actor, None, json.dumps({"location": location.url, **report}, sort_keys=True))
-    backups.clear_restore_mark(data_dir)
+    backups.clear_restore_mark(state)
     return report

@@ -25,6 +25,7 @@ from typing import Any
 
 from .backup_location import MANIFEST
 from .errors import InvalidInput, LuminaError
+from .shared_state import as_shared_state
 
 FORMAT = 1
 # Schedule groups: which places each backup schedule (settings.backup_*_seconds) covers.
@@ -136,29 +137,28 @@ def verify(folder: Path, manifest: dict) -> list[str]:
 
 
 RESTORE_MARK = "restore-in-progress.json"
+"""The mark of an unfinished restore: a document of the memory's shared state (stores.shared_state), so in
+server mode a restore killed in one process is seen, refused or resumed by every other."""
 
 
-def restore_mark(data_dir: Path) -> dict | None:
-    """The mark of an unfinished restore into ``data_dir`` (None: no restore is half-done there)."""
-    try:
-        return json.loads((Path(data_dir) / RESTORE_MARK).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
+def restore_mark(where) -> dict | None:
+    """The mark of an unfinished restore (None: no restore is half-done). ``where``: the memory's SharedState,
+    or a data dir's path (its file)."""
+    return as_shared_state(where).read(RESTORE_MARK)
 
 
-def write_restore_mark(data_dir: Path, mark: dict) -> None:
-    from .backup_location import LocalLocation
-
-    LocalLocation(Path(data_dir)).write_text(RESTORE_MARK, json.dumps(mark, indent=1, sort_keys=True) + "\n")
+def write_restore_mark(where, mark: dict) -> None:
+    as_shared_state(where).write(RESTORE_MARK, mark)
 
 
-def clear_restore_mark(data_dir: Path) -> None:
-    (Path(data_dir) / RESTORE_MARK).unlink(missing_ok=True)
+def clear_restore_mark(where) -> None:
+    as_shared_state(where).write(RESTORE_MARK, None)
 
 
-def restore_state(data_dir: Path) -> list[tuple[str, str]]:
-    """(status, detail) rows for ``doctor``: FAIL while a restore is half-done, else OK."""
-    mark = restore_mark(data_dir)
+def restore_state(where) -> list[tuple[str, str]]:
+    """(status, detail) rows for ``doctor``: FAIL while a restore is half-done, else OK. ``where``: as for
+    ``restore_mark``."""
+    mark = restore_mark(where)
     if mark is None:
         return [("OK", "no restore in progress")]
     done, chosen = mark.get("done", []), mark.get("chosen", {})

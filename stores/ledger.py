@@ -1,6 +1,9 @@
 """The erasure ledger: which users were erased, as salted hashes only, so a restore never brings them back.
 
-One ledger in the data directory and one beside every backup location's snapshots. Each holds its own
+One ledger for the memory itself and one beside every backup location's snapshots. The memory's ledger is a
+document of its shared state (stores.shared_state): the data directory's ``erasure-ledger.json`` file when
+embedded, a row of PostgreSQL in server mode, so every process of the memory reads and extends the same
+ledger, and an erasure recorded by one is known to a restore run by another. Each ledger holds its own
 random salt, so it is readable wherever it travels (a restore into a new data directory reads the
 location's ledger) without holding any erased id in clear.
 
@@ -47,14 +50,34 @@ class Ledger:
 
 
 def read_file_ledger(data_dir: Path) -> Ledger:
+    """The ledger of a data directory's file (another data dir's, named by a snapshot's manifest)."""
     path = Path(data_dir) / LEDGER_FILE
     return Ledger(path.read_text(encoding="utf-8") if path.exists() else None)
 
 
-def write_file_ledger(data_dir: Path, ledger: Ledger) -> None:
-    from .backup_location import LocalLocation
+def memory_ledger(state) -> Ledger:
+    """The memory's own ledger; ``state`` its SharedState (or a data dir's path)."""
+    from .shared_state import as_shared_state
 
-    LocalLocation(Path(data_dir)).write_text(LEDGER_FILE, ledger.text())
+    data = as_shared_state(state).read(LEDGER_FILE)
+    return Ledger(json.dumps(data) if data else None)
+
+
+def record_erasure(state, user_id: str, at: float | None = None) -> Ledger:
+    """Add the user to the memory's ledger, atomically: of two processes recording erasures at once neither
+    loses the other's. The ledger as written."""
+    from .shared_state import as_shared_state
+
+    written: list[Ledger] = []
+
+    def add(data):
+        ledger = Ledger(json.dumps(data) if data else None)
+        ledger.add(user_id, at)
+        written.append(ledger)
+        return json.loads(ledger.text())
+
+    as_shared_state(state).update(LEDGER_FILE, add)
+    return written[-1]
 
 
 def location_ledger(location) -> Ledger:
