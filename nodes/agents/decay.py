@@ -51,17 +51,22 @@ def fading(importance, created_at, now: float, lam: float) -> np.ndarray:
     return np.asarray(importance, dtype=np.float64) * np.exp(-float(lam) * _hours(created_at, now))
 
 
-def decay_factors(importance, created_at, access_count, now: float, lam: float, max_access: int | None = None
-                  ) -> np.ndarray:
-    """The note's decay for arrays of records (``max_access`` defaults to the largest of ``access_count``)."""
+def access_weight(access_count, max_access: int | None = None) -> np.ndarray:
+    """log(1 + access) / log(1 + max_access), 0 for all when max_access is 0 (``max_access`` defaults to the
+    largest of ``access_count``)."""
     access = np.asarray(access_count, dtype=np.float64)
     if access.size and access.min() < 0:
         raise InvalidInput("access_count", "must not be negative")
     top = float(access.max(initial=0.0)) if max_access is None else float(max_access)
     if top < 0:
         raise InvalidInput("max_access", "must not be negative")
-    weight = np.log1p(access) / np.log1p(top) if top > 0 else np.zeros_like(access)
-    return fading(importance, created_at, now, lam) * weight
+    return np.log1p(access) / np.log1p(top) if top > 0 else np.zeros_like(access)
+
+
+def decay_factors(importance, created_at, access_count, now: float, lam: float, max_access: int | None = None
+                  ) -> np.ndarray:
+    """The note's decay for arrays of records (``max_access`` defaults to the largest of ``access_count``)."""
+    return fading(importance, created_at, now, lam) * access_weight(access_count, max_access)
 
 
 def forgetting_plan(records: Sequence[LtmRecord], now: float, params) -> Plan:
