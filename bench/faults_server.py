@@ -1,12 +1,16 @@
 """Server-mode fault trials (issue 47): many processes on one private PostgreSQL (pgvector) and one Redis.
 
-    python -m bench.faults_server [--trials 20] [--turns 200] [--users 3] [--json OUT.json] [--md OUT.md]
+    python -m bench.faults_server [--trials 20] [--lone-trials 0] [--turns 200] [--users 3] [--json OUT.json]
+                                  [--md OUT.md]
 
-- kill -9: a reference import by one process into its own database; then per trial a fresh database, the
-  ``lumina-memory ingest`` SIGKILLed at a random moment (after the n-th archive commit, or at a random node),
-  re-run to completion, and every tier compared id by id with the reference (bench.faults.tier_ids: archive
-  turns and segments, mid-term, pgvector points of segments and turns, graph segments, concepts and edges).
-  "lost": ids the reference has and the trial not; "duplicated": ids the trial has and the reference not.
+- kill -9 among concurrent importers (bench.faults_server_concurrent): three ``lumina-memory ingest`` at once on
+  one fresh database per trial, a user each and one shared user all three import; one of them SIGKILLed at a
+  random moment (after its n-th archive commit, or at a random node) while the two others import, re-run to
+  completion; then every tier compared id by id (bench.faults.tier_ids: archive turns and segments, mid-term,
+  pgvector points of segments and turns, graph segments, concepts and edges) with one process's import of the
+  whole transcript. "lost": ids the reference has and the trial not; "duplicated": ids the trial has and the
+  reference not; ids carry their user, so a row filed under another user counts as both.
+- ``--lone-trials``: the same with the killed import alone (no other process importing).
 - three processes (bench.faults_server_trio): a ``langgraph dev`` server driven through langgraph_sdk, the CLI
   import and a plain Python process (open_services + replay), at once, each with a user of its own and one
   shared transcript; then each recalls what the others wrote.
@@ -82,12 +86,13 @@ def import_once(file: Path, data_dir: Path, uri: str, **kill) -> Any:
     return ingest(file, data_dir, env=server_env(uri), **kill)
 
 
-def kill_when(rng: random.Random, after_archive: bool):
-    """A kill_when for bench.faults.ingest: after the n-th archive commit (n ≤ 6), or at a random node line."""
+def kill_when(rng: random.Random, after_archive: bool, archives: int = 6, nodes: int = 40):
+    """A kill_when for bench.faults.ingest: after the n-th archive commit (n ≤ ``archives``), or at the n-th node
+    line (n ≤ ``nodes``). The bounds must stay below what the import logs, or the kill lands after its end."""
     if after_archive:
-        target = rng.randint(1, 6)
+        target = rng.randint(1, archives)
         return lambda line, archived: "node=archive_to_duckdb" in line and archived >= target
-    target, seen = rng.randint(1, 40), [0]
+    target, seen = rng.randint(1, nodes), [0]
 
     def when(line: str, archived: int) -> bool:
         seen[0] += "node=" in line
@@ -108,8 +113,9 @@ def kill_trial(file: Path, data_dir: Path, uri: str, users: list[str], rng: rand
         stop_redis(data_dir)
 
 
-def reference_run(file: Path, root: Path, pg: Postgres, users: list[str]) -> dict[str, set]:
-    data_dir, uri = root / "reference", pg.database("reference")
+def reference_run(file: Path, root: Path, pg: Postgres, users: list[str], name: str = "reference") -> dict[str, set]:
+    """One process imports ``file`` to the end into database ``name``: the tiers every trial is compared with."""
+    data_dir, uri = root / name, pg.database(name)
     try:
         clean = import_once(file, data_dir, uri)
         if clean.returncode != 0:
@@ -143,14 +149,20 @@ def kill_trials(file: Path, root: Path, pg: Postgres, users: list[str], trials: 
     return out
 
 
+KILLS = {"concurrent kill": "kill -9 of one of three concurrent CLI imports (the two others importing), re-run",
+         "kill": "kill -9 of a lone CLI import, re-run"}
+
+
 def markdown(report: dict[str, Any]) -> str:
-    k = report["kill"]
     lines = [f"# Server-mode fault trials ({report['turns']} turns, {report['users']} users, PostgreSQL + pgvector)",
              "", "`python -m bench.faults_server " + " ".join(report["argv"]) + "`", "",
              "| trial | runs | killed before the end | lost ids | duplicated ids | runs with a difference |",
-             "|---|---|---|---|---|---|",
-             f"| kill -9 of the CLI import, re-run | {k['trials']} | {k['killed mid-import']} | {k['lost']} | "
-             f"{k['duplicated']} | {len(k['bad trials'])} |"]
+             "|---|---|---|---|---|---|"]
+    for name, title in KILLS.items():
+        if name in report:
+            k = report[name]
+            lines.append(f"| {title} | {k['trials']} | {k['killed mid-import']} | {k['lost']} | {k['duplicated']} | "
+                         f"{len(k['bad trials'])} |")
     if "trio" in report:
         t = report["trio"]
         lines.append(f"| three processes at once (langgraph dev, CLI, Python) | 1 | - | {t['lost']} | "
@@ -159,7 +171,16 @@ def markdown(report: dict[str, Any]) -> str:
         m = report["maintain"]
         lines.append(f"| two `maintain --now` at once | 1 | - | - | {m['days applied twice']} days applied twice | "
                      f"{int(not m['ok'])} |")
-    lines += ["", "Reference ids per tier: " + ", ".join(f"{t} {n}" for t, n in k["reference ids"].items()), ""]
+    if "concurrent kill" in report:
+        k = report["concurrent kill"]
+        lines += ["", f"Concurrent kills: {report['users']} users imported by one of the three importers each and "
+                  "one shared user imported by all three; the killed importer taken in turn; killed while both others "
+                  f"were still importing: {k['killed while both others imported']} of {k['trials']}."]
+    for name in KILLS:
+        if name in report:
+            ids = report[name]["reference ids"]
+            lines += ["", f"Reference ids per tier ({name}): " + ", ".join(f"{t} {n}" for t, n in ids.items())]
+    lines.append("")
     for name in ("trio", "maintain"):
         if name in report:
             lines += [f"## {name}", "", "```json", json.dumps(report[name], indent=2, ensure_ascii=False), "```", ""]
@@ -174,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m bench.faults_server", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=20, help="kill -9 trials of the importer")
+    parser.add_argument("--trials", type=int, default=20,
+                        help="kill -9 trials of one of three concurrent importers")
+    parser.add_argument("--lone-trials", type=int, default=0, help="kill -9 trials of a lone importer")
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--users", type=int, default=3)
     parser.add_argument("--seed", type=int, default=47)
@@ -194,9 +217,18 @@ def main(argv: list[str] | None = None) -> int:
             progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), console=console)
             with progress:
-                task = progress.add_task("reference + kill -9 trials", total=args.trials + 1)
-                report["kill"] = kill_trials(file, root, pg, users, args.trials, args.seed,
-                                             lambda: progress.advance(task))
+                task = progress.add_task("references + kill -9 trials", total=args.trials + args.lone_trials
+                                         + bool(args.trials) + bool(args.lone_trials))
+                if args.trials:
+                    from bench.faults_server_concurrent import concurrent_kill_trials, generate_shared
+
+                    shared = root / "concurrent.jsonl"
+                    everyone = generate_shared(shared, args.users, args.turns, args.seed)
+                    report["concurrent kill"] = concurrent_kill_trials(shared, root, pg, everyone, args.trials,
+                                                                       args.seed, lambda: progress.advance(task))
+                if args.lone_trials:
+                    report["kill"] = kill_trials(file, root, pg, users, args.lone_trials, args.seed,
+                                                 lambda: progress.advance(task))
                 if not args.no_trio:
                     from bench.faults_server_trio import three_processes
 
@@ -215,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str))
     if args.md:
         Path(args.md).write_text(text)
-    k = report["kill"]
-    ok = k["lost"] == 0 and k["duplicated"] == 0 and all(report[n]["ok"] for n in ("trio", "maintain") if n in report)
+    ok = all(report[n]["lost"] == 0 and report[n]["duplicated"] == 0 for n in KILLS if n in report) and all(
+        report[n]["ok"] for n in ("trio", "maintain") if n in report)
     return 0 if ok else 1
 
 
