@@ -105,7 +105,8 @@ def test_english_items_keep_their_order_and_empty_sections_cost_nothing():
     ({"system": "ok\ud800"}, "system[0]"), ({"memories": ["fine", "bad \udfff"]}, "memories[1]"),
     ({"working_memory": {"note": "bad \ud83d"}}, "working_memory"), ({"working_memory": {"k\udc00": 1}},
                                                                     "working_memory.k\udc00"),
-    ({"memories": ["fine", 42]}, "memories[1]"), ({"'; DROP TABLE x; --": "x"}, "sections"),
+    ({"memories": ["fine", 42]}, "memories[1]"), ({"alerts": ["ok", "bell\x07"]}, "alerts[1]"),
+    ({"'; DROP TABLE x; --": "x"}, "sections"),
     ({"../system": "x"}, "sections"),
 ])
 def test_bad_input_is_a_named_error(sections, field):

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lumina_memory.nodes.priming.budgets import working_memory_split
 from lumina_memory.nodes.text.token_count import count_tokens, token_spans
+from lumina_memory.nodes.validate import clean_text
 from lumina_memory.stores.errors import InvalidInput
 
 HEADINGS = {"system": "", "working_memory": "## Working memory", "goals": "## Goals", "social": "## Social",
@@ -46,13 +47,10 @@ class Assembled(BaseModel):
 
 
 def _clean(field: str, text: object) -> str:
-    if not isinstance(text, str):
-        raise InvalidInput(field, f"must be text, got {type(text).__name__}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(field, f"is not valid Unicode (a lone surrogate at {exc.start})") from None
-    return text.strip()
+    """An item as nodes.validate reads input (valid Unicode, no control characters, NFC); a blank item is empty."""
+    if isinstance(text, str) and not text.strip():
+        return ""
+    return clean_text(text, field)
 
 
 def cut_to_tokens(text: str, budget: int) -> str:
