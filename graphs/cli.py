@@ -37,20 +37,22 @@ DEMO_QUESTIONS = (
 
 
 def _open(settings: LuminaSettings | None = None):
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    import sqlite3
-
+    """Services, the memory graph and its checkpoints (closed by the caller): the data dir's SQLite file, or in
+    server mode the memory's PostgreSQL, where every process sees the threads (stores.places.checkpoints_place)."""
     from lumina_memory.nodes.services import open_services
+    from lumina_memory.stores.places.checkpoints_place import open_checkpoints
 
     from .memory_graph import build_graph
 
     settings = settings or LuminaSettings()
     services = open_services(settings)
-    data_dir = settings.resolved_data_dir()
-    conn = sqlite3.connect(data_dir / "checkpoints.sqlite", check_same_thread=False)
-    conn.execute("PRAGMA secure_delete=ON")  # a deleted thread's pages are zeroed, not left holding its text
-    graph = build_graph(services, checkpointer=SqliteSaver(conn))
-    return services, graph, conn
+    try:
+        checkpoints = open_checkpoints(settings)
+    except BaseException:
+        services.close()
+        raise
+    graph = build_graph(services, checkpointer=checkpoints.saver)
+    return services, graph, checkpoints
 
 
 def _progress() -> Progress:

@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 
 from ..settings import LuminaSettings
-from .checkpoints_place import FILE as CHECKPOINTS_FILE, CheckpointsPlace
+from .checkpoints_place import checkpoints_place
 from .graph_place import GraphPlace
 from .lgstore_place import LuminaStorePlace
 from .redis_place import RedisPlace
@@ -41,8 +41,8 @@ def _module_places(settings: LuminaSettings) -> list:
 
 def store_places(stores, settings: LuminaSettings, *, lg_store=None, checkpoints: Path | None = None) -> list:
     """``stores``: an open stores.factory.Stores; ``lg_store``: an open LuminaStore or None;
-    ``checkpoints``: the LangGraph SQLite checkpoint file (default ``<data_dir>/checkpoints.sqlite``)."""
-    data_dir = settings.resolved_data_dir()
+    ``checkpoints``: the LangGraph SQLite checkpoint file (default ``<data_dir>/checkpoints.sqlite``, or the
+    server mode's PostgreSQL: stores.places.checkpoints_place.checkpoints_place)."""
     snapshot = None
     if stores.midterm.backend == "redis-embedded":
         from ..redis_server import server_paths
@@ -57,6 +57,6 @@ def store_places(stores, settings: LuminaSettings, *, lg_store=None, checkpoints
     places.append(GraphPlace(stores.graph))
     if lg_store is not None:
         places.append(LuminaStorePlace(lg_store))
-    places.append(CheckpointsPlace(checkpoints or data_dir / CHECKPOINTS_FILE))
+    places.append(checkpoints_place(settings, checkpoints))
     places += _module_places(settings)
     return places

@@ -1,4 +1,6 @@
-"""The LangGraph checkpoint database (``<data_dir>/checkpoints.sqlite``) as a UserDataPlace.
+"""The CLI's LangGraph checkpoints as a UserDataPlace: ``<data_dir>/checkpoints.sqlite`` when embedded, the
+server mode's PostgreSQL otherwise (stores.places.checkpoints_pg; ``checkpoints_place`` and ``open_checkpoints``
+choose).
 
 A thread is the user's when its id is ``user:<id>`` (the CLI's threads, graphs.replay.thread_config) or
 when its latest state's ``owner`` is the user (threads a LangGraph server runs, whose ids are uuids).
@@ -25,13 +27,17 @@ def _connect(path: Path) -> sqlite3.Connection:
     return con
 
 
-def thread_users(con: sqlite3.Connection) -> dict[str, str | None]:
-    """thread id -> the user it belongs to (None when neither its id nor its state says)."""
+def sqlite_threads(con: sqlite3.Connection) -> list[str]:
+    """Every thread id with a checkpoint in the SQLite database ([] before anything was ever checkpointed)."""
     try:
-        threads = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-    except sqlite3.OperationalError:  # no table yet: nothing was ever checkpointed
-        return {}
-    saver = SqliteSaver(con)
+        return [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+    except sqlite3.OperationalError:  # no table yet
+        return []
+
+
+def thread_owners(threads: list[str], saver) -> dict[str, str | None]:
+    """thread id -> the user it belongs to (None when neither its id nor its latest state says); ``saver`` the
+    checkpointer holding ``threads``."""
     out: dict[str, str | None] = {}
     for thread in threads:
         if thread.startswith(THREAD_PREFIX):
@@ -41,6 +47,28 @@ def thread_users(con: sqlite3.Connection) -> dict[str, str | None]:
         owner = (state.checkpoint.get("channel_values") or {}).get("owner") if state else None
         out[thread] = owner if isinstance(owner, str) and owner else None
     return out
+
+
+def thread_users(con: sqlite3.Connection) -> dict[str, str | None]:
+    """thread id -> the user it belongs to, in a SQLite checkpoint database."""
+    return thread_owners(sqlite_threads(con), SqliteSaver(con))
+
+
+def copy_threads(source, target, threads: list[str]) -> None:
+    """Copy every checkpoint and pending write of ``threads`` from one checkpointer to another (a backup between
+    SQLite and PostgreSQL), oldest first so each checkpoint's parent is there before it."""
+    for thread in threads:
+        for tup in reversed(list(source.list({"configurable": {"thread_id": thread}}))):
+            conf = tup.config["configurable"]
+            parent = ((tup.parent_config or {}).get("configurable") or {}).get("checkpoint_id")
+            config = {"configurable": {"thread_id": thread, "checkpoint_ns": conf.get("checkpoint_ns", ""),
+                                       **({"checkpoint_id": parent} if parent else {})}}
+            saved = target.put(config, tup.checkpoint, tup.metadata, dict(tup.checkpoint.get("channel_versions") or {}))
+            by_task: dict[str, list] = {}
+            for task_id, channel, value in tup.pending_writes or []:
+                by_task.setdefault(task_id, []).append((channel, value))
+            for task_id, writes in by_task.items():
+                target.put_writes(saved, writes, task_id)
 
 
 def delete_threads(con: sqlite3.Connection, threads: list[str]) -> None:
@@ -134,15 +162,56 @@ class CheckpointsPlace:
         return kept
 
     def forget_in_export(self, src: Path, user_id: str) -> int:
-        backup = src / FILE
-        if not backup.exists():
-            return 0
-        con = _connect(backup)
-        try:
-            threads = [t for t, u in thread_users(con).items() if u == user_id]
-            if threads:
-                delete_threads(con, threads)
-                compact(con)
-        finally:
-            con.close()
-        return len(threads)
+        return forget_in_file(src / FILE, user_id)
+
+
+def forget_in_file(backup: Path, user_id: str) -> int:
+    """Rewrite a SQLite checkpoint file of a snapshot without the user's threads; how many went."""
+    if not backup.exists():
+        return 0
+    con = _connect(backup)
+    try:
+        threads = [t for t, u in thread_users(con).items() if u == user_id]
+        if threads:
+            delete_threads(con, threads)
+            compact(con)
+    finally:
+        con.close()
+    return len(threads)
+
+
+class SqliteCheckpoints:
+    """An open SqliteSaver on the data dir's file, for a graph (the CLI) or a sweep (idle segments)."""
+
+    def __init__(self, path: Path):
+        self.con = _connect(path)
+        self.saver = SqliteSaver(self.con)
+
+    def threads(self) -> list[str]:
+        return sqlite_threads(self.con)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def open_checkpoints(settings, *, create: bool = True):
+    """The CLI's checkpointer (``.saver``, ``.threads()``, ``.close()``): PostgreSQL in server mode, else the data
+    dir's SQLite file. None when ``create`` is False and the file does not exist (nothing was ever checkpointed)."""
+    if settings.database_url:
+        from .checkpoints_pg import PgCheckpoints
+
+        return PgCheckpoints(settings.database_url, getattr(settings, "database_timeout_seconds", 10.0))
+    path = settings.resolved_data_dir() / FILE
+    if not create and not path.exists():
+        return None
+    return SqliteCheckpoints(path)
+
+
+def checkpoints_place(settings, path: Path | None = None):
+    """The checkpoints' UserDataPlace: ``path`` (a SQLite file) when given; else the server mode's PostgreSQL,
+    or the data dir's file."""
+    if path is None and settings.database_url:
+        from .checkpoints_pg import CheckpointsPgPlace
+
+        return CheckpointsPgPlace(settings.database_url, getattr(settings, "database_timeout_seconds", 10.0))
+    return CheckpointsPlace(path or settings.resolved_data_dir() / FILE)

@@ -1,0 +1,187 @@
+"""The CLI's LangGraph checkpoints in server mode: langgraph-checkpoint-postgres's PostgresSaver on the memory's
+PostgreSQL, so a thread written by one process (a CLI import, a notebook) is read and flushed by any other.
+
+The saver's tables live in a schema of their own (``lumina_checkpoints``), reached through the connection's
+``search_path``: a LangGraph Platform deployment keeps its own threads' ``checkpoints`` tables (and their
+migration numbers) in the same database, and the two must not meet. ``setup`` runs the saver's migrations under
+an advisory lock: the saver's own ``setup`` is not safe when two processes start at once (both insert the same
+migration number). Connections are autocommit, as the saver needs (its migrations create indexes
+CONCURRENTLY) and as VACUUM needs.
+
+``CheckpointsPgPlace`` is the same UserDataPlace as the data dir's SQLite file (stores.places.checkpoints_place),
+under the same name: a user's threads by the same rule; erasing deletes them and VACUUM FULL rewrites the
+tables, their TOAST and the planner's sampled statistics (stores.pg_statistics); a backup exports the threads
+into a SQLite checkpoint file of the embedded format, so a snapshot restores into either mode.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row, tuple_row
+
+from ..errors import StoreUnavailable
+from ..pg_statistics import resample_statistics
+from .checkpoints_place import FILE, copy_threads, forget_in_file, sqlite_threads, thread_owners
+
+SCHEMA = "lumina_checkpoints"
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+_SETUP_LOCK = 0x6C756D63706B  # pg_advisory_lock key held while the schema and the saver's tables are made
+
+
+def connect(uri: str, timeout: float = 10.0, *, rows=dict_row) -> psycopg.Connection:
+    """An autocommit connection whose unqualified table names are the checkpoint schema's; StoreUnavailable
+    when the server cannot be reached within ``timeout``."""
+    from ..pg_connection import describe
+
+    try:
+        con = psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=rows,
+                              connect_timeout=max(1, int(timeout)))
+        con.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(SCHEMA)))
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable("checkpoints", f"{describe(uri)}: {str(exc).strip()[:200]}") from None
+    return con
+
+
+def setup(con: psycopg.Connection) -> None:
+    """Create the schema and apply the saver's migrations, once across processes starting together."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    con.execute("SELECT pg_advisory_lock(%s)", [_SETUP_LOCK])
+    try:
+        con.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(SCHEMA)))
+        PostgresSaver(con).setup()
+    finally:
+        con.execute("SELECT pg_advisory_unlock(%s)", [_SETUP_LOCK])
+
+
+def has_tables(con: psycopg.Connection) -> bool:
+    row = con.execute("SELECT to_regclass(%s) IS NOT NULL AS ok", [f"{SCHEMA}.checkpoints"]).fetchone()
+    return bool(row["ok"] if isinstance(row, dict) else row[0])
+
+
+def pg_threads(con: psycopg.Connection) -> list[str]:
+    """Every thread id with a checkpoint ([] before anything was ever checkpointed)."""
+    if not has_tables(con):
+        return []
+    return [r["thread_id"] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
+
+
+class PgCheckpoints:
+    """An open PostgresSaver on the memory's database, for a graph (the CLI) or a sweep (idle segments)."""
+
+    def __init__(self, uri: str, timeout: float = 10.0):
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        self.con = connect(uri, timeout)
+        try:
+            setup(self.con)
+        except BaseException:
+            self.con.close()
+            raise
+        self.saver = PostgresSaver(self.con)
+
+    def threads(self) -> list[str]:
+        with self.saver.lock:
+            return pg_threads(self.con)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class CheckpointsPgPlace:
+    """The checkpoint tables of the server mode's database as a UserDataPlace (see the module docstring)."""
+
+    name = "checkpoints"
+
+    def __init__(self, uri: str, timeout: float = 10.0):
+        self.uri, self.timeout = uri, timeout
+        self._dirty = False
+
+    def _owners(self, con: psycopg.Connection) -> dict[str, str | None]:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        return thread_owners(pg_threads(con), PostgresSaver(con))
+
+    def threads_of(self, user_id: str) -> list[str]:
+        with connect(self.uri, self.timeout) as con:
+            return sorted(t for t, u in self._owners(con).items() if u == user_id)
+
+    def count(self, user_id: str) -> int:
+        return len(self.threads_of(user_id))
+
+    def erase(self, user_id: str) -> int:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with connect(self.uri, self.timeout) as con:
+            threads = sorted(t for t, u in self._owners(con).items() if u == user_id)
+            saver = PostgresSaver(con)
+            for thread in threads:
+                saver.delete_thread(thread)
+        self._dirty = self._dirty or bool(threads)
+        return len(threads)
+
+    def scrub(self) -> None:
+        """VACUUM FULL of the three tables (and their TOAST), then their statistics sampled anew: a deleted
+        thread's text leaves the table files and pg_statistic. WAL segments and replicas age out on the server's
+        own schedule (see PostgresConnection.rewrite)."""
+        if not self._dirty:
+            return
+        with connect(self.uri, self.timeout, rows=tuple_row) as con:
+            if has_tables(con):
+                for table in TABLES:
+                    con.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(table)))
+                resample_statistics(con, list(TABLES))
+        self._dirty = False
+
+    def raw_paths(self) -> list[Path]:
+        return []  # the server's files: the residue tests read them through the server's data directory
+
+    def export(self, dest: Path) -> int:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        dest.mkdir(parents=True, exist_ok=True)
+        with connect(self.uri, self.timeout) as con:
+            threads = pg_threads(con)
+            if not threads:
+                return 0
+            target = sqlite3.connect(dest / FILE, check_same_thread=False)
+            try:
+                copy_threads(PostgresSaver(con), SqliteSaver(target), threads)
+                target.commit()
+            finally:
+                target.close()
+        (dest / FILE).chmod(0o600)
+        return len(threads)
+
+    def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
+        """Every thread of the snapshot's file but those of erased users; a thread already here is replaced
+        whole (a resumed restore writes it once)."""
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        backup = src / FILE
+        if not backup.exists():
+            return 0
+        source = sqlite3.connect(backup, check_same_thread=False)
+        try:
+            owners = thread_owners(sqlite_threads(source), SqliteSaver(source))
+            kept = sorted(t for t, u in owners.items() if u is None or not is_erased(u))
+            with connect(self.uri, self.timeout) as con:
+                setup(con)
+                target = PostgresSaver(con)
+                for thread in owners:
+                    target.delete_thread(thread)
+                copy_threads(SqliteSaver(source), target, kept)
+        finally:
+            source.close()
+        self._dirty = True
+        return len(kept)
+
+    def forget_in_export(self, src: Path, user_id: str) -> int:
+        return forget_in_file(src / FILE, user_id)
