@@ -103,6 +103,11 @@ def test_three_hundred_events_cluster_by_their_topics():
     vectors = topics[labels] + rng.normal(scale=0.05, size=(300, 64))
     got = cluster(vectors, 0.85)
     assert sorted(sorted(labels[c].tolist()) for c in got) == sorted([[t] * 10 for t in range(30)])
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    loose = cluster(vectors, 0.2)  # a threshold low enough to join events of different topics
+    assert len(loose) < 30
+    for members in loose:  # complete linkage: every pair of a cluster at least the threshold
+        assert float((unit[members] @ unit[members].T).min()) >= 0.2 - 1e-6
 
 
 # --- summaries ---------------------------------------------------------------------------------------------------

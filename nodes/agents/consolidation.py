@@ -4,8 +4,9 @@
    complete linkage, built greedily in time order: each event joins the existing cluster to which its *lowest*
    cosine is highest, provided that lowest cosine reaches the threshold, else it starts a new cluster. Every pair
    inside a cluster is therefore at least the threshold (a chain a~b~c with a≁c never merges, which single linkage
-   would do), and the result depends only on the events and their order. One similarity matrix, O(n²) numpy: a
-   few milliseconds for the 300 events of a full STM.
+   would do), and the result depends only on the events and their order. One similarity matrix and one vector
+   operation per event (each cluster's lowest cosine to every row is kept up to date): well under a tenth of a
+   second for the 300 events of a full STM.
 2. ``summarise_cluster``: one record per cluster. With a chat model: the note's consolidation prompt (Japanese, as
    written) and its JSON (summary, type, tags, importance) validated with pydantic; a failing call or an invalid
    answer falls back to the offline summary with ``path`` saying so ("offline-after-llm-error", logged), never
@@ -132,17 +133,20 @@ def cluster(vectors, threshold: float) -> list[list[int]]:
     sims = unit @ unit.T
     alone = np.linalg.norm(unit, axis=1) == 0
     clusters: list[list[int]] = []
+    # lowest[c, j]: the lowest cosine between row j and the members of cluster c (one row per cluster so far)
+    lowest = np.empty((n, n), dtype=np.float32)
     for i in range(n):
-        best, best_low = -1, threshold
-        if not alone[i]:
-            for c, members in enumerate(clusters):
-                low = float(sims[i, members].min())
-                if low >= best_low and (best < 0 or low > best_low):
-                    best, best_low = c, low
-        if best < 0 or alone[i]:
+        best = -1
+        if clusters and not alone[i]:
+            column = lowest[: len(clusters), i]
+            top = int(np.argmax(column))  # the first of equal clusters: the earliest
+            best = top if column[top] >= threshold else -1
+        if best < 0:
             clusters.append([i])
+            lowest[len(clusters) - 1] = -np.inf if alone[i] else sims[i]
         else:
             clusters[best].append(i)
+            np.minimum(lowest[best], sims[i], out=lowest[best])
     return clusters
 
 
