@@ -48,14 +48,18 @@ def weights_for(module: str | None, params, alpha: float | None = None, beta: fl
                  for n, v, b in zip(("alpha", "beta", "gamma"), given, base))
 
 
+def _count(top_k: object) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InvalidInput("top_k", f"must be a whole number >= 1, got {top_k!r}")
+    return top_k
+
+
 def top_k_for(module: str | None, params, top_k: int | None = None) -> int:
     """Results a module gets when the call names no ``top_k`` (the note's table; 'default' otherwise)."""
     if top_k is None:
         table = params.module_top_k
         return int(table.get(module or "default", table.get("default", 10)))
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InvalidInput("top_k", f"must be a whole number >= 1, got {top_k!r}")
-    return top_k
+    return _count(top_k)
 
 
 def layers_for(module: str | None, params, layers: Sequence[str] | None = None) -> tuple[str, ...]:
@@ -109,7 +113,7 @@ def _covers(result: Retrieved) -> set[str]:
 
 def merge(results_by_layer: Mapping[str, Sequence[Retrieved]], top_k: int) -> list[Retrieved]:
     """One ranking of every layer's results, deduplicated by source events, at most ``top_k`` long."""
-    top_k = top_k_for(None, None, top_k)
+    top_k = _count(top_k)
     pooled = [r for layer in results_by_layer for r in results_by_layer[layer]]
     order = sorted(range(len(pooled)), key=lambda i: -pooled[i].score)
     kept: list[Retrieved] = []
