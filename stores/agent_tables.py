@@ -1,0 +1,359 @@
+"""Agents' records (PIANO, issue 48) on the archive's connection: ``AgentTables`` for DuckDB and PostgreSQL.
+
+One adapter for both engines (the statements are in ``agent_tables_sql``, written once). Every write names the
+agents it touches (``tx(touches=...)``), so their write stamps move and another process's caches of them see the
+write; on PostgreSQL the stamp rows are locked until COMMIT, which makes a read-modify-write of one agent (the
+working memory's merge) take turns across processes. Every read is confined to one agent by exact equality of
+validated ids; shared memories are read through the visibility rule (``visible_shared``), and a write of one
+moves its run's stamp as well (the run id is the key), since what every agent of the run may see changed.
+
+Bad input is refused as ``InvalidInput`` before anything is written: hostile or malformed ids, empty content,
+text that is not valid Unicode, times that are not finite, JSON that is not JSON, a bilateral memory that is not
+between exactly two agents including its author, an agent moved to another run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from . import agent_tables_sql as q
+from .agent_records import (DEFAULT_RUN, EVENT_TYPES, LTM_TYPES, SCOPES, AgentEvent, LtmRecord, SharedMemory,
+                            TellHop)
+from .agent_records import agent_id as _agent
+from .errors import InvalidInput
+from .ids import validate_id
+from .sql_connection import SqlConnection
+from .texts import check_texts
+
+
+# --- validation --------------------------------------------------------------------------------------
+def _ids(values: Iterable[str], field: str) -> list[str]:
+    return [validate_id(v, field) for v in values]
+
+
+def _finite(value: float | None, field: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(field, f"must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _content(value: str, field: str = "content") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(field, "must be non-empty text")
+    check_texts({field: value}, (field,))
+    return value
+
+
+def _json(value: Any, field: str) -> str | None:
+    """``value`` as JSON text: valid Unicode (a lone surrogate is refused, not escaped), no NaN."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(field, f"is not JSON: {exc}") from None
+    check_texts({field: text}, (field,))
+    return text
+
+
+def _event_row(e: AgentEvent) -> list[Any]:
+    if e.type not in EVENT_TYPES:
+        raise InvalidInput("type", f"must be one of {EVENT_TYPES}, got {e.type!r}")
+    return [validate_id(e.event_id, "event_id"), _agent(e.agent_id), _finite(e.time, "time"), e.type,
+            _content(e.content), _ids(e.participants, "participants"), _json(e.location, "location"),
+            _finite(e.importance, "importance"), _json(e.metadata, "metadata")]
+
+
+def _ltm_row(r: LtmRecord) -> list[Any]:
+    if r.type not in LTM_TYPES:
+        raise InvalidInput("type", f"must be one of {LTM_TYPES}, got {r.type!r}")
+    row = [validate_id(r.memory_id, "memory_id"), _agent(r.agent_id), _finite(r.created_at, "created_at"),
+           _finite(r.last_accessed, "last_accessed"), int(r.access_count), r.type, _content(r.content),
+           r.summary, _finite(r.importance, "importance"), list(r.tags), _ids(r.source_events, "source_events"),
+           _finite(r.decay_factor, "decay_factor")]
+    check_texts({"summary": r.summary, "tags": row[9]}, ("summary", "tags"))
+    return row
+
+
+def _shared_row(m: SharedMemory) -> list[Any]:
+    author, run = _agent(m.author, "author"), validate_id(m.run_id, "run_id")
+    visible = _ids(m.visible_to, "visible_to")
+    if m.scope not in SCOPES:
+        raise InvalidInput("scope", f"must be one of {SCOPES}, got {m.scope!r}")
+    if m.scope == "group" and m.group_id is None:
+        raise InvalidInput("group_id", "a group memory names its group")
+    if m.scope != "group" and m.group_id is not None:
+        raise InvalidInput("group_id", f"only a group memory names a group (scope is {m.scope!r})")
+    if m.scope == "bilateral" and (len(set(visible)) != 2 or len(visible) != 2 or author not in visible):
+        raise InvalidInput("visible_to", "a bilateral memory is visible to exactly two agents, its author one of them")
+    if m.scope != "bilateral" and visible:
+        raise InvalidInput("visible_to", f"only a bilateral memory lists who sees it (scope is {m.scope!r})")
+    group = None if m.group_id is None else validate_id(m.group_id, "group_id")
+    row = [validate_id(m.memory_id, "memory_id"), run, author, m.scope, group, visible,
+           _finite(m.created_at, "created_at"), _content(m.content), _finite(m.importance, "importance"),
+           list(m.tags), _ids(m.source_events, "source_events")]
+    check_texts({"tags": row[9]}, ("tags",))
+    return row
+
+
+def _event(row: Sequence[Any]) -> AgentEvent:
+    (event_id, agent, time, kind, content, participants, location, importance, metadata) = row
+    return AgentEvent(event_id=event_id, agent_id=agent, time=time, type=kind, content=content,
+                      participants=list(participants), location=None if location is None else json.loads(location),
+                      importance=importance, metadata=json.loads(metadata))
+
+
+def _ltm(row: Sequence[Any]) -> LtmRecord:
+    return LtmRecord(**dict(zip(q.names(q.LTM_COLUMNS), row)))
+
+
+def _shared(row: Sequence[Any]) -> SharedMemory:
+    return SharedMemory(**dict(zip(q.names(q.SHARED_COLUMNS), row)))
+
+
+class SqlAgentTables:
+    """``AgentTables`` over the archive's ``SqlConnection`` (its file in the embedded mode, its server in the
+    server mode); the schema is the ``agents`` component's migrations."""
+
+    def __init__(self, db: SqlConnection):
+        self.db = db
+        self.dialect = db.dialect
+        db.migrate("agents", [q.STEP1])
+
+    # --- agents and runs --------------------------------------------------------------------------
+    def _register(self, con, agent: str, run: str) -> None:
+        """Inside a write: ``agent`` belongs to ``run`` from now on (refused if it belongs to another)."""
+        con.execute(q.REGISTER, [agent, run])
+        (held,) = con.execute(q.RUN_OF, [agent]).fetchone()
+        if held != run:
+            raise InvalidInput("run_id", f"agent {agent!r} belongs to run {held!r}, not {run!r}")
+
+    def register_agent(self, agent_id: str, run_id: str) -> None:
+        agent, run = _agent(agent_id), validate_id(run_id, "run_id")
+        with self.db.tx(touches=(agent,)) as con:
+            self._register(con, agent, run)
+
+    def run_of(self, agent_id: str) -> str | None:
+        with self.db.read() as con:
+            row = con.execute(q.RUN_OF, [_agent(agent_id)]).fetchone()
+        return None if row is None else row[0]
+
+    def _run(self, agent: str) -> str:
+        """The agent's run; an agent never registered is of the default run."""
+        return self.run_of(agent) or DEFAULT_RUN
+
+    def agents(self, run_id: str | None = None) -> list[str]:
+        with self.db.read() as con:
+            if run_id is None:
+                rows = con.execute(q.AGENTS_ALL).fetchall()
+            else:
+                rows = con.execute(q.AGENTS_OF_RUN, [validate_id(run_id, "run_id")]).fetchall()
+        return [r[0] for r in rows]
+
+    # --- working memory (P1) ----------------------------------------------------------------------
+    def get_wm(self, agent_id: str) -> dict[str, Any] | None:
+        with self.db.read() as con:
+            row = con.execute(q.WM_GET, [_agent(agent_id)]).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def merge_wm(self, agent_id: str, patch: dict[str, Any]) -> dict[str, Any]:
+        agent = _agent(agent_id)
+        if not isinstance(patch, dict) or not all(isinstance(k, str) for k in patch):
+            raise InvalidInput("patch", "must be a JSON object (a dict with text keys)")
+        _json(patch, "patch")
+        # The agent's stamp row is written first thing in tx() and stays locked until COMMIT (PostgreSQL), so a
+        # second process's merge of this agent waits here and then reads this one's document: both land.
+        with self.db.tx(touches=(agent,)) as con:
+            row = con.execute(q.WM_GET, [agent]).fetchone()
+            doc = {} if row is None else json.loads(row[0])
+            for key, value in patch.items():
+                if value is None:
+                    doc.pop(key, None)
+                else:
+                    doc[key] = value
+            con.execute(q.WM_PUT, [agent, _json(doc, "patch")])
+        return doc
+
+    # --- short-term events (P2) -------------------------------------------------------------------
+    def add_events(self, events: Sequence[AgentEvent]) -> int:
+        rows: dict[tuple[str, str], list[Any]] = {}
+        for e in events:
+            row = _event_row(e)
+            rows.setdefault((row[1], row[0]), row)  # an id twice in one batch: the first, as a retry keeps it
+        if not rows:
+            return 0
+        with self.db.tx(touches={agent for agent, _ in rows}) as con:
+            written = con.execute(q.INSERT_EVENTS, q.batch_parameters(q.EVENT_COLUMNS, list(rows.values())))
+            return len(written.fetchall())
+
+    def events(self, agent_id: str, limit: int | None = None, *, newest: bool = False,
+               ids: Sequence[str] | None = None) -> list[AgentEvent]:
+        params: list[Any] = [_agent(agent_id)]
+        if ids is not None:
+            params.append(_ids(ids, "event_id"))
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise InvalidInput("limit", f"must be a whole number >= 0, got {limit!r}")
+        params.append(limit)
+        with self.db.read() as con:
+            rows = con.execute(q.select_events(ids is not None, newest), params).fetchall()
+        found = [_event(r) for r in rows]
+        return found[::-1] if newest else found
+
+    def count_events(self, agent_id: str) -> int:
+        with self.db.read() as con:
+            (n,) = con.execute(q.COUNT_EVENTS, [_agent(agent_id)]).fetchone()
+        return int(n)
+
+    def delete_events(self, agent_id: str, event_ids: Sequence[str]) -> int:
+        agent, gone = _agent(agent_id), _ids(event_ids, "event_id")
+        if not gone:
+            return 0
+        with self.db.tx(touches=(agent,)) as con:
+            return len(con.execute(q.DELETE_EVENTS, [agent, gone]).fetchall())
+
+    # --- long-term records (P4, P5) ---------------------------------------------------------------
+    def _upsert_ltm(self, con, rows: Sequence[list[Any]]) -> int:
+        return len(con.execute(q.UPSERT_LTM, q.batch_parameters(q.LTM_COLUMNS, rows)).fetchall()) if rows else 0
+
+    @staticmethod
+    def _ltm_rows(records: Sequence[LtmRecord]) -> dict[tuple[str, str], list[Any]]:
+        rows: dict[tuple[str, str], list[Any]] = {}
+        for r in records:
+            row = _ltm_row(r)
+            rows[(row[1], row[0])] = row  # an id twice in one batch: the last replaces, as two calls would
+        return rows
+
+    def add_ltm(self, records: Sequence[LtmRecord]) -> int:
+        rows = self._ltm_rows(records)
+        if not rows:
+            return 0
+        with self.db.tx(touches={agent for agent, _ in rows}) as con:
+            return self._upsert_ltm(con, list(rows.values()))
+
+    def ltm(self, agent_id: str, ids: Sequence[str] | None = None) -> list[LtmRecord]:
+        params: list[Any] = [_agent(agent_id)]
+        if ids is not None:
+            params.append(_ids(ids, "memory_id"))
+        with self.db.read() as con:
+            rows = con.execute(q.select_ltm(ids is not None), params).fetchall()
+        return [_ltm(r) for r in rows]
+
+    def count_ltm(self, agent_id: str) -> int:
+        with self.db.read() as con:
+            (n,) = con.execute(q.COUNT_LTM, [_agent(agent_id)]).fetchone()
+        return int(n)
+
+    def touch_ltm(self, agent_id: str, memory_ids: Sequence[str], at: float) -> None:
+        """One access each (an id listed twice counts once); ``last_accessed`` never moves back in time."""
+        agent, touched, when = _agent(agent_id), sorted(set(_ids(memory_ids, "memory_id"))), _finite(at, "at")
+        if not touched:
+            return
+        with self.db.tx(touches=(agent,)) as con:
+            con.execute(q.TOUCH_LTM, [when, when, agent, touched])
+
+    def delete_ltm(self, agent_id: str, memory_ids: Sequence[str]) -> int:
+        agent, gone = _agent(agent_id), _ids(memory_ids, "memory_id")
+        if not gone:
+            return 0
+        with self.db.tx(touches=(agent,)) as con:
+            return len(con.execute(q.DELETE_LTM, [agent, gone]).fetchall())
+
+    def consolidated(self, agent_id: str, records: Sequence[LtmRecord], event_ids: Sequence[str]) -> int:
+        agent = _agent(agent_id)
+        rows = self._ltm_rows(records)
+        if any(owner != agent for owner, _ in rows):
+            raise InvalidInput("agent_id", f"every record of a consolidation of {agent!r} is that agent's")
+        gone = _ids(event_ids, "event_id")
+        with self.db.tx(touches=(agent,)) as con:
+            self._upsert_ltm(con, list(rows.values()))
+            return len(con.execute(q.DELETE_EVENTS, [agent, gone]).fetchall()) if gone else 0
+
+    # --- shared memories (P7) ---------------------------------------------------------------------
+    def add_shared(self, memory: SharedMemory) -> None:
+        """Store (or replace, by its author) a shared memory; its author (and a bilateral memory's other agent)
+        belong to its run from now on: an agent of another run is refused."""
+        row = _shared_row(memory)
+        memory_id, run, author = row[0], row[1], row[2]
+        # The run's stamp moves too: what every agent of the run may see changed.
+        with self.db.tx(touches={author, run, *row[5]}) as con:
+            held = con.execute(q.SHARED_OWNERS, [[memory_id]]).fetchone()
+            if held is not None and (held[1], held[2]) != (run, author):
+                raise InvalidInput("memory_id", f"{memory_id!r} is another author's or another run's memory")
+            for agent in (author, *row[5]):
+                self._register(con, agent, run)
+            con.execute(q.UPSERT_SHARED, q.batch_parameters(q.SHARED_COLUMNS, [row])).fetchall()
+
+    def join_group(self, run_id: str, group_id: str, agent_id: str) -> None:
+        """``agent_id`` is a member of the run's group from now on (and of the run, if it was of none)."""
+        run, group, agent = validate_id(run_id, "run_id"), validate_id(group_id, "group_id"), _agent(agent_id)
+        with self.db.tx(touches=(agent,)) as con:
+            self._register(con, agent, run)
+            con.execute(q.JOIN, [run, group, agent])
+
+    def leave_group(self, run_id: str, group_id: str, agent_id: str) -> None:
+        run, group, agent = validate_id(run_id, "run_id"), validate_id(group_id, "group_id"), _agent(agent_id)
+        with self.db.tx(touches=(agent,)) as con:
+            con.execute(q.LEAVE, [run, group, agent])
+
+    def groups_of(self, agent_id: str) -> list[str]:
+        agent = _agent(agent_id)
+        with self.db.read() as con:
+            return [r[0] for r in con.execute(q.GROUPS_OF, [agent, self._run(agent)]).fetchall()]
+
+    def visible_shared(self, agent_id: str, scope: str | None = None,
+                       ids: Sequence[str] | None = None) -> list[SharedMemory]:
+        """What the agent may see now, oldest first (an agent never registered is of the default run)."""
+        agent = _agent(agent_id)
+        if scope is not None and scope not in SCOPES:
+            raise InvalidInput("scope", f"must be one of {SCOPES}, got {scope!r}")
+        params: list[Any] = [self._run(agent), agent, agent]
+        if scope is not None:
+            params.append(scope)
+        if ids is not None:
+            params.append(_ids(ids, "memory_id"))
+        with self.db.read() as con:
+            rows = con.execute(q.select_visible(scope is not None, ids is not None), params).fetchall()
+        return [_shared(r) for r in rows]
+
+    def add_hop(self, hop: TellHop) -> None:
+        """Record one telling (the same telling again adds nothing)."""
+        row = [validate_id(hop.memory_id, "memory_id"), _agent(hop.from_agent, "from_agent"),
+               _agent(hop.to_agent, "to_agent"), _finite(hop.time, "time"),
+               None if hop.event_id is None else validate_id(hop.event_id, "event_id")]
+        with self.db.tx(touches=(row[1], row[2])) as con:
+            con.execute(q.INSERT_HOP, row)
+
+    def hops(self, memory_id: str) -> list[TellHop]:
+        with self.db.read() as con:
+            rows = con.execute(q.HOPS_OF, [validate_id(memory_id, "memory_id")]).fetchall()
+        return [TellHop(**dict(zip(q.names(q.HOP_COLUMNS), r))) for r in rows]
+
+    # --- registry (erasure, backup, audit) --------------------------------------------------------
+    def count_agent(self, agent_id: str) -> int:
+        """Rows held for this agent: its registration, WM, events, LTM records, the shared memories it authored,
+        its memberships, and the tellings naming it or of its memories (what ``erase_agent`` removes)."""
+        agent = _agent(agent_id)
+        with self.db.read() as con:
+            (n,) = con.execute(q.COUNT_AGENT, [agent] * q.COUNT_AGENT_PARAMS).fetchone()
+        return int(n)
+
+    def erase_agent(self, agent_id: str) -> int:
+        """Remove the rows ``count_agent`` counts, in one transaction, and take the agent's id out of other
+        agents' rows that name it (events' participants, bilateral memories' visible_to); returns rows removed."""
+        agent = _agent(agent_id)
+        removed = 0
+        with self.db.tx(touches=(agent, self._run(agent))) as con:
+            for statement in q.ERASE_AGENT:
+                removed += len(con.execute(statement, [agent] * statement.count("?")).fetchall())
+            others = {r[0] for statement in q.STRIP_AGENT for r in con.execute(statement, [agent, agent]).fetchall()}
+            with self.db.tx(touches=others):  # their rows changed: their stamps move with this commit too
+                pass
+        return removed
+
+    def close(self) -> None:
+        """Nothing of its own: the connection is the archive's, closed with it."""
