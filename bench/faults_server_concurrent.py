@@ -68,11 +68,11 @@ def kill_bounds(file: Path) -> dict[str, int]:
 
 @dataclass
 class Importer:
-    """One importer's thread: its runs' return codes and whether its first run was killed before the end."""
+    """One importer's thread: its file, when to kill it (None: never), whether its first run was killed before its
+    end, and what failed."""
 
     file: Path
     kill_when: Any = None
-    runs: list[int | None] = field(default_factory=list)
     killed: bool = False
     failure: str = ""
     done: threading.Event = field(default_factory=threading.Event)
@@ -89,11 +89,11 @@ def _run(importer: Importer, data_dir: Path, uri: str, others: list[Importer], s
 
     try:
         first = import_once(importer.file, data_dir, uri, **({"kill_when": when} if importer.kill_when else {}))
-        importer.runs.append(first.returncode)
         importer.killed = first.killed and first.returncode != 0
-        if first.returncode != 0:
+        if first.returncode != 0 and not importer.killed:  # only the killed one may fail, and is run again
+            importer.failure = "\n".join(first.lines[-20:])
+        elif importer.killed:
             again = import_once(importer.file, data_dir, uri)
-            importer.runs.append(again.returncode)
             if again.returncode != 0:
                 importer.failure = "\n".join(again.lines[-20:])
     except Exception as exc:  # noqa: BLE001 - reported by the trial, which raises it
@@ -120,8 +120,8 @@ def concurrent_kill_trial(files: list[Path], data_dir: Path, uri: str, users: li
         failed = [f"importer {i}: {imp.failure}" for i, imp in enumerate(importers) if imp.failure]
         if failed:
             raise RuntimeError("an import failed:\n" + "\n".join(failed))
-        return {"killed": importers[victim].killed, "others importing at the kill": seen["others importing at the kill"],
-                "tiers": fingerprint(data_dir, uri, users)}
+        return {"killed": importers[victim].killed, "tiers": fingerprint(data_dir, uri, users),
+                "others importing at the kill": seen["others importing at the kill"]}
     finally:
         stop_redis(data_dir)
 

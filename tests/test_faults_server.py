@@ -10,6 +10,7 @@ import pytest
 
 from bench.faults import generate
 from bench.faults_server import kill_trials
+from bench.faults_server_concurrent import concurrent_kill_trials, generate_shared
 from bench.faults_server_maintain import two_maintains
 from bench.faults_server_trio import FACTS, conversation, three_processes
 from tests.pg_server import fresh_database, pg_server  # noqa: F401 - fixture
@@ -64,6 +65,10 @@ def test_langgraph_dev_the_cli_and_a_python_process_share_one_memory_at_once(tmp
     assert all(c["segments"] == c["mid-term"] == c["long-term"] == 2 for c in report["per user"].values()), report
     for process, seen in report["recalls"].items():
         assert [p["found"] for p in seen] == [True, True, True, False], (process, seen)
+    # the server's first recall after another process's write finds it, though it had recalled for that user before
+    fresh = report["langgraph dev recall after a CLI write"]
+    assert (fresh["found before the write"], fresh["found by the first recall after it"]) == (False, True), fresh
+    assert report["langgraph dev"]["command"].split()[-1] == "dev", report["langgraph dev"]
     assert report["ok"]
 
 
@@ -76,3 +81,17 @@ def test_two_maintains_at_once_apply_each_batch_day_once(tmp_path, databases, tr
     assert report["differing rows"] == dict.fromkeys(report["rows"], 0), report
     assert report["rows"]["memories"] > 0 and report["rows"]["lifecycle_days"] == 3, report
     assert report["days applied twice"] == 0 and report["ok"]
+
+
+def test_kill_9_of_one_of_three_concurrent_importers_then_a_rerun_equals_one_process_import(tmp_path, databases):
+    # 3 users and a shared one, 20 turns each: every importer writes 40 turns, 20 of them the shared user's
+    file = tmp_path / "import.jsonl"
+    users = generate_shared(file, users=3, turns=80, seed=47)
+    report = concurrent_kill_trials(file, tmp_path, databases, users, trials=2, seed=47)
+    assert report["trials"] == 2 and report["killed mid-import"] == 2, report
+    assert report["killed while both others imported"] == 2, report
+    assert (report["lost"], report["duplicated"], report["bad trials"]) == (0, 0, []), report
+    ref = report["reference ids"]
+    assert ref["archive turns"] == 80 and ref["turn points"] == 80, ref
+    assert ref["archive segments"] == ref["mid-term"] > 0 and ref["long-term"] > 0, ref
+    assert ref["graph mentions"] > 0, ref
