@@ -30,6 +30,7 @@ from .ids import NAMESPACE, user_file_stem
 from .journal import JournalEntry
 from .pg_connection import PostgresConnection, describe
 from .pg_user_rows import UserRowsPlace
+from .pg_watchdog import bounded_connection, grace
 
 TABLE = "lumina_journal"
 STEPS = [[
@@ -62,9 +63,14 @@ class _Liveness:
             if self._con is not None and not self._con.closed and not self._con.broken:
                 return
             try:
-                self._con = psycopg.connect(self.uri, autocommit=True, connect_timeout=max(1, int(self.timeout)))
+                # Bounded on the client too (stores.pg_watchdog): a paused server never fires its own timeouts.
+                self._con = bounded_connection(grace(self.timeout)).connect(
+                    self.uri, autocommit=True, connect_timeout=max(1, int(self.timeout)),
+                    options=f"-c statement_timeout={max(1, int(self.timeout * 1000))}")
                 self._con.execute("SELECT pg_advisory_lock(%s)", [owner_lock_key(OWNER)])
-            except psycopg.OperationalError as exc:
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                if self._con is not None:
+                    self._con.close()
                 self._con = None
                 raise StoreUnavailable("journal", f"PostgreSQL at {describe(self.uri)}: {exc}") from exc
 
@@ -104,12 +110,13 @@ class PostgresJournal(UserRowsPlace):
     table = TABLE
     name = "journal"
 
-    def __init__(self, db: PostgresConnection, flush_seconds: float = 1.0, flush_chars: int = 500):
+    def __init__(self, db: PostgresConnection, flush_seconds: float = 1.0, flush_chars: int = 500, *,
+                 timeout: float = 10.0):
         self.db = db
         self.flush_seconds, self.flush_chars = flush_seconds, flush_chars
         db.migrate("journal", STEPS)
         with _GUARD:  # one owner lock per database and process, whatever journals it opens
-            self._liveness = _LIVENESS.setdefault(db.database, _Liveness(db.database, 10.0))
+            self._liveness = _LIVENESS.setdefault(db.database, _Liveness(db.database, timeout))
 
     @classmethod
     def for_settings(cls, settings) -> "PostgresJournal":
@@ -118,9 +125,10 @@ class PostgresJournal(UserRowsPlace):
         with _GUARD:
             journal = _OPEN.get(key)
             if journal is None or not journal.db.is_open:
-                db = PostgresConnection(settings.database_url, "journal",
-                                        timeout=getattr(settings, "database_timeout_seconds", 10.0), pool_size=2)
-                journal = _OPEN[key] = cls(db, settings.journal_flush_seconds, settings.journal_flush_chars)
+                timeout = getattr(settings, "database_timeout_seconds", 10.0)
+                db = PostgresConnection(settings.database_url, "journal", timeout=timeout, pool_size=2)
+                journal = _OPEN[key] = cls(db, settings.journal_flush_seconds, settings.journal_flush_chars,
+                                           timeout=timeout)
         return journal
 
     @staticmethod

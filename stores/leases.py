@@ -175,6 +175,8 @@ class PostgresLeases:
     def _connection(self) -> Any:
         import psycopg
 
+        from .pg_watchdog import bounded_connection, grace
+
         if self._pid and self._pid != os.getpid():  # a forked child: the parent's session is not ours
             self._con, self._local, self._on_server = None, LocalLeases(), set()
         if self._con is not None and not self._con.closed:
@@ -185,9 +187,10 @@ class PostgresLeases:
             self._on_server.clear()
         statement_ms = max(1, int(self._timeout * 1000))
         try:
-            self._con = psycopg.connect(self._uri, autocommit=True, connect_timeout=max(1, int(self._timeout)),
-                                        options=f"-c statement_timeout={statement_ms}",
-                                        application_name="lumina-leases")
+            # Bounded on the client too (stores.pg_watchdog): a paused server never fires its statement_timeout.
+            self._con = bounded_connection(grace(self._timeout)).connect(
+                self._uri, autocommit=True, connect_timeout=max(1, int(self._timeout)),
+                options=f"-c statement_timeout={statement_ms}", application_name="lumina-leases")
         except psycopg.Error as exc:
             raise StoreUnavailable(TIER, f"PostgreSQL at {self.where}: {_first_line(exc)}") from None
         self._pid = os.getpid()
@@ -200,7 +203,7 @@ class PostgresLeases:
             con = self._connection()
             try:
                 row = con.execute(sql, [key]).fetchone()
-            except psycopg.OperationalError as exc:
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 con.close()
                 raise StoreUnavailable(TIER, f"PostgreSQL at {self.where}: {_first_line(exc)}") from None
         return bool(row and row[0])
@@ -235,11 +238,13 @@ class PostgresLeases:
                 self._connection()
         got, first = self._local.acquire(name, deadline)
         if got and first:
+            on_server = False
             try:
-                got = self._lock_on_server(name, deadline)
+                on_server = self._lock_on_server(name, deadline)
             finally:
-                if not got:
+                if not on_server:  # refused, or the server failed the try: this thread holds nothing either
                     self._local.release(name)
+            got = on_server
 
         def release() -> None:
             try:

@@ -5,6 +5,11 @@ host) never fires it; libpq has no client-side query timeout, and TCP keepalives
 while the host's kernel still answers. One daemon thread per process keeps the deadlines of the calls in flight
 and, when one passes, shuts the socket down: the waiting call then fails at once as a broken connection (which
 the callers turn into ``StoreUnavailable``), and the pool discards that connection.
+
+``bounded_connection(seconds)`` is a psycopg connection class whose every wait on the server (statements,
+fetches, COMMIT and ROLLBACK, a transaction's BEGIN) is watched so: for pools (``connection_class=``) and
+sessions of their own (``.connect``), whatever code runs on them. ``longer(con, seconds)`` widens one
+connection's bound for a call meant to run long (a VACUUM FULL).
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
+
+import psycopg
 
 
 def grace(timeout: float) -> float:
@@ -81,3 +89,40 @@ def _break(con: Any) -> None:
 
 
 WATCHDOG = Watchdog()
+
+
+class _BoundedConnection(psycopg.Connection):
+    """A psycopg connection whose waits on the server are watched (see ``bounded_connection``)."""
+
+    bound: float | None = None
+
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+        # A wait given its own timeout (LISTEN's notifies) is already bounded by the caller.
+        if self.bound is None or timeout is not None:
+            return super().wait(gen, interval=interval, timeout=timeout)
+        with WATCHDOG.watching(self, self.bound):
+            return super().wait(gen, interval=interval, timeout=timeout)
+
+
+@lru_cache(maxsize=None)
+def bounded_connection(seconds: float) -> type[psycopg.Connection]:
+    """A psycopg connection class every wait of which breaks the connection after ``seconds`` (``grace`` of the
+    statement timeout): one class per bound, so pools take it as ``connection_class``."""
+    return type("BoundedConnection", (_BoundedConnection,), {"bound": float(seconds)})
+
+
+@contextmanager
+def longer(con: Any, seconds: float) -> Iterator[None]:
+    """``con``'s waits bounded by ``seconds`` inside the block (a call meant to outlast the usual bound)."""
+    if not isinstance(con, _BoundedConnection):
+        yield
+        return
+    before = con.__dict__.get("bound")
+    con.bound = float(seconds)
+    try:
+        yield
+    finally:
+        if before is None:
+            del con.bound
+        else:
+            con.bound = before

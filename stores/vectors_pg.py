@@ -36,6 +36,7 @@ from . import ids
 from .pg_statistics import resample_statistics
 from .errors import InvalidInput, StoreUnavailable
 from .pg_connection import _MIGRATION_LOCK, PgExecutor, describe
+from .pg_watchdog import grace, longer
 from .sql_connection import MIGRATIONS_TABLE, apply_migrations
 from .vector_filters import (
     TENANT_FIELD, TIER, Condition, Patch, PreparedPoint, VectorStoreBase, batched, check_embedder, embedder_metadata,
@@ -292,8 +293,9 @@ class PgVectorStore(VectorStoreBase):
             con.execute("SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
                         [f"{wait_ms}ms", f"{REWRITE_SECONDS}s"])
             try:
-                con.execute(f"VACUUM (FULL) {self.table}")
-                resample_statistics(con, [self.table])  # pg_statistic keeps sampled values of deleted points
+                with longer(con, grace(REWRITE_SECONDS)):
+                    con.execute(f"VACUUM (FULL) {self.table}")
+                    resample_statistics(con, [self.table])  # pg_statistic keeps sampled values of deleted points
             finally:
                 con.execute("RESET lock_timeout; RESET statement_timeout")  # the pool's own bounds again
 
