@@ -70,7 +70,7 @@ def test_offline_a_plain_statement_is_neither_request_nor_emotional(text):
     assert modifiers_applying(_event("conversation", text)) == []
 
 
-@pytest.mark.parametrize("text", ["嬉しい！鉄がたくさん取れたよ", "I am so worried about the harvest."])
+@pytest.mark.parametrize("text", ["嬉しい！鉄がたくさん取れたよ", "I am so worried about the harvest.", "最悪だ、家が燃えた…"])
 def test_offline_emotional_words_make_a_conversation_emotional(text):
     event = _event("conversation", text)
     assert emotion_intensity(event) > 0.5

@@ -14,9 +14,10 @@ importance = base by event type + the modifiers that apply, capped at 1 (``setti
 
 A key given always wins. When a conversation's keys are absent the text is read offline with the readers the
 chat uses: a request or proposal is what the message-type rules call a request ("…しよう", "could you…",
-"お願い"), and the emotion intensity is the lexicon's (nodes.text.emotion): the larger of |valence| and arousal
-when an emotion word is found. Actions and observations have no general offline reader (whether an action serves
-a goal, or an agent is new, is the simulation's knowledge), so their modifiers apply only when the keys say so.
+"お願い"), and the emotion intensity is the chat memories' F2 reading (nodes.text.emotion_f2: intensity 0-100
+read as 0-1, so "emotional" is the "over 50 of 100" the chat's knowledge importance uses). Actions and
+observations have no general offline reader (whether an action serves a goal, or an agent is new, is the
+simulation's knowledge), so their modifiers apply only when the keys say so.
 A reflection has no modifiers (the note: higher-order results are always important).
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 import math
 
 from lumina_memory.nodes.priming.message_type import detect_message_type
-from lumina_memory.nodes.text.emotion import analyse
+from lumina_memory.nodes.text.emotion_f2 import read_emotion
 from lumina_memory.stores.agent_records import AgentEvent
 from lumina_memory.stores.errors import InvalidInput
 
@@ -49,14 +50,13 @@ def _flag(metadata: dict, key: str) -> bool | None:
 
 
 def emotion_intensity(event: AgentEvent) -> float:
-    """``metadata["emotion_intensity"]`` when given (0-1), else the lexicon's reading of the content."""
+    """``metadata["emotion_intensity"]`` when given (0-1), else F2's offline reading of the content."""
     given = event.metadata.get("emotion_intensity")
     if given is not None:
         if isinstance(given, bool) or not isinstance(given, (int, float)) or not 0 <= given <= 1 or math.isnan(given):
             raise InvalidInput("metadata.emotion_intensity", f"must be a number from 0 to 1, got {given!r}")
         return float(given)
-    emotion = analyse(event.content)
-    return max(abs(emotion.valence), emotion.arousal) if emotion.tags else 0.0
+    return read_emotion(event.content).intensity / 100.0
 
 
 def modifiers_applying(event: AgentEvent) -> list[str]:
