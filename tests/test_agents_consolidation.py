@@ -147,6 +147,13 @@ def test_the_model_gets_the_notes_prompt_and_its_json_is_used(embed):
     assert CONSOLIDATION_PROMPT.count("{memory_list}") == 1
 
 
+def test_an_answer_in_content_blocks_is_read_as_its_text(embed):
+    blocks = [{"type": "text", "text": '{"summary": "Lila mines with me.", '},
+              {"type": "text", "text": '"type": "episodic", "tags": ["Lila"], "importance": 0.6}'}]
+    made = summarise_cluster(_events(MINING[:2]), embed(MINING[:2]), _model(blocks), params=P)
+    assert (made.path, made.summary, made.importance) == ("llm", "Lila mines with me.", 0.6)
+
+
 @pytest.mark.parametrize("answer", [
     "了解しました。要約します。",                                                   # no JSON
     '{"summary": "リラと採掘", "type": "episodic", "tags": [], "importance": 1.7}',  # out of range

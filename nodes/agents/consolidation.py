@@ -193,6 +193,9 @@ def _json_object(text: str) -> dict:
 def _answer(model, prompt: str) -> str:
     reply = model.invoke(prompt)
     content = getattr(reply, "content", reply)
+    if isinstance(content, list):  # content blocks (some providers): their text parts, in order
+        content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
+                          if isinstance(b, (str, dict)))
     if not isinstance(content, str):
         raise ValueError(f"the model answered {type(content).__name__}, not text")
     return content
