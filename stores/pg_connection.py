@@ -16,6 +16,7 @@ What differs from the embedded DuckDB file, and why:
 from __future__ import annotations
 
 import re
+import select
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,7 +28,8 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .errors import StoreUnavailable
-from .pg_watchdog import WATCHDOG, grace
+from .pg_watchdog import WATCHDOG, bounded_connection, grace
+from .pg_stamps import stamps_of
 from .pg_statistics import resample_statistics
 from .sql_connection import MIGRATIONS_TABLE, apply_migrations
 
@@ -89,6 +91,28 @@ def _unavailable(tier: str, where: str, exc: BaseException) -> StoreUnavailable:
     return StoreUnavailable(tier, f"PostgreSQL at {where}: {detail}")
 
 
+def idle_check(bound: float):
+    """A pool's check of an idle connection before lending it, without a round trip when the connection is
+    quiet: an idle connection has nothing to read unless its server ended it (a restart or a terminated backend
+    sends an error and closes the socket), so a socket with nothing to read is lent as it is. Anything else is
+    checked by a query, bounded by ``bound`` seconds (stores.pg_watchdog), and the pool replaces a connection
+    that fails it."""
+
+    def check(con: psycopg.Connection) -> None:
+        pgconn = con.pgconn
+        if (pgconn.status == psycopg.pq.ConnStatus.OK
+                and pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE and not con.closed):
+            try:
+                if not select.select([pgconn.socket], [], [], 0)[0]:
+                    return
+            except (OSError, ValueError, psycopg.OperationalError):
+                pass  # no usable socket: the query below fails and the pool replaces the connection
+        with WATCHDOG.watching(con, bound):
+            ConnectionPool.check_connection(con)
+
+    return check
+
+
 def describe(uri: str) -> str:
     """Where ``uri`` points, without its password (for messages)."""
     try:
@@ -100,13 +124,22 @@ def describe(uri: str) -> str:
 
 
 class _Versions:
+    """Stamps by key: inside a transaction its own (uncommitted) rows; otherwise the process's shared stamps of
+    the database (stores.pg_stamps: reused for a short validity, dropped by this process's writes)."""
+
     def __init__(self, owner: PostgresConnection):
         self._owner = owner
 
     def get(self, key: str, default: int = 0) -> int:
+        if self._owner.in_transaction:
+            stamp = self._read(key)
+            return default if stamp is None else stamp
+        return self._owner.stamps.get(key, default, self._read)
+
+    def _read(self, key: str) -> int | None:
         with self._owner.read() as con:
             row = con.execute(f"SELECT version FROM {VERSIONS_TABLE} WHERE key = ?", [key]).fetchone()
-        return int(row[0]) if row else default
+        return int(row[0]) if row else None
 
 
 class PostgresConnection:
@@ -119,6 +152,7 @@ class PostgresConnection:
         self.database, self.tier = uri, tier
         self._global_key = GLOBAL_PREFIX + tier
         self.data_dir = describe(uri)
+        self.stamps = stamps_of(uri)
         self.lock = threading.RLock()
         self._local = threading.local()
         self._bound = grace(timeout)
@@ -128,7 +162,8 @@ class PostgresConnection:
             kwargs={"connect_timeout": max(1, int(timeout)), "options": f"-c statement_timeout={statement_ms}",
                     "autocommit": True},
             reconnect_timeout=timeout,
-            check=self._check,  # after a server restart the idle connections are dead
+            connection_class=bounded_connection(self._bound),  # BEGIN and COMMIT bounded too, not only statements
+            check=idle_check(self._bound),  # after a server restart the idle connections are dead
         )
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -137,11 +172,6 @@ class PostgresConnection:
             self._pool = None
             raise _unavailable(tier, self.data_dir, exc) from None
         self.migrate("connection", ())  # the stamps' and migrations' own tables
-
-    def _check(self, con: psycopg.Connection) -> None:
-        """The pool's check of an idle connection before lending it, bounded like every call."""
-        with WATCHDOG.watching(con, self._bound):
-            ConnectionPool.check_connection(con)
 
     # --- transactions -------------------------------------------------------------------------
     @property
@@ -193,6 +223,14 @@ class PostgresConnection:
                 except BaseException:
                     self._bump_after_rollback(con)
                     raise
+                finally:
+                    self._stamps_moved()
+
+    def _stamps_moved(self) -> None:
+        """After a write ends, committed or not: the stamps it moved are read anew by this process. A write
+        naming no user may have changed stamp rows directly (an erasure deletes its user's), so it drops all."""
+        touched = getattr(self._local, "touched", set())
+        self.stamps.moved([*touched, self._global_key] if touched else None)
 
     def _bump_after_rollback(self, con: psycopg.Connection) -> None:
         """Move the rolled-back transaction's stamps (its keys and the tier's), as DuckDB's move: a reader that

@@ -19,7 +19,8 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .errors import InvalidInput, StoreUnavailable
-from .pg_connection import describe
+from .pg_connection import describe, idle_check
+from .pg_watchdog import bounded_connection, grace
 from .vector_filters import HNSW_EF_CONSTRUCT, TENANT_FIELD, TIER, AtMost, Condition, Match
 
 CATALOG = "lumina_vector_collections"
@@ -65,9 +66,12 @@ def open_pool(uri: str, *, timeout: float = 10.0, max_size: int = 4, name: str =
         _ensure_extension(uri, kwargs)
     except psycopg.OperationalError as exc:
         raise StoreUnavailable(TIER, f"PostgreSQL at {where}: {_first_line(exc)}") from None
+    # Every call on a pooled connection is bounded on the client too (stores.pg_watchdog): a paused server
+    # never fires its own statement_timeout.
     pool = ConnectionPool(uri, min_size=1, max_size=max(1, max_size), timeout=timeout, open=False, name=name,
+                          connection_class=bounded_connection(grace(timeout)),
                           kwargs=kwargs, configure=register_vector, reconnect_timeout=timeout,
-                          check=ConnectionPool.check_connection)  # a server restarted: idle connections are dead
+                          check=idle_check(grace(timeout)))  # a server restarted: idle connections are dead
     try:
         pool.open(wait=True, timeout=timeout)
     except (PoolTimeout, psycopg.Error) as exc:
@@ -79,7 +83,7 @@ def open_pool(uri: str, *, timeout: float = 10.0, max_size: int = 4, name: str =
 def _ensure_extension(uri: str, kwargs: dict[str, Any]) -> None:
     """pgvector in this database: created when missing (as LangGraph's PostgresStore does), under an advisory
     lock so processes starting together do not race; a role that may not create it gets a clear error."""
-    with psycopg.connect(uri, **kwargs) as con:
+    with bounded_connection(grace(kwargs["connect_timeout"])).connect(uri, **kwargs) as con:
         if con.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
             return
         try:

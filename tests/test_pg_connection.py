@@ -151,3 +151,99 @@ def test_each_tier_has_its_own_generation(pg_uri):
     finally:
         archive.close()
         graph.close()
+
+
+# --- the shared stamps (stores.pg_stamps) and the pool's idle check ----------------------------------------------
+
+def _foreign_stamp(uri: str, key: str) -> None:
+    """Another process's write of ``key``'s stamp (a session of its own, outside this process's stamps)."""
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as con:
+        con.execute("UPDATE lumina_versions SET version = nextval('lumina_versions_seq') WHERE key = %s", [key])
+
+
+def test_a_stamp_is_read_once_per_validity_and_this_process_writes_drop_it_at_once(pg_uri):
+    db, other = _open(pg_uri), PostgresConnection(pg_uri, "graph")
+    try:
+        assert other.stamps is db.stamps  # one database, one set of stamps in this process
+        db.stamps.seconds = 60.0  # long enough that nothing expires while the test runs
+        with db.tx(touches={"alice"}) as con:
+            con.execute("INSERT INTO t VALUES (?, ?, ?)", ["x", 1.0, []])
+        first, reads = db.key_generation.get("alice", 0), db.stamps.server_reads
+        assert [db.key_generation.get("alice", 0) for _ in range(20)] == [first] * 20
+        assert db.stamps.server_reads == reads  # the first read serves the next twenty
+        _foreign_stamp(pg_uri, "alice")
+        assert db.key_generation.get("alice", 0) == first  # another process's write: seen when the validity ends
+        with other.tx(touches={"alice"}) as con:  # this process's write, through another connection
+            con.execute("SELECT 1")
+        moved = db.key_generation.get("alice", 0)
+        assert moved > first
+        with db.tx() as con:  # a write naming no user (an erasure deletes stamp rows so) drops every stamp
+            con.execute("DELETE FROM lumina_versions WHERE key = ?", ["alice"])
+        assert db.key_generation.get("alice", 0) == 0
+    finally:
+        db.close()
+        other.close()
+
+
+def test_another_process_write_is_seen_once_the_validity_has_passed(pg_uri):
+    import time
+
+    from lumina_memory.stores.pg_stamps import STAMP_SECONDS
+
+    db = _open(pg_uri)
+    try:
+        with db.tx(touches={"bob"}) as con:
+            con.execute("SELECT 1")
+        before = db.key_generation.get("bob", 0)
+        _foreign_stamp(pg_uri, "bob")
+        time.sleep(STAMP_SECONDS)
+        assert db.key_generation.get("bob", 0) > before
+        assert STAMP_SECONDS <= 0.5  # half of the server mode's one-second promise at most
+    finally:
+        db.close()
+
+
+def test_a_stamp_read_that_raced_a_write_of_this_process_is_not_kept():
+    from lumina_memory.stores.pg_stamps import SharedStamps
+
+    stamps, calls = SharedStamps(seconds=60.0), []
+
+    def read_while_a_write_commits(key: str) -> int:
+        calls.append(key)
+        if len(calls) == 1:
+            stamps.moved([key])  # the write ends while this read is on its way: what it read may be older
+        return len(calls)
+
+    assert stamps.get("k", 0, read_while_a_write_commits) == 1
+    assert stamps.get("k", 0, read_while_a_write_commits) == 2  # not kept: read again
+    assert stamps.get("k", 0, read_while_a_write_commits) == 2  # kept now
+    assert stamps.get("absent", 7, lambda key: None) == 7
+
+
+def test_a_quiet_pooled_connection_is_lent_without_a_query_and_a_terminated_one_is_replaced(pg_uri):
+    import psycopg
+
+    from bench.perf_server_profile import StatementCounter
+
+    db = _open(pg_uri)
+    try:
+        with db.read() as con:
+            con.execute("SELECT 1")
+        with StatementCounter().watch() as counter:
+            for _ in range(5):
+                with db.read() as con:
+                    assert con.execute("SELECT 2").fetchone() == (2,)
+        assert counter.round_trips == 5  # the five statements, no check of the lent connection
+        with psycopg.connect(pg_uri, autocommit=True) as admin:  # as a server restart ends every session
+            ended = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                  "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+        assert ended >= 1
+        with db.read() as con:
+            assert con.execute("SELECT 3").fetchone() == (3,)
+        with db.tx(touches={"alice"}) as con:
+            con.execute("INSERT INTO t VALUES (?, ?, ?)", ["y", 2.0, []])
+        assert db.key_generation.get("alice", 0) > 0
+    finally:
+        db.close()
