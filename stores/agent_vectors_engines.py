@@ -11,9 +11,12 @@ when the class's ``requested`` mode asks for them. ``quantization`` is the mode 
   with ``ignore=True``.
 - Qdrant server: the same configuration set on the collection (``update_collection``), the same search params.
   qdrant-client's local mode has no quantisation (it scores float vectors with numpy): "none" is in effect there.
-- pgvector: an HNSW expression index on ``embedding::halfvec(dim)`` (scalar: 16-bit floats, pgvector has no int8
-  type) or ``binary_quantize(embedding)::bit(dim)`` (binary, Hamming distance); a search takes ``oversampling``
-  times the limit by the quantised distance and re-ranks them by the full vector's cosine.
+- pgvector: a search takes ``oversampling`` times the limit by the quantised distance, ``embedding::halfvec(dim)``
+  (scalar: 16-bit floats, pgvector has no int8 type) or ``binary_quantize(embedding)::bit(dim)`` (binary, Hamming
+  distance), and re-ranks them by the full vector's cosine. pgvector's README pairs this with an HNSW index on the
+  quantised expression; none is built: an agent's search reads that agent's rows through the ``user_id`` b-tree
+  (the planner's choice, checked with EXPLAIN, at 1,000 rows per agent even when the table holds only 10 agents),
+  so the index was never used and made every write about four times slower (bench/agents_quantization.py).
 """
 
 from __future__ import annotations
@@ -168,7 +171,6 @@ def client_agent_vectors():
 # --- pgvector ------------------------------------------------------------------------------------------
 def pg_agent_vectors():
     """The pgvector class (imported on demand: the embedded default never loads psycopg)."""
-    from .pg_connection import _MIGRATION_LOCK
     from .vectors_pg import PgVectorStore, _hits
     from .vectors_pg_sql import _Params, _payload_sql, _where
 
@@ -179,26 +181,13 @@ def pg_agent_vectors():
         return f"(binary_quantize({value})::bit({dim}))"
 
     class PgAgentVectors(PgVectorStore):
-        """Agent points in a pgvector table, with the quantised mode's expression index."""
+        """Agent points in a pgvector table; a quantised mode picks candidates by the quantised distance."""
 
         requested = "none"
 
         def _ensure_collection(self) -> None:
             super()._ensure_collection()
             self.quantization = self.requested
-            # Named by the table's hash: "<table>_q_..." would pass PostgreSQL's 63 bytes and be cut.
-            indexes = {"scalar": (f"lumina_q_scalar_{self.table[-16:]}",
-                                  f"{quantised('scalar', self.dim, 'embedding')} halfvec_cosine_ops"),
-                       "binary": (f"lumina_q_binary_{self.table[-16:]}",
-                                  f"{quantised('binary', self.dim, 'embedding')} bit_hamming_ops")}
-            with self._con("index the quantised vectors", transaction=True) as con:
-                con.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
-                for mode, (name, expression) in indexes.items():
-                    # Only the mode in effect keeps an index: every write pays for each one the table has.
-                    if mode == self.quantization:
-                        con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self.table} USING hnsw ({expression})")
-                    else:
-                        con.execute(f"DROP INDEX IF EXISTS {name}")
 
         def _quantised_sql(self, conditions: list[Condition], fields: Sequence[str] | None) -> tuple[str, _Params]:
             p = _Params()
