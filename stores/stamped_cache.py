@@ -7,7 +7,8 @@ stamp *s* is still exact while the stamp is *s*. Writes that touch no user (use 
 which no recall reads) leave the stamp alone: a cached row may show an older use count, never an older fact.
 The last flush stage refreshes the entries (nodes.retrieval.warm), so the recall after a write finds them current.
 On PostgreSQL the stamps are rows every process's writes move (``PostgresConnection.key_generation``), so an entry
-follows other processes' writes too, at the cost of one stamp query per read.
+follows other processes' writes too: within stores.pg_stamps.STAMP_SECONDS, the time a stamp read from the server
+is reused (this process's own writes are seen at once).
 """
 
 from __future__ import annotations
