@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
+from .turn_vectors import _collect_own
 from .vector_filters import TENANT_FIELD, Condition, batched
 from .vectors_edge import EdgeVectorStore, _edge_filter
 
@@ -38,18 +39,6 @@ ITEM_FIELD = "item_id"  # the layer's id (event, record or shared memory id): ``
 # Candidates per result scored with the original vectors: one bit per dimension loses more order than eight.
 OVERSAMPLING = {"scalar": 2.0, "binary": 4.0}
 _RETRIEVE_BATCH = 1_000
-
-
-def _collect(records, user_id: str, out: dict[str, np.ndarray]) -> None:
-    """Each retrieved record's vector under its point id, when it is this tenant's."""
-    for record in records:
-        if (record.payload or {}).get(TENANT_FIELD) != user_id:
-            continue
-        vec = record.vector
-        if isinstance(vec, dict):
-            vec = next(iter(vec.values()), None)
-        if vec:
-            out[str(record.id)] = np.asarray(vec, dtype=np.float32)
 
 
 # --- qdrant-edge -------------------------------------------------------------------------------------
@@ -108,7 +97,8 @@ class EdgeAgentVectors(EdgeVectorStore):
     def _vectors_by_point(self, user_id: str, point_ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         for chunk in batched(point_ids, _RETRIEVE_BATCH):
-            _collect(self._shard.retrieve(list(chunk), with_payload=[TENANT_FIELD], with_vector=True), user_id, out)
+            records = self._shard.retrieve(list(chunk), with_payload=[TENANT_FIELD], with_vector=True)
+            _collect_own(records, user_id, {pid: pid for pid in chunk}, out)
         return out
 
 
@@ -140,8 +130,11 @@ def client_agent_vectors():
                                                quantization_config=quantization_config(self.quantization))
 
         def _params(self) -> Any:
-            if self.quantization == "none":
+            if self._local:
                 return None
+            if self.quantization == "none":
+                # A collection quantised before keeps its quantised copies: searched without them.
+                return models.SearchParams(quantization=models.QuantizationSearchParams(ignore=True))
             return models.SearchParams(quantization=models.QuantizationSearchParams(
                 rescore=True, oversampling=OVERSAMPLING[self.quantization]))
 
@@ -162,7 +155,7 @@ def client_agent_vectors():
                     records = self._client.retrieve(
                         self.collection, ids=list(chunk), with_vectors=True,
                         with_payload=models.PayloadSelectorInclude(include=[TENANT_FIELD]))
-                _collect(records, user_id, out)
+                _collect_own(records, user_id, {pid: pid for pid in chunk}, out)
             return out
 
     return ClientAgentVectors
