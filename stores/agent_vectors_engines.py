@@ -5,10 +5,9 @@ Each class is the tier's adapter (stores.vectors_edge / vectors_client / vectors
 when the class's ``requested`` mode asks for them. ``quantization`` is the mode actually in effect:
 
 - qdrant-edge: the engine's own ScalarQuantization (int8) / BinaryQuantization (1 bit), searched with rescoring
-  on the original vectors (``QuantizationSearchParams(rescore=True, oversampling=...)``). The shard builds the
-  quantised copies when its segments are optimised (``optimize()``); until then it scores the original vectors.
-  The engine persists a shard's quantisation, so a shard once quantised and now opened with "none" is searched
-  with ``ignore=True``.
+  on the original vectors (``QuantizationSearchParams(rescore=True, oversampling=...)``). The shard quantises what
+  it is given as it writes (a search ranks by the quantised copies before any ``optimize()``). The engine persists
+  a shard's quantisation, so a shard once quantised and now opened with "none" is searched with ``ignore=True``.
 - Qdrant server: the same configuration set on the collection (``update_collection``), the same search params.
   qdrant-client's local mode has no quantisation (it scores float vectors with numpy): "none" is in effect there.
 - pgvector: a search takes ``oversampling`` times the limit by the quantised distance, ``embedding::halfvec(dim)``
