@@ -52,12 +52,33 @@ class Services:
     """lumina_memory.nodes.retrieval.warm.StartupWarm of a long-running process (default_services), else None."""
     leases: Leases | None = None
     """Jobs that must run once across the processes of this memory take a lease here (stores.leases); shared by
-    the process's Services of one memory and released by the server when the process ends, so not closed here."""
+    the process's Services of one memory (closing ends its session once no lease is held; it opens again on use)."""
 
     def close(self) -> None:
-        if self.startup_warm is not None:
-            self.startup_warm.close()
-        self.stores.close()
+        """Close the stores and, in server mode, every session this process keeps on the memory's PostgreSQL
+        (leases, journal, activity log, shared state): a closed Services holds no backend. Those are shared by
+        the process's Services of one memory and open again on their next use."""
+        try:
+            if self.startup_warm is not None:
+                self.startup_warm.close()
+            self.stores.close()
+        finally:
+            if self.settings.database_url:
+                _close_server_sessions(self.settings.database_url, self.leases)
+
+
+def _close_server_sessions(uri: str, leases: Leases | None) -> None:
+    from lumina_memory.stores import activity_log_pg, journal_pg, shared_state
+
+    closers = [lambda: journal_pg.close_sessions(uri), lambda: activity_log_pg.close_sessions(uri),
+               lambda: shared_state.close_shared_states(uri)]
+    if leases is not None:
+        closers.append(leases.close)
+    for close in closers:
+        try:
+            close()
+        except Exception as exc:  # noqa: BLE001 - one session failing to close must not keep the others open
+            log.warning("closing a server-mode session failed: %s", exc)
 
 
 STARTUP_HOOKS: list[Callable[[Services], None]] = []

@@ -44,19 +44,29 @@ class PostgresActivityLog(UserRowsPlace):
     table = TABLE
     name = "activity_log"
 
-    def __init__(self, db: PostgresConnection):
-        self.db = db
+    def __init__(self, db: PostgresConnection, *, timeout: float = 10.0):
+        self._db, self._timeout = db, timeout
+        self._reopen = threading.Lock()
         db.migrate("activity", STEPS)
+
+    @property
+    def db(self) -> PostgresConnection:
+        """The log's connection, opened again after ``close``: a process keeps one log per memory (nodes.activity)
+        beyond the Services that closed its sessions."""
+        with self._reopen:
+            if not self._db.is_open:
+                self._db = PostgresConnection(self._db.database, self._db.tier, timeout=self._timeout, pool_size=2)
+            return self._db
 
     @classmethod
     def for_settings(cls, settings) -> "PostgresActivityLog":
         """The log of ``settings.database_url``: one per URI in a process, kept open."""
         with _GUARD:
             log = _OPEN.get(settings.database_url)
-            if log is None or not log.db.is_open:
-                log = _OPEN[settings.database_url] = cls(PostgresConnection(
-                    settings.database_url, "activity", timeout=getattr(settings, "database_timeout_seconds", 10.0),
-                    pool_size=2))
+            if log is None:
+                timeout = getattr(settings, "database_timeout_seconds", 10.0)
+                log = _OPEN[settings.database_url] = cls(
+                    PostgresConnection(settings.database_url, "activity", timeout=timeout, pool_size=2), timeout=timeout)
         return log
 
     def _insert(self, con, events: list[dict[str, Any]]) -> None:
@@ -123,7 +133,17 @@ class PostgresActivityLog(UserRowsPlace):
         return forget_in_export(src, user_id)
 
     def close(self) -> None:
-        self.db.close()
+        """Close the connection's pool (nothing stays on the server); the next call opens it again."""
+        with self._reopen:
+            self._db.close()
+
+
+def close_sessions(uri: str) -> None:
+    """Close this process's activity log sessions on ``uri`` (a memory closed keeps no backend)."""
+    with _GUARD:
+        log = _OPEN.get(uri)
+    if log is not None:
+        log.close()
 
 
 def user_data_places(settings) -> list:

@@ -57,26 +57,42 @@ class _Liveness:
         self.uri, self.timeout = uri, timeout
         self._con: psycopg.Connection | None = None
         self._lock = threading.Lock()
+        self.in_flight = 0
+        """Replies of this process journalled and not finished: while any is, the lock must stay held."""
+
+    def begin(self) -> None:
+        """A reply starts: the owner lock held (``ensure``) and the reply counted until ``end``."""
+        with self._lock:
+            self._ensure()
+            self.in_flight += 1
+
+    def end(self) -> None:
+        with self._lock:
+            self.in_flight = max(0, self.in_flight - 1)
 
     def ensure(self) -> None:
         with self._lock:
-            if self._con is not None and not self._con.closed and not self._con.broken:
-                return
-            try:
-                # Bounded on the client too (stores.pg_watchdog): a paused server never fires its own timeouts.
-                self._con = bounded_connection(grace(self.timeout)).connect(
-                    self.uri, autocommit=True, connect_timeout=max(1, int(self.timeout)),
-                    options=f"-c statement_timeout={max(1, int(self.timeout * 1000))}")
-                self._con.execute("SELECT pg_advisory_lock(%s)", [owner_lock_key(OWNER)])
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                if self._con is not None:
-                    self._con.close()
-                self._con = None
-                raise StoreUnavailable("journal", f"PostgreSQL at {describe(self.uri)}: {exc}") from exc
+            self._ensure()
+
+    def _ensure(self) -> None:
+        if self._con is not None and not self._con.closed and not self._con.broken:
+            return
+        try:
+            # Bounded on the client too (stores.pg_watchdog): a paused server never fires its own timeouts.
+            self._con = bounded_connection(grace(self.timeout)).connect(
+                self.uri, autocommit=True, connect_timeout=max(1, int(self.timeout)),
+                options=f"-c statement_timeout={max(1, int(self.timeout * 1000))}")
+            self._con.execute("SELECT pg_advisory_lock(%s)", [owner_lock_key(OWNER)])
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            if self._con is not None:
+                self._con.close()
+            self._con = None
+            raise StoreUnavailable("journal", f"PostgreSQL at {describe(self.uri)}: {exc}") from exc
 
     def close(self) -> None:
+        """End the session unless a reply is in flight (its row would look orphaned to other processes)."""
         with self._lock:
-            if self._con is not None:
+            if self._con is not None and not self.in_flight:
                 self._con.close()
                 self._con = None
 
@@ -85,9 +101,9 @@ class PostgresJournalEntry(JournalEntry):
     """One reply journalled as a row: ``write`` as it streams, ``finish`` when complete."""
 
     def __init__(self, db: PostgresConnection, entry: str, flush_seconds: float, flush_chars: int,
-                 redact: Callable[[str], str] | None):
+                 redact: Callable[[str], str] | None, liveness: _Liveness | None = None):
         super().__init__(None, flush_seconds, flush_chars, redact)
-        self._db, self.entry = db, entry
+        self._db, self.entry, self._liveness = db, entry, liveness
         self.path = entry  # what the journal's ``read`` takes, as for the file journal
 
     def _append(self, text: str) -> None:
@@ -95,8 +111,13 @@ class PostgresJournalEntry(JournalEntry):
             con.execute(f"UPDATE {TABLE} SET text = text || ?, chunks = chunks + 1 WHERE entry = ?", [text, self.entry])
 
     def _remove(self) -> None:
-        with self._db.tx() as con:
-            con.execute(f"DELETE FROM {TABLE} WHERE entry = ?", [self.entry])
+        try:
+            with self._db.tx() as con:
+                con.execute(f"DELETE FROM {TABLE} WHERE entry = ?", [self.entry])
+        finally:
+            liveness, self._liveness = self._liveness, None
+            if liveness is not None:  # counted out once, however often finish is called
+                liveness.end()
 
 
 _LIVENESS: dict[str, _Liveness] = {}
@@ -139,16 +160,20 @@ class PostgresJournal(UserRowsPlace):
              **meta: Any) -> PostgresJournalEntry:
         """Start journalling a reply: its row is committed (and this process's owner lock held) before the
         first chunk; a retried reply starts over."""
-        self._liveness.ensure()
         entry = self._entry(user_id, reply_id)
         start = {"user": user_id, "reply_id": reply_id, "owner": OWNER, "at": round(time.time(), 3), **meta}
-        with self.db.tx() as con:
-            con.execute(
-                f"INSERT INTO {TABLE} (entry, user_id, owner, start, text, chunks) VALUES (?, ?, ?, ?, '', 0) "
-                "ON CONFLICT (entry) DO UPDATE SET user_id = excluded.user_id, owner = excluded.owner, "
-                "start = excluded.start, text = '', chunks = 0",
-                [entry, user_id, OWNER, json.dumps(start, ensure_ascii=False, default=str)])
-        return PostgresJournalEntry(self.db, entry, self.flush_seconds, self.flush_chars, redact)
+        self._liveness.begin()
+        try:
+            with self.db.tx() as con:
+                con.execute(
+                    f"INSERT INTO {TABLE} (entry, user_id, owner, start, text, chunks) VALUES (?, ?, ?, ?, '', 0) "
+                    "ON CONFLICT (entry) DO UPDATE SET user_id = excluded.user_id, owner = excluded.owner, "
+                    "start = excluded.start, text = '', chunks = 0",
+                    [entry, user_id, OWNER, json.dumps(start, ensure_ascii=False, default=str)])
+        except BaseException:
+            self._liveness.end()
+            raise
+        return PostgresJournalEntry(self.db, entry, self.flush_seconds, self.flush_chars, redact, self._liveness)
 
     def read(self, path: str) -> dict[str, Any] | None:
         """What a reply's row holds (``path``: the entry's id, the row's handle): its start fields, the text so far
@@ -197,6 +222,22 @@ class PostgresJournal(UserRowsPlace):
 
     def close(self) -> None:
         self.db.close()
+
+
+def close_sessions(uri: str) -> None:
+    """Close this process's journal sessions on ``uri`` (a memory closed keeps no backend); each opens again on
+    its next use. While a reply of this process is in flight they stay: its row must not look orphaned."""
+    with _GUARD:
+        liveness = _LIVENESS.get(uri)
+        if liveness is not None and liveness.in_flight:
+            return
+        journals = [journal for key, journal in _OPEN.items() if key[0] == uri]
+        for key in [key for key in _OPEN if key[0] == uri]:
+            del _OPEN[key]
+    for journal in journals:
+        journal.close()
+    if liveness is not None:
+        liveness.close()
 
 
 def user_data_places(settings) -> list:

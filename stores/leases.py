@@ -169,6 +169,7 @@ class PostgresLeases:
         self._pid = 0
         self._local = LocalLeases()
         self._on_server: set[str] = set()
+        self._closing = False  # close() was called while leases were held: the last release ends the session
         with self._session:
             self._connection()  # a server that is down fails here, named
 
@@ -229,6 +230,9 @@ class PostgresLeases:
                 log.error("lease %r was no longer held on the server when released", name)
         except StoreUnavailable as exc:  # the session is gone, and with it the lock
             log.warning("lease %r released by the session's end: %s", name, exc)
+        with self._session:
+            if self._closing and not self._on_server:  # closed while held: the last release ends the session
+                self._end_session()
 
     def hold(self, name: str, *, wait: bool | float = False) -> AbstractContextManager[bool]:
         name = lease_name(name)
@@ -259,12 +263,20 @@ class PostgresLeases:
         return self._local.held(name)
 
     def close(self) -> None:
-        """End the session: the server releases every lease it held."""
+        """End the session, so a closed memory keeps no backend on the server; a later ``hold`` opens a new one.
+        While a thread of this process still holds a lease (another Services of the same memory), the session
+        ends when the last one is released instead: ending it now would let another worker take that lease."""
         with self._session:
-            con, self._con = self._con, None
-            self._on_server.clear()
-            if con is not None and self._pid == os.getpid():
-                con.close()
+            if self._on_server:
+                self._closing = True
+                return
+            self._end_session()
+
+    def _end_session(self) -> None:
+        """Close the session (the caller holds ``_session``)."""
+        con, self._con, self._closing = self._con, None, False
+        if con is not None and self._pid == os.getpid():
+            con.close()
 
 
 @contextmanager
@@ -298,7 +310,8 @@ def open_leases(settings) -> Leases:
     with _opened_lock:
         leases = _opened.get(where)
         if leases is None:
-            leases = PostgresLeases(where[1]) if where[0] == "postgres" else LocalLeases()
+            leases = (PostgresLeases(where[1], timeout=getattr(settings, "database_timeout_seconds", 10.0))
+                      if where[0] == "postgres" else LocalLeases())
             _opened[where] = leases
         return leases
 

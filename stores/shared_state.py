@@ -227,11 +227,13 @@ def open_shared_state(settings) -> SharedState:
         return state
 
 
-def close_shared_states() -> None:
-    """Close every PostgreSQL state this process opened (tests whose databases go; shutdown)."""
+def close_shared_states(uri: str | None = None) -> None:
+    """Close every PostgreSQL state this process opened (tests whose databases go; shutdown), or only those on
+    ``uri`` (a memory closed); ``open_shared_state`` opens one again."""
     with _OPEN_GUARD:
-        states = list(_OPEN.values())
-        _OPEN.clear()
+        states = [state for key, state in _OPEN.items() if uri is None or key == uri]
+        for key in [key for key in _OPEN if uri is None or key == uri]:
+            del _OPEN[key]
     for state in states:
         state.close()
 
