@@ -57,12 +57,20 @@ class Stores:
         return out
 
     def close(self) -> None:
+        """Close every store, each even when one before it fails (a server down): none keeps its connections;
+        the first failure is raised once all are closed."""
+        failed: BaseException | None = None
         for store in (self.agents, self.kb, self.knowledge, self.turns, self.graph, self.vectors, self.archive, self.midterm,
                       self.pg_pool):
             if store is not None:
-                store.close()
+                try:
+                    store.close()
+                except Exception as exc:  # noqa: BLE001 - raised below, after the rest are closed
+                    failed = failed or exc
         if self.lock is not None:
             self.lock.release()
+        if failed is not None:
+            raise failed
 
 
 def _edge_index_settings(settings: LuminaSettings) -> dict:
