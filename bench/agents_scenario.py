@@ -2,12 +2,19 @@
 
 Each agent lives through routine events (work, meals, weather, neighbours seen) and, hidden among them, the events
 a question is about:
-- *told*: another agent told it a fact ("who told me where the iron is?"); the answer is the teller.
-- *rule*: its group agreed a rule at a meeting, also kept as a group memory by the group's leader ("what did our
-  group agree about the well?"); an agent outside the group must never be shown that memory.
-- *trust*: one agent helped it several times, others once, one promised and failed ("who helps me most?").
+- *told*: another agent told it a fact ("who told me where the iron is?"); the answer is the teller. A second
+  agent told it where another thing is, in the same words otherwise.
+- *rule*: its group agreed two rules at two meetings, each also kept as a group memory by the group's leader
+  ("what did our group agree about the well?"); only the rule asked about answers, and an agent outside the group
+  must never be shown either memory.
+- *trust*: one agent helped it three times, another once, one promised and failed ("who helps me most?"); it is
+  answered when the helper's events outnumber the others' among the results.
 - *latest*: where it saw something, twice, at different times ("where did I last see the wolf?"); only the later
-  sighting answers, which a search by meaning alone cannot tell from the earlier one.
+  sighting answers, which a search by meaning alone cannot tell from the earlier one: it is answered when the later
+  sighting ranks above the earlier one.
+A question's ``decoys`` are the events (and group memories) that look like an answer and are not; ``rule`` says how
+results are read: ``any`` (an evidence event among them), ``first`` (evidence ranked above every decoy), ``most``
+(more evidence than decoy events).
 Half the agents speak English, half Japanese; names, places and facts are drawn per agent from shared pools, so
 the same words occur in many agents' distractors and in other questions. Deterministic for a seed.
 """
@@ -53,6 +60,12 @@ class Question:
     module: str = "default"
     shared: str | None = None
     """A group memory that answers too (rule questions)."""
+    decoys: list[str] = field(default_factory=list)
+    """Events or group memories that look like an answer and are not."""
+    rule: str = "any"
+    """How results answer: any, first or most (module docstring)."""
+    decoy_answers: list[str] = field(default_factory=list)
+    """Texts a decoy holds in place of the answer (the other rule, the earlier place, the other helpers)."""
 
 
 @dataclass
@@ -89,23 +102,28 @@ def generate(agents: int = 24, routine_per_agent: int = 60, hours: float = 2.0, 
         members = ids[g * 4:(g + 1) * 4]
         sc.groups[f"group_{g}"] = members
     for g, (group, members) in enumerate(sc.groups.items()):
-        rule_en, rule_ja, topic_en, topic_ja = RULES[g % len(RULES)]
-        t = rnd.uniform(0.1, 0.5) * span
-        sources = []
-        for m in members:
-            text = (f"グループの集会で決めた: {rule_ja}。" if ja[m] else f"At the group meeting we agreed that {rule_en}.")
-            sources.append(event(m, t, "conversation", text, [x for x in members if x != m], request=True))
-        leader = members[0]
-        mid = f"shared_{group}"
-        sc.shared.append({"memory_id": mid, "author": leader, "group_id": group, "created_at": start + t,
-                          "content": f"Group rule ({group}): {rule_en} / {rule_ja}", "source_events": sources})
-        for m in members:
+        made = []  # per rule: (rule_en, rule_ja, topic_en, topic_ja, sources, memory id)
+        for r, rule in enumerate((RULES[g % len(RULES)], RULES[(g + 1) % len(RULES)])):
+            rule_en, rule_ja = rule[0], rule[1]
+            t = rnd.uniform(0.1, 0.5) * span
+            sources = []
+            for m in members:
+                text = (f"グループの集会で決めた: {rule_ja}。" if ja[m] else f"At the group meeting we agreed that {rule_en}.")
+                sources.append(event(m, t, "conversation", text, [x for x in members if x != m], request=True))
+            mid = f"shared_{group}_{r}"
+            sc.shared.append({"memory_id": mid, "author": members[0], "group_id": group, "created_at": start + t,
+                              "content": f"Group rule ({group}): {rule_en} / {rule_ja}", "source_events": sources})
+            made.append((*rule, sources, mid))
+        asked, other = made[g % 2], made[1 - g % 2]
+        rule_en, rule_ja, topic_en, topic_ja, sources, mid = asked
+        for n, m in enumerate(members):
             q = f"私たちのグループは{topic_ja}について何を決めた?" if ja[m] else f"What did our group agree about {topic_en}?"
-            sc.questions.append(Question(m, "rule", q, [sources[members.index(m)]], rule_ja if ja[m] else rule_en,
-                                         "goals", shared=mid))
+            sc.questions.append(Question(m, "rule", q, [sources[n]], rule_ja if ja[m] else rule_en, "goals",
+                                         shared=mid, decoys=[other[4][n], other[5]], rule="first",
+                                         decoy_answers=[other[1] if ja[m] else other[0]]))
         outsider = ids[(g * 4 + 5) % agents]
         if outsider not in members:
-            sc.outsiders.append((outsider, mid))
+            sc.outsiders += [(outsider, made[0][5]), (outsider, made[1][5])]
 
     for i, a in enumerate(ids):
         others = [x for x in ids if x != a]
@@ -117,6 +135,12 @@ def generate(agents: int = 24, routine_per_agent: int = 60, hours: float = 2.0, 
         told = event(a, t, "conversation",
                      f"{name[teller]}が{thing_ja}は{PLACES_JA[place]}にあると教えてくれた。" if ja[a] else
                      f"{name[teller]} told me that {thing_en} can be found in {PLACES_EN[place]}.", [teller])
+        other_teller = rnd.choice([x for x in others if x not in (teller, helper, once, failer)])
+        other_en, other_ja = rnd.choice([x for x in THINGS if x != (thing_en, thing_ja)])
+        other_place = rnd.randrange(len(PLACES_EN))
+        event(a, rnd.uniform(0.05, 0.9) * span, "conversation",
+              f"{name[other_teller]}が{other_ja}は{PLACES_JA[other_place]}にあると教えてくれた。" if ja[a] else
+              f"{name[other_teller]} told me that {other_en} can be found in {PLACES_EN[other_place]}.", [other_teller])
         q = f"{thing_ja}がどこにあるか誰が教えてくれた?" if ja[a] else f"Who told me where to find {thing_en}?"
         sc.questions.append(Question(a, "told", q, [told], name[teller], "social"))
         # trust: one helper three times, another once, one who promised and failed
@@ -127,23 +151,25 @@ def generate(agents: int = 24, routine_per_agent: int = 60, hours: float = 2.0, 
                                   f"{name[helper]}が{h_ja}。" if ja[a] else f"{name[helper]} {h_en}.", [helper],
                                   goal_related=True))
         h_en, h_ja = rnd.choice(HELP)
-        event(a, rnd.uniform(0.05, 0.95) * span, "action", f"{name[once]}が{h_ja}。" if ja[a] else
-              f"{name[once]} {h_en}.", [once], goal_related=True)
-        event(a, rnd.uniform(0.05, 0.95) * span, "conversation",
-              f"{name[failer]}は手伝うと約束したが来なかった。" if ja[a] else f"{name[failer]} promised to help but never came.",
-              [failer], failure=True)
+        once_id = event(a, rnd.uniform(0.05, 0.95) * span, "action", f"{name[once]}が{h_ja}。" if ja[a] else
+                        f"{name[once]} {h_en}.", [once], goal_related=True)
+        failed_id = event(a, rnd.uniform(0.05, 0.95) * span, "conversation",
+                          f"{name[failer]}は手伝うと約束したが来なかった。" if ja[a] else
+                          f"{name[failer]} promised to help but never came.", [failer], failure=True)
         q = "いちばんよく手伝ってくれるのは誰?" if ja[a] else "Who has helped me the most?"
-        sc.questions.append(Question(a, "trust", q, help_ids, name[helper], "social"))
+        sc.questions.append(Question(a, "trust", q, help_ids, name[helper], "social", decoys=[once_id, failed_id],
+                                     rule="most", decoy_answers=[name[once], name[failer]]))
         # latest: the same animal seen twice, in two places
         an_en, an_ja = rnd.choice(ANIMALS)
         p1, p2 = rnd.sample(range(len(PLACES_EN)), 2)
         t1 = rnd.uniform(0.05, 0.4) * span
         t2 = rnd.uniform(0.6, 0.95) * span
-        for t, p in ((t1, p1), (t2, p2)):
-            last = event(a, t, "observation", f"{PLACES_JA[p]}で{an_ja}を見た。" if ja[a] else
-                         f"I saw a {an_en} near {PLACES_EN[p]}.", threat=True)
+        first, last = (event(a, t, "observation", f"{PLACES_JA[p]}で{an_ja}を見た。" if ja[a] else
+                             f"I saw a {an_en} near {PLACES_EN[p]}.", threat=True) for t, p in ((t1, p1), (t2, p2)))
         q = f"最後に{an_ja}を見たのはどこ?" if ja[a] else f"Where did I last see the {an_en}?"
-        sc.questions.append(Question(a, "latest", q, [last], PLACES_JA[p2] if ja[a] else PLACES_EN[p2], "planning"))
+        places = PLACES_JA if ja[a] else PLACES_EN
+        sc.questions.append(Question(a, "latest", q, [last], places[p2], "planning", decoys=[first], rule="first",
+                                     decoy_answers=[places[p1]]))
         # routine distractors
         pool = ROUTINE_JA if ja[a] else ROUTINE_EN
         places = PLACES_JA if ja[a] else PLACES_EN
