@@ -6,7 +6,9 @@ The saver's tables live in a schema of their own (``lumina_checkpoints``), reach
 migration numbers) in the same database, and the two must not meet. ``setup`` runs the saver's migrations under
 an advisory lock: the saver's own ``setup`` is not safe when two processes start at once (both insert the same
 migration number). Connections are autocommit, as the saver needs (its migrations create indexes
-CONCURRENTLY) and as VACUUM needs.
+CONCURRENTLY) and as VACUUM needs. The stored states are kept uncompressed (``STORAGE EXTERNAL``: large ones
+still move to TOAST): PostgreSQL's pglz would otherwise hide a thread's text in its pages from the raw scan
+that checks an erasure left nothing, and splice a kept user's id into false matches of an erased one's.
 
 ``CheckpointsPgPlace`` is the same UserDataPlace as the data dir's SQLite file (stores.places.checkpoints_place),
 under the same name: a user's threads by the same rule; erasing deletes them and VACUUM FULL rewrites the
@@ -17,6 +19,7 @@ into a SQLite checkpoint file of the embedded format, so a snapshot restores int
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +33,8 @@ from .checkpoints_place import FILE, copy_threads, forget_in_file, sqlite_thread
 
 SCHEMA = "lumina_checkpoints"
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+UNCOMPRESSED = (("checkpoints", "checkpoint"), ("checkpoints", "metadata"), ("checkpoint_blobs", "blob"),
+                ("checkpoint_writes", "blob"))
 _SETUP_LOCK = 0x6C756D63706B  # pg_advisory_lock key held while the schema and the saver's tables are made
 
 
@@ -51,10 +56,21 @@ def setup(con: psycopg.Connection) -> None:
     """Create the schema and apply the saver's migrations, once across processes starting together."""
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    con.execute("SELECT pg_advisory_lock(%s)", [_SETUP_LOCK])
+    # Polled, not waited for: a process blocked in pg_advisory_lock holds a snapshot that the holder's CREATE INDEX
+    # CONCURRENTLY waits for, and PostgreSQL ends that cycle as a deadlock (three processes starting on a fresh
+    # database hit it). Each try is a statement of its own that ends at once, so the index build never waits on it.
+    try_lock = con.cursor(row_factory=tuple_row)
+    while not try_lock.execute("SELECT pg_try_advisory_lock(%s)", [_SETUP_LOCK]).fetchone()[0]:
+        time.sleep(0.1)
     try:
         con.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(SCHEMA)))
         PostgresSaver(con).setup()
+        for table, column in UNCOMPRESSED:  # altered once: ALTER TABLE locks the table against every reader
+            row = con.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s",
+                              [f"{SCHEMA}.{table}", column]).fetchone()
+            if row is not None and (row["attstorage"] if isinstance(row, dict) else row[0]) != "e":
+                con.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN {} SET STORAGE EXTERNAL").format(
+                    sql.Identifier(table), sql.Identifier(column)))
     finally:
         con.execute("SELECT pg_advisory_unlock(%s)", [_SETUP_LOCK])
 
