@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from . import agent_tables_sql as q
 from .agent_records import (DEFAULT_RUN, EVENT_TYPES, LTM_TYPES, SCOPES, AgentEvent, LtmRecord, SharedMemory,
                             TellHop)
 from .agent_records import agent_id as _agent
+from .agent_events_cache import EventsCache
 from .errors import InvalidInput
 from .ids import validate_id
 from .sql_connection import SqlConnection
@@ -123,7 +125,9 @@ class SqlAgentTables:
     def __init__(self, db: SqlConnection):
         self.db = db
         self.dialect = db.dialect
-        db.migrate("agents", [q.STEP1])
+        db.migrate("agents", [q.step1(db.dialect)])
+        # One writer (an embedded file): STM reads come from this process's copy (stores.agent_events_cache).
+        self._stm = None if db.shared else EventsCache(db)
 
     # --- agents and runs --------------------------------------------------------------------------
     def _register(self, con, agent: str, run: str) -> None:
@@ -187,24 +191,49 @@ class SqlAgentTables:
             rows.setdefault((row[1], row[0]), row)  # an id twice in one batch: the first, as a retry keeps it
         if not rows:
             return 0
-        with self.db.tx(touches={agent for agent, _ in rows}) as con:
-            written = con.execute(q.INSERT_EVENTS, q.batch_parameters(q.EVENT_COLUMNS, list(rows.values())))
-            return len(written.fetchall())
+        with self._writing({agent for agent, _ in rows}) as committed:
+            with self.db.tx(touches={agent for agent, _ in rows}) as con:
+                written = con.execute(q.INSERT_EVENTS, q.batch_parameters(q.EVENT_COLUMNS, list(rows.values())))
+                new = {(r[0], r[1]) for r in written.fetchall()}
+            added: dict[str, list[tuple]] = {}
+            for key, row in rows.items():
+                if key in new:
+                    added.setdefault(key[0], []).append(tuple(row))
+            committed(added, {})
+        return sum(len(v) for v in added.values())
 
     def events(self, agent_id: str, limit: int | None = None, *, newest: bool = False,
                ids: Sequence[str] | None = None) -> list[AgentEvent]:
-        params: list[Any] = [_agent(agent_id)]
-        if ids is not None:
-            params.append(_ids(ids, "event_id"))
+        agent = _agent(agent_id)
+        among = None if ids is None else _ids(ids, "event_id")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit", f"must be a whole number >= 0, got {limit!r}")
-        params.append(limit)
+        if self._stm is not None:
+            rows = self._stm.rows(agent, lambda: self._all_events(agent))
+            if among is not None:
+                wanted = set(among)
+                rows = [r for r in rows if r[0] in wanted]
+            if limit is not None:
+                rows = rows[max(0, len(rows) - limit):] if newest else rows[:limit]
+            return [_event(r) for r in rows]
+        params: list[Any] = [agent] + ([] if among is None else [among]) + [limit]
         with self.db.read() as con:
-            rows = con.execute(q.select_events(ids is not None, newest), params).fetchall()
+            rows = con.execute(q.select_events(among is not None, newest), params).fetchall()
         found = [_event(r) for r in rows]
         return found[::-1] if newest else found
 
+    def _all_events(self, agent: str) -> list[tuple]:
+        with self.db.read() as con:
+            return [tuple(r) for r in con.execute(q.select_events(False, False), [agent, None]).fetchall()]
+
+    def _writing(self, agents: Iterable[str]):
+        """``EventsCache.writing`` where the cache is kept; elsewhere a block whose report does nothing."""
+        return self._stm.writing(agents) if self._stm is not None else nullcontext(lambda added, deleted: None)
+
     def count_events(self, agent_id: str) -> int:
+        if self._stm is not None:
+            agent = _agent(agent_id)
+            return len(self._stm.rows(agent, lambda: self._all_events(agent)))
         with self.db.read() as con:
             (n,) = con.execute(q.COUNT_EVENTS, [_agent(agent_id)]).fetchone()
         return int(n)
@@ -213,8 +242,11 @@ class SqlAgentTables:
         agent, gone = _agent(agent_id), _ids(event_ids, "event_id")
         if not gone:
             return 0
-        with self.db.tx(touches=(agent,)) as con:
-            return len(con.execute(q.DELETE_EVENTS, [agent, gone]).fetchall())
+        with self._writing((agent,)) as committed:
+            with self.db.tx(touches=(agent,)) as con:
+                deleted = [r[0] for r in con.execute(q.DELETE_EVENTS, [agent, gone]).fetchall()]
+            committed({}, {agent: deleted})
+        return len(deleted)
 
     # --- long-term records (P4, P5) ---------------------------------------------------------------
     def _upsert_ltm(self, con, rows: Sequence[list[Any]]) -> int:
@@ -269,9 +301,12 @@ class SqlAgentTables:
         if any(owner != agent for owner, _ in rows):
             raise InvalidInput("agent_id", f"every record of a consolidation of {agent!r} is that agent's")
         gone = _ids(event_ids, "event_id")
-        with self.db.tx(touches=(agent,)) as con:
-            self._upsert_ltm(con, list(rows.values()))
-            return len(con.execute(q.DELETE_EVENTS, [agent, gone]).fetchall()) if gone else 0
+        with self._writing((agent,)) as committed:
+            with self.db.tx(touches=(agent,)) as con:
+                self._upsert_ltm(con, list(rows.values()))
+                deleted = [r[0] for r in con.execute(q.DELETE_EVENTS, [agent, gone]).fetchall()] if gone else []
+            committed({}, {agent: deleted})
+        return len(deleted)
 
     # --- shared memories (P7) ---------------------------------------------------------------------
     def add_shared(self, memory: SharedMemory) -> None:
@@ -353,6 +388,8 @@ class SqlAgentTables:
             others = {r[0] for statement in q.STRIP_AGENT for r in con.execute(statement, [agent, agent]).fetchall()}
             with self.db.tx(touches=others):  # their rows changed: their stamps move with this commit too
                 pass
+        if self._stm is not None:
+            self._stm.forget(agent)
         return removed
 
     def close(self) -> None:

@@ -49,27 +49,37 @@ def _create(table: str, columns: Sequence[tuple[str, str]], key: str, nullable: 
     return f"CREATE TABLE IF NOT EXISTS {table} ({body}, PRIMARY KEY ({key}))"
 
 
-STEP1 = (
+_TABLES_STEP1 = (
     _create(AGENTS, (("agent_id", "VARCHAR"), ("run_id", "VARCHAR")), "agent_id"),
     _create(WM, (("agent_id", "VARCHAR"), ("doc", "VARCHAR")), "agent_id"),
     _create(EVENTS, EVENT_COLUMNS, "agent_id, event_id", ("location",)),
-    f"CREATE INDEX IF NOT EXISTS {EVENTS}_time_idx ON {EVENTS} (agent_id, time)",
     _create(LTM, LTM_COLUMNS, "agent_id, memory_id", ("last_accessed",)),
-    f"CREATE INDEX IF NOT EXISTS {LTM}_agent_idx ON {LTM} (agent_id)",
     _create(SHARED, SHARED_COLUMNS, "memory_id", ("group_id",)),
-    f"CREATE INDEX IF NOT EXISTS {SHARED}_run_idx ON {SHARED} (run_id)",
     _create(GROUPS, (("run_id", "VARCHAR"), ("group_id", "VARCHAR"), ("agent_id", "VARCHAR")),
             "run_id, group_id, agent_id"),
-    f"CREATE INDEX IF NOT EXISTS {GROUPS}_agent_idx ON {GROUPS} (agent_id)",
     _create(HOPS, HOP_COLUMNS, "memory_id, from_agent, to_agent, time", ("event_id",)),
 )
-"""Step 1 of the ``agents`` component (``SqlConnection.migrate``): later schema changes are appended steps."""
+# The hot reads' indexes: one agent's events by time, its LTM records, a run's shared memories, an agent's groups.
+_INDEXES_STEP1 = (
+    f"CREATE INDEX IF NOT EXISTS {EVENTS}_time_idx ON {EVENTS} (agent_id, time)",
+    f"CREATE INDEX IF NOT EXISTS {LTM}_agent_idx ON {LTM} (agent_id)",
+    f"CREATE INDEX IF NOT EXISTS {SHARED}_run_idx ON {SHARED} (run_id)",
+    f"CREATE INDEX IF NOT EXISTS {GROUPS}_agent_idx ON {GROUPS} (agent_id)",
+)
+
+
+def step1(dialect: str) -> tuple[str, ...]:
+    """Step 1 of the ``agents`` component (``SqlConnection.migrate``): later schema changes are appended steps.
+    DuckDB gets no secondary index: its connection uses an index only for lookups of a few rows
+    (duckdb_connection.INDEX_SCAN_MAX_ROWS), which no read here is, so one would cost every insert (and memory:
+    DuckDB keeps an ART index in memory) and serve nothing; the primary keys' indexes enforce the keys."""
+    return _TABLES_STEP1 + (_INDEXES_STEP1 if dialect == "postgres" else ())
 
 
 # --- batched inserts ---------------------------------------------------------------------------------
-def batch_insert(table: str, columns: Sequence[tuple[str, str]], conflict: str) -> str:
+def batch_insert(table: str, columns: Sequence[tuple[str, str]], conflict: str, returning: str) -> str:
     """One INSERT of a whole batch; parameters from ``batch_parameters`` (same ``columns``). ``conflict`` is the
-    ON CONFLICT clause; RETURNING the first column, so the caller counts the rows written."""
+    ON CONFLICT clause; ``returning`` the key columns of the rows written."""
     scalars = [(c, t) for c, t in columns if t != _LIST]
     lists = [c for c, t in columns if t == _LIST]
     rows = "SELECT unnest(?::BIGINT[]) AS i, " + ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in scalars)
@@ -79,7 +89,7 @@ def batch_insert(table: str, columns: Sequence[tuple[str, str]], conflict: str) 
         for n in range(len(lists)))
     picked = [f"coalesce(l{lists.index(c)}.v, ARRAY[]::VARCHAR[])" if t == _LIST else f"r.{c}" for c, t in columns]
     return (f"INSERT INTO {table} ({', '.join(names(columns))}) SELECT {', '.join(picked)} FROM ({rows}) AS r{joins} "
-            f"{conflict} RETURNING {columns[0][0]}")
+            f"{conflict} RETURNING {returning}")
 
 
 def batch_parameters(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
@@ -103,14 +113,16 @@ def _updates(columns: Sequence[tuple[str, str]], keys: Sequence[str]) -> str:
     return ", ".join(f"{c} = excluded.{c}" for c, _ in columns if c not in keys)
 
 
-INSERT_EVENTS = batch_insert(EVENTS, EVENT_COLUMNS, "ON CONFLICT (agent_id, event_id) DO NOTHING")
+INSERT_EVENTS = batch_insert(EVENTS, EVENT_COLUMNS, "ON CONFLICT (agent_id, event_id) DO NOTHING",
+                             "agent_id, event_id")
 UPSERT_LTM = batch_insert(LTM, LTM_COLUMNS, "ON CONFLICT (agent_id, memory_id) DO UPDATE SET "
-                          + _updates(LTM_COLUMNS, ("agent_id", "memory_id")))
+                          + _updates(LTM_COLUMNS, ("agent_id", "memory_id")), "agent_id, memory_id")
 # A shared memory is replaced only by its own author in its own run (checked before, and kept by the WHERE
 # against a row another process wrote meanwhile).
 UPSERT_SHARED = batch_insert(SHARED, SHARED_COLUMNS, "ON CONFLICT (memory_id) DO UPDATE SET "
                              + _updates(SHARED_COLUMNS, ("memory_id", "run_id", "author"))
-                             + f" WHERE {SHARED}.author = excluded.author AND {SHARED}.run_id = excluded.run_id")
+                             + f" WHERE {SHARED}.author = excluded.author AND {SHARED}.run_id = excluded.run_id",
+                             "memory_id")
 INSERT_HOP = (f"INSERT INTO {HOPS} ({', '.join(names(HOP_COLUMNS))}) VALUES (?, ?, ?, ?, ?) "
               "ON CONFLICT (memory_id, from_agent, to_agent, time) DO NOTHING")
 

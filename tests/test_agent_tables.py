@@ -1,13 +1,11 @@
 """Agents' records (stores.agent_tables.SqlAgentTables): one conformance suite on DuckDB and PostgreSQL.
 
 Every method of ``AgentTables`` against a real engine: ordering, idempotency, isolation of agents and runs,
-the visibility of shared memories as memberships change, erasure, bad input refused with nothing written, and
-on PostgreSQL two connections (two processes' worth) racing the same agent's working memory and LTM counts.
+the visibility of shared memories as memberships change, erasure, bad input refused with nothing written.
+Transactions and concurrent writers: test_agent_tables_writers.py.
 """
 
 from __future__ import annotations
-
-import threading
 
 import pytest
 
@@ -149,26 +147,6 @@ def test_consolidated_swaps_events_for_records(tables):
     with pytest.raises(InvalidInput, match="agent_id"):
         tables.consolidated("a1", [rec("a2", 2)], ["e4"])
     assert tables.count_events("a1") == 1 and tables.count_ltm("a2") == 0
-
-
-class _CrashAfterRecords(SqlAgentTables):
-    """A consolidation that dies between writing its records and deleting their events."""
-
-    def _upsert_ltm(self, con, rows):
-        super()._upsert_ltm(con, rows)
-        raise RuntimeError("killed mid-way")
-
-
-def test_consolidated_failing_mid_way_leaves_the_events(sql_db):
-    tables = _CrashAfterRecords(sql_db)
-    tables.add_events([ev("a1", 1), ev("a1", 2)])
-    with pytest.raises(RuntimeError):
-        tables.consolidated("a1", [rec("a1", 1, source_events=["e1", "e2"])], ["e1", "e2"])
-    assert tables.count_events("a1") == 2 and tables.count_ltm("a1") == 0
-    with pytest.raises(RuntimeError), sql_db.tx():  # inside a caller's transaction: rolled back with it
-        SqlAgentTables(sql_db).consolidated("a1", [rec("a1", 1)], ["e1"])
-        raise RuntimeError("the caller's transaction fails")
-    assert tables.count_events("a1") == 2 and tables.count_ltm("a1") == 0
 
 
 # --- shared memories ----------------------------------------------------------------------------------------
@@ -353,57 +331,3 @@ def test_erase_agent_leaves_nothing_of_it_and_everything_of_others(tables, sql_d
                 except Exception:  # the table has no such column
                     continue
                 assert n == 0, (table, column)
-
-
-# --- PostgreSQL: two processes on one agent ------------------------------------------------------------------
-def _race(workers) -> None:
-    errors: list[BaseException] = []
-    start = threading.Barrier(len(workers))
-
-    def run(work):
-        try:
-            start.wait()
-            work()
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(w,)) for w in workers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-
-
-def test_racing_merges_and_touches_all_land_on_postgres(sql_pair):
-    first, second = (SqlAgentTables(db) for db in sql_pair)
-    first.add_ltm([rec("a1", 1), rec("a1", 2)])
-    rounds = 25
-
-    def merges(tables, name):
-        return lambda: [tables.merge_wm("a1", {f"{name}{i}": i}) for i in range(rounds)]
-
-    def touches(tables, at):
-        return lambda: [tables.touch_ltm("a1", ["m1", "m2"], at + i) for i in range(rounds)]
-
-    _race([merges(first, "p"), merges(second, "q"), touches(first, 100.0), touches(second, 200.0)])
-    doc = second.get_wm("a1")
-    assert doc == {**{f"p{i}": i for i in range(rounds)}, **{f"q{i}": i for i in range(rounds)}}
-    assert [(r.access_count, r.last_accessed) for r in first.ltm("a1")] == [(2 * rounds, 200.0 + rounds - 1)] * 2
-
-
-def test_another_connection_sees_writes_and_their_stamps(sql_pair):
-    first, second = (SqlAgentTables(db) for db in sql_pair)
-    stamp = sql_pair[1].key_generation.get("a1", 0)
-    first.add_events([ev("a1", 1)])
-    assert [e.event_id for e in second.events("a1")] == ["e1"]
-    assert sql_pair[1].key_generation.get("a1", 0) > stamp
-    run_stamp = sql_pair[1].key_generation.get("r1", 0)
-    first.add_shared(shared("s1", "a1"))
-    assert sql_pair[1].key_generation.get("r1", 0) > run_stamp
-    assert [m.memory_id for m in second.visible_shared("a1")] == ["s1"]
-    second.join_group("r1", "g", "a2")
-    first.add_shared(shared("s2", "a1", scope="group", group_id="g"))
-    assert [m.memory_id for m in second.visible_shared("a2", scope="group")] == ["s2"]
-    first.leave_group("r1", "g", "a2")
-    assert second.visible_shared("a2", scope="group") == []
