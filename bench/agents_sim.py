@@ -116,14 +116,18 @@ def ltm_qps(memory, ids: list[str], queries: int, p95_limit_ms: float, seed: int
 
 
 def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, data_dir: Path, seed: int = 1,
-        database_url: str | None = None, qps_queries: int = 100, ltm_p95_ms: float = 50.0, progress=print) -> dict:
+        database_url: str | None = None, qps_queries: int = 100, ltm_p95_ms: float = 50.0,
+        stm_capacity: int | None = None, progress=print) -> dict:
     from lumina_memory.nodes.agents.memory import AgentMemory
     from lumina_memory.nodes.services import open_services
 
     rnd = random.Random(seed)
     extra = {"database_url": database_url} if database_url else {}
     rss_before = peak_rss_mb()
-    services = open_services(bench_settings(data_dir, agents={"run_hours": hours}, **extra))
+    params: dict = {"run_hours": hours}
+    if stm_capacity:  # the note's capacity comes from the run's length; a fixed one makes short runs consolidate
+        params.update(stm_base_capacity=stm_capacity, stm_max_capacity=stm_capacity)
+    services = open_services(bench_settings(data_dir, agents=params, **extra))
     inner = getattr(services.embedder, "inner", services.embedder)
     embed_timer = Timed(inner.embed)
     inner.embed = embed_timer
@@ -191,6 +195,7 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
         report = {
             "agents": agents, "hours": hours, "event_seconds": event_seconds, "events": stored, "ticks": ticks,
             "engine": "postgres" if database_url else "duckdb",
+            "stm_capacity": stm_capacity, "queries_per_tick": queries_per_tick,
             "needed_events_per_s": agents / event_seconds,
             "store_events_per_s": stored / max(store_s, 1e-9), "store_seconds": store_s,
             "run_wall_s": run_wall, "wall_s": time.perf_counter() - started,
@@ -256,11 +261,13 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--queries-per-tick", type=int, default=5, help="Timed retrievals (x3 layers) per tick.")
     ap.add_argument("--qps-queries", type=int, default=100, help="LTM retrievals per thread in the rate phase.")
     ap.add_argument("--ltm-p95-ms", type=float, default=50.0)
+    ap.add_argument("--stm-capacity", type=int, help="Fixed STM capacity (default: the note's, from --hours).")
     ap.add_argument("--database-url", help="Server mode: the memory's PostgreSQL (default: embedded DuckDB).")
     ap.add_argument("--data-dir", type=Path, help="Keep the memory here (default: a temporary directory).")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    kw = dict(database_url=args.database_url, qps_queries=args.qps_queries, ltm_p95_ms=args.ltm_p95_ms)
+    kw = dict(database_url=args.database_url, qps_queries=args.qps_queries, ltm_p95_ms=args.ltm_p95_ms,
+              stm_capacity=args.stm_capacity)
     if args.data_dir:
         report = run(args.agents, args.hours, args.event_seconds, args.queries_per_tick, args.data_dir, **kw)
     else:

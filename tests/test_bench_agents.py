@@ -1,0 +1,107 @@
+"""The many-agents benchmarks (issue 48, P8) at a tiny size on the real engines: the quality bench on the generated
+village, the simulation driver and the LTM fill behind the sizing table. Their reports' structure and invariants
+are checked (counts add up, every kind of question scored for every system, no group memory shown to an
+outsider), never their timings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import agents_quality, agents_sim, agents_sizing
+from bench.agents_scenario import generate
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_village_asks_every_kind_with_decoys_and_known_outsiders():
+    sc = generate(agents=8, routine_per_agent=3, seed=11)
+    kinds = {q.kind for q in sc.questions}
+    assert kinds == set(agents_quality.KINDS)
+    assert len(sc.questions) == 8 * 4  # told, trust, latest per agent, and a rule question per group member
+    ids = {e["event_id"] for e in sc.events}
+    shared = {s["memory_id"] for s in sc.shared}
+    for q in sc.questions:
+        assert set(q.evidence) <= ids
+        assert set(q.decoys) <= ids | shared
+        assert not set(q.decoys) & set(q.evidence)
+        if q.kind in ("latest", "rule", "trust"):
+            assert q.decoys and q.decoy_answers and q.answer not in q.decoy_answers
+    members = {a for group in sc.groups.values() for a in group}
+    for outsider, memory_id in sc.outsiders:
+        group = next(s["group_id"] for s in sc.shared if s["memory_id"] == memory_id)
+        assert outsider not in sc.groups[group] and outsider in members | {e["agent_id"] for e in sc.events}
+    times = [e["time"] for e in sc.events]
+    assert times == sorted(times)
+    assert generate(agents=8, routine_per_agent=3, seed=11).events == sc.events  # deterministic for a seed
+
+
+def test_quality_scores_every_kind_for_every_system_and_leaks_nothing(tmp_path: Path):
+    out = tmp_path / "quality.json"
+    report = agents_quality.main(["--agents", "8", "--routine", "4", "--k", "5", "--json", str(out)])
+    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(json.dumps(report))
+    assert report["leaks"] == [0, 0]
+    assert [r["system"] for r in report["rows"]] == [
+        "Lumina agents", "plain vectors", "Lumina agents after consolidation and forgetting"]
+    for row in report["rows"]:
+        assert set(row["by_kind"]) == set(agents_quality.KINDS)
+        assert sum(v["questions"] for v in row["by_kind"].values()) == report["questions"]
+        for kind, v in row["by_kind"].items():
+            assert 0.0 <= v["hit"] <= 1.0 and 0.0 <= v["found"] <= 1.0
+            missed = sum(row["misses"].get(kind, {}).values())
+            assert missed == round((1 - v["hit"]) * v["questions"])  # every miss has its reason
+        mean, lo, hi = row["hit"]
+        assert lo <= mean <= hi
+    assert report["consolidation"]["consolidated"] > 0
+
+
+def test_the_judge_reads_each_rule():
+    q = generate(agents=8, routine_per_agent=1, seed=2).questions
+    latest = next(x for x in q if x.kind == "latest")
+    good, bad = latest.evidence[0], latest.decoys[0]
+    assert agents_quality.judge(latest, [("a", "x", [good]), ("b", "y", [bad])])[0] == 1.0
+    assert agents_quality.judge(latest, [("b", "y", [bad]), ("a", "x", [good])])[2] == "decoy ranked first"
+    assert agents_quality.judge(latest, [("m", "x", ["r", good, bad])])[2] == "merged with a decoy"
+    trust = next(x for x in q if x.kind == "trust")
+    merged = ("m", "x", ["r", *trust.evidence])  # one record holding the three helps counts three
+    assert agents_quality.judge(trust, [merged, ("d", "y", [trust.decoys[0]])])[0] == 1.0
+    assert agents_quality.judge(trust, [("d", "y", trust.decoys)])[2] == "absent"
+
+
+def test_the_sim_counts_add_up(tmp_path: Path):
+    out = tmp_path / "sim.json"
+    report = agents_sim.main(["--agents", "4", "--hours", "0.05", "--queries-per-tick", "2", "--qps-queries", "3",
+                              "--stm-capacity", "6", "--json", str(out)])
+    assert json.loads(out.read_text(encoding="utf-8"))["events"] == report["events"]
+    assert report["ticks"] == 18 and report["events"] == 4 * 18
+    assert report["stm_total"] == 0  # the final consolidation is forced
+    assert report["consolidated_events"] + report["stm_total"] == report["events"]
+    assert report["ltm_total"] > 0 and report["pool"]["failed"] == 0 and report["pool"]["jobs"] > 0
+    assert report["queries"]["stm"] == report["queries"]["default"] == 18 * 2
+    assert 0 < report["queries"].get("ltm", 0) <= 18 * 2  # timed only once an agent holds LTM records
+    assert [r["threads"] for r in report["ltm_qps"]["rows"]] == list(agents_sim.QPS_THREADS)
+    assert all(r["queries"] == 3 * r["threads"] for r in report["ltm_qps"]["rows"])
+    minutes = [s["game_minutes"] for s in report["series"]]
+    assert minutes == sorted(minutes) and minutes[-1] == 3.0
+    assert report["data_bytes_per_agent"] > 0
+    assert agents_sim.render(report)[0].startswith("4 agents (duckdb)")
+
+
+def test_the_fill_holds_every_record_and_the_table_renders(tmp_path: Path):
+    report = agents_sizing.fill(agents=3, records=20, rounds=2, queries=4, data_dir=tmp_path / "data", pool_size=30,
+                                qps_queries=2, progress=lambda _: None)
+    assert report["ltm_counts"] == [20] and report["records"] == 60
+    assert [r["records_per_agent"] for r in report["rounds"]] == [0, 10, 20]
+    assert report["rounds"][-1]["vector_bytes"] > report["rounds"][0]["vector_bytes"]
+    assert set(report["per_record"]) >= {"archive_bytes", "vector_bytes", "rss_bytes", "ltm_p95_ms_per_record"}
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "agents_fill_3x20.json").write_text(json.dumps(report), encoding="utf-8")
+    sim = agents_sim.main(["--agents", "2", "--hours", "0.01", "--qps-queries", "2"])
+    (results / "agents_sim_2.json").write_text(json.dumps(sim), encoding="utf-8")
+    lines = agents_sizing.table(results)
+    text = "\n".join(lines)
+    assert "| agents_sim_2.json | 2 |" in text
+    assert "1,000 agents x 10,000 records" in text and "vectors (qdrant-edge) bytes" in text
