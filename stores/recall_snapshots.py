@@ -9,6 +9,18 @@ backups leave the folder out and a restore empties it (the restored archive is w
 Writers and erasers of one folder in a process share a lock and a count of removals: a write that began before
 a removal (an erasure while the flush's last stage was writing that user's snapshot) is dropped instead of
 putting the file back.
+
+Server mode (``settings.database_url``) keeps no snapshots: ``SnapshotFiles.for_settings`` gives None, and the
+indexes are built from the archive (from the turns' kept reads, nodes.retrieval.turn_reads) by each process that
+needs them. A file is a tier of one host: a replica elsewhere neither reads it nor, when it runs an erasure,
+reaches it to remove it, so an erased user's index would outlive the erasure there. Keeping the snapshots in
+PostgreSQL instead would reach every process and every erasure; what it saves was measured with
+``python -m bench.cold_start --memories 2000`` (2,000-turn users, half the replies long, a 2-core machine shared
+with other loaded jobs, so the figures are noisy): building a user's turn index from the kept reads took 0.9 s
+(Japanese) to 6.0 s (English), from a snapshot 0.4-0.6 s; the first recall 1.5 s / 8.3 s against 1.1 s / 4.6 s.
+That is paid once per user and process (the index then stays in memory, topped up by stamps), and a long-running
+process warms its most recent users at start (nodes.retrieval.warm); it is not worth a second copy of every user's
+index in the database, with its own erasure and backup rules.
 """
 
 from __future__ import annotations
@@ -50,7 +62,10 @@ class SnapshotFiles:
         self._state = _state_for(self.folder)
 
     @classmethod
-    def for_settings(cls, settings) -> "SnapshotFiles":
+    def for_settings(cls, settings) -> "SnapshotFiles | None":
+        """The data directory's snapshot files; None in server mode (see the module docstring)."""
+        if getattr(settings, "database_url", None):
+            return None
         return cls(settings.resolved_data_dir() / FOLDER)
 
     def path_of(self, user_id: str, kind: str = TURNS) -> Path:
@@ -119,21 +134,25 @@ class RecallSnapshotPlace(NothingToBackUp):
 
     name = "recall_snapshots"
 
-    def __init__(self, files: SnapshotFiles):
+    def __init__(self, files: SnapshotFiles | None):
+        """``files``: None in server mode, where no snapshot is kept (the place then holds nothing)."""
         self.files = files
 
     def count(self, user_id: str) -> int:
+        if self.files is None:
+            return 0
         return sum(self.files.existing(user_id, kind) is not None for kind in KINDS)
 
     def erase(self, user_id: str) -> int:
-        return self.files.remove(user_id)
+        return 0 if self.files is None else self.files.remove(user_id)
 
     def scrub(self) -> None:
         return None  # the file is removed, not rewritten: nothing of it stays in a file we keep
 
     def raw_paths(self) -> list[Path]:
-        return [self.files.folder]
+        return [] if self.files is None else [self.files.folder]
 
     def restore(self, src: Path, is_erased: Callable[[str], bool]) -> int:
-        self.files.clear()
+        if self.files is not None:
+            self.files.clear()
         return 0
