@@ -6,6 +6,8 @@ two ``maintain`` processes at once applying each batch day once.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from bench.faults import generate
@@ -95,3 +97,30 @@ def test_kill_9_of_one_of_three_concurrent_importers_then_a_rerun_equals_one_pro
     assert ref["archive turns"] == 80 and ref["turn points"] == 80, ref
     assert ref["archive segments"] == ref["mid-term"] > 0 and ref["long-term"] > 0, ref
     assert ref["graph mentions"] > 0, ref
+
+
+def test_three_importers_opening_the_checkpoints_of_a_fresh_database_at_once_all_open_them(databases):
+    # What three importers starting together do first: the saver's migrations (CREATE INDEX CONCURRENTLY) under a
+    # setup lock. One connection each, as separate processes have; the server sees no difference.
+    from lumina_memory.stores.places.checkpoints_pg import PgCheckpoints
+
+    uri, start, failed = databases.database("checkpoints"), threading.Barrier(3), []
+
+    def open_them() -> None:
+        start.wait()
+        try:
+            PgCheckpoints(uri).close()
+        except Exception as exc:  # noqa: BLE001 - the assertion names it
+            failed.append(repr(exc))
+
+    threads = [threading.Thread(target=open_them) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failed == []
+    opened = PgCheckpoints(uri)
+    try:
+        assert opened.threads() == []  # the saver's tables are there, empty
+    finally:
+        opened.close()
