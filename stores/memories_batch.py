@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInput
+from .errors import InvalidInput, LuminaError
 from .ids import validate_id
 from .memories_schema import (CATEGORIES, CORE_COLUMNS, DAYS, FORGOTTEN, MEMORIES, OUTBOX, RELATIONS, _ids,
                               stored_text)
@@ -45,6 +45,20 @@ _LOAD = (
 _LOADED_DTYPES = {"seq": np.int64, "group": np.int64, "category": np.int8, "revival_requested_at": np.float64,
                   "created": np.float64, "intensity": np.float64, **_WRITTEN_DTYPES,
                   "level": np.int8, "archive_reason": np.int8}  # nodes.lifecycle.columns' dtypes
+
+
+class DayAlreadyApplied(LuminaError, RuntimeError):
+    """A batch day not after every given user's last completed day: another worker (in server mode, another
+    process) applied it first. Nothing of the day was written; the caller reads the due users again."""
+
+    def __init__(self, day: int, last_days: Mapping[str, int]):
+        self.day, self.last_days = day, dict(last_days)
+        super().__init__(f"batch day {day} is already applied for {len(last_days)} of the users (last day "
+                         f"{max(last_days.values())}); read the due users again")
+
+
+# The users among some whose last completed day is at or after a day (write_day's refusal).
+_APPLIED = f"SELECT user_id, last_day FROM {DAYS} WHERE user_id IN (SELECT unnest(?::VARCHAR[])) AND last_day >= ?"
 
 
 class MemoryBatch:
@@ -99,13 +113,21 @@ class MemoryBatch:
 
         ``values``: WRITTEN_BY_BATCH columns for the rows ``seq`` (aligned); ``texts``: seq -> the text at the
         new level; ``relations``: the users' full relation set after the day (None: unchanged); ``outbox``:
-        (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted."""
+        (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted.
+
+        A day not after every user's last completed day is refused (``DayAlreadyApplied``), nothing written: in
+        server mode two processes may both find a day due. The check runs inside the transaction, after its
+        write stamps lock the users (PostgresConnection.tx), so of two writers of one day the second waits for
+        the first to commit, then sees its mark."""
         users = list(dict.fromkeys(_ids(users, "user_id")))  # one mark per user: ON CONFLICT updates a row once
         for text in texts.values():
             if text is not None:
                 stored_text("texts", text)
         day = int(day)
         with self.db.tx(touches=users) as con:
+            applied = con.execute(_APPLIED, [users, day]).fetchall()
+            if applied:
+                raise DayAlreadyApplied(day, {r[0]: int(r[1]) for r in applied})
             if len(seq):
                 self._write_values(con, seq, values)
             if texts:

@@ -3,18 +3,29 @@ Services leaving nothing open on the server."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+
+import numpy as np
 import psycopg
+import pytest
 
 from lumina_memory.nodes.services import open_services
 from lumina_memory.stores import journal_pg
 from lumina_memory.stores.activity_log_pg import PostgresActivityLog
+from lumina_memory.stores.archive_duckdb import DuckDBArchive
+from lumina_memory.stores.archive_postgres import PostgresArchive
 from lumina_memory.stores.journal_pg import PostgresJournal
 from lumina_memory.stores.leases import PostgresLeases, lease_key, leases_of
+from lumina_memory.stores.memories_batch import DayAlreadyApplied
+from lumina_memory.stores.memories_schema import OUTBOX
 from lumina_memory.stores.pg_connection import PostgresConnection
+from lumina_memory.stores.records import WRITTEN_BY_BATCH
 from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
 from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
+from .test_lifecycle_tables_engines import _fill
 from .test_server_mode import _ingest
 
 SECRET = "server-races-test-secret-0123456789abcdef"
@@ -90,3 +101,75 @@ def test_a_closed_activity_log_and_journal_open_again_on_use(pg_uri):
         log.close()
         journal.close()
         journal._liveness.close()
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def two_archives(request, tmp_path) -> Iterator[tuple]:
+    """Two writers of one memory: on DuckDB the one process's archive (two threads), on PostgreSQL two archives
+    with pools of their own, as two processes have."""
+    if request.param == "duckdb":
+        archive = DuckDBArchive(tmp_path)
+        try:
+            yield archive, archive
+        finally:
+            archive.close()
+        return
+    uri = request.getfixturevalue("pg_uri")
+    first, second = PostgresArchive(uri), PostgresArchive(uri)
+    try:
+        yield first, second
+    finally:
+        first.close()
+        second.close()
+
+
+def _outbox_days(archive) -> list[int]:
+    with archive.memories.db.read() as con:
+        return [int(r[0]) for r in con.execute(f"SELECT day FROM {OUTBOX} ORDER BY day").fetchall()]
+
+
+def test_a_batch_day_is_applied_once_when_two_writers_race_for_it(two_archives):
+    first, second = two_archives
+    ids = _fill(first, "mio", 3)
+    arrays, _, seq = first.memories.load(["mio"])
+    values = {k: np.asarray(arrays[k]).copy() for k in WRITTEN_BY_BATCH}
+    days = range(1, 9)
+    refused: list[int] = []
+    errors: list[BaseException] = []
+    for day in days:
+        start = threading.Barrier(2)
+
+        def write(archive, day=day, start=start) -> None:
+            start.wait()
+            try:
+                archive.memories.write_day(["mio"], day, seq, values, {}, None, [("mio", ids[0], "payload")], [],
+                                           float(day))
+            except DayAlreadyApplied as exc:
+                refused.append(exc.day)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=write, args=(a,)) for a in (first, second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == [] and refused == list(days)  # each day: one writer applied it, the other was refused
+    assert _outbox_days(second) == list(days)  # each day's writes once
+    assert second.memories.last_days() == {"mio": days[-1]}
+
+
+def test_a_day_not_after_the_last_is_refused_for_every_user_and_nothing_is_written(two_archives):
+    first, second = two_archives
+    _fill(first, "mio", 2)
+    _fill(first, "kai", 2)
+    first.memories.start_users(["kai"], 3, 1.0)
+    first.memories.write_day(["mio"], 5, np.array([], dtype=np.int64), {}, {}, None, [], [], 1.0)
+    for day in (5, 4):
+        with pytest.raises(DayAlreadyApplied) as err:
+            second.memories.write_day(["kai", "mio"], day, np.array([], dtype=np.int64), {}, {}, None,
+                                      [("kai", "km:0", "payload")], [], 2.0)
+        assert err.value.day == day and err.value.last_days == {"mio": 5}
+    assert first.memories.last_days() == {"mio": 5, "kai": 3} and _outbox_days(first) == []
+    second.memories.write_day(["kai"], 4, np.array([], dtype=np.int64), {}, {}, None, [], [], 2.0)
+    assert first.memories.last_days() == {"mio": 5, "kai": 4}
