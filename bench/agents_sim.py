@@ -115,9 +115,47 @@ def ltm_qps(memory, ids: list[str], queries: int, p95_limit_ms: float, seed: int
     return {"p95_limit_ms": p95_limit_ms, "rows": rows, "qps_at_limit": max((r["qps"] for r in ok), default=0.0)}
 
 
+class Rumour:
+    """A shared memory spreading by word of mouth: agent 0 shares it with agent 1 (bilateral), then every tick
+    each agent who can see it tells it to a random agent with ``probability`` (``AgentMemory.tell``: the hearer
+    gets a bilateral copy, the hop is recorded under the root). Reported: knowers over game minutes, the tellings,
+    the hops ``trace`` returns, and how many of a sample of knowers find it with ``retrieve_shared``."""
+
+    TEXT = "The old mine under the hill hides a silver vein; keep it quiet."
+
+    def __init__(self, memory, ids: list[str], rnd: random.Random, probability: float):
+        self.memory, self.ids, self.rnd, self.probability = memory, ids, rnd, probability
+        if len(ids) < 2:
+            raise ValueError("a rumour needs two agents")
+        self.root = memory.store_shared(self.TEXT, scope="bilateral", visible_to=ids[:2], author=ids[0])
+        self.knows = {a: self.root for a in ids[:2]}
+        self.tellings = 0
+        self.series = [{"game_minutes": 0.0, "knowers": len(self.knows)}]
+
+    def tick(self, game_seconds: float) -> None:
+        for teller in list(self.knows):
+            if self.rnd.random() >= self.probability:
+                continue
+            hearer = self.rnd.choice(self.ids)
+            if hearer == teller or hearer in self.knows:
+                continue
+            self.knows[hearer] = self.memory.tell(self.knows[teller], teller, hearer)
+            self.tellings += 1
+        self.series.append({"game_minutes": round(game_seconds / 60, 2), "knowers": len(self.knows)})
+
+    def report(self, sample: int = 20) -> dict:
+        hops = self.memory.trace(self.root)
+        checked = list(self.knows)[:sample]
+        found = sum(any(r.id == self.knows[a] for r in self.memory.retrieve_shared(a, "where is the silver vein?"))
+                    for a in checked)
+        return {"root": self.root, "probability": self.probability, "knowers": len(self.knows),
+                "tellings": self.tellings, "hops": len(hops), "found_by_sample": [found, len(checked)],
+                "series": self.series}
+
+
 def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, data_dir: Path, seed: int = 1,
         database_url: str | None = None, qps_queries: int = 100, ltm_p95_ms: float = 50.0,
-        stm_capacity: int | None = None, progress=print) -> dict:
+        stm_capacity: int | None = None, tell_probability: float = 0.1, progress=print) -> dict:
     from lumina_memory.nodes.agents.memory import AgentMemory
     from lumina_memory.nodes.services import open_services
 
@@ -132,7 +170,9 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
     embed_timer = Timed(inner.embed)
     inner.embed = embed_timer
     clock = {"now": 1_800_000_000.0}
+    start_clock = clock["now"]
     memory = AgentMemory(services, clock=lambda: clock["now"])
+    rumour: Rumour | None = None
     jobs = Timed(memory.pool.job)
     memory.pool.job = jobs
     tables = memory.agents.tables
@@ -157,6 +197,9 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
             memory.store_many(batch)
             store_s += time.perf_counter() - t0
             stored += len(batch)
+            if rumour is None:
+                rumour = Rumour(memory, ids, rnd, tell_probability)
+            rumour.tick(clock["now"] - start_clock)
             for _ in range(queries_per_tick):
                 a = rnd.choice(ids)
                 module, pattern = rnd.choice(QUERIES)
@@ -190,6 +233,7 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
         maintenance_s = time.perf_counter() - t0
         ltm_total = sum(tables.count_ltm(a) for a in ids)
         stm_total = sum(tables.count_events(a) for a in ids)
+        spread = rumour.report() if rumour is not None else {}
         qps = ltm_qps(memory, ids, qps_queries, ltm_p95_ms, seed)
         data = data_breakdown(data_dir)
         report = {
@@ -219,7 +263,7 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
             "rss_before_services_mb": rss_before,
             "data_bytes": data, "data_bytes_empty": empty,
             "data_bytes_per_agent": (sum(data.values()) - empty) / agents,
-            "series": series,
+            "series": series, "spread": spread,
         }
     finally:
         memory.close()
@@ -246,6 +290,11 @@ def render(report: dict) -> list[str]:
     out.append(f"LTM {report['ltm_total']} records, STM {report['stm_total']} events; peak RSS "
                f"{report['peak_rss_mb']:.0f} MB ({report['rss_growth_mb_per_agent'] * 1024:.0f} KiB growth per "
                f"agent), {report['data_bytes_per_agent'] / 1024:.0f} KiB per agent on disk")
+    sp = report.get("spread") or {}
+    if sp:
+        out.append(f"rumour: {sp['knowers']} of {report['agents']} agents know it after {sp['tellings']} tellings "
+                   f"({sp['hops']} hops traced); found by {sp['found_by_sample'][0]} of {sp['found_by_sample'][1]} "
+                   "knowers asked")
     q = report["ltm_qps"]
     out.append("LTM queries/s per process: " + ", ".join(
         f"{r['threads']} thr {r['qps']:.0f} q/s p95 {r['p95']:.0f} ms" for r in q["rows"])
@@ -262,12 +311,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--qps-queries", type=int, default=100, help="LTM retrievals per thread in the rate phase.")
     ap.add_argument("--ltm-p95-ms", type=float, default=50.0)
     ap.add_argument("--stm-capacity", type=int, help="Fixed STM capacity (default: the note's, from --hours).")
+    ap.add_argument("--tell-probability", type=float, default=0.1,
+                    help="Per tick, the chance an agent who knows the rumour tells it to a random agent.")
     ap.add_argument("--database-url", help="Server mode: the memory's PostgreSQL (default: embedded DuckDB).")
     ap.add_argument("--data-dir", type=Path, help="Keep the memory here (default: a temporary directory).")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     kw = dict(database_url=args.database_url, qps_queries=args.qps_queries, ltm_p95_ms=args.ltm_p95_ms,
-              stm_capacity=args.stm_capacity)
+              stm_capacity=args.stm_capacity, tell_probability=args.tell_probability)
     if args.data_dir:
         report = run(args.agents, args.hours, args.event_seconds, args.queries_per_tick, args.data_dir, **kw)
     else:

@@ -86,6 +86,10 @@ def test_the_sim_counts_add_up(tmp_path: Path):
     minutes = [s["game_minutes"] for s in report["series"]]
     assert minutes == sorted(minutes) and minutes[-1] == 3.0
     assert report["data_bytes_per_agent"] > 0
+    spread = report["spread"]  # every telling reached a new agent, is traced, and the hearer finds its copy
+    assert spread["hops"] == spread["tellings"] and spread["knowers"] == 2 + spread["tellings"]
+    assert spread["found_by_sample"][0] == spread["found_by_sample"][1] == min(20, spread["knowers"])
+    assert [p["knowers"] for p in spread["series"]] == sorted(p["knowers"] for p in spread["series"])
     assert agents_sim.render(report)[0].startswith("4 agents (duckdb)")
 
 
