@@ -28,7 +28,7 @@ class AgentLocks:
     """A lock per agent, made on first use and dropped when nobody holds or waits for it."""
 
     def __init__(self) -> None:
-        self._guard = threading.Lock()
+        self._guard = threading.Condition()
         self._locks: dict[str, tuple[threading.RLock, int]] = {}
 
     @contextlib.contextmanager
@@ -36,6 +36,7 @@ class AgentLocks:
         with self._guard:
             lock, users = self._locks.get(agent, (threading.RLock(), 0))
             self._locks[agent] = (lock, users + 1)
+            self._guard.notify_all()
         try:
             with lock:
                 yield
@@ -46,6 +47,17 @@ class AgentLocks:
                     del self._locks[agent]
                 else:
                     self._locks[agent] = (lock, users - 1)
+                self._guard.notify_all()
+
+    def users(self, agent: str) -> int:
+        """Callers holding or waiting for the agent's lock."""
+        with self._guard:
+            return self._locks.get(agent, (None, 0))[1]
+
+    def wait_users(self, agent: str, n: int, timeout: float | None = None) -> bool:
+        """Wait until ``n`` callers hold or wait for the agent's lock; False if ``timeout`` seconds passed first."""
+        with self._guard:
+            return self._guard.wait_for(lambda: self._locks.get(agent, (None, 0))[1] == n, timeout)
 
 
 class ConsolidationPool:

@@ -195,22 +195,24 @@ class AgentMemory(SharedOps, Upkeep):
     # --- the prompt (P1) --------------------------------------------------------------------------
     def assemble_prompt(self, agent_id: str, query: str, module: str = "default", *,
                         sections: Mapping[str, Any] | None = None, adjust: Mapping[str, float] | None = None,
-                        system: str = "", alerts: Sequence[str] = (), top_k: int | None = None):
+                        system: str = "", alerts: Sequence[str] = (), top_k: int | None = None,
+                        memories: Sequence[Retrieved] | None = None):
         """G's assembler (nodes.agents.prompt) fed with the agent's WM, goals (``active_goals``), social
-        situation (``nearby_agents``), memories (``retrieve`` + the shared ones it may see) and alerts;
-        ``sections`` replaces any of them, ``adjust`` shifts the budget split for this call."""
+        situation (``nearby_agents``), memories (``retrieve`` + the shared ones it may see, or ``memories``
+        when the caller retrieved them already) and alerts; ``sections`` replaces any of them, ``adjust``
+        shifts the budget split for this call."""
         from .prompt import assemble_prompt
 
         agent = check_agent(agent_id)
         wm = self.get_wm(agent)
-        found = self.retrieve(agent, query, module, top_k=top_k)
-        shared = self.retrieve_shared(agent, query)
+        if memories is None:
+            memories = [*self.retrieve(agent, query, module, top_k=top_k), *self.retrieve_shared(agent, query)]
         given = {
             "system": system,
             "working_memory": {k: v for k, v in wm.items() if k not in ("active_goals", "nearby_agents", "alerts")},
             "goals": [str(g) for g in wm.get("active_goals", [])],
             "social": [_flat(a) for a in wm.get("nearby_agents", [])],
-            "memories": [r.content for r in sorted([*found, *shared], key=lambda r: -r.score)],
+            "memories": [r.content for r in sorted(memories, key=lambda r: -r.score)],
             "alerts": [*map(str, wm.get("alerts", [])), *alerts],
         }
         given.update(dict(sections or {}))
