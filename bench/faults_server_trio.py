@@ -2,6 +2,8 @@
 CLI import (``lumina-memory ingest``) and a plain Python process (open_services + replay), on one PostgreSQL and
 the private Redis of one data dir. Each imports a user of its own and the same shared transcript; once all three
 are done, each recalls what the other two wrote, and a question about one user asked for another finds nothing.
+Last, the server recalls for one user, a CLI import writes a new fact of that user, and the server's next recall
+must find it (``freshness``).
 
     python -m bench.faults_server_trio worker DATA_DIR URI FILE GO   (the plain Python process; used by the run)
 """

@@ -1,7 +1,8 @@
 """The server mode's multi-process trials (bench.faults_server), small, on the real private PostgreSQL with pgvector
-and real processes: kill -9 of a CLI import then a re-run, compared id by id with a single-process reference; a
-``langgraph dev`` server, the CLI and a plain Python process importing at once and recalling each other's users;
-two ``maintain`` processes at once applying each batch day once.
+and real processes: kill -9 of a lone CLI import, and of one of three concurrent imports while the two others go
+on, then a re-run, compared id by id with a single-process reference; a ``langgraph dev`` server, the CLI and a
+plain Python process importing at once and recalling each other's users, the server's next recall finding another
+process's new write; two ``maintain`` processes at once applying each batch day once.
 """
 
 from __future__ import annotations
