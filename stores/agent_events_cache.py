@@ -22,7 +22,12 @@ MAX_ROWS = 300_000
 """Rows kept at most: a 1,000-agent run at the notes' largest STM capacity (300), about 200 MB of row tuples."""
 
 Row = tuple[Any, ...]
-_ORDER = (2, 0)  # (time, event_id): the order of every read
+
+
+def _order(row: Row) -> tuple[float, str]:
+    """(time, event_id): the order of every read."""
+    return row[2], row[0]
+
 
 
 class EventsCache:
@@ -69,8 +74,12 @@ class EventsCache:
                     if entry is None or entry[0] != stamp:
                         continue  # absent, or its stamp moved: the next read loads the agent
                     gone = set(deleted.get(agent, ()))
-                    rows = [r for r in entry[1] if r[0] not in gone] + list(added.get(agent, ()))
-                    rows.sort(key=lambda r: (r[_ORDER[0]], r[_ORDER[1]]))
+                    rows = [r for r in entry[1] if r[0] not in gone] if gone else list(entry[1])
+                    new = sorted(added.get(agent, ()), key=_order)
+                    if new and rows and _order(new[0]) < _order(rows[-1]):
+                        rows = sorted(rows + new, key=_order)
+                    else:  # the usual case: newer events than any kept
+                        rows.extend(new)
                     self._put(agent, self._db.key_generation.get(agent, 0), rows)
 
             yield committed

@@ -1,8 +1,8 @@
 """Agents' records (PIANO, issue 48) on the archive's connection: ``AgentTables`` for DuckDB and PostgreSQL.
 
-One adapter for both engines (the statements are in ``agent_tables_sql``, written once). Every write names the
-agents it touches (``tx(touches=...)``), so their write stamps move and another process's caches of them see the
-write; on PostgreSQL the stamp rows are locked until COMMIT, which makes a read-modify-write of one agent (the
+One adapter for both engines (the statements are in ``agent_tables_sql``, written once; the rows' checks in
+``agent_rows``). Every write names the agents it touches (``tx(touches=...)``), so their write stamps move and
+another process's caches of them see the write; on PostgreSQL the stamp rows are locked until COMMIT, which makes a read-modify-write of one agent (the
 working memory's merge) take turns across processes. Every read is confined to one agent by exact equality of
 validated ids; shared memories are read through the visibility rule (``visible_shared``), and a write of one
 moves its run's stamp as well (the run id is the key), since what every agent of the run may see changed.
@@ -15,107 +15,18 @@ between exactly two agents including its author, an agent moved to another run.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from typing import Any
 
 from . import agent_tables_sql as q
-from .agent_records import (DEFAULT_RUN, EVENT_TYPES, LTM_TYPES, SCOPES, AgentEvent, LtmRecord, SharedMemory,
-                            TellHop)
+from .agent_records import DEFAULT_RUN, SCOPES, AgentEvent, LtmRecord, SharedMemory, TellHop
 from .agent_records import agent_id as _agent
 from .agent_events_cache import EventsCache
+from .agent_rows import event, event_row, finite, ids_of, json_text, ltm_record, ltm_row, shared_memory, shared_row
 from .errors import InvalidInput
 from .ids import validate_id
 from .sql_connection import SqlConnection
-from .texts import check_texts
-
-
-# --- validation --------------------------------------------------------------------------------------
-def _ids(values: Iterable[str], field: str) -> list[str]:
-    return [validate_id(v, field) for v in values]
-
-
-def _finite(value: float | None, field: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(field, f"must be a finite number, got {value!r}")
-    return float(value)
-
-
-def _content(value: str, field: str = "content") -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(field, "must be non-empty text")
-    check_texts({field: value}, (field,))
-    return value
-
-
-def _json(value: Any, field: str) -> str | None:
-    """``value`` as JSON text: valid Unicode (a lone surrogate is refused, not escaped), no NaN."""
-    if value is None:
-        return None
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(field, f"is not JSON: {exc}") from None
-    check_texts({field: text}, (field,))
-    return text
-
-
-def _event_row(e: AgentEvent) -> list[Any]:
-    if e.type not in EVENT_TYPES:
-        raise InvalidInput("type", f"must be one of {EVENT_TYPES}, got {e.type!r}")
-    return [validate_id(e.event_id, "event_id"), _agent(e.agent_id), _finite(e.time, "time"), e.type,
-            _content(e.content), _ids(e.participants, "participants"), _json(e.location, "location"),
-            _finite(e.importance, "importance"), _json(e.metadata, "metadata")]
-
-
-def _ltm_row(r: LtmRecord) -> list[Any]:
-    if r.type not in LTM_TYPES:
-        raise InvalidInput("type", f"must be one of {LTM_TYPES}, got {r.type!r}")
-    row = [validate_id(r.memory_id, "memory_id"), _agent(r.agent_id), _finite(r.created_at, "created_at"),
-           _finite(r.last_accessed, "last_accessed"), int(r.access_count), r.type, _content(r.content),
-           r.summary, _finite(r.importance, "importance"), list(r.tags), _ids(r.source_events, "source_events"),
-           _finite(r.decay_factor, "decay_factor")]
-    check_texts({"summary": r.summary, "tags": row[9]}, ("summary", "tags"))
-    return row
-
-
-def _shared_row(m: SharedMemory) -> list[Any]:
-    author, run = _agent(m.author, "author"), validate_id(m.run_id, "run_id")
-    visible = _ids(m.visible_to, "visible_to")
-    if m.scope not in SCOPES:
-        raise InvalidInput("scope", f"must be one of {SCOPES}, got {m.scope!r}")
-    if m.scope == "group" and m.group_id is None:
-        raise InvalidInput("group_id", "a group memory names its group")
-    if m.scope != "group" and m.group_id is not None:
-        raise InvalidInput("group_id", f"only a group memory names a group (scope is {m.scope!r})")
-    if m.scope == "bilateral" and (len(set(visible)) != 2 or len(visible) != 2 or author not in visible):
-        raise InvalidInput("visible_to", "a bilateral memory is visible to exactly two agents, its author one of them")
-    if m.scope != "bilateral" and visible:
-        raise InvalidInput("visible_to", f"only a bilateral memory lists who sees it (scope is {m.scope!r})")
-    group = None if m.group_id is None else validate_id(m.group_id, "group_id")
-    row = [validate_id(m.memory_id, "memory_id"), run, author, m.scope, group, visible,
-           _finite(m.created_at, "created_at"), _content(m.content), _finite(m.importance, "importance"),
-           list(m.tags), _ids(m.source_events, "source_events")]
-    check_texts({"tags": row[9]}, ("tags",))
-    return row
-
-
-def _event(row: Sequence[Any]) -> AgentEvent:
-    (event_id, agent, time, kind, content, participants, location, importance, metadata) = row
-    return AgentEvent(event_id=event_id, agent_id=agent, time=time, type=kind, content=content,
-                      participants=list(participants), location=None if location is None else json.loads(location),
-                      importance=importance, metadata=json.loads(metadata))
-
-
-def _ltm(row: Sequence[Any]) -> LtmRecord:
-    return LtmRecord(**dict(zip(q.names(q.LTM_COLUMNS), row)))
-
-
-def _shared(row: Sequence[Any]) -> SharedMemory:
-    return SharedMemory(**dict(zip(q.names(q.SHARED_COLUMNS), row)))
 
 
 class SqlAgentTables:
@@ -169,7 +80,7 @@ class SqlAgentTables:
         agent = _agent(agent_id)
         if not isinstance(patch, dict) or not all(isinstance(k, str) for k in patch):
             raise InvalidInput("patch", "must be a JSON object (a dict with text keys)")
-        _json(patch, "patch")
+        json_text(patch, "patch")
         # The agent's stamp row is written first thing in tx() and stays locked until COMMIT (PostgreSQL), so a
         # second process's merge of this agent waits here and then reads this one's document: both land.
         with self.db.tx(touches=(agent,)) as con:
@@ -180,14 +91,14 @@ class SqlAgentTables:
                     doc.pop(key, None)
                 else:
                     doc[key] = value
-            con.execute(q.WM_PUT, [agent, _json(doc, "patch")])
+            con.execute(q.WM_PUT, [agent, json_text(doc, "patch")])
         return doc
 
     # --- short-term events (P2) -------------------------------------------------------------------
     def add_events(self, events: Sequence[AgentEvent]) -> int:
         rows: dict[tuple[str, str], list[Any]] = {}
         for e in events:
-            row = _event_row(e)
+            row = event_row(e)
             rows.setdefault((row[1], row[0]), row)  # an id twice in one batch: the first, as a retry keeps it
         if not rows:
             return 0
@@ -205,7 +116,7 @@ class SqlAgentTables:
     def events(self, agent_id: str, limit: int | None = None, *, newest: bool = False,
                ids: Sequence[str] | None = None) -> list[AgentEvent]:
         agent = _agent(agent_id)
-        among = None if ids is None else _ids(ids, "event_id")
+        among = None if ids is None else ids_of(ids, "event_id")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit", f"must be a whole number >= 0, got {limit!r}")
         if self._stm is not None:
@@ -215,11 +126,11 @@ class SqlAgentTables:
                 rows = [r for r in rows if r[0] in wanted]
             if limit is not None:
                 rows = rows[max(0, len(rows) - limit):] if newest else rows[:limit]
-            return [_event(r) for r in rows]
+            return [event(r) for r in rows]
         params: list[Any] = [agent] + ([] if among is None else [among]) + [limit]
         with self.db.read() as con:
             rows = con.execute(q.select_events(among is not None, newest), params).fetchall()
-        found = [_event(r) for r in rows]
+        found = [event(r) for r in rows]
         return found[::-1] if newest else found
 
     def _all_events(self, agent: str) -> list[tuple]:
@@ -239,7 +150,7 @@ class SqlAgentTables:
         return int(n)
 
     def delete_events(self, agent_id: str, event_ids: Sequence[str]) -> int:
-        agent, gone = _agent(agent_id), _ids(event_ids, "event_id")
+        agent, gone = _agent(agent_id), ids_of(event_ids, "event_id")
         if not gone:
             return 0
         with self._writing((agent,)) as committed:
@@ -256,7 +167,7 @@ class SqlAgentTables:
     def _ltm_rows(records: Sequence[LtmRecord]) -> dict[tuple[str, str], list[Any]]:
         rows: dict[tuple[str, str], list[Any]] = {}
         for r in records:
-            row = _ltm_row(r)
+            row = ltm_row(r)
             rows[(row[1], row[0])] = row  # an id twice in one batch: the last replaces, as two calls would
         return rows
 
@@ -270,10 +181,10 @@ class SqlAgentTables:
     def ltm(self, agent_id: str, ids: Sequence[str] | None = None) -> list[LtmRecord]:
         params: list[Any] = [_agent(agent_id)]
         if ids is not None:
-            params.append(_ids(ids, "memory_id"))
+            params.append(ids_of(ids, "memory_id"))
         with self.db.read() as con:
             rows = con.execute(q.select_ltm(ids is not None), params).fetchall()
-        return [_ltm(r) for r in rows]
+        return [ltm_record(r) for r in rows]
 
     def count_ltm(self, agent_id: str) -> int:
         with self.db.read() as con:
@@ -282,14 +193,14 @@ class SqlAgentTables:
 
     def touch_ltm(self, agent_id: str, memory_ids: Sequence[str], at: float) -> None:
         """One access each (an id listed twice counts once); ``last_accessed`` never moves back in time."""
-        agent, touched, when = _agent(agent_id), sorted(set(_ids(memory_ids, "memory_id"))), _finite(at, "at")
+        agent, touched, when = _agent(agent_id), sorted(set(ids_of(memory_ids, "memory_id"))), finite(at, "at")
         if not touched:
             return
         with self.db.tx(touches=(agent,)) as con:
             con.execute(q.TOUCH_LTM, [when, when, agent, touched])
 
     def delete_ltm(self, agent_id: str, memory_ids: Sequence[str]) -> int:
-        agent, gone = _agent(agent_id), _ids(memory_ids, "memory_id")
+        agent, gone = _agent(agent_id), ids_of(memory_ids, "memory_id")
         if not gone:
             return 0
         with self.db.tx(touches=(agent,)) as con:
@@ -300,7 +211,7 @@ class SqlAgentTables:
         rows = self._ltm_rows(records)
         if any(owner != agent for owner, _ in rows):
             raise InvalidInput("agent_id", f"every record of a consolidation of {agent!r} is that agent's")
-        gone = _ids(event_ids, "event_id")
+        gone = ids_of(event_ids, "event_id")
         with self._writing((agent,)) as committed:
             with self.db.tx(touches=(agent,)) as con:
                 self._upsert_ltm(con, list(rows.values()))
@@ -312,7 +223,7 @@ class SqlAgentTables:
     def add_shared(self, memory: SharedMemory) -> None:
         """Store (or replace, by its author) a shared memory; its author (and a bilateral memory's other agent)
         belong to its run from now on: an agent of another run is refused."""
-        row = _shared_row(memory)
+        row = shared_row(memory)
         memory_id, run, author = row[0], row[1], row[2]
         # The run's stamp moves too: what every agent of the run may see changed.
         with self.db.tx(touches={author, run, *row[5]}) as con:
@@ -350,15 +261,15 @@ class SqlAgentTables:
         if scope is not None:
             params.append(scope)
         if ids is not None:
-            params.append(_ids(ids, "memory_id"))
+            params.append(ids_of(ids, "memory_id"))
         with self.db.read() as con:
             rows = con.execute(q.select_visible(scope is not None, ids is not None), params).fetchall()
-        return [_shared(r) for r in rows]
+        return [shared_memory(r) for r in rows]
 
     def add_hop(self, hop: TellHop) -> None:
         """Record one telling (the same telling again adds nothing)."""
         row = [validate_id(hop.memory_id, "memory_id"), _agent(hop.from_agent, "from_agent"),
-               _agent(hop.to_agent, "to_agent"), _finite(hop.time, "time"),
+               _agent(hop.to_agent, "to_agent"), finite(hop.time, "time"),
                None if hop.event_id is None else validate_id(hop.event_id, "event_id")]
         with self.db.tx(touches=(row[1], row[2])) as con:
             con.execute(q.INSERT_HOP, row)
@@ -391,6 +302,10 @@ class SqlAgentTables:
         if self._stm is not None:
             self._stm.forget(agent)
         return removed
+
+    def cached_for(self, agent_id: str) -> int:
+        """Event rows of this agent kept in this process (the registry's in-process place; erasure leaves 0)."""
+        return 0 if self._stm is None else self._stm.count(_agent(agent_id))
 
     def close(self) -> None:
         """Nothing of its own: the connection is the archive's, closed with it."""

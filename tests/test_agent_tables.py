@@ -15,7 +15,7 @@ from lumina_memory.stores.agent_tables_sql import TABLES
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.protocols_agents import AgentTables
 
-from .sql_engines import pg_server, sql_db, sql_pair  # noqa: F401 - fixtures
+from .sql_engines import pg_server, sql_db  # noqa: F401 - fixtures
 
 HOSTILE = ["../x", "'; DROP TABLE agent_events; --", "a' OR '1'='1", "MATCH (n) DETACH DELETE n", "agent_1 ",
            "agent_\uff11", "", "a\nb", "x" * 129]
