@@ -2,10 +2,11 @@
 
 One adapter for both engines (the statements are in ``agent_tables_sql``, written once; the rows' checks in
 ``agent_rows``). Every write names the agents it touches (``tx(touches=...)``), so their write stamps move and
-another process's caches of them see the write; on PostgreSQL the stamp rows are locked until COMMIT, which makes a read-modify-write of one agent (the
-working memory's merge) take turns across processes. Every read is confined to one agent by exact equality of
-validated ids; shared memories are read through the visibility rule (``visible_shared``), and a write of one
-moves its run's stamp as well (the run id is the key), since what every agent of the run may see changed.
+another process's caches of them see the write; on PostgreSQL the stamp rows are locked until COMMIT, which makes a
+read-modify-write of one agent (the working memory's merge) take turns across processes. Every read is confined to
+one agent by exact equality of validated ids; shared memories are read through the visibility rule
+(``visible_shared``), and a write of one moves its run's stamp as well (the run id is the key), since what every
+agent of the run may see changed.
 
 Bad input is refused as ``InvalidInput`` before anything is written: hostile or malformed ids, empty content,
 text that is not valid Unicode, times that are not finite, JSON that is not JSON, a bilateral memory that is not
