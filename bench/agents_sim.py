@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import secrets
 import tempfile
 import threading
 import time
@@ -160,7 +162,10 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
     from lumina_memory.nodes.services import open_services
 
     rnd = random.Random(seed)
-    extra = {"database_url": database_url} if database_url else {}
+    extra = {}
+    if database_url:  # server mode signs with the memory's secret: the environment's, else one for this run
+        extra = {"database_url": database_url,
+                 "secret_key": os.environ.get("LUMINA_SECRET_KEY") or secrets.token_hex(32)}
     rss_before = peak_rss_mb()
     params: dict = {"run_hours": hours}
     if stm_capacity:  # the note's capacity comes from the run's length; a fixed one makes short runs consolidate

@@ -12,6 +12,7 @@ import pytest
 
 from bench import agents_quality, agents_sim, agents_sizing
 from bench.agents_scenario import generate
+from tests.pg_server import pg_server, pg_uri  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -91,6 +92,15 @@ def test_the_sim_counts_add_up(tmp_path: Path):
     assert spread["found_by_sample"][0] == spread["found_by_sample"][1] == min(20, spread["knowers"])
     assert [p["knowers"] for p in spread["series"]] == sorted(p["knowers"] for p in spread["series"])
     assert agents_sim.render(report)[0].startswith("4 agents (duckdb)")
+
+
+def test_the_sim_runs_in_server_mode(pg_uri: str, tmp_path: Path):
+    report = agents_sim.run(3, 0.02, 10.0, 1, tmp_path, database_url=pg_uri, qps_queries=2, stm_capacity=4,
+                            progress=lambda _: None)
+    assert report["engine"] == "postgres" and report["events"] == 3 * 7
+    assert report["consolidated_events"] == report["events"] and report["ltm_total"] > 0
+    assert report["pool"]["failed"] == 0
+    assert report["spread"]["hops"] == report["spread"]["tellings"]
 
 
 def test_the_fill_holds_every_record_and_the_table_renders(tmp_path: Path):
