@@ -10,9 +10,9 @@ Each statement's SQL keeps its Cypher meaning row for row: nodes matched with th
 matches them so, MERGE as ``ON CONFLICT``, the same RETURN aliases. Writes are idempotent upserts, so the
 Cypher forms meant for new segments only (NEW_*) are safe here even when another process writes the same
 segment at the same moment: the keys make its edges once. Rows of one statement are written in key order, so
-two transactions running the same statements over overlapping rows lock them in the same order. Two batches that
-restate existing segments of one user in different orders can still deadlock; PostgreSQL then cancels one, which
-fails as StoreUnavailable and is retried like any failed graph write.
+two transactions running the same statements over overlapping rows lock them in the same order; units of work
+over one user's rows take turns (stores.graph_pg: a user's advisory lock), so batches restating the same segments
+in different orders do not deadlock.
 Values travel only as ``?`` parameters; results sort strings by code point (``COLLATE "C"``), as Cypher does.
 """
 

@@ -17,6 +17,9 @@ from lumina_memory.stores.archive_duckdb import DuckDBArchive
 from lumina_memory.stores.archive_postgres import PostgresArchive
 from lumina_memory.stores.journal_pg import PostgresJournal
 from lumina_memory.stores.leases import PostgresLeases, lease_key, leases_of
+from lumina_memory.stores.graph_base import LinkedSegment
+from lumina_memory.stores.graph_pg import PostgresGraph
+from lumina_memory.stores.ids import segment_id
 from lumina_memory.stores.memories_batch import DayAlreadyApplied
 from lumina_memory.stores.memories_schema import OUTBOX
 from lumina_memory.stores.pg_connection import PostgresConnection
@@ -173,3 +176,81 @@ def test_a_day_not_after_the_last_is_refused_for_every_user_and_nothing_is_writt
     assert first.memories.last_days() == {"mio": 5, "kai": 3} and _outbox_days(first) == []
     second.memories.write_day(["kai"], 4, np.array([], dtype=np.int64), {}, {}, None, [], [], 2.0)
     assert first.memories.last_days() == {"mio": 5, "kai": 4}
+
+
+def _segments(user: str, n: int, neighbours: bool = True) -> list[LinkedSegment]:
+    ids = [segment_id(user, f"turn-{i}") for i in range(n)]
+    return [LinkedSegment(s, ["lumina", "nox"], ["猫", "旅行", f"c{i}"], f"summary {i}", float(i), 0.5,
+                          [(ids[(i + 1) % n], 0.7)] if neighbours else []) for i, s in enumerate(ids)]
+
+
+def test_two_writers_of_reversed_graph_batches_never_deadlock(pg_uri):
+    """Batches restating the same existing segments (their nodes, edges and links) in opposite orders, from two
+    connections at once, again and again: each write goes through, nothing doubles."""
+    first, second = PostgresGraph(pg_uri, timeout=30.0), PostgresGraph(pg_uri, timeout=30.0)
+    try:
+        batch = _segments("mio", 8)
+        first.upsert_linked_segments("mio", batch)
+        errors: list[BaseException] = []
+        start = threading.Barrier(2)
+
+        def write(graph: PostgresGraph, order: list[LinkedSegment]) -> None:
+            try:
+                for _ in range(15):
+                    start.wait()
+                    graph.upsert_linked_segments("mio", order)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+                start.abort()
+
+        threads = [threading.Thread(target=write, args=(first, batch)),
+                   threading.Thread(target=write, args=(second, batch[::-1]))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        counts = second.counts("mio")
+        assert counts.nodes["Segment"] == 8 and counts.edges["MENTIONS"] == 8 * 3
+        assert counts.edges["ASSOCIATED"] == 8 and counts.edges["PARTICIPATED"] == 8 * 2
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_graph_write_rolled_back_by_a_deadlock_runs_once_more(pg_uri):
+    """Another session (an operator's UPDATE) takes two segments' rows in the other order than a batch: PostgreSQL
+    breaks the deadlock by rolling the batch back (its deadlock_timeout is the shorter), and the batch runs again
+    and goes through once the other session commits."""
+    graph = PostgresGraph(pg_uri, timeout=30.0)
+    try:
+        batch = _segments("mio", 2, neighbours=False)
+        graph.upsert_linked_segments("mio", batch)
+        s1, s2 = batch[0].segment_id, batch[1].segment_id
+        restated = [seg._replace(summary=f"again {i}") for i, seg in enumerate(batch)]
+        outcome: dict = {}
+        with psycopg.connect(pg_uri) as other:
+            other.execute("SET deadlock_timeout = '60s'")
+            other.execute("UPDATE graph_segments SET summary = 'other' WHERE id = %s", [s2])
+
+            def write() -> None:
+                try:
+                    graph.upsert_linked_segments("mio", restated)  # s1 first, then waits for s2
+                except BaseException as exc:  # noqa: BLE001 - the test reads it
+                    outcome["error"] = exc
+
+            worker = threading.Thread(target=write)
+            worker.start()
+            with psycopg.connect(pg_uri, autocommit=True) as watch:
+                while not watch.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                        "AND datname = current_database()").fetchone()[0]:
+                    worker.join(0.05)
+            # Waits for the batch's s1: a deadlock, which the batch's session detects and rolls back.
+            other.execute("UPDATE graph_segments SET summary = 'other' WHERE id = %s", [s1])
+            other.commit()
+        worker.join()
+        assert "error" not in outcome
+        rows = graph.select("SELECT id, summary FROM graph_segments ORDER BY summary")
+        assert rows == [{"id": s1, "summary": "again 0"}, {"id": s2, "summary": "again 1"}]
+    finally:
+        graph.close()
