@@ -14,7 +14,6 @@ asked again after every agent's consolidation and forgetting. Leaks: group memor
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from collections import defaultdict
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.agents_scenario import Question, Scenario, generate
+from bench.agents_sim import write_report
 from bench.common import answer_found, bench_settings
 
 KINDS = ("told", "rule", "trust", "latest")
@@ -204,9 +204,7 @@ def main(argv: list[str] | None = None) -> dict:
     for r in rows:
         print(f"misses of {r['system']}: " + "; ".join(
             f"{kind}: " + ", ".join(f"{why} {n}" for why, n in sorted(v.items())) for kind, v in r["misses"].items()))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_report(args.json, report)
     return report
 
 

@@ -330,10 +330,15 @@ def main(argv: list[str] | None = None) -> dict:
         with tempfile.TemporaryDirectory(prefix="lumina-agents-sim-") as tmp:
             report = run(args.agents, args.hours, args.event_seconds, args.queries_per_tick, Path(tmp), **kw)
     print("\n".join(render(report)))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_report(args.json, report)
     return report
+
+
+def write_report(path: Path | None, report: dict) -> None:
+    """The report as JSON at ``path`` (nothing when None), its folder made."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

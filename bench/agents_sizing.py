@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.agents_sim import QUERIES, SUBJECTS, TEMPLATES, _text, data_breakdown, ltm_qps
+from bench.agents_sim import QUERIES, SUBJECTS, TEMPLATES, _text, data_breakdown, ltm_qps, write_report
 from bench.common import bench_settings, peak_rss_mb, percentiles
 
 TARGET_AGENTS, TARGET_RECORDS = 1_000, 10_000
@@ -209,9 +209,7 @@ def main(argv: list[str] | None = None) -> dict | list[str]:
     with tempfile.TemporaryDirectory(prefix="lumina-agents-fill-") as tmp:
         report = fill(args.agents, args.records, args.rounds, args.queries, Path(tmp), args.pool,
                       qps_queries=args.qps_queries)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_report(args.json, report)
     return report
 
 
