@@ -279,13 +279,19 @@ def restore_ledgers(services: Services, location, manifests: Sequence[dict]) -> 
 def restore_warnings(services: Services, location, manifests: Sequence[dict], applied: Sequence) -> list[str]:
     """What the ledgers found cannot promise. A snapshot whose source data dir is neither the target nor
     reachable here may hold users erased there after it was taken, whose erasure never reached this
-    location (a copy of a backup location made before the erasure): nothing here can know them."""
+    location (a copy of a backup location made before the erasure): nothing here can know them. A snapshot of
+    a server-mode memory names its database: its ledger is reachable only when that is the target's."""
     data_dir = services.settings.resolved_data_dir().resolve()
+    here = _where_db(services) if services.settings.database_url else None
     newest = max((ledger.latest_at or 0.0 for _, ledger in applied), default=0.0)
     warnings = []
     for manifest in manifests:
+        database = (manifest.get("source") or {}).get("database")
         source = (manifest.get("source") or {}).get("data_dir")
-        vouched = source is not None and (Path(source).resolve() == data_dir or Path(source).is_dir())
+        if database is not None:
+            vouched, source = database == here, f"the memory on {database}"
+        else:
+            vouched = source is not None and (Path(source).resolve() == data_dir or Path(source).is_dir())
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(manifest["created_at"])))
         if not vouched:
             latest = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(newest)) if newest else "none")
@@ -308,6 +314,8 @@ def backup_now(services: Services, where: str | None = None, *, groups=None, act
     known_locations.remember(state, location.url)
     meta = {"backends": services.stores.backends,
             "source": {"data_dir": str(data_dir.resolve()), "locations": known_locations.known(state)}}
+    if state.shared:  # the memory's ledger is its database's, not the data dir's: a restore checks it is there
+        meta["source"]["database"] = _where_db(services)
     with leases_of(services).hold("backup", wait=BACKUP_WAIT) as got:
         if not got:  # one snapshot at a time: two at once would write and prune the same location
             raise LeaseBusy("backup", BACKUP_WAIT, "taking a backup")

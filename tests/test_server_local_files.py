@@ -18,7 +18,9 @@ import pytest
 
 from bench.faults import REPO, cli_env, stop_private_redis
 from lumina_memory.graphs.cli import _open
-from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, finish_interrupted_erasures, restore_from
+from lumina_memory.graphs.erase import (
+    backup_now, erase_plan, erase_user, finish_interrupted_erasures, restore_from, restore_warnings,
+)
 from lumina_memory.graphs.idle_segments import flush_idle_threads
 from lumina_memory.graphs.replay import replay, thread_config
 from lumina_memory.nodes.services import open_services
@@ -26,14 +28,15 @@ from lumina_memory.stores.backup import RESTORE_MARK, restore_mark, restore_stat
 from lumina_memory.stores.erasure import IN_PROGRESS_FILE, erasures_in_progress
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ledger import LEDGER_FILE, memory_ledger, record_erasure
-from lumina_memory.stores.pg_connection import PostgresConnection
+from lumina_memory.stores.pg_connection import PostgresConnection, describe
 from lumina_memory.stores.places.checkpoints_pg import SCHEMA, TABLES
 from lumina_memory.stores.places.checkpoints_place import FILE as CHECKPOINTS_FILE, checkpoints_place
 from lumina_memory.stores.recall_snapshots import FOLDER as SNAPSHOTS_FOLDER
 from lumina_memory.stores.redis_server import stop_server
-from lumina_memory.stores.shared_state import PostgresState, close_shared_states, shared_state_of
+from lumina_memory.stores.shared_state import DataDirState, PostgresState, close_shared_states, shared_state_of
 
 from .pg_server import fresh_database, pg_server, pg_uri  # noqa: F401 - fixtures
+from .test_restore_resume import KILL_IN_VECTORS  # a restore that SIGKILLs itself as it writes the vectors
 from .test_server_guarantees import _relations_holding
 from .test_server_mode import SECRET, _ingest, _settings
 
@@ -95,7 +98,7 @@ def test_threads_written_by_one_process_are_swept_and_erased_by_another(tmp_path
     opened.append(b)
     place = checkpoints_place(b.settings)
     assert (place.count("alice"), place.count("bob")) == (2, 1)
-    for hostile in ("'; DROP TABLE checkpoints;--", "../alice", "alice' OR '1'='1", "user:alice"):
+    for hostile in ("'; DROP TABLE checkpoints;--", "../alice", "alice' OR '1'='1", "user:alice", "al\ud800ice", ""):
         assert place.count(hostile) == 0  # a parameter, never SQL: nothing matches, the tables stay
     assert place.count("alice") == 2
     segments_before = len(b.services.stores.archive.segments("alice"))
@@ -168,8 +171,13 @@ def test_no_recall_snapshot_is_written_in_server_mode(tmp_path, pg_uri, opened):
     assert _local(data_dir) == set(), sorted(p.name for p in data_dir.rglob("*"))
 
 
-def test_two_processes_recording_erasures_at_once_lose_neither(pg_uri):
-    states = [PostgresState(PostgresConnection(pg_uri, "state", pool_size=1)) for _ in range(2)]
+@pytest.mark.parametrize("engine", ["datadir", "postgres"])
+def test_two_writers_recording_erasures_at_once_lose_neither(engine, tmp_path, request):
+    if engine == "postgres":
+        uri = request.getfixturevalue("pg_uri")
+        states = [PostgresState(PostgresConnection(uri, "state", pool_size=1)) for _ in range(2)]
+    else:
+        states = [DataDirState(tmp_path) for _ in range(2)]
     users = [[f"u{side}-{i}" for i in range(15)] for side in range(2)]
     try:
         workers = [threading.Thread(target=lambda s=s, us=us: [record_erasure(s, u) for u in us])
@@ -180,22 +188,12 @@ def test_two_processes_recording_erasures_at_once_lose_neither(pg_uri):
             worker.join()
         ledger = memory_ledger(states[1])
         assert all(u in ledger for side in users for u in side) and len(ledger.erased) == 30
-        assert "u9-0" not in ledger
+        assert "u9-0" not in ledger and not any(u in ledger.text() for side in users for u in side)
+        assert ledger.latest_at is not None
     finally:
         for state in states:
-            state.close()
-
-
-# A `lumina-memory restore` in server mode that SIGKILLs itself as it starts writing the segment vectors.
-KILL_IN_VECTORS = r"""
-import os, signal, sys
-from lumina_memory.stores.places import vector_place
-def die(self, src, is_erased):
-    os.kill(os.getpid(), signal.SIGKILL)
-vector_place.VectorPlace.restore = die
-from lumina_memory.graphs.cli import main
-sys.exit(main(["restore", "--from", sys.argv[1]]))
-"""
+            getattr(state, "close", lambda: None)()
+    assert ((tmp_path / LEDGER_FILE).exists()) == (engine == "datadir")
 
 
 def test_a_restore_killed_in_one_process_is_refused_then_finished_by_another(tmp_path, pg_server, opened):  # noqa: F811
@@ -234,6 +232,11 @@ def test_a_restore_killed_in_one_process_is_refused_then_finished_by_another(tmp
         assert "archive.turn_archive" in report["resumed"] and report["restored"]["vectors.segments"] > 0
         assert any(entry["where"].startswith("memory on ") and entry["erasures"] == 1
                    for entry in report["ledgers_applied"])
+        # The snapshots come from another database, whose ledger is not here, though its data dir exists.
+        assert report["warnings"] and all(f"/{source_db}, whose erasure ledger is not reachable" in w
+                                          for w in report["warnings"]), report["warnings"]
+        own = {"id": "s", "created_at": 0, "source": {"database": describe(target_uri), "data_dir": "/nowhere"}}
+        assert restore_warnings(b.services, None, [own], []) == []  # this memory's ledger was applied
         assert restore_mark(shared_state_of(a.services)) is None and restore_state(state)[0][0] == "OK"
         archive = b.services.stores.archive
         assert [archive.counts(u)["turns"] for u in ("alice", "bob", "carol")] == [6, 6, 0]

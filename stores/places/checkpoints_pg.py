@@ -166,6 +166,7 @@ class CheckpointsPgPlace:
             threads = pg_threads(con)
             if not threads:
                 return 0
+            (dest / FILE).unlink(missing_ok=True)  # a retried export starts from an empty file
             target = sqlite3.connect(dest / FILE, check_same_thread=False)
             try:
                 copy_threads(PostgresSaver(con), SqliteSaver(target), threads)
