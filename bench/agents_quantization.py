@@ -95,11 +95,12 @@ def run_one(backend: str, mode: str, args: argparse.Namespace, root: Path, serve
     try:
         row = {"backend": backend, "mode": mode, "in_effect": store.quantization, "agents": args.agents,
                "ltm_per_agent": args.records, "dim": args.dim}
-        row["ltm_load_s"] = round(load(store, "ltm", 1, args, args.records), 1)
-        started = time.perf_counter()
-        store.optimize()
-        row["optimize_s"] = round(time.perf_counter() - started, 1)
-        row.update({f"ltm_{k}": v for k, v in measure(store, "ltm", 1, args, args.records).items()})
+        if args.records:
+            row["ltm_load_s"] = round(load(store, "ltm", 1, args, args.records), 1)
+            started = time.perf_counter()
+            store.optimize()
+            row["optimize_s"] = round(time.perf_counter() - started, 1)
+            row.update({f"ltm_{k}": v for k, v in measure(store, "ltm", 1, args, args.records).items()})
         if mode == "none" and args.stm:
             load(store, "stm", 2, args, args.stm)
             store.optimize()
@@ -125,7 +126,7 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=1000)
-    parser.add_argument("--records", type=int, default=1000, help="LTM records per agent")
+    parser.add_argument("--records", type=int, default=1000, help="LTM records per agent (0: STM only)")
     parser.add_argument("--stm", type=int, default=300, help="STM events per agent (0: no STM measure)")
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=300)
