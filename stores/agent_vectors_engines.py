@@ -122,8 +122,11 @@ def client_agent_vectors():
         def _ensure_collection(self) -> None:
             super()._ensure_collection()
             self.quantization = "none" if self._local else self.requested
-            if not self._local and ITEM_FIELD not in set(self._client.get_collection(self.collection).payload_schema or {}):
-                self._client.create_payload_index(self.collection, ITEM_FIELD, models.PayloadSchemaType.KEYWORD, wait=True)
+            if self._local:
+                return  # local mode ignores payload indexes and quantisation
+            if ITEM_FIELD not in set(self._client.get_collection(self.collection).payload_schema or {}):
+                self._client.create_payload_index(self.collection, ITEM_FIELD, models.PayloadSchemaType.KEYWORD,
+                                                  wait=True)
             if self.quantization != "none":
                 self._client.update_collection(self.collection,
                                                quantization_config=quantization_config(self.quantization))

@@ -255,7 +255,8 @@ def test_open_agent_vectors_follows_the_settings_and_logs_the_mode(tmp_path: Pat
     store = open_agent_vectors(embedded, EMBEDDER, DIM)
     try:
         assert store.backend == "qdrant-edge" and store.quantization == "binary"
-        assert all((tmp_path / "qdrant" / ids.collection_name(kind, EMBEDDER, DIM)).is_dir() for kind in LAYER_KINDS.values())
+        assert all((tmp_path / "qdrant" / ids.collection_name(kind, EMBEDDER, DIM)).is_dir()
+                   for kind in LAYER_KINDS.values())
     finally:
         store.close()
     assert "quantization 'binary'" in caplog.text
