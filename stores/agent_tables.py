@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from contextlib import nullcontext
-from typing import Any
+from contextlib import contextmanager, nullcontext
+from typing import Any, Iterator
 
 from . import agent_tables_sql as q
 from .agent_records import DEFAULT_RUN, SCOPES, AgentEvent, LtmRecord, SharedMemory, TellHop
@@ -38,8 +38,9 @@ class SqlAgentTables:
         self.db = db
         self.dialect = db.dialect
         db.migrate("agents", [q.step1(db.dialect)])
-        # One writer (an embedded file): STM reads come from this process's copy (stores.agent_events_cache).
-        self._stm = None if db.shared else EventsCache(db)
+        # One writer (an embedded file): STM reads come from this process's copy (stores.agent_events_cache;
+        # its ``loads`` count the reads that went to the table). None where other processes write.
+        self.events_cache = None if db.shared else EventsCache(db)
 
     # --- agents and runs --------------------------------------------------------------------------
     def _register(self, con, agent: str, run: str) -> None:
@@ -51,7 +52,7 @@ class SqlAgentTables:
 
     def register_agent(self, agent_id: str, run_id: str) -> None:
         agent, run = _agent(agent_id), validate_id(run_id, "run_id")
-        with self.db.tx(touches=(agent,)) as con:
+        with self._tx((agent,)) as con:
             self._register(con, agent, run)
 
     def run_of(self, agent_id: str) -> str | None:
@@ -84,7 +85,7 @@ class SqlAgentTables:
         json_text(patch, "patch")
         # The agent's stamp row is written first thing in tx() and stays locked until COMMIT (PostgreSQL), so a
         # second process's merge of this agent waits here and then reads this one's document: both land.
-        with self.db.tx(touches=(agent,)) as con:
+        with self._tx((agent,)) as con:
             row = con.execute(q.WM_GET, [agent]).fetchone()
             doc = {} if row is None else json.loads(row[0])
             for key, value in patch.items():
@@ -120,8 +121,8 @@ class SqlAgentTables:
         among = None if ids is None else ids_of(ids, "event_id")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit", f"must be a whole number >= 0, got {limit!r}")
-        if self._stm is not None:
-            rows = self._stm.rows(agent, lambda: self._all_events(agent))
+        if self.events_cache is not None:
+            rows = self.events_cache.rows(agent, lambda: self._all_events(agent))
             if among is not None:
                 wanted = set(among)
                 rows = [r for r in rows if r[0] in wanted]
@@ -138,14 +139,24 @@ class SqlAgentTables:
         with self.db.read() as con:
             return [tuple(r) for r in con.execute(q.select_events(False, False), [agent, None]).fetchall()]
 
+    @contextmanager
+    def _tx(self, agents: Iterable[str]) -> Iterator[Any]:
+        """``db.tx`` over these agents for a write that changes none of their events: their STM copies kept in
+        this process (stores.agent_events_cache) stay current instead of being read again."""
+        agents = set(agents)
+        with self._writing(agents) as committed:
+            with self.db.tx(touches=agents) as con:
+                yield con
+            committed({}, {})
+
     def _writing(self, agents: Iterable[str]):
         """``EventsCache.writing`` where the cache is kept; elsewhere a block whose report does nothing."""
-        return self._stm.writing(agents) if self._stm is not None else nullcontext(lambda added, deleted: None)
+        return self.events_cache.writing(agents) if self.events_cache is not None else nullcontext(lambda added, deleted: None)
 
     def count_events(self, agent_id: str) -> int:
-        if self._stm is not None:
+        if self.events_cache is not None:
             agent = _agent(agent_id)
-            return len(self._stm.rows(agent, lambda: self._all_events(agent)))
+            return len(self.events_cache.rows(agent, lambda: self._all_events(agent)))
         with self.db.read() as con:
             (n,) = con.execute(q.COUNT_EVENTS, [_agent(agent_id)]).fetchone()
         return int(n)
@@ -176,7 +187,7 @@ class SqlAgentTables:
         rows = self._ltm_rows(records)
         if not rows:
             return 0
-        with self.db.tx(touches={agent for agent, _ in rows}) as con:
+        with self._tx({agent for agent, _ in rows}) as con:
             return self._upsert_ltm(con, list(rows.values()))
 
     def ltm(self, agent_id: str, ids: Sequence[str] | None = None) -> list[LtmRecord]:
@@ -197,14 +208,14 @@ class SqlAgentTables:
         agent, touched, when = _agent(agent_id), sorted(set(ids_of(memory_ids, "memory_id"))), finite(at, "at")
         if not touched:
             return
-        with self.db.tx(touches=(agent,)) as con:
+        with self._tx((agent,)) as con:
             con.execute(q.TOUCH_LTM, [when, when, agent, touched])
 
     def delete_ltm(self, agent_id: str, memory_ids: Sequence[str]) -> int:
         agent, gone = _agent(agent_id), ids_of(memory_ids, "memory_id")
         if not gone:
             return 0
-        with self.db.tx(touches=(agent,)) as con:
+        with self._tx((agent,)) as con:
             return len(con.execute(q.DELETE_LTM, [agent, gone]).fetchall())
 
     def consolidated(self, agent_id: str, records: Sequence[LtmRecord], event_ids: Sequence[str]) -> int:
@@ -227,7 +238,7 @@ class SqlAgentTables:
         row = shared_row(memory)
         memory_id, run, author = row[0], row[1], row[2]
         # The run's stamp moves too: what every agent of the run may see changed.
-        with self.db.tx(touches={author, run, *row[5]}) as con:
+        with self._tx({author, run, *row[5]}) as con:
             held = con.execute(q.SHARED_OWNERS, [[memory_id]]).fetchone()
             if held is not None and (held[1], held[2]) != (run, author):
                 raise InvalidInput("memory_id", f"{memory_id!r} is another author's or another run's memory")
@@ -238,13 +249,13 @@ class SqlAgentTables:
     def join_group(self, run_id: str, group_id: str, agent_id: str) -> None:
         """``agent_id`` is a member of the run's group from now on (and of the run, if it was of none)."""
         run, group, agent = validate_id(run_id, "run_id"), validate_id(group_id, "group_id"), _agent(agent_id)
-        with self.db.tx(touches=(agent,)) as con:
+        with self._tx((agent,)) as con:
             self._register(con, agent, run)
             con.execute(q.JOIN, [run, group, agent])
 
     def leave_group(self, run_id: str, group_id: str, agent_id: str) -> None:
         run, group, agent = validate_id(run_id, "run_id"), validate_id(group_id, "group_id"), _agent(agent_id)
-        with self.db.tx(touches=(agent,)) as con:
+        with self._tx((agent,)) as con:
             con.execute(q.LEAVE, [run, group, agent])
 
     def groups_of(self, agent_id: str) -> list[str]:
@@ -272,7 +283,7 @@ class SqlAgentTables:
         row = [validate_id(hop.memory_id, "memory_id"), _agent(hop.from_agent, "from_agent"),
                _agent(hop.to_agent, "to_agent"), finite(hop.time, "time"),
                None if hop.event_id is None else validate_id(hop.event_id, "event_id")]
-        with self.db.tx(touches=(row[1], row[2])) as con:
+        with self._tx((row[1], row[2])) as con:
             con.execute(q.INSERT_HOP, row)
 
     def hops(self, memory_id: str) -> list[TellHop]:
@@ -300,13 +311,13 @@ class SqlAgentTables:
             others = {r[0] for statement in q.STRIP_AGENT for r in con.execute(statement, [agent, agent]).fetchall()}
             with self.db.tx(touches=others):  # their rows changed: their stamps move with this commit too
                 pass
-        if self._stm is not None:
-            self._stm.forget(agent)
+        if self.events_cache is not None:
+            self.events_cache.forget(agent)
         return removed
 
     def cached_for(self, agent_id: str) -> int:
         """Event rows of this agent kept in this process (the registry's in-process place; erasure leaves 0)."""
-        return 0 if self._stm is None else self._stm.count(_agent(agent_id))
+        return 0 if self.events_cache is None else self.events_cache.count(_agent(agent_id))
 
     def close(self) -> None:
         """Nothing of its own: the connection is the archive's, closed with it."""

@@ -132,3 +132,24 @@ def test_same_event_ids_of_different_agents_in_one_batch(sql_db):
     assert tables.add_events([ev("a2", 1)]) == 1
     assert tables.add_events([ev("a1", 1), ev("a2", 1), ev("a3", 1)]) == 2
     assert [tables.count_events(a) for a in ("a1", "a2", "a3")] == [1, 1, 1]
+
+
+def test_the_embedded_copy_of_stm_follows_this_process_writes_without_reading_again(tmp_path):
+    from lumina_memory.stores.duckdb_connection import GuardedConnection
+
+    db = GuardedConnection(str(tmp_path / "archive.duckdb"), str(tmp_path), "archive", ())
+    try:
+        tables = SqlAgentTables(db)
+        tables.add_events([ev("a1", 1), ev("a2", 1)])
+        tables.add_ltm([rec("a1", 1)])
+        assert ids_of(tables.events("a1")) == ["e1"] and tables.events_cache.loads == 1
+        tables.add_events([ev("a1", 2), ev("a2", 2)])
+        tables.touch_ltm("a1", ["m1"], 5.0)
+        tables.merge_wm("a1", {"goal": "g"})
+        tables.add_shared(shared("s1", "a1", scope="bilateral", visible_to=["a1", "a2"]))
+        tables.delete_events("a1", ["e1"])
+        assert ids_of(tables.events("a1")) == ["e2"] and tables.events_cache.loads == 1
+        tables.erase_agent("a2")  # takes a2 out of a1's bilateral memory: a1's stamp moves, its events are read again
+        assert ids_of(tables.events("a1")) == ["e2"] and tables.events_cache.loads == 2
+    finally:
+        db.close()
