@@ -89,8 +89,36 @@ class StatementCounter:
             self.round_trips = 0
 
 
-def profile_recalls(services, queries: Sequence[tuple[str, int]], qtexts, qvecs, top: int) -> dict[str, Any]:
-    """Each query recalled once, counted and profiled; per-recall means."""
+def server_cpu(uri: str):
+    """A function giving the CPU seconds the PostgreSQL server's processes (the postmaster's children) have used,
+    when the server runs on this machine and lets this role read its data directory's name; else None."""
+    import psutil
+
+    try:
+        with psycopg.connect(uri, autocommit=True) as con:
+            data_dir = con.execute("SHOW data_directory").fetchone()[0]
+        postmaster = psutil.Process(int((Path(data_dir) / "postmaster.pid").read_text().split()[0]))
+    except (psycopg.Error, OSError, ValueError, psutil.Error):
+        return None
+
+    def used() -> float:
+        total = 0.0
+        for proc in postmaster.children():
+            try:
+                times = proc.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                continue
+        return total
+
+    return used
+
+
+def profile_recalls(services, queries: Sequence[tuple[str, int]], qtexts, qvecs, top: int,
+                    cpu_of_server=None) -> dict[str, Any]:
+    """Each query recalled once, counted and profiled; per-recall means: wall time, this process's CPU time and
+    (``cpu_of_server``: see ``server_cpu``) the server's, which the machine's load does not inflate as it does
+    wall time."""
     from lumina_memory.nodes.retrieval.recall import recall
 
     def one(user_id: str, k: int) -> None:
@@ -101,10 +129,12 @@ def profile_recalls(services, queries: Sequence[tuple[str, int]], qtexts, qvecs,
     counter = StatementCounter()
     profiler = cProfile.Profile()
     with counter.watch():
-        started = time.perf_counter()
+        server_before = cpu_of_server() if cpu_of_server else 0.0
+        started, cpu_started = time.perf_counter(), time.process_time()
         for user_id, k in queries:
             one(user_id, k)
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        server = (cpu_of_server() - server_before) if cpu_of_server else float("nan")
         counted = dict(counter.statements)
         round_trips = counter.round_trips
         profiler.enable()
@@ -114,9 +144,23 @@ def profile_recalls(services, queries: Sequence[tuple[str, int]], qtexts, qvecs,
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
     n = len(queries)
-    return {"recalls": n, "ms_per_recall": round(wall * 1000 / n, 2), "round_trips_per_recall": round(round_trips / n, 2),
+    return {"recalls": n, "ms_per_recall": round(wall * 1000 / n, 2), "client_cpu_ms_per_recall": round(cpu * 1000 / n, 2),
+            "server_cpu_ms_per_recall": round(server * 1000 / n, 2), "round_trips_per_recall": round(round_trips / n, 2),
             "statements_per_recall": {k: round(v / n, 2) for k, v in sorted(counted.items(), key=lambda kv: -kv[1])},
             "profile": out.getvalue()}
+
+
+def windows(services, queries, qtexts, qvecs, concurrency: str, seconds: float) -> dict[int, dict[str, float]]:
+    """Recall under ``concurrency`` threads for ``seconds`` each (bench.perf_server's window): p50, p95, q/s."""
+    from bench.common import percentiles
+    from bench.perf_server_worker import _our_recall, timed_window
+
+    call = _our_recall(services, qtexts, qvecs)
+    out = {}
+    for c in [int(x) for x in concurrency.split(",") if x]:
+        latencies, wall = timed_window(call, queries, c, seconds, seed=c)
+        out[c] = {**percentiles(latencies, (50, 95)), "qps": round(len(latencies) / wall, 1)}
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -135,7 +179,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--pool", type=int, default=500, help="distinct sentences embedded for the vector pool")
     parser.add_argument("--top", type=int, default=25, help="functions of the profile shown")
+    parser.add_argument("--concurrency", default="", help="also time windows of these thread counts (e.g. 1,8)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="each concurrency window")
     parser.add_argument("--database-url", default="")
+    parser.add_argument("--filled", action="store_true",
+                        help="--database-url already holds the users' memories (user-0000, ...): do not fill")
     args = parser.parse_args(argv)
 
     root = Path(tempfile.mkdtemp(prefix="lumina-perf-profile-"))
@@ -157,19 +205,24 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     secret_key="0" * 64)
         services = open_services(settings_for(spec))
         try:
-            for user_id, seed in users:
+            for user_id, seed in users if not args.filled else ():
                 fill_user(services, pool, user_id, args.memories, seed)
             analyze(uri)
             for user_id, _ in users:
                 warm_indexes(services, user_id)
-            result = profile_recalls(services, _queries(len(qtexts), users, args.queries, 1), qtexts, qvecs, args.top)
+            queries = _queries(len(qtexts), users, args.queries, 1)
+            result = profile_recalls(services, queries, qtexts, qvecs, args.top, server_cpu(uri))
+            result["windows"] = windows(services, queries, qtexts, qvecs, args.concurrency, args.seconds)
         finally:
             services.close()
-        print(f"{result['recalls']} recalls: {result['ms_per_recall']} ms each, "
+        print(f"{result['recalls']} recalls: {result['ms_per_recall']} ms each (CPU: this process "
+              f"{result['client_cpu_ms_per_recall']} ms, the server {result['server_cpu_ms_per_recall']} ms), "
               f"{result['round_trips_per_recall']} round trips each")
         for kind, count in result["statements_per_recall"].items():
             print(f"  {count:6.2f}  {kind}")
         print(result["profile"])
+        for c, row in result["windows"].items():
+            print(f"concurrency {c}: p50 {row['p50']} ms, p95 {row['p95']} ms, {row['qps']} q/s")
         return result
     finally:
         if spec is not None:

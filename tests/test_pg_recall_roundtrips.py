@@ -15,26 +15,16 @@ import sys
 import textwrap
 import time
 
-import pytest
-
 from bench.perf_server_profile import StatementCounter
 from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.services import open_services
 from lumina_memory.stores.pg_stamps import STAMP_SECONDS, stamps_of
-from lumina_memory.stores.redis_server import stop_server
-from tests.conftest import make_settings
 from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
-from tests.test_server_mode import REPO, _ingest, _recalled, _settings
+from tests.test_server_mode import REPO, _ingest, _recalled, _settings, server_dir  # noqa: F401 - a fixture
 
 # A recall of bench.perf's memories: one stamp read (at most), the turn vectors' search (one pipelined batch) and
 # the graph's concept reads. Before the shared stamps and the quiet-connection check it took 16 (bench.perf_server_profile).
 MAX_ROUND_TRIPS = 5
-
-
-@pytest.fixture
-def server_dir(tmp_path):
-    yield tmp_path / "data"
-    stop_server(make_settings(tmp_path / "data"))
 
 
 def test_a_server_mode_recall_makes_few_round_trips_and_reads_its_stamp_once(server_dir, pg_uri):
