@@ -54,6 +54,9 @@ memory_id = _id("memory_id")
 procedure_id = _id("procedure_id")
 source_id = _id("source_id")
 actor = _id("actor")  # recorded in the audit log: an id, never free text
+agent_id = _id("agent_id")  # agents' memory (issue 48): checked as user ids are
+run_id = _id("run_id")
+module = _id("module")  # a cognitive module's name (settings.agents.module_weights; others read as 'default')
 snapshot_id = _id("snapshot")  # names a folder of the backup location: no '..', no separators
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 from lumina_memory.nodes.retrieval.warm import recall_read_tables
 from lumina_memory.nodes.services import Services
 from lumina_memory.nodes.text.text_caches import cached_entries, clear_text_caches
+from lumina_memory.stores.agent_open import agent_stores
 from lumina_memory.stores.factory import items_path, server_mode
 from lumina_memory.stores.kb_place import kb_place
 from lumina_memory.stores.places import store_places
+from lumina_memory.stores.places.agent_place import agent_place
 from lumina_memory.stores.recall_snapshots import RecallSnapshotPlace, SnapshotFiles
 from lumina_memory.stores.user_data import NothingToBackUp
 
@@ -123,6 +125,8 @@ def user_data_places(services: Services, *, store=None, checkpoints: Path | None
     places = store_places(services.stores, services.settings, lg_store=store, checkpoints=checkpoints)
     places += [
         kb,
+        # Agents' memory (issue 48): an agent id is erased, backed up and restored like a user id.
+        agent_place(agent_stores(services.stores, services.settings, services.embedder.name, services.embedder.dim)),
         StartupWarmPlace(services),
         IndexCachePlace("cache.keyword_index", services.keyword_index),
         IndexCachePlace("cache.turn_index", services.turn_index),

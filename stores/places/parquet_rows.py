@@ -43,6 +43,8 @@ def table_columns(con, table: str) -> list[tuple[str, str]]:
     out = []
     for name, data_type, udt in rows:
         kind = _ARRAYS.get(udt) if data_type == "ARRAY" else _SCALARS.get(data_type)
+        if kind is None and udt is None:  # DuckDB's catalogue names its own types (VARCHAR, DOUBLE, VARCHAR[])
+            kind = data_type
         if kind is None:
             raise TypeError(f"{table}.{name} is {data_type} ({udt}): no Parquet column type for it in backups")
         out.append((name, kind))
