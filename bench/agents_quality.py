@@ -90,10 +90,17 @@ class Agents:
             out += [(r.id, r.content, [r.id, *r.source_events]) for r in self.memory.retrieve_shared(q.agent_id, q.query, top_k=2)]
         return out
 
-    def consolidate_and_forget(self, agents: list[str]) -> dict:
+    def consolidate_and_forget(self, agents: list[str], later_hours: float) -> dict:
+        """Every agent's STM consolidated (forced), then the run's clock ``later_hours`` ahead and the forgetting
+        plan applied (P5: unused records that faded below the threshold go, e.g. routine observations of
+        importance 0.2 after about 2.8 hours)."""
         made = sum(self.memory.consolidate(a, force=True) for a in agents)
+        self.now += later_hours * 3600.0
         reports = [self.memory.maintenance(a) for a in agents]
-        return {"consolidated": made, "maintenance": reports[:1]}
+        return {"consolidated": made, "later_hours": later_hours,
+                "deleted": sum(r["deleted"] for r in reports), "compressed": sum(r["compressed"] for r in reports),
+                "merged_into": sum(r["merged_into"] for r in reports),
+                "ltm_left": sum(r.get("ltm_count", 0) for r in reports)}
 
     def leaks(self, sc: Scenario) -> int:
         n = 0
@@ -177,6 +184,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--routine", type=int, default=60, help="Routine (distractor) events per agent.")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--later-hours", type=float, default=3.0,
+                    help="Game hours between consolidation and the forgetting and second asking.")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     sc = generate(args.agents, args.routine, seed=args.seed)
@@ -186,9 +195,9 @@ def main(argv: list[str] | None = None) -> dict:
             plain = PlainVectors(sc, ours.services.embedder)
             rows = [score(ours, sc, args.k), score(plain, sc, args.k)]
             leaks_before = ours.leaks(sc)
-            consolidation = ours.consolidate_and_forget(sorted({e["agent_id"] for e in sc.events}))
+            consolidation = ours.consolidate_and_forget(sorted({e["agent_id"] for e in sc.events}), args.later_hours)
             after = score(ours, sc, args.k)
-            after["system"] += " after consolidation and forgetting"
+            after["system"] += f" after consolidation and forgetting (+{args.later_hours:g} h)"
             rows.append(after)
             leaks_after = ours.leaks(sc)
         finally:
@@ -201,6 +210,9 @@ def main(argv: list[str] | None = None) -> dict:
     for r in rows:
         print(_row(r, r["system"]))
     print(f"group memories shown to outsiders: {leaks_before} before, {leaks_after} after consolidation")
+    print(f"consolidation: {consolidation['consolidated']} records; forgetting {consolidation['later_hours']:g} h "
+          f"later deleted {consolidation['deleted']}, compressed {consolidation['compressed']}, "
+          f"{consolidation['ltm_left']} records left")
     for r in rows:
         print(f"misses of {r['system']}: " + "; ".join(
             f"{kind}: " + ", ".join(f"{why} {n}" for why, n in sorted(v.items())) for kind, v in r["misses"].items()))

@@ -148,31 +148,44 @@ def _load(results: Path, pattern: str) -> list[tuple[str, dict]]:
     return [(p.name, json.loads(p.read_text(encoding="utf-8"))) for p in sorted(results.glob(pattern))]
 
 
+def _p95(run: dict, layer: str) -> str:
+    return f"{run['latency_ms'][layer]['p95']:.1f}" if run["queries"].get(layer) else "–"
+
+
+def _processes(qps: dict) -> list[str]:
+    """The rate cell and the processes for the average and the peak: at the p95 limit when a thread count met
+    it, else at the best rate measured, marked with its p95 (the limit was not met on this machine)."""
+    if qps["qps_at_limit"] > 0:
+        rate, mark = qps["qps_at_limit"], ""
+    else:
+        best = max(qps["rows"], key=lambda row: row["qps"])
+        rate, mark = best["qps"], f" (p95 {best['p95']:.0f} ms, over the limit)"
+    need = (lambda total: str(math.ceil(total / rate)) if rate > 0 else "n/a")
+    return [f"{rate:.0f}{mark}", need(AVERAGE_QPS), need(PEAK_QPS)]
+
+
 def table(results: Path) -> list[str]:
     sims, fills = _load(results, "agents_sim_*.json"), _load(results, "agents_fill_*.json")
     out = ["Measured on a shared 2-core machine (8 engineers' jobs running): a quiet machine's figures are lower "
            "latency and higher rates.", "",
            f"| run | agents | game h | events/s stored (needed) | STM p95 ms | LTM p95 ms | LTM q/s per process at "
-           f"p95 < 50 ms | processes for {AVERAGE_QPS} q/s | for {PEAK_QPS} q/s | disk KiB / agent |",
+           f"p95 < 50 ms (or best) | processes for {AVERAGE_QPS} q/s | for {PEAK_QPS} q/s | disk KiB / agent |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in sims:
-        qps = r["ltm_qps"]["qps_at_limit"]
-        lat = r["latency_ms"]
-        procs = (lambda need: str(math.ceil(need / qps)) if qps > 0 else "n/a (p95 over 50 ms)")
         out.append(f"| {name} | {r['agents']} | {r['hours']} | {r['store_events_per_s']:.0f} "
-                   f"({r['needed_events_per_s']:.0f}) | {lat.get('stm', {}).get('p95', float('nan')):.1f} | "
-                   f"{lat.get('ltm', {}).get('p95', float('nan')):.1f} | {qps:.0f} | {procs(AVERAGE_QPS)} | "
-                   f"{procs(PEAK_QPS)} | {r['data_bytes_per_agent'] / 1024:.0f} |")
+                   f"({r['needed_events_per_s']:.0f}) | {_p95(r, 'stm')} | {_p95(r, 'ltm')} | "
+                   + " | ".join(_processes(r["ltm_qps"])) + f" | {r['data_bytes_per_agent'] / 1024:.0f} |")
     for name, f in fills:
         per = f["per_record"]
         target = TARGET_AGENTS * TARGET_RECORDS
         last = f["rounds"][-1]
-        qps = f["ltm_qps"]["qps_at_limit"]
+        rate = _processes(f["ltm_qps"])
         p95_target = per.get("ltm_p95_ms_at_zero", float("nan")) + per.get("ltm_p95_ms_per_record", float("nan")) \
             * TARGET_RECORDS
         out += ["", f"Filled LTM ({name}): {f['agents']} agents x {f['records_per_agent']} records, written at "
                     f"{f['write_records_per_s']:.0f} records/s; LTM p95 {last['ltm_ms']['p95']:.1f} ms, "
-                    f"{qps:.0f} q/s per process at p95 < 50 ms.", "",
+                    f"{rate[0]} q/s per process at p95 < 50 ms; processes for {AVERAGE_QPS} q/s: {rate[1]}, for "
+                    f"{PEAK_QPS}: {rate[2]}.", "",
                 "| quantity | per record (measured slope) | measured here | 1,000 agents x 10,000 records "
                 "(extrapolated) |", "|---|---|---|---|"]
         for key, label in (("archive_bytes", "archive (DuckDB) bytes"), ("vector_bytes", "vectors (qdrant-edge) bytes"),

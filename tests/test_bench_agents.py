@@ -45,7 +45,7 @@ def test_quality_scores_every_kind_for_every_system_and_leaks_nothing(tmp_path: 
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(json.dumps(report))
     assert report["leaks"] == [0, 0]
     assert [r["system"] for r in report["rows"]] == [
-        "Lumina agents", "plain vectors", "Lumina agents after consolidation and forgetting"]
+        "Lumina agents", "plain vectors", "Lumina agents after consolidation and forgetting (+3 h)"]
     for row in report["rows"]:
         assert set(row["by_kind"]) == set(agents_quality.KINDS)
         assert sum(v["questions"] for v in row["by_kind"].values()) == report["questions"]
@@ -55,7 +55,10 @@ def test_quality_scores_every_kind_for_every_system_and_leaks_nothing(tmp_path: 
             assert missed == round((1 - v["hit"]) * v["questions"])  # every miss has its reason
         mean, lo, hi = row["hit"]
         assert lo <= mean <= hi
-    assert report["consolidation"]["consolidated"] > 0
+    made = report["consolidation"]
+    assert made["consolidated"] > 0 and made["deleted"] > 0  # routine records faded in 3 h and were never used
+    assert made["ltm_left"] == (made["consolidated"] - made["deleted"] - made["compressed"]
+                                 + made["merged_into"])
 
 
 def test_the_judge_reads_each_rule():
