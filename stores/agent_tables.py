@@ -151,7 +151,9 @@ class SqlAgentTables:
 
     def _writing(self, agents: Iterable[str]):
         """``EventsCache.writing`` where the cache is kept; elsewhere a block whose report does nothing."""
-        return self.events_cache.writing(agents) if self.events_cache is not None else nullcontext(lambda added, deleted: None)
+        if self.events_cache is None:
+            return nullcontext(lambda added, deleted: None)
+        return self.events_cache.writing(agents)
 
     def count_events(self, agent_id: str) -> int:
         if self.events_cache is not None:
