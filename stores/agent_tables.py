@@ -239,7 +239,8 @@ class SqlAgentTables:
         belong to its run from now on: an agent of another run is refused."""
         row = shared_row(memory)
         memory_id, run, author = row[0], row[1], row[2]
-        # The run's stamp moves too: what every agent of the run may see changed.
+        # The run's stamp moves too: what every agent of the run may see changed. Its row, locked until COMMIT on
+        # PostgreSQL, also makes two processes storing one id in a run take turns, so the check below sees the other.
         with self._tx({author, run, *row[5]}) as con:
             held = con.execute(q.SHARED_OWNERS, [[memory_id]]).fetchone()
             if held is not None and (held[1], held[2]) != (run, author):

@@ -13,6 +13,7 @@ import threading
 import pytest
 
 from lumina_memory.stores.agent_tables import SqlAgentTables
+from lumina_memory.stores.errors import InvalidInput
 
 from .sql_engines import pg_server, sql_db, sql_pair  # noqa: F401 - fixtures
 from .test_agent_tables import ev, rec, shared
@@ -79,6 +80,25 @@ def test_racing_merges_and_touches_all_land_on_postgres(sql_pair):
     doc = second.get_wm("a1")
     assert doc == {**{f"p{i}": i for i in range(rounds)}, **{f"q{i}": i for i in range(rounds)}}
     assert [(r.access_count, r.last_accessed) for r in first.ltm("a1")] == [(2 * rounds, 200.0 + rounds - 1)] * 2
+
+
+def test_two_authors_racing_for_one_shared_id_on_postgres(sql_pair):
+    first, second = (SqlAgentTables(db) for db in sql_pair)
+    outcomes: list[str] = []
+
+    def store(tables, author):
+        def work():
+            try:
+                tables.add_shared(shared("s1", author, content=f"by {author}"))
+                outcomes.append(author)
+            except InvalidInput:
+                outcomes.append("refused")
+        return work
+
+    _race([store(first, "a1"), store(second, "a2")])
+    assert len(outcomes) == 2 and outcomes.count("refused") == 1
+    winner = next(o for o in outcomes if o != "refused")
+    assert [(m.author, m.content) for m in first.visible_shared(winner)] == [(winner, f"by {winner}")]
 
 
 def test_another_connection_sees_writes_and_their_stamps(sql_pair):
