@@ -20,6 +20,7 @@ from lumina_memory.stores.datadir_lock import DataDirLock
 from lumina_memory.stores.errors import DataDirLocked
 from lumina_memory.stores.file_swap import leftovers
 from lumina_memory.stores.settings import LuminaSettings
+from lumina_memory.stores.shared_state import open_shared_state
 
 from .doctor_check import FAIL, OK, SKIP, TIMEOUT, WARN, Check
 from .doctor_derived import DerivationChecks
@@ -142,7 +143,7 @@ def run_doctor(settings: LuminaSettings) -> list[Check]:
                     f"{doc.data_dir}" if server else f"data dir {doc.data_dir}")]
     checks += _guarded("data dir", "writable", doc.data_dir_checks)
     checks += _guarded("data dir", "restore", lambda: [Check("data dir", "restore", status, detail)
-                                                       for status, detail in restore_state(doc.data_dir)])
+                                                       for status, detail in restore_state(open_shared_state(settings))])
     lock = DataDirLock(doc.data_dir)
     if doc.data_dir.exists() and not server:
         checks.append(doc.lock_check(lock))
