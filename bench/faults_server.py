@@ -113,11 +113,15 @@ def kill_trial(file: Path, data_dir: Path, uri: str, users: list[str], rng: rand
         stop_redis(data_dir)
 
 
-def reference_run(file: Path, root: Path, pg: Postgres, users: list[str], name: str = "reference") -> dict[str, set]:
-    """One process imports ``file`` to the end into database ``name``: the tiers every trial is compared with."""
+def reference_run(file: Path, root: Path, pg: Postgres, users: list[str], name: str = "reference",
+                  log: list[str] | None = None) -> dict[str, set]:
+    """One process imports ``file`` to the end into database ``name``: the tiers every trial is compared with
+    (``log``: gets the import's log lines)."""
     data_dir, uri = root / name, pg.database(name)
     try:
         clean = import_once(file, data_dir, uri)
+        if log is not None:
+            log.extend(clean.lines)
         if clean.returncode != 0:
             raise RuntimeError("reference import failed:\n" + "\n".join(clean.lines[-20:]))
         return fingerprint(data_dir, uri, users)

@@ -59,11 +59,13 @@ def generate_shared(file: Path, users: int, turns: int, seed: int) -> list[str]:
     return [*names[:-1], SHARED]
 
 
-def kill_bounds(file: Path) -> dict[str, int]:
-    """bench.faults_server.kill_when's bounds for an import of ``file``: such an import logs about one archive
-    commit per 10 turns and 0.6 node lines per turn; the bounds stay below, so the kill lands before its end."""
-    turns = sum(1 for line in file.read_text(encoding="utf-8").splitlines() if line.strip())
-    return {"archives": max(1, turns // 12), "nodes": max(1, turns // 2)}
+def kill_bounds(log: list[str], users: int) -> dict[str, int]:
+    """bench.faults_server.kill_when's bounds for one importer, from the single-process reference's ``log``: its
+    archive commits and node lines per user. An importer logs at least that much for the user only it imports
+    (the shared user's turns may all be written by the others first), so the kill lands before its end."""
+    archives = sum("node=archive_to_duckdb" in line for line in log)
+    nodes = sum("node=" in line for line in log)
+    return {"archives": max(1, archives // users), "nodes": max(1, nodes // users)}
 
 
 @dataclass
@@ -136,15 +138,17 @@ def concurrent_kill_trials(file: Path, root: Path, pg, users: list[str], trials:
     files, in_file = split(file, root / "files")
     if set(in_file) != set(users):
         raise ValueError(f"{file} holds users {in_file}, not {users}")
-    reference = reference_run(file, root, pg, users, name="concurrent_reference")
+    log: list[str] = []
+    reference = reference_run(file, root, pg, users, name="concurrent_reference", log=log)
+    bounds = kill_bounds(log, len(users))
     advance()
-    out: dict[str, Any] = {"trials": 0, "killed mid-import": 0, "killed while both others imported": 0, "lost": 0,
-                           "duplicated": 0, "bad trials": [],
+    out: dict[str, Any] = {"kill bounds": bounds, "trials": 0, "killed mid-import": 0,
+                           "killed while both others imported": 0, "lost": 0, "duplicated": 0, "bad trials": [],
                            "reference ids": {tier: len(ids) for tier, ids in reference.items()}}
     for n in range(trials):
         victim = n % IMPORTERS
         trial = concurrent_kill_trial(files, root / f"concurrent-{n}", pg.database(f"concurrent_{n}"), users,
-                                      victim, kill_when(rng, n % 2 == 1, **kill_bounds(files[victim])))
+                                      victim, kill_when(rng, n % 2 == 1, **bounds))
         diff = compare(reference, trial["tiers"])
         lost, dup = sum(d[0] for d in diff.values()), sum(d[1] for d in diff.values())
         out["trials"] += 1
