@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from lumina_memory.stores.errors import StoreUnavailable
-from lumina_memory.stores.factory import Stores, open_stores
+from lumina_memory.stores.factory import Stores, close_server_sessions, open_stores
 from lumina_memory.stores.leases import Leases, open_leases
 from lumina_memory.stores.secret import memory_secret
 from lumina_memory.stores.recall_snapshots import SnapshotFiles
@@ -63,22 +63,9 @@ class Services:
                 self.startup_warm.close()
             self.stores.close()
         finally:
-            if self.settings.database_url:
-                _close_server_sessions(self.settings.database_url, self.leases)
-
-
-def _close_server_sessions(uri: str, leases: Leases | None) -> None:
-    from lumina_memory.stores import activity_log_pg, journal_pg, shared_state
-
-    closers = [lambda: journal_pg.close_sessions(uri), lambda: activity_log_pg.close_sessions(uri),
-               lambda: shared_state.close_shared_states(uri)]
-    if leases is not None:
-        closers.append(leases.close)
-    for close in closers:
-        try:
-            close()
-        except Exception as exc:  # noqa: BLE001 - one session failing to close must not keep the others open
-            log.warning("closing a server-mode session failed: %s", exc)
+            close_server_sessions(self.settings)
+            if self.leases is not None:
+                self.leases.close()
 
 
 STARTUP_HOOKS: list[Callable[[Services], None]] = []

@@ -272,6 +272,21 @@ def open_journal(settings: LuminaSettings) -> ReplyJournal:
     return Journal.for_settings(settings)
 
 
+def close_server_sessions(settings: LuminaSettings) -> None:
+    """Server mode: close the sessions this process keeps on the memory's PostgreSQL beside its stores (the
+    reply journal's, the activity log's, the shared state's), so a closed memory holds no backend; each opens
+    again on its next use. Nothing to do in embedded mode."""
+    if not settings.database_url:
+        return
+    from . import activity_log_pg, journal_pg, shared_state
+
+    for close in (journal_pg.close_sessions, activity_log_pg.close_sessions, shared_state.close_shared_states):
+        try:
+            close(settings.database_url)
+        except Exception as exc:  # noqa: BLE001 - one session failing to close must not keep the others open
+            log.warning("closing a server-mode session failed: %s", exc)
+
+
 def open_audit_log(archive: ArchiveStore, key: bytes) -> AuditTrail:
     """The audit log in ``archive``'s database, its head sealed with the data directory's secret ``key``."""
     return archive.audit_trail(key)
