@@ -17,10 +17,12 @@ value travels as a ``?`` parameter. Rows of arrays are sent as one joined text p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +90,20 @@ _ALIVE = "(expires_at IS NULL OR expires_at > ?)"
 # The query terms each item under a prefix holds (tokens are distinct within a row).
 _HELD = (f"(SELECT item_id, unnest(tokens) AS t FROM {ITEMS_TABLE} WHERE {{where}} AND tokens && ?::VARCHAR[]) "
          "AS held WHERE t = ANY(?::VARCHAR[])")
+
+
+# A write's items held against other processes' writes (SqlItems.writing): transaction-level advisory locks on
+# the items' buckets, taken in key order so two writers never deadlock. Buckets bound the locks one write takes
+# (each takes a slot of the server's shared lock table); the two-integer form keeps them apart from other locks.
+_ITEM_LOCK_CLASS = 0x6C73  # "ls"
+_ITEM_BUCKETS = 256
+_LOCK_ITEMS = ("SELECT count(pg_advisory_xact_lock(?::INTEGER, k)) FROM (SELECT unnest(?::INTEGER[]) AS k "
+               "ORDER BY k) AS keys")
+
+
+def _bucket(item_id: str) -> int:
+    digest = hashlib.blake2b(item_id.encode("utf-8", "surrogatepass"), digest_size=4, person=b"lumina-items").digest()
+    return int.from_bytes(digest, "big") % _ITEM_BUCKETS
 
 
 def _alive(alive_at: float | None) -> tuple[str, list[Any]]:
@@ -162,6 +178,19 @@ class SqlItems:
         return cls(PostgresConnection(uri, COMPONENT, timeout=timeout, pool_size=pool_size))
 
     # --- writes --------------------------------------------------------------------------------------
+    @contextmanager
+    def writing(self, item_ids: Sequence[str]) -> Iterator[None]:
+        """Hold ``item_ids`` against other processes' writes for a ``with`` block (the store's write of their
+        vectors and rows): on PostgreSQL one transaction holding advisory locks on the items' buckets, which the
+        block's ``write`` joins, so of two processes updating an item the second starts after the first's rows
+        are committed. An embedded file has one process, whose store serialises its writes: nothing to take."""
+        if not self._db.shared or not item_ids:
+            yield
+            return
+        with self._db.tx() as con:
+            con.execute(_LOCK_ITEMS, [_ITEM_LOCK_CLASS, sorted({_bucket(i) for i in item_ids})])
+            yield
+
     def write(self, puts: Sequence[NewRow], deletes: Sequence[str], now: float | None = None) -> None:
         """Upsert ``puts`` (created_at kept on update; the TTL is the put's, counted from ``now``) and delete
         ``deletes`` (item ids) in one transaction. The caller passes each item id at most once."""

@@ -71,9 +71,14 @@ class ItemWrites:
                     )
                 )
         # Old points of every touched item go first (a shorter value may have fewer texts), then the new ones,
-        # then the rows. A crash in between leaves points whose hash no row has: search ignores those.
-        touched = list(puts)
-        for chunk in batched(touched, MAX_ID_FILTER):
-            self.vectors.delete_where([Match(ITEM_FIELD, tuple(chunk))])
-        self.vectors.write_points(points)
-        self.items.write(rows, deletes)
+        # then the rows. A crash in between leaves points whose hash no row has: search ignores those. In server
+        # mode the items are held against other processes' writes from the first step to the rows' commit: two
+        # processes updating one item would otherwise interleave, one's points under the other's row, and the
+        # item would drop out of search. Rows and deletes go in id order (writers of the same rows never deadlock).
+        touched = sorted(puts)
+        rows.sort(key=lambda row: row.item_id)
+        with self.items.writing(touched):
+            for chunk in batched(touched, MAX_ID_FILTER):
+                self.vectors.delete_where([Match(ITEM_FIELD, tuple(chunk))])
+            self.vectors.write_points(points)
+            self.items.write(rows, sorted(deletes))

@@ -9,6 +9,7 @@ The per-user file places are UserDataPlaces too: erasure, backups and restore re
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
@@ -114,6 +115,9 @@ class ItemTable(Protocol):
 
     def write(self, puts: Sequence[NewRow], deletes: Sequence[str], now: float | None = None) -> None:
         """Upsert ``puts`` (created_at kept on update; TTL counted from ``now``) and delete ``deletes``, at once."""
+        ...
+    def writing(self, item_ids: Sequence[str]) -> AbstractContextManager[None]:
+        """Hold ``item_ids`` against other processes' writes for a ``with`` block (whose ``write`` joins it)."""
         ...
     def refresh(self, item_ids: Sequence[str], now: float, alive_at: float | None = None) -> None:
         """Restart the TTL of ``item_ids`` (those that have one) at ``now``."""

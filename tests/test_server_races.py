@@ -9,14 +9,20 @@ from collections.abc import Iterator
 import numpy as np
 import psycopg
 import pytest
+from langgraph.store.base import PutOp
 
 from lumina_memory.nodes.services import open_services
+from lumina_memory.nodes.text.embedder import make_embedder
 from lumina_memory.stores import journal_pg
 from lumina_memory.stores.activity_log_pg import PostgresActivityLog
 from lumina_memory.stores.archive_duckdb import DuckDBArchive
 from lumina_memory.stores.archive_postgres import PostgresArchive
 from lumina_memory.stores.journal_pg import PostgresJournal
+from lumina_memory.stores.kv_duckdb import ITEMS_TABLE
+from lumina_memory.stores.langgraph_store import LuminaStore
 from lumina_memory.stores.leases import PostgresLeases, lease_key, leases_of
+from lumina_memory.stores.lgstore_ids import item_id
+from lumina_memory.stores.lgstore_search import HASH_FIELD, ITEM_FIELD
 from lumina_memory.stores.graph_base import LinkedSegment
 from lumina_memory.stores.graph_pg import PostgresGraph
 from lumina_memory.stores.ids import segment_id
@@ -27,6 +33,7 @@ from lumina_memory.stores.records import WRITTEN_BY_BATCH
 from lumina_memory.stores.redis_server import stop_server
 
 from .conftest import make_settings
+from .lgstore_backends import open_store
 from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 from .test_lifecycle_tables_engines import _fill
 from .test_server_mode import _ingest
@@ -254,3 +261,79 @@ def test_a_graph_write_rolled_back_by_a_deadlock_runs_once_more(pg_uri):
         assert rows == [{"id": s1, "summary": "again 0"}, {"id": s2, "summary": "again 1"}]
     finally:
         graph.close()
+
+
+def _index_mismatches(uri: str, store: LuminaStore) -> list[tuple]:
+    """Items whose text points do not carry their row's current text hash (a search would not find them)."""
+    with psycopg.connect(uri) as con:
+        return con.execute(
+            f"SELECT i.item_id, i.index_hash, p.payload->>'{HASH_FIELD}' FROM {ITEMS_TABLE} i LEFT JOIN "
+            f"{store.vectors.table} p ON p.payload->>'{ITEM_FIELD}' = i.item_id "
+            f"WHERE p.id IS NULL OR p.payload->>'{HASH_FIELD}' <> i.index_hash").fetchall()
+
+
+def test_two_writers_updating_the_same_items_leave_each_row_and_its_index_whole(pg_uri, tmp_path):
+    """Two stores (two processes) update the same items at once, in opposite orders, many times: no call fails
+    (no deadlock), and each item ends as one writer's value with that value's text points, so it is found."""
+    embedder = make_embedder(make_settings(tmp_path / "emb"))
+    stores = [open_store("postgres", make_settings(tmp_path / name), pg_uri, embedder=embedder) for name in "ab"]
+    try:
+        keys = [f"k{i}" for i in range(40)]
+        errors: list[BaseException] = []
+        start = threading.Barrier(2)
+
+        def write(store: LuminaStore, who: str, order: list[str]) -> None:
+            try:
+                for round_ in range(10):
+                    start.wait()
+                    store.batch([PutOp(("notes", "mio"), k, {"text": f"{who} wrote {k} in round {round_}"})
+                                 for k in order])
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+                start.abort()
+
+        threads = [threading.Thread(target=write, args=(stores[0], "ann", keys)),
+                   threading.Thread(target=write, args=(stores[1], "bea", keys[::-1]))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert _index_mismatches(pg_uri, stores[0]) == []
+        for key in keys:
+            text = stores[1].get(("notes", "mio"), key).value["text"]
+            assert text.endswith(f"wrote {key} in round 9")
+            hits = stores[0].search(("notes", "mio"), query=text, limit=len(keys))
+            assert key in [h.key for h in hits if h.score is not None]
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_an_item_held_by_one_writer_is_updated_by_another_only_after_its_commit(pg_uri, tmp_path):
+    """The hold that keeps an item's vectors and row in step across processes: a put of an item another process
+    is writing waits (on the server's lock) until that write commits, then applies whole."""
+    embedder = make_embedder(make_settings(tmp_path / "emb"))
+    stores = [open_store("postgres", make_settings(tmp_path / name), pg_uri, embedder=embedder) for name in "ab"]
+    try:
+        stores[0].put(("notes", "mio"), "k", {"text": "the first value"})
+        done = threading.Event()
+
+        def put() -> None:
+            stores[1].put(("notes", "mio"), "k", {"text": "the second value"})
+            done.set()
+
+        with stores[0].items.writing([item_id(("notes", "mio"), "k")]):
+            worker = threading.Thread(target=put)
+            worker.start()
+            with psycopg.connect(pg_uri, autocommit=True) as watch:
+                while not watch.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                                        ).fetchone()[0]:
+                    worker.join(0.05)
+            assert not done.is_set()
+        worker.join()
+        assert stores[0].get(("notes", "mio"), "k").value["text"] == "the second value"
+        assert _index_mismatches(pg_uri, stores[0]) == []
+    finally:
+        for store in stores:
+            store.close()
