@@ -148,7 +148,9 @@ class Rumour:
     def report(self, sample: int = 20) -> dict:
         hops = self.memory.trace(self.root)
         checked = list(self.knows)[:sample]
-        found = sum(any(r.id == self.knows[a] for r in self.memory.retrieve_shared(a, "where is the silver vein?"))
+        # A teller also sees the copies it told (each bilateral with its hearer), all of the same text: the
+        # rumour is found when any memory it can see holds it.
+        found = sum(any(r.content == self.TEXT for r in self.memory.retrieve_shared(a, "where is the silver vein?"))
                     for a in checked)
         return {"root": self.root, "probability": self.probability, "knowers": len(self.knows),
                 "tellings": self.tellings, "hops": len(hops), "found_by_sample": [found, len(checked)],
