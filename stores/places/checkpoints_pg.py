@@ -19,8 +19,10 @@ into a SQLite checkpoint file of the embedded format, so a snapshot restores int
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -29,8 +31,10 @@ from psycopg.rows import dict_row, tuple_row
 
 from ..errors import StoreUnavailable
 from ..pg_statistics import resample_statistics
+from ..pg_watchdog import bounded_connection, grace
 from .checkpoints_place import FILE, copy_threads, forget_in_file, sqlite_threads, thread_owners
 
+TIER = "checkpoints"
 SCHEMA = "lumina_checkpoints"
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 UNCOMPRESSED = (("checkpoints", "checkpoint"), ("checkpoints", "metadata"), ("checkpoint_blobs", "blob"),
@@ -39,28 +43,68 @@ _SETUP_LOCK = 0x6C756D63706B  # pg_advisory_lock key held while the schema and t
 
 
 def connect(uri: str, timeout: float = 10.0, *, rows=dict_row) -> psycopg.Connection:
-    """An autocommit connection whose unqualified table names are the checkpoint schema's; StoreUnavailable
-    when the server cannot be reached within ``timeout``."""
+    """An autocommit connection whose unqualified table names are the checkpoint schema's, each statement bounded
+    by ``timeout`` on the server (statement_timeout) and on the client (stores.pg_watchdog: a paused server never
+    fires its own timeout); StoreUnavailable when the server cannot be reached within ``timeout``."""
     from ..pg_connection import describe
 
+    statement_ms = max(1, int(timeout * 1000))
     try:
-        con = psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=rows,
-                              connect_timeout=max(1, int(timeout)))
-        con.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(SCHEMA)))
+        con = bounded_connection(grace(timeout)).connect(
+            uri, autocommit=True, prepare_threshold=0, row_factory=rows, connect_timeout=max(1, int(timeout)),
+            options=f"-c statement_timeout={statement_ms}", application_name="lumina-checkpoints")
     except psycopg.OperationalError as exc:
-        raise StoreUnavailable("checkpoints", f"{describe(uri)}: {str(exc).strip()[:200]}") from None
+        raise StoreUnavailable(TIER, f"PostgreSQL at {describe(uri)}: {_first_line(exc)}") from None
+    with unavailable(uri, con):
+        con.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(SCHEMA)))
     return con
 
 
-def setup(con: psycopg.Connection) -> None:
-    """Create the schema and apply the saver's migrations, once across processes starting together."""
+@contextmanager
+def unavailable(uri: str, con: psycopg.Connection) -> Iterator[None]:
+    """A lost or timed-out server inside the block raised as StoreUnavailable, ``con`` closed (its session is
+    gone or stuck: the next use connects anew)."""
+    from ..pg_connection import describe
+
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        con.close()
+        raise StoreUnavailable(TIER, f"PostgreSQL at {describe(uri)}: {_first_line(exc)}") from None
+
+
+@contextmanager
+def session(uri: str, timeout: float = 10.0, *, rows=dict_row) -> Iterator[psycopg.Connection]:
+    """``connect`` for one block, closed after it; a server lost inside it raised as StoreUnavailable."""
+    con = connect(uri, timeout, rows=rows)
+    try:
+        with unavailable(uri, con):
+            yield con
+    finally:
+        con.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def setup(con: psycopg.Connection, timeout: float = 10.0) -> None:
+    """Create the schema and apply the saver's migrations, once across processes starting together.
+    StoreUnavailable when another process holds the setup longer than its statements' bounds allow (a process
+    stopped while holding it)."""
     from langgraph.checkpoint.postgres import PostgresSaver
 
     # Polled, not waited for: a process blocked in pg_advisory_lock holds a snapshot that the holder's CREATE INDEX
     # CONCURRENTLY waits for, and PostgreSQL ends that cycle as a deadlock (three processes starting on a fresh
     # database hit it). Each try is a statement of its own that ends at once, so the index build never waits on it.
+    # The holder runs at most one bounded statement per migration and column: waiting past that means it is stuck.
+    deadline = time.monotonic() + (len(PostgresSaver.MIGRATIONS) + len(UNCOMPRESSED) + 2) * grace(timeout)
     try_lock = con.cursor(row_factory=tuple_row)
     while not try_lock.execute("SELECT pg_try_advisory_lock(%s)", [_SETUP_LOCK]).fetchone()[0]:
+        if time.monotonic() > deadline:
+            raise StoreUnavailable(TIER, "another process has held the checkpoint tables' setup lock too long "
+                                         "(stopped while creating them?); try again")
         time.sleep(0.1)
     try:
         con.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(SCHEMA)))
@@ -87,26 +131,53 @@ def pg_threads(con: psycopg.Connection) -> list[str]:
     return [r["thread_id"] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
 
 
+def bounded_saver(uri: str, timeout: float = 10.0):
+    """A PostgresSaver on a bounded connection (``connect``) whose every call fails as StoreUnavailable when the
+    server is lost, stalled or too slow, and connects anew on the next call once the server answers again."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    class BoundedSaver(PostgresSaver):
+        def __init__(self) -> None:
+            super().__init__(connect(uri, timeout))
+            self._reconnect = threading.Lock()
+
+        def live(self) -> psycopg.Connection:
+            """The saver's connection, a new one when the last call lost it."""
+            with self._reconnect:
+                if self.conn.closed:
+                    self.conn = connect(uri, timeout)
+                return self.conn
+
+        @contextmanager
+        def _cursor(self, *, pipeline: bool = False):
+            con = self.live()
+            with unavailable(uri, con), super()._cursor(pipeline=pipeline) as cur:
+                yield cur
+
+    return BoundedSaver()
+
+
 class PgCheckpoints:
     """An open PostgresSaver on the memory's database, for a graph (the CLI) or a sweep (idle segments)."""
 
     def __init__(self, uri: str, timeout: float = 10.0):
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        self.con = connect(uri, timeout)
+        self.uri = uri
+        self.saver = bounded_saver(uri, timeout)
         try:
-            setup(self.con)
+            with unavailable(uri, self.saver.conn):
+                setup(self.saver.conn, timeout)
         except BaseException:
-            self.con.close()
+            self.saver.conn.close()
             raise
-        self.saver = PostgresSaver(self.con)
 
     def threads(self) -> list[str]:
         with self.saver.lock:
-            return pg_threads(self.con)
+            con = self.saver.live()
+            with unavailable(self.uri, con):
+                return pg_threads(con)
 
     def close(self) -> None:
-        self.con.close()
+        self.saver.conn.close()
 
 
 class CheckpointsPgPlace:
@@ -124,7 +195,7 @@ class CheckpointsPgPlace:
         return thread_owners(pg_threads(con), PostgresSaver(con))
 
     def threads_of(self, user_id: str) -> list[str]:
-        with connect(self.uri, self.timeout) as con:
+        with session(self.uri, self.timeout) as con:
             return sorted(t for t, u in self._owners(con).items() if u == user_id)
 
     def count(self, user_id: str) -> int:
@@ -133,7 +204,7 @@ class CheckpointsPgPlace:
     def erase(self, user_id: str) -> int:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        with connect(self.uri, self.timeout) as con:
+        with session(self.uri, self.timeout) as con:
             threads = sorted(t for t, u in self._owners(con).items() if u == user_id)
             saver = PostgresSaver(con)
             for thread in threads:
@@ -147,7 +218,7 @@ class CheckpointsPgPlace:
         own schedule (see PostgresConnection.rewrite)."""
         if not self._dirty:
             return
-        with connect(self.uri, self.timeout, rows=tuple_row) as con:
+        with session(self.uri, self.timeout, rows=tuple_row) as con:
             if has_tables(con):
                 for table in TABLES:
                     con.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(table)))
@@ -162,7 +233,7 @@ class CheckpointsPgPlace:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         dest.mkdir(parents=True, exist_ok=True)
-        with connect(self.uri, self.timeout) as con:
+        with session(self.uri, self.timeout) as con:
             threads = pg_threads(con)
             if not threads:
                 return 0
@@ -189,8 +260,8 @@ class CheckpointsPgPlace:
         try:
             owners = thread_owners(sqlite_threads(source), SqliteSaver(source))
             kept = sorted(t for t, u in owners.items() if u is None or not is_erased(u))
-            with connect(self.uri, self.timeout) as con:
-                setup(con)
+            with session(self.uri, self.timeout) as con:
+                setup(con, self.timeout)
                 target = PostgresSaver(con)
                 for thread in owners:
                     target.delete_thread(thread)
