@@ -150,16 +150,23 @@ def profile_recalls(services, queries: Sequence[tuple[str, int]], qtexts, qvecs,
             "profile": out.getvalue()}
 
 
-def windows(services, queries, qtexts, qvecs, concurrency: str, seconds: float) -> dict[int, dict[str, float]]:
-    """Recall under ``concurrency`` threads for ``seconds`` each (bench.perf_server's window): p50, p95, q/s."""
+def windows(services, queries, qtexts, qvecs, concurrency: str, seconds: float,
+            cpu_of_server=None) -> dict[int, dict[str, float]]:
+    """Recall under ``concurrency`` threads for ``seconds`` each (bench.perf_server's window): p50, p95, q/s and
+    the CPU milliseconds per recall of this process and of the server."""
     from bench.common import percentiles
     from bench.perf_server_worker import _our_recall, timed_window
 
     call = _our_recall(services, qtexts, qvecs)
     out = {}
     for c in [int(x) for x in concurrency.split(",") if x]:
+        server_before, cpu_started = cpu_of_server() if cpu_of_server else 0.0, time.process_time()
         latencies, wall = timed_window(call, queries, c, seconds, seed=c)
-        out[c] = {**percentiles(latencies, (50, 95)), "qps": round(len(latencies) / wall, 1)}
+        cpu = time.process_time() - cpu_started
+        server = (cpu_of_server() - server_before) if cpu_of_server else float("nan")
+        out[c] = {**percentiles(latencies, (50, 95)), "qps": round(len(latencies) / wall, 1),
+                  "client_cpu_ms": round(cpu * 1000 / len(latencies), 2),
+                  "server_cpu_ms": round(server * 1000 / len(latencies), 2)}
     return out
 
 
@@ -212,7 +219,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 warm_indexes(services, user_id)
             queries = _queries(len(qtexts), users, args.queries, 1)
             result = profile_recalls(services, queries, qtexts, qvecs, args.top, server_cpu(uri))
-            result["windows"] = windows(services, queries, qtexts, qvecs, args.concurrency, args.seconds)
+            result["windows"] = windows(services, queries, qtexts, qvecs, args.concurrency, args.seconds,
+                                        server_cpu(uri))
         finally:
             services.close()
         print(f"{result['recalls']} recalls: {result['ms_per_recall']} ms each (CPU: this process "
@@ -222,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             print(f"  {count:6.2f}  {kind}")
         print(result["profile"])
         for c, row in result["windows"].items():
-            print(f"concurrency {c}: p50 {row['p50']} ms, p95 {row['p95']} ms, {row['qps']} q/s")
+            print(f"concurrency {c}: p50 {row['p50']} ms, p95 {row['p95']} ms, {row['qps']} q/s; CPU per recall: "
+                  f"this process {row['client_cpu_ms']} ms, the server {row['server_cpu_ms']} ms")
         return result
     finally:
         if spec is not None:
