@@ -41,6 +41,15 @@ from .test_server_mode import _ingest
 SECRET = "server-races-test-secret-0123456789abcdef"
 
 
+def _together(*runs: tuple) -> None:
+    """Run each (function, *args) in a thread of its own, all at once, and wait for them."""
+    threads = [threading.Thread(target=run[0], args=run[1:]) for run in runs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def _backends(uri: str) -> list[tuple]:
     """The server's sessions on this database other than the asking one."""
     with psycopg.connect(uri) as con:
@@ -159,11 +168,7 @@ def test_a_batch_day_is_applied_once_when_two_writers_race_for_it(two_archives):
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)
 
-        threads = [threading.Thread(target=write, args=(a,)) for a in (first, second)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _together((write, first), (write, second))
     assert errors == [] and refused == list(days)  # each day: one writer applied it, the other was refused
     assert _outbox_days(second) == list(days)  # each day's writes once
     assert second.memories.last_days() == {"mio": days[-1]}
@@ -210,12 +215,7 @@ def test_two_writers_of_reversed_graph_batches_never_deadlock(pg_uri):
                 errors.append(exc)
                 start.abort()
 
-        threads = [threading.Thread(target=write, args=(first, batch)),
-                   threading.Thread(target=write, args=(second, batch[::-1]))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _together((write, first, batch), (write, second, batch[::-1]))
         assert errors == []
         counts = second.counts("mio")
         assert counts.nodes["Segment"] == 8 and counts.edges["MENTIONS"] == 8 * 3
@@ -292,12 +292,7 @@ def test_two_writers_updating_the_same_items_leave_each_row_and_its_index_whole(
                 errors.append(exc)
                 start.abort()
 
-        threads = [threading.Thread(target=write, args=(stores[0], "ann", keys)),
-                   threading.Thread(target=write, args=(stores[1], "bea", keys[::-1]))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _together((write, stores[0], "ann", keys), (write, stores[1], "bea", keys[::-1]))
         assert errors == []
         assert _index_mismatches(pg_uri, stores[0]) == []
         for key in keys:
