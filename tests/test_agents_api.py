@@ -4,10 +4,12 @@ prompt, consolidation and forgetting through the API, isolation between agents a
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
 from lumina_memory.nodes.agents.memory import AsyncAgentMemory
+from lumina_memory.stores.agent_records import AgentEvent
 from lumina_memory.stores.errors import InvalidInput
 from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
@@ -214,3 +216,29 @@ def test_the_async_api_does_the_same(opened):
     finally:
         asyncio.run(memory.close())
     assert found[0].id == eid and found[0].importance == pytest.approx(0.6) and wm == {"mood": "calm"}
+
+
+def test_pii_is_redacted_before_an_agent_s_text_is_stored_or_embedded(opened):
+    m = opened.memory
+    eid = m.store("agent_1", {"type": "conversation", "content": "Write to lila.farmer@example.com about the goats",
+                              "metadata": {"note": "call 090-1234-5678"}})
+    (event,) = m.agents.tables.events("agent_1", ids=[eid])
+    assert "lila.farmer@example.com" not in event.content and "090-1234-5678" not in json.dumps(event.metadata)
+    assert "goats" in event.content
+    m.update_wm("agent_1", {"contact": "lila.farmer@example.com"})
+    assert "example.com" not in json.dumps(m.get_wm("agent_1"))
+    mid = m.store_shared("The well's key is with bob@example.org", author="agent_1")
+    assert "bob@example.org" not in m.agents.tables.visible_shared("agent_1", ids=[mid])[0].content
+
+
+def test_maintenance_embeds_again_rows_a_crash_left_without_vectors(opened):
+    m = opened.memory
+    # A store that died between its two writes: the row is in the tables, its vector is not.
+    lost = AgentEvent(event_id="ev_lost", agent_id="agent_1", time=opened.clock(), type="observation",
+                      content="The ferry leaves at dawn from the south pier", importance=0.2)
+    m.agents.tables.register_agent("agent_1", "default")
+    m.agents.tables.add_events([lost])
+    assert m.retrieve("agent_1", "when does the ferry leave?", layers=["stm"]) == []
+    assert m.maintenance("agent_1")["vectors_restored"] == 1
+    assert m.retrieve("agent_1", "when does the ferry leave?", layers=["stm"])[0].id == "ev_lost"
+    assert m.maintenance("agent_1")["vectors_restored"] == 0

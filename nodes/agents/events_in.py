@@ -1,7 +1,9 @@
 """Agents' input checked before anything is embedded or written: events, WM patches, shared memories, queries.
 
 Every refusal is ``InvalidInput`` naming the field (pydantic's errors are translated), so a caller sees the same
-named error whatever the backend, and nothing is written for a batch that holds one bad item.
+named error whatever the backend, and nothing is written for a batch that holds one bad item. PII of ``kinds``
+(``nodes.validate.redaction_kinds``: the chat's setting, on by default) is redacted from every text an agent
+brings (content, location, metadata, WM values, shared memories, queries) before it is embedded or stored.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pydantic import BaseModel, ValidationError
 from lumina_memory.stores.agent_records import AgentEvent, SharedMemory, agent_id as check_agent
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.texts import check_texts
+
+from ..text.redact import redact_text, redact_value
 
 MAX_QUERY_CHARS = 10_000
 """A retrieval query longer than this is refused (it would be embedded whole and truncated by the model)."""
@@ -41,11 +45,11 @@ def check_content(field: str, text: object) -> str:
     return text
 
 
-def check_query(query: object) -> str:
+def check_query(query: object, kinds: tuple[str, ...] = ()) -> str:
     text = check_content("query", query)
     if len(text) > MAX_QUERY_CHARS:
         raise InvalidInput("query", f"is {len(text)} characters; at most {MAX_QUERY_CHARS}")
-    return text
+    return redact_text(text, kinds) if kinds else text
 
 
 def _model(cls: type[BaseModel], data: Mapping[str, Any]) -> Any:
@@ -58,7 +62,7 @@ def _model(cls: type[BaseModel], data: Mapping[str, Any]) -> Any:
 
 
 def event_of(agent: str, raw: AgentEvent | Mapping[str, Any], now: float,
-             importance: Callable[[AgentEvent], float]) -> AgentEvent:
+             importance: Callable[[AgentEvent], float], kinds: tuple[str, ...] = ()) -> AgentEvent:
     """The event ``raw`` (a dict or an AgentEvent) of ``agent``, with an id (a new one unless given: a retried
     store with the same id adds nothing), the run's time unless given, and the rule importance unless given."""
     agent = check_agent(agent)
@@ -82,6 +86,11 @@ def event_of(agent: str, raw: AgentEvent | Mapping[str, Any], now: float,
     check_texts(data, ["participants"])
     for name in ("location", "metadata"):
         check_json(name, data.get(name))
+    if kinds:
+        data["content"] = redact_text(data["content"], kinds)
+        for name in ("location", "metadata"):
+            if data.get(name) is not None:
+                data[name] = redact_value(data[name], kinds)
     event = _model(AgentEvent, data)
     if "importance" not in given or data.get("importance") is None:
         event = event.model_copy(update={"importance": float(importance(event))})
@@ -89,7 +98,8 @@ def event_of(agent: str, raw: AgentEvent | Mapping[str, Any], now: float,
 
 
 def shared_of(raw: SharedMemory | Mapping[str, Any] | str, *, author: str, scope: str, run_id: str,
-              visible_to: list[str] | None, group_id: str | None, now: float) -> SharedMemory:
+              visible_to: list[str] | None, group_id: str | None, now: float,
+              kinds: tuple[str, ...] = ()) -> SharedMemory:
     """A shared memory from a text, a dict (content, memory_id, importance, tags, source_events) or a
     SharedMemory; the call's scope, audience, run and author apply unless a SharedMemory gives its own."""
     if isinstance(raw, SharedMemory):
@@ -110,6 +120,8 @@ def shared_of(raw: SharedMemory | Mapping[str, Any] | str, *, author: str, scope
         data["memory_id"] = new_id()
     data["content"] = check_content("content", data.get("content"))
     check_texts(data, ["tags", "source_events"])
+    if kinds:
+        data["content"] = redact_text(data["content"], kinds)
     memory = _model(SharedMemory, data)
     check_agent(memory.author, "author")
     for other in memory.visible_to:
@@ -127,11 +139,11 @@ def shared_of(raw: SharedMemory | Mapping[str, Any] | str, *, author: str, scope
     return memory
 
 
-def wm_patch(patch: object) -> dict[str, Any]:
+def wm_patch(patch: object, kinds: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(patch, Mapping):
         raise InvalidInput("patch", f"must be a dict, not {type(patch).__name__}")
     for key in patch:
         if not isinstance(key, str) or not key:
             raise InvalidInput("patch", "keys must be non-empty strings")
     check_json("patch", dict(patch))
-    return dict(patch)
+    return redact_value(dict(patch), kinds) if kinds else dict(patch)

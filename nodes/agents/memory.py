@@ -33,6 +33,7 @@ from lumina_memory.stores.agent_records import DEFAULT_RUN, AgentEvent, Retrieve
 from lumina_memory.stores.errors import InvalidInput
 
 from ..services import Services
+from ..validate import redaction_kinds
 from . import capacity, scoring
 from .consolidation_pool import ConsolidationPool
 from .events_in import check_query, event_of, wm_patch
@@ -53,6 +54,8 @@ class AgentMemory(SharedOps, Upkeep):
         self.clock = clock or _time.time
         self.model = model if model is not None else services.chat_model
         """The chat model summarising clusters (None: offline, extractive summaries)."""
+        self.kinds = redaction_kinds(services.settings)
+        """PII kinds redacted from agents' texts before they are embedded or stored (the chat's setting)."""
         self.pool = ConsolidationPool(self._consolidate_queued, self.params.consolidation_workers)
         self._last_cycle: dict[str, float] = {}
 
@@ -90,7 +93,7 @@ class AgentMemory(SharedOps, Upkeep):
         made: list[AgentEvent] = []
         for item in events:
             agent, raw = item if isinstance(item, tuple) else (_agent_of(item), item)
-            made.append(event_of(agent, raw, now, lambda e: rule_importance(e, self.params)))
+            made.append(event_of(agent, raw, now, lambda e: rule_importance(e, self.params), self.kinds))
         if not made:
             return []
         self._write_events(made, run_id)
@@ -126,7 +129,7 @@ class AgentMemory(SharedOps, Upkeep):
         """The agent's memories for ``query`` ranked with ``module``'s weights (or ``weights``), from the module's
         layers (or ``layers``), merged and deduplicated by source events; LTM hits returned count as accesses."""
         agent = check_agent(agent_id)
-        query = check_query(query)
+        query = check_query(query, self.kinds)
         k = scoring.top_k_for(module, self.params, top_k)
         chosen = scoring.layers_for(module, self.params, layers)
         w = weights if weights is not None else scoring.weights_for(module, self.params)
@@ -178,11 +181,11 @@ class AgentMemory(SharedOps, Upkeep):
         ``current_conversation`` becomes an STM event when its importance reaches ``wm_to_stm_min_importance``
         (nodes.agents.wm_rule). Returns the WM after the merge."""
         agent = check_agent(agent_id)
-        patch = wm_patch(patch)
+        patch = wm_patch(patch, self.kinds)
         tables = self.agents.tables
         before = tables.get_wm(agent) or {}
         now = float(self.clock())
-        ended = [event_of(agent, raw, now, lambda e: rule_importance(e, self.params))
+        ended = [event_of(agent, raw, now, lambda e: rule_importance(e, self.params), self.kinds)
                  for raw in ended_events(agent, before, patch, now)]
         if tables.run_of(agent) is None:
             self._register(agent, None)

@@ -57,7 +57,7 @@ class SharedOps:
         writer = check_agent(given_author, "author")
         run = self._register(writer, None)
         made = shared_of(memory, author=writer, scope=scope, run_id=run, visible_to=visible_to, group_id=group_id,
-                         now=float(self.clock()))
+                         now=float(self.clock()), kinds=self.kinds)
         if made.run_id != run:
             raise InvalidInput("run_id", f"{writer!r} belongs to run {run!r}, not {made.run_id!r}")
         tables = self.agents.tables
@@ -77,7 +77,7 @@ class SharedOps:
         """The shared memories ``agent_id`` may see now, nearest to ``query`` and scored with ``module``'s
         weights (layer "shared", with author and source events)."""
         agent = check_agent(agent_id)
-        query = check_query(query)
+        query = check_query(query, self.kinds)
         k = scoring.top_k_for(module, self.params, top_k)
         if scope is not None and scope not in ("global", "group", "bilateral"):
             raise InvalidInput("scope", f"choose global, group or bilateral, got {str(scope)[:40]!r}")

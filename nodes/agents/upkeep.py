@@ -7,7 +7,7 @@ the records and the deletion of their events in one transaction (``AgentTables.c
 vectors. One consolidation per agent at a time: a lock per agent in this process and a lease across processes
 (``agents.consolidate:<agent>``); a second caller waits for the first, then finds nothing left to do.
 
-``maintenance`` applies the forgetting plan (nodes.agents.decay.forgetting_plan): never-used faded records are
+``maintenance`` first embeds again any row whose vector a crash left unwritten, then applies the forgetting plan (nodes.agents.decay.forgetting_plan): never-used faded records are
 deleted; when the agent holds ``compress_at`` of ``ltm_cap`` records, the compression candidates are merged,
 cluster by cluster (their vectors at ``cluster_cosine``, nodes.agents.consolidation.cluster), into one record
 each that keeps every member's content, source events and accesses; every record's decay factor is stored.
@@ -89,6 +89,7 @@ class Upkeep:
             report["skipped"] = "memory_model is not 'piano': agents' records are not forgotten by P5"
             return report
         with self.pool.locks.hold(agent):
+            report["vectors_restored"] = self._restore_vectors(agent)
             records = st.tables.ltm(agent)
             plan = forgetting_plan(records, float(self.clock()), self.params)
             if plan.delete:
@@ -106,6 +107,21 @@ class Upkeep:
                 st.vectors.delete("ltm", agent, sorted(replaced))
             report.update(compressed=len(replaced), merged_into=len(merged), ltm_count=st.tables.count_ltm(agent))
         return report
+
+    def _restore_vectors(self, agent: str) -> int:
+        """Crash recovery: rows whose vector a crash left unwritten (a store dies between its two writes) are
+        embedded again, so retrieval finds them; returns how many."""
+        st = self.agents
+        rows = {"stm": {e.event_id: e.content for e in st.tables.events(agent)},
+                "ltm": {r.memory_id: r.content for r in st.tables.ltm(agent)}}
+        restored = 0
+        for layer, texts in rows.items():
+            have = st.vectors.vectors_of(layer, agent, list(texts)) if texts else {}
+            missing = [i for i in texts if i not in have]
+            if missing:
+                st.vectors.upsert(layer, agent, missing, self.embed([texts[i] for i in missing]))
+                restored += len(missing)
+        return restored
 
     def _compress(self, agent: str, candidates: list[LtmRecord]) -> tuple[list[LtmRecord], set[str]]:
         """Candidates merged by cluster: the merged records and the ids they replace (singletons stay)."""
