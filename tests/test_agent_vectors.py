@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -44,19 +44,16 @@ def _open(kind: str, data_dir: Path, uri: str | None, quantization: str, dim: in
 
 
 @pytest.fixture(params=BACKENDS)
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     """open(quantization=..., dim=...) -> the agent vectors of this test's tmp dir (or database); closed after."""
     uri = request.getfixturevalue("pg_uri") if request.param == "pgvector" else None
-    opened: list[AgentVectorSet] = []
 
     def open_(quantization: str = "none", dim: int = DIM) -> AgentVectorSet:
         store = _open(request.param, tmp_path, uri, quantization, dim)
-        opened.append(store)
+        request.addfinalizer(store.close)  # with this fixture, before pg_uri drops the database
         return store
 
-    yield open_
-    for store in opened:
-        store.close()
+    return open_
 
 
 @pytest.fixture
