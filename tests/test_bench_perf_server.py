@@ -87,3 +87,21 @@ def test_the_run_leaves_no_process_running(tiny):
 
 def test_sizing_of_a_system_without_rows_is_left_out():
     assert perf_server_report.sizing({"server": {}}, 2) == []
+
+
+def test_the_recall_profile_counts_round_trips_and_cpu_on_a_private_server():
+    from bench import perf_server_profile
+
+    result = perf_server_profile.main(["--users", "1", "--memories", "120", "--queries", "6", "--pool", "32",
+                                       "--top", "5", "--concurrency", "1,2", "--seconds", "0.5"])
+    assert result["recalls"] == 6
+    # a recall of bench.perf's memories: the vector search, the graph's reads, a stamp read at most (see
+    # tests/test_pg_recall_roundtrips.py); no pool check query
+    assert 1 <= result["round_trips_per_recall"] <= 5, result["statements_per_recall"]
+    assert ".." not in result["statements_per_recall"]
+    assert any("jsonb_each" in kind for kind in result["statements_per_recall"])  # the turn vectors' search
+    # the server's CPU is read in clock ticks (10 ms), more than six small recalls take: found (not NaN), maybe 0
+    assert result["client_cpu_ms_per_recall"] > 0 and result["server_cpu_ms_per_recall"] >= 0
+    assert "recall" in result["profile"]
+    assert set(result["windows"]) == {1, 2}
+    assert all(row["qps"] > 0 and row["p50"] <= row["p95"] for row in result["windows"].values())
