@@ -63,6 +63,7 @@ def _progress() -> Progress:
 
 
 def _ingest_rows(graph, rows: list[dict], label: str) -> dict[str, int]:
+    from .idle_segments import writing_thread
     from .replay import replay
 
     by_user: dict[str, list[dict]] = defaultdict(list)
@@ -72,7 +73,8 @@ def _ingest_rows(graph, rows: list[dict], label: str) -> dict[str, int]:
     with _progress() as bar:
         task = bar.add_task(label, total=len(rows))
         for user_id, turns in by_user.items():
-            counts[user_id] = replay(graph, user_id, turns, progress=lambda n: bar.advance(task, n))
+            with writing_thread(graph.lumina_services(), user_id, "an import into the thread"):  # one writer at a time
+                counts[user_id] = replay(graph, user_id, turns, progress=lambda n: bar.advance(task, n))
     return counts
 
 
@@ -171,6 +173,7 @@ def cmd_demo(args) -> int:
 def cmd_chat(args) -> int:
     from langchain_core.messages import HumanMessage
 
+    from .idle_segments import writing_thread
     from .replay import thread_config
 
     services, graph, conn = _open()
@@ -186,8 +189,9 @@ def cmd_chat(args) -> int:
             if not line:
                 break
             try:
-                out = graph.invoke({"messages": [HumanMessage(line)]}, thread_config(args.user),
-                                   context={"user_id": args.user, "character": args.character})
+                with writing_thread(services, args.user, "a chat turn"):  # one writer of the thread at a time
+                    out = graph.invoke({"messages": [HumanMessage(line)]}, thread_config(args.user),
+                                       context={"user_id": args.user, "character": args.character})
             except LuminaError as exc:
                 console.print("[red]" + escape(str(exc)) + "[/red]", soft_wrap=True)
                 continue

@@ -4,23 +4,60 @@ For the CLI's threads (one ``user:<id>`` thread per user, in ``<data_dir>/checkp
 the memory's PostgreSQL: stores.places.checkpoints_place.open_checkpoints) the maintenance run flushes every
 thread whose last turn is older than ``boundary_idle_seconds``: the flush archives only the turns not yet
 recorded (the archive is idempotent by turn id) and the segment becomes a memory. In server mode the threads of
-every process are swept, whichever wrote them. A LangGraph server keeps its threads in its own checkpointer:
-schedule a cron run of ``lumina_memory`` with ``{"flush": true}`` on the thread instead (README, "Memories that
-fade").
+every process are swept, whichever wrote them. Each thread is flushed under its ``thread:<id>`` lease, which
+the CLI holds for a turn on the thread: a thread being written elsewhere is skipped (reported) until the next
+run. A LangGraph server keeps its threads in its own checkpointer: schedule a cron run of ``lumina_memory`` with
+``{"flush": true}`` on the thread instead (README, "Memories that fade").
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from lumina_memory.nodes.services import Services
+from lumina_memory.stores.leases import MAX_NAME_CHARS, LeaseBusy, lease_name, leases_of, wait_seconds
+from lumina_memory.stores.leases import skipped as lease_skipped
 from lumina_memory.stores.places.checkpoints_place import THREAD_PREFIX, open_checkpoints
 
 from .replay import thread_config
 
 
+THREAD_LEASE = "thread:"
+"""Prefix of the lease a writer of one checkpoint thread holds (``thread:<thread id>``): the sweep and a CLI turn
+in another process would otherwise both append to the thread's state and flush its segment."""
+
+
+def thread_lease_name(thread: str) -> str:
+    """``thread:<id>``; a thread id too long for a lease name is named by its digest (names are hashed anyway)."""
+    name = THREAD_LEASE + thread
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    return THREAD_LEASE + "sha256:" + hashlib.sha256(lease_name(thread).encode("utf-8")).hexdigest()
+
+
+def thread_lease(services: Services, thread: str, *, wait: bool | float = False):
+    """The lease of a checkpoint thread (stores.leases), for a ``with`` block yielding whether it was obtained."""
+    return leases_of(services).hold(thread_lease_name(thread), wait=wait)
+
+
+@contextmanager
+def writing_thread(services: Services, user_id: str, doing: str) -> Iterator[None]:
+    """The block runs holding the lease of ``user_id``'s CLI thread, waited for as long as leases wait
+    (stores.leases.DEFAULT_WAIT: a sweep's flush of the thread ends well before); LeaseBusy when still held."""
+    thread = thread_config(user_id)["configurable"]["thread_id"]
+    with thread_lease(services, thread, wait=True) as got:
+        if not got:
+            raise LeaseBusy(thread_lease_name(thread), wait_seconds(True), doing)
+        yield
+
+
 def flush_idle_threads(services: Services, now: float | None = None) -> dict[str, Any]:
+    """Flush every idle CLI thread, each under its thread lease: a thread whose lease another worker holds (a
+    turn being written there) is skipped, reported under ``skipped`` with the reason, and the others flushed."""
     now = time.time() if now is None else now
     checkpoints = open_checkpoints(services.settings, create=False)
     if checkpoints is None:
@@ -30,17 +67,25 @@ def flush_idle_threads(services: Services, now: float | None = None) -> dict[str
     try:
         graph = build_graph(services, checkpointer=checkpoints.saver)
         flushed = turns_encoded = 0
+        skipped: list[dict[str, Any]] = []
         for thread in checkpoints.threads():
             if not thread.startswith(THREAD_PREFIX):
                 continue
-            user_id = thread[len(THREAD_PREFIX):]
-            config = thread_config(user_id)
-            turns = graph.get_state(config).values.get("turns") or []
-            if not turns or now - float(turns[-1]["ts"]) < services.settings.boundary_idle_seconds:
-                continue
-            graph.invoke({"flush": True}, config, context={"user_id": user_id, "respond": False})
+            with thread_lease(services, thread) as got:
+                if not got:
+                    skipped.append({"thread": thread, "reason": lease_skipped(thread_lease_name(thread), False)["reason"]})
+                    continue
+                user_id = thread[len(THREAD_PREFIX):]
+                config = thread_config(user_id)
+                turns = graph.get_state(config).values.get("turns") or []  # read under the lease: the latest turns
+                if not turns or now - float(turns[-1]["ts"]) < services.settings.boundary_idle_seconds:
+                    continue
+                graph.invoke({"flush": True}, config, context={"user_id": user_id, "respond": False})
             flushed += 1
             turns_encoded += len(turns)
-        return {"flushed": flushed, "turns": turns_encoded}
+        report: dict[str, Any] = {"flushed": flushed, "turns": turns_encoded}
+        if skipped:
+            report["skipped"] = skipped
+        return report
     finally:
         checkpoints.close()
