@@ -78,6 +78,16 @@ class AgentMemory(SharedOps, Upkeep):
         tables.register_agent(agent, run)
         return run
 
+    def _register_many(self, agents: Sequence[str], run_id: str | None) -> None:
+        """``_register`` for a batch: one read of the agents already registered (of ``run_id``, or of any run),
+        then a write for each new one only (an agent of another run is refused by ``register_agent``)."""
+        tables = self.agents.tables
+        run = check_agent(run_id, "run_id") if run_id is not None else DEFAULT_RUN
+        known = set(tables.agents(run_id and run))
+        for agent in agents:
+            if agent not in known:
+                tables.register_agent(agent, run)
+
     # --- P2 store -------------------------------------------------------------------------------
     def store(self, agent_id: str, event: AgentEvent | Mapping[str, Any], run_id: str | None = None) -> str:
         """Store one event in the agent's STM; returns its id. ``run_id``: the run the agent belongs to (an agent
@@ -103,8 +113,7 @@ class AgentMemory(SharedOps, Upkeep):
         by_agent: dict[str, list[int]] = defaultdict(list)
         for i, e in enumerate(events):
             by_agent[e.agent_id].append(i)
-        for agent in by_agent:
-            self._register(agent, run_id)
+        self._register_many(list(by_agent), run_id)
         vectors = self.embed([e.content for e in events])
         st = self.agents
         st.tables.add_events(events)
