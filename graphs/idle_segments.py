@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from lumina_memory.nodes.services import Services
-from lumina_memory.stores.leases import MAX_NAME_CHARS, LeaseBusy, lease_name, leases_of, wait_seconds
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.leases import MAX_NAME_CHARS, LeaseBusy, leases_of, wait_seconds
 from lumina_memory.stores.leases import skipped as lease_skipped
 from lumina_memory.stores.places.checkpoints_place import THREAD_PREFIX, open_checkpoints
 
@@ -36,7 +37,11 @@ def thread_lease_name(thread: str) -> str:
     name = THREAD_LEASE + thread
     if len(name) <= MAX_NAME_CHARS:
         return name
-    return THREAD_LEASE + "sha256:" + hashlib.sha256(lease_name(thread).encode("utf-8")).hexdigest()
+    try:
+        digest = hashlib.sha256(thread.encode("utf-8")).hexdigest()
+    except UnicodeEncodeError:
+        raise InvalidInput("thread id", f"{thread[:40]!r} is not valid Unicode (a lone surrogate)") from None
+    return THREAD_LEASE + "sha256:" + digest
 
 
 def thread_lease(services: Services, thread: str, *, wait: bool | float = False):

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from lumina_memory.graphs.cli import _ingest_rows
 from lumina_memory.graphs.idle_segments import flush_idle_threads, thread_lease_name, writing_thread
 from lumina_memory.graphs.replay import replay, thread_config
-from lumina_memory.stores.leases import PostgresLeases
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.leases import MAX_NAME_CHARS, PostgresLeases
 
 from .pg_server import fresh_database, pg_server, pg_uri  # noqa: F401 - fixtures
 from .test_server_local_files import Cli, _rows, opened  # noqa: F401 - fixture
@@ -106,3 +109,20 @@ def test_an_import_waits_for_the_thread_lease_and_writes_after_it_is_released(tm
         writer.close()
     assert seen_while_held == [0]  # nothing of the import written while the lease was held
     assert counts == {"bob": 6} and a.services.stores.archive.segments("bob")  # written once it was released
+
+
+def test_thread_lease_names_take_any_thread_id_and_refuse_broken_unicode_by_name(pg_uri):
+    long_a, long_b = "user:" + "a" * 2_000, "user:" + "a" * 1_999 + "b"
+    assert len(thread_lease_name(long_a)) <= MAX_NAME_CHARS
+    assert thread_lease_name(long_a) != thread_lease_name(long_b)
+    leases = PostgresLeases(pg_uri, timeout=5.0)
+    try:
+        for hostile in ("user:'; DROP TABLE checkpoints;--", "user:../alice", long_a):
+            with leases.hold(thread_lease_name(hostile)) as got:
+                assert got and leases.held(thread_lease_name(hostile))
+        with pytest.raises(InvalidInput, match="lone surrogate"):
+            thread_lease_name("user:al\ud800ice" + "x" * 600)
+        with pytest.raises(InvalidInput, match="lone surrogate"):
+            leases.hold(thread_lease_name("user:al\ud800ice"))
+    finally:
+        leases.close()
