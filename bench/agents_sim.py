@@ -86,6 +86,17 @@ def data_breakdown(data_dir: Path) -> dict[str, int]:
     return {p.name: allocated_bytes(p) for p in sorted(data_dir.iterdir())}
 
 
+def ltm_latencies(memory, ids: list[str], queries: int, rnd: random.Random) -> list[float]:
+    """Milliseconds of ``queries`` LTM-only retrievals, each by a random agent with a random query."""
+    out = []
+    for _ in range(queries):
+        a, q = rnd.choice(ids), _text(rnd, rnd.choice(QUERIES)[1])
+        t0 = time.perf_counter()
+        memory.retrieve(a, q, "default", layers=["ltm"])
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
 def ltm_qps(memory, ids: list[str], queries: int, p95_limit_ms: float, seed: int) -> dict:
     """LTM retrievals from 1, 2, 4 threads (``queries`` each): rate and tail per thread count."""
     rows = []
@@ -94,14 +105,7 @@ def ltm_qps(memory, ids: list[str], queries: int, p95_limit_ms: float, seed: int
         lock = threading.Lock()
 
         def worker(n: int) -> None:
-            rnd = random.Random(seed * 100 + n)
-            mine = []
-            for _ in range(queries):
-                a = rnd.choice(ids)
-                q = _text(rnd, rnd.choice(QUERIES)[1])
-                t0 = time.perf_counter()
-                memory.retrieve(a, q, "default", layers=["ltm"])
-                mine.append((time.perf_counter() - t0) * 1000)
+            mine = ltm_latencies(memory, ids, queries, random.Random(seed * 100 + n))
             with lock:
                 lat.extend(mine)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.agents_sim import QUERIES, SUBJECTS, TEMPLATES, _text, data_breakdown, ltm_qps, write_report
+from bench.agents_sim import SUBJECTS, TEMPLATES, _text, data_breakdown, ltm_latencies, ltm_qps, write_report
 from bench.common import bench_settings, peak_rss_mb, percentiles
 
 TARGET_AGENTS, TARGET_RECORDS = 1_000, 10_000
@@ -51,17 +51,6 @@ def _pool(count: int, seed: int) -> list[str]:
     while len(texts) < count:
         texts.add(f"{_text(rnd, rnd.choice(TEMPLATES)[1])} ({rnd.choice(SUBJECTS)}, day {rnd.randrange(1, 60)})")
     return sorted(texts)
-
-
-def _measure(memory, ids: list[str], queries: int, rnd: random.Random) -> dict:
-    lat = []
-    for _ in range(queries):
-        a = rnd.choice(ids)
-        q = _text(rnd, rnd.choice(QUERIES)[1])
-        t0 = time.perf_counter()
-        memory.retrieve(a, q, "default", layers=["ltm"])
-        lat.append((time.perf_counter() - t0) * 1000)
-    return percentiles(lat)
 
 
 def fill(agents: int, records: int, rounds: int, queries: int, data_dir: Path, pool_size: int = 2000,
@@ -102,7 +91,7 @@ def fill(agents: int, records: int, rounds: int, queries: int, data_dir: Path, p
                 st.vectors.upsert("ltm", a, [m.memory_id for m in made], vecs)
             write_s += time.perf_counter() - t0
             row = {"records_per_agent": per_round * (r + 1), **_sizes(data_dir), "rss_mb": _rss_mb(),
-                   "write_s": write_s, "ltm_ms": _measure(memory, ids, queries, rnd)}
+                   "write_s": write_s, "ltm_ms": percentiles(ltm_latencies(memory, ids, queries, rnd))}
             rows.append(row)
             progress(f"round {r + 1}/{rounds}: {row['records_per_agent']} records per agent, archive "
                      f"{row['archive_bytes'] / 2**20:.0f} MiB, vectors {row['vector_bytes'] / 2**20:.0f} MiB, RSS "
