@@ -14,6 +14,8 @@ are handed out under a lock the transaction holds to its end (``serialized``).
 
 from __future__ import annotations
 
+import threading
+
 import time
 from functools import lru_cache
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -59,6 +61,8 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
     def _open_tables(self, db: SqlConnection) -> None:
         """Open the archive's schema and the tables that share its database and transactions."""
         self._db = db
+        self._agent_tables: AgentTables | None = None
+        self._agent_tables_lock = threading.Lock()
         db.migrate("archive", archive_steps(db.dialect))
         self.memories = MemoryTable(db)  # the lifecycle's state shares the database and its transactions
         self.knowledge = KnowledgeTable(db)  # so do knowledge items (issue 18)
@@ -210,9 +214,13 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
         return KBCatalog(self._db)
 
     def agent_tables(self) -> AgentTables:
-        from .agent_tables import SqlAgentTables
+        """One per archive: its in-process copy of agents' recent events must be the only one kept current."""
+        with self._agent_tables_lock:
+            if self._agent_tables is None:
+                from .agent_tables import SqlAgentTables
 
-        return SqlAgentTables(self._db)
+                self._agent_tables = SqlAgentTables(self._db)
+            return self._agent_tables
 
     @property
     def generation(self) -> int:

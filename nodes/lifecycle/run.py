@@ -19,6 +19,7 @@ one node each): owed → days (``run_days``) → reembed → relations → delet
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from lumina_memory.stores.memories_batch import DayAlreadyApplied
 from lumina_memory.stores.records import WRITTEN_BY_BATCH
 
 from .autolink import auto_link
@@ -36,6 +38,8 @@ from .columns import RELATION_KINDS, MemoryColumns, Relations
 from .formulas import compression_work
 from .params import LifecycleParams
 from .phases import STORE_PHASES, Progress, apply_owed, apply_phase, level_counts, summarise
+
+log = logging.getLogger("lumina.lifecycle")
 
 LINK_CHUNK_ROWS = 50_000
 """Rows whose embeddings are held at once for auto-link and texts (× 384 float32 ≈ 77 MB); a user larger
@@ -178,7 +182,8 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
 def run_days(services, *, now: float, user_id: str | None = None, progress: Progress | None = None,
              compressor: Compressor | None = None) -> dict[str, Any]:
     """Every due day for every due user (or ``user_id``), oldest first, one transaction per day. The report
-    (small, JSON values): today, days run, user_days, the 4×5 level moves (from level 1–4 to 1–4 or deleted),
+    (small, JSON values): today, days run, user_days, taken_by_others (days another worker applied first), the
+    4×5 level moves (from level 1–4 to 1–4 or deleted),
     reinforced, revived, deleted, links_added, and which compression path made the texts."""
     table = services.stores.archive.memories
     compressor = compressor or compressor_for(services)
@@ -188,13 +193,20 @@ def run_days(services, *, now: float, user_id: str | None = None, progress: Prog
     total_days = sum(today - d + 1 for d in next_day.values())
     moves = np.zeros((4, 5), dtype=np.int64)
     totals: Counter = Counter(dict.fromkeys(DAY_COUNTS, 0))
-    days_run, done = 0, 0
+    days_run, done, taken = 0, 0, 0
     if progress is not None:
         progress(0, total_days)
     while next_day:
         day = min(next_day.values())
         users = sorted(u for u, d in next_day.items() if d == day)
-        out = run_day(services, users, day, now, compressor)
+        try:
+            out = run_day(services, users, day, now, compressor)
+        except DayAlreadyApplied as exc:  # another worker applied it first: read the due users again
+            log.info("lifecycle day %d taken by another worker: %s", day, exc)
+            taken += 1
+            due = table.due_users(today, None if user_id is None else [user_id])
+            next_day = {u: (today if last is None else last + 1) for u, last in due.items()}
+            continue
         moves += out["transitions"]
         totals.update({k: out[k] for k in DAY_COUNTS})
         days_run += 1
@@ -204,7 +216,8 @@ def run_days(services, *, now: float, user_id: str | None = None, progress: Prog
         next_day = {u: d for u, d in next_day.items() if d <= today}
         if progress is not None:
             progress(done, total_days)
-    return {"today": today, "days": days_run, "user_days": done, "transitions": moves.tolist(),
+    return {"today": today, "days": days_run, "user_days": done, "taken_by_others": taken,
+            "transitions": moves.tolist(),
             **{k: int(v) for k, v in totals.items()}, "compression": dict(compressor.paths)}
 
 
