@@ -137,6 +137,13 @@ def _load(results: Path, pattern: str) -> list[tuple[str, dict]]:
     return [(p.name, json.loads(p.read_text(encoding="utf-8"))) for p in sorted(results.glob(pattern))]
 
 
+def _disk(run: dict) -> str:
+    """KiB per agent in the data dir; a server-mode run keeps its rows in PostgreSQL, not measured here."""
+    if run.get("engine") == "postgres":
+        return "in PostgreSQL"
+    return f"{run['data_bytes_per_agent'] / 1024:.0f}"
+
+
 def _p95(run: dict, layer: str) -> str:
     return f"{run['latency_ms'][layer]['p95']:.1f}" if run["queries"].get(layer) else "–"
 
@@ -163,7 +170,7 @@ def table(results: Path) -> list[str]:
     for name, r in sims:
         out.append(f"| {name} | {r['agents']} | {r['hours']} | {r['store_events_per_s']:.0f} "
                    f"({r['needed_events_per_s']:.0f}) | {_p95(r, 'stm')} | {_p95(r, 'ltm')} | "
-                   + " | ".join(_processes(r["ltm_qps"])) + f" | {r['data_bytes_per_agent'] / 1024:.0f} |")
+                   + " | ".join(_processes(r["ltm_qps"])) + f" | {_disk(r)} |")
     for name, f in fills:
         per = f["per_record"]
         target = TARGET_AGENTS * TARGET_RECORDS
