@@ -2,7 +2,8 @@
 the server's statement_timeout): with every process of a private server SIGSTOPped, opening the checkpointer,
 reading a thread, writing one and the checkpoints place's own sessions fail as the named StoreUnavailable within
 their bound (the observation window is ten times the timeout), and once the server runs again the same objects
-answer. The paused server is tests.test_server_bounds' own, so pausing it stops nobody else."""
+answer. The paused server is this test process's own (tests.test_server_bounds' ``server``), so pausing it stops
+nobody else."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from langgraph.graph import END, START, StateGraph
 
 from lumina_memory.stores.places.checkpoints_pg import CheckpointsPgPlace, PgCheckpoints
 
+from .pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 from .test_server_bounds import TIMEOUT, _fails_by_name, _paused_outcome, server, uri  # noqa: F401 - fixtures
 
 TIER = "checkpoints"

@@ -31,7 +31,7 @@ from psycopg.rows import dict_row, tuple_row
 
 from ..errors import StoreUnavailable
 from ..pg_statistics import resample_statistics
-from ..pg_watchdog import bounded_connection, grace
+from ..pg_watchdog import bounded_connection, grace, longer
 from .checkpoints_place import FILE, copy_threads, forget_in_file, sqlite_threads, thread_owners
 
 TIER = "checkpoints"
@@ -218,11 +218,18 @@ class CheckpointsPgPlace:
         own schedule (see PostgresConnection.rewrite)."""
         if not self._dirty:
             return
+        from ..vectors_pg import REWRITE_SECONDS
+
         with session(self.uri, self.timeout, rows=tuple_row) as con:
             if has_tables(con):
-                for table in TABLES:
-                    con.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(table)))
-                resample_statistics(con, list(TABLES))
+                # The rewrite's own bounds, as the vector collections' (PgVectorStore.rewrite): it gives up at once
+                # when it cannot take a table within the usual timeout, and may copy for up to REWRITE_SECONDS.
+                con.execute("SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+                            [f"{max(1, int(self.timeout * 1000))}ms", f"{REWRITE_SECONDS}s"])
+                with longer(con, grace(REWRITE_SECONDS)):
+                    for table in TABLES:
+                        con.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(table)))
+                    resample_statistics(con, list(TABLES))
         self._dirty = False
 
     def raw_paths(self) -> list[Path]:
