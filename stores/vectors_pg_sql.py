@@ -51,7 +51,17 @@ def table_steps(table: str, dim: int) -> list[list[str]]:
         f"CREATE INDEX IF NOT EXISTS {table}_user ON {table} (user_id)",
         f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops) "
         f"WITH (m = {HNSW_GRAPH_M}, ef_construction = {HNSW_EF_CONSTRUCT})",
+    ], [
+        # PostgreSQL cuts names at 63 bytes: for a long collection name "<table>_user" and "<table>_hnsw" cut to
+        # the same name, and step 1 skipped the HNSW index. Made here under a short name where none exists.
+        f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_indexes WHERE tablename = '{table}' AND indexdef ~ 'USING hnsw') "
+        f"THEN CREATE INDEX {_short_index_name(table)} ON {table} USING hnsw (embedding vector_cosine_ops) "
+        f"WITH (m = {HNSW_GRAPH_M}, ef_construction = {HNSW_EF_CONSTRUCT}); END IF; END $$",
     ]]
+
+
+def _short_index_name(table: str) -> str:
+    return f"lumina_hnsw_{hashlib.sha256(table.encode()).hexdigest()[:24]}"
 
 
 def open_pool(uri: str, *, timeout: float = 10.0, max_size: int = 4, name: str = "lumina-vectors") -> ConnectionPool:
