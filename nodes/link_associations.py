@@ -17,25 +17,23 @@ def link_associations(state: dict, ctx, services) -> dict:
 
     def write_all(items: list[dict]) -> list[None]:
         records = [record_of(item) for item in items]
-        batch = [r.segment_id for r in records]
-        # Segments closed later in this batch are already in the vector store; one run per turn would
-        # not have seen them yet, so neither does this one: each search asks for as many more hits as
-        # there are later segments, and drops them. One engine call for the run.
-        laters = [set(batch[index + 1 :]) for index in range(len(records))]
+        # Earlier segments only: a search keeps to segments that ended by this one's start, so the links do not
+        # depend on what else the store holds now (a later segment of this batch, or one another process
+        # importing the same transcript wrote first). One engine call per segment.
         found: list[list] = [[] for _ in records]
         if settings.association_max_links:
-            limits = [settings.association_max_links + 1 + len(later) for later in laters]
-            found = stores.vectors.search_many(ctx.user_id, [r.embedding for r in records], limits,
-                                               fields=("segment_id",))  # a segment's payload carries its whole text
+            for index, r in enumerate(records):
+                found[index] = stores.vectors.search_many(
+                    ctx.user_id, [r.embedding], [settings.association_max_links + 1], fields=("segment_id",),
+                    ended_by=r.start_ts)[0]  # a segment's payload carries its whole text: ask for its id only
         segments = []
-        for record, later, hits in zip(records, laters, found):
+        for record, hits in zip(records, found):
             neighbours: list[tuple[str, float]] = []
             if settings.association_max_links:
                 neighbours = [
                     (h.payload["segment_id"], round(h.score, 4))
                     for h in hits
-                    if h.payload.get("segment_id") not in later
-                    and h.payload.get("segment_id") != record.segment_id
+                    if h.payload.get("segment_id") != record.segment_id
                     and h.score >= settings.association_similarity
                 ][: settings.association_max_links]
             segments.append(

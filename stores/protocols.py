@@ -193,9 +193,10 @@ class VectorStore(PointCollection, Protocol):
         ...
     def search_many(
         self, user_id: str, vectors: Sequence[Sequence[float]], limits: Sequence[int], fields: Sequence[str] | None = None,
-        *, max_level: int | None = None,
+        *, max_level: int | None = None, ended_by: float | None = None,
     ) -> list[list[VectorHit]]:
-        """``search`` for each vector (with its own limit) in one engine call."""
+        """``search`` for each vector (with its own limit) in one engine call; ``ended_by``: only segments whose
+        end_ts is at or before it."""
         ...
     def get(self, user_id: str, segment_ids: Sequence[str]) -> list[VectorHit]: ...
     def delete(self, user_id: str, segment_ids: Sequence[str]) -> int:

@@ -11,6 +11,8 @@ checks (payload fields, conditions, point and id validation) are in stores.vecto
 
 from __future__ import annotations
 
+import math
+
 from abc import ABC, abstractmethod
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -18,7 +20,7 @@ from . import ids
 from .errors import InvalidInput, StoreUnavailable
 from .models import SegmentRecord, VectorHit
 from .vector_points import (  # noqa: F401 - the adapters import these here
-    AtMost, Condition, HNSW_EF_CONSTRUCT, HNSW_M, HNSW_PAYLOAD_M, INDEXED_FIELDS, META_DIM, META_EMBEDDER, Match,
+    AtMost, Condition, END_FIELD, HNSW_EF_CONSTRUCT, HNSW_M, HNSW_PAYLOAD_M, INDEXED_FIELDS, META_DIM, META_EMBEDDER, Match,
     Patch, PreparedPoint, SEGMENT_FIELD, T, TENANT_FIELD, TIER, _FILTER_CHUNK, _own_hits, _segment_map, _wanted,
     batched, check_embedder, check_fields, check_id_list, check_vector, embedder_metadata, point_row,
     prepare_points, user_conditions,
@@ -156,14 +158,19 @@ class VectorStoreBase(ABC):
 
     def search_many(
         self, user_id: str, vectors: Sequence[Sequence[float]], limits: Sequence[int], fields: Sequence[str] | None = None,
-        *, max_level: int | None = None,
+        *, max_level: int | None = None, ended_by: float | None = None,
     ) -> list[list[VectorHit]]:
         """``search(user_id, vectors[i], limits[i], fields=fields, max_level=max_level)`` for every i, in one
-        engine call (a run's flush searches once per segment it closed; each call has a fixed cost)."""
+        engine call (a run's flush searches once per segment it closed; each call has a fixed cost).
+        ``ended_by``: only segments whose ``end_ts`` is at or before it (a point without one is left out)."""
         self._require_open()
         if len(vectors) != len(limits):
             raise InvalidInput("limits", "one limit per vector")
         conditions = user_conditions(user_id, max_level=max_level)
+        if ended_by is not None:
+            if isinstance(ended_by, bool) or not isinstance(ended_by, (int, float)) or not math.isfinite(ended_by):
+                raise InvalidInput("ended_by", f"must be a finite time or None, got {ended_by!r}")
+            conditions.append(AtMost(END_FIELD, float(ended_by), math.inf))
         queries = [check_vector(v, self.dim, f"vectors[{i}]") for i, v in enumerate(vectors)]
         for limit in limits:
             if not isinstance(limit, int) or limit < 0:

@@ -33,6 +33,7 @@ SEGMENT_FIELD = "segment_id"
 # A memory's compression level (issue 17): 1 full text ... 4 archived. Points written before the lifecycle
 # existed carry no level and are full-strength memories, so a missing level counts as 1.
 LEVEL_FIELD = "level"
+END_FIELD = "end_ts"  # a segment point's last turn time (L5 links only to segments that ended before)
 LEVELS: tuple[int, ...] = (1, 2, 3, 4)
 MISSING_LEVEL = 1
 # What names a point: changing these in place would move it to another user or segment under the same id.

@@ -665,3 +665,19 @@ def test_conditions_without_a_user_scope_count_search_and_delete_only_what_they_
     assert store.delete_where([Match(TENANT_FIELD, ("bob",)), *seg1]) == 1
     assert store.count("bob") == 4 and store.count("alice") == 5 and store.count_where(seg1) == 1
     assert store.delete_where(seg1) == 1 and store.delete_where(seg1) == 0
+
+
+def test_search_many_can_keep_to_segments_ended_by_a_time(store: VectorStore) -> None:
+    """L5 links a closing segment to similar *earlier* segments: asked with ``ended_by``, a search never returns
+    a segment that ended after that time, whatever another process wrote first (its links then do not depend
+    on which of two importers of one transcript got there first)."""
+    rng = np.random.default_rng(11)
+    vector = unit(rng)
+    store.upsert([record("alice", n, vector) for n in range(8)] + [record("bob", 0, vector)])
+    cut = record("alice", 4, vector).start_ts
+    hits = store.search_many("alice", [vector, vector], [20, 3], fields=["segment_id", "end_ts"], ended_by=cut)
+    assert sorted(h.payload["segment_id"] for h in hits[0]) == [f"seg-{n}" for n in range(4)]
+    assert len(hits[1]) == 3 and all(h.payload["end_ts"] <= cut for h in hits[1])
+    assert store.search_many("alice", [vector], [20], ended_by=record("alice", 0, vector).start_ts) == [[]]
+    everything = store.search_many("alice", [vector], [20], fields=["segment_id"])
+    assert len(everything[0]) == 8
