@@ -224,7 +224,11 @@ def test_consolidate_events_makes_one_record_per_cluster_and_replaces_every_even
     assert [r.source_events for r in records] == [["evt-000", "evt-002", "evt-003"], ["evt-001"], ["evt-004"]]
     assert [r.type for r in records] == ["semantic", "episodic", "episodic"]
     assert records[1].content == OTHERS[0] and records[1].summary == OTHERS[0]
-    assert all(r.agent_id == "agent_001" and r.created_at == T0 + 600 for r in records)
+    # A record is as old as the newest event it stands for, not the consolidation: recency and decay (P5, P6)
+    # keep the order of what happened (the later of two sightings stays the later one).
+    newest = {e.event_id: e.time for e in events}
+    assert all(r.agent_id == "agent_001" and r.created_at == max(newest[s] for s in r.source_events) for r in records)
+    assert records[0].created_at < records[2].created_at < T0 + 600
     assert records[0].importance == pytest.approx(0.7) and records[2].importance == 0.4  # used 3 times / never
     assert records[1].importance == pytest.approx(0.4 + 0.6 * 0.5 * np.log(2) / np.log(4), abs=1e-4)
     again, _ = consolidate_events("agent_001", events, embed(texts), T0 + 900, P)

@@ -311,7 +311,9 @@ def consolidate_events(agent_id: str, events: Sequence[AgentEvent], vectors, now
         made = summarise_cluster(group, matrix[members], model, agent_name, params=params)
         source = [e.event_id for e in group]
         head = sentences(made.summary)
-        records.append(LtmRecord(memory_id=ltm_id(agent_id, source), agent_id=agent_id, created_at=now,
+        # As old as the newest event it stands for: recency and decay keep the order of what happened.
+        created = min(now, max(e.time for e in group))
+        records.append(LtmRecord(memory_id=ltm_id(agent_id, source), agent_id=agent_id, created_at=created,
                                  type=made.type, content=made.summary, summary=head[0] if head else made.summary,
                                  importance=made.importance, tags=made.tags, source_events=source))
         counts.append(sum(int((access_counts or {}).get(e, 0)) for e in source))
