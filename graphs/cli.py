@@ -40,7 +40,7 @@ def _open(settings: LuminaSettings | None = None):
     """Services, the memory graph and its checkpoints (closed by the caller): the data dir's SQLite file, or in
     server mode the memory's PostgreSQL, where every process sees the threads (stores.places.checkpoints_place)."""
     from lumina_memory.nodes.services import open_services
-    from lumina_memory.stores.places.checkpoints_place import open_checkpoints
+    from lumina_memory.stores.places.checkpoints_open import open_checkpoints
 
     from .memory_graph import build_graph
 

@@ -1,7 +1,7 @@
 """A5: a conversation that went quiet has its open segment encoded without waiting for the next message.
 
 For the CLI's threads (one ``user:<id>`` thread per user, in ``<data_dir>/checkpoints.sqlite`` or, in server mode,
-the memory's PostgreSQL: stores.places.checkpoints_place.open_checkpoints) the maintenance run flushes every
+the memory's PostgreSQL: stores.places.checkpoints_open.open_checkpoints) the maintenance run flushes every
 thread whose last turn is older than ``boundary_idle_seconds``: the flush archives only the turns not yet
 recorded (the archive is idempotent by turn id) and the segment becomes a memory. In server mode the threads of
 every process are swept, whichever wrote them. Each thread is flushed under its ``thread:<id>`` lease, which
@@ -22,7 +22,8 @@ from lumina_memory.nodes.services import Services
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.leases import MAX_NAME_CHARS, LeaseBusy, leases_of, wait_seconds
 from lumina_memory.stores.leases import skipped as lease_skipped
-from lumina_memory.stores.places.checkpoints_place import THREAD_PREFIX, open_checkpoints
+from lumina_memory.stores.places.checkpoints_open import open_checkpoints
+from lumina_memory.stores.places.checkpoints_place import THREAD_PREFIX
 
 from .replay import thread_config
 

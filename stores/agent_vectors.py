@@ -48,7 +48,7 @@ class AgentVectorSet:
         store = self._stores.get(layer) if isinstance(layer, str) else None
         if store is None:
             raise InvalidInput("layer", f"{str(layer)[:40]!r} is not one of {', '.join(LAYERS)}")
-        store._require_open()
+        store.require_open()
         return store
 
     def collections(self) -> list[Any]:
@@ -74,7 +74,7 @@ class AgentVectorSet:
             pid = agent_point_id(layer, tenant, item)
             points[pid] = PreparedPoint(pid, check_vector(vector, self.dim, f"vectors[{i}]"),
                                         {TENANT_FIELD: tenant, ITEM_FIELD: item})
-        store._write_all(list(points.values()))
+        store.write_prepared(list(points.values()))
         return len(points)
 
     def search(self, layer: str, tenant: str, vector: Sequence[float], limit: int,
@@ -93,7 +93,7 @@ class AgentVectorSet:
             conditions.append(Match(ITEM_FIELD, tuple(wanted)))
         if limit == 0:
             return []
-        hits = store._query(query, conditions, limit, [TENANT_FIELD, ITEM_FIELD])
+        hits = store.query(query, conditions, limit, [TENANT_FIELD, ITEM_FIELD])
         # The engines filtered on the tenant already; the payload check keeps a foreign point out regardless.
         return [(str(p[ITEM_FIELD]), float(score)) for _, score, p in hits
                 if p.get(TENANT_FIELD) == tenant and p.get(ITEM_FIELD)]
@@ -103,13 +103,13 @@ class AgentVectorSet:
         store = self._store(layer)
         tenant = ids.validate_id(tenant, "tenant")
         wanted = {agent_point_id(layer, tenant, i): i for i in check_id_list(item_ids, "ids")}
-        found = store._vectors_by_point(tenant, list(wanted)) if wanted else {}
+        found = store.vectors_by_point(tenant, list(wanted)) if wanted else {}
         return {wanted[pid]: vec for pid, vec in found.items() if pid in wanted}
 
     def delete(self, layer: str, tenant: str, item_ids: Sequence[str]) -> int:
         """Remove these items of this tenant; how many there were (missing or foreign ids count 0)."""
         store = self._store(layer)
-        return store._delete_matching(ids.validate_id(tenant, "tenant"), ITEM_FIELD, check_id_list(item_ids, "ids"))
+        return store.delete_matching(ids.validate_id(tenant, "tenant"), ITEM_FIELD, check_id_list(item_ids, "ids"))
 
     def delete_tenant(self, layer: str, tenant: str) -> int:
         """Remove every point of this tenant in the layer (an edge shard then owes a rewrite: erasure's L11)."""

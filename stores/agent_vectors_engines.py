@@ -41,6 +41,22 @@ _RETRIEVE_BATCH = 1_000
 
 
 # --- qdrant-edge -------------------------------------------------------------------------------------
+class AgentLayer:
+    """What stores.agent_vectors asks of a layer's adapter, public: the adapters' own steps under their names."""
+
+    def require_open(self) -> None:
+        self._require_open()
+
+    def write_prepared(self, points) -> None:
+        self._write_all(points)
+
+    def query(self, vector, conditions, limit, fields=None):
+        return self._query(vector, conditions, limit, fields)
+
+    def vectors_by_point(self, user_id: str, point_ids: list[str]) -> dict[str, np.ndarray]:
+        return self._vectors_by_point(user_id, point_ids)
+
+
 def _edge_quantization(mode: str) -> Any:
     if mode == "scalar":
         return qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, quantile=0.99, always_ram=True)
@@ -55,7 +71,7 @@ def _edge_params(mode: str) -> qe.SearchParams:
     return qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING[mode]))
 
 
-class EdgeAgentVectors(EdgeVectorStore):
+class EdgeAgentVectors(AgentLayer, EdgeVectorStore):
     """Agent points on a qdrant-edge shard."""
 
     requested = "none"
@@ -114,7 +130,7 @@ def client_agent_vectors():
                 type=models.ScalarType.INT8, quantile=0.99, always_ram=True))
         return models.BinaryQuantization(binary=models.BinaryQuantizationConfig(always_ram=True))
 
-    class ClientAgentVectors(ClientVectorStore):
+    class ClientAgentVectors(AgentLayer, ClientVectorStore):
         """Agent points on a Qdrant server (quantised as asked) or in qdrant-client's local mode (never)."""
 
         requested = "none"
@@ -175,7 +191,7 @@ def pg_agent_vectors():
             return f"(({value})::halfvec({dim}))"
         return f"(binary_quantize({value})::bit({dim}))"
 
-    class PgAgentVectors(PgVectorStore):
+    class PgAgentVectors(AgentLayer, PgVectorStore):
         """Agent points in a pgvector table; a quantised mode picks candidates by the quantised distance."""
 
         requested = "none"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class LuminaError(Exception):
     """Base of every error Lumina Memory raises on purpose."""
@@ -39,3 +41,13 @@ class DataDirLocked(LuminaError, RuntimeError):
 
 class EmbedderMismatch(LuminaError, RuntimeError):
     """A collection was created by a different embedding model or dimension."""
+
+
+class DayAlreadyApplied(LuminaError, RuntimeError):
+    """A batch day not after every given user's last completed day: another worker (in server mode, another
+    process) applied it first. Nothing of the day was written; the caller reads the due users again."""
+
+    def __init__(self, day: int, last_days: Mapping[str, int]):
+        self.day, self.last_days = day, dict(last_days)
+        super().__init__(f"batch day {day} is already applied for {len(last_days)} of the users (last day "
+                         f"{max(last_days.values())}); read the due users again")

@@ -42,8 +42,10 @@ class Stores:
     """The pgvector collections' shared connection pool in server mode (closed after them)."""
 
     def vector_collections(self) -> list[PointCollection]:
-        """The vector stores a maintenance step may index (knowledge bases index their own)."""
-        return [store for store in (self.vectors, self.turns, self.knowledge) if store is not None]
+        """The vector stores a maintenance step may index (knowledge bases index their own; agents' layers once
+        this process opened them)."""
+        stores = [store for store in (self.vectors, self.turns, self.knowledge) if store is not None]
+        return stores + (self.agents.vectors.collections() if self.agents is not None else [])
 
     def optimize(self) -> list[dict]:
         """Index the vector collections (see VectorStoreBase.optimize): a maintenance step, not a turn's."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInput, LuminaError
+from .errors import DayAlreadyApplied, InvalidInput
 from .ids import validate_id
 from .memories_schema import (CATEGORIES, CORE_COLUMNS, DAYS, FORGOTTEN, MEMORIES, OUTBOX, RELATIONS, _ids,
                               stored_text)
@@ -45,16 +45,6 @@ _LOAD = (
 _LOADED_DTYPES = {"seq": np.int64, "group": np.int64, "category": np.int8, "revival_requested_at": np.float64,
                   "created": np.float64, "intensity": np.float64, **_WRITTEN_DTYPES,
                   "level": np.int8, "archive_reason": np.int8}  # nodes.lifecycle.columns' dtypes
-
-
-class DayAlreadyApplied(LuminaError, RuntimeError):
-    """A batch day not after every given user's last completed day: another worker (in server mode, another
-    process) applied it first. Nothing of the day was written; the caller reads the due users again."""
-
-    def __init__(self, day: int, last_days: Mapping[str, int]):
-        self.day, self.last_days = day, dict(last_days)
-        super().__init__(f"batch day {day} is already applied for {len(last_days)} of the users (last day "
-                         f"{max(last_days.values())}); read the due users again")
 
 
 # The users among some whose last completed day is at or after a day (write_day's refusal).

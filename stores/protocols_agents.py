@@ -11,6 +11,7 @@ from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from .protocols_collections import PointCollection
 from .agent_records import AgentEvent, LtmRecord, SharedMemory, TellHop
 
 
@@ -102,6 +103,9 @@ class AgentVectors(Protocol):
     def delete(self, layer: str, tenant: str, ids: Sequence[str]) -> int: ...
     def delete_tenant(self, layer: str, tenant: str) -> int: ...
     def count(self, layer: str, tenant: str | None = None) -> int: ...
+    def collections(self) -> list[PointCollection]:
+        """The layers' collections (backups, erasure's rewrite, maintenance's index builds)."""
+        ...
     def points(self, layer: str) -> Iterable[tuple[str, list[float], dict[str, Any]]]:
         """Every point of the layer as (id, vector, payload): what a backup copies."""
         ...

@@ -30,7 +30,8 @@ from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ledger import LEDGER_FILE, memory_ledger, record_erasure
 from lumina_memory.stores.pg_connection import PostgresConnection, describe
 from lumina_memory.stores.places.checkpoints_pg import SCHEMA, TABLES
-from lumina_memory.stores.places.checkpoints_place import FILE as CHECKPOINTS_FILE, checkpoints_place
+from lumina_memory.stores.places.checkpoints_open import checkpoints_place
+from lumina_memory.stores.places.checkpoints_place import FILE as CHECKPOINTS_FILE
 from lumina_memory.stores.recall_snapshots import FOLDER as SNAPSHOTS_FOLDER
 from lumina_memory.stores.redis_server import stop_server
 from lumina_memory.stores.shared_state import DataDirState, PostgresState, close_shared_states, shared_state_of

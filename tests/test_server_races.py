@@ -26,7 +26,7 @@ from lumina_memory.stores.lgstore_search import HASH_FIELD, ITEM_FIELD
 from lumina_memory.stores.graph_base import LinkedSegment
 from lumina_memory.stores.graph_pg import PostgresGraph
 from lumina_memory.stores.ids import segment_id
-from lumina_memory.stores.memories_batch import DayAlreadyApplied
+from lumina_memory.stores.errors import DayAlreadyApplied
 from lumina_memory.stores.memories_schema import OUTBOX
 from lumina_memory.stores.pg_connection import PostgresConnection
 from lumina_memory.stores.records import WRITTEN_BY_BATCH

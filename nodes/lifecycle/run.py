@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from lumina_memory.stores.memories_batch import DayAlreadyApplied
+from lumina_memory.stores.errors import DayAlreadyApplied
 from lumina_memory.stores.records import WRITTEN_BY_BATCH
 
 from .autolink import auto_link

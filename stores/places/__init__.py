@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 
 from ..settings import LuminaSettings
-from .checkpoints_place import checkpoints_place
+from .checkpoints_open import checkpoints_place
 from .graph_place import GraphPlace
 from .lgstore_place import LuminaStorePlace
 from .redis_place import RedisPlace

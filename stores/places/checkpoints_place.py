@@ -1,6 +1,5 @@
 """The CLI's LangGraph checkpoints as a UserDataPlace: ``<data_dir>/checkpoints.sqlite`` when embedded, the
-server mode's PostgreSQL otherwise (stores.places.checkpoints_pg; ``checkpoints_place`` and ``open_checkpoints``
-choose).
+server mode's PostgreSQL otherwise (stores.places.checkpoints_pg; stores.places.checkpoints_open chooses).
 
 A thread is the user's when its id is ``user:<id>`` (the CLI's threads, graphs.replay.thread_config) or
 when its latest state's ``owner`` is the user (threads a LangGraph server runs, whose ids are uuids).
@@ -192,26 +191,3 @@ class SqliteCheckpoints:
 
     def close(self) -> None:
         self.con.close()
-
-
-def open_checkpoints(settings, *, create: bool = True):
-    """The CLI's checkpointer (``.saver``, ``.threads()``, ``.close()``): PostgreSQL in server mode, else the data
-    dir's SQLite file. None when ``create`` is False and the file does not exist (nothing was ever checkpointed)."""
-    if settings.database_url:
-        from .checkpoints_pg import PgCheckpoints
-
-        return PgCheckpoints(settings.database_url, getattr(settings, "database_timeout_seconds", 10.0))
-    path = settings.resolved_data_dir() / FILE
-    if not create and not path.exists():
-        return None
-    return SqliteCheckpoints(path)
-
-
-def checkpoints_place(settings, path: Path | None = None):
-    """The checkpoints' UserDataPlace: ``path`` (a SQLite file) when given; else the server mode's PostgreSQL,
-    or the data dir's file."""
-    if path is None and settings.database_url:
-        from .checkpoints_pg import CheckpointsPgPlace
-
-        return CheckpointsPgPlace(settings.database_url, getattr(settings, "database_timeout_seconds", 10.0))
-    return CheckpointsPlace(path or settings.resolved_data_dir() / FILE)
