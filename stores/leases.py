@@ -198,23 +198,24 @@ class PostgresLeases:
         return self._con
 
     def _ask(self, sql: str, key: int) -> bool:
+        """One statement on the session (the caller holds ``_session``)."""
         import psycopg
 
-        with self._session:
-            con = self._connection()
-            try:
-                row = con.execute(sql, [key]).fetchone()
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                con.close()
-                raise StoreUnavailable(TIER, f"PostgreSQL at {self.where}: {_first_line(exc)}") from None
+        con = self._connection()
+        try:
+            row = con.execute(sql, [key]).fetchone()
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            con.close()
+            raise StoreUnavailable(TIER, f"PostgreSQL at {self.where}: {_first_line(exc)}") from None
         return bool(row and row[0])
 
     def _lock_on_server(self, name: str, deadline: float) -> bool:
         key, pause = lease_key(name), _POLL_FIRST
         while True:
-            if self._ask("SELECT pg_try_advisory_lock(%s)", key):
-                self._on_server.add(name)
-                return True
+            with self._session:  # the lock and its bookkeeping together (see _unlock_on_server)
+                if self._ask("SELECT pg_try_advisory_lock(%s)", key):
+                    self._on_server.add(name)
+                    return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
@@ -222,15 +223,17 @@ class PostgresLeases:
             pause = min(pause * 2, _POLL_MAX)
 
     def _unlock_on_server(self, name: str) -> None:
-        if name not in self._on_server:
-            return  # the session ended while held: already logged, and the server let it go
-        self._on_server.discard(name)
-        try:
-            if not self._ask("SELECT pg_advisory_unlock(%s)", lease_key(name)):
-                log.error("lease %r was no longer held on the server when released", name)
-        except StoreUnavailable as exc:  # the session is gone, and with it the lock
-            log.warning("lease %r released by the session's end: %s", name, exc)
+        # One critical section from the bookkeeping to the unlock: a close() between them would end the session
+        # and the unlock would open a new one that nothing closes.
         with self._session:
+            if name not in self._on_server:
+                return  # the session ended while held: already logged, and the server let it go
+            self._on_server.discard(name)
+            try:
+                if not self._ask("SELECT pg_advisory_unlock(%s)", lease_key(name)):
+                    log.error("lease %r was no longer held on the server when released", name)
+            except StoreUnavailable as exc:  # the session is gone, and with it the lock
+                log.warning("lease %r released by the session's end: %s", name, exc)
             if self._closing and not self._on_server:  # closed while held: the last release ends the session
                 self._end_session()
 
