@@ -9,14 +9,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-_MODULE_WEIGHTS: dict[str, tuple[float, float, float]] = {
-    # (alpha relevance, beta recency, gamma importance): the note's table 4.6.3
+NOTE_MODULE_WEIGHTS: dict[str, tuple[float, float, float]] = {
+    # (alpha relevance, beta recency, gamma importance): the note's table 4.6.3, also the chat's recall purposes
     "default": (0.5, 0.3, 0.2),
+    "talking": (0.3, 0.5, 0.2),
     "social": (0.4, 0.4, 0.2),
     "goals": (0.6, 0.1, 0.3),
     "planning": (0.5, 0.3, 0.2),
     "reflection": (0.3, 0.2, 0.5),
-    "talking": (0.3, 0.5, 0.2),
     "cc": (0.4, 0.4, 0.2),
 }
 _MODULE_TOP_K: dict[str, int] = {"default": 10, "social": 10, "goals": 10, "planning": 15, "reflection": 20,
@@ -68,7 +68,7 @@ class AgentParams(BaseModel):
     decay_lambda: float = Field(default=0.5, gt=0, description="Per hour of the run: recency = exp(-lambda*hours).")
     # P6 retrieval
     module_weights: dict[str, tuple[float, float, float]] = Field(
-        default_factory=lambda: dict(_MODULE_WEIGHTS),
+        default_factory=lambda: dict(NOTE_MODULE_WEIGHTS),
         description="Per cognitive module (alpha relevance, beta recency, gamma importance); 'default' for others.")
     module_top_k: dict[str, int] = Field(default_factory=lambda: dict(_MODULE_TOP_K),
                                          description="Results per module when a call gives no top_k.")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from lumina_memory.stores.settings_agents import NOTE_MODULE_WEIGHTS
+
+# The note's per-module weights (the agents' defaults too), less the cognitive controller's, plus a user's question.
 PRESETS: dict[str, tuple[float, float, float]] = {
-    "default": (0.5, 0.3, 0.2),
-    "talking": (0.3, 0.5, 0.2),
-    "social": (0.4, 0.4, 0.2),
-    "goals": (0.6, 0.1, 0.3),
-    "planning": (0.5, 0.3, 0.2),
-    "reflection": (0.3, 0.2, 0.5),
+    **{module: w for module, w in NOTE_MODULE_WEIGHTS.items() if module != "cc"},
     "question": (0.8, 0.1, 0.1),
 }
 
