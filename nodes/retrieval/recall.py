@@ -55,6 +55,7 @@ def recall(
     purpose: str = "talking",
     limit: int | None = None,
     character: str | None = None,
+    session: str | None = None,
     open_turns: Sequence[dict] | None = None,
     now_ts: float | None = None,
     budget: int | None = None,
@@ -77,7 +78,9 @@ def recall(
     settings' (``RecallConfig.from_settings``).
     ``disabled``: switch names to turn off for this call on top of ``config`` (ablation), see SWITCHES; a name
     that is no switch fails (pydantic ValidationError naming it).
-    ``character``: restricts the long-term segment channel to segments this character took part in.
+    ``character``, ``session``: every channel reaches only the memories this character took part in, of this
+    session (S4, nodes.retrieval.scope: a session is named by its first segment's id); the open turns, the
+    conversation in progress, are shown as given, and knowledge items are the person's profile, shared (A4).
     ``item_overhead``: tokens of the budget each item costs beyond its text (priming's pointer on every line);
     ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once;
     ``pointer_groups``: one time header is shown over a segment's items of a day (or an excerpt), and paid for
@@ -89,7 +92,7 @@ def recall(
     facts). ``refunds.earned`` then says which lines the caller can leave out.
     """
     run = RecallRun(services, RecallRequest(
-        user_id, query, purpose=purpose, limit=limit, character=character, open_turns=open_turns, now_ts=now_ts,
+        user_id, query, purpose=purpose, limit=limit, character=character, session=session, open_turns=open_turns, now_ts=now_ts,
         budget=budget, query_vector=query_vector, config=config, disabled=disabled, item_overhead=item_overhead,
         dates_once=dates_once, pointer_groups=pointer_groups, shown_facts=shown_facts), timings, refunds)
     for stage in STAGES:

@@ -35,6 +35,7 @@ class RecallRequest:
     purpose: str = "talking"
     limit: int | None = None
     character: str | None = None
+    session: str | None = None
     open_turns: Sequence[dict] | None = None
     now_ts: float | None = None
     budget: int | None = None
@@ -58,6 +59,7 @@ class RecallRun:
     weights: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the purpose's α, β, γ (P6)
     on: dict[str, bool] = field(default_factory=dict)  # the switches this call runs with
     index: Any = None  # the user's turn index (turn_index.UserTurns)
+    scope: Any = None  # what this recall may reach (scope.Scope); None: the whole of the user's memory
     plan: QueryPlan = field(default_factory=QueryPlan)
     q_terms: list[str] = field(default_factory=list)  # the query's terms for the keyword channels
     name_terms: set[str] = field(default_factory=set)  # the terms of the speakers' names the query asks about

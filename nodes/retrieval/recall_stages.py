@@ -13,6 +13,7 @@ from lumina_memory.stores.settings_recall import RecallConfig
 
 from ..knowledge.forgetting import note_accessed
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
+from ..archive_recall import leave_archive_out
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
 from .channels import feedback_channel, segment_channels, speaker_dense_channel, turn_channels, whose_turns
@@ -25,6 +26,7 @@ from .query import QueryPlan, analyse, content_view
 from .ranking import asks_only_a_time, rank_turns
 from .recall_packing import lead_knowledge, pack_items, place_knowledge
 from .recall_run import RecallRun, check_query
+from .scope import scope_of
 from .rerank import dedup, mmr, similarities
 from .segment_items import open_segment_item
 from .temporal import window_and_rest
@@ -48,6 +50,13 @@ def open_index(run: RecallRun) -> RecallRun:
     """Opens the user's in-process turn index, topped up if the archive moved."""
     stores = run.services.stores
     run.index = run.services.turn_index.get(stores.archive, run.request.user_id, stores.turns)
+    return run
+
+
+def narrow(run: RecallRun) -> RecallRun:
+    """Settles what this recall may reach: a character's and a session's memories (S4, scope.py)."""
+    request = run.request
+    run.scope = scope_of(run.index, request.character, request.session, run.services.settings.boundary_idle_seconds)
     return run
 
 
@@ -87,6 +96,8 @@ def turn_candidates(run: RecallRun) -> RecallRun:
             and (whose := whose_turns(index, run.plan, settings.recall_passage_min_tokens)) is not None:
         speaker_dense_channel(index, run.content_vec if run.content_vec is not None else run.qvec, whose,
                               settings.recall_turn_candidates, run.cands)
+    if run.scope is not None:  # the feedback reads the keyword channel's first hits: the scope's only
+        run.cands.turn_rankings = {name: run.scope.keep_turns(r) for name, r in run.cands.turn_rankings.items()}
     return run
 
 
@@ -113,6 +124,19 @@ def segment_candidates(run: RecallRun) -> RecallRun:
     return run
 
 
+def keep_in_scope(run: RecallRun) -> RecallRun:
+    """Leaves out of every channel's candidates what lies outside this recall's scope (S4), before the fusion
+    normalises by the best of them."""
+    scope, cands = run.scope, run.cands
+    if scope is None:
+        return run
+    cands.turn_rankings = {name: scope.keep_turns(ranking) for name, ranking in cands.turn_rankings.items()}
+    for seg in [s for s in cands.seg_score if not scope.keeps_segment(s)]:
+        del cands.seg_score[seg]
+        cands.seg_tiers.pop(seg, None)
+    return run
+
+
 def fuse_candidates(run: RecallRun) -> RecallRun:
     """Fuses the channels into one relevance per turn, and the tiers each turn was found in; the keyword channels
     weigh as much as this query's best keyword hit matched its rare terms (channel_trust)."""
@@ -121,6 +145,8 @@ def fuse_candidates(run: RecallRun) -> RecallRun:
         share = matched_share(run.index, run.q_terms, run.cands.turn_rankings["turn_keyword"])
         run.cands.keyword_trust = keyword_trust(share, full_at)
     run.rel, run.tiers = fuse(run.index, run.cands, run.services.settings, run.on, run.plan)
+    if run.scope is not None:  # a neighbour's share never crosses the scope
+        run.rel = np.where(run.scope.turns, run.rel, 0.0)
     return run
 
 
@@ -203,7 +229,7 @@ def record_timings(run: RecallRun) -> RecallRun:
 
 
 STAGES: tuple[Callable[[RecallRun], RecallRun], ...] = (
-    check_request, open_index, plan_query, embed_query, turn_candidates, feedback_candidates, segment_candidates,
-    fuse_candidates, rank, rerank, lead_knowledge, pack_items, apply_forgetting, place_knowledge, note_use,
+    check_request, open_index, narrow, plan_query, embed_query, turn_candidates, feedback_candidates,
+    segment_candidates, keep_in_scope, fuse_candidates, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, place_knowledge, note_use,
     add_open_turns, record_timings,
 )
