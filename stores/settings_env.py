@@ -27,7 +27,6 @@ REMOVED: dict[str, str] = {
     "LUMINA_LIFECYCLE__TOP_K": "recall returns LUMINA_RETRIEVE_MAX_ITEMS items, or packs a token budget",
     "LUMINA_LIFECYCLE__RELEVANCE_THRESHOLD": "recall has no priority cut-off; LUMINA_RECALL_KEYWORD_FLOOR and the "
     "budget decide what is shown",
-    "LUMINA_LIFECYCLE__ENABLE_ARCHIVE_RECALL": "recall never searches archived memories",
     "LUMINA_RECALL_TURN_DENSE": "recall's dense turn search is LUMINA_RECALL_TURN_CONTENT (the query's content view)",
     "LUMINA_RECALL_SEGMENT_DENSE": "a deliberate question's recall does not search segment vectors; a reply's does "
     "(LUMINA_RECALL_LIFECYCLE ranks them as remembered)",

@@ -6,11 +6,11 @@ Defaults are the notes' (``seeds/forgetting-memory-design.ja.md``, its ``config/
 ``embedding`` and ``llm`` sections are not here: the embedder and chat model are ``LuminaSettings``' (one place for
 a provider).
 
-Five of the notes' settings have no parameter, because Lumina does not do what they tune: a catch-up schedule
+Four of the notes' settings have no parameter, because Lumina does not do what they tune: a catch-up schedule
 (``compression.interval_hours``: the daily batch is run by the maintenance graph's caller), relation traversal at
 recall (``relations.relation_traversal_depth``), the notes' own retrieval cut-offs (``retrieval.top_k``,
-``retrieval.relevance_threshold``: recall's length is ``LUMINA_RETRIEVE_MAX_ITEMS`` or a token budget) and archive
-search at recall (``archive.enable_archive_recall``). ``from_notes_config`` accepts them at the notes' defaults, so
+``retrieval.relevance_threshold``: recall's length is ``LUMINA_RETRIEVE_MAX_ITEMS`` or a token budget).
+``from_notes_config`` accepts them at the notes' defaults, so
 the notes' file reads as written, and refuses any other value by name rather than ignore it.
 
 Choices where the notes leave room:
@@ -169,6 +169,11 @@ class LifecycleParams(BaseModel):
     )
 
     # --- archive (F5) -------------------------------------------------------------------------------
+    enable_archive_recall: bool = Field(
+        default=True, json_schema_extra=_notes("archive.enable_archive_recall"),
+        description="Deliberate recall searches archived memories (level 4) and flags what it reaches for revival; "
+                    "off: their turns are no candidates (nodes.archive_recall). Recall for a reply never shows them.",
+    )
     revival_decay_per_day: float = Field(
         default=0.995, gt=0, le=1, json_schema_extra=_notes("archive.revival_decay_per_day"),
         description="Revival score = intensity × this ^ days spent in the archive (at least the floor below).",
@@ -335,7 +340,7 @@ class LifecycleParams(BaseModel):
 
 NOTES_NOT_APPLIED: dict[str, Any] = {
     "compression.interval_hours": 24, "relations.relation_traversal_depth": 1, "retrieval.top_k": 5,
-    "retrieval.relevance_threshold": 5.0, "archive.enable_archive_recall": True,
+    "retrieval.relevance_threshold": 5.0,
 }
 """The notes' settings Lumina has no parameter for, with the notes' defaults (the module docstring says why)."""
 
