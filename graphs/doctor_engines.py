@@ -8,6 +8,7 @@ from collections import Counter
 
 from lumina_memory.stores import cypher, ids
 from lumina_memory.stores.archive_counts import archive_counts
+from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.midterm_records import SCHEMA_VERSION, redact_url
 
 from .doctor_check import FAIL, OK, TIMEOUT, WARN, Check, package_version
@@ -27,11 +28,16 @@ class EngineChecks(PostgresChecks):
         from redis.retry import Retry
 
         from lumina_memory.stores.redis_server import redis_binary, server_status
+        from lumina_memory.stores.redis_tls import tls_failure, tls_options
 
         s = self.settings
         common = {"socket_timeout": TIMEOUT, "socket_connect_timeout": TIMEOUT, "retry": Retry(NoBackoff(), 0)}
         if s.redis_url:
             where = redact_url(s.redis_url)
+            try:
+                common.update(tls_options(s, s.redis_url))
+            except InvalidInput as exc:
+                return [Check("mid-term", "reachable", FAIL, str(exc))]
             client = redis.Redis.from_url(s.redis_url, **common)
         else:
             status = server_status(s)
@@ -49,7 +55,8 @@ class EngineChecks(PostgresChecks):
             try:
                 info = client.info("server")
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-                return [Check("mid-term", "reachable", FAIL, f"cannot reach {where}: {exc}")]
+                tls = tls_failure(exc)
+                return [Check("mid-term", "reachable", FAIL, f"cannot reach {where}: {tls + ' ' if tls else ''}{exc}")]
             name = "valkey" if "valkey_version" in info else "redis"
             version = info.get("valkey_version") or info.get("redis_version")
             out = [Check("mid-term", "reachable", OK, f"{name} {version} at {where}")]

@@ -23,6 +23,7 @@ from .midterm_records import SIGNAL_FIELDS, decode_segment, decode_signal, encod
 from .models import SegmentRecord
 from .records import RecentSignal
 from .redis_server import ensure_server
+from .redis_tls import tls_failure, tls_options
 from .settings import LuminaSettings, default_settings
 
 TIER = "mid-term"
@@ -89,6 +90,7 @@ class RedisMidTerm:
             url = settings.redis_url
             if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
                 raise InvalidInput("redis_url", f"{redact_url(url)!r}: use redis://, rediss:// or unix://")
+            common.update(tls_options(settings, url))
             try:
                 client = redis.Redis.from_url(url, **common)
             except ValueError as exc:
@@ -97,8 +99,7 @@ class RedisMidTerm:
                 # A Redis Cluster: a cluster-aware client (slots, MOVED/ASK). Every key of a user carries
                 # the user's hash tag, so each transaction stays in one slot. Its own retries are ours too.
                 client.close()
-                client = redis.cluster.RedisCluster.from_url(
-                    url, socket_timeout=5.0, socket_connect_timeout=5.0, retry=Retry(NoBackoff(), 0))
+                client = redis.cluster.RedisCluster.from_url(url, **common)
                 return cls(client, backend="redis-cluster", where=redact_url(url))
             return cls(client, backend="redis", where=redact_url(url))
         socket = ensure_server(settings)
@@ -131,6 +132,9 @@ class RedisMidTerm:
             result = retrying(call)
         except _CONN_ERRORS as exc:
             self._reconnecting = True  # the next call that gets through checks what the server kept
+            tls = tls_failure(exc)
+            if tls is not None:
+                raise StoreUnavailable(TIER, f"{what} failed on {self._where}: {tls} ({exc})") from exc
             raise StoreUnavailable(
                 TIER, f"{what} failed on {self._where} ({type(exc).__name__}: {exc}); "
                 "check that the server runs, or REDIS_URL"

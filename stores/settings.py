@@ -43,6 +43,23 @@ class LuminaSettings(BaseSettings, RecallSettings):
         description="Production Redis/Valkey (redis://, rediss:// for TLS; LangGraph deployments set REDIS_URI). "
         "Unset: private embedded server.",
     )
+    redis_tls_ca_file: Path | None = Field(
+        default=None, description="L11: CA certificates (PEM) that sign the Redis server's certificate, for a rediss:// "
+        "REDIS_URL; unset: the system's CAs. A server whose certificate they do not sign is refused by name.",
+    )
+    redis_tls_cert_file: Path | None = Field(
+        default=None, description="L11: client certificate (PEM) for a Redis that asks for one (tls-auth-clients); "
+        "with redis_tls_key_file.",
+    )
+    redis_tls_key_file: Path | None = Field(default=None, description="L11: private key (PEM) of redis_tls_cert_file.")
+    redis_tls_verify: Literal["required", "optional", "none"] = Field(
+        default="required", description="L11: whether the Redis server's certificate must verify (redis-py's "
+        "ssl_cert_reqs); 'none' encrypts without knowing whom to, for a test server only.",
+    )
+    redis_tls_check_hostname: bool = Field(
+        default=True, description="L11: the server's certificate must name the host in REDIS_URL (with "
+        "redis_tls_verify=required).",
+    )
     database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("LUMINA_DATABASE_URL", "DATABASE_URI", "DATABASE_URL"),
         description="PostgreSQL (postgresql://…; LangGraph deployments set DATABASE_URI) for the server mode: the "
