@@ -23,6 +23,10 @@ from .cypher_knowledge import (  # noqa: F401 - the adapters read every statemen
     KNOWLEDGE_SOURCES_OF, KNOWLEDGE_SOURCES_OF_USER, KNOWLEDGE_SUPERSEDES_FROM, KNOWLEDGE_SUPERSEDES_OF_USER,
     KNOWLEDGE_SUPERSEDES_TO, UPSERT_KNOWLEDGE,
 )
+from .cypher_knowledge import (  # noqa: F401 - links between facts (F6), read as cypher.NAME too
+    ADD_KNOWLEDGE_LINKS, DROP_KNOWLEDGE_LINKS, KNOWLEDGE_LINK_EDGES, KNOWLEDGE_LINK_KINDS, KNOWLEDGE_LINKS_FROM,
+    KNOWLEDGE_LINKS_OF_USER, KNOWLEDGE_LINKS_TO,
+)
 from .cypher_relations import (  # noqa: F401 - the adapters read every statement as cypher.NAME
     DROP_RELATIONS, LADYBUG_RELATIONS_FROM_ONE, LADYBUG_RELATIONS_TO_ONE, RELATIONS_FROM, RELATIONS_TO,
     RELATION_EDGES, RELATION_KINDS, SET_RELATIONS, USER_RELATIONS,
@@ -31,8 +35,9 @@ from .cypher_relations import (  # noqa: F401 - the adapters read every statemen
 NODE_LABELS: Final[tuple[str, ...]] = ("User", "Character", "Segment", "Concept", "Knowledge")
 
 # Knowledge items (issue 18, A4): a Knowledge node per item of the archive's knowledge table, LEARNED_FROM each
-# Segment (episode) it came from, and SUPERSEDES from a newer item to the one it ended (history kept).
-KNOWLEDGE_EDGES: Final[tuple[str, ...]] = ("LEARNED_FROM", "SUPERSEDES")
+# Segment (episode) it came from, SUPERSEDES from a newer item to the one it ended (history kept), and the links
+# between facts (FACT_DERIVED_FROM, FACT_CONTRADICTS: stores.cypher_knowledge).
+KNOWLEDGE_EDGES: Final[tuple[str, ...]] = ("LEARNED_FROM", "SUPERSEDES", *KNOWLEDGE_LINK_EDGES.values())
 
 EDGE_TYPES: Final[tuple[str, ...]] = ("HAD", "PARTICIPATED", "MENTIONS", "ASSOCIATED", *RELATION_EDGES.values(),
                                       *KNOWLEDGE_EDGES)
@@ -281,6 +286,7 @@ COUNT_EDGES_ALL: Final[dict[str, str]] = {
     **{edge: f"MATCH (:Segment)-[r:{edge}]->(:Segment) RETURN count(r) AS n" for edge in RELATION_EDGES.values()},
     "LEARNED_FROM": "MATCH (:Knowledge)-[r:LEARNED_FROM]->(:Segment) RETURN count(r) AS n",
     "SUPERSEDES": "MATCH (:Knowledge)-[r:SUPERSEDES]->(:Knowledge) RETURN count(r) AS n",
+    **{edge: f"MATCH (:Knowledge)-[r:{edge}]->(:Knowledge) RETURN count(r) AS n" for edge in KNOWLEDGE_LINK_EDGES.values()},
 }
 
 # A user's share: their own nodes, the characters who took part in their segments, and every edge
@@ -308,6 +314,8 @@ COUNT_EDGES_USER: Final[dict[str, str]] = {
     # Knowledge edges never cross users either (both ends matched with the user when written).
     "LEARNED_FROM": "MATCH (:Knowledge {user_id: $user_id})-[r:LEARNED_FROM]->(:Segment) RETURN count(r) AS n",
     "SUPERSEDES": "MATCH (:Knowledge {user_id: $user_id})-[r:SUPERSEDES]->(:Knowledge) RETURN count(r) AS n",
+    **{edge: f"MATCH (:Knowledge {{user_id: $user_id}})-[r:{edge}]->(:Knowledge) RETURN count(r) AS n"
+       for edge in KNOWLEDGE_LINK_EDGES.values()},
 }
 
 # --- diagnostics (lumina-memory doctor; read-only) -----------------------------------------------------
@@ -335,6 +343,8 @@ LADYBUG_SCHEMA: Final[tuple[str, ...]] = (
     "PRIMARY KEY (id))",
     "CREATE REL TABLE IF NOT EXISTS LEARNED_FROM(FROM Knowledge TO Segment)",
     "CREATE REL TABLE IF NOT EXISTS SUPERSEDES(FROM Knowledge TO Knowledge)",
+    *(f"CREATE REL TABLE IF NOT EXISTS {edge}(FROM Knowledge TO Knowledge, winner STRING)"
+      for edge in KNOWLEDGE_LINK_EDGES.values()),
 )
 
 # Session setting, not schema: ladybug checkpoints its WAL once it holds this many bytes.

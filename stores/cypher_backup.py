@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .cypher import RELATION_EDGES
+from .cypher import KNOWLEDGE_LINK_EDGES, RELATION_EDGES
 
 # kind -> statement returning that kind's rows; each row names the user it belongs to (user_id, or None
 # for the shared Character nodes).
@@ -34,6 +34,8 @@ DUMP: Final[dict[str, str]] = {
               "s.user_id AS user_id") for edge in RELATION_EDGES.values()},
     "LEARNED_FROM": "MATCH (k:Knowledge)-[:LEARNED_FROM]->(s:Segment) RETURN k.id AS a, s.id AS b, k.user_id AS user_id",
     "SUPERSEDES": "MATCH (k:Knowledge)-[:SUPERSEDES]->(o:Knowledge) RETURN k.id AS a, o.id AS b, k.user_id AS user_id",
+    **{edge: (f"MATCH (k:Knowledge)-[x:{edge}]->(o:Knowledge) RETURN k.id AS a, o.id AS b, x.winner AS winner, "
+              "k.user_id AS user_id") for edge in KNOWLEDGE_LINK_EDGES.values()},
 }
 
 # kind -> statement taking $rows (the DUMP rows of that kind); nodes before edges (the order of LOAD).
@@ -70,6 +72,9 @@ LOAD: Final[dict[str, str]] = {
                      "MATCH (s:Segment {id: r.b, user_id: r.user_id}) MERGE (k)-[:LEARNED_FROM]->(s)"),
     "SUPERSEDES": ("UNWIND $rows AS r MATCH (k:Knowledge {id: r.a, user_id: r.user_id}) "
                    "MATCH (o:Knowledge {id: r.b, user_id: r.user_id}) MERGE (k)-[:SUPERSEDES]->(o)"),
+    **{edge: ("UNWIND $rows AS r MATCH (k:Knowledge {id: r.a, user_id: r.user_id}) "
+              f"MATCH (o:Knowledge {{id: r.b, user_id: r.user_id}}) MERGE (k)-[x:{edge}]->(o) SET x.winner = r.winner")
+       for edge in KNOWLEDGE_LINK_EDGES.values()},
 }
 
 # Everything (a rewrite empties the graph before loading it back). Nodes' edges go with them.

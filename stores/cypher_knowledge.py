@@ -111,3 +111,56 @@ DETACH DELETE k
 """
 
 DELETE_USER_KNOWLEDGE: Final = "MATCH (k:Knowledge {user_id: $user_id}) DETACH DELETE k"
+
+# --- links between two facts of one user (F6): derived_from and contradicts -----------------------------------
+# One edge type per kind (edge types cannot be $parameters), each with ``winner``: for contradicts the item id of
+# the fact that won ("" when both hold, each in its context), for derived_from always "". Named apart from the
+# segments' DERIVED_FROM / CONTRADICTS: ladybug fixes a relationship table's end labels.
+KNOWLEDGE_LINK_KINDS: Final[tuple[str, ...]] = ("derived_from", "contradicts")
+KNOWLEDGE_LINK_EDGES: Final[dict[str, str]] = {"derived_from": "FACT_DERIVED_FROM", "contradicts": "FACT_CONTRADICTS"}
+
+# $user_id, $rows: list of {src, dst, winner} (non-empty); both ends must be this user's items.
+ADD_KNOWLEDGE_LINKS: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $rows AS r
+MATCH (a:Knowledge {{id: r.src, user_id: $user_id}})
+MATCH (b:Knowledge {{id: r.dst, user_id: $user_id}})
+MERGE (a)-[x:{edge}]->(b)
+SET x.winner = r.winner
+"""
+    for edge in KNOWLEDGE_LINK_EDGES.values()
+}
+# $user_id, $rows: list of {src, dst} (non-empty)
+DROP_KNOWLEDGE_LINKS: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $rows AS r
+MATCH (a:Knowledge {{id: r.src}})-[x:{edge}]->(b:Knowledge {{id: r.dst, user_id: $user_id}})
+DELETE x
+"""
+    for edge in KNOWLEDGE_LINK_EDGES.values()
+}
+# Links leaving ($..._FROM) or entering ($..._TO) the items. $user_id, $item_ids
+KNOWLEDGE_LINKS_FROM: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $item_ids AS kid
+MATCH (a:Knowledge {{id: kid, user_id: $user_id}})-[x:{edge}]->(b:Knowledge)
+RETURN a.id AS src, b.id AS dst, x.winner AS winner
+"""
+    for edge in KNOWLEDGE_LINK_EDGES.values()
+}
+KNOWLEDGE_LINKS_TO: Final[dict[str, str]] = {
+    edge: f"""
+UNWIND $item_ids AS kid
+MATCH (a:Knowledge)-[x:{edge}]->(b:Knowledge {{id: kid, user_id: $user_id}})
+RETURN a.id AS src, b.id AS dst, x.winner AS winner
+"""
+    for edge in KNOWLEDGE_LINK_EDGES.values()
+}
+# Every link leaving one of the user's items. $user_id
+KNOWLEDGE_LINKS_OF_USER: Final[dict[str, str]] = {
+    edge: f"""
+MATCH (a:Knowledge {{user_id: $user_id}})-[x:{edge}]->(b:Knowledge)
+RETURN a.id AS src, b.id AS dst, x.winner AS winner, b.user_id AS owner
+"""
+    for edge in KNOWLEDGE_LINK_EDGES.values()
+}

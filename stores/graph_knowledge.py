@@ -1,5 +1,6 @@
-"""Knowledge nodes in the graph: their LEARNED_FROM segments and SUPERSEDES edges, written and read back
-(mixed into CypherGraph, whose ``_read``/``_write`` run the statements)."""
+"""Knowledge nodes in the graph: their LEARNED_FROM segments, SUPERSEDES edges and the links between facts
+(derived_from, contradicts), written and read back (mixed into CypherGraph, whose ``_read``/``_write`` run the
+statements)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,27 @@ from . import cypher, ids
 from .errors import InvalidInput
 from .graph_values import Params, Step, _knowledge_rows, _properties
 from .records import KnowledgeNode
+
+
+def _checked_links(links: Sequence[tuple[str, str, str, str]], batch: set[str]) -> set[tuple[str, str, str, str]]:
+    """``links`` as a set, refused whole (InvalidInput) if one is not (src, dst, kind, winner) joining two items,
+    one of them in ``batch``, of a known kind, with a winner that is "" or one of its ends."""
+    if isinstance(links, (str, bytes)):
+        raise InvalidInput("links", "must be a list of (src, dst, kind, winner)")
+    wanted = set()
+    for link in links:
+        if not isinstance(link, (tuple, list)) or len(link) != 4:
+            raise InvalidInput("links", f"items must be (src, dst, kind, winner), got {str(link)[:80]!r}")
+        src, dst = ids.validate_id(link[0], "links"), ids.validate_id(link[1], "links")
+        kind, winner = link[2], link[3]
+        if kind not in cypher.KNOWLEDGE_LINK_KINDS:
+            raise InvalidInput("links.kind", f"{str(kind)[:40]!r}: expected one of {list(cypher.KNOWLEDGE_LINK_KINDS)}")
+        if src == dst or not ({src, dst} & batch):
+            raise InvalidInput("links", f"({src!r}, {dst!r}) must join two items, one of them written here")
+        if winner not in ("", src, dst):
+            raise InvalidInput("links.winner", "must be '' or one of the link's two items")
+        wanted.add((src, dst, kind, winner))
+    return wanted
 
 
 class GraphKnowledge:
@@ -33,17 +55,21 @@ class GraphKnowledge:
         return groups
 
     def upsert_knowledge(self, user_id: str, items: Sequence[KnowledgeNode],
-                         supersedes: Sequence[tuple[str, str]] = ()) -> int:
+                         supersedes: Sequence[tuple[str, str]] = (),
+                         links: Sequence[tuple[str, str, str, str]] = ()) -> int:
         """Make these items' Knowledge nodes and edges what the archive says, in one unit of work: the node's
-        properties, a LEARNED_FROM edge to each of ``episode_ids`` (edges to other segments go), and of the
-        SUPERSEDES edges touching the items exactly ``supersedes`` as (newer, older) pairs. A segment or item
-        at the other end that is not this user's (or not in the graph yet) gets no edge. Idempotent: only
-        what differs is written. Returns the items written."""
+        properties, a LEARNED_FROM edge to each of ``episode_ids`` (edges to other segments go), of the
+        SUPERSEDES edges touching the items exactly ``supersedes`` as (newer, older) pairs, and of the links
+        touching them exactly ``links`` as (src, dst, kind, winner) (kinds in cypher.KNOWLEDGE_LINK_KINDS;
+        winner: a contradiction's winning item id, "" when none). A segment or item at the other end that is
+        not this user's (or not in the graph yet) gets no edge. Idempotent: only what differs is written.
+        Returns the items written."""
         ids.validate_id(user_id, "user_id")
         nodes = _knowledge_rows(items)
         if not nodes:
             return 0
         batch = [n.item_id for n in nodes]
+        wanted_links = _checked_links(links, set(batch))
         wanted_edges = set()
         for pair in supersedes:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -65,8 +91,38 @@ class GraphKnowledge:
             # One unit of work per group of items (a single one without a bound on statements).
             by_id = {n.item_id: n for n in nodes}
             for group in self._packed([properties[i] for i in batch]):
-                self._write(self._knowledge_steps(user_id, [by_id[p["id"]] for p in group], wanted_edges))
+                self._write(self._knowledge_steps(user_id, [by_id[p["id"]] for p in group], wanted_edges)
+                            + self._fact_link_steps(user_id, {p["id"] for p in group}, wanted_links))
         return len(nodes)
+
+    def _fact_link_steps(self, user_id: str, chunk: set[str], wanted_links: set[tuple[str, str, str, str]]) -> list[Step]:
+        """The statements that make the links touching these items exactly the wanted ones (winner included)."""
+        params: Params = {"user_id": user_id, "item_ids": sorted(chunk)}
+        steps: list[Step] = []
+        for kind, edge in cypher.KNOWLEDGE_LINK_EDGES.items():
+            have = {(str(r["src"]), str(r["dst"]), str(r["winner"] or ""))
+                    for query in (cypher.KNOWLEDGE_LINKS_FROM[edge], cypher.KNOWLEDGE_LINKS_TO[edge])
+                    for r in self._read(query, params)}
+            want = {(a, b, w) for a, b, k, w in wanted_links if k == kind and (a in chunk or b in chunk)}
+            pairs_wanted = {(a, b) for a, b, _ in want}
+            for query, rows in (
+                (cypher.DROP_KNOWLEDGE_LINKS[edge], [{"src": a, "dst": b} for a, b, _ in sorted(have - want)
+                                                     if (a, b) not in pairs_wanted]),
+                (cypher.ADD_KNOWLEDGE_LINKS[edge], [{"src": a, "dst": b, "winner": w} for a, b, w in sorted(want - have)]),
+            ):
+                steps += [(query, {"user_id": user_id, "rows": group}) for group in self._packed(rows)]
+        return steps
+
+    def knowledge_links(self, user_id: str) -> list[tuple[str, str, str, str]]:
+        """The links leaving the user's Knowledge nodes as (src, dst, kind, winner), sorted."""
+        ids.validate_id(user_id, "user_id")
+        out = []
+        with self._exclusive():
+            for kind, edge in cypher.KNOWLEDGE_LINK_EDGES.items():
+                out += [(str(r["src"]), str(r["dst"]), kind, str(r["winner"] or ""))
+                        for r in self._read(cypher.KNOWLEDGE_LINKS_OF_USER[edge], {"user_id": user_id})
+                        if r["owner"] == user_id]
+        return sorted(out)
 
     def _knowledge_steps(self, user_id: str, nodes: list[KnowledgeNode], wanted_edges: set[tuple[str, str]]) -> list[Step]:
         """The statements that make these items' nodes and the edges touching them what is wanted."""

@@ -30,7 +30,37 @@ def _pairs(sql: str, a: str, b: str, users: int) -> Handler:
     return lambda p: [(sql, [col(p["rows"], a), col(p["rows"], b), *([p["user_id"]] * users)])]
 
 
+def _add_links(edge: str) -> Handler:
+    """MERGE of (src, dst) with SET of winner; both ends this user's items, as the Cypher matches them."""
+    sql = ("INSERT INTO graph_knowledge_links (src, dst, kind, winner) SELECT DISTINCT ON (a.id, b.id) a.id, b.id, ?, "
+           "t.winner FROM unnest(?::VARCHAR[], ?::VARCHAR[], ?::VARCHAR[]) AS t(src, dst, winner) "
+           "JOIN graph_knowledge a ON a.id = t.src AND a.user_id = ? JOIN graph_knowledge b ON b.id = t.dst "
+           "AND b.user_id = ? ORDER BY a.id, b.id ON CONFLICT (src, dst, kind) DO UPDATE SET winner = excluded.winner")
+    return lambda p: [(sql, [edge, col(p["rows"], "src"), col(p["rows"], "dst"), col(p["rows"], "winner"),
+                             p["user_id"], p["user_id"]])]
+
+
+def _drop_links(edge: str) -> Handler:
+    sql = ("DELETE FROM graph_knowledge_links x USING unnest(?::VARCHAR[], ?::VARCHAR[]) AS t(src, dst), graph_knowledge b "
+           "WHERE x.kind = ? AND x.src = t.src AND x.dst = t.dst AND b.id = x.dst AND b.user_id = ?")
+    return lambda p: [(sql, [col(p["rows"], "src"), col(p["rows"], "dst"), edge, p["user_id"]])]
+
+
+def _links_of(edge: str, end: str) -> Handler:
+    sql = (f"SELECT x.src AS src, x.dst AS dst, x.winner AS winner FROM graph_knowledge_links x JOIN graph_knowledge k "
+           f"ON k.id = x.{end} WHERE x.kind = ? AND x.{end} = ANY(?::VARCHAR[]) AND k.user_id = ?")
+    return lambda p: [(sql, [edge, p["item_ids"], p["user_id"]])]
+
+
+def _links_of_user(edge: str) -> Handler:
+    sql = ("SELECT a.id AS src, b.id AS dst, x.winner AS winner, b.user_id AS owner FROM graph_knowledge_links x "
+           "JOIN graph_knowledge a ON a.id = x.src JOIN graph_knowledge b ON b.id = x.dst WHERE x.kind = ? AND a.user_id = ?")
+    return lambda p: [(sql, [edge, p["user_id"]])]
+
+
 KNOWLEDGE_WRITES: dict[str, Handler] = {
+    **{cypher.ADD_KNOWLEDGE_LINKS[e]: _add_links(e) for e in cypher.KNOWLEDGE_LINK_EDGES.values()},
+    **{cypher.DROP_KNOWLEDGE_LINKS[e]: _drop_links(e) for e in cypher.KNOWLEDGE_LINK_EDGES.values()},
     cypher.UPSERT_KNOWLEDGE: lambda p: _upsert_knowledge(p["user_id"], p["items"]),
     cypher.ADD_LEARNED_FROM: _pairs(
         "INSERT INTO graph_learned_from (item_id, segment_id) SELECT k.id, s.id "
@@ -62,6 +92,9 @@ _SUPERSEDES = "SELECT x.src AS src, x.dst AS dst FROM graph_supersedes x JOIN gr
               "WHERE x.{end} = ANY(?::VARCHAR[]) AND k.user_id = ?"
 
 KNOWLEDGE_READS: dict[str, Handler] = {
+    **{cypher.KNOWLEDGE_LINKS_FROM[e]: _links_of(e, "src") for e in cypher.KNOWLEDGE_LINK_EDGES.values()},
+    **{cypher.KNOWLEDGE_LINKS_TO[e]: _links_of(e, "dst") for e in cypher.KNOWLEDGE_LINK_EDGES.values()},
+    **{cypher.KNOWLEDGE_LINKS_OF_USER[e]: _links_of_user(e) for e in cypher.KNOWLEDGE_LINK_EDGES.values()},
     cypher.KNOWLEDGE_OWNERS_OF_MANY: _one("SELECT id, user_id FROM graph_knowledge WHERE id = ANY(?::VARCHAR[])",
                                           "item_ids"),
     cypher.KNOWLEDGE_SOURCES_OF: _one(
@@ -96,6 +129,8 @@ _EDGE_DUMPS: Final[dict[str, str]] = {
                     "JOIN graph_knowledge k ON k.id = l.item_id",
     "SUPERSEDES": "SELECT x.src AS a, x.dst AS b, k.user_id AS user_id FROM graph_supersedes x "
                   "JOIN graph_knowledge k ON k.id = x.src",
+    **{edge: "SELECT x.src AS a, x.dst AS b, x.winner AS winner, k.user_id AS user_id FROM graph_knowledge_links x "
+             f"JOIN graph_knowledge k ON k.id = x.src WHERE x.kind = '{edge}'" for edge in cypher.KNOWLEDGE_LINK_EDGES.values()},
     **{edge: "SELECT x.src AS a, x.dst AS b, x.score AS score, s.user_id AS user_id FROM graph_relations x "
              f"JOIN graph_segments s ON s.id = x.src WHERE x.kind = '{edge}'" for edge in cypher.RELATION_EDGES.values()},
 }
@@ -144,6 +179,17 @@ def _load_edges(table: str, columns: str, ends: tuple[str, str], owned: bool = F
     return handler
 
 
+def _load_links(edge: str) -> Handler:
+    """Links between existing items of the row's user (as the backup's LOAD matches them), winner kept."""
+    sql = ("INSERT INTO graph_knowledge_links (src, dst, kind, winner) SELECT DISTINCT ON (t.a, t.b) t.a, t.b, ?, "
+           "coalesce(t.winner, '') FROM unnest(?::VARCHAR[], ?::VARCHAR[], ?::VARCHAR[], ?::VARCHAR[]) "
+           "AS t(a, b, user_id, winner) JOIN graph_knowledge x ON x.id = t.a AND x.user_id = t.user_id "
+           "JOIN graph_knowledge y ON y.id = t.b AND y.user_id = t.user_id ORDER BY t.a, t.b "
+           "ON CONFLICT (src, dst, kind) DO UPDATE SET winner = excluded.winner")
+    return lambda p: [(sql, [edge, col(p["rows"], "a"), col(p["rows"], "b"), [r.get("user_id") for r in p["rows"]],
+                             [r.get("winner") for r in p["rows"]]])]
+
+
 _SEGMENT_FIELDS: Final = ("summary", "ts", "importance")
 LOADS: Final[dict[str, Handler]] = {
     "User": _load_ids("graph_users"),
@@ -161,6 +207,7 @@ LOADS: Final[dict[str, Handler]] = {
     "LEARNED_FROM": _load_edges("graph_learned_from", "item_id, segment_id", ("graph_knowledge", "graph_segments"),
                                 owned=True),
     "SUPERSEDES": _load_edges("graph_supersedes", "src, dst", ("graph_knowledge", "graph_knowledge"), owned=True),
+    **{edge: _load_links(edge) for edge in cypher.KNOWLEDGE_LINK_EDGES.values()},
 }
 assert LOADS.keys() == cypher_backup.LOAD.keys()
 

@@ -29,6 +29,7 @@ Handler = Callable[[Mapping[str, Any]], Statements]
 TABLES: Final[tuple[str, ...]] = (
     "graph_users", "graph_characters", "graph_segments", "graph_concepts", "graph_knowledge", "graph_participated",
     "graph_mentions", "graph_associated", "graph_relations", "graph_learned_from", "graph_supersedes",
+    "graph_knowledge_links",
 )
 
 
@@ -66,6 +67,12 @@ SCHEMA: Final[tuple[tuple[str, ...], ...]] = ((
     f"CREATE TABLE IF NOT EXISTS graph_supersedes ({_fk('src', 'graph_knowledge')}, {_fk('dst', 'graph_knowledge')}, "
     "PRIMARY KEY (src, dst))",
     "CREATE INDEX IF NOT EXISTS graph_supersedes_dst ON graph_supersedes (dst)",
+), (
+    # The links between facts (stores.cypher_knowledge.KNOWLEDGE_LINK_EDGES), their edge type in ``kind``.
+    f"CREATE TABLE IF NOT EXISTS graph_knowledge_links ({_fk('src', 'graph_knowledge')}, "
+    f"{_fk('dst', 'graph_knowledge')}, kind VARCHAR NOT NULL, winner VARCHAR NOT NULL DEFAULT '', "
+    "PRIMARY KEY (src, dst, kind))",
+    "CREATE INDEX IF NOT EXISTS graph_knowledge_links_dst ON graph_knowledge_links (dst)",
 ),)
 
 
@@ -254,6 +261,11 @@ _COUNT_USER = {
 for _label, _query in {**cypher.COUNT_NODES_USER, **cypher.COUNT_EDGES_USER}.items():
     if _label in _COUNT_USER:
         READS[_query] = _user(_COUNT_USER[_label])
+for _edge in cypher.KNOWLEDGE_LINK_EDGES.values():
+    READS[cypher.COUNT_EDGES_ALL[_edge]] = _none(f"SELECT count(*) AS n FROM graph_knowledge_links WHERE kind = '{_edge}'")
+    READS[cypher.COUNT_EDGES_USER[_edge]] = _user(
+        "SELECT count(*) AS n FROM graph_knowledge_links x JOIN graph_knowledge k ON k.id = x.src "
+        f"WHERE x.kind = '{_edge}' AND k.user_id = ?")
 READS[cypher.COUNT_EDGES_USER["ASSOCIATED"]] = _one(
     "SELECT count(*) AS n FROM graph_associated x JOIN graph_segments a ON a.id = x.src "
     "JOIN graph_segments b ON b.id = x.dst WHERE a.user_id = ? OR b.user_id = ?", "user_id", "user_id")

@@ -260,9 +260,14 @@ class GraphStore(Protocol):
     def relations(self, user_id: str, segment_ids: Sequence[str] | None = None) -> list[tuple[str, str, str, float]]:
         """The user's relations as (src, dst, kind, score), sorted; only those touching ``segment_ids`` if given."""
         ...
-    def upsert_knowledge(self, user_id: str, items: Sequence[Any], supersedes: Sequence[tuple[str, str]] = ()) -> int:
-        """Knowledge nodes (stores.graph_base.KnowledgeNode) with their LEARNED_FROM segments and the
-        SUPERSEDES edges touching them made exactly as given (idempotent); items written."""
+    def upsert_knowledge(self, user_id: str, items: Sequence[Any], supersedes: Sequence[tuple[str, str]] = (),
+                         links: Sequence[tuple[str, str, str, str]] = ()) -> int:
+        """Knowledge nodes (stores.graph_base.KnowledgeNode) with their LEARNED_FROM segments, and the
+        SUPERSEDES edges and the links between facts ((src, dst, kind, winner), kinds in
+        stores.cypher.KNOWLEDGE_LINK_KINDS) touching them made exactly as given (idempotent); items written."""
+        ...
+    def knowledge_links(self, user_id: str) -> list[tuple[str, str, str, str]]:
+        """The links leaving the user's Knowledge nodes as (src, dst, kind, winner), sorted."""
         ...
     def knowledge(self, user_id: str) -> list[dict]:
         """The user's Knowledge nodes with their ``episode_ids`` and the items each ``supersedes``."""
