@@ -1,9 +1,11 @@
 """The memory graph: every turn flows down the tiers; user turns get a recalled, in-character reply.
 
-    ingest_turn → detect_boundary ─┬─ (a segment closed) → flush_to_redis → archive_to_duckdb
-                                   │                       → upsert_long_term → link_associations ─┐
-                                   └───────────────────────────────────────────────────────────────┴→
-                                     (user turn, respond on) → retrieve_context → respond → END
+    ingest_turn → batch_fallback → detect_boundary ─┬─ (a segment closed) → flush_to_redis → archive_to_duckdb
+                                                    │                       → upsert_long_term → link_associations ─┐
+                                                    └───────────────────────────────────────────────────────────────┴→
+                                                      (user turn, respond on) → retrieve_context → respond → END
+
+``batch_fallback`` starts, in the background, the daily batch a user who is back to talk missed (F9).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from lumina_memory.nodes.archive_to_duckdb import archive_to_duckdb
+from lumina_memory.nodes.batch_fallback import batch_fallback
 from lumina_memory.nodes.detect_boundary import detect_boundary
 from lumina_memory.nodes.flush_to_redis import flush_to_redis
 from lumina_memory.nodes.ingest_turn import ingest_turn
@@ -103,6 +106,7 @@ def build_graph(services: Services | Callable[[], Services] | None = None, check
     builder = StateGraph(MemoryState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState)
     for fn in (
         ingest_turn,
+        batch_fallback,
         detect_boundary,
         flush_to_redis,
         archive_to_duckdb,
@@ -113,7 +117,8 @@ def build_graph(services: Services | Callable[[], Services] | None = None, check
     ):
         builder.add_node(fn.__name__, _bind(fn, provider))
     builder.add_edge(START, "ingest_turn")
-    builder.add_edge("ingest_turn", "detect_boundary")
+    builder.add_edge("ingest_turn", "batch_fallback")
+    builder.add_edge("batch_fallback", "detect_boundary")
     builder.add_conditional_edges("detect_boundary", after_boundary, ["flush_to_redis", "retrieve_context", END])
     builder.add_edge("flush_to_redis", "archive_to_duckdb")
     builder.add_edge("archive_to_duckdb", "upsert_long_term")

@@ -6,8 +6,7 @@ Defaults are the notes' (``seeds/forgetting-memory-design.ja.md``, its ``config/
 ``embedding`` and ``llm`` sections are not here: the embedder and chat model are ``LuminaSettings``' (one place for
 a provider).
 
-Four of the notes' settings have no parameter, because Lumina does not do what they tune: a catch-up schedule
-(``compression.interval_hours``: the daily batch is run by the maintenance graph's caller), relation traversal at
+Three of the notes' settings have no parameter, because Lumina does not do what they tune: relation traversal at
 recall (``relations.relation_traversal_depth``), the notes' own retrieval cut-offs (``retrieval.top_k``,
 ``retrieval.relevance_threshold``: recall's length is ``LUMINA_RETRIEVE_MAX_ITEMS`` or a token budget).
 ``from_notes_config`` accepts them at the notes' defaults, so
@@ -148,6 +147,12 @@ class LifecycleParams(BaseModel):
     timezone: ZoneName = Field(
         default="Asia/Tokyo", json_schema_extra=_notes("(ours; the notes use the machine's zone)"),
         description="IANA zone of schedule_hour and of the batch's day boundaries.",
+    )
+    interval_hours: float = Field(
+        default=24, ge=0, json_schema_extra=_notes("compression.interval_hours"),
+        description="The notes' fallback: once this many hours have passed since the scheduled time of a user's "
+                    "last completed batch day, that user's next conversation turn runs the missed days itself "
+                    "(in the background, once; nodes.lifecycle.catch_up); 0 turns the fallback off.",
     )
 
     # --- relations (F6) -----------------------------------------------------------------------------
@@ -339,7 +344,7 @@ class LifecycleParams(BaseModel):
 
 
 NOTES_NOT_APPLIED: dict[str, Any] = {
-    "compression.interval_hours": 24, "relations.relation_traversal_depth": 1, "retrieval.top_k": 5,
+    "relations.relation_traversal_depth": 1, "retrieval.top_k": 5,
     "retrieval.relevance_threshold": 5.0,
 }
 """The notes' settings Lumina has no parameter for, with the notes' defaults (the module docstring says why)."""
