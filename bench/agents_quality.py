@@ -14,6 +14,7 @@ asked again after every agent's consolidation and forgetting. Leaks: group memor
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from collections import defaultdict
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.agents_open import opened_memory
 from bench.agents_scenario import Question, Scenario, generate
 from bench.agents_sim import write_report
 from bench.common import answer_found, bench_settings
@@ -60,13 +62,10 @@ class Agents:
 
     name = "Lumina agents"
 
-    def __init__(self, sc: Scenario, data_dir: Path):
-        from lumina_memory.nodes.agents.memory import AgentMemory
-        from lumina_memory.nodes.services import open_services
-
-        self.services = open_services(bench_settings(data_dir))
-        self.now = min(e["time"] for e in sc.events)
-        self.memory = AgentMemory(self.services, clock=lambda: self.now)
+    def __init__(self, sc: Scenario, services, memory, clock: dict[str, float]):
+        """``memory``: an AgentMemory on ``services`` whose run clock reads ``clock["now"]``, which this moves."""
+        self.services, self.memory, self.clock = services, memory, clock
+        self.clock["now"] = min(e["time"] for e in sc.events)
         started = time.perf_counter()
         by_agent = defaultdict(list)
         for e in sc.events:
@@ -75,13 +74,13 @@ class Agents:
             for m in members:
                 self.memory.join_group(m, group)
         for e in sc.events:  # in time order, so capacity-driven consolidation happens as it would in a run
-            self.now = e["time"]
+            self.clock["now"] = e["time"]
             self.memory.store(e["agent_id"], {k: v for k, v in e.items() if k != "agent_id"})
         for s in sc.shared:
             self.memory.store_shared({"content": s["content"], "source_events": s["source_events"],
                                       "memory_id": s["memory_id"]}, scope="group", group_id=s["group_id"],
                                      author=s["author"])
-        self.now = max(e["time"] for e in sc.events) + 60.0
+        self.clock["now"] = max(e["time"] for e in sc.events) + 60.0
         self.ingest_s = time.perf_counter() - started
 
     def search(self, q: Question, k: int) -> list[tuple[str, str, list[str]]]:
@@ -95,7 +94,7 @@ class Agents:
         plan applied (P5: unused records that faded below the threshold go, e.g. routine observations of
         importance 0.2 after about 2.8 hours)."""
         made = sum(self.memory.consolidate(a, force=True) for a in agents)
-        self.now += later_hours * 3600.0
+        self.clock["now"] += later_hours * 3600.0
         reports = [self.memory.maintenance(a) for a in agents]
         return {"consolidated": made, "later_hours": later_hours,
                 "deleted": sum(r["deleted"] for r in reports), "compressed": sum(r["compressed"] for r in reports),
@@ -189,21 +188,24 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     sc = generate(args.agents, args.routine, seed=args.seed)
-    with tempfile.TemporaryDirectory(prefix="lumina-agents-quality-") as tmp:
-        ours = Agents(sc, Path(tmp))
-        try:
-            plain = PlainVectors(sc, ours.services.embedder)
-            rows = [score(ours, sc, args.k), score(plain, sc, args.k)]
-            leaks_before = ours.leaks(sc)
-            consolidation = ours.consolidate_and_forget(sorted({e["agent_id"] for e in sc.events}), args.later_hours)
-            after = score(ours, sc, args.k)
-            after["system"] += f" after consolidation and forgetting (+{args.later_hours:g} h)"
-            rows.append(after)
-            leaks_after = ours.leaks(sc)
-        finally:
-            ours.services.close()
-    report = {"agents": args.agents, "events": len(sc.events), "questions": len(sc.questions), "k": args.k,
-              "rows": rows, "leaks": [leaks_before, leaks_after], "consolidation": consolidation}
+    load = os.getloadavg()
+    clock = {"now": 0.0}
+    # Closed, with the private Redis it started, on every exit path (bench.agents_open).
+    with (tempfile.TemporaryDirectory(prefix="lumina-agents-quality-") as tmp,
+          opened_memory(bench_settings(Path(tmp)), lambda: clock["now"]) as (services, memory)):
+        ours = Agents(sc, services, memory, clock)
+        plain = PlainVectors(sc, services.embedder)
+        rows = [score(ours, sc, args.k), score(plain, sc, args.k)]
+        leaks_before = ours.leaks(sc)
+        consolidation = ours.consolidate_and_forget(sorted({e["agent_id"] for e in sc.events}), args.later_hours)
+        after = score(ours, sc, args.k)
+        after["system"] += f" after consolidation and forgetting (+{args.later_hours:g} h)"
+        rows.append(after)
+        leaks_after = ours.leaks(sc)
+    report = {"agents": args.agents, "routine": args.routine, "seed": args.seed, "events": len(sc.events),
+              "questions": len(sc.questions), "k": args.k, "rows": rows, "leaks": [leaks_before, leaks_after],
+              "consolidation": consolidation,
+              "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in os.getloadavg()]}}
     print(f"{args.agents} agents, {len(sc.events)} events, {len(sc.questions)} questions, top {args.k}")
     print("| system | evidence hit [95% CI] | answer found | " + " | ".join(KINDS) + " | p50 / p95 ms |")
     print("|---|---|---|" + "---|" * len(KINDS) + "---|")

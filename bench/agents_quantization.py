@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.agents_open import exit_on_sigterm
 from bench.common import bench_settings, percentiles
 from lumina_memory.stores.agent_vectors import open_agent_vectors
 from lumina_memory.stores.settings_agents import AgentParams
@@ -138,19 +139,20 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(tempfile.mkdtemp(prefix="lumina-agents-bench-"))
     server = None
     rows = []
-    try:
-        for backend in args.backends.split(","):
-            if backend == "pgvector" and server is None:
-                from lumina_memory.stores.postgres_server import start_private_postgres
+    with exit_on_sigterm():  # a killed run still stops its PostgreSQL
+        try:
+            for backend in args.backends.split(","):
+                if backend == "pgvector" and server is None:
+                    from lumina_memory.stores.postgres_server import start_private_postgres
 
-                server = start_private_postgres(root / "pg")
-            for mode in args.modes.split(","):
-                rows.append(run_one(backend, mode, args, root, server))
-                print(json.dumps(rows[-1]), flush=True)
-    finally:
-        if server is not None:
-            server.stop()
-        shutil.rmtree(root, ignore_errors=True)
+                    server = start_private_postgres(root / "pg")
+                for mode in args.modes.split(","):
+                    rows.append(run_one(backend, mode, args, root, server))
+                    print(json.dumps(rows[-1]), flush=True)
+        finally:
+            if server is not None:
+                server.stop()
+            shutil.rmtree(root, ignore_errors=True)
     print(table(rows))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

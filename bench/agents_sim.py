@@ -32,6 +32,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from bench.agents_open import opened_memory
 from bench.common import bench_settings, peak_rss_mb, percentiles
 
 SUBJECTS = ["Lila", "Noah", "Mira", "Oren", "Sana", "Kai", "Yuki", "Ren", "Aiko", "Tomas", "Ines", "Hugo"]
@@ -164,9 +165,6 @@ class Rumour:
 def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, data_dir: Path, seed: int = 1,
         database_url: str | None = None, qps_queries: int = 100, ltm_p95_ms: float = 50.0,
         stm_capacity: int | None = None, tell_probability: float = 0.1, progress=print) -> dict:
-    from lumina_memory.nodes.agents.memory import AgentMemory
-    from lumina_memory.nodes.services import open_services
-
     rnd = random.Random(seed)
     extra = {}
     if database_url:  # server mode signs with the memory's secret: the environment's, else one for this run
@@ -176,25 +174,24 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
     params: dict = {"run_hours": hours}
     if stm_capacity:  # the note's capacity comes from the run's length; a fixed one makes short runs consolidate
         params.update(stm_base_capacity=stm_capacity, stm_max_capacity=stm_capacity)
-    services = open_services(bench_settings(data_dir, agents=params, **extra))
-    inner = getattr(services.embedder, "inner", services.embedder)
-    embed_timer = Timed(inner.embed)
-    inner.embed = embed_timer
     clock = {"now": 1_800_000_000.0}
     start_clock = clock["now"]
-    memory = AgentMemory(services, clock=lambda: clock["now"])
     rumour: Rumour | None = None
-    jobs = Timed(memory.pool.job)
-    memory.pool.job = jobs
-    tables = memory.agents.tables
     ids = [f"agent_{i:04d}" for i in range(agents)]
     ticks = max(1, int(hours * 3600 / event_seconds))
     lat: dict[str, list[float]] = defaultdict(list)
     series = []
     store_s = 0.0
     stored = 0
-    started = time.perf_counter()
-    try:
+    # Closed, with the private Redis it started, on every exit path (bench.agents_open).
+    with opened_memory(bench_settings(data_dir, agents=params, **extra), lambda: clock["now"]) as (services, memory):
+        inner = getattr(services.embedder, "inner", services.embedder)
+        embed_timer = Timed(inner.embed)
+        inner.embed = embed_timer
+        jobs = Timed(memory.pool.job)
+        memory.pool.job = jobs
+        tables = memory.agents.tables
+        started = time.perf_counter()
         rss_services = peak_rss_mb()
         empty = sum(data_breakdown(data_dir).values())
         for tick in range(ticks):
@@ -276,9 +273,6 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
             "data_bytes_per_agent": (sum(data.values()) - empty) / agents,
             "series": series, "spread": spread,
         }
-    finally:
-        memory.close()
-        services.close()
     return report
 
 

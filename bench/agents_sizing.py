@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.agents_open import opened_memory
 from bench.agents_sim import SUBJECTS, TEMPLATES, _text, data_breakdown, ltm_latencies, ltm_qps, write_report
 from bench.common import bench_settings, peak_rss_mb, percentiles
 
@@ -55,18 +56,15 @@ def _pool(count: int, seed: int) -> list[str]:
 
 def fill(agents: int, records: int, rounds: int, queries: int, data_dir: Path, pool_size: int = 2000,
          seed: int = 3, qps_queries: int = 100, progress=print) -> dict:
-    from lumina_memory.nodes.agents.memory import AgentMemory
-    from lumina_memory.nodes.services import open_services
     from lumina_memory.stores.agent_records import DEFAULT_RUN, LtmRecord
 
     rnd = random.Random(seed)
     nrng = np.random.default_rng(seed)
-    services = open_services(bench_settings(data_dir))
     now = 1_800_000_000.0
-    memory = AgentMemory(services, clock=lambda: now)
-    st = memory.agents
     ids = [f"agent_{i:04d}" for i in range(agents)]
-    try:
+    # Closed, with the private Redis it started, on every exit path (bench.agents_open).
+    with opened_memory(bench_settings(data_dir), lambda: now) as (services, memory):
+        st = memory.agents
         t0 = time.perf_counter()
         texts = _pool(pool_size, seed)
         base = services.embedder.embed(texts).astype(np.float32)
@@ -102,9 +100,6 @@ def fill(agents: int, records: int, rounds: int, queries: int, data_dir: Path, p
                   "write_records_per_s": total / max(write_s, 1e-9), "pool_texts": len(texts),
                   "pool_embed_s": embed_s, "ltm_counts": sorted({st.tables.count_ltm(a) for a in ids}),
                   "ltm_qps": qps, "per_record": _slopes(rows, agents)}
-    finally:
-        memory.close()
-        services.close()
     return report
 
 

@@ -6,15 +6,39 @@ outsider), never their timings."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from bench import agents_quality, agents_sim, agents_sizing
 from bench.agents_scenario import generate
+from lumina_memory.stores.redis_server import WATCHDOG_SECONDS
 from tests.pg_server import pg_server, pg_uri  # noqa: F401
 
 pytestmark = pytest.mark.slow
+
+
+def processes_of(data_dir: Path) -> list[psutil.Process]:
+    """Live processes naming ``data_dir`` (its private redis-server and that server's watchdog)."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        line = " ".join(p.info["cmdline"] or [])
+        if str(data_dir) in line and p.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(p)
+    return found
+
+
+def left_running(data_dir: Path) -> list[str]:
+    """What still runs for ``data_dir`` once its watchdog had time to notice its server stopped (it looks every
+    stores.redis_server.WATCHDOG_SECONDS; the wait only stops a hang, a leak stays and fails)."""
+    _, alive = psutil.wait_procs(processes_of(data_dir), timeout=10 * WATCHDOG_SECONDS)
+    return [" ".join(p.cmdline())[:200] for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
 def test_the_village_asks_every_kind_with_decoys_and_known_outsiders():
@@ -104,6 +128,7 @@ def test_the_sim_runs_in_server_mode(pg_uri: str, tmp_path: Path):
     assert report["consolidated_events"] == report["events"] and report["ltm_total"] > 0
     assert report["pool"]["failed"] == 0
     assert report["spread"]["hops"] == report["spread"]["tellings"]
+    assert left_running(tmp_path) == []  # the private Redis it started (and its watchdog) stopped with it
 
 
 def test_the_fill_holds_every_record_and_the_table_renders(tmp_path: Path):
@@ -113,6 +138,7 @@ def test_the_fill_holds_every_record_and_the_table_renders(tmp_path: Path):
     assert [r["records_per_agent"] for r in report["rounds"]] == [0, 10, 20]
     assert report["rounds"][-1]["vector_bytes"] > report["rounds"][0]["vector_bytes"]
     assert set(report["per_record"]) >= {"archive_bytes", "vector_bytes", "rss_bytes", "ltm_p95_ms_per_record"}
+    assert left_running(tmp_path / "data") == []  # the private Redis it started (and its watchdog) stopped
     results = tmp_path / "results"
     results.mkdir()
     (results / "agents_fill_3x20.json").write_text(json.dumps(report), encoding="utf-8")
@@ -122,3 +148,25 @@ def test_the_fill_holds_every_record_and_the_table_renders(tmp_path: Path):
     text = "\n".join(lines)
     assert "| agents_sim_2.json | 2 |" in text
     assert "1,000 agents x 10,000 records" in text and "vectors (qdrant-edge) bytes" in text
+
+
+def test_a_sim_stopped_by_sigterm_stops_its_redis(tmp_path: Path):
+    data = tmp_path / "data"
+    proc = subprocess.Popen([sys.executable, "-m", "bench.agents_sim", "--agents", "2", "--hours", "1",
+                             "--qps-queries", "1", "--data-dir", str(data)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=Path(__file__).parent.parent)
+    try:
+        for _ in range(1200):  # until its private Redis answers (the run's ticks take far longer than a poll)
+            if (data / "redis" / "redis.pid").exists() and processes_of(data):
+                break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.1)
+        assert processes_of(data)
+        time.sleep(1.0)  # inside the run's ticks
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert left_running(data) == []
