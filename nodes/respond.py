@@ -1,7 +1,8 @@
 """respond: the chosen character answers, using what was recalled.
 
 ChatOpenAI when configured (or any chat model passed in); otherwise a deterministic offline responder
-that speaks in the character's voice and cites the memory it used. ``reply_path`` says which ran.
+that speaks in the character's voice and quotes the remembered turn that answers, or says that nothing is
+remembered (nodes.offline_reply). ``reply_path`` says which ran.
 
 With a model, the memory context is the run's primed sections (``state["primed"]["text"]``) when priming
 ran, else the recalled items. A model that can call tools (``bind_tools``) gets search_memory and
@@ -21,11 +22,12 @@ import logging
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from lumina_memory.nodes.characters import CAST, get as get_character
+from lumina_memory.nodes.characters import CAST
 from lumina_memory.stores import ids
 from lumina_memory.stores.factory import open_journal
 
 from .activity import record
+from .offline_reply import offline_reply  # noqa: F401 - the offline path, kept importable from here
 from .reply_recovery import recover_replies, recover_replies_once  # noqa: F401 - operators call them from here
 from .text.redact import redact_text
 from .tools.loop import bind, message_text, run_tool_loop, stream_round
@@ -35,15 +37,6 @@ from .validate import redaction_kinds
 log = logging.getLogger("lumina.respond")
 
 PERSONAS = {c.id: f"{c.name_ja}: {c.persona}" for c in CAST}
-
-
-def offline_reply(character: str, query: str, recalled: list[dict]) -> str:
-    remembered, fresh = get_character(character).offline_openers
-    memories = [r for r in recalled if r.get("segment_id") != "(open)" and r.get("text")]
-    if not memories:
-        return f"{fresh}「{query[:40]}」のこと、もう少し聞かせて。"
-    top = memories[0]
-    return f"{remembered}{top['date']}に話したこと — {top['text'][:120]}"
 
 
 def memory_context(state: dict) -> str:
@@ -104,7 +97,8 @@ def respond(state: dict, ctx, services) -> dict:
             tools = create_memory_tools(services, ctx.user_id)
             text, path = _llm_reply(chat_model, character, query, memory_context(state), entry, tools), "llm"
         else:
-            text, path = offline_reply(character, query, recalled), "offline"
+            text, path = offline_reply(character, query, recalled, services.embedder.embed,
+                                       services.settings.offline_reply_min_similarity), "offline"
             entry.write(text)
     except BaseException:
         # The model failed mid-reply in a process that lives on: record what came, as start-up would.

