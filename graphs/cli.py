@@ -52,6 +52,9 @@ def _open(settings: LuminaSettings | None = None):
         services.close()
         raise
     graph = build_graph(services, checkpointer=checkpoints.saver)
+    from .idle_segments import sweep_at_open
+
+    sweep_at_open(services)  # A5: quiet conversations are encoded by the next command that opens the memory
     return services, graph, checkpoints
 
 

@@ -6,13 +6,16 @@ thread whose last turn is older than ``boundary_idle_seconds``: the flush archiv
 recorded (the archive is idempotent by turn id) and the segment becomes a memory. In server mode the threads of
 every process are swept, whichever wrote them. Each thread is flushed under its ``thread:<id>`` lease, which
 the CLI holds for a turn on the thread: a thread being written elsewhere is skipped (reported) until the next
-run. A LangGraph server keeps its threads in its own checkpointer: schedule a cron run of ``lumina_memory`` with
-``{"flush": true}`` on the thread instead (README, "Memories that fade").
+run. Besides the maintenance run, the sweep runs whenever the CLI opens the memory graph on the data directory
+(``sweep_at_open``, setting ``idle_sweep_on_open``): a conversation left quiet is encoded by the next command
+that opens the memory, cron or not. A LangGraph server keeps its threads in its own checkpointer: its timer
+(graphs.idle_server) flushes them instead.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +30,8 @@ from lumina_memory.stores.places.checkpoints_place import THREAD_PREFIX
 
 from .replay import thread_config
 
+
+log = logging.getLogger("lumina.idle")
 
 THREAD_LEASE = "thread:"
 """Prefix of the lease a writer of one checkpoint thread holds (``thread:<thread id>``): the sweep and a CLI turn
@@ -95,3 +100,19 @@ def flush_idle_threads(services: Services, now: float | None = None) -> dict[str
         return report
     finally:
         checkpoints.close()
+
+
+def sweep_at_open(services: Services, now: float | None = None) -> dict[str, Any] | None:
+    """``flush_idle_threads`` when the memory graph opens on a data directory and ``idle_sweep_on_open`` is on
+    (None when off). A failure is logged and the opening goes on: the maintenance run's sweep retries."""
+    if not services.settings.idle_sweep_on_open:
+        return None
+    try:
+        report = flush_idle_threads(services, now)
+    except Exception:  # noqa: BLE001 - a store down at open must not stop the command that opened the memory
+        log.exception("idle sweep at open failed; the next open or maintenance run retries")
+        return None
+    if report.get("flushed") or report.get("skipped"):
+        log.info("idle sweep at open: flushed=%d turns=%d skipped=%d", report["flushed"], report["turns"],
+                 len(report.get("skipped", [])))
+    return report

@@ -151,6 +151,17 @@ class LuminaSettings(BaseSettings, RecallSettings):
         default=3, ge=1, description="Similarity is judged only once a segment has this many turns."
     )
     boundary_idle_seconds: float = Field(default=600.0, gt=0, description="10 min idle, on message timestamps.")
+    idle_sweep_on_open: bool = Field(
+        default=True,
+        description="A5: opening the memory graph on a data directory (the CLI's chat, ingest, demo) first encodes "
+        "the open segment of every thread whose last turn is older than boundary_idle_seconds (graphs.idle_segments).",
+    )
+    idle_sweep_seconds: float = Field(
+        default=60.0, ge=0,
+        description="A5 on a LangGraph server: how often its timer (langgraph.json http.app, graphs.idle_server) "
+        "flushes threads idle past boundary_idle_seconds; a segment is encoded at most this long after it went "
+        "quiet. 0: no timer.",
+    )
     shift_phrases: tuple[str, ...] = Field(description="L2: a turn opening with one of these changes the topic.", default=(
         "ところで", "そういえば", "話は変わるけど", "話は変わるが", "話変わるけど", "それはそうと",
         "さて", "by the way", "btw", "anyway", "speaking of which", "on another note", "changing the subject",
