@@ -6,8 +6,8 @@ Defaults are the notes' (``seeds/forgetting-memory-design.ja.md``, its ``config/
 ``embedding`` and ``llm`` sections are not here: the embedder and chat model are ``LuminaSettings``' (one place for
 a provider).
 
-Three of the notes' settings have no parameter, because Lumina does not do what they tune: relation traversal at
-recall (``relations.relation_traversal_depth``), the notes' own retrieval cut-offs (``retrieval.top_k``,
+Two of the notes' settings have no parameter, because Lumina does not do what they tune: the notes' own retrieval
+cut-offs (``retrieval.top_k``,
 ``retrieval.relevance_threshold``: recall's length is ``LUMINA_RETRIEVE_MAX_ITEMS`` or a token budget).
 ``from_notes_config`` accepts them at the notes' defaults, so
 the notes' file reads as written, and refuses any other value by name rather than ignore it.
@@ -171,6 +171,11 @@ class LifecycleParams(BaseModel):
     enable_auto_linking: bool = Field(
         default=True, json_schema_extra=_notes("relations.enable_auto_linking"),
         description="Batch step 7: link new and re-embedded memories to similar ones.",
+    )
+    relation_traversal_depth: int = Field(
+        default=1, ge=0, le=5, json_schema_extra=_notes("relations.relation_traversal_depth"),
+        description="Recall brings the memories related to the best ones found, up to this many relations away "
+                    "(nodes.retrieval.relations); 0 = none.",
     )
 
     # --- archive (F5) -------------------------------------------------------------------------------
@@ -344,7 +349,7 @@ class LifecycleParams(BaseModel):
 
 
 NOTES_NOT_APPLIED: dict[str, Any] = {
-    "relations.relation_traversal_depth": 1, "retrieval.top_k": 5,
+    "retrieval.top_k": 5,
     "retrieval.relevance_threshold": 5.0,
 }
 """The notes' settings Lumina has no parameter for, with the notes' defaults (the module docstring says why)."""

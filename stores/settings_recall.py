@@ -147,6 +147,17 @@ class RecallSettings(BaseModel):
     recall_neighbour_spread: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
     )
+    recall_relation_share: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="F6: a memory related to one recall found gets this share of its relevance per relation followed "
+        "(× the relation's score; depth: lifecycle.relation_traversal_depth).",
+    )
+    recall_relation_seeds: int = Field(
+        default=3, ge=0, le=50, description="F6: the best memories found whose relations recall follows."
+    )
+    recall_relation_per_hop: int = Field(
+        default=5, ge=1, le=100, description="F6: related memories taken at most per relation followed away."
+    )
     recall_mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0, description="S6: λ of MMR.")
     recall_mmr_pool: int = Field(default=3, ge=1, le=10, description="S6: MMR pool = this × items wanted.")
     recall_dedup_similarity: float = Field(default=0.95, ge=0.5, le=1.0, description="Near-duplicates dropped.")

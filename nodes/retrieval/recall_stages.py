@@ -26,6 +26,7 @@ from .query import QueryPlan, analyse, content_view
 from .ranking import asks_only_a_time, rank_turns
 from .recall_packing import lead_knowledge, pack_items, place_knowledge
 from .recall_run import RecallRun, check_query
+from .relations import lend_to_related
 from .scope import scope_of
 from .rerank import dedup, mmr, similarities
 from .segment_items import open_segment_item
@@ -150,6 +151,17 @@ def fuse_candidates(run: RecallRun) -> RecallRun:
     return run
 
 
+def follow_relations(run: RecallRun) -> RecallRun:
+    """Brings the memories related to the best ones found, to the set depth (F6, relations.py)."""
+    settings = run.services.settings
+    depth = settings.lifecycle.relation_traversal_depth
+    if depth and run.on["graph"] and settings.recall_relation_seeds:
+        run.rel = lend_to_related(run.index, run.rel, run.tiers, run.services.stores.graph, run.request.user_id, depth,
+                                  settings.recall_relation_share, settings.recall_relation_seeds,
+                                  settings.recall_relation_per_hop, run.scope)
+    return run
+
+
 def rank(run: RecallRun) -> RecallRun:
     """Scores every candidate by relevance, recency and importance (P6), lifting the time the question names."""
     request, settings, index, on = run.request, run.services.settings, run.index, run.on
@@ -230,6 +242,6 @@ def record_timings(run: RecallRun) -> RecallRun:
 
 STAGES: tuple[Callable[[RecallRun], RecallRun], ...] = (
     check_request, open_index, narrow, plan_query, embed_query, turn_candidates, feedback_candidates,
-    segment_candidates, keep_in_scope, fuse_candidates, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, place_knowledge, note_use,
+    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, place_knowledge, note_use,
     add_open_turns, record_timings,
 )
