@@ -334,8 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--character", choices=CHARACTERS, default=None,
                       help="who answers: %(choices)s (default: the one the message names, else whoever spoke least)")
     chat.set_defaults(func=cmd_chat)
-    ingest = sub.add_parser("ingest", help="ingest a JSONL transcript (user_id, speaker, text, ts per line)")
+    ingest = sub.add_parser("ingest", help="ingest a JSONL transcript (user_id, speaker, text, ts per line), or a "
+                                           "session transcript (type: user/assistant lines, F10) with --user")
     ingest.add_argument("file", type=cli_args.readable_file, help="a UTF-8 JSONL file, one turn per line")
+    ingest.add_argument("--user", type=cli_args.user_id, default=None,
+                        help="whose memory a session transcript (type: user/assistant lines) goes to")
+    ingest.add_argument("--as", dest="speaker", choices=CHARACTERS, default="lumina",
+                        help="who speaks a session transcript's assistant turns: %(choices)s (default: %(default)s)")
     ingest.add_argument("--rejects", type=cli_args.new_file, default=None,
                         help="where rejected lines go (default: FILE.rejects.jsonl)")
     ingest.set_defaults(func=cmd_ingest)

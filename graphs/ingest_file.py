@@ -91,31 +91,72 @@ def _check_row(row: Any, settings) -> str:
     return user_id
 
 
-def read_rows(path: Path, settings) -> tuple[list[dict[str, Any]], list[Reject], list[tuple[int, str]]]:
-    """Valid rows in file order, the rejected lines, and each valid row's (line number, line). Call
-    check_text_file first."""
-    rows: list[dict[str, Any]] = []
-    lines: list[tuple[int, str]] = []
-    rejects: list[Reject] = []
+@dataclass
+class Session:
+    """F10: the file is a session transcript (type: user/assistant lines), read for ``user_id``."""
+
+    user_id: str
+    speaker: str
+    skipped: dict[str, int]
+
+
+def _parsed(path: Path, rejects: list[Reject]) -> list[tuple[int, str, Any]]:
+    """(line number, line, JSON value) of each non-blank line; lines that are no JSON go to ``rejects``."""
+    out = []
     with path.open(encoding="utf-8", newline="") as handle:
         for lineno, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            row: Any = None
             try:
-                row = json.loads(line)
-                _check_row(row, settings)
+                out.append((lineno, line.rstrip("\r\n"), json.loads(line)))
             except json.JSONDecodeError as exc:
                 rejects.append(Reject(lineno, None, "line", f"not JSON ({exc.msg})", line.rstrip("\r\n")))
-                continue
-            except InvalidInput as exc:
-                user = row.get("user_id") if isinstance(row, dict) else None
-                rejects.append(Reject(lineno, user if isinstance(user, str) else None, exc.field, exc.problem,
-                                      line.rstrip("\r\n")))
-                continue
-            rows.append(row)
-            lines.append((lineno, line.rstrip("\r\n")))
-    return rows, rejects, lines
+    return out
+
+
+def _session_rows(path: Path, parsed: list[tuple[int, str, Any]], user_id: str | None, speaker: str):
+    """The turns of a session transcript as (line, row) pairs, and what was skipped."""
+    from lumina_memory.nodes.session_transcript import session_rows
+    from lumina_memory.nodes.validate import validate_user_id
+
+    if user_id is None:
+        raise InvalidInput("user", f"{path} is a session transcript (type: user/assistant lines, no user_id): "
+                                   "name whose memory it goes to with --user")
+    entries = [(lineno, value) for lineno, _, value in parsed if isinstance(value, dict)]
+    return session_rows(entries, validate_user_id(user_id), speaker)
+
+
+def read_rows(path: Path, settings, user_id: str | None = None, speaker: str = "lumina"
+              ) -> tuple[list[dict[str, Any]], list[Reject], list[tuple[int, str]], Session | None]:
+    """Valid rows in file order, the rejected lines, each valid row's (line number, line), and, for a session
+    transcript (its first line is one: nodes.session_transcript), what it was read as. Call check_text_file
+    first."""
+    from lumina_memory.nodes.session_transcript import is_session_entry
+
+    rows: list[dict[str, Any]] = []
+    lines: list[tuple[int, str]] = []
+    rejects: list[Reject] = []
+    parsed = _parsed(path, rejects)
+    session = None
+    candidates = parsed
+    if parsed and is_session_entry(parsed[0][2]):
+        turns, skipped = _session_rows(path, parsed, user_id, speaker)
+        raw_of = {lineno: raw for lineno, raw, _ in parsed}
+        candidates = [(lineno, raw_of[lineno], row) for lineno, row in turns]
+        rejects += [Reject(lineno, None, "line", "must be a JSON object", raw)
+                    for lineno, raw, value in parsed if not isinstance(value, dict)]
+        session = Session(turns[0][1]["user_id"] if turns else str(user_id), speaker, skipped)
+    for lineno, raw, row in candidates:
+        try:
+            _check_row(row, settings)
+        except InvalidInput as exc:
+            user = row.get("user_id") if isinstance(row, dict) else None
+            rejects.append(Reject(lineno, user if isinstance(user, str) else None, exc.field, exc.problem, raw))
+            continue
+        rows.append(row)
+        lines.append((lineno, raw))
+    rejects.sort(key=lambda r: r.line)
+    return rows, rejects, lines, session
 
 
 def reject_reused(services, graph, rows: list[dict[str, Any]], lines: list[tuple[int, str]]) -> tuple[list[dict[str, Any]], list[Reject]]:
@@ -169,6 +210,15 @@ def summary_notes(reused: list[Reject], untimed: int) -> list[str]:
     return notes
 
 
+def session_note(session: Session) -> str:
+    """What a session transcript was read as: who, and what was skipped."""
+    skipped = session.skipped
+    return (f"session transcript for {session.user_id} (assistant as {session.speaker}): skipped "
+            f"{skipped['commands']} slash command entr{'y' if skipped['commands'] == 1 else 'ies'}, "
+            f"{skipped['tool_results']} tool results, {skipped['meta']} meta or side-chain entries, "
+            f"{skipped['other']} other entries")
+
+
 def _index_after_import(services, console) -> None:
     """A bulk import is what makes the embedded vector store's indexes due (graphs.vector_indexes): built now,
     once, instead of every recall scanning the new points until the next maintenance run."""
@@ -187,7 +237,8 @@ def ingest_file(args, open_graph, ingest_rows, console) -> int:
     check_text_file(source)
     services, graph, conn = open_graph()
     try:
-        rows, rejects, lines = read_rows(source, services.settings)
+        rows, rejects, lines, session = read_rows(source, services.settings, getattr(args, "user", None),
+                                                  getattr(args, "speaker", None) or "lumina")
         rows, reused = reject_reused(services, graph, rows, lines)
         rejects = sorted(rejects + reused, key=lambda r: r.line)
         untimed = sum(1 for row in rows if row.get("ts") in (None, ""))
@@ -199,6 +250,8 @@ def ingest_file(args, open_graph, ingest_rows, console) -> int:
         conn.close()
     for user_id, n in counts.items():
         console.print(f"{user_id}: {n} turns")
+    if session is not None:
+        console.print(session_note(session), markup=False)
     for line in summary_notes(reused, untimed):
         console.print(line, markup=False)
     if not rejects:
