@@ -42,7 +42,7 @@ SLOW_FILES = frozenset({
     "test_knowledge_retention.py", "test_idempotency_isolation.py", "test_graph_stale_heap.py", "test_kb_erase.py",
     "test_transcript_batch.py", "test_outages.py", "test_activity_log.py", "test_pipeline_e2e.py",
     "test_pii_redaction.py", "test_priming.py", "test_lifecycle_formulas.py", "test_backup_restore.py",
-    "test_knowledge_consolidate.py", "test_batch_fallback.py",
+    "test_knowledge_consolidate.py", "test_batch_fallback.py", "test_idle_encoding.py",
     # LangGraph's own store suites (tests/upstream_store)
     "test_inmemory_suite.py", "test_sqlite_suite.py", "test_sqlite_async_suite.py", "test_sqlite_ttl_suite.py",
 })
