@@ -3,7 +3,7 @@ and `lumina-memory maintain` runs by hand or from cron.
 
     record_settings → idle_segments → lifecycle_owed → lifecycle_days → lifecycle_reembed
       → lifecycle_relations → lifecycle_deletions → lifecycle_summary → knowledge_daily → knowledge_weekly
-      → knowledge_monthly → vector_indexes → scheduled_backups → prune_backups → retention → END
+      → knowledge_monthly → vector_indexes → scheduled_backups → prune_backups → retention → store_upkeep → END
 
 Each step is a plain node (state in, a report entry out); the lifecycle's are graphs.maintenance_lifecycle,
 knowledge's graphs.maintenance_knowledge.
@@ -121,6 +121,14 @@ def retention(state: MaintenanceState, services: Services) -> dict:
     return {"report": {"retention": module.enforce_retention(services, now=state.get("now"))}}
 
 
+def store_upkeep(state: MaintenanceState, services: Services) -> dict:
+    """After retention's deletions: the archive file compacted, the archive and the graph checked against each
+    other (nodes.store_upkeep)."""
+    from lumina_memory.nodes.store_upkeep import store_upkeep as upkeep
+
+    return {"report": {"store_upkeep": upkeep(services)}}
+
+
 def vector_indexes(state: MaintenanceState, services: Services) -> dict:
     """The embedded vector store's indexes, once enough points wait unindexed (graphs.vector_indexes); after the
     lifecycle and knowledge steps, which re-embed points."""
@@ -138,7 +146,7 @@ def idle_segments(state: MaintenanceState, services: Services) -> dict:
 
 STEPS: tuple[Callable[[MaintenanceState, Services], dict], ...] = (
     record_settings, idle_segments, *LIFECYCLE_STEPS, *KNOWLEDGE_STEPS, vector_indexes, scheduled_backups, prune_backups,
-    retention)
+    retention, store_upkeep)
 
 NEEDS_STORE = frozenset({scheduled_backups})
 """Steps that read the LangGraph store: they get the run's (``runtime.store``) when it is a LuminaStore."""
@@ -151,6 +159,7 @@ STEP_LEASES: dict[str, str] = {
     "knowledge_daily": "knowledge:consolidation", "knowledge_weekly": "knowledge:review",
     "knowledge_monthly": "knowledge:forgetting", "vector_indexes": "vector-indexes",
     "scheduled_backups": "backup", "prune_backups": "backup", "retention": "retention",
+    "store_upkeep": "store-upkeep",
 }
 """The lease (stores.leases) each step runs under, so that processes running maintenance at once (replicas'
 crons, a CLI) do each job once: a step reads what is already done inside its lease. A step whose lease another

@@ -308,6 +308,35 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
             return changed_rows(con, f"UPDATE {SEGMENTS_TABLE} SET text = '' WHERE user_id = ? AND text <> '' AND "
                                 "segment_id IN (SELECT unnest(?::VARCHAR[]))", [user_id, list(segment_ids)])
 
+    def compact(self, free_share: float) -> dict[str, Any]:
+        """DuckDB: CHECKPOINT (the WAL folded in, part of deleted rows' space reclaimed), then the whole file
+        rewritten when more than ``free_share`` of it is still reclaimable: free blocks, or row slots of deleted
+        rows (a checkpoint leaves those of tables with an index in place, and DuckDB's VACUUM reclaims nothing).
+        PostgreSQL: nothing; its autovacuum reclaims, and VACUUM FULL would lock each table while it copies."""
+        if self._db.dialect != "duckdb":
+            return {"engine": self._db.dialect, "action": "none (the server's autovacuum)"}
+        self._db.checkpoint()
+        before = self._reclaimable()
+        report: dict[str, Any] = {"engine": "duckdb", **before, "rewritten": False}
+        if max(before["free_share"], before["dead_row_share"]) > free_share:
+            self._db.rewrite()
+            after = self._reclaimable()
+            report.update(rewritten=True, blocks_after=after["blocks"], dead_row_share_after=after["dead_row_share"])
+        return report
+
+    def _reclaimable(self) -> dict[str, Any]:
+        """The file's blocks and free share, and the share of row slots held by deleted rows (every table)."""
+        with self._db.read() as con:
+            row = con.execute("SELECT total_blocks, free_blocks FROM pragma_database_size() "
+                              "WHERE database_name = current_database()").fetchone()
+            tables = con.execute("SELECT schema_name, table_name, estimated_size FROM duckdb_tables() "
+                                 "WHERE database_name = current_database() AND estimated_size > 0").fetchall()
+            live = sum(con.execute(f'SELECT count(*) FROM "{schema}"."{name}"').fetchone()[0] for schema, name, _ in tables)
+        slots = sum(int(size) for _, _, size in tables)
+        total, free = (int(row[0]), int(row[1])) if row else (0, 0)
+        return {"blocks": total, "free_share": round(free / total, 4) if total else 0.0,
+                "dead_row_share": round(1 - live / slots, 4) if slots else 0.0}
+
     # --- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
         """Release the connection (a DuckDB file is checkpointed and its lock released). Idempotent."""

@@ -311,6 +311,17 @@ class LuminaSettings(BaseSettings, RecallSettings):
     storage_policy_b_location: str | None = Field(
         default=None, description="L9 policy B: a folder or s3://bucket/prefix for the Parquet logs (unset: <data_dir>/logs)."
     )
+    upkeep_compact_free_share: float = Field(
+        default=0.5, gt=0, le=1,
+        description="Maintenance (store_upkeep): the embedded archive file is rewritten whole when, after its CHECKPOINT, "
+        "more than this share of it is reclaimable (free blocks, or row slots of deleted rows; DuckDB's VACUUM reclaims "
+        "nothing); 1: never rewritten.",
+    )
+    upkeep_repair_graph: bool = Field(
+        default=True,
+        description="Maintenance (store_upkeep): graph Segment nodes the archive no longer holds are removed with their "
+        "edges (knowledge items stay); off: only reported.",
+    )
 
     # --- trust: activity log and streaming journal (A10, A11) -----------------------------
     activity_log_max_bytes: int = Field(default=5_000_000, ge=10_000, description="A10: rotate a user's activity log at this size.")
