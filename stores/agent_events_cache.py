@@ -53,6 +53,14 @@ class EventsCache:
             self._put(agent, stamp, rows)
             return rows
 
+    def current(self, agent: str) -> list[Row] | None:
+        """The agent's rows when the copy kept is current (None: not kept, or its stamp moved)."""
+        with self._db.lock:
+            entry = self._entries.get(agent)
+            if entry is None or entry[0] != self._db.key_generation.get(agent, 0):
+                return None
+            return entry[1]
+
     @contextmanager
     def writing(self, agents: Iterable[str]) -> Iterator[Callable[[Mapping[str, Sequence[Row]],
                                                                     Mapping[str, Iterable[str]]], None]]:

@@ -21,7 +21,10 @@ class AgentStores:
     vectors: AgentVectors
 
     def close(self) -> None:
-        self.vectors.close()  # the tables share the archive's connection, closed with it
+        try:
+            self.tables.close()  # its pending accesses written; the connection is the archive's, closed with it
+        finally:
+            self.vectors.close()
 
 
 def agent_stores(stores, settings, embedder_name: str, dim: int) -> AgentStores:
@@ -30,8 +33,11 @@ def agent_stores(stores, settings, embedder_name: str, dim: int) -> AgentStores:
         if stores.agents is None:
             from .agent_vectors import open_agent_vectors
 
+            tables = stores.archive.agent_tables()
+            accesses = getattr(tables, "accesses", None)
+            if accesses is not None:  # the SQL adapter's pending accesses (stores.agent_accesses), bounded here
+                accesses.max_pending = settings.agents.access_flush_records
+                accesses.max_age_seconds = settings.agents.access_flush_seconds
             stores.agents = AgentStores(
-                stores.archive.agent_tables(),
-                open_agent_vectors(settings, embedder_name, dim, pg_pool=stores.pg_pool),
-            )
+                tables, open_agent_vectors(settings, embedder_name, dim, pg_pool=stores.pg_pool))
         return stores.agents

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import agent_tables_sql as q
 from .agent_records import DEFAULT_RUN, SCOPES, AgentEvent, LtmRecord, SharedMemory, TellHop
 from .agent_records import agent_id as _agent
+from .agent_accesses import PendingAccesses
 from .agent_events_cache import EventsCache
 from .agent_rows import event, event_row, finite, ids_of, json_text, ltm_record, ltm_row, shared_memory, shared_row
 from .errors import InvalidInput
@@ -41,6 +42,9 @@ class SqlAgentTables:
         # One writer (an embedded file): STM reads come from this process's copy (stores.agent_events_cache;
         # its ``loads`` count the reads that went to the table). None where other processes write.
         self.events_cache = None if db.shared else EventsCache(db)
+        # Retrievals' accesses of LTM records, written with the next write (stores.agent_accesses); its bounds are
+        # settings.agents.access_flush_* (set by stores.agent_open).
+        self.accesses = PendingAccesses()
 
     # --- agents and runs --------------------------------------------------------------------------
     def _register(self, con, agent: str, run: str) -> None:
@@ -104,10 +108,12 @@ class SqlAgentTables:
             rows.setdefault((row[1], row[0]), row)  # an id twice in one batch: the first, as a retry keeps it
         if not rows:
             return 0
-        with self._writing({agent for agent, _ in rows}) as committed:
-            with self.db.tx(touches={agent for agent, _ in rows}) as con:
+        agents = {agent for agent, _ in rows}
+        with self._with_accesses() as (accessed, write_accesses), self._writing(agents) as committed:
+            with self.db.tx(touches=agents | accessed) as con:
                 written = con.execute(q.INSERT_EVENTS, q.batch_parameters(q.EVENT_COLUMNS, list(rows.values())))
                 new = {(r[0], r[1]) for r in written.fetchall()}
+                write_accesses(con)
             added: dict[str, list[tuple]] = {}
             for key, row in rows.items():
                 if key in new:
@@ -140,14 +146,43 @@ class SqlAgentTables:
             return [tuple(r) for r in con.execute(q.select_events(False, False), [agent, None]).fetchall()]
 
     @contextmanager
-    def _tx(self, agents: Iterable[str]) -> Iterator[Any]:
+    def _tx(self, agents: Iterable[str], *, accesses: bool = False) -> Iterator[Any]:
         """``db.tx`` over these agents for a write that changes none of their events: their STM copies kept in
-        this process (stores.agent_events_cache) stay current instead of being read again."""
+        this process (stores.agent_events_cache) stay current instead of being read again. ``accesses``: the
+        pending accesses are written in the same transaction, before the block's statements: a record the block
+        rewrites from a read of it (which showed them) keeps them once, not twice, and those counted since that
+        read (agent_tables_sql.UPSERT_LTM keeps the larger count)."""
         agents = set(agents)
-        with self._writing(agents) as committed:
-            with self.db.tx(touches=agents) as con:
+        if not accesses:
+            with self._writing(agents) as committed:
+                with self.db.tx(touches=agents) as con:
+                    yield con
+                committed({}, {})
+            return
+        with self._with_accesses() as (accessed, write_accesses), self._writing(agents) as committed:
+            with self.db.tx(touches=agents | accessed) as con:
+                write_accesses(con)
                 yield con
             committed({}, {})
+
+    @contextmanager
+    def _with_accesses(self) -> Iterator[tuple[set[str], Callable[[Any], int]]]:
+        """Around a write: the pending accesses taken for its transaction (they are pending again if it fails);
+        yields the agents they touch (their stamp rows, locked in order on PostgreSQL, keep two processes'
+        writes of one agent's records from deadlocking) and the function that writes them on a connection
+        (returning how many records' accesses it wrote)."""
+        if not len(self.accesses):
+            yield set(), lambda con: 0
+            return
+        with self.accesses.writing() as take:
+            columns = take()
+
+            def write(con) -> int:
+                if columns[0]:
+                    con.execute(q.ADD_ACCESSES, list(columns))
+                return len(columns[0])
+
+            yield (set(columns[0]) if self.db.shared else set()), write
 
     def _writing(self, agents: Iterable[str]):
         """``EventsCache.writing`` where the cache is kept; elsewhere a block whose report does nothing."""
@@ -162,6 +197,23 @@ class SqlAgentTables:
         with self.db.read() as con:
             (n,) = con.execute(q.COUNT_EVENTS, [_agent(agent_id)]).fetchone()
         return int(n)
+
+    def count_events_many(self, agent_ids: Iterable[str]) -> dict[str, int]:
+        """Events held per agent (0 for an agent with none), in one statement for the agents not kept in this
+        process's copy."""
+        agents = list(dict.fromkeys(_agent(a) for a in agent_ids))
+        counts: dict[str, int] = {}
+        if self.events_cache is not None:
+            for agent in agents:
+                held = self.events_cache.current(agent)
+                if held is not None:
+                    counts[agent] = len(held)
+        rest = [a for a in agents if a not in counts]
+        if rest:
+            with self.db.read() as con:
+                found = dict(con.execute(q.COUNT_EVENTS_MANY, [rest]).fetchall())
+            counts.update({a: int(found.get(a, 0)) for a in rest})
+        return {a: counts[a] for a in agents}
 
     def delete_events(self, agent_id: str, event_ids: Sequence[str]) -> int:
         agent, gone = _agent(agent_id), ids_of(event_ids, "event_id")
@@ -189,16 +241,33 @@ class SqlAgentTables:
         rows = self._ltm_rows(records)
         if not rows:
             return 0
-        with self._tx({agent for agent, _ in rows}) as con:
+        with self._tx({agent for agent, _ in rows}, accesses=True) as con:
             return self._upsert_ltm(con, list(rows.values()))
 
     def ltm(self, agent_id: str, ids: Sequence[str] | None = None) -> list[LtmRecord]:
-        params: list[Any] = [_agent(agent_id)]
+        """The agent's records (oldest first), their access counts including this process's pending accesses."""
+        agent = _agent(agent_id)
+        params: list[Any] = [agent]
         if ids is not None:
             params.append(ids_of(ids, "memory_id"))
-        with self.db.read() as con:
-            rows = con.execute(q.select_ltm(ids is not None), params).fetchall()
-        return [ltm_record(r) for r in rows]
+
+        def load() -> list[Any]:
+            with self.db.read() as con:
+                return con.execute(q.select_ltm(ids is not None), params).fetchall()
+
+        rows, pending = self.accesses.read(agent, load)
+        records = [ltm_record(r) for r in rows]
+        if not pending:
+            return records
+        out = []
+        for r in records:
+            if r.memory_id in pending:
+                n, last = pending[r.memory_id]
+                r = r.model_copy(update={"access_count": r.access_count + n,
+                                         "last_accessed": max(last, r.last_accessed if r.last_accessed is not None
+                                                              else last)})
+            out.append(r)
+        return out
 
     def count_ltm(self, agent_id: str) -> int:
         with self.db.read() as con:
@@ -206,12 +275,18 @@ class SqlAgentTables:
         return int(n)
 
     def touch_ltm(self, agent_id: str, memory_ids: Sequence[str], at: float) -> None:
-        """One access each (an id listed twice counts once); ``last_accessed`` never moves back in time."""
+        """One access each (an id listed twice counts once); ``last_accessed`` never moves back in time. Counted
+        in memory (this process's reads include it) and written with the next write or ``flush_accesses``."""
         agent, touched, when = _agent(agent_id), sorted(set(ids_of(memory_ids, "memory_id"))), finite(at, "at")
-        if not touched:
-            return
-        with self._tx((agent,)) as con:
-            con.execute(q.TOUCH_LTM, [when, when, agent, touched])
+        if touched and self.accesses.add(agent, touched, when):
+            self.flush_accesses()
+
+    def flush_accesses(self) -> int:
+        """Write the pending accesses (of every agent) now, in one statement; returns how many records' worth."""
+        if not len(self.accesses):
+            return 0
+        with self._with_accesses() as (accessed, write_accesses), self._tx(accessed) as con:
+            return write_accesses(con)
 
     def delete_ltm(self, agent_id: str, memory_ids: Sequence[str]) -> int:
         agent, gone = _agent(agent_id), ids_of(memory_ids, "memory_id")
@@ -308,6 +383,7 @@ class SqlAgentTables:
         agents' rows that name it (events' participants, bilateral memories' visible_to); returns rows removed."""
         agent = _agent(agent_id)
         removed = 0
+        self.accesses.forget(agent)
         with self.db.tx(touches=(agent, self._run(agent))) as con:
             for statement in q.ERASE_AGENT:
                 removed += len(con.execute(statement, [agent] * statement.count("?")).fetchall())
@@ -323,4 +399,6 @@ class SqlAgentTables:
         return 0 if self.events_cache is None else self.events_cache.count(_agent(agent_id))
 
     def close(self) -> None:
-        """Nothing of its own: the connection is the archive's, closed with it."""
+        """The pending accesses are written; the connection is the archive's, closed with it."""
+        if self.db.is_open:
+            self.flush_accesses()

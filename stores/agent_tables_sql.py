@@ -115,8 +115,13 @@ def _updates(columns: Sequence[tuple[str, str]], keys: Sequence[str]) -> str:
 
 INSERT_EVENTS = batch_insert(EVENTS, EVENT_COLUMNS, "ON CONFLICT (agent_id, event_id) DO NOTHING",
                              "agent_id, event_id")
+# A record written again keeps the accesses the table counted since it was read (another process's, or this
+# one's written meanwhile): accesses only ever add up, so the larger count and the later access are the truth.
+_ACCESS_KEPT = (f"access_count = greatest({LTM}.access_count, excluded.access_count), "
+                f"last_accessed = greatest({LTM}.last_accessed, excluded.last_accessed)")
 UPSERT_LTM = batch_insert(LTM, LTM_COLUMNS, "ON CONFLICT (agent_id, memory_id) DO UPDATE SET "
-                          + _updates(LTM_COLUMNS, ("agent_id", "memory_id")), "agent_id, memory_id")
+                          + _updates(LTM_COLUMNS, ("agent_id", "memory_id", "access_count", "last_accessed"))
+                          + ", " + _ACCESS_KEPT, "agent_id, memory_id")
 # A shared memory is replaced only by its own author in its own run (checked before, and kept by the WHERE
 # against a row another process wrote meanwhile).
 UPSERT_SHARED = batch_insert(SHARED, SHARED_COLUMNS, "ON CONFLICT (memory_id) DO UPDATE SET "
@@ -154,6 +159,9 @@ def select_events(among: bool, newest: bool) -> str:
 
 
 COUNT_EVENTS = f"SELECT count(*) FROM {EVENTS} WHERE agent_id = ?"
+# Several agents' counts in one statement (a store of a tick's events checks each agent's capacity).
+COUNT_EVENTS_MANY = (f"SELECT agent_id, count(*) FROM {EVENTS} WHERE agent_id IN (SELECT unnest(?::VARCHAR[])) "
+                     "GROUP BY agent_id")
 DELETE_EVENTS = (f"DELETE FROM {EVENTS} WHERE agent_id = ?" + _AMONG.format(column="event_id")
                  + " RETURNING event_id")
 
@@ -167,10 +175,12 @@ def select_ltm(among: bool) -> str:
 
 
 COUNT_LTM = f"SELECT count(*) FROM {LTM} WHERE agent_id = ?"
-# One statement per call: each row's count moves under its row lock, so two processes' touches both count.
-TOUCH_LTM = (f"UPDATE {LTM} SET access_count = access_count + 1, "
-             "last_accessed = greatest(coalesce(last_accessed, ?), ?) WHERE agent_id = ?"
-             + _AMONG.format(column="memory_id"))
+# Pending accesses of any agents in one statement (stores.agent_accesses): each row's count moves under its row
+# lock, so two processes' accesses both count. Parameters: agents, record ids, accesses, last accesses.
+ADD_ACCESSES = (f"UPDATE {LTM} SET access_count = access_count + v.n, "
+                "last_accessed = greatest(coalesce(last_accessed, v.last), v.last) "
+                "FROM (SELECT unnest(?::VARCHAR[]) AS a, unnest(?::VARCHAR[]) AS m, unnest(?::BIGINT[]) AS n, "
+                f"unnest(?::{_F8}[]) AS last) AS v WHERE {LTM}.agent_id = v.a AND {LTM}.memory_id = v.m")
 DELETE_LTM = (f"DELETE FROM {LTM} WHERE agent_id = ?" + _AMONG.format(column="memory_id")
               + " RETURNING memory_id")
 

@@ -78,6 +78,12 @@ class AgentParams(BaseModel):
     # P8 scale
     quantization: Literal["none", "scalar", "binary"] = Field(
         default="none", description="LTM vectors: full float32, scalar int8 or binary (rescored with full vectors).")
+    access_flush_records: int = Field(
+        default=512, ge=0, description="LTM records with accesses counted in memory before they are written on their "
+                                       "own (they also go with every store, maintenance and close); a crash loses "
+                                       "at most these. 0 writes each retrieval's accesses at once.")
+    access_flush_seconds: float = Field(
+        default=30.0, ge=0, description="Pending accesses this old are written at the next access.")
     memory_model: Literal["piano", "lifecycle"] = Field(
         default="piano", description="Forgetting model of agents: the note's decay (piano) or the chat's "
                                      "emotion-weighted lifecycle.")

@@ -77,6 +77,7 @@ def test_racing_merges_and_touches_all_land_on_postgres(sql_pair):
         return lambda: [tables.touch_ltm("a1", ["m1", "m2"], at + i) for i in range(rounds)]
 
     _race([merges(first, "p"), merges(second, "q"), touches(first, 100.0), touches(second, 200.0)])
+    _race([first.flush_accesses, second.flush_accesses])  # each process's pending accesses, written at once
     doc = second.get_wm("a1")
     assert doc == {**{f"p{i}": i for i in range(rounds)}, **{f"q{i}": i for i in range(rounds)}}
     assert [(r.access_count, r.last_accessed) for r in first.ltm("a1")] == [(2 * rounds, 200.0 + rounds - 1)] * 2

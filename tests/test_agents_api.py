@@ -242,3 +242,34 @@ def test_maintenance_embeds_again_rows_a_crash_left_without_vectors(opened):
     assert m.maintenance("agent_1")["vectors_restored"] == 1
     assert m.retrieve("agent_1", "when does the ferry leave?", layers=["stm"])[0].id == "ev_lost"
     assert m.maintenance("agent_1")["vectors_restored"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_retrievals_accesses_are_counted_exactly_and_survive_a_close(engine, tmp_path, request):
+    """Accesses are counted in memory and written with the next write or on close: none is lost or doubled."""
+    from .agents_fixture import Opened
+
+    uri = request.getfixturevalue("pg_uri") if engine == "postgres" else None
+    first = Opened(tmp_path / "data", engine, uri)
+    try:
+        m = first.memory
+        kept = m.store("agent_1", {"type": "conversation", "content": "Mara promised to trade salt for fish"})
+        m.consolidate("agent_1", force=True)
+        for _ in range(3):
+            (hit,) = m.retrieve("agent_1", "what did Mara promise?", layers=["ltm"], top_k=1)
+        m.store("agent_2", {"type": "observation", "content": "A hawk circled the mill"})  # writes the three
+        for _ in range(2):
+            m.retrieve("agent_1", "what did Mara promise?", layers=["ltm"], top_k=1)
+        assert hit.source_events == [kept] and m.agents.tables.ltm("agent_1")[0].access_count == 5
+        first.clock.advance(10)
+        assert m.maintenance("agent_1")["deleted"] == 0  # maintenance sees them: the record was used
+        m.retrieve("agent_1", "what did Mara promise?", layers=["ltm"], top_k=1)
+    finally:
+        first.close()
+    second = Opened(tmp_path / "data", engine, uri)
+    try:
+        (record,) = second.memory.agents.tables.ltm("agent_1")
+        assert record.access_count == 6 and record.last_accessed == first.clock.now
+    finally:
+        second.close()

@@ -121,8 +121,9 @@ class AgentMemory(SharedOps, Upkeep):
             st.vectors.upsert("stm", agent, [events[i].event_id for i in rows], vectors[rows])
         now = float(self.clock())
         cap = capacity.stm_capacity(self.params)
+        counts = st.tables.count_events_many(by_agent)
         for agent in by_agent:
-            if st.tables.count_events(agent) >= cap:
+            if counts[agent] >= cap:
                 self.pool.request(agent, "capacity")
             elif self._cycle_due(agent, now):
                 self.pool.request(agent, "cycle")
