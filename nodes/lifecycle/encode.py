@@ -1,5 +1,6 @@
-"""Encoding (F1, F2, F6, F8): a closed segment becomes a memory with its emotion, category, decay, protection
-and its continues/references relations (nodes.lifecycle.encode_relations).
+"""Encoding (F1, F2, F6, F8, A5): a closed segment becomes a memory with its emotion, category, decay, protection
+and its continues/references relations (nodes.lifecycle.encode_relations); the open items its user turns
+mention and those they resolve are recorded (nodes.issues).
 
 Runs inside the archive transaction that stores the segment (nodes.archive_to_duckdb), so a memory and its
 relations exist exactly when its segment is archived. Intensity and category are decided here and never
@@ -77,5 +78,10 @@ def encode_segments(services, user_id: str, segments: list[tuple[Any, list[dict]
     memories = services.stores.archive.memories
     held = memories.protected_count(user_id)
     new = set(memories.insert_new(memory_rows(services, user_id, segments, held)))
-    linked = link_new_memories(services, user_id, [(r, t) for r, t in segments if r.segment_id in new])
-    return {"memories": len(new), "relations": linked}
+    fresh = [(r, t) for r, t in segments if r.segment_id in new]
+    linked = link_new_memories(services, user_id, fresh)
+    from lumina_memory.nodes.issues import track_issues  # A5: open items and their resolution (activity log)
+
+    issues = track_issues(services, user_id, fresh) if fresh else {"opened": 0, "resolved": 0}
+    return {"memories": len(new), "relations": linked, "issues_opened": issues["opened"],
+            "issues_resolved": issues["resolved"]}
