@@ -32,6 +32,7 @@ from .reply_recovery import recover_replies, recover_replies_once  # noqa: F401 
 from .text.redact import redact_text
 from .tools.loop import bind, message_text, run_tool_loop, stream_round
 from .tools.memory_tools import create_memory_tools
+from .tools.writing import create_writing_tools, written_notes
 from .validate import redaction_kinds
 
 log = logging.getLogger("lumina.respond")
@@ -49,10 +50,12 @@ def memory_context(state: dict) -> str:
     return "\n".join(f"- [{r['date']}, {'/'.join(r['tiers'])}] {r['text']}" for r in recalled[:8])
 
 
-def _llm_reply(chat_model, character: str, query: str, context: str, entry=None, tools=()) -> str:
+def _llm_reply(chat_model, character: str, query: str, context: str, entry=None, tools=()) -> tuple[str, list]:
+    """The reply, and the tool results the model read (its notes among them)."""
     bound = bind(chat_model, tools)
     look_up = (" You can look further with search_memory and open an id with read_memory before you answer (a"
-               " [date and time] header is the id of the memories under it)." if bound is not None else "")
+               " [date and time] header is the id of the memories under it); write_memory keeps a note, and"
+               " report_procedure_outcome says how a procedure went." if bound is not None else "")
     messages = [
         SystemMessage(
             f"You are {PERSONAS[character]} One of three characters chatting with the user. "
@@ -64,8 +67,8 @@ def _llm_reply(chat_model, character: str, query: str, context: str, entry=None,
     if bound is not None:
         text, results = run_tool_loop(bound, tools, messages, write)
         log.info("reply tool results=%d", len(results))
-        return text
-    return message_text(stream_round(chat_model, messages, write).content).strip()
+        return text, results
+    return message_text(stream_round(chat_model, messages, write).content).strip(), []
 
 
 def respond(state: dict, ctx, services) -> dict:
@@ -92,10 +95,13 @@ def respond(state: dict, ctx, services) -> dict:
         ctx.user_id, ids.turn_id(ctx.user_id, source), redact=(lambda t: redact_text(t, kinds)) if kinds else None,
         character=character, turn_id=turns[-1]["turn_id"],
     )
+    notes: list[str] = []
     try:
         if chat_model is not None:
-            tools = create_memory_tools(services, ctx.user_id)
-            text, path = _llm_reply(chat_model, character, query, memory_context(state), entry, tools), "llm"
+            tools = [*create_memory_tools(services, ctx.user_id),
+                     *create_writing_tools(services, ctx.user_id, turns[-1]["turn_id"])]
+            (text, results), path = _llm_reply(chat_model, character, query, memory_context(state), entry, tools), "llm"
+            notes = written_notes(results)
         else:
             text, path = offline_reply(character, query, recalled, services.embedder.embed,
                                        services.settings.offline_reply_min_similarity), "offline"
@@ -121,13 +127,20 @@ def respond(state: dict, ctx, services) -> dict:
         "text": text,
         "ts": turns[-1]["ts"] + 1.0,
     }
+    # The agent's notes (write_memory) join the conversation after the reply, in the character's voice.
+    note_turns = [{"turn_id": ids.turn_id(ctx.user_id, f"{source}-note{k}"[:128]), "source_id": f"{source}-note{k}"[:128],
+                   "speaker": character, "text": redact_text(note, kinds) if kinds else note,
+                   "ts": reply_turn["ts"] + 0.001 * (k + 1)} for k, note in enumerate(notes)]
+    if notes:
+        log.info("reply notes=%d character=%s", len(notes), character)
+        record(services, ctx.user_id, "note", turn_id=reply_turn["turn_id"], character=character, notes=len(notes))
     counts = dict(state.get("character_turns") or {})
     counts[character] = counts.get(character, 0) + 1
     return {
         "reply": text,
         "reply_path": path,
         "messages": [AIMessage(content=text, name=character)],
-        "turns": [*turns, reply_turn],
+        "turns": [*turns, reply_turn, *note_turns],
         "character_turns": counts,
-        "last_update": reply_turn["ts"],
+        "last_update": (note_turns or [reply_turn])[-1]["ts"],
     }

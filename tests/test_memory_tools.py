@@ -398,7 +398,7 @@ def test_the_respond_node_runs_the_tool_loop(memory_factory):
     out = memory.graph.invoke({"turn": {"speaker": "user", "text": "ルミナ、私が今好きな飲み物って覚えてる？",
                                         "ts": 1_790_000_000}}, config, context={"user_id": "ken"})
     assert out["responder"] == "lumina" and memory.graph.get_state(config).values["reply_path"] == "llm"
-    assert model.bound == ["search_memory", "read_memory"] and len(model.rounds) == 3
+    assert model.bound == ["search_memory", "read_memory", "write_memory", "report_procedure_outcome"] and len(model.rounds) == 3
     last = model.rounds[-1]
     assert "Use these memories" in last[0].content and "search_memory" in last[0].content
     # the primed sections (nodes.priming) are the model's memory context, and every pointer in them opens

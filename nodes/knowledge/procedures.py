@@ -16,7 +16,9 @@ sources or counted outcomes is skipped). Per segment:
      reset, confidence 0.5), the old one kept as ``superseded``;
    - anything else: a new procedure, version 1, confidence 0.4.
 
-``record_outcome`` is the API for an outcome reported elsewhere (a tool call, the CLI); ``match_procedures``
+``record_outcome`` is the API for an outcome reported elsewhere (the agent's report_procedure_outcome tool,
+nodes.tools.writing, under the user's turn as outcome id: the segment it is in then counts no second outcome
+for that procedure; the CLI); ``match_procedures``
 answers which procedures a message is about; ``list_procedures`` is what `lumina-memory procedures` prints.
 """
 
@@ -127,7 +129,9 @@ class _Learner:
         if not matches:
             return
         row = self.rows[matches[0].procedure_id]
-        if episode in row["outcome_ids"]:
+        # Reported by the agent's tool during this conversation (its outcome id is one of the conversation's
+        # turns): judged already, not counted again at its end.
+        if episode in row["outcome_ids"] or {t["turn_id"] for t in turns} & set(row["outcome_ids"]):
             self.counts["outcome_unchanged"] += 1
             return
         self._put(_with_outcome(row, verdict == "success", episode, turn["ts"], self.now))
