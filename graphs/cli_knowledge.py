@@ -39,14 +39,25 @@ def cmd_knowledge(args) -> int:
         sys.stdout.write(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
         return 0
     table = Table(title=escape(f"knowledge of {args.user} ({len(items)}{', with history' if args.all else ''})"))
-    for column in ("subject", "attribute", "value", "status", "from", "to", "confidence", "said"):
+    for column in ("subject", "attribute", "value", "status", "from", "to", "confidence", "said", "why"):
         table.add_column(column, overflow="fold")
+    names = {k["item_id"]: f"{k['attribute']}: {k['value']}" for k in items}
     for k in items:
         value = k["value"] if k["polarity"] == "positive" else f"not {k['value']}"
         table.add_row(*cells(k["subject"], k["attribute"], value, k["status"], _day(k["valid_from"], zone),
-                             _day(k["valid_to"], zone), f"{k['confidence']:.1f} {k['method']}", k["text"]))
+                             _day(k["valid_to"], zone), f"{k['confidence']:.1f} {k['method']}", k["text"],
+                             _why(k, names)))
     console.print(table)
     return 0
+
+
+def _why(item: dict, names: dict[str, str]) -> str:
+    """The item's note, then the facts it rests on and the ones it contradicted (F6), by attribute and value."""
+    parts = [item["note"]] if item["note"] else []
+    for label, key in (("rests on", "derived_from"), ("contradicts", "contradicts")):
+        if item[key]:
+            parts.append(f"{label} " + "; ".join(names.get(i, i) for i in item[key]))
+    return " | ".join(parts)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,4 +95,6 @@ def cmd_profile(args) -> int:
     console.print(table)
     for fact in profile["facts"]:
         console.print(escape(f"- {fact['attribute']}: {fact['value']}  ({fact['text']})"))
+    for fact in profile["under_review"]:
+        console.print(escape(f"? {fact['attribute']}: {fact['value']}  — {fact['why']}"))
     return 0

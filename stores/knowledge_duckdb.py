@@ -42,8 +42,13 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("valid_to", "DOUBLE PRECISION"), ("superseded_by", "VARCHAR"), ("status", "VARCHAR"), ("note", "VARCHAR"),
     ("confidence", "DOUBLE PRECISION"), ("method", "VARCHAR"), ("pattern", "VARCHAR"), ("updated_at", "DOUBLE PRECISION"),
 )
-NAMES = tuple(c for c, _ in COLUMNS)
-_NULLABLE = {"event_date", "valid_to", "superseded_by"}
+# Links to other facts of the user (F6), by item id: the facts this one rests on (``derived_from``: it may no
+# longer hold once one of them changes, nodes.knowledge.dependents) and the ones it contradicted when it was
+# said (``contradicts``; which won is in their ``superseded_by``). Added by a later migration step, so nullable.
+LINKS: tuple[tuple[str, str], ...] = (("derived_from", "VARCHAR[]"), ("contradicts", "VARCHAR[]"))
+NAMES = tuple(c for c, _ in (*COLUMNS, *LINKS))
+_NULLABLE = {"event_date", "valid_to", "superseded_by", *(c for c, _ in LINKS)}
+_ID_LISTS = ("source_turn_ids", "episode_ids", "derived_from", "contradicts")
 
 SYNCED = "tiers_synced"
 
@@ -67,6 +72,7 @@ SCHEMA = (
     f"ALTER TABLE {KNOWLEDGE} ADD COLUMN IF NOT EXISTS {SYNCED} BOOLEAN DEFAULT false",
     *(f"ALTER TABLE {KNOWLEDGE} ADD COLUMN IF NOT EXISTS {c} {t}" for c, t in ACTIVITY),
 )
+LINKS_SCHEMA = tuple(f"ALTER TABLE {KNOWLEDGE} ADD COLUMN IF NOT EXISTS {c} {t}" for c, t in LINKS)
 _UNSYNCED = f"{SYNCED} IS NOT TRUE"
 _SAME_OWNER = f"{KNOWLEDGE}.user_id = excluded.user_id"
 _READ = f"{', '.join(NAMES)}, forgotten_at"
@@ -85,8 +91,8 @@ _PROTECTED = (f"((status IN ('current', 'coexisting') AND valid_to IS NULL AND s
 def _check(row: Mapping[str, Any]) -> None:
     validate_id(row["user_id"], "user_id")
     validate_id(row["item_id"], "item_id")
-    for field in ("source_turn_ids", "episode_ids"):
-        for value in row[field]:
+    for field in _ID_LISTS:
+        for value in row.get(field) or ():
             validate_id(value, field)
     if row["status"] not in STATUSES:
         raise InvalidInput("status", f"must be one of {STATUSES}, got {row['status']!r}")
@@ -104,7 +110,7 @@ class KnowledgeTable(RecallReads):
     def __init__(self, db: SqlConnection):
         self.db = db
         self._keep_recall_reads(db)
-        db.migrate("knowledge", [SCHEMA])
+        db.migrate("knowledge", [SCHEMA, LINKS_SCHEMA])
 
     def upsert(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Insert or replace items by ``item_id`` (an item's status, validity and sources change as newer
@@ -358,7 +364,7 @@ class KnowledgeTable(RecallReads):
 
 def _value(row: Mapping[str, Any], column: str) -> Any:
     value = row.get(column)
-    if column in ("source_turn_ids", "source_ids", "episode_ids"):
+    if column in ("source_turn_ids", "source_ids", "episode_ids", "derived_from", "contradicts"):
         return list(value or ())
     if column == "event_date" and isinstance(value, str):
         return date.fromisoformat(value)

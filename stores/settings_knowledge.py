@@ -112,6 +112,20 @@ class KnowledgeParams(BaseModel):
         default=("user",), description="Current facts about these subjects are never forgotten (the notes protect "
         "what is known about the user: the profile). Facts from a protected memory never are either.",
     )
+    dependency_markers: dict[str, tuple[str, ...]] = Field(
+        default_factory=lambda: {k: tuple(v) for k, v in lexicon.DEPENDENCY_MARKERS.items()},
+        description="Facts others may rest on (F6), by attribute, with the words that make a routine or plan rest "
+        "on the user's current one (station, commute, 近所 → lives_in; colleagues, 出勤 → works_at, job). A "
+        "routine naming the fact's value (the Toyota plant → works at Toyota) rests on it too.",
+    )
+    dependent_attributes: tuple[str, ...] = Field(
+        default=("habit", "plan"), description="Attributes whose facts may rest on another (F6): routines and plans. "
+        "Likes are not (a fan of the Seattle Mariners stays one after a move).",
+    )
+    dependency_same_turn: bool = Field(
+        default=False, description="A routine said in the same turn as a fact it may rest on rests on it even "
+        "without a marker (off: it catches more but touches unrelated routines said with it; see bench.dependent_facts).",
+    )
 
     @field_validator("policy")
     @classmethod
@@ -131,6 +145,22 @@ class KnowledgeParams(BaseModel):
                 raise ValueError(f"opposites {a!r} → {b!r}: both must be distinct attributes of {ATTRIBUTES}")
             if value.get(b) != a:
                 raise ValueError(f"opposites must be symmetric: {a!r} → {b!r} but {b!r} → {value.get(b)!r}")
+        return value
+
+    @field_validator("dependency_markers")
+    @classmethod
+    def _anchors_are_attributes(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        unknown = sorted(set(value) - set(ATTRIBUTES))
+        if unknown:
+            raise ValueError(f"dependency_markers names unknown attributes {unknown}; known: {list(ATTRIBUTES)}")
+        return value
+
+    @field_validator("dependent_attributes")
+    @classmethod
+    def _dependents_are_attributes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - set(ATTRIBUTES))
+        if unknown:
+            raise ValueError(f"dependent_attributes names unknown attributes {unknown}; known: {list(ATTRIBUTES)}")
         return value
 
     @field_validator("relations", "favourite_nouns")

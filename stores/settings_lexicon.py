@@ -76,3 +76,15 @@ NOT_NAMES: tuple[str, ...] = tuple(
     "カット トリミング ワクチン ペット グッズ プレゼント パーティー ケア ダイエット "
     "The A An And But Is Was Has Had Who Which That Likes Loves Hates".split()
 )
+
+# Words that make a routine or plan rest on where the user lives or works (F6, nodes.knowledge.dependents):
+# moving or changing jobs may end it. English words match whole words (a plural or -ing too), Japanese ones
+# as substrings.
+_WORK = ("work", "office", "colleague", "shift", "meeting", "boss", "commute",
+         "出勤", "職場", "会社", "同僚", "夜勤", "シフト", "会議", "上司", "通勤")
+DEPENDENCY_MARKERS: dict[str, tuple[str, ...]] = {
+    "lives_in": ("station", "near", "next door", "nearby", "neighbourhood", "neighborhood", "local", "commute",
+                 "train", "bus", "ferry", "駅", "電車", "バス", "通勤", "近所", "地元", "隣", "最寄り", "沿い"),
+    "works_at": _WORK,
+    "job": _WORK,
+}

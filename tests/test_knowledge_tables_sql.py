@@ -63,10 +63,10 @@ def test_the_schemas_open_twice_and_record_one_step_each(sql_db):
         KnowledgeTable(sql_db), ProcedureTable(sql_db), KBCatalog(sql_db)
     with sql_db.read() as con:
         steps = con.execute("SELECT component, step FROM lumina_migrations WHERE component IN "
-                            "('knowledge', 'procedures', 'kb') ORDER BY component").fetchall()
+                            "('knowledge', 'procedures', 'kb') ORDER BY component, step").fetchall()
         for table in (KNOWLEDGE, PROCEDURES, BASES, DOCUMENTS, CHUNKS):
             assert con.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
-    assert steps == [("kb", 1), ("knowledge", 1), ("procedures", 1)]
+    assert steps == [("kb", 1), ("knowledge", 1), ("knowledge", 2), ("procedures", 1)]  # knowledge 2: the links
 
 
 # --- knowledge -------------------------------------------------------------------------------------------------

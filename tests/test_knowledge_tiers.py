@@ -327,7 +327,7 @@ def test_a_table_from_before_the_tiers_owes_them_every_item(tmp_path):
     import duckdb
 
     from lumina_memory.stores.archive_duckdb import DuckDBArchive
-    from lumina_memory.stores.knowledge_duckdb import ACTIVITY, KNOWLEDGE, SCHEMA, SYNCED
+    from lumina_memory.stores.knowledge_duckdb import ACTIVITY, KNOWLEDGE, LINKS, SCHEMA, SYNCED
 
     path = tmp_path / "archive.duckdb"
     archive = _learned_archive(path)
@@ -336,7 +336,7 @@ def test_a_table_from_before_the_tiers_owes_them_every_item(tmp_path):
     assert n and archive.knowledge.unsynced_count() == 0
     archive.close()
     con = duckdb.connect(str(path))  # the table as it was made before tiers_synced existed
-    later = ", ".join([SYNCED, *(c for c, _ in ACTIVITY)])  # tiers_synced, then forgetting's columns
+    later = ", ".join([SYNCED, *(c for c, _ in (*ACTIVITY, *LINKS))])  # tiers_synced, forgetting's, the links
     con.execute(f"CREATE TABLE kept AS SELECT * EXCLUDE ({later}) FROM {KNOWLEDGE}")
     con.execute(f"DROP TABLE {KNOWLEDGE}")
     con.execute(SCHEMA[0].replace(f", {SYNCED} BOOLEAN NOT NULL DEFAULT false", ""))

@@ -25,8 +25,10 @@ from .extract import extract_items
 from .ground import validate_items
 from .models import KnowledgeItem
 from .params import KnowledgeParams
+from .dependents import rests_on, under_review
+from .models import as_source_turn
 from .resolve import resolve
-from .unread import review_items
+from .unread import needs_review, review_items
 
 log = logging.getLogger("lumina.knowledge")
 
@@ -41,7 +43,7 @@ def params_of(services) -> KnowledgeParams:
 def item_of(row: Mapping[str, Any]) -> KnowledgeItem:
     """A stored row as the model (store-only columns dropped; NULL text fields as the model's defaults)."""
     fields = {k: v for k, v in row.items() if k not in _STORE_ONLY and v is not None}
-    for key in ("source_turn_ids", "source_ids"):
+    for key in ("source_turn_ids", "source_ids", "derived_from", "contradicts"):
         fields[key] = tuple(fields.get(key) or ())
     return KnowledgeItem(**fields)
 
@@ -83,12 +85,17 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
         counts["rejected"] += len(checked.rejected)
         for rejection in checked.rejected:
             log.info("knowledge item rejected (ungrounded) user=%s reason=%s", user_id, rejection.reason)
+        learnt: list[str] = []
+        changed: dict[str, tuple[KnowledgeItem, KnowledgeItem]] = {}
         for item in sorted(checked.kept, key=lambda i: i.said_at):
             existing = [item_of(r) for r in rows.values()]
             step = resolve(existing, item, params)
             if extractor is not None and step.action == "add":
                 step = _ask_the_model(extractor, existing, item, params, step)
             counts[step.action] += 1
+            if step.item is not None:
+                learnt.append(step.item.item_id)
+                changed.update({u.item_id: (u, step.item) for u in step.updated if u.status == "superseded"})
             for updated in step.updated:
                 episodes = rows[updated.item_id]["episode_ids"]
                 if step.action == "merge":
@@ -98,6 +105,9 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
                 written[step.item.item_id] = rows[step.item.item_id] = row_of(step.item, user_id, [record.segment_id], now)
         for item in _review(rows, turns, checked.kept, params):
             counts["review"] += 1
+            written[item.item_id] = rows[item.item_id] = row_of(item, user_id, rows[item.item_id]["episode_ids"], now)
+        for item in _dependencies(rows, learnt, changed, turns, params):
+            counts["dependent_review" if needs_review(item) and item.item_id not in learnt else "derived_from"] += 1
             written[item.item_id] = rows[item.item_id] = row_of(item, user_id, rows[item.item_id]["episode_ids"], now)
     table.upsert(list(written.values()))
     if written:
@@ -111,6 +121,27 @@ def _review(rows: Mapping[str, Mapping[str, Any]], turns, kept: Sequence[Knowled
     live = [item_of(r) for r in rows.values() if r["subject"] == "user" and r["status"] in ("current", "coexisting")
             and r["valid_to"] is None]
     return review_items(live, turns, kept, params)
+
+
+def _dependencies(rows: Mapping[str, Mapping[str, Any]], learnt: Sequence[str],
+                  changed: Mapping[str, tuple[KnowledgeItem, KnowledgeItem]], turns,
+                  params: KnowledgeParams) -> list[KnowledgeItem]:
+    """F6 after a segment: what its new facts rest on (``derived_from``), then the current facts resting on a
+    fact it changed, put under review (nodes.knowledge.dependents). Only items that change are returned."""
+    mine = {i: item_of(rows[i]) for i in dict.fromkeys(learnt) if rows[i]["status"] in ("current", "coexisting")}
+    anchors = [item_of(r) for r in rows.values() if r["subject"] == "user" and r["attribute"] in params.dependency_markers
+               and r["valid_to"] is None and r["status"] in ("current", "coexisting")]
+    out: dict[str, KnowledgeItem] = {}
+    for item_id, item in mine.items():
+        derived = rests_on(item, anchors, params)
+        if derived != item.derived_from:
+            out[item_id] = item.model_copy(update={"derived_from": derived})
+    if changed:
+        said_with = {str(as_source_turn(t)["turn_id"]) for t in turns}
+        resting = [out.get(r["item_id"]) or item_of(r) for r in rows.values() if r.get("derived_from")
+                   and r["valid_to"] is None and r["status"] in ("current", "coexisting")]
+        out.update({i.item_id: i for i in under_review(resting, changed, said_with)})
+    return list(out.values())
 
 
 def _ask_the_model(extractor, existing: list[KnowledgeItem], item: KnowledgeItem, params: KnowledgeParams, step):

@@ -73,6 +73,9 @@ class KnowledgeItem(BaseModel):
     confidence: float = Field(default=0.0, ge=0, le=1, description="0 until validated (ground.py).")
     method: Method = "offline"
     pattern: str = Field(default="", description="The extractor's pattern family (coverage table).")
+    derived_from: tuple[str, ...] = Field(default=(), description="Facts this one rests on (F6; dependents.py).")
+    contradicts: tuple[str, ...] = Field(default=(), description="Facts it contradicted when said (which won: "
+                                                                  "their superseded_by).")
 
     @property
     def is_current(self) -> bool:

@@ -8,7 +8,10 @@ Built from what the archive holds, so it is exactly as current as the last archi
 - ``characters``: per character, the turns it spoke, how often the user named it, the days they talked, the
   emotional moments they shared (memories of intensity ≥ ``EMOTIONAL_INTENSITY`` in which it spoke), its topics
   (keywords in its own turns and in the user's turns that name it), and a relationship depth 0–1 (``_depth``).
-- ``facts``: the current knowledge items about the user (nodes.knowledge), newest first.
+- ``facts``: the current knowledge items about the user (nodes.knowledge), newest first — those under review
+  left out: priming serves these as what holds now.
+- ``under_review``: the current items under review, each with ``why`` (a fact it rests on changed, F6 in
+  nodes.knowledge.dependents; or the user said something changed that no rule read, nodes.knowledge.unread).
 - ``preference_vector``: the mean embedding of the segments carrying the top-10 topics (L7), unit length.
 """
 
@@ -25,6 +28,8 @@ import numpy as np
 from lumina_memory.nodes.character_select import named_characters
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.settings import CHARACTERS
+
+from .unread import REVIEW, needs_review
 
 SENTIMENT_WEIGHT = 0.5
 EMOTIONAL_INTENSITY = 60.0
@@ -89,12 +94,19 @@ def build_profile(services, user_id: str) -> dict[str, Any]:
             "relationship_depth": _depth(spoke[c], len(days[c]), emotional[c]),
             "topics": [k for k, _ in per_character_topics[c].most_common(5)],
         }
-    facts = []
+    facts, doubtful = [], []
     knowledge = getattr(archive, "knowledge", None)
     if knowledge is not None:
-        facts = [{"item_id": r["item_id"], "attribute": r["attribute"], "value": r["value"], "text": r["text"],
-                  "valid_from": r["valid_from"]}
-                 for r in reversed(knowledge.items(user_id, subject="user")) if r["polarity"] == "positive"]
+        for r in reversed(knowledge.items(user_id, subject="user")):
+            if r["polarity"] != "positive":
+                continue
+            fact = {"item_id": r["item_id"], "attribute": r["attribute"], "value": r["value"], "text": r["text"],
+                    "valid_from": r["valid_from"]}
+            # A fact under review (a fact it rests on changed, or an update no rule read) is not served as current.
+            if needs_review(r):
+                doubtful.append({**fact, "why": r["note"].removeprefix(REVIEW)})
+            else:
+                facts.append(fact)
     vectors = [np.asarray(s.embedding, np.float32) for k, _ in ranked[:TOP_TOPICS] for s in topic_segments[k] if s.embedding]
     preference = None
     if vectors:
@@ -107,6 +119,7 @@ def build_profile(services, user_id: str) -> dict[str, Any]:
         "topics": {k: round(w / best, 4) for k, w in ranked},
         "characters": characters,
         "facts": facts,
+        "under_review": doubtful,
         "preference_vector": preference,
         "updated_at": updated,
     }

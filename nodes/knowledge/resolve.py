@@ -11,6 +11,9 @@ Three outcomes besides a plain add, as in the notes, and history is never lost (
   and gains the new sources; the new item is kept with status ``merged`` and ``superseded_by`` the survivor.
 - coexist: both true in their own contexts (平日は東京, 週末は実家): both ``coexisting``, annotated.
 
+Whenever the new item meets a rival (it supersedes it, joins the history behind it, or coexists with it), it
+records the rival's id in ``contradicts`` (F6): the graph's contradicts link, whose winner the statuses say.
+
 A negation is stored as an item of polarity ``negative`` (what the user said), never as a positive fact: a
 negation that ends nothing is still no false positive. ``current_facts`` lists what holds now.
 An item said before the current one it would replace (a batch replayed out of order) goes straight into the
@@ -54,6 +57,11 @@ def _end(old: KnowledgeItem, by: KnowledgeItem, why: str) -> KnowledgeItem:
     return old.model_copy(update={
         "valid_to": by.said_at, "superseded_by": by.item_id, "status": "superseded", "note": why,
     })
+
+
+def _ids(new: KnowledgeItem, rivals: Iterable[KnowledgeItem]) -> tuple[str, ...]:
+    """``new``'s contradicted items (F6) with these rivals added: which one won is in their ``superseded_by``."""
+    return tuple(dict.fromkeys((*new.contradicts, *(e.item_id for e in rivals))))
 
 
 def _describe(item: KnowledgeItem) -> str:
@@ -103,18 +111,20 @@ def resolve(existing: Sequence[KnowledgeItem], new: KnowledgeItem, params: Knowl
         updated = tuple(
             e.model_copy(update={"status": "coexisting", "note": f"coexists with {_describe(new)}"}) for e in in_context
         )
-        return Resolution(action="coexist", item=new.model_copy(update={"status": "coexisting", "note": notes}),
+        return Resolution(action="coexist", item=new.model_copy(update={
+                              "status": "coexisting", "note": notes, "contradicts": _ids(new, in_context)}),
                           updated=updated, reason="both hold, each in its own context")
 
     newest = max(rivals, key=lambda e: e.said_at)
     if newest.said_at > new.said_at:
         late = new.model_copy(update={
             "valid_to": newest.valid_from, "superseded_by": newest.item_id, "status": "superseded",
-            "note": f"said before {_describe(newest)}",
+            "note": f"said before {_describe(newest)}", "contradicts": _ids(new, [newest]),
         })
         return Resolution(action="supersede", item=late, reason="an older statement: it joins the history")
     why = f"superseded by {_describe(new)}"
-    return Resolution(action="supersede", item=new, updated=tuple(_end(e, new, why) for e in rivals),
+    return Resolution(action="supersede", item=new.model_copy(update={"contradicts": _ids(new, rivals)}),
+                      updated=tuple(_end(e, new, why) for e in rivals),
                       reason="negation" if new.polarity == "negative" else "a newer value")
 
 

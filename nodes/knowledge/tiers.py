@@ -63,6 +63,23 @@ def supersedes_pairs(history: Iterable[Mapping[str, Any]], item_ids: set[str]) -
                   and (r["item_id"] in item_ids or r["superseded_by"] in item_ids))
 
 
+def fact_links(history: Iterable[Mapping[str, Any]], item_ids: set[str]) -> list[tuple[str, str, str, str]]:
+    """(src, dst, kind, winner) for every derived_from and contradicts of ``history`` (F6) touching ``item_ids``,
+    both ends in ``history``. A contradiction's winner is the item the other's ``superseded_by`` names ("" when
+    neither ended the other: both hold, each in its context)."""
+    rows = {r["item_id"]: r for r in history}
+    out = set()
+    for r in rows.values():
+        src = r["item_id"]
+        for dst in r.get("derived_from") or ():
+            out.add((src, dst, "derived_from", ""))
+        for dst in r.get("contradicts") or ():
+            other = rows.get(dst)
+            winner = src if other is not None and other["superseded_by"] == src else dst if r["superseded_by"] == dst else ""
+            out.add((src, dst, "contradicts", winner))
+    return sorted(link for link in out if link[0] != link[1] and link[1] in rows and {link[0], link[1]} & item_ids)
+
+
 def _write_batch(services, user_id: str, rows: list[dict[str, Any]], history: list[dict[str, Any]]) -> None:
     vectors = getattr(services.stores, "knowledge", None)
     forgotten = [r["item_id"] for r in rows if r.get("forgotten_at") is not None]
@@ -77,7 +94,8 @@ def _write_batch(services, user_id: str, rows: list[dict[str, Any]], history: li
         vectors.upsert_items(user_id, rows, services.embedder.embed([embedding_text(r) for r in rows]))
     nodes = [KnowledgeNode(r["item_id"], r["subject"], r["attribute"], r["value"], r["polarity"], r["status"],
                            list(r["episode_ids"] or ())) for r in rows]
-    services.stores.graph.upsert_knowledge(user_id, nodes, supersedes_pairs(history, {r["item_id"] for r in rows}))
+    batch = {r["item_id"] for r in rows}
+    services.stores.graph.upsert_knowledge(user_id, nodes, supersedes_pairs(history, batch), fact_links(history, batch))
 
 
 def sync_knowledge_tiers(services, user_id: str | None = None) -> dict[str, int]:
@@ -145,4 +163,4 @@ def forget_episodes(services, user_id: str, episode_ids: Sequence[str]) -> int:
     return removed
 
 
-__all__ = ["embedding_text", "forget_episodes", "supersedes_pairs", "sync_best_effort", "sync_knowledge_tiers"]
+__all__ = ["embedding_text", "fact_links", "forget_episodes", "supersedes_pairs", "sync_best_effort", "sync_knowledge_tiers"]
