@@ -86,7 +86,10 @@ class AgentParams(BaseModel):
         default=30.0, ge=0, description="Pending accesses this old are written at the next access.")
     memory_model: Literal["piano", "lifecycle"] = Field(
         default="piano", description="Forgetting model of agents: the note's decay (piano) or the chat's "
-                                     "emotion-weighted lifecycle.")
+                                     "emotion-weighted lifecycle (its levels, compression and archiving).")
+    lifecycle_day_hours: float = Field(
+        default=24.0, gt=0, description="Under memory_model 'lifecycle': game hours of the run's clock to one "
+                                        "lifecycle day (24: the chat's day; smaller makes a short run fade).")
 
     @model_validator(mode="after")
     def _known_modules(self) -> "AgentParams":

@@ -11,6 +11,8 @@ vectors. One consolidation per agent at a time: a lock per agent in this process
 deleted; when the agent holds ``compress_at`` of ``ltm_cap`` records, the compression candidates are merged,
 cluster by cluster (their vectors at ``cluster_cosine``, nodes.agents.consolidation.cluster), into one record
 each that keeps every member's content, source events and accesses; every record's decay factor is stored.
+Under ``memory_model="lifecycle"`` the chat's emotion-weighted lifecycle replaces that plan
+(nodes.agents.lifecycle_model): compressed records are rewritten and embedded again, archived ones deleted.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from lumina_memory.stores.leases import LeaseBusy, leases_of
 from . import capacity
 from .consolidation import cluster, consolidate_events, ltm_id
 from .decay import forgetting_plan
+from .lifecycle_model import COMPRESSION_PATH, EMOTION_PATH, lifecycle_plan
 
 log = logging.getLogger("lumina.agents")
 
@@ -83,13 +86,11 @@ class Upkeep:
         model = self.params.memory_model
         report: dict[str, Any] = {"agent_id": agent, "memory_model": model, "deleted": 0, "compressed": 0,
                                   "merged_into": 0}
-        if model != "piano":
-            # The chat's emotion-weighted lifecycle works on the chat's memories table, not on agents' records:
-            # under "lifecycle" agents' records are kept whole and the report says so.
-            report["skipped"] = "memory_model is not 'piano': agents' records are not forgotten by P5"
-            return report
         with self.pool.locks.hold(agent):
             report["vectors_restored"] = self._restore_vectors(agent)
+            if model == "lifecycle":
+                report.update(self._lifecycle(agent))
+                return report
             records = st.tables.ltm(agent)
             plan = forgetting_plan(records, float(self.clock()), self.params)
             if plan.delete:
@@ -107,6 +108,29 @@ class Upkeep:
                 st.vectors.delete("ltm", agent, sorted(replaced))
             report.update(compressed=len(replaced), merged_into=len(merged), ltm_count=st.tables.count_ltm(agent))
         return report
+
+    def _lifecycle(self, agent: str) -> dict[str, Any]:
+        """The chat's lifecycle on the agent's records (nodes.agents.lifecycle_model): archived ones deleted,
+        compressed ones rewritten and embedded again from their new text, every record's retention / 100 stored
+        as its decay factor."""
+        st = self.agents
+        records = st.tables.ltm(agent)
+        plan = lifecycle_plan(records, float(self.clock()), self.params, self.services.settings.lifecycle)
+        if plan.delete:
+            st.tables.delete_ltm(agent, plan.delete)
+            st.vectors.delete("ltm", agent, plan.delete)
+        rewritten = {r.memory_id: r for r in plan.rewrite}
+        if plan.rewrite:  # vectors first: a crash leaves the old text with the new vector, repaired by the next run
+            st.vectors.upsert("ltm", agent, list(rewritten), self.embed([r.content for r in plan.rewrite]))
+        gone = set(plan.delete)
+        kept = [rewritten.get(r.memory_id, r).model_copy(
+                    update={"decay_factor": round(plan.retention[r.memory_id] / 100.0, 6)})
+                for r in records if r.memory_id not in gone]
+        st.tables.add_ltm(kept)
+        levels = [plan.level[r.memory_id] for r in records]
+        return {"deleted": len(plan.delete), "compressed": len(plan.rewrite), "ltm_count": st.tables.count_ltm(agent),
+                "levels": {str(v): levels.count(v) for v in sorted(set(levels))},
+                "emotion_path": EMOTION_PATH, "compression_path": COMPRESSION_PATH}
 
     def _restore_vectors(self, agent: str) -> int:
         """Crash recovery: rows whose vector a crash left unwritten (a store dies between its two writes) are
