@@ -153,10 +153,27 @@ class RecallSettings(BaseModel):
         "(× the relation's score; depth: lifecycle.relation_traversal_depth).",
     )
     recall_relation_seeds: int = Field(
-        default=3, ge=0, le=50, description="F6: the best memories found whose relations recall follows."
+        default=3, ge=0, le=50,
+        description="F6, A3: the best memories found whose relations recall follows and where the PageRank walk "
+        "restarts.",
     )
     recall_relation_per_hop: int = Field(
         default=5, ge=1, le=100, description="F6: related memories taken at most per relation followed away."
+    )
+    recall_access_weight: float = Field(
+        default=0.1, ge=0.0, le=1.0,
+        description="A3: + this × log(1 + times recalled) per memory, × α (the notes' 0.1; nodes.retrieval.activation).",
+    )
+    recall_pagerank_weight: float = Field(
+        default=0.5, ge=0.0, le=2.0,
+        description="A3: + this × Personalized PageRank (÷ the best) over the explicit and implicit links around the best "
+        "memories found, × α (the notes' 0.5); 0 = off.",
+    )
+    recall_pagerank_hops: int = Field(
+        default=2, ge=1, le=4, description="A3: links walked from the seeds to build the PageRank's subgraph."
+    )
+    recall_pagerank_per_node: int = Field(
+        default=5, ge=1, le=50, description="A3: ASSOCIATED links read per memory of that subgraph."
     )
     recall_mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0, description="S6: λ of MMR.")
     recall_mmr_pool: int = Field(default=3, ge=1, le=10, description="S6: MMR pool = this × items wanted.")

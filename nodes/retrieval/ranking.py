@@ -37,8 +37,9 @@ def asks_only_a_time(untimed: str, speakers) -> bool:
 
 
 def rank_turns(index, rel: np.ndarray, seg_importance: dict[str, float], window, now_ts: float, weights, settings,
-          only_when: bool = False) -> "Ranked":
-    """P6: α·relevance + β·recency + γ·importance for every candidate turn (relevance > 0), best first;
+          only_when: bool = False, activation: dict[str, float] | None = None) -> "Ranked":
+    """P6: α·relevance + β·recency + γ·importance for every candidate turn (relevance > 0), best first, plus α × the
+    A3 activation of its segment (``activation``: access and PageRank, nodes.retrieval.activation);
     a turn inside the time window the query names is boosted, above every turn outside it when the query asks
     nothing besides when (``only_when``). Tuples (score, index, relevance, recency)."""
     alpha, beta, gamma = weights
@@ -65,6 +66,13 @@ def rank_turns(index, rel: np.ndarray, seg_importance: dict[str, float], window,
         if code is not None:
             per_segment[code] = value
     score = alpha * relevance + beta * recency + gamma * per_segment[index.segment_of[candidates]]
+    if activation:
+        per_segment = np.zeros(len(index.segment_ids))
+        for seg_id, value in activation.items():
+            code = index.segment_code.get(seg_id)
+            if code is not None:
+                per_segment[code] = value
+        score = score + alpha * per_segment[index.segment_of[candidates]]
     order = np.lexsort((candidates, -score))  # best score first, then conversation order
     return Ranked(score[order], candidates[order], relevance[order], recency[order])
 

@@ -70,6 +70,7 @@ class RecallRun:
     pick: Any = None  # the passage picker (excerpts.passage_picker), when passages are on
     rel: Any = None  # fused relevance per turn
     tiers: dict = field(default_factory=dict)  # turn -> the tiers it was found in
+    activation: dict[str, float] = field(default_factory=dict)  # segment -> A3's access and PageRank terms
     now_ts: float = 0.0
     ordered: Any = None  # the ranked candidates: (score, index, relevance, recency)
     wanted: int = 0  # items the rerank aims at

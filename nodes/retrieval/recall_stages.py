@@ -26,7 +26,8 @@ from .query import QueryPlan, analyse, content_view
 from .ranking import asks_only_a_time, rank_turns
 from .recall_packing import lead_knowledge, pack_items, place_knowledge
 from .recall_run import RecallRun, check_query
-from .relations import lend_to_related
+from .activation import access_boost, pagerank_boost
+from .relations import best_segments, lend_to_related
 from .scope import scope_of
 from .rerank import dedup, mmr, similarities
 from .segment_items import open_segment_item
@@ -162,6 +163,26 @@ def follow_relations(run: RecallRun) -> RecallRun:
     return run
 
 
+def activate(run: RecallRun) -> RecallRun:
+    """A3's terms besides similarity and recency: how often each candidate memory was recalled, and its
+    Personalized PageRank around the best ones found (activation.py)."""
+    settings, index, user_id = run.services.settings, run.index, run.request.user_id
+    if not run.rel.any():
+        return run
+    candidates = {index.segment_ids[c] for c in np.unique(index.segment_of[run.rel > 0])}
+    boost = access_boost(run.services, user_id, candidates, settings.recall_access_weight) if run.on["lifecycle"] else {}
+    if run.on["graph"] and settings.recall_pagerank_weight and settings.recall_relation_seeds:
+        keep = run.scope.keeps_segment if run.scope is not None else None
+        ranked = pagerank_boost(run.services.stores.graph, user_id, best_segments(index, run.rel, settings.recall_relation_seeds),
+                                settings.recall_pagerank_weight, settings.recall_pagerank_hops,
+                                settings.recall_pagerank_per_node, keep)
+        for seg, value in ranked.items():
+            if seg in candidates:
+                boost[seg] = boost.get(seg, 0.0) + value
+    run.activation = boost
+    return run
+
+
 def rank(run: RecallRun) -> RecallRun:
     """Scores every candidate by relevance, recency and importance (P6), lifting the time the question names."""
     request, settings, index, on = run.request, run.services.settings, run.index, run.on
@@ -174,7 +195,7 @@ def rank(run: RecallRun) -> RecallRun:
     window, untimed = window_and_rest(query, now_ts, settings.timezone) if on["temporal"] else (None, "")
     only_when = window is not None and asks_only_a_time(untimed, run.plan.speakers or index.speakers)
     run.ordered = rank_turns(index, run.rel, run.cands.seg_importance, window, now_ts, run.weights, settings,
-                             only_when)
+                             only_when, run.activation)
     return run
 
 
@@ -242,6 +263,6 @@ def record_timings(run: RecallRun) -> RecallRun:
 
 STAGES: tuple[Callable[[RecallRun], RecallRun], ...] = (
     check_request, open_index, narrow, plan_query, embed_query, turn_candidates, feedback_candidates,
-    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, place_knowledge, note_use,
+    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, activate, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, place_knowledge, note_use,
     add_open_turns, record_timings,
 )

@@ -55,6 +55,16 @@ def follow(graph, user_id: str, seeds: dict[str, float], depth: int, share: floa
     return reached
 
 
+def best_segments(index, rel: np.ndarray, seeds: int) -> dict[str, float]:
+    """The ``seeds`` segments of the most relevant turns, each with its best turn's relevance."""
+    best: dict[str, float] = {}
+    for i in np.argsort(-rel, kind="stable"):
+        if rel[i] <= 0 or len(best) >= seeds:
+            break
+        best.setdefault(index.segment_ids[index.segment_of[i]], float(rel[i]))
+    return best
+
+
 def lend_to_related(index, rel: np.ndarray, tiers: dict, graph, user_id: str, depth: int, share: float,
                     seeds: int, per_hop: int, scope=None) -> np.ndarray:
     """``rel`` with the turns of the memories related to the ``seeds`` best segments lent their share (a turn that
@@ -62,12 +72,7 @@ def lend_to_related(index, rel: np.ndarray, tiers: dict, graph, user_id: str, de
     recall's ``scope`` are neither followed nor lent to."""
     if depth <= 0 or not rel.any():
         return rel
-    best: dict[str, float] = {}
-    for i in np.argsort(-rel, kind="stable"):
-        if rel[i] <= 0 or len(best) >= seeds:
-            break
-        seg = index.segment_ids[index.segment_of[i]]
-        best.setdefault(seg, float(rel[i]))
+    best = best_segments(index, rel, seeds)
     out = rel.copy()
     for found in follow(graph, user_id, best, depth, share, per_hop, scope):
         for i in index.members.get(found.segment_id, ()):
