@@ -3,20 +3,25 @@
 ``enforce_retention(services, now=None)`` applies, on the conversation's clock for turns and segments
 (their message times) and on the wall clock for logs (``now`` defaults to the time of the call):
 
-- raw turns older than ``retention_raw_turns_days``, by ``storage_policy``:
-  ``keep`` (default) — nothing: raw turns stay, recall quality depends on them;
+- raw turns (the conversation log; L3's archive retention, the notes' 30 days by default) older than
+  ``retention_raw_turns_days``, by ``storage_policy``:
+  ``keep`` (default, measured: bench.storage_policy) — nothing: raw turns stay, recall quality depends on them;
   ``A`` — the turns leave the archive and the turn vectors, and the raw text leaves their segments (archive
   rows and long-term payloads): only summaries, keywords and embeddings stay in search;
   ``B`` — as A, after the turns were written to Parquet files (stores.cold_turns) that deliberate recall
   reads through DuckDB (``cold_turns``);
-- segments that ended more than ``retention_segments_days`` ago leave the archive and the long-term vectors
-  (their turns follow the raw-turn rule; a mid-term record expires by its own TTL);
+- segments that ended more than ``retention_segments_days`` ago leave the archive, the long-term vectors and the
+  graph (their turns follow the raw-turn rule; a mid-term record expires by its own TTL; a knowledge item learned
+  from them stays while its own retention keeps it);
 - knowledge items last said more than ``retention_knowledge_days`` ago (a restatement merged into an item is
   a saying of it; superseded and forgotten ones too) leave the archive, the knowledge vectors and the graph: the
   archive marks them forgotten first (recall and the profile stop showing them, and their tiers' removal is
   owed, as for the monthly forgetting), the tiers drop them, then their rows go — a store that is down leaves
   them forgotten and owed, and the next run (or sync) finishes;
 - activity-log events older than ``retention_logs_days`` are dropped.
+
+The audit log is kept forever (the notes' compliance rule; its hash chain is what proves it whole): nothing here
+touches it.
 
 Backups are pruned by the backup code (``retention_backups_days``). Returns what was done, per kind.
 """
@@ -94,6 +99,7 @@ def _segments(services, now: float) -> dict[str, Any]:
     for user_id, segments in expired.items():
         ids = [s.segment_id for s in segments]
         stores.vectors.delete_matching(user_id, "segment_id", ids)
+        stores.graph.delete_segments(user_id, ids, knowledge=False)  # a fact learned from them stays while kept
         total += stores.archive.delete_segments(user_id, ids)
         _forget_indexes(services, user_id)
         record(services, user_id, "maintenance", step="retention.segments", segments=len(ids))

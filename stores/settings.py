@@ -297,7 +297,10 @@ class LuminaSettings(BaseSettings, RecallSettings):
         description="S7: which kinds of PII are redacted (email, phone, card, my_number, ip, secret).",
     )
     retention_raw_turns_days: int | None = Field(
-        default=None, ge=1, description="Raw turns kept this long (None: forever; recall quality depends on them)."
+        default=30, ge=1,
+        description="L3/S7: the conversation log (raw turns) stays in the archive this long (the notes: 7-30 days; "
+        "conversations 30); then storage_policy says what leaves: nothing (keep), the turns (A) or the turns to the "
+        "cold log (B). None: never considered.",
     )
     retention_segments_days: int | None = Field(default=None, ge=1, description="Segments kept this long (None: forever).")
     retention_knowledge_days: int | None = Field(default=None, ge=1, description="Knowledge items kept this long (None: forever).")
@@ -306,7 +309,9 @@ class LuminaSettings(BaseSettings, RecallSettings):
     storage_policy: Literal["keep", "A", "B"] = Field(
         default="keep",
         description="L9 after the raw-turn retention: 'keep' raw turns; 'A' keeps only summaries in vector search; "
-        "'B' moves raw turns to Parquet files (storage_policy_b_location) that deliberate recall reads through DuckDB.",
+        "'B' moves raw turns to Parquet files (storage_policy_b_location) that deliberate recall reads through DuckDB. "
+        "'keep', not the notes' A, by measurement: A or B at 30 days took LoCoMo deliberate recall@1024 from 0.859 to "
+        "0.206 and answer@1024 from 0.339 to 0.130 (88 % of the evidence is older; bench.storage_policy).",
     )
     storage_policy_b_location: str | None = Field(
         default=None, description="L9 policy B: a folder or s3://bucket/prefix for the Parquet logs (unset: <data_dir>/logs)."
