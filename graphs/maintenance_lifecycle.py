@@ -1,6 +1,7 @@
 """The forgetting lifecycle's daily batch (F9) as maintenance-graph nodes, one per phase (nodes.lifecycle.phases).
 
-    lifecycle_owed → lifecycle_days → lifecycle_reembed → lifecycle_relations → lifecycle_deletions → lifecycle_summary
+    lifecycle_owed → lifecycle_days → lifecycle_reembed → lifecycle_relations → lifecycle_deletions → lifecycle_merge
+      → lifecycle_summary
 
 - ``lifecycle_owed``       writes earlier runs still owe (a run that stopped between these nodes, a store down)
 - ``lifecycle_days``       the notes' steps 1–8 over columns for each due day, one archive transaction per day
@@ -8,6 +9,7 @@
 - ``lifecycle_reembed``    step 3.5: compressed texts into the long-term vectors, level payloads
 - ``lifecycle_relations``  the graph tier's typed edges
 - ``lifecycle_deletions``  auto-deleted memories out of every tier
+- ``lifecycle_merge``      A9: near-duplicate low-activity facts merged, history and sources kept
 - ``lifecycle_summary``    ``report["lifecycle"]``: level moves (from 1–4 to 1–4 or deleted), memories per level
                            now, reinforced, revived, deleted, links added, writes applied and waiting
 
@@ -62,6 +64,21 @@ lifecycle_relations = _store_phase("relations")
 lifecycle_deletions = _store_phase("deletions")
 
 
+def lifecycle_merge(state: MaintenanceState, services: Services) -> dict:
+    """A9: near-duplicate low-activity facts merged, keeping history and sources (nodes.lifecycle.merge_low_activity)."""
+    from lumina_memory.nodes.lifecycle.merge_low_activity import merge_low_activity_knowledge, users_with_knowledge
+
+    users = [state["user_id"]] if state.get("user_id") else users_with_knowledge(services)
+    progress = step_progress("lifecycle_merge")
+    candidates, merged = 0, 0
+    for done, user in enumerate(users, 1):
+        out = merge_low_activity_knowledge(services, user, now=state["now"])
+        candidates += out["candidates"]
+        merged += len(out["merged"])
+        progress(done, len(users))
+    return {"report": {"lifecycle_merge": {"users": len(users), "candidates": candidates, "merged": merged}}}
+
+
 def _done(report: dict[str, Any], step: str, nothing: dict[str, Any]) -> dict[str, Any]:
     """``step``'s report, or ``nothing`` done when it was skipped (another worker held its lease)."""
     return nothing if report[step].get("skipped") else report[step]
@@ -85,4 +102,4 @@ def lifecycle_summary(state: MaintenanceState, services: Services) -> dict:
 
 
 LIFECYCLE_STEPS = (lifecycle_owed, lifecycle_days, lifecycle_reembed, lifecycle_relations, lifecycle_deletions,
-                   lifecycle_summary)
+                   lifecycle_merge, lifecycle_summary)

