@@ -1,6 +1,7 @@
 """Every graph of langgraph.json run through `langgraph dev` as a deployment calls it (runs.wait with input and
 context): ``maintenance`` (a cron's run, with and without a user, its scheduled backups included), ``erase``
-(plan, then confirm) and ``lumina_memory``; bad input is answered with a named error in the run's result.
+(plan, then confirm), ``lumina_memory`` and ``agents`` (one agent's events in; its retrieval, working memory and
+prompt out); bad input is answered with a named error in the run's result.
 
 The server's LuminaStore (langgraph.json ``store``) holds the data directory's embedded engines for the server's
 lifetime: a step that needs the store inside a run (a backup, an erasure) must use that one, not open another.
@@ -48,6 +49,20 @@ async def _scenario(url: str) -> dict:
     seen["maintenance"] = await _wait(client, "maintenance", {}, {})
     seen["maintenance_alice"] = await _wait(client, "maintenance", {"force": True}, {"user_id": "alice"})
     seen["maintenance_bad_user"] = await _wait(client, "maintenance", {}, {"user_id": "alice\n"})
+
+    # One agent's turns of a simulation (the ``agents`` graph): events in, then WM, retrieval and prompt out.
+    agent_thread = (await client.threads.create())["thread_id"]
+    seen["agents_first"] = await _wait(client, "agents", {"agent_id": "agent_042", "now": T0, "events": [
+        {"type": "conversation", "content": "Oren asked me to bring iron ore to the tower", "participants": ["agent_7"]},
+        {"type": "observation", "content": "A wolf was drinking at the river"}],
+        "wm_patch": {"current_action": {"type": "walking", "target": "tower"}, "active_goals": ["bring iron ore"]}},
+        thread=agent_thread)
+    seen["agents_second"] = await _wait(client, "agents", {
+        "agent_id": "agent_042", "now": T0 + 600, "wm_patch": {"current_action": None},
+        "query": "what did Oren ask me?", "module": "social"}, thread=agent_thread)
+    seen["agents_other"] = await _wait(client, "agents", {"agent_id": "agent_043", "now": T0 + 600,
+                                                          "query": "what did Oren ask me?"})
+    seen["agents_bad"] = await _wait(client, "agents", {"agent_id": "../agent_042", "query": "x"})
 
     seen["erase_no_user"] = await _wait(client, "erase", {})
     seen["memory_bad_user"] = await _wait(client, "lumina_memory", _turn("x", "a", 0, "user", "hello", T0),
@@ -127,3 +142,23 @@ def test_an_erasure_through_the_server_plans_confirms_and_reaches_the_scheduled_
     after = _ok(runs["plan_after"], runs["log"])["counts"]
     assert {k: v for k, v in after.items() if v and k != "cache.embedder"} == {}
     assert runs["store_after"]["items"] == []
+
+
+def test_the_agents_graph_takes_events_and_answers_with_retrieval_wm_and_prompt(runs):
+    first = _ok(runs["agents_first"], runs["log"])
+    assert len(first["stored"]) == 2 and first["wm"]["active_goals"] == ["bring iron ore"]
+    assert first["retrieved"] == [] and first["prompt"] == ""  # no query: nothing retrieved
+    second = _ok(runs["agents_second"], runs["log"])
+    assert "current_action" not in second["wm"] and second["wm"]["active_goals"] == ["bring iron ore"]
+    top = second["retrieved"][0]
+    assert top["content"] == "Oren asked me to bring iron ore to the tower" and top["layer"] == "stm"
+    assert "bring iron ore" in second["prompt"] and "Oren asked me" in second["prompt"]
+    assert second["prompt_tokens"]["memories"] > 0
+    assert len(second["stored"]) == 2  # the thread's stored ids accumulate; this run stored none itself
+
+
+def test_the_agents_graph_shows_an_agent_only_its_own_memory_and_names_a_bad_id(runs):
+    other = _ok(runs["agents_other"], runs["log"])
+    assert all("Oren" not in r["content"] for r in other["retrieved"]) and "Oren" not in other["prompt"]
+    bad = _error(runs["agents_bad"])
+    assert bad["error"] == "InvalidInput" and "agent" in bad["message"], bad
