@@ -60,7 +60,9 @@ class Cli:
     """A CLI process on the server mode's database: Services, graph and the PostgreSQL checkpointer."""
 
     def __init__(self, data_dir: Path, uri: str):
-        self.data_dir, self.settings = data_dir, _settings(data_dir, uri)
+        # These tests run the idle sweep themselves, on a pinned clock; the sweep at open (tests/test_idle_encoding)
+        # would flush the other "process"'s threads before they look.
+        self.data_dir, self.settings = data_dir, _settings(data_dir, uri).model_copy(update={"idle_sweep_on_open": False})
         self.services, self.graph, self.checkpoints = _open(self.settings)
 
     def close(self) -> None:
