@@ -16,6 +16,8 @@ from lumina_memory.nodes.knowledge.tiers import fact_links
 from lumina_memory.nodes.knowledge.unread import REVIEW, REVIEW_CONFIDENCE
 from lumina_memory.nodes.priming.channels import profile_channel
 from lumina_memory.nodes.priming.prime import prime
+from lumina_memory.nodes.tools.pointers import parse_pointer
+from lumina_memory.nodes.tools.reading import open_pointer
 
 DAY = 86_400.0
 MAY = 1_778_000_000.0
@@ -111,6 +113,10 @@ def test_a_move_puts_the_routines_resting_on_the_old_home_under_review_and_out_o
     assert listed["take the train from Umeda"]["derived_from"] == [osaka["item_id"]]
     assert listed["take the train from Umeda"]["note"].startswith(REVIEW)
     assert listed["Fukuoka"]["contradicts"] == [osaka["item_id"]]
+    # read_memory (the agents' and the API's way to open a fact) says why too.
+    opened = open_pointer(services, "ken", parse_pointer(f"fact:{train['item_id']}"))
+    assert "rests on lives_in: Osaka, which changed, now Fukuoka" in opened.text
+    assert opened.details["item"]["derived_from"] == [osaka["item_id"]]
     # The graph holds the links: derived_from, and the contradiction with its winner.
     links = services.stores.graph.knowledge_links("ken")
     assert (train["item_id"], osaka["item_id"], "derived_from", "") in links

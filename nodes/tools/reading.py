@@ -104,8 +104,10 @@ def _fact_line(row: Mapping[str, Any], zone: str) -> str:
     held = f"{_day(row['valid_from'], zone) or '?'} → {_day(row['valid_to'], zone) or 'now'}"
     forgotten = f", forgotten {_day(row['forgotten_at'], zone)}" if row.get("forgotten_at") else ""
     sources = " ".join(f"ep:{s}" for s in row["source_ids"] or [])
+    # Why it is merged, coexisting, superseded or under review (a fact it rests on changed: F6).
+    note = f"; {row['note']}" if row.get("note") else ""
     return (f"[fact:{row['item_id']}] {subject}{row['attribute']}: {value} — {row['status']} {held}{forgotten}; "
-            f"said \"{row['text']}\" ({sources or 'no source'})")
+            f"said \"{row['text']}\" ({sources or 'no source'}){note}")
 
 
 def _history(rows: list[dict[str, Any]], item: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -135,7 +137,7 @@ def open_fact(services, user_id: str, pointer: Pointer) -> Opened | None:
         lines.append("history (oldest first):")
         lines += [f"- {_fact_line(r, zone)}" for r in history]
     public = ("item_id", "subject", "attribute", "value", "polarity", "text", "status", "valid_from", "valid_to",
-              "superseded_by", "confidence", "source_ids", "forgotten_at")
+              "superseded_by", "confidence", "source_ids", "forgotten_at", "note", "derived_from", "contradicts")
     return Opened(id=str(pointer), kind="knowledge", date=_day(item["said_at"], zone), text="\n".join(lines),
                   details={"item": {k: item[k] for k in public}, "history": [{k: r[k] for k in public} for r in history]})
 
