@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from bench import agents_quality, agents_sim, agents_sizing
+from bench import agents_quality, agents_scaling, agents_sim, agents_sizing
 from bench.agents_scenario import generate
 from lumina_memory.stores.redis_server import WATCHDOG_SECONDS
 from tests.pg_server import pg_server, pg_uri  # noqa: F401
@@ -170,3 +170,25 @@ def test_a_sim_stopped_by_sigterm_stops_its_redis(tmp_path: Path):
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
     assert left_running(data) == []
+
+
+def test_the_scaling_bench_splits_agents_over_processes_on_one_postgres(pg_uri: str, tmp_path: Path):
+    assert agents_scaling.split([f"a{i}" for i in range(5)], 2) == [["a0", "a2", "a4"], ["a1", "a3"]]
+    report = agents_scaling.main(["--agents", "5", "--hours", "0.01", "--processes", "1", "2", "--qps-queries", "3",
+                                  "--queries-per-tick", "1", "--database-url", pg_uri, "--data-dir", str(tmp_path),
+                                  "--json", str(tmp_path / "scaling.json")])
+    assert json.loads((tmp_path / "scaling.json").read_text(encoding="utf-8"))["counts"][1]["processes"] == 2
+    assert [c["processes"] for c in report["counts"]] == [1, 2]
+    for c in report["counts"]:
+        rows = c["per_process"]
+        assert [r["index"] for r in rows] == list(range(c["processes"]))
+        assert len({r["pid"] for r in rows}) == c["processes"]  # each share in a process of its own
+        assert sum(r["agents"] for r in rows) == 5 and c["events"] == 5 * rows[0]["ticks"] == sum(
+            r["events"] for r in rows)
+        assert c["ltm_queries"] == 3 * c["processes"] and all(r["ltm_queries"] == 3 for r in rows)
+        assert c["retrieve_queries"] == sum(r["queries"] for r in rows) == c["processes"] * rows[0]["ticks"]
+        assert all(r["final_records"] > 0 and r["pool_failed"] == 0 for r in rows)
+        assert c["ltm_qps"] > 0 and c["ltm_ms"]["p50"] <= c["ltm_ms"]["p95"]
+        assert len(c["load_average"]["start"]) == 3
+    assert agents_scaling.render(report)[3].startswith("| 1 |")
+    assert left_running(tmp_path) == []  # every worker stopped the private Redis it started
