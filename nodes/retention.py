@@ -18,6 +18,9 @@
   archive marks them forgotten first (recall and the profile stop showing them, and their tiers' removal is
   owed, as for the monthly forgetting), the tiers drop them, then their rows go — a store that is down leaves
   them forgotten and owed, and the next run (or sync) finishes;
+- procedures (the notes' decomposition patterns) neither recalled, reported on nor taught again for
+  ``retention_procedures_days`` leave with all their versions, unless tagged [IMPORTANT] or taught by a protected
+  memory (the monthly forgetting's disuse rule, with no use count or version sparing them);
 - activity-log events older than ``retention_logs_days`` are dropped.
 
 The audit log is kept forever (the notes' compliance rule; its hash chain is what proves it whole): nothing here
@@ -41,6 +44,7 @@ from .activity import activity_log, record
 
 log = logging.getLogger("lumina.retention")
 DAY = 86_400.0
+_NEVER = 2**31 - 1  # a use count or version no procedure reaches: retention spares none for them
 
 
 def _by_user(rows) -> dict[str, list]:
@@ -130,6 +134,23 @@ def _knowledge(services, now: float) -> dict[str, Any]:
     return report
 
 
+def _procedures(services, now: float) -> dict[str, Any]:
+    """Procedures unused past the retention: the table's disuse rule with no use count or version sparing them."""
+    days = services.settings.retention_procedures_days
+    table = getattr(services.stores.archive, "procedures", None)
+    if days is None or table is None:
+        return {"days": days, "procedures": 0}
+    counts = services.stores.archive.tier_counts()
+    report = {"days": days, "procedures": 0, "users": 0}
+    for user_id in sorted(counts.users() | set(counts.other_users)):
+        gone = table.forget_unused(user_id, now, float(days), min_uses=_NEVER, mature_version=_NEVER)
+        if gone:
+            report["procedures"] += len(gone)
+            report["users"] += 1
+            record(services, user_id, "maintenance", step="retention.procedures", procedures=len(gone))
+    return report
+
+
 def _forget_indexes(services, user_id: str) -> None:
     """The in-process recall indexes hold the removed rows: rebuilt from the archive on next use."""
     for index in (services.turn_index, services.keyword_index):
@@ -143,6 +164,7 @@ def enforce_retention(services, now: float | None = None) -> dict[str, Any]:
         "raw_turns": _raw_turns(services, now),
         "segments": _segments(services, now),
         "knowledge": _knowledge(services, now),
+        "procedures": _procedures(services, now),
         "logs": {"days": services.settings.retention_logs_days,
                  "events": activity_log(services.settings).prune(now - services.settings.retention_logs_days * DAY)},
     }

@@ -304,6 +304,12 @@ class LuminaSettings(BaseSettings, RecallSettings):
     )
     retention_segments_days: int | None = Field(default=None, ge=1, description="Segments kept this long (None: forever).")
     retention_knowledge_days: int | None = Field(default=None, ge=1, description="Knowledge items kept this long (None: forever).")
+    retention_procedures_days: int | None = Field(
+        default=90, ge=1,
+        description="S5/S7: a procedure (a task's decomposition that worked, the notes' decomposition patterns: 90 days) "
+        "neither recalled, reported on nor taught again this long leaves with all its versions, unless tagged "
+        "[IMPORTANT] or taught by a protected memory (None: forever).",
+    )
     retention_logs_days: int = Field(default=90, ge=1, description="Activity-log events kept this long (a journal file goes when its reply completes or is recovered).")
     retention_backups_days: int = Field(default=30, ge=1, description="Backups older than this are pruned.")
     storage_policy: Literal["keep", "A", "B"] = Field(

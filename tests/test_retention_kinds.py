@@ -77,3 +77,30 @@ def test_retention_never_prunes_the_audit_log(memory_factory):
     after = audit_log(mem.services).rows()
     assert after[: len(before)] == before and any(r["event"] == "test_mark" for r in after)
     assert audit_log(mem.services).verify()["ok"]
+
+
+def procedure(user: str, name: str, said_at: float, description: str = "段取り") -> dict:
+    """One current version of a procedure (S5: a task's decomposition that worked), as the table stores it."""
+    return {"procedure_id": f"p-{name}", "user_id": user, "lineage_id": f"l-{name}", "version": 1, "title": name,
+            "task_key": name, "description": description, "steps": ["調べる", "まとめる"], "keywords": [name],
+            "language": "ja", "embedding": [0.0] * 4, "success_count": 5, "failure_count": 0, "confidence": 1.0,
+            "status": "current", "superseded_by": None, "supersedes": None, "episode_ids": [], "source_turn_ids": [],
+            "source_ids": [], "outcome_ids": [], "said_at": said_at, "last_outcome_at": None, "method": "offline",
+            "note": "", "created_at": said_at, "updated_at": said_at}
+
+
+def test_decomposition_patterns_are_kept_ninety_days_since_last_used(memory_factory):
+    mem = memory_factory()
+    assert mem.settings.retention_procedures_days == 90  # the notes' decomposition patterns
+    _ingest(mem, "ann")
+    _ingest(mem, "bob")
+    table = mem.services.stores.archive.procedures
+    now = T0 + 200 * DAY
+    table.upsert([procedure("ann", "old", now - 91 * DAY), procedure("ann", "recent", now - 89 * DAY),
+                  procedure("ann", "kept", now - 300 * DAY, "[IMPORTANT] 月次報告の段取り"),
+                  procedure("bob", "old-bob", now - 91 * DAY)])
+    report = enforce_retention(mem.services, now=now)
+    assert report["procedures"] == {"days": 90, "procedures": 2, "users": 2}
+    assert {p["title"] for p in table.procedures("ann", history=True)} == {"recent", "kept"}
+    assert table.procedures("bob", history=True) == []
+    assert enforce_retention(mem.services, now=now)["procedures"]["procedures"] == 0
