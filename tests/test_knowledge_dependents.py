@@ -80,6 +80,7 @@ def _items(services, user: str) -> dict[str, dict]:
     return {r["value"]: r for r in services.stores.archive.knowledge.items(user, history=True)}
 
 
+@pytest.mark.slow  # opens every store and loads the embedder
 def test_a_move_puts_the_routines_resting_on_the_old_home_under_review_and_out_of_priming(memory):
     services = memory.services
     replay(memory.graph, "ken", rows("k1", MAY, ["I live in Osaka. I take the train from Umeda every morning.",
@@ -129,6 +130,7 @@ def test_a_move_puts_the_routines_resting_on_the_old_home_under_review_and_out_o
     assert services.stores.graph.knowledge_links("mika") == []
 
 
+@pytest.mark.slow  # opens every store and loads the embedder
 def test_a_routine_said_with_the_change_rests_on_the_new_fact(memory):
     services = memory.services
     replay(memory.graph, "aki", rows("a1", MAY, ["名古屋に住んでる。毎晩駅の近くのジムに通ってる。"]))

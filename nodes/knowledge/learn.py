@@ -106,7 +106,7 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
         for item in _review(rows, turns, checked.kept, params):
             counts["review"] += 1
             written[item.item_id] = rows[item.item_id] = row_of(item, user_id, rows[item.item_id]["episode_ids"], now)
-        for item in _dependencies(rows, learnt, changed, turns, params):
+        for item in _dependencies(rows, learnt, changed, turns, params, extractor):
             counts["dependent_review" if needs_review(item) and item.item_id not in learnt else "derived_from"] += 1
             written[item.item_id] = rows[item.item_id] = row_of(item, user_id, rows[item.item_id]["episode_ids"], now)
     table.upsert(list(written.values()))
@@ -125,15 +125,18 @@ def _review(rows: Mapping[str, Mapping[str, Any]], turns, kept: Sequence[Knowled
 
 def _dependencies(rows: Mapping[str, Mapping[str, Any]], learnt: Sequence[str],
                   changed: Mapping[str, tuple[KnowledgeItem, KnowledgeItem]], turns,
-                  params: KnowledgeParams) -> list[KnowledgeItem]:
-    """F6 after a segment: what its new facts rest on (``derived_from``), then the current facts resting on a
-    fact it changed, put under review (nodes.knowledge.dependents). Only items that change are returned."""
+                  params: KnowledgeParams, extractor=None) -> list[KnowledgeItem]:
+    """F6 after a segment: what its new facts rest on (``derived_from``: the rules', and with a model the model's
+    too), then the current facts resting on a fact it changed, put under review (nodes.knowledge.dependents).
+    Only items that change are returned."""
     mine = {i: item_of(rows[i]) for i in dict.fromkeys(learnt) if rows[i]["status"] in ("current", "coexisting")}
     anchors = [item_of(r) for r in rows.values() if r["subject"] == "user" and r["attribute"] in params.dependency_markers
                and r["valid_to"] is None and r["status"] in ("current", "coexisting")]
     out: dict[str, KnowledgeItem] = {}
     for item_id, item in mine.items():
         derived = rests_on(item, anchors, params)
+        if extractor is not None:
+            derived = _ask_what_it_rests_on(extractor, item, anchors, derived, params)
         if derived != item.derived_from:
             out[item_id] = item.model_copy(update={"derived_from": derived})
     if changed:
@@ -142,6 +145,23 @@ def _dependencies(rows: Mapping[str, Mapping[str, Any]], learnt: Sequence[str],
                    and r["valid_to"] is None and r["status"] in ("current", "coexisting")]
         out.update({i.item_id: i for i in under_review(resting, changed, said_with)})
     return list(out.values())
+
+
+def _ask_what_it_rests_on(extractor, item: KnowledgeItem, anchors: Sequence[KnowledgeItem],
+                          derived: tuple[str, ...], params: KnowledgeParams) -> tuple[str, ...]:
+    """The model's answer added to the rules' for a new routine or plan of the user, asked about the current facts
+    others may rest on said before it. A failed call keeps the rules' answer, logged."""
+    if item.subject != "user" or item.attribute not in params.dependent_attributes or item.polarity != "positive":
+        return derived
+    facts = [a for a in anchors if a.item_id != item.item_id and a.said_at <= item.said_at]
+    if not facts:
+        return derived
+    try:
+        return tuple(dict.fromkeys((*derived, *extractor.rests_on(item, facts))))
+    except Exception as exc:  # noqa: BLE001 - the rules' answer stands, loudly
+        log.warning("knowledge model failed on what %s rests on (%s); the rules' answer stands", item.item_id,
+                    f"{type(exc).__name__}: {exc}"[:200])
+        return derived
 
 
 def _ask_the_model(extractor, existing: list[KnowledgeItem], item: KnowledgeItem, params: KnowledgeParams, step):

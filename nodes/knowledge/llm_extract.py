@@ -7,7 +7,8 @@ model's review (the notes' LLM validation); approved items keep confidence 0.7, 
 A failing model is never a silent downgrade: the offline items stand, a warning is logged, and the report's
 ``path`` says "offline (model failed: …)". And the case the rules cannot decide (A7: a new value of an
 attribute that accumulates, beside current ones — another pet, or the one that replaced it?) is the model's to
-judge; without a model, or when it fails, the values coexist.
+judge; without a model, or when it fails, the values coexist. Which of the user's current facts a new routine
+or plan rests on (F6, nodes.knowledge.dependents) is asked too; the model's answer adds to the rules'.
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ JUDGE_PROMPT = ChatPromptTemplate.from_messages([
                "its place) or adds to them (coexist: both hold, e.g. a second pet). When unsure, coexist."),
     ("human", "KNOWN:\n{known}\nNEW (said later): {new}"),
 ])
+DEPENDS_PROMPT = ChatPromptTemplate.from_messages([
+    ("system", "A user told a memory system a routine or plan, and earlier some facts about their life. Which of "
+               "the FACTS does the ROUTINE rest on: would it probably no longer hold if that fact changed (a commute "
+               "from a station rests on where they live; a night shift on their job)? Answer the facts' numbers; "
+               "none when it rests on none of them."),
+    ("human", "FACTS:\n{facts}\nROUTINE: {routine}"),
+])
 REVIEW_PROMPT = ChatPromptTemplate.from_messages([
     ("system", "You check one extracted fact against the conversation turns it came from. Answer supported=true "
                "only if the user clearly stated it; false if it is inferred, hypothetical, a question, or about "
@@ -79,6 +87,13 @@ class Judgement(BaseModel):
     reason: str = ""
 
 
+class Dependencies(BaseModel):
+    """The numbers of the facts a routine or plan rests on (F6)."""
+
+    rests_on: list[int] = Field(default_factory=list)
+    reason: str = ""
+
+
 class Review(BaseModel):
     """Whether the user's turns support the fact."""
 
@@ -106,6 +121,7 @@ class ModelExtractor:
         self._extract = EXTRACT_PROMPT | chat_model.with_structured_output(ExtractedFacts, method="function_calling")
         self._review = REVIEW_PROMPT | chat_model.with_structured_output(Review, method="function_calling")
         self._judge = JUDGE_PROMPT | chat_model.with_structured_output(Judgement, method="function_calling")
+        self._depends = DEPENDS_PROMPT | chat_model.with_structured_output(Dependencies, method="function_calling")
 
     def extract(self, turns: Sequence[Mapping[str, Any] | Any]) -> list[KnowledgeItem]:
         """Items from the user's turns (method "llm", unvalidated). Raises when the model fails."""
@@ -140,6 +156,15 @@ class ModelExtractor:
             log.warning("knowledge judge failed (%s); the items coexist", f"{type(exc).__name__}: {exc}"[:200])
             return "coexist"
         return answer.decision if isinstance(answer, Judgement) else "coexist"
+
+    def rests_on(self, item: KnowledgeItem, facts: Sequence[KnowledgeItem]) -> tuple[str, ...]:
+        """F6 with a model: the ids of ``facts`` the routine or plan ``item`` rests on. Raises when the model fails
+        (the caller keeps the rules' answer and says so)."""
+        lines = "\n".join(f"[{i}] {f.attribute}: {f.value} (「{f.text}」)" for i, f in enumerate(facts))
+        answer = self._depends.invoke({"facts": lines, "routine": f"{item.attribute}: {item.value} (「{item.text}」)"})
+        if not isinstance(answer, Dependencies):
+            raise ValueError(f"the model gave no structured answer (got {type(answer).__name__})")
+        return tuple(facts[i].item_id for i in dict.fromkeys(answer.rests_on) if 0 <= i < len(facts))
 
     def review(self, item: KnowledgeItem, turns: Sequence[SourceTurn]) -> bool:
         """The notes' LLM validation of one item; a failed call rejects (nothing unconfirmed becomes knowledge)."""
