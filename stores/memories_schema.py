@@ -74,7 +74,8 @@ CORE_COLUMNS = ("intensity", "category", "decay", "memory_days", "retention", "l
                 "revival_requested", "revival_requested_at")
 LIST_FIELDS = ("memory_id", "user_id", "level", "retention", "intensity", "valence", "valence_score", "arousal",
                "tags", "category", "decay", "memory_days", "recall_count", "protected", "archived_on",
-               "revival_requested", "revival_requested_at", "text", "created", "emotion_path")
+               "revival_requested", "revival_requested_at", "text", "created", "emotion_path", "idle_days",
+               "archive_reason")
 _FLAGGED_USERS = 1_024
 RECALL_FIELDS = ("memory_id", "level", "retention", "recall_count", "valence", "arousal", "tags", "text")
 NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "valence", "valence_score", "arousal",

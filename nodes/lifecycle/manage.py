@@ -17,9 +17,11 @@ from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.protocols import MemoryLifecycleStore
 from lumina_memory.stores.secret import memory_secret
 
+from .columns import ARCHIVED, ArchiveReason
+
 JSON_FIELDS = ("memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category", "decay",
                "memory_days", "recall_count", "protected", "archived", "revival_requested", "text",
-               "source_turn_ids", "source_ids", "created", "relations")
+               "source_turn_ids", "source_ids", "created", "relations", "low_activity")
 
 
 def memory_table(services) -> MemoryLifecycleStore:
@@ -33,6 +35,7 @@ def list_memories(services, user_id: str, *, level: int | None = None) -> list[d
     if level is not None and level not in (1, 2, 3, 4):
         raise InvalidInput("level", f"must be 1, 2, 3 or 4, got {level!r}")
     table = memory_table(services)
+    params = services.settings.lifecycle
     rows = table.rows(user_id, level=level)
     links: dict[str, list[dict[str, Any]]] = {}
     for rel in table.relations(user_id):
@@ -50,8 +53,21 @@ def list_memories(services, user_id: str, *, level: int | None = None) -> list[d
             "text": r["text"] if r["text"] is not None else (r["segment_text"] or ""),
             "source_turn_ids": list(r["source_turn_ids"] or []), "source_ids": list(r["source_ids"] or []),
             "created": float(r["created"]), "relations": links.get(r["memory_id"], []),
+            "low_activity": low_activity(r, params),
         })
     return out
+
+
+def low_activity(row: dict[str, Any], params) -> bool:
+    """A9's mark on an episode: archived for low activity, or (active, not protected) unused for
+    ``low_activity_unused_days`` batch days and recalled fewer than ``low_activity_min_recalls`` times. The batch
+    keeps ``idle_days`` whether or not ``low_activity_enabled`` lets it archive such memories, so the mark shows
+    what A9 would forget either way."""
+    if int(row.get("archive_reason") or 0) == int(ArchiveReason.LOW_ACTIVITY):
+        return True
+    return (int(row["level"]) != ARCHIVED and not row["protected"]
+            and float(row.get("idle_days") or 0.0) >= params.low_activity_unused_days
+            and int(row["recall_count"]) < params.low_activity_min_recalls)
 
 
 def set_protected(services, user_id: str, memory_id: str, protected: bool) -> dict[str, Any]:
