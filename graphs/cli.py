@@ -200,6 +200,9 @@ def cmd_chat(args) -> int:
                 continue
             console.print(escape(f"{out.get('responder', '?')}> {out.get('reply', '')}"))
     finally:
+        from lumina_memory.nodes.lifecycle.catch_up import wait_for_catch_ups
+
+        wait_for_catch_ups(services)  # F9: a missed batch a turn started finishes before the stores close
         services.close()
         conn.close()
     return 0
