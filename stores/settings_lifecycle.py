@@ -23,8 +23,9 @@ Choices where the notes leave room:
   mark (90 days unused and fewer than 3 accesses) is an extra reason to move a memory to the archive (level 4,
   the notes' "削除予備軍"), and its deletion "60 more days" later is an extra auto-delete rule for memories
   archived for that reason. Off by default (the F notes alone decide), protected memories are exempt as in both
-  notes. A9's weekly LLM merge of similar low-activity items has no parameter here: compression (levels 2 and 3)
-  and the same_topic auto-links are this lifecycle's way of folding similar faded memories together.
+  notes. A9's merge of similar low-activity items folds near-duplicate facts (``low_activity_merge_similarity``, the
+  maintenance graph's ``lifecycle_merge``); similar faded memories are folded by compression (levels 2 and 3) and the
+  same_topic auto-links. A memory's low-activity mark (``memories --json``) shows with the archiving off too.
 """
 
 from __future__ import annotations
