@@ -139,3 +139,36 @@ def test_a_routine_said_with_the_change_rests_on_the_new_fact(memory):
     gym, sea = items["駅の近くのジムに通う"], items["海沿いを走る"]
     assert gym["note"] == f"{REVIEW}rests on lives_in: 名古屋, which changed, now 福岡"
     assert list(sea["derived_from"]) == [items["福岡"]["item_id"]] and not sea["note"]
+
+
+def test_a_fact_that_ends_reaches_what_rests_on_it_and_a_restated_one_does_not(tmp_path):
+    """On the archive alone: quitting a job ("no longer so") puts the routine resting on it under review; a
+    routine of someone else, a like naming the company, and a home fact are untouched; the weekly refold keeps
+    the links."""
+    from types import SimpleNamespace
+
+    from lumina_memory.nodes.knowledge.learn import learn_segments
+    from lumina_memory.nodes.knowledge.review import review_user
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+
+    archive = DuckDBArchive(tmp_path / "archive.duckdb")
+    services = SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace())
+    try:
+        def learn(segment: str, ts: float, *texts: str) -> None:
+            turns = [{"turn_id": f"{segment}-{i}", "source_id": f"{segment}:{i}", "speaker": "user", "text": t,
+                      "ts": ts + i} for i, t in enumerate(texts)]
+            learn_segments(services, "rin", [(SimpleNamespace(segment_id=segment), turns)])
+
+        learn("s1", MAY, "I work at Google.", "I eat lunch with my colleagues every day.", "I live in Kyoto.",
+              "I love Google Maps.")
+        learn("s2", MAY + 30 * DAY, "I quit my job at Google.")
+        items = {r["value"]: r for r in archive.knowledge.items("rin", history=True) if r["polarity"] == "positive"}
+        lunch = items["eat lunch with my colleagues"]
+        assert lunch["note"] == f"{REVIEW}rests on works_at: Google, which changed, no longer so"
+        assert not items["Kyoto"]["note"] and not (items["Google Maps"]["note"] or "").startswith(REVIEW)
+        before = archive.knowledge.items("rin", history=True)
+        review_user(services, "rin", now=MAY + 31 * DAY)
+        after = {r["item_id"]: r for r in archive.knowledge.items("rin", history=True)}
+        assert all(list(after[r["item_id"]]["derived_from"] or []) == list(r["derived_from"] or []) for r in before)
+    finally:
+        archive.close()
