@@ -54,6 +54,9 @@ SCHEMA = (
     f"ALTER TABLE {PROCEDURES} ADD COLUMN IF NOT EXISTS last_access DOUBLE PRECISION",
 )
 _DAY = 86_400.0
+# A version whose description holds the notes' [IMPORTANT] tag (nodes.text.important_tag writes it so) is never
+# forgotten or pruned; LIKE's only wildcards are % and _, so the brackets match as written.
+_IMPORTANT = "(lower(description) LIKE '%[important]%')"
 
 
 def _check(row: Mapping[str, Any]) -> None:
@@ -166,6 +169,25 @@ class ProcedureTable(RecallReads):
                         "WHERE user_id = ? AND supersedes = ANY(?::VARCHAR[])", [user_id, deleted])
         return len(deleted)
 
+    def prune_versions(self, user_id: str, lineage_ids: Sequence[str], keep: int) -> list[str]:
+        """Only the newest ``keep`` versions of each of ``lineage_ids`` stay (the notes: the last five); an
+        older superseded version goes unless it is tagged [IMPORTANT]. The oldest version kept then supersedes
+        nothing. Returns the procedure ids that went."""
+        user_id = validate_id(user_id, "user_id")
+        lineages = [validate_id(x, "lineage_id") for x in lineage_ids]
+        if not lineages:
+            return []
+        with self.db.tx(touches=(user_id,)) as con:
+            gone = [r[0] for r in con.execute(
+                f"DELETE FROM {PROCEDURES} p WHERE user_id = ? AND lineage_id = ANY(?::VARCHAR[]) "
+                f"AND status = 'superseded' AND NOT {_IMPORTANT} AND version <= (SELECT max(version) FROM {PROCEDURES} q "
+                "WHERE q.user_id = p.user_id AND q.lineage_id = p.lineage_id) - ? RETURNING procedure_id",
+                [user_id, lineages, int(keep)]).fetchall()]
+            if gone:
+                con.execute(f"UPDATE {PROCEDURES} SET supersedes = NULL "
+                            "WHERE user_id = ? AND supersedes = ANY(?::VARCHAR[])", [user_id, gone])
+        return sorted(gone)
+
     def forget_unreliable(self, user_id: str, below: float, min_outcomes: int) -> list[str]:
         """The monthly step: a procedure whose current version, tried at least ``min_outcomes`` times, has a
         confidence below ``below`` is forgotten with all its versions. Returns the lineages that went."""
@@ -173,7 +195,7 @@ class ProcedureTable(RecallReads):
         with self.db.tx(touches=(user_id,)) as con:
             lineages = [r[0] for r in con.execute(
                 f"SELECT lineage_id FROM {PROCEDURES} WHERE user_id = ? AND status = 'current' "
-                "AND success_count + failure_count >= ? AND confidence < ?",
+                f"AND success_count + failure_count >= ? AND confidence < ? AND NOT {_IMPORTANT}",
                 [user_id, int(min_outcomes), float(below)]).fetchall()]
             if lineages:
                 con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -199,15 +221,15 @@ class ProcedureTable(RecallReads):
         """The monthly step (the notes' procedures threshold): a procedure whose current version was neither
         recalled nor reported on for ``idle_days`` (since it was taught, if never) and was used fewer than
         ``min_uses`` times (recalls + outcomes) is forgotten with all its versions — unless it is mature
-        (version ≥ ``mature_version``: re-consolidated often) or taught by a memory the user protected (the
-        lifecycle's table, as knowledge forgetting asks it). Returns the lineages that went."""
+        (version ≥ ``mature_version``: re-consolidated often), tagged [IMPORTANT], or taught by a memory the user
+        protected (the lifecycle's table, as knowledge forgetting asks it). Returns the lineages that went."""
         self.flush_uses()
         user_id = validate_id(user_id, "user_id")
         with self.db.tx(touches=(user_id,)) as con:
             lineages = [r[0] for r in con.execute(
                 f"SELECT lineage_id FROM {PROCEDURES} p WHERE user_id = ? AND status = 'current' "
                 "AND greatest(coalesce(last_access, said_at), coalesce(last_outcome_at, said_at), said_at) < ? "
-                "AND coalesce(access_count, 0) + success_count + failure_count < ? AND version < ? "
+                f"AND coalesce(access_count, 0) + success_count + failure_count < ? AND version < ? AND NOT {_IMPORTANT} "
                 f"AND NOT EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = p.user_id AND m.protected "
                 "AND array_position(p.episode_ids, m.memory_id) IS NOT NULL)",  # see knowledge_duckdb._PROTECTED
                 [user_id, float(now) - idle_days * _DAY, int(min_uses), int(mature_version)]).fetchall()]

