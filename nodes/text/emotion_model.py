@@ -91,11 +91,9 @@ def emotion_chat_model(settings: LuminaSettings) -> BaseChatModel | None:
     ``llm`` is not "offline"; None otherwise (the lexicon reads alone)."""
     if settings.llm == "offline" or not settings.use_openai:
         return None
-    from langchain_openai import ChatOpenAI
+    from .openai_models import chat_model
 
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused"
-    return ChatOpenAI(model=settings.openai_chat_model, api_key=key, base_url=settings.openai_base_url,
-                      temperature=0, timeout=30, max_retries=2)
+    return chat_model(settings, temperature=0)
 
 
 class ModelEmotionReader:

@@ -51,10 +51,9 @@ def extractive_summary(
 def llm_summary(settings: LuminaSettings, speakers: Sequence[str], texts: Sequence[str], chat_model=None) -> str:
     """Summarise with a chat model (ChatOpenAI by default; tests pass a fake chat model)."""
     if chat_model is None:
-        from langchain_openai import ChatOpenAI
+        from .openai_models import chat_model as openai_chat_model
 
-        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused"
-        chat_model = ChatOpenAI(model=settings.openai_chat_model, api_key=key, base_url=settings.openai_base_url)
+        chat_model = openai_chat_model(settings)
     transcript = "\n".join(f"{s}: {t}" for s, t in zip(speakers, texts))
     prompt = (
         "Summarise this conversation segment in the language it is written in, in at most "
