@@ -3,8 +3,8 @@
 A server keeps the memory graph's threads in its own checkpointer, out of reach of the data directory's sweep
 (graphs.idle_segments). ``langgraph.json`` mounts ``app`` (``http.app``: the supported way to add a lifespan to a
 LangGraph server), whose lifespan runs ``sweep_forever``: every ``idle_sweep_seconds`` it lists the server's idle
-``lumina_memory`` threads through the SDK's in-process client, and each whose last turn is older than
-``boundary_idle_seconds`` gets a ``{"flush": true}`` run as its owner (``respond`` off). The server runs one run
+``lumina_memory`` threads through the SDK's in-process client, and each whose last turn and last write are both
+older than ``boundary_idle_seconds`` gets a ``{"flush": true}`` run as its owner (``respond`` off). The server runs one run
 per thread at a time: the flush is created with ``multitask_strategy="reject"``, so a thread a run is writing
 (busy, or taken between the listing and the flush) is left to the next round, as the data directory's sweep
 leaves a thread whose ``thread:<id>`` lease another worker holds. A LangGraph cron does not fit this job: it runs
@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any
 
 log = logging.getLogger("lumina.idle")
@@ -28,6 +29,17 @@ PAGE = 100
 def last_turn_ts(values: dict[str, Any] | None) -> float | None:
     turns = (values or {}).get("turns") or []
     return float(turns[-1]["ts"]) if turns else None
+
+
+def written_at(thread: dict[str, Any]) -> float:
+    """When the server last wrote the thread (epoch seconds; 0 when it does not say)."""
+    stamp = thread.get("updated_at")
+    if isinstance(stamp, datetime):
+        return stamp.timestamp()
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 async def sweep_server_threads(client, *, idle_seconds: float, now: float | None = None) -> dict[str, Any]:
@@ -43,7 +55,11 @@ async def sweep_server_threads(client, *, idle_seconds: float, now: float | None
             values = thread.get("values") or {}
             last = last_turn_ts(values)
             owner = values.get("owner")
-            if last is None or not owner or now - last < idle_seconds:
+            if last is None or not owner:
+                continue
+            # Quiet on both clocks: the conversation's (its last turn) and the server's (its last write), so a
+            # transcript of old turns being imported is not cut between two of its runs.
+            if now - max(last, written_at(thread)) < idle_seconds:
                 continue
             try:
                 await client.runs.wait(thread["thread_id"], GRAPH, input={"flush": True},

@@ -54,7 +54,7 @@ async def _scenario(url: str) -> dict:
     live = (await client.threads.create())["thread_id"]
     for thread, user, ts in ((quiet, "aoi", now - 3600), (live, "sora", now + 3600)):
         for i, text in enumerate(["来週の金曜に引っ越しの見積もりが来る", "段ボールを二十箱たのんでおいた"]):
-            await client.runs.wait(thread, "lumina_memory", input=_turn(user, "a", i, "user", text, ts + i * 10),
+            await client.runs.wait(thread, "lumina_memory", input=_turn(user, "a", i, "user", text, ts + i * 2),
                                    context={"user_id": user, "respond": False}, raise_error=True)
     deadline = time.monotonic() + 120  # stops a hung server only: the timer runs every second
     while time.monotonic() < deadline:
@@ -73,7 +73,9 @@ async def _scenario(url: str) -> dict:
 
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory):
-    env = {"LUMINA_IDLE_SWEEP_SECONDS": "1", "LUMINA_BOUNDARY_IDLE_SECONDS": "600", "LUMINA_LOG_LEVEL": "INFO"}
+    # Idle after 5 s of no writes (the server's clock) and no turns (the conversation's): the quiet thread's turns
+    # are an hour old, the live one's an hour ahead.
+    env = {"LUMINA_IDLE_SWEEP_SECONDS": "1", "LUMINA_BOUNDARY_IDLE_SECONDS": "5", "LUMINA_LOG_LEVEL": "INFO"}
     server = TimedServer(tmp_path_factory.mktemp("idle-data"), tmp_path_factory.mktemp("idle-cwd"), env)
     try:
         server.start()
