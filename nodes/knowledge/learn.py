@@ -9,6 +9,10 @@ After a segment's items are resolved, a sentence of it that speaks of a single-v
 but that no rule read puts the user's current value of it under review (nodes.knowledge.unread): a stale fact is
 not left standing as plain current because its update was worded in a way no rule reads.
 
+Then the links between facts (F6, nodes.knowledge.dependents): each new routine or plan records the current
+facts it rests on (``derived_from``; with a model, the model is asked too), and the current facts resting on a
+fact the segment superseded are put under review with why.
+
 Items carry the episodes they came from (``episode_ids``: segment ids, the lifecycle's memory ids); a merge
 gives the surviving item the new episode too.
 """
@@ -21,12 +25,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .dependents import rests_on, under_review
 from .extract import extract_items
 from .ground import validate_items
-from .models import KnowledgeItem
+from .models import KnowledgeItem, as_source_turn
 from .params import KnowledgeParams
-from .dependents import rests_on, under_review
-from .models import as_source_turn
 from .resolve import resolve
 from .unread import needs_review, review_items
 
