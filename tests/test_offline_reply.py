@@ -28,22 +28,26 @@ def chatted(tmp_path_factory, demo_rows):
     mem.close()
 
 
+@pytest.mark.slow
 def test_the_reply_quotes_the_turn_that_answers(chatted):
     out = chatted("おすすめされた映画のタイトルは何だった？")
     assert "メメント" in out["reply"]  # the recommendation, not the segment's first turn (the other film)
 
 
+@pytest.mark.slow
 def test_the_reply_quotes_the_fact_asked_for(chatted):
     reply = chatted("モカは何歳になったんだっけ？")["reply"]
     assert "3歳" in reply or "age: 3" in reply
 
 
+@pytest.mark.slow
 def test_nothing_remembered_is_said_plainly(chatted):
     reply = chatted("私の車の色、覚えてる？")["reply"]
     assert NOTHING_REMEMBERED in reply
     assert "に話したこと" not in reply and "2026-10-05" not in reply
 
 
+@pytest.mark.slow
 def test_the_date_is_said_once(chatted):
     reply = chatted("前に話した映画のこと覚えてる？")["reply"]
     assert len(re.findall(r"\d{4}-\d{2}-\d{2}", reply)) == 1

@@ -3,9 +3,13 @@ and a procedure tagged [IMPORTANT] never forgotten (for failing or for disuse) n
 
 from __future__ import annotations
 
+import pytest
+
 from lumina_memory.nodes.knowledge.procedures import list_procedures, record_outcome
 
 from .test_procedures import CHEESECAKE, DAY, T0, _learn, _turns
+
+pytestmark = pytest.mark.slow  # services opened and embedding per test
 
 
 def _lesson(minutes: int, important: bool = False) -> list[tuple[str, str]]:

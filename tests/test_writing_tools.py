@@ -3,6 +3,7 @@ and report_procedure_outcome (counted at once, once; the session end does not co
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from lumina_memory.graphs.replay import replay
@@ -39,6 +40,7 @@ def test_the_tag(memory_factory):
     assert not has_important_tag("this is important") and tagged(tagged("x")) == "[IMPORTANT] x"
 
 
+@pytest.mark.slow
 def test_write_memory_adds_a_note_that_is_stored_and_recalled(memory_factory):
     memory = memory_factory()
     model = ScriptedToolModel(script=_scripted(("write_memory", {"text": "合鍵は玄関の植木鉢の下", "important": True})))
@@ -56,6 +58,7 @@ def test_write_memory_adds_a_note_that_is_stored_and_recalled(memory_factory):
     assert any("植木鉢" in i["text"] for i in recall(memory.services, "kai", "合鍵はどこ？"))
 
 
+@pytest.mark.slow
 def test_write_memory_refuses_an_empty_note_as_a_tool_error(memory_factory):
     memory = memory_factory()
     write, _report = create_writing_tools(memory.services, "kai")
@@ -64,6 +67,7 @@ def test_write_memory_refuses_an_empty_note_as_a_tool_error(memory_factory):
         assert result.status == "error", bad
 
 
+@pytest.mark.slow
 def test_a_reported_outcome_counts_once_and_the_session_end_does_not_count_it_again(memory_factory):
     memory = memory_factory()
     replay(memory.graph, "mika", [r for r in _mika_rows() if r["source_id"].startswith("p:")])
@@ -87,6 +91,7 @@ def test_a_reported_outcome_counts_once_and_the_session_end_does_not_count_it_ag
     assert (after["success_count"], after["failure_count"]) == (1, 0)
 
 
+@pytest.mark.slow
 def test_an_unknown_procedure_is_a_tool_error(memory_factory):
     memory = memory_factory()
     _write, report = create_writing_tools(memory.services, "kai", "t-1")
