@@ -148,6 +148,7 @@ def test_a_fact_that_ends_reaches_what_rests_on_it_and_a_restated_one_does_not(t
     from types import SimpleNamespace
 
     from lumina_memory.nodes.knowledge.learn import learn_segments
+    from lumina_memory.nodes.knowledge.recall_items import knowledge_hits
     from lumina_memory.nodes.knowledge.review import review_user
     from lumina_memory.stores.archive_duckdb import DuckDBArchive
 
@@ -166,6 +167,11 @@ def test_a_fact_that_ends_reaches_what_rests_on_it_and_a_restated_one_does_not(t
         lunch = items["eat lunch with my colleagues"]
         assert lunch["note"] == f"{REVIEW}rests on works_at: Google, which changed, no longer so"
         assert not items["Kyoto"]["note"] and not (items["Google Maps"]["note"] or "").startswith(REVIEW)
+        # Recall says it is uncertain, and why.
+        [hit] = knowledge_hits(SimpleNamespace(stores=services.stores, settings=SimpleNamespace(timezone="UTC")),
+                               "rin", "What do I do every day?")
+        assert hit["uncertain"] and hit["why"] == "rests on works_at: Google, which changed, no longer so"
+        assert hit["text"] == "[habit: eat lunch with my colleagues (uncertain: rests on works_at: Google, which changed, no longer so)]"
         before = archive.knowledge.items("rin", history=True)
         review_user(services, "rin", now=MAY + 31 * DAY)
         after = {r["item_id"]: r for r in archive.knowledge.items("rin", history=True)}

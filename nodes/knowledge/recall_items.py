@@ -33,7 +33,8 @@ from lumina_memory.nodes.text.transliterate import index_keys, with_aliases
 from lumina_memory.stores.errors import StoreUnavailable
 
 from .learn import params_of
-from .unread import needs_review
+from .dependents import RESTS_ON
+from .unread import REVIEW, needs_review
 
 log = logging.getLogger("lumina.knowledge")
 
@@ -142,11 +143,14 @@ def _item(row: Mapping[str, Any], score: float, zone: str) -> dict[str, Any]:
     # The fact alone: its sentence is in the source episode that recall brings too (bench.knowledge: repeating
     # it cost LoCoMo recall at small budgets); ``sentence`` keeps it for a caller that wants it.
     # A fact under review (a later statement about it was not understood) is said to be uncertain, not current.
+    # A fact resting on one that changed (F6) says which.
     uncertain = row["valid_to"] is None and needs_review(row)
-    text = f"[{subject}{row['attribute']}: {value}{' (uncertain: may have changed since)' if uncertain else ''}]"
+    why = (row["note"] or "").removeprefix(REVIEW) if uncertain else ""
+    doubt = f" (uncertain: {why})" if why.startswith(RESTS_ON) else " (uncertain: may have changed since)"
+    text = f"[{subject}{row['attribute']}: {value}{doubt if uncertain else ''}]"
     return {
         "kind": "knowledge", "item_id": row["item_id"], "text": text, "sentence": row["text"], "score": round(float(score), 4),
-        "status": row["status"], "uncertain": uncertain, "valid_from": row["valid_from"], "valid_to": row["valid_to"],
+        "status": row["status"], "uncertain": uncertain, "why": why, "valid_from": row["valid_from"], "valid_to": row["valid_to"],
         "superseded_by": row["superseded_by"], "source_ids": list(row["source_ids"] or []),
         "source_turn_ids": list(row["source_turn_ids"] or []), "episode_ids": list(row["episode_ids"] or []),
         # in the budget's own unit (a CJK character one token, other text by words): recall takes the facts'
