@@ -112,6 +112,9 @@ class MemoryState(InputState, total=False):
     """The primed context of this user turn (nodes.priming), replaced on each user turn."""
     responder: str
     """Which character answers this turn."""
+    current_emotion: dict[str, Any] | None
+    """F7: the emotion carried from the last memory recalled (nodes.retrieval.resonance.CurrentEmotion), None at a
+    session's start."""
     reply: str
     reply_path: str
     """'llm' or 'offline' — which responder produced the reply."""

@@ -43,6 +43,7 @@ from lumina_memory.stores.settings_recall import SWITCHES, RecallConfig  # noqa:
 from .packing import Refunds
 from .recall_run import RecallRequest, RecallRun, Timings
 from .recall_stages import STAGES
+from .resonance import CurrentEmotion
 
 __all__ = ["SWITCHES", "RecallConfig", "Timings", "recall"]
 
@@ -56,6 +57,7 @@ def recall(
     limit: int | None = None,
     character: str | None = None,
     session: str | None = None,
+    emotion: CurrentEmotion | None = None,
     open_turns: Sequence[dict] | None = None,
     now_ts: float | None = None,
     budget: int | None = None,
@@ -81,6 +83,8 @@ def recall(
     ``character``, ``session``: every channel reaches only the memories this character took part in, of this
     session (S4, nodes.retrieval.scope: a session is named by its first segment's id); the open turns, the
     conversation in progress, are shown as given, and knowledge items are the person's profile, shared (A4).
+    ``emotion``: the current emotion carried from the memory recalled before (F7, resonance.py): a reply's
+    recall ranks the memories by the notes' priority with it when the query shows no emotion of its own.
     ``item_overhead``: tokens of the budget each item costs beyond its text (priming's pointer on every line);
     ``dates_once``: a day's date is shown once over its items, not on each (priming), and paid for once;
     ``pointer_groups``: one time header is shown over a segment's items of a day (or an excerpt), and paid for
@@ -92,7 +96,7 @@ def recall(
     facts). ``refunds.earned`` then says which lines the caller can leave out.
     """
     run = RecallRun(services, RecallRequest(
-        user_id, query, purpose=purpose, limit=limit, character=character, session=session, open_turns=open_turns, now_ts=now_ts,
+        user_id, query, purpose=purpose, limit=limit, character=character, session=session, emotion=emotion, open_turns=open_turns, now_ts=now_ts,
         budget=budget, query_vector=query_vector, config=config, disabled=disabled, item_overhead=item_overhead,
         dates_once=dates_once, pointer_groups=pointer_groups, shown_facts=shown_facts), timings, refunds)
     for stage in STAGES:

@@ -36,6 +36,7 @@ class RecallRequest:
     limit: int | None = None
     character: str | None = None
     session: str | None = None
+    emotion: Any = None  # the current emotion carried from the memory recalled before (resonance.CurrentEmotion)
     open_turns: Sequence[dict] | None = None
     now_ts: float | None = None
     budget: int | None = None

@@ -28,6 +28,7 @@ from .recall_packing import lead_knowledge, pack_items, place_knowledge
 from .recall_run import RecallRun, check_query
 from .activation import access_boost, pagerank_boost
 from .relations import best_segments, lend_to_related
+from .resonance import by_carried_emotion, shows_emotion
 from .scope import scope_of
 from .rerank import dedup, mmr, similarities
 from .segment_items import open_segment_item
@@ -231,6 +232,16 @@ def apply_forgetting(run: RecallRun) -> RecallRun:
     return run
 
 
+def resonate(run: RecallRun) -> RecallRun:
+    """F7: a reply's memories ranked by the notes' priority with the emotion carried from the memory recalled
+    before, when the query shows none of its own (resonance.py)."""
+    request = run.request
+    if (request.emotion and run.on["lifecycle"] and request.purpose not in DELIBERATE
+            and not shows_emotion(request.query)):
+        run.items = by_carried_emotion(run.services, request.user_id, run.items, request.emotion)
+    return run
+
+
 def note_use(run: RecallRun) -> RecallRun:
     """Notes that the knowledge shown was used (forgetting), when knowledge or a procedure took part."""
     if run.on["knowledge"] or run.how:
@@ -263,6 +274,6 @@ def record_timings(run: RecallRun) -> RecallRun:
 
 STAGES: tuple[Callable[[RecallRun], RecallRun], ...] = (
     check_request, open_index, narrow, plan_query, embed_query, turn_candidates, feedback_candidates,
-    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, activate, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, place_knowledge, note_use,
+    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, activate, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, resonate, place_knowledge, note_use,
     add_open_turns, record_timings,
 )
