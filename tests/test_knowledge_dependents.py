@@ -141,6 +141,7 @@ def test_a_routine_said_with_the_change_rests_on_the_new_fact(memory):
     assert list(sea["derived_from"]) == [items["福岡"]["item_id"]] and not sea["note"]
 
 
+@pytest.mark.slow  # the unread-update detector loads the embedder
 def test_a_fact_that_ends_reaches_what_rests_on_it_and_a_restated_one_does_not(tmp_path):
     """On the archive alone: quitting a job ("no longer so") puts the routine resting on it under review; a
     routine of someone else, a like naming the company, and a home fact are untouched; the weekly refold keeps
