@@ -37,6 +37,7 @@ from bench.common import bench_settings, percentiles
 START_CLOCK = 1_800_000_000.0
 BARRIER_TIMEOUT = 1800.0  # only stops a hang: a worker that died leaves the others waiting here
 JOIN_TIMEOUT = 7200.0
+STOP_TIMEOUT = 120.0  # a worker's close: its pool's running job, its Services, its Redis's SHUTDOWN SAVE
 
 
 def split(ids: list[str], processes: int) -> list[list[str]]:
@@ -117,12 +118,16 @@ def run_count(processes: int, ids: list[str], args: argparse.Namespace, database
         p.start()
     try:
         rows = [results.get(timeout=JOIN_TIMEOUT) for _ in procs]
+    except BaseException:  # this run stopped (an error, SIGTERM): each worker's SIGTERM handler stops its Redis
+        for p in procs:
+            p.terminate()
+        raise
     finally:
         for p in procs:
-            p.join(timeout=60)
-            if p.is_alive():  # a hung worker: its own handler stops its Redis
-                p.terminate()
-                p.join(timeout=60)
+            p.join(timeout=STOP_TIMEOUT)
+            if p.is_alive():
+                p.kill()
+                p.join()
     errors = [r for r in rows if "error" in r]
     if errors:
         raise RuntimeError(f"{len(errors)} of {processes} workers failed: {errors[0]['error']}\n"
