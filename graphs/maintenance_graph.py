@@ -123,10 +123,17 @@ def retention(state: MaintenanceState, services: Services) -> dict:
 
 def store_upkeep(state: MaintenanceState, services: Services) -> dict:
     """After retention's deletions: the archive file compacted, the archive and the graph checked against each
-    other (nodes.store_upkeep)."""
+    other (nodes.store_upkeep), once ``upkeep_interval_seconds`` has passed since the last time (or when ``force``
+    is set): the check reads the whole graph. Run under its lease, so what is due is read inside it."""
     from lumina_memory.nodes.store_upkeep import store_upkeep as upkeep
 
-    return {"report": {"store_upkeep": upkeep(services)}}
+    now = state.get("now") or time.time()
+    last = float(load_state(services).get("store_upkeep", {}).get("last", 0))
+    if not state.get("force") and now - last < services.settings.upkeep_interval_seconds:
+        return {"report": {"store_upkeep": {"due": False, "last": last}}}
+    report = upkeep(services)
+    update_state(services, "store_upkeep", {"last": now})
+    return {"report": {"store_upkeep": {"due": True, **report}}}
 
 
 def vector_indexes(state: MaintenanceState, services: Services) -> dict:

@@ -338,6 +338,10 @@ class LuminaSettings(BaseSettings, RecallSettings):
         "more than this share of it is reclaimable (free blocks, or row slots of deleted rows; DuckDB's VACUUM reclaims "
         "nothing); 1: never rewritten.",
     )
+    upkeep_interval_seconds: int = Field(
+        default=86_400, ge=0,
+        description="Maintenance (store_upkeep) runs at most this often (daily; it reads the whole graph); 0: every run.",
+    )
     upkeep_repair_graph: bool = Field(
         default=True,
         description="Maintenance (store_upkeep): graph Segment nodes the archive no longer holds are removed with their "

@@ -40,7 +40,7 @@ def test_segment_retention_removes_the_segments_graph_nodes_too(memory_factory):
 @pytest.mark.parametrize("policy", ["A", "B"])
 def test_the_maintenance_graph_applies_the_archive_retention_by_policy(memory_factory, tmp_path, policy):
     extra = {"storage_policy_b_location": str(tmp_path / "cold")} if policy == "B" else {}
-    mem = memory_factory(storage_policy=policy, **extra)  # the default 30 days
+    mem = memory_factory(storage_policy=policy, upkeep_interval_seconds=0, **extra)  # the default 30 days
     _ingest(mem, "ann")
     stores = mem.services.stores
     # The same day's maintenance without the retention first: the lifecycle and knowledge have run on everything.

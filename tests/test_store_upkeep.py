@@ -79,12 +79,18 @@ def test_the_maintenance_graph_reports_and_removes_an_orphan_of_the_embedded_gra
     services.stores.graph.link_segments(USER, real[0], [(ghost, 0.8)])
 
     report = run_maintenance(services)["store_upkeep"]
+    assert report["due"] is True
     assert report["graph"]["orphan_segments"] == 1 and report["graph"]["dangling_edges"] == {"ASSOCIATED": 1}
     assert report["graph"]["orphans_removed"] == 1
     assert report["archive"]["relations_to_missing_memories"] == 0
     assert report["archive_file"]["engine"] == "duckdb"
     assert ghost not in {str(r["id"]) for r in services.stores.graph.dump()["Segment"]}
     assert set(real) <= {str(r["id"]) for r in services.stores.graph.dump()["Segment"]}
+    # Daily: the next run within the day does not read the graph again, unless forced.
+    services.stores.graph.upsert_segment(USER, ghost, ["nox"], ["幽霊"], "never archived", 1.0, 0.5)
+    assert run_maintenance(services)["store_upkeep"]["due"] is False
+    forced = run_maintenance(services, force=True)["store_upkeep"]
+    assert forced["due"] is True and forced["graph"]["orphans_removed"] == 1
 
 
 def test_compaction_rewrites_a_mostly_free_archive_file_and_keeps_every_row(tmp_path):
