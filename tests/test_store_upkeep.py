@@ -111,3 +111,22 @@ def test_compaction_rewrites_a_mostly_free_archive_file_and_keeps_every_row(tmp_
         assert archive.compact(free_share=0.5)["rewritten"] is False  # nothing left to reclaim
     finally:
         archive.close()
+
+
+def test_an_edge_between_two_users_segments_is_reported(tmp_path):
+    from lumina_memory.stores.graph_ladybug import LadybugGraph
+
+    graph, archive = LadybugGraph(tmp_path / "graph"), DuckDBArchive(tmp_path / "archive.duckdb")
+    try:
+        services = SimpleNamespace(stores=SimpleNamespace(graph=graph, archive=archive))
+        mine, theirs = stored(graph, archive, segment(USER, 1)), stored(graph, archive, segment(OTHER, 1))
+        graph.link_segments(USER, mine, [(theirs, 0.7)])  # the protocol never links across users...
+        assert graph_integrity(services, repair=True)["cross_user_edges"] == 0
+        # ...so the breach is planted underneath it, as a bug or a hand-edited store would leave it.
+        graph._write([("MATCH (s:Segment {id: $a}), (t:Segment {id: $b}) CREATE (s)-[:ASSOCIATED {score: 0.7}]->(t)",
+                       {"a": mine, "b": theirs})])
+        found = graph_integrity(services, repair=True)
+        assert found["cross_user_edges"] == 1 and found["orphan_segments"] == 0 and found["orphans_removed"] == 0
+    finally:
+        graph.close()
+        archive.close()
