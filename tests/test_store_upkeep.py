@@ -130,3 +130,12 @@ def test_an_edge_between_two_users_segments_is_reported(tmp_path):
     finally:
         graph.close()
         archive.close()
+
+
+def test_compaction_on_postgresql_leaves_the_tables_to_the_servers_autovacuum(pg_uri):
+    from lumina_memory.stores.archive_postgres import PostgresArchive
+
+    with PostgresArchive(pg_uri, timeout=10) as archive:
+        archive.put_segment(segment(USER, 1))
+        assert archive.compact(free_share=0.0) == {"engine": "postgres", "action": "none (the server's autovacuum)"}
+        assert archive.counts(USER)["segments"] == 1
