@@ -2,6 +2,7 @@
 how many unrelated facts it touches — on the project's own scenarios, Japanese and English.
 
     python -m bench.dependent_facts [--half dev|report] [--same-turn] [--out bench/results/dependent_facts.json]
+    python -m bench.dependent_facts --heldout [--out …]   # facts touched on the held-out timelines
 
 Each scenario (``bench/data/dependent_facts.jsonl``, written by the project) is learnt on a real DuckDB archive
 through ``nodes.knowledge.learn.learn_segments``, the path a closed segment takes: the ``before`` turns as one
@@ -117,12 +118,72 @@ def run(half: str, same_turn: bool = False) -> dict[str, Any]:
     return {"half": half, "dependency_same_turn": same_turn, "summary": summarise(results), "scenarios": results}
 
 
+def heldout(same_turn: bool = False) -> dict[str, Any]:
+    """On the held-out timelines (``bench/data/knowledge_independent_*.jsonl``, written by someone who had not
+    read the rules; no dependents are labelled there): each user turn learnt as its own segment on its day, then
+    every fact put under review because a fact it rests on changed, and of those the ones the timeline's gold
+    says are still current (``wrongly_touched``: a gold fact of the same subject and attribute whose value is in
+    the item's or holds it)."""
+    from lumina_memory.nodes.knowledge.dependents import RESTS_ON
+    from lumina_memory.nodes.knowledge.learn import learn_segments
+    from lumina_memory.nodes.knowledge.params import KnowledgeParams
+    from lumina_memory.nodes.knowledge.unread import REVIEW
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+
+    params = KnowledgeParams(dependency_same_turn=same_turn)
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = DuckDBArchive(Path(tmp) / "archive.duckdb")
+        services = SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace(knowledge=params))
+        try:
+            for lang in LANGUAGES:
+                path = DATA.parent / f"knowledge_independent_{lang}.jsonl"
+                timelines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                reviewed, wrong, linked, facts = [], [], 0, 0
+                for t in timelines:
+                    user = f"h-{t['id']}"
+                    for n, turn in enumerate(t["turns"]):
+                        segment = f"{t['id']}-{n}"
+                        row = {"turn_id": segment, "source_id": segment, "speaker": turn["speaker"], "text": turn["text"],
+                               "ts": _T0 + turn["day"] * 86_400.0 + n}
+                        learn_segments(services, user, [(SimpleNamespace(segment_id=segment), [row])])
+                    items = archive.knowledge.items(user, history=True)
+                    facts += len(items)
+                    linked += sum(bool(r["derived_from"]) for r in items)
+                    for r in items:
+                        if not (r["note"] or "").startswith(REVIEW + RESTS_ON) or r["valid_to"] is not None:
+                            continue
+                        reviewed.append(f"{t['id']} {r['attribute']}: {r['value']} ({r['note']})")
+                        value = r["value"].lower()
+                        if any(g["current"] and g["subject"] == r["subject"] and g["attribute"] == r["attribute"]
+                               and (g["value"].lower() in value or value in g["value"].lower()) for g in t["expect"]):
+                            wrong.append(reviewed[-1])
+                out[lang] = {"timelines": len(timelines), "facts": facts, "with_derived_from": linked,
+                             "put_under_review": len(reviewed), "wrongly_touched": len(wrong),
+                             "reviewed": reviewed, "wrong": wrong}
+        finally:
+            archive.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", choices=("dev", "report"), default="dev")
     parser.add_argument("--same-turn", action="store_true", help="with dependency_same_turn on")
+    parser.add_argument("--heldout", action="store_true", help="the held-out timelines instead (no dependents labelled)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    if args.heldout:
+        report = heldout(args.same_turn)
+        for lang, h in report.items():
+            sys.stdout.write(f"heldout {lang}: {h['facts']} facts in {h['timelines']} timelines, {h['with_derived_from']} "
+                             f"resting on another, {h['put_under_review']} put under review, {h['wrongly_touched']} "
+                             "of them still current by the gold\n")
+            for line in h["reviewed"]:
+                sys.stdout.write(f"  {line}\n")
+        if args.out:
+            args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        return 0
     report = run(args.half, args.same_turn)
     for lang, s in report["summary"].items():
         c, w = s["caught"], s["wrongly_touched"]
