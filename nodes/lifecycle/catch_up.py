@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from lumina_memory.stores.leases import leases_of
 
@@ -52,9 +53,6 @@ def _state_of(services) -> _Started:
 
 def scheduled_time(day: int, schedule_hour: int, timezone: str) -> float:
     """Epoch seconds of batch day ``day``'s scheduled run (its date at ``schedule_hour``, local)."""
-    from datetime import date
-    from zoneinfo import ZoneInfo
-
     d = date.fromordinal(day)
     return datetime(d.year, d.month, d.day, schedule_hour, tzinfo=ZoneInfo(timezone)).timestamp()
 
@@ -66,7 +64,10 @@ def owed(services, user_id: str, now: float) -> dict[str, Any] | None:
     if params.interval_hours <= 0:
         return None
     today = batch_day(datetime.fromtimestamp(now, UTC), params.schedule_hour, params.timezone)
-    due = services.stores.archive.memories.due_users(today, [user_id])
+    table = getattr(services.stores.archive, "memories", None)
+    if table is None:  # an archive without the lifecycle's tables has no batch to miss
+        return None
+    due = table.due_users(today, [user_id])
     last = due.get(user_id)
     if last is None:  # done today (not listed), or never batched (listed with None)
         return None
