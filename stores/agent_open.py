@@ -38,6 +38,8 @@ def agent_stores(stores, settings, embedder_name: str, dim: int) -> AgentStores:
             if accesses is not None:  # the SQL adapter's pending accesses (stores.agent_accesses), bounded here
                 accesses.max_pending = settings.agents.access_flush_records
                 accesses.max_age_seconds = settings.agents.access_flush_seconds
+                tables.cluster_min_rows = settings.agents.ltm_cluster_min_rows
+                tables.cluster_share = settings.agents.ltm_cluster_share
             stores.agents = AgentStores(
                 tables, open_agent_vectors(settings, embedder_name, dim, pg_pool=stores.pg_pool))
         return stores.agents

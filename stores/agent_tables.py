@@ -28,6 +28,7 @@ from .agent_events_cache import EventsCache
 from .agent_rows import event, event_row, finite, ids_of, json_text, ltm_record, ltm_row, shared_memory, shared_row
 from .errors import InvalidInput
 from .ids import validate_id
+from .settings_agents import AgentParams
 from .sql_connection import SqlConnection
 
 
@@ -44,7 +45,12 @@ class SqlAgentTables:
         self.events_cache = None if db.shared else EventsCache(db)
         # Retrievals' accesses of LTM records, written with the next write (stores.agent_accesses); its bounds are
         # settings.agents.access_flush_* (set by stores.agent_open).
-        self.accesses = PendingAccesses()
+        defaults = AgentParams()
+        self.accesses = PendingAccesses(defaults.access_flush_records, defaults.access_flush_seconds)
+        # DuckDB: LTM rows written since the table was last ordered by agent (cluster_ltm), and when to order it
+        # again (settings.agents.ltm_cluster_*, set by stores.agent_open).
+        self.ltm_written = 0
+        self.cluster_min_rows, self.cluster_share = defaults.ltm_cluster_min_rows, defaults.ltm_cluster_share
 
     # --- agents and runs --------------------------------------------------------------------------
     def _register(self, con, agent: str, run: str) -> None:
@@ -242,7 +248,34 @@ class SqlAgentTables:
         if not rows:
             return 0
         with self._tx({agent for agent, _ in rows}, accesses=True) as con:
-            return self._upsert_ltm(con, list(rows.values()))
+            written = self._upsert_ltm(con, list(rows.values()))
+        self._wrote_ltm(written)
+        return written
+
+    def _wrote_ltm(self, rows: int) -> None:
+        """After a write of LTM rows: on DuckDB, the table is ordered by agent again once enough were written."""
+        if self.dialect != "duckdb":
+            return
+        with self.db.lock:  # one writer's threads: one of them orders the table, once
+            self.ltm_written += rows
+            if self.ltm_written < self.cluster_min_rows:
+                return
+            with self.db.read() as con:
+                (total,) = con.execute(q.COUNT_LTM_ALL).fetchone()
+            if self.ltm_written >= self.cluster_share * total:
+                self.cluster_ltm()
+
+    def cluster_ltm(self) -> int:
+        """Rewrite the LTM table in (agent, time) order, in one transaction (DuckDB; PostgreSQL's index on
+        agent_id serves its reads, so nothing is done there); returns the rows rewritten."""
+        if self.dialect != "duckdb":
+            return 0
+        with self.db.tx() as con:
+            (total,) = con.execute(q.COUNT_LTM_ALL).fetchone()
+            for statement in q.CLUSTER_LTM:
+                con.execute(statement)
+        self.ltm_written = 0
+        return int(total)
 
     def ltm(self, agent_id: str, ids: Sequence[str] | None = None) -> list[LtmRecord]:
         """The agent's records (oldest first), their access counts including this process's pending accesses."""
@@ -303,9 +336,10 @@ class SqlAgentTables:
         gone = ids_of(event_ids, "event_id")
         with self._writing((agent,)) as committed:
             with self.db.tx(touches=(agent,)) as con:
-                self._upsert_ltm(con, list(rows.values()))
+                written = self._upsert_ltm(con, list(rows.values()))
                 deleted = [r[0] for r in con.execute(q.DELETE_EVENTS, [agent, gone]).fetchall()] if gone else []
             committed({}, {agent: deleted})
+        self._wrote_ltm(written)
         return len(deleted)
 
     # --- shared memories (P7) ---------------------------------------------------------------------

@@ -40,6 +40,19 @@ HOP_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+# Every table's columns and key: what a restore writes back (stores.places.agent_place), one batch per statement.
+TABLE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    AGENTS: (("agent_id", "VARCHAR"), ("run_id", "VARCHAR")), WM: (("agent_id", "VARCHAR"), ("doc", "VARCHAR")),
+    EVENTS: EVENT_COLUMNS, LTM: LTM_COLUMNS, SHARED: SHARED_COLUMNS,
+    GROUPS: (("run_id", "VARCHAR"), ("group_id", "VARCHAR"), ("agent_id", "VARCHAR")), HOPS: HOP_COLUMNS,
+}
+TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    AGENTS: ("agent_id",), WM: ("agent_id",), EVENTS: ("agent_id", "event_id"), LTM: ("agent_id", "memory_id"),
+    SHARED: ("memory_id",), GROUPS: ("run_id", "group_id", "agent_id"),
+    HOPS: ("memory_id", "from_agent", "to_agent", "time"),
+}
+
+
 def names(columns: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     return tuple(c for c, _ in columns)
 
@@ -131,6 +144,17 @@ UPSERT_SHARED = batch_insert(SHARED, SHARED_COLUMNS, "ON CONFLICT (memory_id) DO
 INSERT_HOP = (f"INSERT INTO {HOPS} ({', '.join(names(HOP_COLUMNS))}) VALUES (?, ?, ?, ?, ?) "
               "ON CONFLICT (memory_id, from_agent, to_agent, time) DO NOTHING")
 
+
+
+def restore_rows(table: str) -> str:
+    """One batch of a backup's rows of ``table`` written back (``batch_parameters(TABLE_COLUMNS[table], rows)``):
+    a row whose key is taken replaces that row's values, as a restore over live data does."""
+    columns, keys = TABLE_COLUMNS[table], TABLE_KEYS[table]
+    others = _updates(columns, keys)
+    conflict = f"ON CONFLICT ({', '.join(keys)}) DO " + (f"UPDATE SET {others}" if others else "NOTHING")
+    return batch_insert(table, columns, conflict, ", ".join(keys))
+
+
 # --- agents and groups ---------------------------------------------------------------------------------
 REGISTER = f"INSERT INTO {AGENTS} (agent_id, run_id) VALUES (?, ?) ON CONFLICT (agent_id) DO NOTHING"
 RUN_OF = f"SELECT run_id FROM {AGENTS} WHERE agent_id = ?"
@@ -181,6 +205,16 @@ ADD_ACCESSES = (f"UPDATE {LTM} SET access_count = access_count + v.n, "
                 "last_accessed = greatest(coalesce(last_accessed, v.last), v.last) "
                 "FROM (SELECT unnest(?::VARCHAR[]) AS a, unnest(?::VARCHAR[]) AS m, unnest(?::BIGINT[]) AS n, "
                 f"unnest(?::{_F8}[]) AS last) AS v WHERE {LTM}.agent_id = v.a AND {LTM}.memory_id = v.m")
+# DuckDB keeps rows in insertion order and skips a vector of rows only by its min/max: consolidations of every
+# agent interleave, so a read of one agent's records scans the whole table. Rewritten in (agent, time) order in one
+# transaction, one agent's rows lie together and the scan skips the rest (no index serves these reads: STACK.md).
+CLUSTER_LTM = (
+    f"CREATE OR REPLACE TEMP TABLE {LTM}_clustered AS SELECT {_LTM_NAMES} FROM {LTM} ORDER BY agent_id, created_at, memory_id",
+    f"DELETE FROM {LTM}",
+    f"INSERT INTO {LTM} ({_LTM_NAMES}) SELECT {_LTM_NAMES} FROM {LTM}_clustered",
+    f"DROP TABLE {LTM}_clustered",
+)
+COUNT_LTM_ALL = f"SELECT count(*) FROM {LTM}"
 DELETE_LTM = (f"DELETE FROM {LTM} WHERE agent_id = ?" + _AMONG.format(column="memory_id")
               + " RETURNING memory_id")
 

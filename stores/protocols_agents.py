@@ -62,6 +62,10 @@ class AgentTables(Protocol):
         """One access each: access_count + 1, last_accessed = at (atomic across processes). Counted in memory and
         written with the next write of these tables, ``flush_accesses`` or ``close`` (stores.agent_accesses)."""
         ...
+    def cluster_ltm(self) -> int:
+        """Lay the LTM rows out by agent where the engine needs it for reads by agent (DuckDB: rows rewritten; a
+        write of enough rows does it too); returns the rows rewritten."""
+        ...
     def flush_accesses(self) -> int:
         """Write the pending accesses now; returns how many records' accesses were written."""
         ...

@@ -12,6 +12,7 @@ import pytest
 
 from lumina_memory.stores.agent_accesses import PendingAccesses
 from lumina_memory.stores.agent_tables import SqlAgentTables
+from lumina_memory.stores.duckdb_connection import GuardedConnection
 from lumina_memory.stores.errors import InvalidInput
 
 from .sql_engines import pg_server, sql_db  # noqa: F401 - fixtures
@@ -123,3 +124,40 @@ def test_accesses_are_due_by_count_and_by_age():
     assert pending.add("a1", ["m1"], 2.0) is False  # the same record again: still one pending
     assert pending.add("a2", ["m1"], 2.0) is True
     assert PendingAccesses(max_pending=100, max_age_seconds=0.0).add("a1", ["m1"], 1.0) is True
+
+
+# --- LTM laid out by agent --------------------------------------------------------------------------------
+def _physical_agents(db) -> list[str]:
+    """The agents of the LTM rows in the order the engine stores them (DuckDB's rowid)."""
+    with db.read() as con:
+        return [r[0] for r in con.execute("SELECT agent_id FROM agent_ltm ORDER BY rowid").fetchall()]
+
+
+def test_cluster_ltm_keeps_every_record_and_lays_them_out_by_agent(tables, sql_db):
+    for n in range(1, 4):  # consolidations of three agents, interleaved
+        tables.add_ltm([rec(a, n) for a in ("a3", "a1", "a2")])
+    tables.touch_ltm("a1", ["m2"], at=9.0)
+    before = {a: tables.ltm(a) for a in ("a1", "a2", "a3")}
+    rewritten = tables.cluster_ltm()
+    assert {a: tables.ltm(a) for a in before} == before
+    assert tables.ltm("a1", ["m2"])[0].access_count == 1 and tables.flush_accesses() == 1
+    if sql_db.dialect == "duckdb":
+        assert rewritten == 9 and _physical_agents(sql_db) == ["a1"] * 3 + ["a2"] * 3 + ["a3"] * 3
+    else:  # the agent_id index serves PostgreSQL's reads: nothing to rewrite
+        assert rewritten == 0
+
+
+def test_duckdb_orders_the_table_again_once_enough_rows_were_written(tmp_path):
+    sql_db = GuardedConnection(str(tmp_path / "archive.duckdb"), str(tmp_path), "archive", ())
+    tables = SqlAgentTables(sql_db)
+    tables.cluster_min_rows, tables.cluster_share = 6, 0.5
+    tables.add_ltm([rec(a, 1) for a in ("a2", "a1")])
+    tables.add_ltm([rec(a, 2) for a in ("a2", "a1")])
+    assert tables.ltm_written == 4 and _physical_agents(sql_db) == ["a2", "a1", "a2", "a1"]
+    tables.add_events([ev("a1", 7), ev("a1", 8)])
+    tables.consolidated("a1", [rec("a1", 7), rec("a1", 8)], ["e7", "e8"])  # the sixth row written
+    assert tables.ltm_written == 0 and _physical_agents(sql_db) == ["a1"] * 4 + ["a2"] * 2
+    assert [r.memory_id for r in tables.ltm("a1")] == ["m1", "m2", "m7", "m8"]
+    tables.add_ltm([rec("a2", 3)])  # 1 of 7 rows: not yet
+    assert tables.ltm_written == 1 and _physical_agents(sql_db)[-1] == "a2"
+    sql_db.close()

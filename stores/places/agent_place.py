@@ -30,11 +30,12 @@ from ..ids import validate_id
 from ..vector_filters import TENANT_FIELD
 from . import jsonl
 from .archive import FileRewriter
-from .parquet_rows import PARQUET, export_table, insert_rows, literal
+from .parquet_rows import PARQUET, export_table, literal
 
 NAME = "agents"
 ITEM = "item_id"
 UPSERT_BATCH = 512
+RESTORE_BATCH = 5_000  # rows per INSERT of a restore: a few MB of parameters
 # The columns naming an agent, per table, and the list columns an agent's id is taken out of.
 AGENT_COLUMNS = {q.AGENTS: ("agent_id",), q.WM: ("agent_id",), q.EVENTS: ("agent_id",), q.LTM: ("agent_id",),
                  q.SHARED: ("author",), q.GROUPS: ("agent_id",), q.HOPS: ("from_agent", "to_agent")}
@@ -151,15 +152,20 @@ class AgentPlace:
                 continue
             named = _named_ids(src, table)
             erased = sorted(a for a in named if is_erased(a))
+            columns = q.TABLE_COLUMNS[table]
             con = duckdb.connect()
             try:
-                cur = con.execute(_kept_select(src, table), [erased])
-                names, rows = [d[0] for d in cur.description], cur.fetchall()
+                rows = con.execute(f"SELECT {', '.join(q.names(columns))} FROM ({_kept_select(src, table)}) AS k",
+                                   [erased]).fetchall()
             finally:
                 con.close()
             if rows:
+                # In batches of one statement each (agent_tables_sql.restore_rows), not a statement per row.
+                statement = q.restore_rows(table)
                 with self.db.tx(touches=sorted(named - set(erased))) as tx:
-                    n += insert_rows(tx, table, names, rows)
+                    for start in range(0, len(rows), RESTORE_BATCH):
+                        chunk = rows[start:start + RESTORE_BATCH]
+                        n += len(tx.execute(statement, q.batch_parameters(columns, chunk)).fetchall())
         for layer in LAYERS:
             batches: dict[str, list[tuple[str, list[float]]]] = defaultdict(list)
             for record in jsonl.kept_rows(src / f"{layer}.jsonl", is_erased):
