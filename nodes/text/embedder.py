@@ -14,6 +14,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from lumina_memory.stores.errors import LuminaError
 from lumina_memory.stores.settings import LuminaSettings
 
 log = logging.getLogger("lumina.embedder")
@@ -59,7 +60,9 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 
 class CachedEmbedder:
     """LRU cache in front of any embedder (L12/S6): repeated texts — a query asked twice, a turn
-    embedded for boundary detection and again for its segment — cost one forward pass."""
+    embedded for boundary detection and again for its segment — cost one forward pass. With a shared tier
+    (``share``: the mid-term Redis), a text missing here is looked up there before the model runs, and what the
+    model embeds is put there, so the processes of one memory embed a text once between them."""
 
     def __init__(self, inner: Embedder, size: int):
         self.inner = inner
@@ -69,6 +72,16 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.shared = None
+        """stores.redis_vector_cache.RedisVectorCache, or None (process cache only)."""
+        self._shared_ttl = 0
+        self.shared_hits = 0
+        self.shared_errors = 0
+
+    def share(self, tier, ttl_seconds: int) -> None:
+        """Use ``tier`` (a RedisVectorCache of this embedder's namespace) as the second tier, its vectors kept
+        ``ttl_seconds``."""
+        self.shared, self._shared_ttl = tier, ttl_seconds
 
     @property
     def capacity(self) -> int:
@@ -76,16 +89,44 @@ class CachedEmbedder:
         return self._size
 
     def cached(self) -> int:
-        """Texts in the cache now."""
+        """Vectors held now: this process's, plus the shared tier's (every process's, every embedder's)."""
         with self._lock:
-            return len(self._cache)
+            n = len(self._cache)
+        return n + (self.shared.count() if self.shared is not None else 0)
 
     def clear_cache(self) -> int:
-        """Empty the cache (erasure: its texts are not filed by user); texts dropped."""
+        """Empty the cache, the shared tier too (erasure: their texts are not filed by user); vectors dropped."""
         with self._lock:
             n = len(self._cache)
             self._cache.clear()
-        return n
+        return n + (self.shared.clear() if self.shared is not None else 0)
+
+    def _from_shared(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The vectors the shared tier holds of ``texts``. A tier that does not answer costs only its warmth:
+        the model embeds them, and the log and ``shared_errors`` say so."""
+        if self.shared is None or not texts:
+            return {}
+        try:
+            stored = self.shared.get_many(texts)
+        except LuminaError as exc:
+            self.shared_errors += 1
+            log.warning("embedding cache tier not read (%s); embedding %d text(s) here", exc, len(texts))
+            return {}
+        found = {}
+        for text, data in zip(texts, stored):
+            if data is not None and len(data) == self.dim * 4:
+                found[text] = np.frombuffer(data, dtype=np.float32)
+        return found
+
+    def _to_shared(self, vectors: dict[str, np.ndarray]) -> None:
+        if self.shared is None or not vectors:
+            return
+        try:
+            self.shared.put_many({t: np.asarray(v, dtype=np.float32).tobytes() for t, v in vectors.items()},
+                                 self._shared_ttl)
+        except LuminaError as exc:
+            self.shared_errors += 1
+            log.warning("embedding cache tier not written (%s)", exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -101,10 +142,15 @@ class CachedEmbedder:
                     out[i] = vec
                     self.hits += 1
         if missing:
-            fresh = self.inner.embed(list(missing))
+            found = self._from_shared(list(missing))
+            computed = [t for t in missing if t not in found]
+            fresh = dict(zip(computed, self.inner.embed(computed))) if computed else {}
+            self._to_shared(fresh)
             with self._lock:
-                for (text, positions), vec in zip(missing.items(), fresh):
-                    self.misses += 1
+                self.shared_hits += len(found)
+                for text, positions in missing.items():
+                    vec = found[text] if text in found else fresh[text]
+                    self.misses += text in fresh
                     for i in positions:
                         out[i] = vec
                     if self._size:
