@@ -4,7 +4,8 @@ CypherGraph sends (stores.graph_pg runs them).
 A node label is a table keyed by its id; an edge type is a table of (from, to) pairs keyed by both ends, whose
 foreign keys cascade, so deleting a node deletes its edges as DETACH DELETE does. Two edge kinds need no table
 of their own: HAD (User -> Segment) is a segment's ``user_id`` with its user's row present, and the five typed
-memory relations share ``graph_relations`` with their edge type in ``kind``.
+memory relations share ``graph_relations`` with their edge type in ``kind``, as the links between facts
+(FACT_DERIVED_FROM, FACT_CONTRADICTS) share ``graph_knowledge_links``.
 
 Each statement's SQL keeps its Cypher meaning row for row: nodes matched with their owner where the Cypher
 matches them so, MERGE as ``ON CONFLICT``, the same RETURN aliases. Writes are idempotent upserts, so the
