@@ -10,8 +10,8 @@
   rows and long-term payloads): only summaries, keywords and embeddings stay in search;
   ``B`` — as A, after the turns were written to Parquet files (stores.cold_turns) that deliberate recall
   reads through DuckDB (``cold_turns``);
-- segments that ended more than ``retention_segments_days`` ago leave the archive, the long-term vectors and the
-  graph (their turns follow the raw-turn rule; a mid-term record expires by its own TTL; a knowledge item learned
+- segments that ended more than ``retention_segments_days`` ago leave the archive (with their memories'
+  lifecycle rows), the long-term vectors and the graph (their turns follow the raw-turn rule; a mid-term record expires by its own TTL; a knowledge item learned
   from them stays while its own retention keeps it);
 - knowledge items last said more than ``retention_knowledge_days`` ago (a restatement merged into an item is
   a saying of it; superseded and forgotten ones too) leave the archive, the knowledge vectors and the graph: the
@@ -104,6 +104,9 @@ def _segments(services, now: float) -> dict[str, Any]:
         ids = [s.segment_id for s in segments]
         stores.vectors.delete_matching(user_id, "segment_id", ids)
         stores.graph.delete_segments(user_id, ids, knowledge=False)  # a fact learned from them stays while kept
+        memories = getattr(stores.archive, "memories", None)
+        for memory_id in ids if memories is not None else ():  # a memory's text is its segment's: it goes too
+            memories.delete(user_id, memory_id)
         total += stores.archive.delete_segments(user_id, ids)
         _forget_indexes(services, user_id)
         record(services, user_id, "maintenance", step="retention.segments", segments=len(ids))

@@ -11,6 +11,7 @@ import pytest
 from lumina_memory.graphs.erase import audit_log
 from lumina_memory.graphs.maintenance_graph import run_maintenance
 from lumina_memory.nodes.retention import DAY, cold_turns, enforce_retention
+from lumina_memory.nodes.store_upkeep import archive_integrity
 from lumina_memory.stores.settings import LuminaSettings
 
 from .test_retention import NEW, OLD, T0, _ingest, _texts
@@ -32,9 +33,14 @@ def test_segment_retention_removes_the_segments_graph_nodes_too(memory_factory):
     _ingest(mem, "bob")
     old, new = sorted(mem.services.stores.archive.segments("ann"), key=lambda s: s.end_ts)
     assert graph_segments(mem, "ann") == {old.segment_id, new.segment_id}
+    memories = mem.services.stores.archive.memories
+    assert {r["memory_id"] for r in memories.rows("ann")} == {old.segment_id, new.segment_id}
     enforce_retention(mem.services, now=T0 + 61 * DAY)
     assert graph_segments(mem, "ann") == {new.segment_id}  # no orphan left for store_upkeep to find
     assert len(graph_segments(mem, "bob")) == 1
+    # The memory (its lifecycle row, its summary or keywords) leaves with its segment: no text outlives it.
+    assert {r["memory_id"] for r in memories.rows("ann")} == {new.segment_id}
+    assert archive_integrity(mem.services)["memories_without_segment"] == 0
 
 
 @pytest.mark.parametrize("policy", ["A", "B"])
