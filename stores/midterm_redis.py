@@ -304,7 +304,15 @@ class RedisMidTerm:
         """The embedding cache's Redis tier (stores.redis_vector_cache) on this store's server and connections."""
         from .redis_vector_cache import RedisVectorCache
 
-        return RedisVectorCache(self._client, self._run, namespace)
+        return RedisVectorCache(self._client, self._once, namespace)
+
+    def _once(self, what: str, call: Callable[[], _T]) -> _T:
+        """One attempt, no revival: a cache that does not answer is skipped at once, not waited for (its caller
+        computes the value); the mid-term tier's own calls still retry and revive the server."""
+        try:
+            return call()
+        except _CONN_ERRORS as exc:
+            raise StoreUnavailable(TIER, f"{what} failed on {self._where} ({type(exc).__name__}: {exc})") from exc
 
     def ping(self) -> str:
         """"redis 8.2.3" or "valkey 9.1.0" (Valkey also reports a redis_version for compatibility)."""
