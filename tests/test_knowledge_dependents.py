@@ -173,8 +173,17 @@ def test_a_fact_that_ends_reaches_what_rests_on_it_and_a_restated_one_does_not(t
                                "rin", "What do I do every day?")
         assert hit["uncertain"] and hit["why"] == "rests on works_at: Google, which changed, no longer so"
         assert hit["text"] == "[habit: eat lunch with my colleagues (uncertain: rests on works_at: Google, which changed, no longer so)]"
+        # Restated at a new job, the routine rests on the new one and leaves review; the next change reaches it.
+        learn("s3", MAY + 40 * DAY, "I got a job at Apple.")
+        learn("s4", MAY + 50 * DAY, "I eat lunch with my colleagues every day.")
+        items = {r["value"]: r for r in archive.knowledge.items("rin") if r["polarity"] == "positive"}  # current
+        lunch = items["eat lunch with my colleagues"]
+        assert items["Apple"]["item_id"] in lunch["derived_from"] and not lunch["note"].startswith(REVIEW)
+        learn("s5", MAY + 60 * DAY, "I got a job at Sony.")
+        lunch = {r["value"]: r for r in archive.knowledge.items("rin")}["eat lunch with my colleagues"]
+        assert lunch["note"] == f"{REVIEW}rests on works_at: Apple, which changed, now Sony"
         before = archive.knowledge.items("rin", history=True)
-        review_user(services, "rin", now=MAY + 31 * DAY)
+        review_user(services, "rin", now=MAY + 61 * DAY)
         after = {r["item_id"]: r for r in archive.knowledge.items("rin", history=True)}
         assert all(list(after[r["item_id"]]["derived_from"] or []) == list(r["derived_from"] or []) for r in before)
     finally:

@@ -12,7 +12,8 @@ The ids go in the item's ``derived_from`` (the archive's truth; the graph mirror
 When a fact is later superseded ("I moved to Fukuoka"), every current fact resting on it that was not said
 with the change is put under review, with why: its note quotes the fact that changed and what replaced it,
 its confidence drops to the review level, recall marks it uncertain and the profile (priming's current facts)
-leaves it out and lists it under review. A restatement of it ends the review (nodes.knowledge.unread.cleared).
+leaves it out and lists it under review. A restatement of it ends the review (nodes.knowledge.unread.cleared),
+and what it rests on is asked again as of the restatement (learn.py): a move after that reaches it again.
 """
 
 from __future__ import annotations

@@ -89,6 +89,7 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
         for rejection in checked.rejected:
             log.info("knowledge item rejected (ungrounded) user=%s reason=%s", user_id, rejection.reason)
         learnt: list[str] = []
+        restated: dict[str, float] = {}
         changed: dict[str, tuple[KnowledgeItem, KnowledgeItem]] = {}
         for item in sorted(checked.kept, key=lambda i: i.said_at):
             existing = [item_of(r) for r in rows.values()]
@@ -96,7 +97,9 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
             if extractor is not None and step.action == "add":
                 step = _ask_the_model(extractor, existing, item, params, step)
             counts[step.action] += 1
-            if step.item is not None:
+            if step.action == "merge":  # a restatement: what it rests on now is asked again, as of now
+                restated.update({u.item_id: item.said_at for u in step.updated})
+            elif step.item is not None:
                 learnt.append(step.item.item_id)
                 changed.update({u.item_id: (u, step.item) for u in step.updated if u.status == "superseded"})
             for updated in step.updated:
@@ -109,7 +112,7 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
         for item in _review(rows, turns, checked.kept, params):
             counts["review"] += 1
             written[item.item_id] = rows[item.item_id] = row_of(item, user_id, rows[item.item_id]["episode_ids"], now)
-        for item in _dependencies(rows, learnt, changed, turns, params, extractor):
+        for item in _dependencies(rows, learnt, restated, changed, turns, params, extractor):
             counts["dependent_review" if needs_review(item) and item.item_id not in learnt else "derived_from"] += 1
             written[item.item_id] = rows[item.item_id] = row_of(item, user_id, rows[item.item_id]["episode_ids"], now)
     table.upsert(list(written.values()))
@@ -126,22 +129,25 @@ def _review(rows: Mapping[str, Mapping[str, Any]], turns, kept: Sequence[Knowled
     return review_items(live, turns, kept, params)
 
 
-def _dependencies(rows: Mapping[str, Mapping[str, Any]], learnt: Sequence[str],
+def _dependencies(rows: Mapping[str, Mapping[str, Any]], learnt: Sequence[str], restated: Mapping[str, float],
                   changed: Mapping[str, tuple[KnowledgeItem, KnowledgeItem]], turns,
                   params: KnowledgeParams, extractor=None) -> list[KnowledgeItem]:
-    """F6 after a segment: what its new facts rest on (``derived_from``: the rules', and with a model the model's
-    too), then the current facts resting on a fact it changed, put under review (nodes.knowledge.dependents).
-    Only items that change are returned."""
-    mine = {i: item_of(rows[i]) for i in dict.fromkeys(learnt) if rows[i]["status"] in ("current", "coexisting")}
+    """F6 after a segment: what its new facts, and the facts it restated (item id → when), rest on
+    (``derived_from``: the rules', and with a model the model's too), then the current facts resting on a fact
+    it changed, put under review (nodes.knowledge.dependents). Only items that change are returned."""
+    said = {**dict.fromkeys(learnt), **restated}
+    mine = {i: item_of(rows[i]) for i in said if rows[i]["status"] in ("current", "coexisting")}
     anchors = [item_of(r) for r in rows.values() if r["subject"] == "user" and r["attribute"] in params.dependency_markers
                and r["valid_to"] is None and r["status"] in ("current", "coexisting")]
     out: dict[str, KnowledgeItem] = {}
     for item_id, item in mine.items():
+        if said[item_id] is not None:  # restated: the facts said before the restatement count
+            item = item.model_copy(update={"said_at": said[item_id]})
         derived = rests_on(item, anchors, params)
         if extractor is not None:
             derived = _ask_what_it_rests_on(extractor, item, anchors, derived, params)
         if derived != item.derived_from:
-            out[item_id] = item.model_copy(update={"derived_from": derived})
+            out[item_id] = item_of(rows[item_id]).model_copy(update={"derived_from": derived})
     if changed:
         said_with = {str(as_source_turn(t)["turn_id"]) for t in turns}
         resting = [out.get(r["item_id"]) or item_of(r) for r in rows.values() if r.get("derived_from")
