@@ -54,6 +54,13 @@ def test_a_later_segment_resolves_the_item_an_earlier_one_opened(memory):
     assert [i["text"] for i in open_issues(memory.services, "yui")] == ["図書館の本を返さなきゃ"]
     events = recent_activity(memory.services, "yui", 100, ("issue_resolved",))
     assert len(events) == 1 and events[0]["opened_segment"] == opened_in
+    from lumina_memory.nodes.priming.channels import recent_channel
+    from lumina_memory.nodes.priming.presets import preset_named
+
+    primed = recent_channel(memory.services, "yui", "おはよう", "greeting", preset_named("default"), None)
+    assert [i["text"].split("] ", 1)[1] for i in primed if i["origin"] == "activity"] == ["resolved: やっとWi-Fi直ったよ！"]
+    kai = recent_channel(memory.services, "kai", "おはよう", "greeting", preset_named("default"), None)
+    assert not any("resolved" in i["text"] for i in kai)
     assert [i["text"] for i in open_issues(memory.services, "kai")] == ["Wi-Fiが壊れて困ってる"]  # kai's stays open
     assert resolved_issues(memory.services, "kai") == []
 

@@ -12,6 +12,7 @@ from typing import Any, Collection, Sequence
 import numpy as np
 
 from lumina_memory.nodes.activity import recent_activity
+from lumina_memory.nodes.issues import RESOLVED as ISSUE_RESOLVED
 from lumina_memory.nodes.knowledge.learn import params_of as knowledge_params
 from lumina_memory.nodes.knowledge.procedures import match_procedures
 from lumina_memory.nodes.knowledge.profile import cached_profile
@@ -120,14 +121,24 @@ def recent_channel(services, user_id: str, message: str, message_type: str, pres
                         date=date_label(seg.end_ts, services.settings.timezone), similarity=similarity, source_ids=seg.source_ids))
     if gate:
         return out
-    asked = [e for e in recent_activity(services, user_id, 20, ("recall",)) if e.get("query") and e.get("turn_id")][-5:]
-    if asked:
-        by_id = {t.turn_id: t for t in stores.archive.get_turns(user_id, [e["turn_id"] for e in asked])}
+    events = recent_activity(services, user_id, 20, ("recall", ISSUE_RESOLVED))
+    asked = [e for e in events if e.get("event") == "recall" and e.get("query") and e.get("turn_id")][-5:]
+    # A5's resolution propagation (nodes.issues): what the user said was settled lately, so no character asks after it.
+    settled = [e for e in events if e.get("event") == ISSUE_RESOLVED and e.get("resolved_turn")][-3:]
+    if asked or settled:
+        wanted = [e["turn_id"] for e in asked] + [e["resolved_turn"] for e in settled]
+        by_id = {t.turn_id: t for t in stores.archive.get_turns(user_id, wanted)}
         for e in reversed(asked):
             turn = by_id.get(e["turn_id"])
             if turn is not None:
                 out.append(item("activity", f"ep:{turn.source_id}", "activity", f"[{date_label(turn.ts, services.settings.timezone)}] asked: {e['query']}",
                                 date=date_label(turn.ts, services.settings.timezone), source_ids=[turn.source_id]))
+        for e in reversed(settled):
+            turn = by_id.get(e["resolved_turn"])
+            if turn is not None:
+                day = date_label(turn.ts, services.settings.timezone)
+                out.append(item("activity", f"ep:{turn.source_id}", "activity", f"[{day}] resolved: {turn.text}",
+                                date=day, source_ids=[turn.source_id]))
     return out
 
 
