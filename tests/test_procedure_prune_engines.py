@@ -50,3 +50,20 @@ def test_a_tagged_procedure_is_not_forgotten_for_failing(table):
     table.upsert([_version("alice", "cake", 1, 1, "[IMPORTANT] チーズケーキ"), _version("alice", "pie", 1, 1)])
     assert table.forget_unreliable("alice", 0.2, 3) == ["pie"]
     assert [r["lineage_id"] for r in table.procedures("alice")] == ["cake"]
+
+
+def test_strategies_round_trip_per_user(table):
+    from lumina_memory.stores.errors import InvalidInput
+    from lumina_memory.stores.strategies_sql import StrategyTable
+
+    strategies = StrategyTable(table.db)
+    row = dict(strategy_id="st-1", user_id="agent-1", kind="decomposition", task="調査してまとめる", category="research",
+               subtasks=["集める", "まとめる"], strategy="sequential", pattern="", indicators=[], mitigation="",
+               severity=0, success_count=1, failure_count=0, embedding=[0.5, 0.5], created_at=1.0, updated_at=1.0)
+    strategies.put(row)
+    strategies.put({**row, "success_count": 2})
+    assert [(r["task"], r["subtasks"], r["success_count"]) for r in strategies.of_user("agent-1")] == \
+        [("調査してまとめる", ["集める", "まとめる"], 2)]
+    assert strategies.of_user("agent-2") == [] and strategies.get("agent-2", "st-1") is None
+    with pytest.raises(InvalidInput, match="another user"):
+        strategies.put({**row, "user_id": "agent-2"})
