@@ -51,6 +51,22 @@ class KnowledgeParams(BaseModel):
     confidence_llm: float = Field(
         default=0.7, ge=0, le=1, description="Confidence of an item a chat model approved (A6's LLM review).",
     )
+    nli: Literal["model", "off"] = Field(
+        default="model",
+        description="A6: the NLI stage before the model's review of a model-extracted fact the offline grounding cannot "
+        "confirm (nodes.nli): 'model' scores entailment and contradiction with the chat model; 'off' leaves the "
+        "review alone. No NLI model that runs offline ships in a package on the package index for Japanese and "
+        "English (those there download hub weights at run time, or are English-only), so without a chat model "
+        "grounding alone decides.",
+    )
+    nli_entailment_accept: float = Field(
+        default=0.6, ge=0, le=1, description="A6: NLI entailment at or above this accepts the fact (the notes' 0.6).",
+    )
+    nli_contradiction_reject: float = Field(
+        default=0.7, ge=0, le=1,
+        description="A6: NLI contradiction at or above this rejects the fact (the notes' 0.7); between the two, the "
+        "model's review decides.",
+    )
     timezone: ZoneName = Field(
         default="Asia/Tokyo", description="IANA zone in which a turn's time gives the day that 明日 / next Friday count from.",
     )
