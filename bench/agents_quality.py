@@ -99,7 +99,8 @@ class Agents:
         return {"consolidated": made, "later_hours": later_hours,
                 "deleted": sum(r["deleted"] for r in reports), "compressed": sum(r["compressed"] for r in reports),
                 "merged_into": sum(r["merged_into"] for r in reports),
-                "ltm_left": sum(r.get("ltm_count", 0) for r in reports)}
+                "ltm_left": sum(r.get("ltm_count", 0) for r in reports),
+                **({"levels": _summed([r["levels"] for r in reports])} if reports and "levels" in reports[0] else {})}
 
     def leaks(self, sc: Scenario) -> int:
         n = 0
@@ -107,6 +108,15 @@ class Agents:
             seen = self.memory.retrieve_shared(agent, "group rule agreed", top_k=50)
             n += sum(r.id == memory_id for r in seen)
         return n
+
+
+def _summed(counts: list[dict[str, int]]) -> dict[str, int]:
+    """Per-agent counts by key (maintenance's lifecycle levels) added up."""
+    total: dict[str, int] = defaultdict(int)
+    for c in counts:
+        for k, n in c.items():
+            total[k] += n
+    return dict(sorted(total.items()))
 
 
 def judge(q: Question, results: list[tuple[str, str, list[str]]]) -> tuple[float, float, str]:
@@ -183,6 +193,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--routine", type=int, default=60, help="Routine (distractor) events per agent.")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--memory-model", choices=["piano", "lifecycle"], default="piano",
+                    help="Agents' forgetting model (LUMINA_AGENTS__MEMORY_MODEL): the note's or the chat's lifecycle.")
     ap.add_argument("--later-hours", type=float, default=3.0,
                     help="Game hours between consolidation and the forgetting and second asking.")
     ap.add_argument("--json", type=Path)
@@ -192,17 +204,20 @@ def main(argv: list[str] | None = None) -> dict:
     clock = {"now": 0.0}
     # Closed, with the private Redis it started, on every exit path (bench.agents_open).
     with (tempfile.TemporaryDirectory(prefix="lumina-agents-quality-") as tmp,
-          opened_memory(bench_settings(Path(tmp)), lambda: clock["now"]) as (services, memory)):
+          opened_memory(bench_settings(Path(tmp), agents={"memory_model": args.memory_model}),
+                        lambda: clock["now"]) as (services, memory)):
         ours = Agents(sc, services, memory, clock)
         plain = PlainVectors(sc, services.embedder)
         rows = [score(ours, sc, args.k), score(plain, sc, args.k)]
         leaks_before = ours.leaks(sc)
         consolidation = ours.consolidate_and_forget(sorted({e["agent_id"] for e in sc.events}), args.later_hours)
         after = score(ours, sc, args.k)
-        after["system"] += f" after consolidation and forgetting (+{args.later_hours:g} h)"
+        after["system"] += f" after consolidation and forgetting (+{args.later_hours:g} h)" + (
+            "" if args.memory_model == "piano" else f", {args.memory_model}")
         rows.append(after)
         leaks_after = ours.leaks(sc)
-    report = {"agents": args.agents, "routine": args.routine, "seed": args.seed, "events": len(sc.events),
+    report = {"agents": args.agents, "routine": args.routine, "seed": args.seed, "memory_model": args.memory_model,
+              "events": len(sc.events),
               "questions": len(sc.questions), "k": args.k, "rows": rows, "leaks": [leaks_before, leaks_after],
               "consolidation": consolidation,
               "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in os.getloadavg()]}}
