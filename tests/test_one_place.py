@@ -29,6 +29,7 @@ def test_sql_lives_in_the_duckdb_adapters():
     # bench/lifecycle_store.py is the lifecycle benchmark's own table (the round trip of the core's columns)
     allowed = {"archive_duckdb.py", "kv_duckdb.py", "audit.py", "archive.py", "memories_duckdb.py", "knowledge_duckdb.py", "semantic_duckdb.py",
                "procedures_duckdb.py",  # procedures (issue 18, A8): same file and transactions as the archive
+               "strategies_sql.py",  # S5 decompositions and failure patterns: same file and transactions as the archive
                "kb_duckdb.py",  # knowledge bases' records (issue 20, L5): same file as the archive
                "turn_reads_duckdb.py",  # the recall index's kept reads of turns (issue 19): same file and transactions
                "lifecycle_store.py",
