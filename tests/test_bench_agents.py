@@ -17,8 +17,10 @@ import psutil
 import pytest
 
 from bench import agents_quality, agents_scaling, agents_sim, agents_sizing
+from bench.agents_open import opened_services
+from bench.common import bench_settings
 from bench.agents_scenario import generate
-from lumina_memory.stores.redis_server import WATCHDOG_SECONDS
+from lumina_memory.stores.redis_server import WATCHDOG_SECONDS, ensure_server, server_status, stop_server
 from tests.pg_server import pg_server, pg_uri  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -192,3 +194,19 @@ def test_the_scaling_bench_splits_agents_over_processes_on_one_postgres(pg_uri: 
         assert len(c["load_average"]["start"]) == 3
     assert agents_scaling.render(report)[3].startswith("| 1 |")
     assert left_running(tmp_path) == []  # every worker stopped the private Redis it started
+
+
+def test_a_bench_stops_only_the_redis_it_started(tmp_path: Path):
+    mine, theirs = bench_settings(tmp_path / "mine"), bench_settings(tmp_path / "theirs")
+    ensure_server(theirs)  # another process's server on that data dir, answering before the bench opens it
+    try:
+        with pytest.raises(RuntimeError, match="bench failed"), opened_services(mine):
+            assert server_status(mine)["running"]
+            raise RuntimeError("bench failed")
+        assert left_running(tmp_path / "mine") == []  # stopped on the error path too
+        with opened_services(theirs) as services:
+            assert services.settings.data_dir == theirs.data_dir
+        assert server_status(theirs)["running"]  # not the bench's to stop
+    finally:
+        stop_server(theirs)
+    assert left_running(tmp_path / "theirs") == []
