@@ -21,7 +21,9 @@ how an agent's record maps onto them:
 - **What a level does.** Level 2 replaces the content by the summary and level 3 by the keywords and emotion tags:
   the chat's offline texts (nodes.lifecycle.compress.offline_text), so the same level always gives the same text
   and a second maintenance rewrites nothing. Level 4 deletes the record: agents have no archive tier that a
-  deliberate recall would reach, so an archived record could never be returned again.
+  deliberate recall would reach, so an archived record could never be returned again. The chat's level ratios
+  (nodes.lifecycle.ratios) are not applied for that reason: counted with the archive, they push a fixed share
+  (20 %) of every agent's records to level 4, which here would delete them.
 """
 
 from __future__ import annotations
