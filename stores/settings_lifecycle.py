@@ -8,7 +8,10 @@ a provider).
 
 Two of the notes' settings have no parameter, because Lumina does not do what they tune: the notes' own retrieval
 cut-offs (``retrieval.top_k``,
-``retrieval.relevance_threshold``: recall's length is ``LUMINA_RETRIEVE_MAX_ITEMS`` or a token budget).
+``retrieval.relevance_threshold``: recall's length is ``LUMINA_RETRIEVE_MAX_ITEMS`` or a token budget). In the notes'
+``search_memories`` the threshold only picks whether the ``top_k`` best are sorted out of the memories above it or
+out of all of them, which returns the same ``top_k`` (a shortcut, no result of its own); ``top_k`` is how many
+memories a reply is given, which here is ``LUMINA_RETRIEVE_MAX_ITEMS`` for the chat and the budget for priming.
 ``from_notes_config`` accepts them at the notes' defaults, so
 the notes' file reads as written, and refuses any other value by name rather than ignore it.
 
@@ -174,9 +177,10 @@ class LifecycleParams(BaseModel):
         description="Batch step 7: link new and re-embedded memories to similar ones.",
     )
     relation_traversal_depth: int = Field(
-        default=1, ge=0, le=5, json_schema_extra=_notes("relations.relation_traversal_depth"),
+        default=0, ge=0, le=5, json_schema_extra=_notes("relations.relation_traversal_depth"),
         description="Recall brings the memories related to the best ones found, up to this many relations away "
-                    "(nodes.retrieval.relations); 0 = none.",
+                    "(nodes.retrieval.relations); 0 = none. 0, not the notes' 1: on LoCoMo dev's tuning half "
+                    "depth 1 cost 5.1 points of recall@1,024 (0.9 at share 0.1; docs/recall.md).",
     )
 
     # --- archive (F5) -------------------------------------------------------------------------------

@@ -165,9 +165,10 @@ class RecallSettings(BaseModel):
         description="A3: + this × log(1 + times recalled) per memory, × α (the notes' 0.1; nodes.retrieval.activation).",
     )
     recall_pagerank_weight: float = Field(
-        default=0.5, ge=0.0, le=2.0,
+        default=0.0, ge=0.0, le=2.0,
         description="A3: + this × Personalized PageRank (÷ the best) over the explicit and implicit links around the best "
-        "memories found, × α (the notes' 0.5); 0 = off.",
+        "memories found, × α; 0 = off. Off, not the notes' 0.5: on LoCoMo dev's tuning half 0.5 cost 1.4 points of "
+        "recall@1,024 and 0.1 cost 0.3 (docs/recall.md).",
     )
     recall_pagerank_hops: int = Field(
         default=2, ge=1, le=4, description="A3: links walked from the seeds to build the PageRank's subgraph."
