@@ -47,7 +47,14 @@ def memory_context(state: dict) -> str:
     if isinstance(primed, dict) and primed.get("text"):
         return primed["text"]
     recalled = state.get("recalled") or []
-    return "\n".join(f"- [{r['date']}, {'/'.join(r['tiers'])}] {r['text']}" for r in recalled[:8])
+    seen: set[str] = set()
+    lines = []
+    for r in recalled:  # a memory recalled twice (by two channels, or a turn and its segment alike) is told once
+        key = " ".join(r["text"].split())
+        if key not in seen:
+            seen.add(key)
+            lines.append(f"- [{r['date']}, {'/'.join(r['tiers'])}] {r['text']}")
+    return "\n".join(lines[:8])
 
 
 def _llm_reply(chat_model, character: str, query: str, context: str, entry=None, tools=()) -> tuple[str, list]:

@@ -67,3 +67,12 @@ def test_a_turn_recalled_twice_is_one_candidate_and_the_answer_is_chosen_lexical
     ]
     reply = offline_reply("nox", "メメントの監督は？", recalled)
     assert reply.count("メメント") == 1 and "[2026-10-05]" not in reply and "話をしよう" not in reply
+
+
+def test_the_model_is_told_a_memory_recalled_twice_once():
+    from lumina_memory.nodes.respond import memory_context
+
+    item = {"date": "2026-10-05", "tiers": ["archive"], "text": "user: 猫のモカが3歳になった"}
+    context = memory_context({"recalled": [item, {**item, "tiers": ["long-term"], "text": " user:  猫のモカが3歳になった "},
+                                           {**item, "text": "lumina: おめでとう"}]})
+    assert context.count("モカ") == 1 and "おめでとう" in context
