@@ -188,3 +188,31 @@ def test_a_fact_that_ends_reaches_what_rests_on_it_and_a_restated_one_does_not(t
         assert all(list(after[r["item_id"]]["derived_from"] or []) == list(r["derived_from"] or []) for r in before)
     finally:
         archive.close()
+
+
+def test_the_weekly_refold_that_ends_a_fact_reaches_what_rests_on_it(tmp_path):
+    """Learnt while where she works accumulated (a setting), both jobs stayed current; refolded under the default
+    (one at a time), the older ends and the routine resting on it goes under review. A second refold changes nothing."""
+    from types import SimpleNamespace
+
+    from lumina_memory.nodes.knowledge.learn import learn_segments
+    from lumina_memory.nodes.knowledge.review import review_user
+    from lumina_memory.stores.archive_duckdb import DuckDBArchive
+
+    archive = DuckDBArchive(tmp_path / "archive.duckdb")
+    loose = KnowledgeParams(policy={"works_at": "accumulate"})
+    try:
+        for n, (text, ts) in enumerate([("I work at Google. I eat lunch with my colleagues every day.", MAY),
+                                        ("I work at Apple.", MAY + 30 * DAY)]):
+            learn_segments(SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace(knowledge=loose)),
+                           "sam", [(SimpleNamespace(segment_id=f"s{n}"), [
+                               {"turn_id": f"s{n}-0", "source_id": f"s{n}:0", "speaker": "user", "text": text, "ts": ts}])])
+        lunch = {r["value"]: r for r in archive.knowledge.items("sam")}["eat lunch with my colleagues"]
+        assert lunch["derived_from"] and not lunch["note"]
+        services = SimpleNamespace(stores=SimpleNamespace(archive=archive), settings=SimpleNamespace())
+        assert review_user(services, "sam", now=MAY + 31 * DAY)["changed"] == 2  # Google ended, lunch reviewed
+        lunch = {r["value"]: r for r in archive.knowledge.items("sam")}["eat lunch with my colleagues"]
+        assert lunch["note"] == f"{REVIEW}rests on works_at: Google, which changed, now Apple"
+        assert review_user(services, "sam", now=MAY + 32 * DAY)["changed"] == 0
+    finally:
+        archive.close()

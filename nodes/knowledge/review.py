@@ -4,7 +4,8 @@ Weekly, ``review_user``: every current item of the user is folded again, oldest 
 same resolution as at learning time (nodes.knowledge.resolve). Items learned out of order (a replayed import, a
 model's late extraction) or under older settings (an attribute moved from accumulate to single) come out merged
 or superseded as they would have been; nothing is deleted, and an item changes only when its status, validity
-or sources do. A re-run changes nothing.
+or sources do. A fact the refold ends puts the current facts resting on it under review (F6,
+nodes.knowledge.dependents). A re-run changes nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 
 from lumina_memory.stores.ids import validate_id
 
+from .dependents import under_review
 from .learn import item_of, params_of, row_of
+from .models import KnowledgeItem
 from .resolve import resolve_all
 
 _COMPARED = ("status", "valid_to", "superseded_by", "source_turn_ids", "source_ids")
@@ -33,6 +36,8 @@ def review_user(services, user_id: str, *, now: float | None = None) -> dict[str
     folded, _steps = resolve_all([], fresh, params)
     now = time.time() if now is None else now
     changed: list[dict[str, Any]] = []
+    ended: dict[str, tuple[KnowledgeItem, KnowledgeItem]] = {}
+    by_id = {i.item_id: i for i in folded}
     for item in folded:
         old = rows[item.item_id]
         new = row_of(item, user_id, old["episode_ids"], now)
@@ -40,6 +45,13 @@ def review_user(services, user_id: str, *, now: float | None = None) -> dict[str
             if item.status == "current" and old["status"] == "coexisting":
                 continue  # a coexisting pair refolded alone: its annotation stands
             changed.append(new)
+            if item.status == "superseded" and item.superseded_by in by_id:
+                ended[item.item_id] = (item, by_id[item.superseded_by])
+    # F6: what rested on a fact the refold ended goes under review, as at learning time.
+    written = {r["item_id"] for r in changed}
+    resting = [i for i in folded if i.derived_from and i.item_id not in written]
+    for item in under_review(resting, ended, set()):
+        changed.append(row_of(item, user_id, rows[item.item_id]["episode_ids"], now))
     table.upsert(changed)
     return {"items": len(rows), "changed": len(changed)}
 
