@@ -242,7 +242,13 @@ def ingest_file(args, open_graph, ingest_rows, console) -> int:
         rows, reused = reject_reused(services, graph, rows, lines)
         rejects = sorted(rejects + reused, key=lambda r: r.line)
         untimed = sum(1 for row in rows if row.get("ts") in (None, ""))
-        counts = ingest_rows(graph, rows, f"ingesting {source.name}") if rows else {}
+        if session is not None:  # F10: one memory per exchange or per segment (transcript_memory_unit)
+            from .ingest_session import replay_session
+
+            with console.status(f"ingesting {source.name} ({services.settings.transcript_memory_unit} memories)…"):
+                counts = {session.user_id: replay_session(graph, session.user_id, rows)} if rows else {}
+        else:
+            counts = ingest_rows(graph, rows, f"ingesting {source.name}") if rows else {}
         if counts:
             _index_after_import(services, console)
     finally:

@@ -6,7 +6,9 @@ memory through the graph, as `lumina-memory ingest FILE --user U` does.
 
 Every line is read and checked before anything is written: a line the graph would refuse raises InvalidInput
 naming the line, and nothing of the file goes in. Turns already stored (the same transcript at the next
-session end) are skipped by their source ids.
+session end) are skipped by their source ids. Each exchange (a user message and its reply) becomes a memory of
+its own, or the turns are segmented as a conversation is: ``transcript_memory_unit`` (measured by
+``python -m bench.transcript_unit``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,6 @@ def ingest_session(graph, path: str | Path, user_id: str, speaker: str = "lumina
     ``tool_results``)."""
     from lumina_memory.nodes.characters import get as get_character
 
-    from .idle_segments import writing_thread
-    from .replay import replay
-
     get_character(speaker)
     source = Path(path).expanduser()
     check_text_file(source)
@@ -39,6 +38,33 @@ def ingest_session(graph, path: str | Path, user_id: str, speaker: str = "lumina
         first = rejects[0]
         raise InvalidInput(first.field, f"{source} line {first.line}: {first.reason} "
                                         f"({len(rejects)} line{'s' if len(rejects) > 1 else ''} refused; nothing ingested)")
-    with writing_thread(services, session.user_id, "an import into the thread"):
-        turns = replay(graph, session.user_id, rows) if rows else 0
+    turns = replay_session(graph, session.user_id, rows)
     return {"turns": turns, **{k: v for k, v in session.skipped.items() if k != "other"}}
+
+
+def exchanges(rows: list[dict]) -> list[list[dict]]:
+    """A user message and the turns that answer it, up to the next user message."""
+    out: list[list[dict]] = []
+    for row in rows:
+        if row["speaker"] == "user" or not out:
+            out.append([])
+        out[-1].append(row)
+    return out
+
+
+def replay_session(graph, user_id: str, rows: list[dict], progress=None) -> int:
+    """A session transcript's turns into ``user_id``'s memory as ``transcript_memory_unit`` says: ``turn``, one
+    memory per exchange (the notes: a user message and its reply closed as a segment of their own), or
+    ``segment``, turns as spoken with the boundary detector closing segments. Returns the turns sent."""
+    from .idle_segments import writing_thread
+    from .replay import replay
+
+    services = graph.lumina_services()
+    if not rows:
+        return 0
+    per_turn = services.settings.transcript_memory_unit == "turn"
+    sent = 0
+    with writing_thread(services, user_id, "an import into the thread"):  # one writer at a time
+        for part in (exchanges(rows) if per_turn else [rows]):
+            sent += replay(graph, user_id, part, progress=progress)  # replay closes its last segment
+    return sent

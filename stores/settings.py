@@ -271,6 +271,14 @@ class LuminaSettings(BaseSettings, RecallSettings):
         "per 1,000 Japanese characters on 2 cores); memory does not (a text over max_message_chars is stored "
         "and embedded as chunks, S3). The default takes a pasted log or table of 150,000 characters.",
     )
+    transcript_memory_unit: Literal["turn", "segment"] = Field(
+        default="turn",
+        description="F10: a session transcript (type: user/assistant lines) is stored one memory per exchange (turn: "
+        "a user message and its reply closed as a segment of their own, the notes' unit) or segmented as a "
+        "conversation is (segment). python -m bench.transcript_unit, evidence recall@256 / @1,024: the long-reply set "
+        "(12 conversations, 308 questions) turn 0.737 / 0.982, segment 0.383 / 0.846; the mini sets (4, 68) turn 0.941 / "
+        "1.000, segment 0.875 / 1.000; at 2.4-3.7 times the segments (bench/results/transcript_unit.md).",
+    )
     max_batch_turns: int = Field(
         default=1_000, ge=1, le=100_000,
         description="Most turns one run may ingest as a `transcript` batch (the run's checkpoint holds them).",

@@ -89,3 +89,13 @@ def test_the_python_api_reads_a_session_file(memory, session_file):
     counts = ingest_session(memory.graph, session_file, "bob")
     assert counts == {"turns": 4, "commands": 3, "meta": 1, "tool_results": 1}
     assert memory.services.stores.archive.counts("bob")["turns"] == 4
+
+
+@pytest.mark.parametrize("unit, segments", [("turn", 2), ("segment", 1)])
+def test_one_memory_per_exchange_or_per_segment(memory_factory, session_file, unit, segments):
+    from lumina_memory.graphs.ingest_session import ingest_session
+
+    memory = memory_factory(transcript_memory_unit=unit)
+    assert ingest_session(memory.graph, session_file, "cho")["turns"] == 4
+    counts = memory.services.stores.archive.counts("cho")
+    assert (counts["turns"], counts["segments"]) == (4, segments)
