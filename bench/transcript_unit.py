@@ -26,19 +26,10 @@ BUDGETS = (256, 1024)
 UNITS = ("segment", "turn")
 
 
-def _pairs(rows: list[dict]) -> list[list[dict]]:
-    """A user message and the turns that answer it, up to the next user message."""
-    out: list[list[dict]] = []
-    for row in rows:
-        if row["speaker"] == "user" or not out:
-            out.append([])
-        out[-1].append(row)
-    return out
-
-
 def run_one(conv: Conversation, unit: str, data_dir: Path) -> dict:
     from langgraph.checkpoint.memory import InMemorySaver
 
+    from lumina_memory.graphs.ingest_session import exchanges
     from lumina_memory.graphs.memory_graph import build_graph
     from lumina_memory.graphs.replay import replay
     from lumina_memory.nodes.retrieval.budget import pack
@@ -51,7 +42,7 @@ def run_one(conv: Conversation, unit: str, data_dir: Path) -> dict:
     try:
         graph = build_graph(services, checkpointer=InMemorySaver())
         rows = [{"speaker": t.speaker, "text": t.text, "ts": t.ts, "source_id": t.dia_id} for t in conv.turns]
-        for chunk in (_pairs(rows) if unit == "turn" else [rows]):
+        for chunk in (exchanges(rows) if unit == "turn" else [rows]):
             replay(graph, conv.sample_id, chunk)  # replay closes its last segment
         scores = {b: [] for b in BUDGETS}
         for q in conv.questions:
