@@ -6,8 +6,9 @@ asked through deliberate recall (purpose "question", budget B) with the policy `
 on the conversation's own clock (``now`` = its last turn) with policy B and each ``--days`` in turn, longest first
 (each run removes what is older than its limit, so the shorter limits follow on the same memory), and the
 questions are asked again. Policies A and B leave the archive and every searched tier the same (B first writes
-the turns to Parquet, which recall does not read), so one run measures both for recall; B's Parquet files are
-read back through ``cold_turns`` to count the evidence turns still found there.
+the turns to Parquet), so one run measures both: A is B's memory asked without the cold log
+(``storage_policy_b_recall_items`` 0), B with it; B's Parquet files are read back through ``cold_turns`` to count
+the evidence turns still found there.
 
 Reported per stage: evidence recall@B (share of a question's evidence turns among the packed items' sources),
 answer@B (the answer's words in the packed text, bench.locomo's ``packed_answer``), the share of evidence turns
@@ -59,6 +60,10 @@ def conversation(conv, root: Path, budget: int, days: Sequence[int], quiet: bool
             policy = dataclasses.replace(services, settings=services.settings.model_copy(
                 update={"storage_policy": "B", "retention_raw_turns_days": limit}))
             report = enforce_retention(policy, now=end)
+            # Policy A leaves the archive and every searched tier as B does; only B's cold log is quoted.
+            without_cold = dataclasses.replace(services, settings=policy.settings.model_copy(
+                update={"storage_policy_b_recall_items": 0}))
+            out["stages"][f"A {limit} days"] = ask(without_cold, conv, budget)
             stage = ask(policy, conv, budget)
             stage["evidence_older_share"] = sum(when[e] < end - limit * DAY for e in evidence) / max(1, len(evidence))
             stage["turns_removed"] = report["raw_turns"]["turns"]

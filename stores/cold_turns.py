@@ -84,6 +84,22 @@ class ColdTurns:
             rows = self._query(sql, [*params, int(limit)])
         return [Turn(**dict(zip(_COLS, r))) for r in rows]
 
+    def search(self, user_id: str, terms: Sequence[str], limit: int) -> list[tuple[Turn, int]]:
+        """The user's cold turns containing the most of ``terms`` (case-insensitive), with how many each
+        contains, best first (then in conversation order); only turns containing at least one."""
+        wanted = [t for t in dict.fromkeys(terms) if t]
+        if not wanted or limit <= 0:
+            return []
+        matched = " + ".join("CAST(contains(lower(text), lower(?)) AS INTEGER)" for _ in wanted)
+        with self.files.fetched(user_file_stem(user_id)) as files:
+            if not files:
+                return []
+            sql = (f"SELECT {', '.join(_COLS)}, {matched} AS matched FROM {_files_sql(files)} WHERE user_id = ? "
+                   "QUALIFY row_number() OVER (PARTITION BY turn_id) = 1 AND matched > 0 "
+                   "ORDER BY matched DESC, ts, turn_id LIMIT ?")
+            rows = self._query(sql, [*wanted, user_id, int(limit)])
+        return [(Turn(**dict(zip(_COLS, r[:-1]))), int(r[-1])) for r in rows]
+
     @staticmethod
     def _query(sql: str, params: list | None = None) -> list[tuple]:
         con = duckdb.connect()

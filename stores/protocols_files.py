@@ -48,6 +48,9 @@ class ColdTurnStore(UserDataPlace, Protocol):
     def read(self, user_id: str, contains: str | None = None, limit: int = 100) -> list[Turn]:
         """The user's cold turns in conversation order, only those whose text contains ``contains`` if given."""
         ...
+    def search(self, user_id: str, terms: Sequence[str], limit: int) -> list[tuple[Turn, int]]:
+        """The user's cold turns containing the most of ``terms``, each with how many, best first."""
+        ...
 
 
 @runtime_checkable

@@ -347,11 +347,17 @@ class LuminaSettings(BaseSettings, RecallSettings):
         default="keep",
         description="L9 after the raw-turn retention: 'keep' raw turns; 'A' keeps only summaries in vector search; "
         "'B' moves raw turns to Parquet files (storage_policy_b_location) that deliberate recall reads through DuckDB. "
-        "'keep', not the notes' A, by measurement: A or B at 30 days took LoCoMo deliberate recall@1024 from 0.859 to "
-        "0.206 and answer@1024 from 0.339 to 0.130 (88 % of the evidence is older; bench.storage_policy).",
+        "'keep', not the notes' A, by measurement: at 30 days LoCoMo deliberate recall@1024 went from 0.926 to 0.197 "
+        "(A) or 0.253 (B, quoting its cold log) and answer@1024 from 0.360 to 0.118 / 0.146 (88 % of the evidence "
+        "is older; bench.storage_policy).",
     )
     storage_policy_b_location: str | None = Field(
         default=None, description="L9 policy B: a folder or s3://bucket/prefix for the Parquet logs (unset: <data_dir>/logs)."
+    )
+    storage_policy_b_recall_items: int = Field(
+        default=3, ge=0, le=50,
+        description="L9 policy B: a deliberate question also quotes up to this many turns of the cold log (those "
+        "sharing most of its terms) in the budget the memories leave; 0: the cold log is read only by cold_turns().",
     )
     upkeep_compact_free_share: float = Field(
         default=0.5, gt=0, le=1,

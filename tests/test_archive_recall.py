@@ -47,3 +47,32 @@ def test_the_notes_settings_file_sets_archive_recall():
     assert LifecycleParams().enable_archive_recall is True  # the notes' default
     params = LifecycleParams.from_notes_config({"archive": {"enable_archive_recall": False}})
     assert params.enable_archive_recall is False
+
+
+def cold_items(services, user: str, query: str, purpose: str = "question") -> list[dict]:
+    return [i for i in recall(services, user, query, purpose=purpose, budget=2_000) if "cold_log" in i.get("tiers", ())]
+
+
+def test_policy_b_deliberate_recall_quotes_the_cold_log_what_retention_moved_out(memory_factory, tmp_path):
+    from lumina_memory.nodes.retention import DAY, cold_turns, enforce_retention
+
+    from .test_retention import OLD, T0, _ingest
+
+    mem = memory_factory(storage_policy="B", storage_policy_b_location=str(tmp_path / "cold"))
+    _ingest(mem, "ann")
+    _ingest(mem, "bob")
+    assert cold_items(mem.services, "ann", "オーロラ") == []  # nothing moved yet: the turns are in the index
+    enforce_retention(mem.services, now=T0 + 61 * DAY)  # the default 30 days: the first session leaves
+
+    quoted = cold_items(mem.services, "ann", "北海道でオーロラを見たかった話、覚えてる？")
+    assert quoted and OLD[0][1] in quoted[0]["text"] and quoted[0]["from_record"] is True
+    # bob said the same words and his turns went to the cold log too: ann's recall quotes only hers.
+    own = {t.turn_id for t in cold_turns(mem.services, "ann")}
+    assert {t for i in quoted for t in i["turn_ids"]} <= own
+    assert own.isdisjoint(t.turn_id for t in cold_turns(mem.services, "bob"))
+    assert cold_items(mem.services, "ann", "北海道でオーロラを見たかった話", purpose="talking") == []  # a reply: never
+
+    off = dataclasses.replace(mem.services, settings=mem.settings.model_copy(update={"storage_policy_b_recall_items": 0}))
+    assert cold_items(off, "ann", "北海道でオーロラを見たかった話、覚えてる？") == []
+    policy_a = dataclasses.replace(mem.services, settings=mem.settings.model_copy(update={"storage_policy": "A"}))
+    assert cold_items(policy_a, "ann", "北海道でオーロラを見たかった話、覚えてる？") == []

@@ -13,7 +13,7 @@ from lumina_memory.stores.settings_recall import RecallConfig
 
 from ..knowledge.forgetting import note_accessed
 from ..lifecycle.recall_view import DELIBERATE, apply_lifecycle
-from ..archive_recall import leave_archive_out
+from ..archive_recall import cold_log_items, leave_archive_out
 from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
 from .channels import feedback_channel, segment_channels, speaker_dense_channel, turn_channels, whose_turns
@@ -274,6 +274,6 @@ def record_timings(run: RecallRun) -> RecallRun:
 
 STAGES: tuple[Callable[[RecallRun], RecallRun], ...] = (
     check_request, open_index, narrow, plan_query, embed_query, turn_candidates, feedback_candidates,
-    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, activate, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, resonate, place_knowledge, note_use,
+    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, activate, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, resonate, place_knowledge, cold_log_items, note_use,
     add_open_turns, record_timings,
 )
