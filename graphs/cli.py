@@ -376,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     __import__("lumina_memory.graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
     __import__("lumina_memory.graphs.cli_knowledge", fromlist=["register"]).register(sub)  # knowledge
     __import__("lumina_memory.graphs.cli_procedures", fromlist=["register"]).register(sub)  # procedures, outcome
+    __import__("lumina_memory.graphs.cli_session", fromlist=["register"]).register(sub)  # session-end (F10's hook)
     __import__("lumina_memory.graphs.cli_kb", fromlist=["register"]).register(sub)  # kb add | search | read | list | remove
     __import__("lumina_memory.graphs.cli_agents", fromlist=["register"]).register(sub)  # agents show | search | erase
     return parser

@@ -99,3 +99,15 @@ def test_one_memory_per_exchange_or_per_segment(memory_factory, session_file, un
     assert ingest_session(memory.graph, session_file, "cho")["turns"] == 4
     counts = memory.services.stores.archive.counts("cho")
     assert (counts["turns"], counts["segments"]) == (4, segments)
+
+
+def test_the_session_end_hook_ingests_the_transcript_it_names(cli_factory, session_file):
+    cli = cli_factory(in_process=True)
+    hook = {"session_id": "abc123", "transcript_path": str(session_file), "cwd": "/tmp",
+            "hook_event_name": "SessionEnd", "reason": "exit"}
+    out = cli("session-end", "--user", "dana", stdin=json.dumps(hook))
+    assert "dana: 4 turns" in out.stdout, out.stdout
+    for bad, says in (("not json", "hook's JSON"), (json.dumps({"session_id": "x"}), "transcript_path"),
+                      (json.dumps({"transcript_path": str(session_file) + ".gone"}), "cannot be read")):
+        refused = cli("session-end", "--user", "dana", stdin=bad, check=False)
+        assert refused.returncode == 2 and says in refused.stdout + refused.stderr, refused.stdout + refused.stderr
