@@ -1,8 +1,7 @@
 """`lumina-memory ingest FILE`: every valid line goes in, every rejected one goes to a rejects file.
 
-A bad row used to stop the import where it stood: turns before it half-imported (stuck in the checkpoint,
-their segment never flushed), the next user's rows never read, and an error naming neither line nor user;
-a gzip, binary or Latin-1 file ended in a UnicodeDecodeError traceback. Now:
+A bad row must not stop the import where it stands (turns before it half-imported, the next user's rows never
+read), nor a gzip, binary or Latin-1 file end in a traceback. So:
 
 1. The file is checked to be UTF-8 text first (nothing is read into memory before that): otherwise one
    clear error naming the file and the line and byte where it stops being text; nothing is ingested.
@@ -17,6 +16,9 @@ a gzip, binary or Latin-1 file ended in a UnicodeDecodeError traceback. Now:
    a line reusing a source id already stored (or used earlier in the file) with different text is
    rejected, the stored text kept (the same text again is skipped, as before); a time without an offset is
    read in LUMINA_TIMEZONE; lines with no time are counted in the summary, "given the import time".
+5. F10: a file whose first line is a session transcript's entry (``type: user/assistant``, no user_id:
+   nodes.session_transcript) is read for ``--user`` (refused by name without it), its assistant turns spoken
+   by ``--as``, and stored one memory per exchange or per segment (``transcript_memory_unit``).
 """
 
 from __future__ import annotations
