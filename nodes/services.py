@@ -84,9 +84,9 @@ def open_services(settings: LuminaSettings | None = None, chat_model: object | N
 
         chat_model = openai_chat_model(settings)
     stores = open_stores(settings, embedder.name, embedder.dim)
-    vector_cache = getattr(stores.midterm, "vector_cache", None)
-    if settings.embedding_cache_redis and vector_cache is not None:
-        embedder.share(vector_cache(f"{embedder.name}-{embedder.dim}"), settings.embedding_cache_redis_ttl_seconds)
+    if settings.embedding_cache_redis:
+        embedder.share(stores.midterm.vector_cache(f"{embedder.name}-{embedder.dim}"),
+                       settings.embedding_cache_redis_ttl_seconds)
     llm_path = "llm" if (chat_model is not None or settings.use_openai) and settings.llm != "offline" else "offline"
     paths = {"embedder": f"{embedder.name} ({embedder.path})", "summary": llm_path, "responder": llm_path,
              "embedding_cache": "process + redis" if embedder.shared is not None else "process"}

@@ -23,6 +23,20 @@ from .user_data import UserDataPlace
 
 
 @runtime_checkable
+class TextVectorCache(Protocol):
+    """S6: the embedding cache's tier shared by a memory's processes: a text's vector bytes by its hash, with a TTL;
+    not filed by user (erasure clears it whole). Calls raise StoreUnavailable at once when the server does not
+    answer (a cache is skipped, not waited for)."""
+
+    namespace: str
+
+    def get_many(self, texts: Sequence[str]) -> list[bytes | None]: ...
+    def put_many(self, vectors: Mapping[str, bytes], ttl_seconds: int) -> None: ...
+    def count(self) -> int: ...
+    def clear(self) -> int: ...
+
+
+@runtime_checkable
 class MidTermStore(Protocol):
     """Recent segments with a TTL (Redis/Valkey)."""
 
@@ -52,6 +66,9 @@ class MidTermStore(Protocol):
     def delete_user(self, user_id: str) -> int: ...
     def ping(self) -> str:
         """Server version; raises StoreUnavailable when unreachable."""
+        ...
+    def vector_cache(self, namespace: str) -> TextVectorCache:
+        """The embedding cache's shared tier on this server, for one embedder (``namespace``: its name and dimension)."""
         ...
     def close(self) -> None: ...
 

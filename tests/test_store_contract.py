@@ -44,6 +44,7 @@ from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_
 from lumina_memory.stores.lexical_index import InProcessLexical
 from lumina_memory.stores.memories_duckdb import MemoryTable
 from lumina_memory.stores.midterm_redis import RedisMidTerm
+from lumina_memory.stores.redis_vector_cache import RedisVectorCache
 from lumina_memory.stores.procedures_duckdb import ProcedureTable
 from lumina_memory.stores.semantic_duckdb import SemanticTable
 from lumina_memory.stores.turn_reads_duckdb import TurnReadsTable
@@ -55,6 +56,7 @@ from .store_contract_scan import ROOT, caller_files, scan, scan_source, undeclar
 
 ADAPTERS: dict[type, tuple[type, ...]] = {
     P.MidTermStore: (RedisMidTerm,),
+    P.TextVectorCache: (RedisVectorCache,),
     P.ArchiveStore: (DuckDBArchive, PostgresArchive),
     P.VectorStore: (EdgeVectorStore, ClientVectorStore, PgVectorStore),
     P.GraphStore: (LadybugGraph, Neo4jGraph, PostgresGraph),
