@@ -18,9 +18,11 @@
   archive marks them forgotten first (recall and the profile stop showing them, and their tiers' removal is
   owed, as for the monthly forgetting), the tiers drop them, then their rows go — a store that is down leaves
   them forgotten and owed, and the next run (or sync) finishes;
-- procedures (the notes' decomposition patterns) neither recalled, reported on nor taught again for
-  ``retention_procedures_days`` leave with all their versions, unless tagged [IMPORTANT] or taught by a protected
-  memory (the monthly forgetting's disuse rule, with no use count or version sparing them);
+- procedures neither recalled, reported on nor taught again for ``retention_procedures_days`` (unset: forever)
+  leave with all their versions, unless tagged [IMPORTANT] or taught by a protected memory (the monthly
+  forgetting's disuse rule, with no use count or version sparing them);
+- the agent's task decompositions and failure patterns (S5, the notes' decomposition patterns: 90 days) not learnt
+  again or counted on for ``retention_strategies_days`` leave;
 - activity-log events older than ``retention_logs_days`` are dropped.
 
 The audit log is kept forever (the notes' compliance rule; its hash chain is what proves it whole): nothing here
@@ -154,6 +156,19 @@ def _procedures(services, now: float) -> dict[str, Any]:
     return report
 
 
+def _strategies(services, now: float) -> dict[str, Any]:
+    """S5's decompositions and failure patterns not learnt again or counted on within the retention."""
+    from .strategies import strategies
+
+    days = services.settings.retention_strategies_days
+    if days is None:
+        return {"days": None, "strategies": 0}
+    gone = strategies(services).expire_before(now - days * DAY)
+    for user_id, n in gone.items():
+        record(services, user_id, "maintenance", step="retention.strategies", strategies=n)
+    return {"days": days, "strategies": sum(gone.values()), "users": len(gone)}
+
+
 def _forget_indexes(services, user_id: str) -> None:
     """The in-process recall indexes hold the removed rows: rebuilt from the archive on next use."""
     for index in (services.turn_index, services.keyword_index):
@@ -168,6 +183,7 @@ def enforce_retention(services, now: float | None = None) -> dict[str, Any]:
         "segments": _segments(services, now),
         "knowledge": _knowledge(services, now),
         "procedures": _procedures(services, now),
+        "strategies": _strategies(services, now),
         "logs": {"days": services.settings.retention_logs_days,
                  "events": activity_log(services.settings).prune(now - services.settings.retention_logs_days * DAY)},
     }

@@ -336,10 +336,14 @@ class LuminaSettings(BaseSettings, RecallSettings):
     retention_segments_days: int | None = Field(default=None, ge=1, description="Segments kept this long (None: forever).")
     retention_knowledge_days: int | None = Field(default=None, ge=1, description="Knowledge items kept this long (None: forever).")
     retention_procedures_days: int | None = Field(
+        default=None, ge=1,
+        description="A procedure neither recalled, reported on nor taught again this long leaves with all its versions, "
+        "unless tagged [IMPORTANT] or taught by a protected memory (None: forever; procedures' own forgetting applies).",
+    )
+    retention_strategies_days: int | None = Field(
         default=90, ge=1,
-        description="S5/S7: a procedure (a task's decomposition that worked, the notes' decomposition patterns: 90 days) "
-        "neither recalled, reported on nor taught again this long leaves with all its versions, unless tagged "
-        "[IMPORTANT] or taught by a protected memory (None: forever).",
+        description="S5/S7: the agent's task decompositions and failure patterns (the notes' decomposition patterns: 90 "
+        "days) not learnt again or counted on this long leave (None: forever).",
     )
     retention_logs_days: int = Field(default=90, ge=1, description="Activity-log events kept this long (a journal file goes when its reply completes or is recovered).")
     retention_backups_days: int = Field(default=30, ge=1, description="Backups older than this are pruned.")

@@ -73,6 +73,23 @@ class StrategyTable:
                         [list(row[c] or ()) if c in _LISTS else row[c] for c in NAMES])
 
 
+    def expire_before(self, cutoff: float) -> dict[str, int]:
+        """Retention: every row last updated (learnt, or its outcome counted) before ``cutoff`` goes; rows removed
+        per user."""
+        with self.db.read() as con:
+            users = [r[0] for r in con.execute(
+                f"SELECT DISTINCT user_id FROM {STRATEGIES} WHERE updated_at < ?", [float(cutoff)]).fetchall()]
+        if not users:
+            return {}
+        with self.db.tx(touches=users) as con:
+            gone = con.execute(f"DELETE FROM {STRATEGIES} WHERE updated_at < ? RETURNING user_id",
+                               [float(cutoff)]).fetchall()
+        out: dict[str, int] = {}
+        for (user_id,) in gone:
+            out[user_id] = out.get(user_id, 0) + 1
+        return out
+
+
 def _kind(kind: str) -> str:
     if kind not in KINDS:
         raise InvalidInput("kind", f"must be one of {KINDS}, got {kind!r}")

@@ -95,9 +95,9 @@ def procedure(user: str, name: str, said_at: float, description: str = "段取�
             "note": "", "created_at": said_at, "updated_at": said_at}
 
 
-def test_decomposition_patterns_are_kept_ninety_days_since_last_used(memory_factory):
-    mem = memory_factory()
-    assert mem.settings.retention_procedures_days == 90  # the notes' decomposition patterns
+def test_procedures_unused_past_their_retention_leave(memory_factory):
+    mem = memory_factory(retention_procedures_days=90)
+    assert LuminaSettings().retention_procedures_days is None  # by default procedures' own forgetting decides
     _ingest(mem, "ann")
     _ingest(mem, "bob")
     table = mem.services.stores.archive.procedures
@@ -110,3 +110,26 @@ def test_decomposition_patterns_are_kept_ninety_days_since_last_used(memory_fact
     assert {p["title"] for p in table.procedures("ann", history=True)} == {"recent", "kept"}
     assert table.procedures("bob", history=True) == []
     assert enforce_retention(mem.services, now=now)["procedures"]["procedures"] == 0
+
+
+def strategy(user: str, name: str, updated_at: float, kind: str = "decomposition") -> dict:
+    """One S5 row: a task's decomposition (or a failure pattern) as nodes.strategies stores it."""
+    return {"strategy_id": f"s-{user}-{name}", "user_id": user, "kind": kind, "task": name, "category": "work",
+            "subtasks": ["調べる", "まとめる"], "strategy": "sequential", "pattern": "", "indicators": [],
+            "mitigation": "", "severity": 1, "success_count": 3, "failure_count": 0, "embedding": [0.0] * 4,
+            "created_at": updated_at - DAY, "updated_at": updated_at}
+
+
+def test_decomposition_patterns_are_kept_ninety_days_since_last_learnt_or_counted(memory_factory):
+    from lumina_memory.nodes.strategies import strategies
+
+    mem = memory_factory()
+    assert mem.settings.retention_strategies_days == 90  # the notes' decomposition patterns
+    table, now = strategies(mem.services), T0 + 200 * DAY
+    for row in (strategy("ann", "old", now - 91 * DAY), strategy("ann", "recent", now - 89 * DAY),
+                strategy("ann", "old-failure", now - 120 * DAY, kind="failure"), strategy("bob", "old", now - 91 * DAY)):
+        table.put(row)
+    report = enforce_retention(mem.services, now=now)
+    assert report["strategies"] == {"days": 90, "strategies": 3, "users": 2}
+    assert [r["task"] for r in table.of_user("ann")] == ["recent"] and table.of_user("bob") == []
+    assert enforce_retention(mem.services, now=now)["strategies"]["strategies"] == 0
