@@ -142,3 +142,21 @@ def test_services_share_the_tier_through_their_mid_term_redis(memory_factory, re
     assert np.array_equal(mine, theirs)
     off = memory_factory(REDIS_URL=redis_url, embedding_cache_redis=False)
     assert off.services.embedder.shared is None and off.services.paths["embedding_cache"] == "process"
+
+
+def test_erasing_a_user_empties_the_redis_tier_of_their_texts(memory_factory) -> None:
+    from lumina_memory.graphs.erase import erase_plan, erase_user
+
+    mem = memory_factory()
+    config = {"configurable": {"thread_id": "erase-me"}}
+    ctx = {"user_id": "eve", "respond": False}
+    mem.graph.invoke({"turn": {"speaker": "user", "text": "私の秘密の合言葉はカワセミです", "ts": 1_790_000_000}}, config,
+                     context=ctx)
+    mem.graph.invoke({"flush": True}, config, context=ctx)  # the segment closes: its turn and summary are embedded
+    tier = mem.services.embedder.shared
+    assert tier.count() >= 1  # what ingest embedded (the turn, in the forms it is embedded in) went to Redis
+    plan = erase_plan(mem.services, "eve")
+    assert plan["counts"]["cache.embedder"] >= 1
+    report = erase_user(mem.services, "eve", plan["token"])
+    assert report["removed"]["cache.embedder"] >= 1
+    assert tier.count() == 0
