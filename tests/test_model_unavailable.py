@@ -60,6 +60,7 @@ def test_a_reply_with_no_chat_service_raises_model_unavailable(memory_factory, c
                          context={"user_id": "ben"})
     message = str(caught.value)
     assert "chat model gpt-4o-mini" in message and closed_url in message and "LUMINA_LLM=offline" in message
+    assert "Connection refused" in message  # the socket's own words, not only the client's "Connection error."
 
 
 def test_a_summary_falls_back_and_says_which_model_failed(memory_factory, closed_url, caplog) -> None:

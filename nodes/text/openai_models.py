@@ -36,8 +36,10 @@ def _detail(exc: BaseException) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return "no answer in time (LUMINA_OPENAI_TIMEOUT_SECONDS)"
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        return f"cannot connect ({type(cause).__name__}: {cause})" if cause is not None else f"cannot connect ({exc})"
+        root: BaseException = exc
+        while (root.__cause__ or root.__context__) is not None:  # the socket's own words: "Connection refused"
+            root = root.__cause__ or root.__context__  # type: ignore[assignment]
+        return f"cannot connect ({type(root).__name__}: {root})"
     if isinstance(exc, openai.AuthenticationError):
         return "the API key was refused (401)"
     if isinstance(exc, openai.PermissionDeniedError):
