@@ -88,6 +88,40 @@ def timed(variants: dict[str, Callable[[Any, list[str]], Any]], reads: list[tupl
     return out
 
 
+def erase_timed(agents: int, seed: int) -> dict[str, Any]:
+    """A run of ``agents`` agents (events, LTM records, WM, a shared memory each) on two data dirs filled alike,
+    erased agent by agent (``erase_agent`` each: a rewrite of every file per agent) and as a run (``erase_run``:
+    one pass); seconds and process CPU seconds of each."""
+    from bench.agents_open import opened_memory
+    from bench.common import bench_settings
+    from lumina_memory.graphs.agents_erase import erase_agent, erase_run, run_agents
+
+    out: dict[str, Any] = {"agents": agents}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("agent by agent", "erase_run"):
+            rng = random.Random(seed)
+            settings = bench_settings(Path(tmp) / name.replace(" ", "_"))
+            with opened_memory(settings, clock=lambda: 1_800_000_000.0) as (services, memory):
+                ids = [f"agent_{i:04d}" for i in range(agents)]
+                for _ in range(6):
+                    memory.store_many([(a, {"type": "observation", "content": _text(rng, 12)}) for a in ids],
+                                      run_id="bench")
+                for a in ids:
+                    memory.consolidate(a, force=True)
+                    memory.update_wm(a, {"current_goal": _text(rng, 4)})
+                    memory.store_shared(_text(rng, 10), author=a)
+                c0, t0 = time.process_time(), time.perf_counter()
+                if name == "erase_run":
+                    erase_run(services, "bench", actor="bench")
+                else:
+                    for a in ids:
+                        erase_agent(services, a, actor="bench")
+                out[name] = {"seconds": round(time.perf_counter() - t0, 2),
+                             "cpu_seconds": round(time.process_time() - c0, 2)}
+                assert run_agents(services, "bench") == []
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--agents", type=int, default=100)
@@ -95,6 +129,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--batch", type=int, default=25, help="records one consolidation writes together")
     ap.add_argument("--reads", type=int, default=300)
     ap.add_argument("--seed", type=int, default=48)
+    ap.add_argument("--erase-agents", type=int, default=20,
+                    help="agents of the run erased agent by agent and all at once (0: not timed)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
@@ -149,6 +185,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             for db in dbs:
                 db.close()
+    if args.erase_agents:
+        report["erase_run"] = erase_timed(args.erase_agents, args.seed)
     report["loadavg_after"] = os.getloadavg()
     print(json.dumps(report, indent=1))
     if args.out is not None:

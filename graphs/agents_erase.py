@@ -2,8 +2,9 @@
 
 An agent id is erased by ``graphs.erase.erase_user`` (every place, the ``agents`` place included: its rows, its
 vectors, its shared memories and tellings, its id in other agents' rows, backups, the erasure ledgers and the
-audit log). A run is the agents registered in it, each erased in turn; the run's shared memories go with their
-authors, so nothing of the run is left once its last agent is erased.
+audit log). A run is the agents registered in it, erased together (``graphs.erase.erase_decided``: every place
+erases them all, then rewrites its files once); the run's shared memories go with their authors, so nothing of
+the run is left.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from lumina_memory.nodes.services import Services
 from lumina_memory.stores.agent_open import agent_stores
 from lumina_memory.stores.agent_records import agent_id as check_agent
 
-from .erase import erase_plan, erase_user
+from .erase import erase_decided, erase_plan, erase_user
 
 
 def run_agents(services: Services, run_id: str) -> list[str]:
@@ -31,10 +32,9 @@ def erase_agent(services: Services, agent_id: str, *, actor: str = "api") -> dic
 
 
 def erase_run(services: Services, run_id: str, *, actor: str = "api") -> dict[str, Any]:
-    """Erase every agent of the run; returns the agents and the records removed per place (summed)."""
+    """Erase every agent of the run in one pass (each place erases them all, then rewrites its files once:
+    one copy of the archive's file, one rewrite per vector layer); returns the agents and the records removed
+    per place (summed). Each agent still gets its ledger entries, backups rewritten and audit entry."""
     agents = run_agents(services, run_id)
-    removed: dict[str, int] = {}
-    for agent in agents:
-        for place, n in erase_agent(services, agent, actor=actor)["removed"].items():
-            removed[place] = removed.get(place, 0) + n
+    removed = erase_decided(services, agents, actor=actor)["removed"] if agents else {}
     return {"run_id": run_id, "agents": agents, "removed": removed}

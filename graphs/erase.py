@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -110,14 +111,14 @@ def scrub_location(services: Services, places, where: str, user_id: str) -> dict
     return {"snapshots": snapshots, "partials": partials}
 
 
-def retry_owed(services: Services, places, *, skip: str | None = None) -> dict[str, Any]:
+def retry_owed(services: Services, places, *, skip: Sequence[str] = ()) -> dict[str, Any]:
     """Retry the erasures an unreachable location is still owed; returns what was done and what is still owed."""
     state = shared_state_of(services)
     done: dict[str, int] = {}
     still: dict[str, str] = {}
     for where, users in known_locations.owed(state).items():
         for user_id in users:
-            if user_id == skip:
+            if user_id in skip:  # erased just now, this location included
                 continue
             try:
                 scrub_location(services, places, where, user_id)
@@ -160,55 +161,86 @@ def erase_user(
             raise LeaseBusy(lease, ERASE_WAIT, "erasing this user")
         check_token(memory_secret(services.settings), user_id, token,
                     consume_in=shared_state_of(services))  # a token erases once, whichever process presents it
-        return _erase_everywhere(services, user_id, actor=actor, store=store, checkpoints=checkpoints,
+        return _erase_everywhere(services, [user_id], actor=actor, store=store, checkpoints=checkpoints,
                                  backup_locations=backup_locations, extra_places=extra_places)
 
 
-def _erase_everywhere(services: Services, user_id: str, *, actor: str, store=None, checkpoints: Path | None = None,
-                      backup_locations: list[str] | None = None, extra_places: Sequence = ()) -> dict[str, Any]:
+def erase_decided(services: Services, user_ids: Sequence[str], *, actor: str = "api") -> dict[str, Any]:
+    """Erase several ids everywhere in one pass (each place erases them all, then rewrites its files once),
+    with no token: for a caller that has decided already (graphs.agents_erase erases a run's agents so). Every
+    id gets what ``erase_user`` gives one: its lease, marks, ledgers, backups rewritten, its own audit entry."""
+    users = sorted({validate_id(u, "user_id") for u in user_ids})
+    if not users:
+        return {"removed": {}, "backups": {}, "partials": {}, "unreachable": {}, "owed_retried": None}
+    with ExitStack() as held:
+        for user in users:  # in order: two erasures of overlapping sets never wait on each other in a cycle
+            lease = f"erase:{user}"
+            if not held.enter_context(leases_of(services).hold(lease, wait=ERASE_WAIT)):
+                raise LeaseBusy(lease, ERASE_WAIT, "erasing this user")
+        return _erase_everywhere(services, users, actor=actor)
+
+
+def _erase_everywhere(services: Services, user_ids: Sequence[str], *, actor: str, store=None,
+                      checkpoints: Path | None = None, backup_locations: list[str] | None = None,
+                      extra_places: Sequence = ()) -> dict[str, Any]:
+    if isinstance(user_ids, str):  # a lone id would be read letter by letter
+        raise TypeError("user_ids is a list of ids")
     state = shared_state_of(services)
     # Marked before anything goes: until the mark is cleared nothing is ingested for the id, and the next
     # open finishes the erasure (finish_interrupted_erasures).
-    mark_erasure_started(state, user_id)
+    for user_id in user_ids:
+        mark_erasure_started(state, user_id)
     # The ledgers first: an erasure that dies half-way must still keep restores from resurrecting the user.
-    record_erasure(state, user_id)
+    for user_id in user_ids:
+        record_erasure(state, user_id)
     wheres = erasure_locations(services, backup_locations)
     # Owed first: were the process to die below, the next erasure or backup retries every location.
     for where in wheres:
-        known_locations.owe(state, where, user_id)
+        for user_id in user_ids:
+            known_locations.owe(state, where, user_id)
     # Each location's ledger before anything is scrubbed: a restore from it keeps the user out even if
     # this process dies half-way.
     unreachable: dict[str, str] = {}
     for where in wheres:
         try:
-            ledger_to_location(services, where, user_id)
+            for user_id in user_ids:
+                ledger_to_location(services, where, user_id)
         except Exception as exc:  # noqa: BLE001 - reported and retried, never skipped in silence
             unreachable[where] = _failure(exc)
     in_backups: dict[str, dict[str, int]] = {}
     partials: dict[str, Any] = {}
     with open_registry(services, store=store, checkpoints=checkpoints, extra_places=extra_places) as places:
-        removed = erase_places(places, user_id)
+        removed = erase_places(places, *user_ids)
         for where in wheres:
             if where in unreachable:
                 continue
             try:
-                scrubbed = scrub_location(services, places, where, user_id)
+                for user_id in user_ids:
+                    scrubbed = scrub_location(services, places, where, user_id)
+                    _add_counts(in_backups.setdefault(where, {}), scrubbed["snapshots"])
+                    partials[where] = scrubbed["partials"]
+                    known_locations.paid(state, where, user_id)
             except Exception as exc:  # noqa: BLE001 - reported and retried, never skipped in silence
                 unreachable[where] = _failure(exc)
-                continue
-            in_backups[where], partials[where] = scrubbed["snapshots"], scrubbed["partials"]
-            known_locations.paid(state, where, user_id)
-        retried = retry_owed(services, places, skip=user_id)
+                in_backups.pop(where, None)
+                partials.pop(where, None)
+        retried = retry_owed(services, places, skip=user_ids)
     if unreachable:
         log.warning("erasure could not reach %d backup location(s); owed and retried by the next erasure or "
                     "backup: %s", len(unreachable), sorted(unreachable))
-    detail = json.dumps({"removed": {k: v for k, v in removed.items() if v},
-                         "backups": {url: sum(v.values()) for url, v in in_backups.items()},
-                         "unreachable": sorted(unreachable)}, sort_keys=True)
-    audit_log(services).append("user_erased", actor, user_id, detail)
-    mark_erasure_finished(state, user_id)
+    for user_id in user_ids:
+        detail = json.dumps({"removed": {k: v for k, v in removed.items() if v},
+                             "backups": {url: sum(v.values()) for url, v in in_backups.items()},
+                             "unreachable": sorted(unreachable)}, sort_keys=True)
+        audit_log(services).append("user_erased", actor, user_id, detail)
+        mark_erasure_finished(state, user_id)
     return {"removed": removed, "backups": in_backups, "partials": partials, "unreachable": unreachable,
             "owed_retried": retried}
+
+
+def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for name, n in counts.items():
+        into[name] = into.get(name, 0) + int(n)
 
 
 def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: Path | None = None) -> list[str]:
@@ -224,7 +256,7 @@ def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: 
             if user_id not in erasures_in_progress(state):  # finished by that worker meanwhile
                 continue
             log.warning("finishing the interrupted erasure of a user (audit log has the keyed id)")
-            _erase_everywhere(services, user_id, actor="recovery: interrupted erasure", store=store,
+            _erase_everywhere(services, [user_id], actor="recovery: interrupted erasure", store=store,
                               checkpoints=checkpoints)
             finished.append(user_id)
     return finished

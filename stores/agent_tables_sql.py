@@ -160,6 +160,7 @@ REGISTER = f"INSERT INTO {AGENTS} (agent_id, run_id) VALUES (?, ?) ON CONFLICT (
 RUN_OF = f"SELECT run_id FROM {AGENTS} WHERE agent_id = ?"
 AGENTS_ALL = f"SELECT agent_id FROM {AGENTS} ORDER BY agent_id"
 AGENTS_OF_RUN = f"SELECT agent_id FROM {AGENTS} WHERE run_id = ? ORDER BY agent_id"
+RUNS_OF = f"SELECT agent_id, run_id FROM {AGENTS} WHERE agent_id IN (SELECT unnest(?::VARCHAR[]))"
 JOIN = f"INSERT INTO {GROUPS} (run_id, group_id, agent_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
 LEAVE = f"DELETE FROM {GROUPS} WHERE run_id = ? AND group_id = ? AND agent_id = ?"
 GROUPS_OF = f"SELECT DISTINCT group_id FROM {GROUPS} WHERE agent_id = ? AND run_id = ? ORDER BY group_id"
@@ -254,22 +255,23 @@ COUNT_AGENT = (
     f"+ (SELECT count(*) FROM {HOPS} WHERE {_HOPS_OF_AGENT})"
 )
 COUNT_AGENT_PARAMS = 9
-# In this order (hops before the shared memories whose ids they name); each statement takes the agent id once
-# per '?' and returns one row per row removed.
-ERASE_AGENT = (
-    f"DELETE FROM {HOPS} WHERE {_HOPS_OF_AGENT} RETURNING memory_id",
-    f"DELETE FROM {SHARED} WHERE author = ? RETURNING memory_id",
-    f"DELETE FROM {GROUPS} WHERE agent_id = ? RETURNING agent_id",
-    f"DELETE FROM {LTM} WHERE agent_id = ? RETURNING agent_id",
-    f"DELETE FROM {EVENTS} WHERE agent_id = ? RETURNING agent_id",
-    f"DELETE FROM {WM} WHERE agent_id = ? RETURNING agent_id",
-    f"DELETE FROM {AGENTS} WHERE agent_id = ? RETURNING agent_id",
+# Erasing agents, every one in one pass per table: each statement takes the list of ids once per '?' and returns
+# one row per row removed; in this order (hops before the shared memories whose ids they name).
+_IN_ERASED = "IN (SELECT unnest(?::VARCHAR[]))"
+ERASE_AGENTS = (
+    f"DELETE FROM {HOPS} WHERE from_agent {_IN_ERASED} OR to_agent {_IN_ERASED} "
+    f"OR memory_id IN (SELECT memory_id FROM {SHARED} WHERE author {_IN_ERASED}) RETURNING memory_id",
+    f"DELETE FROM {SHARED} WHERE author {_IN_ERASED} RETURNING memory_id",
+    f"DELETE FROM {GROUPS} WHERE agent_id {_IN_ERASED} RETURNING agent_id",
+    f"DELETE FROM {LTM} WHERE agent_id {_IN_ERASED} RETURNING agent_id",
+    f"DELETE FROM {EVENTS} WHERE agent_id {_IN_ERASED} RETURNING agent_id",
+    f"DELETE FROM {WM} WHERE agent_id {_IN_ERASED} RETURNING agent_id",
+    f"DELETE FROM {AGENTS} WHERE agent_id {_IN_ERASED} RETURNING agent_id",
 )
-# The erased id is also taken out of other agents' rows that name it (an event's participants, a bilateral
-# memory's visible_to); returns the agents whose rows changed. Parameters: agent, agent.
-STRIP_AGENT = (
-    f"UPDATE {EVENTS} SET participants = array(SELECT p FROM unnest(participants) AS u(p) WHERE p <> ?) "
-    "WHERE ? = ANY(participants) RETURNING agent_id",
-    f"UPDATE {SHARED} SET visible_to = array(SELECT p FROM unnest(visible_to) AS u(p) WHERE p <> ?) "
-    "WHERE ? = ANY(visible_to) RETURNING author",
+# The erased ids are also taken out of other agents' rows that name them (an event's participants, a bilateral
+# memory's visible_to); returns the agents whose rows changed. Parameters: the list of ids, twice.
+STRIP_AGENTS = tuple(
+    f"UPDATE {table} SET {column} = array(SELECT p FROM unnest({column}) AS u(p) WHERE p NOT {_IN_ERASED}) "
+    f"WHERE EXISTS (SELECT 1 FROM unnest({column}) AS n(p) WHERE p {_IN_ERASED}) RETURNING {owner}"
+    for table, column, owner in ((EVENTS, "participants", "agent_id"), (SHARED, "visible_to", "author"))
 )

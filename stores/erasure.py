@@ -77,10 +77,20 @@ def plan(places: Sequence, user_id: str) -> dict[str, int]:
     return {p.name: int(p.count(user_id)) for p in places}
 
 
-def erase_places(places: Sequence, user_id: str) -> dict[str, int]:
-    """Erase the user in every place, then scrub every place (so freed bytes go too); removed per place."""
-    validate_id(user_id, "user_id")
-    removed = {p.name: int(p.erase(user_id)) for p in places}
+def _erase_in(place, users: list[str]) -> int:
+    """One place's erasure of these users: in one pass where the place offers it (``erase_many``, see
+    stores.user_data), else user by user."""
+    many = getattr(place, "erase_many", None)
+    if many is not None and len(users) > 1:
+        return int(many(users))
+    return sum(int(place.erase(u)) for u in users)
+
+
+def erase_places(places: Sequence, user_id: str, *more: str) -> dict[str, int]:
+    """Erase the user (and ``more`` users) in every place, then scrub every place once (so freed bytes go too;
+    a place that rewrites its files does it once for all of them); removed per place, summed over the users."""
+    users = [validate_id(u, "user_id") for u in (user_id, *more)]
+    removed = {p.name: _erase_in(p, users) for p in places}
     for place in places:
         place.scrub()
     return removed

@@ -97,6 +97,9 @@ class AgentTables(Protocol):
     def erase_agent(self, agent_id: str) -> int:
         """Remove every row of this agent (shared memories it authored included; hops naming it are removed)."""
         ...
+    def erase_agents(self, agent_ids: Sequence[str]) -> int:
+        """``erase_agent`` of each, in one transaction and one pass per table (a run's erasure)."""
+        ...
     def close(self) -> None:
         """Writes the pending accesses."""
         ...

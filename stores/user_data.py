@@ -24,7 +24,9 @@ class UserDataPlace(Protocol):
         ...
 
     def erase(self, user_id: str) -> int:
-        """Delete every record of the user; returns how many went. Another user's records are untouched."""
+        """Delete every record of the user; returns how many went. Another user's records are untouched.
+        A place may also offer ``erase_many(user_ids) -> int``, the same for several users in one pass (the
+        agents' place: a run's agents); stores.erasure.erase_places uses it when erasing several."""
         ...
 
     def scrub(self) -> None:

@@ -161,3 +161,32 @@ def test_duckdb_orders_the_table_again_once_enough_rows_were_written(tmp_path):
     tables.add_ltm([rec("a2", 3)])  # 1 of 7 rows: not yet
     assert tables.ltm_written == 1 and _physical_agents(sql_db)[-1] == "a2"
     sql_db.close()
+
+
+# --- several agents erased in one pass --------------------------------------------------------------------
+def test_erase_agents_removes_several_in_one_pass_and_strips_their_ids(tables, sql_db):
+    from .test_agent_tables import _fill, rows_in_tables
+
+    _fill(tables, "a1", "a2")
+    _fill(tables, "a2", "a3")
+    _fill(tables, "a3", "a1")
+    tables.touch_ltm("a1", ["m1"], at=3.0)
+    kept = (tables.ltm("a3"), tables.get_wm("a3"), [e.event_id for e in tables.events("a3")])
+    before = rows_in_tables(sql_db)
+    removed = tables.erase_agents(["a2", "a1", "a1"])
+    assert removed == before - rows_in_tables(sql_db) > 0
+    assert tables.count_agent("a1") == tables.count_agent("a2") == 0 and tables.agents() == ["a3"]
+    assert len(tables.accesses) == 0  # the erased agents' pending accesses went with them
+    assert (tables.ltm("a3"), tables.get_wm("a3"), [e.event_id for e in tables.events("a3")]) == kept
+    assert [e.participants for e in tables.events("a3")] == [[], []]
+    assert tables.visible_shared("a3", ids=["b-a3"])[0].visible_to == ["a3"]
+    with sql_db.read() as con:
+        for table, column in (("agent_events", "agent_id"), ("agent_ltm", "agent_id"), ("agent_wm", "agent_id"),
+                              ("agent_shared", "author"), ("agent_groups", "agent_id"), ("agent_agents", "agent_id"),
+                              ("agent_hops", "from_agent"), ("agent_hops", "to_agent")):
+            n = con.execute(f"SELECT count(*) FROM {table} WHERE {column} IN ('a1', 'a2')").fetchone()[0]
+            assert n == 0, (table, column)
+    assert tables.erase_agents(["a1", "a2"]) == 0 and tables.erase_agents([]) == 0
+    with pytest.raises(InvalidInput):
+        tables.erase_agents(["a3", "../a3"])
+    assert tables.count_agent("a3") > 0

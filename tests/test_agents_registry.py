@@ -1,5 +1,5 @@
 """Agents' memory in the registry (L10, L11): an agent id is erased like a user id (rows, vectors, shared memories,
-tellings, its id in other agents' rows, raw bytes, backups); a run is erased agent by agent; a backup restores
+tellings, its id in other agents' rows, raw bytes, backups); a run's agents are erased together; a backup restores
 agents into a new data directory without the erased one. The erased id, ``agent_7``, is a prefix of the kept
 ``agent_77``: isolation is tested at the same time."""
 
@@ -11,7 +11,7 @@ import re
 import pytest
 
 from lumina_memory.graphs.agents_erase import erase_agent, erase_run, run_agents
-from lumina_memory.graphs.erase import backup_now, restore_from
+from lumina_memory.graphs.erase import audit_log, backup_now, restore_from
 from lumina_memory.graphs.registry import open_registry
 from lumina_memory.stores.agent_open import agent_stores
 from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
@@ -199,3 +199,86 @@ def test_the_cli_shows_searches_and_erases_agents(cli_factory, tmp_path):
     assert json.loads(cli("agents", "show", OTHER, "--json").stdout)["stm"] == 1
     assert json.loads(cli("agents", "erase", OTHER, "--yes", "--json").stdout)["agents"] == [OTHER]
     assert cli("agents", "show", OTHER, check=False).returncode == 1
+
+
+def _rows_and_points(o: Opened) -> dict[str, int]:
+    """Rows per agent table and points per vector layer: what a restore must bring back."""
+    from lumina_memory.stores import agent_tables_sql as q
+
+    stores = agent_stores(o.services.stores, o.settings, o.services.embedder.name, o.services.embedder.dim)
+    with stores.tables.db.read() as con:
+        held = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in q.TABLES}
+    return {**held, **{layer: stores.vectors.count(layer) for layer in ("stm", "ltm", "shared")}}
+
+
+@pytest.mark.slow
+def test_a_run_of_several_agents_erases_in_one_pass_to_zero_residue_and_restores_whole(tmp_path):
+    village = [f"villager_{n}" for n in range(4)]
+    marks = {a: f"VILLAGEMARK{n}Q" for n, a in enumerate(village)}
+    o = Opened(tmp_path / "data", "duckdb", backup_location=str(tmp_path / "backups"))
+    try:
+        o.services.stores.archive._db.live().execute("PRAGMA force_compression='uncompressed'")
+        m = o.memory
+        m.store_many([(a, {"type": "observation", "content": f"{a} hid {marks[a]} under the mill"})
+                      for a in village], run_id="village")
+        m.store_many([(a, {"type": "conversation", "content": f"{a} told {marks[a]} to {OTHER}",
+                           "participants": [OTHER]}) for a in village] +
+                     [(OTHER, {"type": "observation", "content": f"the town keeps {MARK[OTHER]}"})], run_id=None)
+        m.update_wm(village[0], {"inventory_summary": f"salt and {marks[village[0]]}"})
+        for a in village[:2]:
+            m.consolidate(a, force=True)
+        m.join_group(village[1], "millers")
+        m.store_shared(f"village rule {marks[village[2]]}", author=village[2])
+        m.tell(m.store_shared(f"a word {marks[village[3]]}", scope="global", author=village[3]), village[3],
+               village[1])
+        backup_now(o.services)
+        out = erase_run(o.services, "village", actor="test")
+        assert out["agents"] == village and out["removed"]["agents"] > 0
+        with open_registry(o.services) as places:
+            raw = [path for place in places for path in place.raw_paths()]
+            for agent in village:
+                assert {p.name: p.count(agent) for p in places if p.name not in CACHES and p.count(agent)} == {}
+        needles = [mark.encode() for mark in marks.values()]
+        assert _hits([tmp_path / "data", tmp_path / "backups", *raw], needles) == []
+        assert _hits([tmp_path / "data"], [MARK[OTHER].encode()])  # the scan would have found a leak
+        erased = [r for r in audit_log(o.services).rows() if r["event"] == "user_erased"]
+        assert len(erased) == len(village)  # one entry per agent, as erasing each alone gives
+        assert [e.participants for e in m.agents.tables.events(OTHER)] == [[]]
+    finally:
+        o.close()
+    fresh = Opened(tmp_path / "fresh", "duckdb")
+    try:  # the backup taken before the erasure: the ledger at the location keeps the village out
+        restore_from(fresh.services, str(tmp_path / "backups"))
+        assert run_agents(fresh.services, "village") == []
+        assert MARK[OTHER] in fresh.memory.retrieve(OTHER, "what does the town keep?")[0].content
+    finally:
+        fresh.close()
+
+
+@pytest.mark.slow
+def test_a_restore_brings_every_row_and_point_of_several_agents_back(tmp_path):
+    o = Opened(tmp_path / "data", "duckdb", backup_location=str(tmp_path / "backups"))
+    try:
+        m = o.memory
+        agents = [f"agent_{n}" for n in range(5)]
+        for round_ in range(3):
+            m.store_many([(a, {"type": "action", "content": f"{a} carried stone {round_} to the wall",
+                               "participants": [b for b in agents if b != a][:2]}) for a in agents], run_id="wall")
+        for a in agents[:3]:
+            m.consolidate(a, force=True)
+            m.update_wm(a, {"current_action": f"resting after the wall {a}"})
+        m.join_group(agents[0], "masons")
+        m.tell(m.store_shared("the wall rule", author=agents[0]), agents[0], agents[4])
+        whole = _rows_and_points(o)
+        backup_now(o.services)
+    finally:
+        o.close()
+    fresh = Opened(tmp_path / "fresh", "duckdb")
+    try:
+        report = restore_from(fresh.services, str(tmp_path / "backups"))
+        assert report["restored"]["agents"] > 0
+        assert _rows_and_points(fresh) == whole and min(whole.values()) > 0
+        assert run_agents(fresh.services, "wall") == agents
+        assert fresh.memory.agents.tables.events(agents[3])[0].participants == [agents[0], agents[1]]
+    finally:
+        fresh.close()

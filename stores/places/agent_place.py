@@ -98,20 +98,31 @@ class AgentPlace:
                 + len(self._shared_points(agent, run)))
 
     def erase(self, user_id: str) -> int:
-        agent = validate_id(user_id, "user_id")
-        run = self.tables.run_of(agent)
-        shared = self._shared_points(agent, run)
-        removed = self.tables.erase_agent(agent)
+        return self.erase_many([user_id])
+
+    def erase_many(self, user_ids: list[str]) -> int:
+        """Erase these agents together: their rows in one transaction and one statement per table
+        (``AgentTables.erase_agents``), their points layer by layer; the files are rewritten by ``scrub``."""
+        agents = sorted({validate_id(u, "user_id") for u in user_ids})
+        shared: dict[str, list[str]] = defaultdict(list)  # run -> points of memories the agents authored
+        for agent in agents:
+            run = self.tables.run_of(agent)
+            if run is not None:
+                shared[run] += self._shared_points(agent, run)
+        removed = self.tables.erase_agents(agents)
         for table in q.TABLES:  # a DuckDB file is copied whole; on PostgreSQL these tables are rewritten
-            self.rewriter.mark(table, agent)
+            for agent in agents:
+                self.rewriter.mark(table, agent)
         for layer in ("stm", "ltm"):
-            n = self.vectors.delete_tenant(layer, agent)
-            removed += n
-            if n:
-                self._dirty.add(layer)
-        if shared and run is not None:
-            removed += self.vectors.delete("shared", run, shared)
-            self._dirty.add("shared")
+            for agent in agents:
+                n = self.vectors.delete_tenant(layer, agent)
+                removed += n
+                if n:
+                    self._dirty.add(layer)
+        for run, points in shared.items():
+            if points:
+                removed += self.vectors.delete("shared", run, points)
+                self._dirty.add("shared")
         return removed
 
     def _layers(self) -> dict[str, object]:
