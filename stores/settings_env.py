@@ -22,7 +22,6 @@ OTHER_VARIABLES = frozenset({"LUMINA_LOG_FORMAT", "LUMINA_LOG_LEVEL"})
 REMOVED: dict[str, str] = {
     "LUMINA_ARCHIVE_RETENTION_DAYS": "raw turns are kept LUMINA_RETENTION_RAW_TURNS_DAYS; archived memories are "
     "deleted after LUMINA_LIFECYCLE__ARCHIVE_RETENTION_DAYS",
-    "LUMINA_LIFECYCLE__INTERVAL_HOURS": "the daily batch runs when the maintenance graph is invoked; nothing catches up",
     "LUMINA_LIFECYCLE__TOP_K": "recall returns LUMINA_RETRIEVE_MAX_ITEMS items, or packs a token budget",
     "LUMINA_LIFECYCLE__RELEVANCE_THRESHOLD": "recall has no priority cut-off; LUMINA_RECALL_KEYWORD_FLOOR and the "
     "budget decide what is shown",

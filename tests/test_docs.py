@@ -79,7 +79,7 @@ def test_the_two_commands_stay_as_ci_runs_them():
     readme = README.read_text(encoding="utf-8")
     assert "pip install -e . && lumina-memory demo\n" in readme
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    command = "pip install -e '.[test]' && python -m pytest -q"
+    command = "apt-get update && apt-get install -y redis-server && pip install -e '.[test]' && python -m pytest -q"
     assert f"\n{command}\n" in readme and f"\n{command}\n" in ci
 
 
