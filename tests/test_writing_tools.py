@@ -97,3 +97,20 @@ def test_an_unknown_procedure_is_a_tool_error(memory_factory):
     _write, report = create_writing_tools(memory.services, "kai", "t-1")
     result = call(report, {"procedure_id": "nope", "outcome": "failure"})
     assert result.status == "error" and "not found" in result.content
+
+
+@pytest.mark.slow
+def test_a_user_turn_tagged_important_makes_a_protected_memory(memory_factory):
+    from lumina_memory.nodes.lifecycle.manage import list_memories
+
+    memory = memory_factory()
+    replay(memory.graph, "rin", [
+        {"speaker": "user", "text": "[IMPORTANT] 金庫の番号は本棚の左の箱に書いてある", "ts": "2026-09-01T10:00:00+09:00"},
+        {"speaker": "lumina", "text": "わかった、本棚の左の箱だね", "ts": "2026-09-01T10:01:00+09:00"},
+    ])
+    replay(memory.graph, "sen", [
+        {"speaker": "user", "text": "金庫の番号は本棚の左の箱に書いてある", "ts": "2026-09-01T10:00:00+09:00"},
+        {"speaker": "lumina", "text": "わかった、本棚の左の箱だね", "ts": "2026-09-01T10:01:00+09:00"},
+    ])
+    assert [m["protected"] for m in list_memories(memory.services, "rin")] == [True]
+    assert [m["protected"] for m in list_memories(memory.services, "sen")] == [False]

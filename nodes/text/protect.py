@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .important_tag import has_important_tag
 from .sentences import sentences
 
 _JA_REQUEST = re.compile(
@@ -63,7 +64,10 @@ _EN_CANCEL = re.compile(
 
 
 def protect_request(text: str) -> bool:
-    """True when the speaker asks for this to be remembered (F8 protected memory)."""
+    """True when the speaker asks for this to be remembered (F8 protected memory), in words or with the notes'
+    ``[IMPORTANT]`` tag (nodes.text.important_tag)."""
+    if has_important_tag(text):
+        return True
     for sentence in sentences(unicodedata.normalize("NFKC", text)):
         clause = sentence.lower().replace("’", "'")
         if _JA_REQUEST.search(clause) and not _JA_CANCEL.search(clause):

@@ -7,7 +7,10 @@ explicit outcome reports), LangChain tools bound to one user and the user's turn
   words. The tool only checks it and hands it back as its artifact; the reply (nodes.respond) adds it to the
   conversation as the character's turn, so it is stored, summarised, embedded and forgotten with the
   conversation it was written in, like everything said. ``important`` tags it ``[IMPORTANT]``
-  (nodes.text.important_tag): a memory holding the tag is protected.
+  (nodes.text.important_tag): a procedure taught in a conversation holding the tag is never forgotten, and a user
+  turn holding it makes its memory protected (nodes.text.protect); the lifecycle reads protection requests from
+  the user's turns only, so a tagged note of the character's protects its memory once the lifecycle reads the
+  tag on every turn.
 - ``report_procedure_outcome(procedure_id, outcome)`` counts a success or failure of one of the user's current
   procedures at once, under the user's turn as its outcome id: sent twice it counts once, and the session end's
   own judgement of that conversation (nodes.knowledge.procedures) leaves a procedure the agent already reported on
