@@ -56,6 +56,7 @@ def test_model_facts_join_the_offline_ones_grounded_or_reviewed(archive):
             {"subject": "user", "attribute": "likes", "value": "green tea", "turn": 0, "sentence": TURNS[0]["text"]},
             {"subject": "user", "attribute": "lives_in", "value": "Kyoto", "turn": 7, "sentence": "nowhere"},
         ]),
+        _call("NliScores", entailment=0.2, contradiction=0.3, neutral=0.5),  # A6: NLI unsure, so the review decides
         _call("Review", supported=False, reason="the user never said green tea"),  # the only ungrounded llm item
     ]
     report = learn_segments(_services(archive, answers), "ann", [(SimpleNamespace(segment_id="seg-1"), _turns("ann"))])
@@ -69,6 +70,7 @@ def test_model_facts_join_the_offline_ones_grounded_or_reviewed(archive):
     assert not any("green" in r["value"] for r in rows)  # ungrounded and refused by the review
     assert not any(r["attribute"] == "lives_in" for r in rows)  # names a turn that does not exist
     assert report["rejected"] >= 1
+    assert report["validation"] == {"nli undecided": 1, "review rejected": 1}
 
 
 def test_an_approved_paraphrase_keeps_the_reviewed_confidence(archive):
@@ -76,11 +78,30 @@ def test_an_approved_paraphrase_keeps_the_reviewed_confidence(archive):
         _call("ExtractedFacts", facts=[
             {"subject": "user", "attribute": "has", "value": "compact automobile", "turn": 1, "sentence": TURNS[2]["text"]},
         ]),
+        _call("NliScores", entailment=0.4, contradiction=0.1, neutral=0.5),
         _call("Review", supported=True),
     ]
     learn_segments(_services(archive, answers), "bea", [(SimpleNamespace(segment_id="seg-2"), _turns("bea"))])
     rows = [r for r in archive.knowledge.items("bea") if r["value"] == "compact automobile"]
     assert rows and rows[0]["confidence"] == pytest.approx(0.7) and rows[0]["method"] == "llm"
+
+
+@pytest.mark.parametrize(("entailment", "contradiction", "kept"), [(0.9, 0.0, True), (0.1, 0.8, False)])
+def test_nli_decides_a_paraphrase_without_the_review(archive, entailment, contradiction, kept):
+    """A6 through learning: entailment >= 0.6 keeps the model's paraphrase, contradiction >= 0.7 drops it; no
+    review is asked either way (the queue holds none: asking would fail the extraction path)."""
+    user = f"nli-{kept}"
+    answers = [
+        _call("ExtractedFacts", facts=[
+            {"subject": "user", "attribute": "has", "value": "compact automobile", "turn": 1, "sentence": TURNS[2]["text"]},
+        ]),
+        _call("NliScores", entailment=entailment, contradiction=contradiction, neutral=0.1),
+    ]
+    report = learn_segments(_services(archive, answers), user, [(SimpleNamespace(segment_id="seg-n"), _turns(user))])
+    assert report["path"] == "offline+llm"
+    assert report["validation"] == {f"nli {'accept' if kept else 'reject'}": 1}
+    values = [r["value"] for r in archive.knowledge.items(user)]
+    assert ("compact automobile" in values) is kept
 
 
 def test_a_failing_model_leaves_the_offline_items_and_says_so(archive, caplog, monkeypatch):

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..nli import nli_cascade
 from .dependents import rests_on, under_review
 from .extract import extract_items
 from .ground import validate_items
@@ -74,6 +75,8 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
     written: dict[str, dict[str, Any]] = {}
     extractor = model_extractor(services)
     path = "offline" if extractor is None else "offline+llm"
+    # A6's cascade: NLI decides what it is sure of, the model's review the rest (nodes.nli).
+    reviewer = None if extractor is None else nli_cascade(services.chat_model, extractor.review, params)
     for record, turns in segments:
         items = extract_items(turns, params, known_names=known_names(rows.values()))
         if extractor is not None:
@@ -84,7 +87,7 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
                 reason = f"{type(exc).__name__}: {exc}"[:200]
                 log.warning("knowledge model failed (%s); this segment's knowledge is the offline extractor's", reason)
                 path = f"offline (model failed: {reason})"
-        checked = validate_items(items, turns, params, reviewer=None if extractor is None else extractor.review)
+        checked = validate_items(items, turns, params, reviewer=reviewer)
         counts["rejected"] += len(checked.rejected)
         for rejection in checked.rejected:
             log.info("knowledge item rejected (ungrounded) user=%s reason=%s", user_id, rejection.reason)
@@ -118,7 +121,8 @@ def learn_segments(services, user_id: str, segments: Sequence[tuple[Any, Sequenc
     table.upsert(list(written.values()))
     if written:
         log.info("knowledge user=%s path=%s %s", user_id, path, dict(counts))
-    return {**counts, "path": path}
+    stages = dict(getattr(reviewer, "stages", {}))
+    return {**counts, "path": path, **({"validation": stages} if stages else {})}
 
 
 def _review(rows: Mapping[str, Mapping[str, Any]], turns, kept: Sequence[KnowledgeItem],
