@@ -51,7 +51,7 @@ def test_the_graph_runs_one_node_per_lifecycle_phase_in_order():
         chain.append(node)
         node = edges[node]
     assert chain == ["record_settings", "idle_segments", *LIFECYCLE_NODES, "knowledge_daily", "knowledge_weekly",
-                     "knowledge_monthly", "vector_indexes", "scheduled_backups", "prune_backups", "retention"]
+                     "knowledge_monthly", "vector_indexes", "scheduled_backups", "prune_backups", "retention", "store_upkeep"]
 
 
 def test_the_context_picks_the_user_and_the_clock_and_wins_over_the_state(memory_factory):
