@@ -26,19 +26,17 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from typing import Literal
-from weakref import WeakKeyDictionary
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.ids import validate_id
-from lumina_memory.stores.strategies_sql import StrategyTable
+from lumina_memory.stores.protocols_tables import StrategyStore
 
 from .knowledge.procedures import params_of
 
 Strategy = Literal["parallel", "sequential"]
-_tables: WeakKeyDictionary = WeakKeyDictionary()
 
 
 class FailurePattern(BaseModel):
@@ -65,13 +63,9 @@ class Suggestion(BaseModel):
     warnings: list[Warning_] = Field(default_factory=list)
 
 
-def strategies(services) -> StrategyTable:
+def strategies(services) -> StrategyStore:
     """The strategy table on this archive's connection (made once per archive)."""
-    archive = services.stores.archive
-    table = _tables.get(archive)
-    if table is None:
-        table = _tables[archive] = StrategyTable(archive.procedures.db)
-    return table
+    return services.stores.archive.strategies()
 
 
 def _norm(text: str) -> str:
@@ -119,7 +113,7 @@ def record_task(services, user_id: str, task: str, subtasks: Sequence[str], succ
     return {k: v for k, v in row.items() if k != "embedding"}
 
 
-def _record_failure(services, table: StrategyTable, user_id: str, task: str, category: str | None,
+def _record_failure(services, table: StrategyStore, user_id: str, task: str, category: str | None,
                     failure: FailurePattern, now: float) -> None:
     pid = _id(user_id, "failure", _norm(failure.pattern))
     row = table.get(user_id, pid) or {

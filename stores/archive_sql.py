@@ -39,6 +39,7 @@ from .models import SegmentRecord, Turn
 from .protocols_agents import AgentTables
 from .protocols_collections import KBCatalogStore
 from .protocols_files import AuditTrail
+from .protocols_tables import StrategyStore
 from .procedures_duckdb import ProcedureTable
 from .records import ArchiveCounts
 from .semantic_duckdb import SemanticTable
@@ -63,6 +64,7 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
         self._db = db
         self._agent_tables: AgentTables | None = None
         self._agent_tables_lock = threading.Lock()
+        self._strategies: StrategyStore | None = None
         db.migrate("archive", archive_steps(db.dialect))
         self.memories = MemoryTable(db)  # the lifecycle's state shares the database and its transactions
         self.knowledge = KnowledgeTable(db)  # so do knowledge items (issue 18)
@@ -207,6 +209,14 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
 
         mine = archive_table_names() if self._db.shared else None
         return archive_places(self._db, on_restore=self._absent.clear, mine=mine)
+
+    def strategies(self) -> StrategyStore:
+        with self._agent_tables_lock:
+            if self._strategies is None:
+                from .strategies_sql import StrategyTable
+
+                self._strategies = StrategyTable(self._db)
+            return self._strategies
 
     def kb_catalog(self) -> KBCatalogStore:
         from .kb_duckdb import KBCatalog

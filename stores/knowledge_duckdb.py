@@ -245,6 +245,18 @@ class KnowledgeTable(RecallReads):
                                "RETURNING item_id", [float(now), *params]).fetchall()
         return len(rows)
 
+    def low_activity_ids(self, user_id: str) -> set[str]:
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT item_id FROM {KNOWLEDGE} WHERE user_id = ? AND low_activity_since IS NOT NULL "
+                               "AND forgotten_at IS NULL", [validate_id(user_id, "user_id")]).fetchall()
+        return {r[0] for r in rows}
+
+    def users_with_low_activity(self) -> list[str]:
+        with self.db.read() as con:
+            return [r[0] for r in con.execute(
+                f"SELECT DISTINCT user_id FROM {KNOWLEDGE} WHERE low_activity_since IS NOT NULL AND forgotten_at IS NULL "
+                "ORDER BY user_id").fetchall()]
+
     def forget_idle(self, now: float, after_days: float, protected_subjects: Sequence[str],
                     user_id: str | None = None) -> list[tuple[str, str]]:
         """Items of low activity for ``after_days`` and not accessed since, still not protected, are forgotten

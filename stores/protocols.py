@@ -16,7 +16,7 @@ from .protocols_agents import AgentTables
 from .protocols_collections import KBCatalogStore, PointCollection
 from .protocols_files import AuditTrail
 from .protocols_tables import (
-    KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, RecallCache, SemanticStore, TurnReadStore,
+    KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, RecallCache, SemanticStore, StrategyStore, TurnReadStore,
 )
 from .records import ArchiveCounts, LinkedSegment, RecentSignal
 from .user_data import UserDataPlace
@@ -192,6 +192,9 @@ class ArchiveStore(RecallCache, Protocol):
         ...
     def user_data_places(self) -> list[UserDataPlace]:
         """A place per table of the archive that holds user data, and the audit log's (erasure, backup)."""
+        ...
+    def strategies(self) -> StrategyStore:
+        """S5's strategies, in the archive's database (one per archive)."""
         ...
     def kb_catalog(self) -> KBCatalogStore:
         """The knowledge bases' records, in the archive's database."""

@@ -52,6 +52,12 @@ class KnowledgeItemStore(RecallCache, Protocol):
                           protected_subjects: Sequence[str], user_id: str | None = None) -> int:
         """Unprotected items idle ``idle_days`` and accessed under ``min_accesses`` times become of low activity."""
         ...
+    def low_activity_ids(self, user_id: str) -> set[str]:
+        """The user's remembered items marked of low activity."""
+        ...
+    def users_with_low_activity(self) -> list[str]:
+        """Users holding a remembered item of low activity, sorted."""
+        ...
     def forget_idle(self, now: float, after_days: float, protected_subjects: Sequence[str],
                     user_id: str | None = None) -> list[tuple[str, str]]:
         """Forget (row kept, tiers owed) items of low activity for ``after_days`` and unused since; (user, item_id)."""
@@ -103,6 +109,25 @@ class ProcedureStore(RecallCache, Protocol):
     def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int,
                       mature_version: int) -> list[str]:
         """Forget immature, unprotected procedures idle ``idle_days`` and used under ``min_uses``; lineages removed."""
+        ...
+    def prune_versions(self, user_id: str, lineage_ids: Sequence[str], keep: int) -> list[str]:
+        """Only the newest ``keep`` versions of each lineage stay ([IMPORTANT] ones too); returns the ids that went."""
+        ...
+
+
+@runtime_checkable
+class StrategyStore(Protocol):
+    """S5: the agent's task decompositions and failure patterns, one row per strategy id, per user."""
+
+    def get(self, user_id: str, strategy_id: str) -> dict[str, Any] | None: ...
+    def of_user(self, user_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        """The user's rows (of ``kind``), oldest first."""
+        ...
+    def put(self, row: Mapping[str, Any]) -> None:
+        """Insert or replace one row by ``strategy_id``; another user's id is refused."""
+        ...
+    def expire_before(self, cutoff: float) -> dict[str, int]:
+        """Retention: rows last updated before ``cutoff`` go; rows removed per user."""
         ...
 
 

@@ -37,6 +37,7 @@ from lumina_memory.stores.vectors_pg import PgVectorStore
 from lumina_memory.stores.graph_ladybug import LadybugGraph
 from lumina_memory.stores.graph_neo4j import Neo4jGraph
 from lumina_memory.stores.kb_duckdb import KBCatalog
+from lumina_memory.stores.strategies_sql import StrategyTable
 from lumina_memory.stores.kb_open import KBStores
 from lumina_memory.stores.kb_vectors import EdgeKBVectors, KBCollections, PgKBCollections, client_kb_vectors, pg_kb_vectors
 from lumina_memory.stores.knowledge_duckdb import KnowledgeTable
@@ -62,6 +63,7 @@ ADAPTERS: dict[type, tuple[type, ...]] = {
     P.GraphStore: (LadybugGraph, Neo4jGraph, PostgresGraph),
     T.KnowledgeItemStore: (KnowledgeTable,),
     T.ProcedureStore: (ProcedureTable,),
+    T.StrategyStore: (StrategyTable,),
     T.MemoryLifecycleStore: (MemoryTable,),
     T.SemanticStore: (SemanticTable,),
     T.TurnReadStore: (TurnReadsTable,),
@@ -339,7 +341,7 @@ def test_opened_stores_are_instances_of_their_protocols(memory) -> None:
              P.GraphStore: stores.graph, C.TurnVectorStore: stores.turns, C.KnowledgeVectorStore: stores.knowledge,
              T.KnowledgeItemStore: stores.archive.knowledge, T.ProcedureStore: stores.archive.procedures,
              T.MemoryLifecycleStore: stores.archive.memories, T.SemanticStore: stores.archive.semantic,
-             T.TurnReadStore: stores.archive.turn_reads}
+             T.TurnReadStore: stores.archive.turn_reads, T.StrategyStore: stores.archive.strategies()}
     kb = kb_of(memory.services)
     tiers.update({C.KBStore: kb, C.KBCatalogStore: kb.catalog, C.KBCollectionStore: kb.collections,
                   C.KBVectorStore: kb.collections.get("contract", False)})

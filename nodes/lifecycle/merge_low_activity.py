@@ -27,14 +27,8 @@ LIVE = ("current", "coexisting")
 
 
 def low_activity_ids(table, user_id: str) -> set[str]:
-    """The user's remembered items marked of low activity. The item store's reads do not return the activity
-    columns (learning rewrites rows without them), so they are read here from its table."""
-    from lumina_memory.stores.knowledge_duckdb import KNOWLEDGE
-
-    with table.db.read() as con:
-        rows = con.execute(f"SELECT item_id FROM {KNOWLEDGE} WHERE user_id = ? AND low_activity_since IS NOT NULL "
-                           "AND forgotten_at IS NULL", [user_id]).fetchall()
-    return {r[0] for r in rows}
+    """The user's remembered items marked of low activity (the item store's reads leave the activity columns out)."""
+    return table.low_activity_ids(user_id)
 
 
 def _union(a: list[str] | None, b: list[str] | None) -> list[str]:
@@ -104,11 +98,4 @@ def merge_low_activity_knowledge(services, user_id: str, now: float | None = Non
 
 def users_with_knowledge(services) -> list[str]:
     table = getattr(services.stores.archive, "knowledge", None)
-    if table is None:
-        return []
-    from lumina_memory.stores.knowledge_duckdb import KNOWLEDGE
-
-    with table.db.read() as con:
-        return [r[0] for r in con.execute(
-            f"SELECT DISTINCT user_id FROM {KNOWLEDGE} WHERE low_activity_since IS NOT NULL AND forgotten_at IS NULL "
-            "ORDER BY user_id").fetchall()]
+    return [] if table is None else table.users_with_low_activity()
