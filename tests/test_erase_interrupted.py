@@ -87,7 +87,9 @@ def test_ingest_is_refused_while_an_erasure_is_unfinished(tmp_path):
 
 def test_an_erasure_killed_half_way_is_finished_at_the_next_open(tmp_path):
     data_dir = tmp_path / "data"
-    settings = make_settings(data_dir)
+    # The open's idle sweep would encode the kept user's quiet thread and refill the process's text caches, which
+    # the erased user's count includes (they are not filed by user): the sweep has tests of its own.
+    settings = make_settings(data_dir).model_copy(update={"idle_sweep_on_open": False})
     try:
         child = subprocess.run([sys.executable, "-c", CHILD, str(data_dir)], cwd=REPO, capture_output=True,
                                text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
