@@ -114,3 +114,22 @@ def test_a_user_turn_tagged_important_makes_a_protected_memory(memory_factory):
     ])
     assert [m["protected"] for m in list_memories(memory.services, "rin")] == [True]
     assert [m["protected"] for m in list_memories(memory.services, "sen")] == [False]
+
+
+def test_a_characters_important_note_protects_its_memory_and_its_plain_words_do_not(memory_factory):
+    """The agent's write_memory(important=true) lands as the character's turn holding the tag: that memory is
+    protected. A character saying 「覚えておいて」 is not the user asking, so it protects nothing."""
+    from lumina_memory.nodes.lifecycle.manage import list_memories
+
+    memory = memory_factory()
+    replay(memory.graph, "kai", [
+        {"speaker": "user", "text": "来週の月曜に歯医者の予約を入れたよ", "ts": "2026-09-02T10:00:00+09:00"},
+        {"speaker": "nox", "text": "[IMPORTANT] 月曜は歯医者の予約", "ts": "2026-09-02T10:01:00+09:00"},
+    ])
+    replay(memory.graph, "ren", [
+        {"speaker": "user", "text": "来週の月曜に歯医者の予約を入れたよ", "ts": "2026-09-02T10:00:00+09:00"},
+        {"speaker": "nox", "text": "月曜は歯医者だね、覚えておいて", "ts": "2026-09-02T10:01:00+09:00"},
+    ])
+    assert [m["protected"] for m in list_memories(memory.services, "kai")] == [True]
+    assert [m["protected"] for m in list_memories(memory.services, "ren")] == [False]
+

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lumina_memory.nodes.text.emotion_f2 import EmotionReading, memory_emotion, read_emotion
+from lumina_memory.nodes.text.important_tag import has_important_tag
 from lumina_memory.nodes.text.protect import protect_request
 
 from .clock import initial_memory_days
@@ -49,7 +50,9 @@ def memory_rows(services, user_id: str, segments: list[tuple[Any, list[dict]]], 
     for record, turns in segments:
         readings = [read(t["text"]) for t in turns if t.get("text")]
         emotion = memory_emotion(readings) if readings else read_emotion("")
-        asked = any(protect_request(t["text"]) for t in turns if t.get("speaker") == "user" and t.get("text"))
+        # A user asks in words (F8); a character only by the notes' tag, which its write_memory tool sets.
+        asked = any(protect_request(t["text"]) for t in turns if t.get("speaker") == "user" and t.get("text")) or any(
+            has_important_tag(t.get("text") or "") for t in turns)
         protected = asked and protected_now < params.max_protected_memories
         if asked and not protected:
             log.warning("protect request not applied: the user already has %d protected memories (limit %d, "
