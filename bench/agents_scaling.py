@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.agents_open import exit_on_sigterm, opened_memory
-from bench.agents_sim import QUERIES, TEMPLATES, _text, write_report
+from bench.agents_sim import QUERIES, _text, tick_events, write_report
 from bench.common import bench_settings, percentiles
 
 START_CLOCK = 1_800_000_000.0
@@ -68,11 +68,7 @@ def _work(spec: dict[str, Any], barrier) -> dict[str, Any]:
         started = time.perf_counter()
         for _ in range(ticks):
             clock["now"] += spec["event_seconds"]
-            batch = []
-            for a in ids:
-                typ, pattern = rnd.choice(TEMPLATES)
-                batch.append((a, {"type": typ, "content": _text(rnd, pattern), "time": clock["now"],
-                                  "participants": [a]}))
+            batch = tick_events(rnd, ids, clock["now"])
             t0 = time.perf_counter()
             memory.store_many(batch)
             store_s += time.perf_counter() - t0

@@ -54,6 +54,15 @@ def _text(rnd: random.Random, pattern: str) -> str:
     return pattern.format(s=rnd.choice(SUBJECTS), p=rnd.choice(PLACES), t=rnd.choice(THINGS))
 
 
+def tick_events(rnd: random.Random, ids, now: float) -> list[tuple[str, dict]]:
+    """One event per agent at ``now``: the note's rate is one per agent per tick."""
+    batch = []
+    for a in ids:
+        typ, pattern = rnd.choice(TEMPLATES)
+        batch.append((a, {"type": typ, "content": _text(rnd, pattern), "time": now, "participants": [a]}))
+    return batch
+
+
 class Timed:
     """Seconds and calls spent in a callable (the embedder's forward passes, the pool's jobs), thread-safe."""
 
@@ -196,11 +205,7 @@ def run(agents: int, hours: float, event_seconds: float, queries_per_tick: int, 
         empty = sum(data_breakdown(data_dir).values())
         for tick in range(ticks):
             clock["now"] += event_seconds
-            batch = []
-            for a in ids:
-                typ, pattern = rnd.choice(TEMPLATES)
-                batch.append((a, {"type": typ, "content": _text(rnd, pattern), "time": clock["now"],
-                                  "participants": [a]}))
+            batch = tick_events(rnd, ids, clock["now"])
             t0 = time.perf_counter()
             memory.store_many(batch)
             store_s += time.perf_counter() - t0

