@@ -22,6 +22,7 @@ from lumina_memory.stores.errors import LuminaError
 
 from . import cli_args
 from .cli_admin import _services
+from .cli_epilog import help_epilog
 from .logging_setup import configure_logging
 from lumina_memory.stores.settings import LuminaSettings
 
@@ -297,34 +298,10 @@ def cmd_doctor(args) -> int:
     return doctor_command(console)
 
 
-# What each production variable reaches; the variable's name is read from LuminaSettings (its first alias).
-_PRODUCTION_VARIABLES = {
-    "redis_url": "mid-term tier on Redis/Valkey (redis://, rediss:// for TLS, Redis Cluster)",
-    "qdrant_url": "long-term vectors on a Qdrant server", "qdrant_api_key": "its API key",
-    "neo4j_uri": "associative graph on Neo4j/Aura", "neo4j_user": "its user", "neo4j_password": "its password",
-    "openai_api_key": "an LLM for summaries, extraction and replies (unset: offline methods)",
-    "openai_base_url": "an OpenAI-compatible endpoint", "s3_endpoint_url": "S3 endpoint for s3:// backups",
-    "database_url": "server mode on PostgreSQL (pgvector): many processes share one memory",
-}
-
-
-def _help_epilog() -> str:
-    """Where data lives and which variables select production backends, from the settings themselves."""
-    fields = LuminaSettings.model_fields
-    rows = [(fields[name].validation_alias.choices[0], what) for name, what in _PRODUCTION_VARIABLES.items()]
-    width = max(len(env) for env, _ in rows)
-    return "\n".join([
-        f"data directory: LUMINA_DATA_DIR (default: ./{fields['data_dir'].default}, relative to the working directory)",
-        "  holds the embedded engines' files; any setting is LUMINA_<NAME> in the environment or .env.",
-        "production backends (each unset: the embedded default; check them with `lumina-memory doctor`):",
-        *(f"  {env:<{width}}  {what}" for env, what in rows),
-    ])
-
-
 def build_parser() -> argparse.ArgumentParser:
     # Every value is checked here (graphs.cli_args), before a command opens anything: a refused command
     # creates no data directory and starts no server.
-    parser = cli_args.Parser(prog="lumina-memory", description=__doc__, epilog=_help_epilog(),
+    parser = cli_args.Parser(prog="lumina-memory", description=__doc__, epilog=help_epilog(),
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="log one line per node")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -30,12 +30,13 @@ from lumina_memory.stores.erasure import (
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.leases import LeaseBusy, leases_of
 from lumina_memory.stores.ledger import (
-    LEDGER_FILE, Ledger, location_ledger, memory_ledger, read_file_ledger, record_erasure,
+    LEDGER_FILE, location_ledger, record_erasure,
 )
 from lumina_memory.stores.secret import memory_secret
 from lumina_memory.stores.shared_state import shared_state_of
 
 from .registry import open_registry
+from .restore_ledgers import failure, restore_ledgers, restore_warnings, where_db
 
 log = logging.getLogger("lumina.erase")
 ERASE_WAIT = 60.0
@@ -76,17 +77,6 @@ def erasure_locations(services: Services, explicit: Sequence[str] | None = None)
     return out
 
 
-def _where_db(services: Services) -> str:
-    """The server mode's database, without its password (messages, reports)."""
-    from lumina_memory.stores.pg_connection import describe
-
-    return describe(services.settings.database_url)
-
-
-def _failure(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".strip()[:300]
-
-
 def ledger_to_location(services: Services, where: str, user_id: str):
     """Record the erasure in the location's ledger; the opened location. A remembered folder that is gone
     (an unmounted disk) is unreachable, not created anew: only the configured default is created."""
@@ -123,7 +113,7 @@ def retry_owed(services: Services, places, *, skip: Sequence[str] = ()) -> dict[
             try:
                 scrub_location(services, places, where, user_id)
             except Exception as exc:  # noqa: BLE001 - still unreachable: stays owed and is said so
-                still[where] = _failure(exc)
+                still[where] = failure(exc)
                 break
             known_locations.paid(state, where, user_id)
             done[where] = done.get(where, 0) + 1
@@ -206,7 +196,7 @@ def _erase_everywhere(services: Services, user_ids: Sequence[str], *, actor: str
             for user_id in user_ids:
                 ledger_to_location(services, where, user_id)
         except Exception as exc:  # noqa: BLE001 - reported and retried, never skipped in silence
-            unreachable[where] = _failure(exc)
+            unreachable[where] = failure(exc)
     in_backups: dict[str, dict[str, int]] = {}
     partials: dict[str, Any] = {}
     with open_registry(services, store=store, checkpoints=checkpoints, extra_places=extra_places) as places:
@@ -221,7 +211,7 @@ def _erase_everywhere(services: Services, user_ids: Sequence[str], *, actor: str
                     partials[where] = scrubbed["partials"]
                     known_locations.paid(state, where, user_id)
             except Exception as exc:  # noqa: BLE001 - reported and retried, never skipped in silence
-                unreachable[where] = _failure(exc)
+                unreachable[where] = failure(exc)
                 in_backups.pop(where, None)
                 partials.pop(where, None)
         retried = retry_owed(services, places, skip=user_ids)
@@ -262,80 +252,6 @@ def finish_interrupted_erasures(services: Services, *, store=None, checkpoints: 
     return finished
 
 
-def restore_ledgers(services: Services, location, manifests: Sequence[dict]) -> dict[str, Any]:
-    """Every erasure ledger a restore can reach: the target data dir's, the location's, those of every
-    location the target remembers, and (from the manifests) the data dir that took the snapshots and the
-    locations it knew. ``applied``: (where, Ledger) of those found; ``unreachable``: where -> why."""
-    data_dir = services.settings.resolved_data_dir()
-    applied: list[tuple[str, Any]] = []
-    unreachable: dict[str, str] = {}
-    seen: set[str] = set()
-
-    def from_data_dir(path: Path) -> None:
-        key = f"data dir {Path(path).resolve()}"
-        if key in seen:
-            return
-        seen.add(key)
-        if (Path(path) / LEDGER_FILE).exists():
-            applied.append((key, read_file_ledger(Path(path))))
-
-    def from_location(where: str) -> None:
-        try:
-            other = location if where == location.url else open_location(where, services.settings)
-            if other.url in seen:
-                return
-            seen.add(other.url)
-            text = other.read_text(LEDGER_FILE)
-        except Exception as exc:  # noqa: BLE001 - reported in the restore's report
-            unreachable[where] = _failure(exc)
-            return
-        if text is not None:
-            applied.append((other.url, Ledger(text)))
-
-    state = shared_state_of(services)
-    if state.shared:  # server mode: the memory's ledger is PostgreSQL's row, shared by every process
-        applied.append((f"memory on {_where_db(services)}", memory_ledger(state)))
-    from_data_dir(data_dir)  # embedded: the memory's own; server mode: one left from before the switch, if any
-    from_location(location.url)
-    for where in known_locations.known(state):
-        from_location(where)
-    for manifest in manifests:
-        source = manifest.get("source") or {}
-        if source.get("data_dir") and Path(source["data_dir"]).is_dir():
-            from_data_dir(Path(source["data_dir"]))
-        for where in source.get("locations", []):
-            from_location(where)
-    return {"applied": applied, "unreachable": unreachable}
-
-
-def restore_warnings(services: Services, location, manifests: Sequence[dict], applied: Sequence) -> list[str]:
-    """What the ledgers found cannot promise. A snapshot whose source data dir is neither the target nor
-    reachable here may hold users erased there after it was taken, whose erasure never reached this
-    location (a copy of a backup location made before the erasure): nothing here can know them. A snapshot of
-    a server-mode memory names its database: its ledger is reachable only when that is the target's."""
-    data_dir = services.settings.resolved_data_dir().resolve()
-    here = _where_db(services) if services.settings.database_url else None
-    newest = max((ledger.latest_at or 0.0 for _, ledger in applied), default=0.0)
-    warnings = []
-    for manifest in manifests:
-        database = (manifest.get("source") or {}).get("database")
-        source = (manifest.get("source") or {}).get("data_dir")
-        if database is not None:
-            vouched, source = database == here, f"the memory on {database}"
-        else:
-            vouched = source is not None and (Path(source).resolve() == data_dir or Path(source).is_dir())
-        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(manifest["created_at"])))
-        if not vouched:
-            latest = (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(newest)) if newest else "none")
-            warnings.append(
-                f"snapshot {manifest['id']} (taken {when}) comes from "
-                f"{source or 'a data dir the manifest does not name'}, whose erasure ledger is not reachable here: "
-                f"users erased there after the snapshot stay out only if that erasure reached the ledgers applied "
-                f"(latest erasure they know: {latest}). A copy of a backup location made before an erasure cannot "
-                f"know it: restore from the original location, or next to the data dir that erased.")
-    return warnings
-
-
 def backup_now(services: Services, where: str | None = None, *, groups=None, actor: str = "api", store=None,
                checkpoints: Path | None = None) -> dict[str, Any]:
     """A snapshot of every place (or ``groups``). The location is remembered in the data dir before any
@@ -347,7 +263,7 @@ def backup_now(services: Services, where: str | None = None, *, groups=None, act
     meta = {"backends": services.stores.backends,
             "source": {"data_dir": str(data_dir.resolve()), "locations": known_locations.known(state)}}
     if state.shared:  # the memory's ledger is its database's, not the data dir's: a restore checks it is there
-        meta["source"]["database"] = _where_db(services)
+        meta["source"]["database"] = where_db(services)
     with leases_of(services).hold("backup", wait=BACKUP_WAIT) as got:
         if not got:  # one snapshot at a time: two at once would write and prune the same location
             raise LeaseBusy("backup", BACKUP_WAIT, "taking a backup")
@@ -378,7 +294,7 @@ def _restore_from(services: Services, where: str, snapshot_id: str | None, *, ac
 
     location = open_backup_location(services, where)
     data_dir, state = services.settings.resolved_data_dir(), shared_state_of(services)
-    target = "the memory on " + _where_db(services) if state.shared else str(data_dir)
+    target = "the memory on " + where_db(services) if state.shared else str(data_dir)
     mark = backups.restore_mark(state)
     if mark is not None:
         if mark.get("location") != location.url or (snapshot_id is not None and snapshot_id != mark.get("requested")):

@@ -31,6 +31,8 @@ from typing import Any
 
 from lumina_memory.stores.errors import InvalidInput
 
+from .session_replay import replay_session
+
 GZIP_MAGIC = b"\x1f\x8b"
 # Files that other tools produce by mistake in place of JSONL, recognised by their first bytes.
 _MAGIC = {GZIP_MAGIC: "gzip-compressed (gunzip it first)", b"PK\x03\x04": "a zip archive",
@@ -245,8 +247,6 @@ def ingest_file(args, open_graph, ingest_rows, console) -> int:
         rejects = sorted(rejects + reused, key=lambda r: r.line)
         untimed = sum(1 for row in rows if row.get("ts") in (None, ""))
         if session is not None:  # F10: one memory per exchange or per segment (transcript_memory_unit)
-            from .ingest_session import replay_session
-
             with console.status(f"ingesting {source.name} ({services.settings.transcript_memory_unit} memories)…"):
                 counts = {session.user_id: replay_session(graph, session.user_id, rows)} if rows else {}
         else:

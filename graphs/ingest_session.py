@@ -18,6 +18,7 @@ from pathlib import Path
 from lumina_memory.stores.errors import InvalidInput
 
 from .ingest_file import check_text_file, read_rows
+from .session_replay import replay_session
 
 
 def ingest_session(graph, path: str | Path, user_id: str, speaker: str = "lumina") -> dict[str, int]:
@@ -40,31 +41,3 @@ def ingest_session(graph, path: str | Path, user_id: str, speaker: str = "lumina
                                         f"({len(rejects)} line{'s' if len(rejects) > 1 else ''} refused; nothing ingested)")
     turns = replay_session(graph, session.user_id, rows)
     return {"turns": turns, **{k: v for k, v in session.skipped.items() if k != "other"}}
-
-
-def exchanges(rows: list[dict]) -> list[list[dict]]:
-    """A user message and the turns that answer it, up to the next user message."""
-    out: list[list[dict]] = []
-    for row in rows:
-        if row["speaker"] == "user" or not out:
-            out.append([])
-        out[-1].append(row)
-    return out
-
-
-def replay_session(graph, user_id: str, rows: list[dict], progress=None) -> int:
-    """A session transcript's turns into ``user_id``'s memory as ``transcript_memory_unit`` says: ``turn``, one
-    memory per exchange (the notes: a user message and its reply closed as a segment of their own), or
-    ``segment``, turns as spoken with the boundary detector closing segments. Returns the turns sent."""
-    from .idle_segments import writing_thread
-    from .replay import replay
-
-    services = graph.lumina_services()
-    if not rows:
-        return 0
-    per_turn = services.settings.transcript_memory_unit == "turn"
-    sent = 0
-    with writing_thread(services, user_id, "an import into the thread"):  # one writer at a time
-        for part in (exchanges(rows) if per_turn else [rows]):
-            sent += replay(graph, user_id, part, progress=progress)  # replay closes its last segment
-    return sent
