@@ -379,6 +379,7 @@ def archive_table_names() -> frozenset[str]:
         probe = SqlArchive()
         probe._open_tables(db)
         probe.kb_catalog()
+        probe.strategies()  # S5's table is made on first use: a server database would otherwise not list it
         return frozenset(user_tables(db))
     finally:
         db.close()
