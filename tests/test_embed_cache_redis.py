@@ -130,9 +130,18 @@ def test_a_tier_that_does_not_answer_costs_only_warmth(tmp_path, caplog) -> None
         store.close()
 
 
-def test_services_take_the_tier_from_their_mid_term_redis_unless_told_not_to(memory_factory, redis_url) -> None:
-    on = memory_factory(REDIS_URL=redis_url)
-    assert on.services.paths["embedding_cache"] == "process + redis" and on.services.embedder.shared is not None
+def test_services_share_the_tier_through_their_mid_term_redis(memory_factory, redis_url) -> None:
+    first = memory_factory(REDIS_URL=redis_url)
+    second = memory_factory(REDIS_URL=redis_url)
+    assert first.services.paths["embedding_cache"] == second.services.paths["embedding_cache"] == "process + redis"
+    question = "この試験だけの問い：カワセミの巣は何階にあったっけ？"  # no other test or start-up step embeds it
+    mine = first.services.embedder.embed([question])
+    assert first.services.embedder.shared_errors == 0
+    misses = second.services.embedder.misses
+    theirs = second.services.embedder.embed([question])
+    assert second.services.embedder.shared_errors == 0
+    assert (second.services.embedder.misses, second.services.embedder.shared_hits) == (misses, 1)
+    assert np.array_equal(mine, theirs)
     off = memory_factory(REDIS_URL=redis_url, embedding_cache_redis=False)
     assert off.services.embedder.shared is None and off.services.paths["embedding_cache"] == "process"
 
