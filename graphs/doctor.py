@@ -22,6 +22,7 @@ from lumina_memory.stores.file_swap import leftovers
 from lumina_memory.stores.settings import LuminaSettings
 from lumina_memory.stores.shared_state import open_shared_state
 
+from .doctor_boundary import BoundaryChecks
 from .doctor_check import FAIL, OK, SKIP, TIMEOUT, WARN, Check
 from .doctor_derived import DerivationChecks
 from .doctor_engines import EngineChecks
@@ -38,7 +39,7 @@ def _guarded(component: str, check: str, fn: Callable[[], Iterable[Check]]) -> l
         return [Check(component, check, FAIL, f"{type(exc).__name__}: {exc}".strip()[:400])]
 
 
-class _Doctor(EngineChecks, VectorChecks, DerivationChecks):
+class _Doctor(EngineChecks, VectorChecks, DerivationChecks, BoundaryChecks):
     """Every check; the engine, vector and derivation groups live in their own modules."""
 
     # --- data dir ---------------------------------------------------------------------------------
@@ -154,6 +155,7 @@ def run_doctor(settings: LuminaSettings) -> list[Check]:
         checks += _guarded("archive", "schema", doc.archive_checks)
         checks += _guarded("long-term", "collection", doc.vector_checks)
         checks += _guarded("graph", "schema", doc.graph_checks)
+        checks += _guarded("graph", "user boundary", doc.graph_boundary_checks)
         checks += _guarded("derivations", "complete", doc.derivation_checks)
         checks += _guarded("derivations", "per user", doc.tier_match_checks)
         checks += _guarded("data dir", "rewrites", doc.swap_checks)

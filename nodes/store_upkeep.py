@@ -6,8 +6,11 @@ The archive is the record every other tier is derived from, so the check reads t
 - graph: a Segment node whose segment the archive does not hold (an orphan: retention or an erasure removed the
   segment and the graph kept it), an edge with an orphan at either end (a dangling edge: ASSOCIATED, the memory
   relations, LEARNED_FROM), an edge between two users' segments (must never exist), a Concept no segment
-  mentions. With ``upkeep_repair_graph`` (default) the orphans go with their edges (``GraphStore.delete_segments``
-  without the knowledge items: a fact stays while the archive keeps it); cross-user edges are only reported.
+  mentions. With ``upkeep_repair_graph`` (default) the orphans go with their edges, the dangling ones included
+  (``GraphStore.delete_segments`` without the knowledge items: a fact stays while the archive keeps it), and
+  every edge joining two users' nodes is removed (``GraphStore.cross_user_edges``: segments, concepts, knowledge
+  items; the nodes stay). Each repair is counted in the report and recorded, counts only, in the audit trail
+  (``graph_repaired``) and in the activity log of every user it touched.
 - archive: lifecycle relations whose end memory is gone, and memories whose segment is gone; reported.
 
 Compaction: ``CHECKPOINT`` folds DuckDB's WAL into the file and reclaims part of the deleted rows' blocks;
@@ -18,13 +21,19 @@ erasure does). PostgreSQL is left to its autovacuum: ``VACUUM FULL`` locks each 
 
 from __future__ import annotations
 
+import json
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
+from lumina_memory.nodes.activity import record
 from lumina_memory.stores.cypher_relations import RELATION_EDGES
+from lumina_memory.stores.factory import open_audit_log
+from lumina_memory.stores.secret import memory_secret
 
 log = logging.getLogger("lumina.upkeep")
+REPAIRED = "graph_repaired"
+"""The audit and activity event of a graph repair."""
 SEGMENT_EDGES = ("ASSOCIATED", *RELATION_EDGES.values())
 """Edges from a Segment to a Segment of the same user."""
 
@@ -35,6 +44,11 @@ def _archive_segments(archive, users) -> dict[str, set[str]]:
 
 def graph_integrity(services, repair: bool) -> dict[str, Any]:
     """Reads the whole graph (``GraphStore.dump``) against the archive's segments; see the module docstring."""
+    return _graph_integrity(services, repair)[0]
+
+
+def _graph_integrity(services, repair: bool) -> tuple[dict[str, Any], dict[str, Counter]]:
+    """The report, and per user what was repaired (orphan segments, dangling and cross-user edges)."""
     graph, archive = services.stores.graph, services.stores.archive
     rows = graph.dump()
     owner: dict[str, set[str]] = defaultdict(set)
@@ -49,27 +63,46 @@ def graph_integrity(services, repair: bool) -> dict[str, Any]:
                 orphans[user].append(seg_id)
     orphan_ids = {seg for ids in orphans.values() for seg in ids}
     dangling: dict[str, int] = {}
-    cross_user = 0
+    dangling_of: Counter = Counter()
     for kind in (*SEGMENT_EDGES, "LEARNED_FROM"):
-        edges = rows.get(kind, [])
         ends = (lambda e: (e["b"],)) if kind == "LEARNED_FROM" else (lambda e: (e["a"], e["b"]))
-        hanging = sum(1 for e in edges if any(str(x) in orphan_ids for x in ends(e)))
+        hanging = [e for e in rows.get(kind, []) if any(str(x) in orphan_ids for x in ends(e))]
         if hanging:
-            dangling[kind] = hanging
-        if kind != "LEARNED_FROM":
-            cross_user += sum(1 for e in edges if owner.get(str(e["b"])) and e["user_id"] not in owner[str(e["b"])])
+            dangling[kind] = len(hanging)
+            dangling_of.update(str(e["user_id"]) for e in hanging)
     mentioned = {str(e["b"]) for e in rows.get("MENTIONS", [])}
     unmentioned = sum(1 for c in rows.get("Concept", []) if str(c["id"]) not in mentioned)
+    crossing = graph.cross_user_edges(delete=repair)
+    repaired: dict[str, Counter] = defaultdict(Counter)
     removed = 0
     if repair:
         for user, ids in orphans.items():
-            removed += graph.delete_segments(user, ids, knowledge=False)
+            gone = graph.delete_segments(user, ids, knowledge=False)
+            removed += gone
+            if gone:
+                repaired[user].update(orphan_segments=gone, dangling_edges=dangling_of[user])
+        for edge in crossing:
+            for user in {str(edge["a_user"]), str(edge["b_user"])}:
+                repaired[user]["cross_user_edges"] += 1
     report = {"segments": len(owner), "orphan_segments": len(orphan_ids), "dangling_edges": dangling,
-              "cross_user_edges": cross_user, "unmentioned_concepts": unmentioned, "orphans_removed": removed}
-    if orphan_ids or cross_user:
-        log.warning("upkeep graph: %d orphan segment(s), dangling edges %s, %d cross-user edge(s), %d removed",
-                    len(orphan_ids), dangling, cross_user, removed)
-    return report
+              "cross_user_edges": len(crossing), "unmentioned_concepts": unmentioned, "orphans_removed": removed,
+              "dangling_removed": sum(dangling.values()) if repair and removed else 0,
+              "cross_user_removed": dict(Counter(e["kind"] for e in crossing)) if repair else {}}
+    if orphan_ids or crossing:
+        log.warning("upkeep graph: %d orphan segment(s), dangling edges %s, %d cross-user edge(s) %s, %d orphan(s) "
+                    "removed", len(orphan_ids), dangling, len(crossing), "removed" if repair else "reported", removed)
+    return report, repaired
+
+
+def record_repairs(services, repaired: dict[str, Counter]) -> None:
+    """Each user's repairs, counts only: an audit row (``graph_repaired``, actor maintenance) and an activity event."""
+    if not repaired:
+        return
+    trail = open_audit_log(services.stores.archive, memory_secret(services.settings))
+    for user, counts in sorted(repaired.items()):
+        detail = {k: int(v) for k, v in sorted(counts.items()) if v}
+        trail.append(REPAIRED, "maintenance", user, json.dumps(detail, sort_keys=True))
+        record(services, user, REPAIRED, **detail)
 
 
 def archive_integrity(services) -> dict[str, Any]:
@@ -97,7 +130,8 @@ def compact_archive(services) -> dict[str, Any]:
 
 def store_upkeep(services) -> dict[str, Any]:
     """The maintenance step: compaction, then the integrity checks (the graph's repaired per the setting)."""
-    report = {"archive_file": compact_archive(services), "archive": archive_integrity(services),
-              "graph": graph_integrity(services, services.settings.upkeep_repair_graph)}
+    graph, repaired = _graph_integrity(services, services.settings.upkeep_repair_graph)
+    report = {"archive_file": compact_archive(services), "archive": archive_integrity(services), "graph": graph}
+    record_repairs(services, repaired)
     log.info("upkeep archive_file=%s graph_orphans=%d", report["archive_file"], report["graph"]["orphan_segments"])
     return report

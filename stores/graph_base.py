@@ -17,6 +17,7 @@ from .errors import InvalidInput
 from .models import GraphCounts
 from .graph_knowledge import GraphKnowledge
 from .graph_memories import GraphMemoryChanges
+from .graph_repair import GraphRepair
 from .graph_values import (  # noqa: F401 - adapters and tests import these here
     CONCEPT_FAN, _NO_USER, Params, Rows, Step, _concept_names, _fan, _finite, _limit, _segment_ids, _single_count,
 )
@@ -24,7 +25,7 @@ from .records import KnowledgeNode, LinkedSegment  # noqa: F401 - their home is 
 from .settings import CHARACTERS
 
 
-class CypherGraph(GraphKnowledge, GraphMemoryChanges):
+class CypherGraph(GraphKnowledge, GraphMemoryChanges, GraphRepair):
     """GraphStore over any engine that runs the statements of :mod:`lumina_memory.stores.cypher`."""
 
     backend: str = ""

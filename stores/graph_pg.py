@@ -28,14 +28,16 @@ from .errors import InvalidInput
 from .graph_base import CypherGraph, Rows, Step
 from .graph_knowledge import GraphKnowledge
 from .graph_memories import GraphMemoryChanges
+from .graph_repair import GraphRepair
 from .graph_pg_knowledge import BACKUP_READS, BACKUP_WRITES, KNOWLEDGE_READS, KNOWLEDGE_WRITES
+from .graph_pg_repair import REPAIR_READS, REPAIR_WRITES
 from .graph_pg_sql import READS, RELATIONS_OF_SEGMENTS, SCHEMA, TABLES, WRITES, Handler, Statements
 from .pg_connection import PostgresConnection
 from .settings import LuminaSettings
 
 TIER = "graph"
-_WRITES: dict[str, Handler] = {**WRITES, **KNOWLEDGE_WRITES, **BACKUP_WRITES}
-_READS: dict[str, Handler] = {**READS, **KNOWLEDGE_READS, **BACKUP_READS}
+_WRITES: dict[str, Handler] = {**WRITES, **KNOWLEDGE_WRITES, **BACKUP_WRITES, **REPAIR_WRITES}
+_READS: dict[str, Handler] = {**READS, **KNOWLEDGE_READS, **BACKUP_READS, **REPAIR_READS}
 
 
 # pg_advisory_xact_lock(class, key): the two-integer form, whose keys never meet the one-bigint locks of the
@@ -182,5 +184,6 @@ class PostgresGraph(CypherGraph):
 for _name, _owner in (("upsert_segment", CypherGraph), ("upsert_linked_segment", CypherGraph),
                       ("upsert_linked_segments", CypherGraph), ("upsert_knowledge", GraphKnowledge),
                       ("delete_knowledge", GraphKnowledge), ("delete_segments", GraphMemoryChanges),
+                      ("cross_user_edges", GraphRepair),
                       ("set_relations", GraphMemoryChanges)):
     setattr(PostgresGraph, _name, _once_more_on_deadlock(getattr(_owner, _name)))

@@ -81,5 +81,6 @@ class TrustSettings(BaseModel):
     upkeep_repair_graph: bool = Field(
         default=True,
         description="Maintenance (store_upkeep): graph Segment nodes the archive no longer holds are removed with their "
-        "edges (knowledge items stay); off: only reported.",
+        "edges (knowledge items stay), and edges joining two users' nodes are removed (a leak); each repair is "
+        "recorded in the audit trail and the users' activity logs; off: only reported.",
     )
