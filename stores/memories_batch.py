@@ -10,6 +10,7 @@ import numpy as np
 
 from .errors import DayAlreadyApplied, InvalidInput
 from .ids import validate_id
+from .memory_undo import record_day
 from .memories_schema import (CATEGORIES, CORE_COLUMNS, DAYS, FORGOTTEN, MEMORIES, OUTBOX, RELATIONS, _ids,
                               stored_text)
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH
@@ -98,12 +99,14 @@ class MemoryBatch:
 
     def write_day(self, users: Sequence[str], day: int, seq: np.ndarray, values: Mapping[str, np.ndarray],
                   texts: Mapping[int, str], relations: Sequence[tuple[str, str, str, str, float]] | None,
-                  outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float) -> None:
+                  outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float,
+                  undo: Mapping[int, str] | None = None) -> None:
         """One day of the batch for ``users``, in one transaction with its completion mark.
 
         ``values``: WRITTEN_BY_BATCH columns for the rows ``seq`` (aligned); ``texts``: seq -> the text at the
         new level; ``relations``: the users' full relation set after the day (None: unchanged); ``outbox``:
-        (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted.
+        (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted; ``undo``: seq ->
+        forgetting step (compress, archive, delete) of the rows whose state before the day the undo log keeps.
 
         A day not after every user's last completed day is refused (``DayAlreadyApplied``), nothing written: in
         server mode two processes may both find a day due. The check runs inside the transaction, after its
@@ -118,6 +121,7 @@ class MemoryBatch:
             applied = con.execute(_APPLIED, [users, day]).fetchall()
             if applied:
                 raise DayAlreadyApplied(day, {r[0]: int(r[1]) for r in applied})
+            record_day(con, undo or {}, day, now)  # before the day's writes: the rows as they were
             if len(seq):
                 self._write_values(con, seq, values)
             if texts:

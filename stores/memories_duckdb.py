@@ -36,6 +36,7 @@ from .errors import InvalidInput
 from .ids import validate_id
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH, RecentMemory  # noqa: F401 - their home is records
 from .memories_batch import MemoryBatch
+from .memory_undo import MemoryUndoTable
 from .memories_schema import (  # noqa: F401 - importers read the table names here
     CATEGORIES, FORGOTTEN, LIST_FIELDS, MEMORIES, NEW_COLUMNS, OUTBOX, RECALL_FIELDS, RELATION_KINDS, RELATIONS,
     INSERT_NEW, SCHEMA, TAG_SEPARATOR, _FLAGGED_USERS, _ids, rows_changed, stored_text,
@@ -52,6 +53,7 @@ class MemoryTable(MemoryBatch):
         self._flag_lock = threading.Lock()
         self._flagged: OrderedDict[tuple[str, bool], tuple[int, set[str]]] = OrderedDict()  # see mark_recalled
         db.migrate("memories", [SCHEMA])  # step 1: the tables as first made; later changes are new steps
+        self.undo = MemoryUndoTable(db)  # what forgetting changed, for `lumina-memory undo` (issue 49)
 
     # --- encoding: one row per closed segment -----------------------------------------------------
     def put_new(self, rows: Sequence[Mapping[str, Any]]) -> int:

@@ -224,6 +224,20 @@ class LifecycleParams(BaseModel):
         description="Protected memories per user; protecting one more is refused.",
     )
 
+    # --- undoing forgetting and the capacity report (issue 49; nodes.lifecycle.undo, nodes.lifecycle.capacity) ----
+    undo_window_days: int = Field(
+        default=30, ge=1, json_schema_extra=_notes("(ours) issue 49"),
+        description="Days a forgetting step (compression, archiving, auto-deletion, knowledge forgetting) can be undone "
+                    "(`lumina-memory undo`); older undo entries are refused and purged by the maintenance run. 30: a "
+                    "month of daily batches, long enough to notice a faded memory, while each entry keeps a copy of "
+                    "the text the user's data held (erasure removes them at once).",
+    )
+    capacity_warn_share: float = Field(
+        default=0.9, gt=0, le=1, json_schema_extra=_notes("(ours) issue 49"),
+        description="`lumina-memory capacity` warns when a user's protected memories reach this share of "
+                    "max_protected_memories (the issue's 90 %).",
+    )
+
     # --- A9 low-activity forgetting, mapped onto this lifecycle ------------------------------------
     low_activity_enabled: bool = Field(
         default=False, json_schema_extra=_notes("(A9)"),

@@ -44,6 +44,7 @@ from lumina_memory.stores.knowledge_duckdb import KnowledgeTable
 from lumina_memory.stores.knowledge_vectors import EdgeKnowledgeVectors, client_knowledge_vectors, pg_knowledge_vectors
 from lumina_memory.stores.lexical_index import InProcessLexical
 from lumina_memory.stores.memories_duckdb import MemoryTable
+from lumina_memory.stores.memory_undo import MemoryUndoTable
 from lumina_memory.stores.midterm_redis import RedisMidTerm
 from lumina_memory.stores.redis_vector_cache import RedisVectorCache
 from lumina_memory.stores.procedures_duckdb import ProcedureTable
@@ -65,6 +66,7 @@ ADAPTERS: dict[type, tuple[type, ...]] = {
     T.ProcedureStore: (ProcedureTable,),
     T.StrategyStore: (StrategyTable,),
     T.MemoryLifecycleStore: (MemoryTable,),
+    T.MemoryUndoStore: (MemoryUndoTable,),
     T.SemanticStore: (SemanticTable,),
     T.TurnReadStore: (TurnReadsTable,),
     C.PointCollection: (EdgeVectorStore, ClientVectorStore, PgVectorStore),

@@ -6,7 +6,8 @@
 - Monthly (``forget_idle``): an item of low activity for ``forget_after_low_activity_days`` and not accessed
   since is forgotten: recall no longer finds it, its point and its graph node go at the tiers' next sync. Its
   archive row stays (the record, `knowledge --all --json` shows ``forgotten_at``); saying it again, or hearing
-  it from another episode, brings it back.
+  it from another episode, brings it back, and so does `lumina-memory undo --step knowledge` within the undo
+  window (the undo log's entry is written in the forgetting's transaction; nodes.lifecycle.undo).
 
 Protected, never forgotten: current facts about ``forget_protected_subjects`` (the user: what the profile
 shows; the notes always protect a person's own record) and facts learned from a memory the user protected.
@@ -60,10 +61,22 @@ def forget_idle(services, now: float, user_id: str | None = None) -> list[tuple[
     params, table = _params(services), _table(services)
     if table is None or not params.forget_enabled:
         return []
-    gone = table.forget_idle(now, params.forget_after_low_activity_days, params.forget_protected_subjects, user_id)
+    archive = services.stores.archive
+    with archive.transaction():  # the undo log's entries commit with the forgetting (issue 49)
+        gone = table.forget_idle(now, params.forget_after_low_activity_days, params.forget_protected_subjects, user_id)
+        archive.memories.undo.record_facts(gone, _batch_day(services, now), now)
     for user in sorted({u for u, _ in gone}):
         sync_best_effort(services, user, reason="knowledge forgetting")
     return gone
+
+
+def _batch_day(services, now: float) -> int:
+    from datetime import UTC, datetime
+
+    from lumina_memory.nodes.lifecycle.clock import batch_day
+
+    lifecycle = services.settings.lifecycle
+    return batch_day(datetime.fromtimestamp(now, UTC), lifecycle.schedule_hour, lifecycle.timezone)
 
 
 def forget_unused_procedures(services, user_id: str, now: float) -> list[str]:

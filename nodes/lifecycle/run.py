@@ -38,6 +38,7 @@ from .columns import RELATION_KINDS, MemoryColumns, Relations
 from .formulas import compression_work
 from .params import LifecycleParams
 from .phases import STORE_PHASES, Progress, apply_owed, apply_phase, level_counts, summarise
+from .undo_steps import undo_steps
 
 log = logging.getLogger("lumina.lifecycle")
 
@@ -172,7 +173,8 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
     payload_rows = np.flatnonzero((after.level != outcome.level_before) & ~changed & ~outcome.deleted)
     outbox += [(user_of[i], ids[i], "payload") for i in payload_rows]
     values = {k: getattr(after, k) for k in WRITTEN_BY_BATCH}
-    table.write_day(users, day, seqs, values, texts, new_relations, outbox, seqs[deleted], now)
+    undo = undo_steps(seqs, outcome.level_before, after.level, outcome.deleted)  # their prior rows, same transaction
+    table.write_day(users, day, seqs, values, texts, new_relations, outbox, seqs[deleted], now, undo=undo)
     moves = level_transitions(outcome.level_before, after.level, outcome.deleted)
     return {"day": day, "users": len(users), "memories": len(ids), "transitions": moves,
             "reinforced": int(outcome.reinforced.sum()), "revived": int(outcome.revived.sum()),
@@ -216,9 +218,11 @@ def run_days(services, *, now: float, user_id: str | None = None, progress: Prog
         next_day = {u: d for u, d in next_day.items() if d <= today}
         if progress is not None:
             progress(done, total_days)
+    # Undo entries out of their window go with the run that would have made new ones (issue 49).
+    purged = table.undo.purge(now - services.settings.lifecycle.undo_window_days * 86_400.0)
     return {"today": today, "days": days_run, "user_days": done, "taken_by_others": taken,
             "transitions": moves.tolist(),
-            **{k: int(v) for k, v in totals.items()}, "compression": dict(compressor.paths)}
+            **{k: int(v) for k, v in totals.items()}, "compression": dict(compressor.paths), "undo_purged": purged}
 
 
 def run_lifecycle(services, *, now: float, user_id: str | None = None,
