@@ -101,6 +101,10 @@ def print_stats(services, user_id: str | None) -> None:
     table.add_row("graph", stats["graph"]["backend"], f"nodes: {nodes}\nedges: {edges}")
     console.print(table)
     console.print("paths: " + ", ".join(f"{k}={v}" for k, v in stats["paths"].items()))
+    from .cli_report import cost_lines  # issue 49: what each operation cost (`lumina-memory report` in full)
+
+    for line in cost_lines(stats["costs"]):
+        console.print(line, markup=False)
     owed = stats.get("derivations", {})
     from lumina_memory.stores.backup import restore_state
     from lumina_memory.stores.errors import StoreUnavailable
@@ -356,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     __import__("lumina_memory.graphs.cli_session", fromlist=["register"]).register(sub)  # session-end (F10's hook)
     __import__("lumina_memory.graphs.cli_kb", fromlist=["register"]).register(sub)  # kb add | search | read | list | remove
     __import__("lumina_memory.graphs.cli_agents", fromlist=["register"]).register(sub)  # agents show | search | erase
+    __import__("lumina_memory.graphs.cli_report", fromlist=["register"]).register(sub)  # report (docs/costs.md)
+    __import__("lumina_memory.graphs.cli_portable", fromlist=["register"]).register(sub)  # export, import (docs/portable.md)
     return parser
 
 

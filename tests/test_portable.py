@@ -1,0 +1,103 @@
+"""A user's memory exported and imported back (nodes.portable, graphs.cli_portable; docs/portable.md): under another
+user id every kind comes back field by field and recall returns the same items, on the embedded archive and on
+PostgreSQL; erased users, users that already hold memory and broken files are refused with nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from lumina_memory.graphs.memory_graph import build_graph
+from lumina_memory.graphs.replay import replay
+from lumina_memory.nodes.knowledge.manage import list_knowledge
+from lumina_memory.nodes.knowledge.procedures import list_procedures, record_outcome
+from lumina_memory.nodes.knowledge.profile import build_profile
+from lumina_memory.nodes.lifecycle.manage import list_memories, set_protected
+from lumina_memory.nodes.portable.export import NoMemory, export_lines
+from lumina_memory.nodes.portable.load import ImportRefused, id_map, load_export
+from lumina_memory.nodes.portable.read import read_export
+from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.services import open_services
+from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import stop_server
+from tests.conftest import make_settings
+from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
+
+SECRET = "portable-test-secret-0123456789abcdef"
+QUESTIONS = ("モカは何歳？", "京都で何を食べた？", "Where do I live now?")
+MOVES = [{"speaker": "user", "text": "I live in Osaka near the river.", "ts": 1_800_000_000},
+         {"speaker": "lumina", "text": "Osaka suits you.", "ts": 1_800_000_030},
+         {"speaker": "user", "text": "I moved to Sapporo last week, the snow is deep.", "ts": 1_801_000_000},
+         {"speaker": "nox", "text": "Sapporo in winter, brave.", "ts": 1_801_000_030}]
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def services(request, tmp_path):
+    extra = {}
+    if request.param == "postgres":
+        extra = dict(database_url=request.getfixturevalue("pg_uri"), secret_key=SECRET)
+    opened = open_services(make_settings(tmp_path / "data", **extra))
+    yield opened
+    opened.close()
+    stop_server(make_settings(tmp_path / "data"))
+
+
+def _fill(services, user: str, demo_rows) -> None:
+    graph = build_graph(services, checkpointer=InMemorySaver())
+    replay(graph, user, [*demo_rows, *MOVES])
+    first = list_memories(services, user)[0]["memory_id"]
+    set_protected(services, user, first, True)
+    others = [m["memory_id"] for m in list_memories(services, user)[1:3]]
+    services.stores.archive.memories.add_relations(user, [(others[0], others[1], "same_topic", 0.8)], day=20_400)
+    procedure = list_procedures(services, user)[0]["procedure_id"]
+    record_outcome(services, user, procedure, True, outcome_id="outcome-1")
+
+
+def _renamed(value, mapping):
+    if isinstance(value, dict):
+        return {k: _renamed(v, mapping) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, mapping) for v in value]
+    return mapping.get(value, value) if isinstance(value, str) else value
+
+
+def _key(item: dict) -> str:
+    return json.dumps(item, sort_keys=True, ensure_ascii=False)
+
+
+def _views(services, user: str) -> dict:
+    return {"memories": list_memories(services, user), "knowledge": list_knowledge(services, user, history=True),
+            "procedures": list_procedures(services, user, history=True),
+            "recall": [[{k: i[k] for k in ("text", "score", "kind", "level")} for i in
+                        recall(services, user, q, purpose="question", limit=5)] for q in QUESTIONS]}
+
+
+@pytest.mark.slow
+def test_an_export_imported_under_another_id_gives_back_every_kind_and_the_same_recall(services, demo_rows):
+    _fill(services, "mio", demo_rows)
+    before = _views(services, "mio")
+    profile = build_profile(services, "mio")
+    export = read_export(list(export_lines(services, "mio")))
+    counts = export.header["counts"]
+    assert {k: counts.get(k, 0) > 0 for k in ("turn", "segment", "memory", "relation", "fact", "procedure")} == \
+        dict.fromkeys(("turn", "segment", "memory", "relation", "fact", "procedure"), True)
+    assert any(r["kind"] == "fact" and r["status"] == "superseded" for _, r in export.records)  # the fact's history
+    written = load_export(services, export, "mio-copy")
+    assert written["turn"] == counts["turn"] and written["memory"] == counts["memory"]
+    mapping = id_map(export, "mio-copy")
+    after = _views(services, "mio-copy")
+    for kind in ("memories", "knowledge", "procedures"):
+        # the same items: listings order ties by id, and the ids are new
+        assert sorted(map(_key, after[kind])) == sorted(map(_key, _renamed(before[kind], mapping))), kind
+    assert any(m["protected"] for m in after["memories"])
+    assert any(m["relations"] for m in after["memories"])
+    assert any(p["success_count"] >= 1 for p in after["procedures"])  # the outcome recorded above
+    assert after["recall"] == before["recall"]
+    assert {k: v for k, v in build_profile(services, "mio-copy").items() if k not in ("user_id", "updated_at")} == \
+        _renamed({k: v for k, v in profile.items() if k not in ("user_id", "updated_at")}, mapping)
+    assert list_memories(services, "mio") == before["memories"]  # the original is untouched
+    with pytest.raises(ImportRefused, match="already has memory"):
+        load_export(services, export, "mio-copy")
