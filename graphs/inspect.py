@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from lumina_memory.nodes.costs_summary import cost_summary
 from lumina_memory.nodes.recovery import outbox_summary
 from lumina_memory.nodes.services import Services
 from lumina_memory.stores.errors import StoreUnavailable
@@ -40,6 +41,8 @@ def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]
         **({"segment_index": segments.summary()} if (segments := getattr(services, "keyword_index", None)) is not None
            and hasattr(segments, "summary") else {}),
         **({"startup_warm": warm.summary()} if (warm := getattr(services, "startup_warm", None)) is not None else {}),
+        # Issue 49: what the operations of every user cost (records hold no user), over the days kept.
+        "costs": _answer(services, "archive", lambda: cost_summary(services)),
         # Degraded mode: derived writes owed (a crash, or a store that is down) and the tiers found down.
         "derivations": {**outbox_summary(stores.archive), "degraded": dict(getattr(services, "degraded", {}))},
     }

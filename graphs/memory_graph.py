@@ -16,11 +16,13 @@ import sys
 import time
 from typing import Callable
 
+from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from lumina_memory.nodes.archive_to_duckdb import archive_to_duckdb
 from lumina_memory.nodes.batch_fallback import batch_fallback
+from lumina_memory.nodes.costs_graph import GRAPH_OPERATIONS
 from lumina_memory.nodes.detect_boundary import detect_boundary
 from lumina_memory.nodes.flush_to_redis import flush_to_redis
 from lumina_memory.nodes.ingest_turn import ingest_turn
@@ -58,7 +60,10 @@ def _bind(fn: NodeFn, services: Callable[[], Services]):
         if isinstance(ctx, dict):
             ctx = RunContext(**ctx)
         started = time.perf_counter()
-        update = fn(state, ctx, services())
+        opened = services()
+        # Issue 49: each node is a stage of its operation (a turn's write, a segment's flush, a reply).
+        update = GRAPH_OPERATIONS.run_node(fn.__name__, opened, ctx.user_id, _thread_id(),
+                                           lambda: fn(state, ctx, opened))
         # Flush nodes write closed segments (in `pending`), not the open one: log those.
         pending = [p.get("segment_id", "") for p in state.get("pending") or []]
         segment = ",".join(pending) if fn.__name__ in TIER_OF and pending else (
@@ -77,6 +82,10 @@ def _bind(fn: NodeFn, services: Callable[[], Services]):
     node.__name__ = fn.__name__
     node.__doc__ = sys.modules[fn.__module__].__doc__  # Studio shows it beside the node
     return node
+
+
+def _thread_id() -> str:
+    return str((get_config().get("configurable") or {}).get("thread_id") or "")
 
 
 def after_boundary(state: MemoryState, runtime: Runtime[RunContext]) -> str:

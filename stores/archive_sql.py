@@ -39,7 +39,7 @@ from .models import SegmentRecord, Turn
 from .protocols_agents import AgentTables
 from .protocols_collections import KBCatalogStore
 from .protocols_files import AuditTrail
-from .protocols_tables import StrategyStore
+from .protocols_tables import CostLogStore, StrategyStore
 from .procedures_duckdb import ProcedureTable
 from .records import ArchiveCounts
 from .semantic_duckdb import SemanticTable
@@ -65,6 +65,7 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
         self._agent_tables: AgentTables | None = None
         self._agent_tables_lock = threading.Lock()
         self._strategies: StrategyStore | None = None
+        self._costs: CostLogStore | None = None
         db.migrate("archive", archive_steps(db.dialect))
         self.memories = MemoryTable(db)  # the lifecycle's state shares the database and its transactions
         self.knowledge = KnowledgeTable(db)  # so do knowledge items (issue 18)
@@ -218,6 +219,14 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
                 self._strategies = StrategyTable(self._db)
             return self._strategies
 
+    def op_costs(self) -> CostLogStore:
+        with self._agent_tables_lock:
+            if self._costs is None:
+                from .costs_sql import CostTable
+
+                self._costs = CostTable(self._db)
+            return self._costs
+
     def kb_catalog(self) -> KBCatalogStore:
         from .kb_duckdb import KBCatalog
 
@@ -353,6 +362,8 @@ class SqlArchive(ArchiveReads, ArchiveOutbox):
         if self._db.is_open:  # recall's use counts still in memory go in first (stores.use_counts)
             for table in (self.knowledge, self.procedures):
                 table.flush_uses()
+            if self._costs is not None:  # the operations' cost records still waiting (stores.costs_sql)
+                self._costs.flush()
         self._db.close()
 
     def __enter__(self) -> Self:

@@ -16,7 +16,8 @@ from .protocols_agents import AgentTables
 from .protocols_collections import KBCatalogStore, PointCollection
 from .protocols_files import AuditTrail
 from .protocols_tables import (
-    KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, RecallCache, SemanticStore, StrategyStore, TurnReadStore,
+    CostLogStore, KnowledgeItemStore, MemoryLifecycleStore, ProcedureStore, RecallCache, SemanticStore, StrategyStore,
+    TurnReadStore,
 )
 from .records import ArchiveCounts, LinkedSegment, RecentSignal
 from .user_data import UserDataPlace
@@ -195,6 +196,9 @@ class ArchiveStore(RecallCache, Protocol):
         ...
     def strategies(self) -> StrategyStore:
         """S5's strategies, in the archive's database (one per archive)."""
+        ...
+    def op_costs(self) -> CostLogStore:
+        """What each operation cost (issue 49), in the archive's database (one per archive)."""
         ...
     def kb_catalog(self) -> KBCatalogStore:
         """The knowledge bases' records, in the archive's database."""

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .settings_agents import AgentParams
 from .settings_characters import CHARACTERS, SPEAKERS
+from .settings_costs import CostSettings
 from .settings_env import check_environment, check_keywords
 from .settings_knowledge import KnowledgeParams
 from .settings_lifecycle import LifecycleParams
@@ -27,7 +28,7 @@ from .settings_zone import ZoneName
 __all__ = ["CHARACTERS", "SPEAKERS", "LuminaSettings", "default_settings"]
 
 
-class LuminaSettings(BaseSettings, RecallSettings, TrustSettings):
+class LuminaSettings(BaseSettings, RecallSettings, TrustSettings, CostSettings):
     """Every setting; env ``LUMINA_<NAME>`` (nested groups ``LUMINA_<GROUP>__<NAME>``). An unknown ``LUMINA_*``
     variable, a removed setting or an unknown keyword is an error naming it, never silently ignored."""
 

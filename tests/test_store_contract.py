@@ -24,6 +24,7 @@ from lumina_memory.stores import protocols_files as F
 from lumina_memory.stores.activity_log import ActivityLog
 from lumina_memory.stores.audit import AuditLog, ReadOnlyAudit
 from lumina_memory.stores.cold_turns import ColdTurns
+from lumina_memory.stores.costs_sql import CostTable
 from lumina_memory.stores.factory import open_activity_log, open_audit_log, open_cold_turns, open_items, open_journal
 from lumina_memory.stores.journal import Journal, JournalEntry
 from lumina_memory.stores.kv_duckdb import DuckDBItems, SqlItems
@@ -65,6 +66,7 @@ ADAPTERS: dict[type, tuple[type, ...]] = {
     T.KnowledgeItemStore: (KnowledgeTable,),
     T.ProcedureStore: (ProcedureTable,),
     T.StrategyStore: (StrategyTable,),
+    T.CostLogStore: (CostTable,),
     T.MemoryLifecycleStore: (MemoryTable,),
     T.MemoryUndoStore: (MemoryUndoTable,),
     T.SemanticStore: (SemanticTable,),

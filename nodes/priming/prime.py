@@ -19,6 +19,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
+from lumina_memory.nodes.costs import recorded
 from lumina_memory.nodes.text.token_count import count_tokens
 from lumina_memory.nodes.retrieval.packing import Refunds
 from lumina_memory.nodes.retrieval.recall_run import check_query
@@ -55,6 +56,7 @@ def _timed(timings: dict[str, float], name: str, fn: Callable, *args, **kwargs) 
         timings[name] = round((time.perf_counter() - started) * 1000, 3)
 
 
+@recorded("prime", stages=lambda primed: {k: v for k, v in primed.timings.items() if k != "total"})  # issue 49
 def prime(services, user_id: str, message: str, *, message_type: str | None = None, character: str | None = None,
           now_ts: float | None = None, open_turns: Sequence[dict] | None = None, preset: str = "default",
           recalled: Sequence[dict] | None = None, purpose: str | None = None, budget: int | None = None,

@@ -40,6 +40,7 @@ from typing import Any, Collection, Sequence
 
 from lumina_memory.stores.settings_recall import SWITCHES, RecallConfig  # noqa: F401  (SWITCHES: bench.locomo reads it here)
 
+from ..costs import operation
 from .packing import Refunds
 from .recall_run import RecallRequest, RecallRun, Timings
 from .recall_stages import STAGES
@@ -99,7 +100,9 @@ def recall(
         user_id, query, purpose=purpose, limit=limit, character=character, session=session, emotion=emotion, open_turns=open_turns, now_ts=now_ts,
         budget=budget, query_vector=query_vector, config=config, disabled=disabled, item_overhead=item_overhead,
         dates_once=dates_once, pointer_groups=pointer_groups, shown_facts=shown_facts), timings, refunds)
-    for stage in STAGES:
-        run = stage(run)
-        run.marks[stage.__name__] = time.perf_counter()
+    with operation("recall", services) as op:  # issue 49: each stage's time, kept per recall
+        for stage in STAGES:
+            with op.stage(stage.__name__):
+                run = stage(run)
+            run.marks[stage.__name__] = time.perf_counter()
     return run.items

@@ -1,0 +1,92 @@
+"""What each write and each recall cost (issue 49), in the archive's database: one row per operation with its kind
+(``op``: write, flush, recall, prime, reply), the path it ran (offline or llm), each stage's milliseconds, the model
+calls and tokens it made, and the error that ended it, if any.
+
+The rows name no user and hold no text (``user_id`` absent on purpose): they describe the memory's work, not anyone's
+memory, so erasure, backups and restores have nothing to reach here (stores.places.archive lists only tables with a
+user column). Rows are kept in memory and written in batches (``add``: every ``batch_rows`` rows or
+``batch_seconds``; ``flush`` and the archive's close write the rest): one transaction per recall would cost an fsync
+each on the embedded file. Retention by age (``expire_before``) bounds the table.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .sql_connection import SqlConnection
+
+OP_COSTS = "op_costs"
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("ts", "DOUBLE PRECISION"), ("op", "VARCHAR"), ("path", "VARCHAR"), ("ms", "DOUBLE PRECISION"),
+    ("stages", "VARCHAR"), ("error", "VARCHAR"), ("calls", "INTEGER"), ("input_tokens", "BIGINT"),
+    ("output_tokens", "BIGINT"), ("models", "VARCHAR"),
+)
+NAMES = tuple(c for c, _ in COLUMNS)
+_JSON = {"stages", "models"}
+SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {OP_COSTS} ({', '.join(f'{c} {t} NOT NULL' for c, t in COLUMNS)})",
+    f"CREATE INDEX IF NOT EXISTS {OP_COSTS}_ts_idx ON {OP_COSTS} (ts)",
+)
+_INSERT = f"INSERT INTO {OP_COSTS} ({', '.join(NAMES)}) VALUES ({', '.join('?' for _ in NAMES)})"
+
+
+class CostTable:
+    """The operations' cost records on the archive's connection, written in batches."""
+
+    def __init__(self, db: SqlConnection):
+        self.db = db
+        db.migrate("op_costs", [SCHEMA])
+        self._lock = threading.Lock()
+        self._pending: list[list[Any]] = []
+        self._oldest = 0.0  # perf_counter of the first row waiting
+
+    def add(self, record: Mapping[str, Any], batch_rows: int = 1, batch_seconds: float = 0.0) -> int:
+        """Keep one record; write the waiting ones once ``batch_rows`` wait or the first waited ``batch_seconds``.
+        The rows written (0 while they wait)."""
+        row = [json.dumps(record.get(c) or {}, ensure_ascii=False) if c in _JSON else record.get(c) for c in NAMES]
+        row = [v if v is not None else ("" if t == "VARCHAR" else 0) for v, (_, t) in zip(row, COLUMNS)]
+        with self._lock:
+            if not self._pending:
+                self._oldest = time.perf_counter()
+            self._pending.append(row)
+            due = len(self._pending) >= batch_rows or time.perf_counter() - self._oldest >= batch_seconds
+        return self.flush() if due else 0
+
+    def flush(self) -> int:
+        """Write every waiting record in one transaction; how many."""
+        with self._lock:
+            rows, self._pending = self._pending, []
+        if rows and self.db.is_open:
+            with self.db.tx() as con:
+                con.executemany(_INSERT, rows)
+            return len(rows)
+        return 0
+
+    def since(self, ts: float, op: str | None = None) -> list[dict[str, Any]]:
+        """The records from ``ts`` (wall-clock epoch) on, of ``op`` when given, oldest first (waiting ones written
+        first)."""
+        self.flush()
+        where, params = ["ts >= ?"], [float(ts)]
+        if op is not None:
+            where.append("op = ?")
+            params.append(op)
+        with self.db.read() as con:
+            rows = con.execute(f"SELECT {', '.join(NAMES)} FROM {OP_COSTS} WHERE {' AND '.join(where)} ORDER BY ts",
+                               params).fetchall()
+        return [_record(r) for r in rows]
+
+    def expire_before(self, cutoff: float) -> int:
+        """Retention: records older than ``cutoff`` (epoch seconds) go; how many."""
+        with self.db.tx() as con:
+            return len(con.execute(f"DELETE FROM {OP_COSTS} WHERE ts < ? RETURNING op", [float(cutoff)]).fetchall())
+
+
+def _record(values: tuple) -> dict[str, Any]:
+    record = dict(zip(NAMES, values))
+    for column in _JSON:
+        record[column] = json.loads(record[column] or "{}")
+    return record
