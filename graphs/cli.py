@@ -361,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     __import__("lumina_memory.graphs.cli_kb", fromlist=["register"]).register(sub)  # kb add | search | read | list | remove
     __import__("lumina_memory.graphs.cli_agents", fromlist=["register"]).register(sub)  # agents show | search | erase
     __import__("lumina_memory.graphs.cli_report", fromlist=["register"]).register(sub)  # report (docs/costs.md)
+    __import__("lumina_memory.graphs.cli_portable", fromlist=["register"]).register(sub)  # export, import (docs/portable.md)
     return parser
 
 

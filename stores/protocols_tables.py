@@ -132,6 +132,31 @@ class StrategyStore(Protocol):
 
 
 @runtime_checkable
+class MemoryUndoStore(Protocol):
+    """Issue 49: what each forgetting step changed (a memory's row, a fact's activity), kept for the undo window."""
+
+    def record_facts(self, user_items: Sequence[tuple[str, str]], day: int, now: float) -> int:
+        """Facts (user, item_id) just forgotten: keep their state before it (inside the forgetting's transaction)."""
+        ...
+    def entries(self, user_id: str, target_id: str | None = None, step: str | None = None,
+                since_day: int | None = None) -> list[dict[str, Any]]:
+        """The user's entries, oldest first: undo_id, target_id, step, day, ts, prior (a dict)."""
+        ...
+    def count(self, user_id: str | None = None) -> int: ...
+    def purge(self, before_ts: float) -> int:
+        """Entries applied before ``before_ts`` go; how many."""
+        ...
+    def restore_memories(self, user_id: str, priors: Sequence[Mapping[str, Any]], consumed: Sequence[str],
+                         overrides: Mapping[str, Any]) -> list[str]:
+        """Memories put back as ``priors`` hold them (``overrides`` on top), ``consumed`` entries dropped, in one
+        transaction; the ids restored."""
+        ...
+    def restore_facts(self, user_id: str, item_ids: Sequence[str], consumed: Sequence[str], now: float) -> int:
+        """Forgotten facts remembered again (as if used at ``now``), ``consumed`` entries dropped; how many."""
+        ...
+
+
+@runtime_checkable
 class CostLogStore(Protocol):
     """Issue 49: what each operation (write, flush, recall, prime, reply) cost, one record per operation; no user id
     and no text (stores.costs_sql)."""
@@ -155,6 +180,7 @@ class CostLogStore(Protocol):
 class MemoryLifecycleStore(RecallCache, Protocol):
     """The memory lifecycle's state: one row per memory, relations between memories, owed derived writes."""
 
+    undo: MemoryUndoStore
     def insert_new(self, rows: Sequence[Mapping[str, Any]]) -> list[str]:
         """Add memories not held yet; the ids of those that were new, in the rows' order."""
         ...
@@ -186,8 +212,10 @@ class MemoryLifecycleStore(RecallCache, Protocol):
         ...
     def write_day(self, users: Sequence[str], day: int, seq: np.ndarray, values: Mapping[str, np.ndarray],
                   texts: Mapping[int, str], relations: Sequence[tuple[str, str, str, str, float]] | None,
-                  outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float) -> None:
-        """One lifecycle day of ``users`` in one transaction with its completion mark."""
+                  outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float,
+                  undo: Mapping[int, str] | None = None) -> None:
+        """One lifecycle day of ``users`` in one transaction with its completion mark (``undo``: seq -> forgetting
+        step of the rows whose state before the day the undo log keeps)."""
         ...
     def queue(self, user_id: str, memory_id: str, action: str, day: int = 0) -> None:
         """Owe one derived write (an ``OUTBOX_ACTIONS`` action) outside a batch."""
