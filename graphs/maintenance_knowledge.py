@@ -4,7 +4,9 @@
 
 - ``knowledge_daily``   P4 consolidation: users with episodes archived since the last run get their similar
                         episodes across days grouped into semantic memories (nodes.knowledge.consolidate);
-                        knowledge items idle too long are marked of low activity (nodes.knowledge.forgetting)
+                        knowledge items idle too long are marked of low activity (nodes.knowledge.forgetting);
+                        the items the user raised become ``issue`` facts and the resolved ones end with the plans
+                        about them (A5's propagation, nodes.knowledge.resolutions)
 - ``knowledge_weekly``  A7 review: every user's facts folded again under the current settings, duplicates merged
                         and contradictions resolved (nodes.knowledge.review), once per local ISO week
 - ``knowledge_monthly`` once per local month: knowledge items of low activity long enough and not recalled since
@@ -24,6 +26,7 @@ from zoneinfo import ZoneInfo
 
 from lumina_memory.nodes.knowledge.consolidate import consolidate_user
 from lumina_memory.nodes.knowledge.forgetting import forget_idle, forget_unused_procedures, mark_low_activity
+from lumina_memory.nodes.knowledge.resolutions import propagate_resolutions
 from lumina_memory.nodes.knowledge.review import review_user
 from lumina_memory.nodes.services import Services
 
@@ -57,11 +60,13 @@ def knowledge_daily(state: MaintenanceState, services: Services) -> dict:
     due, mark = _users_with_episodes_since(services, since)
     users = [state["user_id"]] if state.get("user_id") else due
     progress = step_progress("knowledge_daily")
-    totals = {"users": len(users), "groups": 0, "written": 0, "removed": 0}
+    totals = {"users": len(users), "groups": 0, "written": 0, "removed": 0, "issues": 0, "resolved": 0, "ended": 0}
     for done, user in enumerate(users, 1):
         out = consolidate_user(services, user, now=now)
         for key in ("groups", "written", "removed"):
             totals[key] += out.get(key, 0)
+        for key, n in propagate_resolutions(services, user, now=now).items():
+            totals[key] += n
         progress(done, len(users))
     totals["low_activity"] = mark_low_activity(services, now, state.get("user_id"))
     if not state.get("user_id"):

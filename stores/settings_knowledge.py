@@ -19,6 +19,7 @@ from .settings_zone import ZoneName
 Attribute = Literal[
     "likes", "dislikes", "drink", "food", "film", "name", "lives_in", "from", "works_at", "job",
     "sibling", "parent", "child", "partner", "friend", "pet", "age", "has", "plan", "event", "visited", "habit",
+    "issue",
 ]
 ATTRIBUTES: tuple[str, ...] = Attribute.__args__  # type: ignore[attr-defined]
 Policy = Literal["single", "accumulate"]

@@ -31,6 +31,7 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "event": "something they did on a given day",
     "visited": "a place they have been to (「台湾行ってきた」, I went to Lisbon)",
     "habit": "something they do routinely (detail: how often, 毎朝 / every morning)",
+    "issue": "a problem, worry or task still open (「プリンターが壊れて困ってる」); ended when resolved (nodes.knowledge.resolutions)",
 }
 
 

@@ -60,6 +60,8 @@ QUESTION_CUES: dict[str, tuple[str, ...]] = {
     "plan": ("予定", "行く", "するつもり", "plan", "going to", "will"),
     "event": ("行った", "した", "did", "went"),
     "habit": ("毎朝", "毎日", "習慣", "いつも", "every", "usually", "routine", "habit"),
+    "issue": ("困って", "問題", "調子", "治った", "直った", "解決", "大丈夫", "problem", "issue", "fixed", "better",
+              "trouble", "how is", "how's"),
 }
 DATED = ("plan", "event")  # facts that carry their day (event_date, when_text)
 WHEN_CUES: tuple[str, ...] = ("いつ", "何日", "何月", "何曜", "when", "what day", "what date")
@@ -81,8 +83,10 @@ def _score(query_lower: str, query_terms: set[str], row: Mapping[str, Any]) -> f
     # mentioned alone (「チーズケーキ、何度で焼く？」) is a question about an episode, not about the fact — unless
     # it asks when a plan or an event it names is (「富士山に登るのはいつ？」): the fact holds the day.
     named = bool(set(terms(f"{row['value']} {row['detail'] or ''}")) & query_terms)
+    # An issue the user raised is asked about by naming it (「風邪はどう？」): its value is what they said of it.
     cue = any(c in query_lower for c in QUESTION_CUES.get(row["attribute"], ())) or (
-        named and row["attribute"] in DATED and any(c in query_lower for c in WHEN_CUES))
+        named and row["attribute"] in DATED and any(c in query_lower for c in WHEN_CUES)) or (
+        named and row["attribute"] == "issue")
     # the person asked about, in either script (「ボブ」 for "Bob": nodes.text.transliterate)
     about = row["subject"] != "user" and bool({*terms(row["subject"]), *index_keys(row["subject"])} & query_terms)
     if not (cue or about):
@@ -147,7 +151,8 @@ def _item(row: Mapping[str, Any], score: float, zone: str) -> dict[str, Any]:
     uncertain = row["valid_to"] is None and needs_review(row)
     why = (row["note"] or "").removeprefix(REVIEW) if uncertain else ""
     doubt = f" (uncertain: {why})" if why.startswith(RESTS_ON) else " (uncertain: may have changed since)"
-    text = f"[{subject}{row['attribute']}: {value}{doubt if uncertain else ''}]"
+    resolved = " (resolved)" if (row["note"] or "").startswith("resolved: ") else ""  # nodes.knowledge.resolutions
+    text = f"[{subject}{row['attribute']}: {value}{doubt if uncertain else ''}{resolved}]"
     return {
         "kind": "knowledge", "item_id": row["item_id"], "text": text, "sentence": row["text"], "score": round(float(score), 4),
         "status": row["status"], "uncertain": uncertain, "why": why, "valid_from": row["valid_from"], "valid_to": row["valid_to"],
