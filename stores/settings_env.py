@@ -22,9 +22,6 @@ OTHER_VARIABLES = frozenset({"LUMINA_LOG_FORMAT", "LUMINA_LOG_LEVEL"})
 REMOVED: dict[str, str] = {
     "LUMINA_ARCHIVE_RETENTION_DAYS": "raw turns are kept LUMINA_RETENTION_RAW_TURNS_DAYS; archived memories are "
     "deleted after LUMINA_LIFECYCLE__ARCHIVE_RETENTION_DAYS",
-    "LUMINA_LIFECYCLE__TOP_K": "recall returns LUMINA_RETRIEVE_MAX_ITEMS items, or packs a token budget",
-    "LUMINA_LIFECYCLE__RELEVANCE_THRESHOLD": "recall has no priority cut-off; LUMINA_RECALL_KEYWORD_FLOOR and the "
-    "budget decide what is shown",
     "LUMINA_RECALL_TURN_DENSE": "recall's dense turn search is LUMINA_RECALL_TURN_CONTENT (the query's content view)",
     "LUMINA_RECALL_SEGMENT_DENSE": "a deliberate question's recall does not search segment vectors; a reply's does "
     "(LUMINA_RECALL_LIFECYCLE ranks them as remembered)",

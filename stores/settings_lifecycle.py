@@ -6,14 +6,12 @@ Defaults are the notes' (``seeds/forgetting-memory-design.ja.md``, its ``config/
 ``embedding`` and ``llm`` sections are not here: the embedder and chat model are ``LuminaSettings``' (one place for
 a provider).
 
-Two of the notes' settings have no parameter, because Lumina does not do what they tune: the notes' own retrieval
-cut-offs (``retrieval.top_k``,
-``retrieval.relevance_threshold``: recall's length is ``LUMINA_RETRIEVE_MAX_ITEMS`` or a token budget). In the notes'
-``search_memories`` the threshold only picks whether the ``top_k`` best are sorted out of the memories above it or
-out of all of them, which returns the same ``top_k`` (a shortcut, no result of its own); ``top_k`` is how many
-memories a reply is given, which here is ``LUMINA_RETRIEVE_MAX_ITEMS`` for the chat and the budget for priming.
-``from_notes_config`` accepts them at the notes' defaults, so
-the notes' file reads as written, and refuses any other value by name rather than ignore it.
+The notes' retrieval cut-offs (``retrieval.top_k``, ``retrieval.relevance_threshold``) apply to F7's ranking of a
+reply's memories (nodes.retrieval.resonance.within_limits): a memory whose relevance on the notes' scale (priority
+with retention 0–100) is under the threshold is left out, then at most ``top_k`` are kept. Both default to 0 (off),
+not the notes' 5 and 5.0: a reply's recall is sized by ``LUMINA_RETRIEVE_MAX_ITEMS`` or priming's token budget, and
+the notes' threshold cuts nothing (their ``search_memories`` falls back to the ``top_k`` best of all when fewer pass
+it, the same ``top_k``); here it is a cut.
 
 Choices where the notes leave room:
 
@@ -181,6 +179,20 @@ class LifecycleParams(BaseModel):
         description="Recall brings the memories related to the best ones found, up to this many relations away "
                     "(nodes.retrieval.relations); 0 = none. 0, not the notes' 1: on LoCoMo dev's tuning half "
                     "depth 1 cost 5.1 points of recall@1,024 (0.9 at share 0.1; docs/recall.md).",
+    )
+
+    # --- retrieval (F7's cut-offs of a reply's memories; nodes.retrieval.resonance.within_limits) ----------------
+    top_k: int = Field(
+        default=0, ge=0, json_schema_extra=_notes("retrieval.top_k"),
+        description="A reply's recall keeps at most this many memories after F7's ranking; 0 = no cap (the "
+                    "chat's LUMINA_RETRIEVE_MAX_ITEMS or priming's budget decides). 0, not the notes' 5: a cap "
+                    "unmeasured on LoCoMo would shorten every reply's memories.",
+    )
+    relevance_threshold: float = Field(
+        default=0.0, ge=0, json_schema_extra=_notes("retrieval.relevance_threshold"),
+        description="A reply's recall leaves out a memory whose F7 priority, on the notes' scale (retention 0–100), "
+                    "is under this; 0 = none. 0, not the notes' 5.0: their threshold only picks which memories "
+                    "the same top_k are sorted from; here it is a cut.",
     )
 
     # --- archive (F5) -------------------------------------------------------------------------------
@@ -366,26 +378,10 @@ class LifecycleParams(BaseModel):
                         values[name] = (bounds["min"], bounds["max"])
                     continue
                 name = by_key.get(f"{section}.{key}")
-                if f"{section}.{key}" in NOTES_NOT_APPLIED:
-                    _check_not_applied(f"{section}.{key}", value)
-                    continue
                 if name is None:
                     raise ValueError(f"unknown setting {section}.{key}")
                 values[name] = value
         return cls(**{**values, **overrides})
-
-
-NOTES_NOT_APPLIED: dict[str, Any] = {
-    "retrieval.top_k": 5,
-    "retrieval.relevance_threshold": 5.0,
-}
-"""The notes' settings Lumina has no parameter for, with the notes' defaults (the module docstring says why)."""
-
-
-def _check_not_applied(key: str, value: Any) -> None:
-    if value != NOTES_NOT_APPLIED[key]:
-        raise ValueError(f"notes setting {key} = {value!r} is not supported: Lumina has no such parameter "
-                         f"(only the notes' default {NOTES_NOT_APPLIED[key]!r} is accepted)")
 
 
 def _notes_key(field: Any) -> str | None:

@@ -170,6 +170,11 @@ class RecallSettings(BaseModel):
         "memories found, × α; 0 = off. Off, not the notes' 0.5: on LoCoMo dev's tuning half 0.5 cost 1.4 points of "
         "recall@1,024 and 0.1 cost 0.3 (docs/recall.md).",
     )
+    recall_same_category_boost: float = Field(
+        default=0.0, ge=0.0, le=1.0,
+        description="The notes' category reference: a candidate memory whose F2 category (casual, work, decision, "
+        "emotional) is the query's gets + this to its activation, × α (nodes.retrieval.category); 0 = off.",
+    )
     recall_pagerank_hops: int = Field(
         default=2, ge=1, le=4, description="A3: links walked from the seeds to build the PageRank's subgraph."
     )

@@ -334,8 +334,9 @@ NOTES_CONFIG = {
 
 
 def test_the_notes_settings_file_gives_the_defaults():
-    # The one default that is not the notes': recall follows no relations unless asked (measured, docs/recall.md).
-    notes_defaults = DEFAULTS.model_copy(update={"relation_traversal_depth": 1})
+    # The defaults that are not the notes': recall follows no relations unless asked (measured, docs/recall.md), and
+    # F7's retrieval cut-offs are off (stores.settings_lifecycle says why).
+    notes_defaults = DEFAULTS.model_copy(update={"relation_traversal_depth": 1, "top_k": 5, "relevance_threshold": 5.0})
     assert LifecycleParams.from_notes_config(json.loads(json.dumps(NOTES_CONFIG))) == notes_defaults
     with pytest.raises(ValueError, match="unknown setting archive.keep_forever"):
         LifecycleParams.from_notes_config({"archive": {"keep_forever": True}})

@@ -16,7 +16,7 @@ import pytest
 
 from lumina_memory.stores.settings import LuminaSettings
 from lumina_memory.stores.settings_env import REMOVED, UnknownSetting
-from lumina_memory.stores.settings_lifecycle import NOTES_NOT_APPLIED, LifecycleParams
+from lumina_memory.stores.settings_lifecycle import LifecycleParams
 
 
 def test_the_settings_import_nothing_from_nodes():
@@ -81,11 +81,10 @@ def test_logging_variables_read_outside_the_settings_are_known(monkeypatch):
     assert LuminaSettings().recall_mmr is False
 
 
-def test_the_notes_file_reads_as_written_and_a_value_lumina_cannot_apply_is_refused_by_name():
-    config = {section: {} for section in ("compression", "relations", "retrieval", "archive")}
-    for key, value in NOTES_NOT_APPLIED.items():
-        section, _, name = key.partition(".")
-        config[section][name] = value
-    assert LifecycleParams.from_notes_config(config) == LifecycleParams()
-    with pytest.raises(ValueError, match="retrieval.top_k"):
-        LifecycleParams.from_notes_config({"retrieval": {"top_k": 8}})
+def test_the_notes_retrieval_cut_offs_read_as_written():
+    # F7's top_k and relevance_threshold are parameters (nodes.retrieval.resonance.within_limits), off by default.
+    read = LifecycleParams.from_notes_config({"retrieval": {"top_k": 8, "relevance_threshold": 5.0}})
+    assert (read.top_k, read.relevance_threshold) == (8, 5.0)
+    assert (LifecycleParams().top_k, LifecycleParams().relevance_threshold) == (0, 0.0)
+    with pytest.raises(ValueError, match="unknown setting retrieval.top_n"):
+        LifecycleParams.from_notes_config({"retrieval": {"top_n": 8}})

@@ -28,8 +28,10 @@ from .recall_packing import lead_knowledge, pack_items, place_knowledge
 from .recall_run import RecallRun, check_query
 from .activation import access_boost, pagerank_boost
 from .relations import best_segments, lend_to_related
-from .resonance import by_carried_emotion, shows_emotion
+from .resonance import by_carried_emotion, shows_emotion, within_limits
 from .scope import scope_of
+from .dedup import drop_duplicate_items, drop_repeated_turns
+from .category import prefer_same_category
 from .rerank import dedup, mmr, similarities
 from .segment_items import open_segment_item
 from .temporal import window_and_rest
@@ -234,11 +236,13 @@ def apply_forgetting(run: RecallRun) -> RecallRun:
 
 def resonate(run: RecallRun) -> RecallRun:
     """F7: a reply's memories ranked by the notes' priority with the emotion carried from the memory recalled
-    before, when the query shows none of its own (resonance.py)."""
+    before, when the query shows none of its own, then cut by the notes' top_k and relevance_threshold (resonance.py)."""
     request = run.request
     if (request.emotion and run.on["lifecycle"] and request.purpose not in DELIBERATE
             and not shows_emotion(request.query)):
         run.items = by_carried_emotion(run.services, request.user_id, run.items, request.emotion)
+    if run.on["lifecycle"] and request.purpose not in DELIBERATE:  # F7's cut-offs (resonance.within_limits)
+        run.items = within_limits(run.items, run.services.settings.lifecycle)
     return run
 
 
@@ -274,6 +278,6 @@ def record_timings(run: RecallRun) -> RecallRun:
 
 STAGES: tuple[Callable[[RecallRun], RecallRun], ...] = (
     check_request, open_index, narrow, plan_query, embed_query, turn_candidates, feedback_candidates,
-    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, activate, leave_archive_out, rank, rerank, lead_knowledge, pack_items, apply_forgetting, resonate, place_knowledge, cold_log_items, note_use,
-    add_open_turns, record_timings,
+    segment_candidates, keep_in_scope, fuse_candidates, follow_relations, activate, prefer_same_category, leave_archive_out, rank, rerank, drop_repeated_turns, lead_knowledge, pack_items, apply_forgetting, resonate, place_knowledge, cold_log_items, note_use,
+    add_open_turns, drop_duplicate_items, record_timings,
 )

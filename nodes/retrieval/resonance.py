@@ -75,3 +75,21 @@ def by_carried_emotion(services, user_id: str, items: list[dict[str, Any]], emot
     order = sorted(range(len(items)), key=lambda k: -ranked[k])
     return [{**items[k], "priority": round(float(ranked[k]), 4), "resonance": round(float(resonance_[k]), 4)}
             for k in order]
+
+
+def within_limits(items: list[dict[str, Any]], params) -> list[dict[str, Any]]:
+    """A reply's memories, ranked by F7's priority (each with its ``priority``), cut by the notes' retrieval settings:
+    a memory whose priority on the notes' scale (retention 0–100, so × 100) is under
+    ``params.relevance_threshold`` is left out, then at most ``params.top_k`` are kept (0: no cut).
+    An item without a priority (the open conversation, knowledge) is neither cut nor counted."""
+    threshold, top_k = params.relevance_threshold, params.top_k
+    if not threshold and not top_k:
+        return items
+    kept, ranked = [], 0
+    for item in items:
+        if "priority" in item:
+            if 100.0 * float(item["priority"]) < threshold or (top_k and ranked >= top_k):
+                continue
+            ranked += 1
+        kept.append(item)
+    return kept

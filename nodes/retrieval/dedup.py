@@ -1,0 +1,129 @@
+"""Recall's result without the same memory twice (S1 "deduplicated", S3 at recall time).
+
+Two recall stages (recall_stages.STAGES):
+
+- ``drop_repeated_turns``, after the rerank: a turn whose text, normalised (``normal_text``: NFKC, case folded,
+  punctuation, symbols and spacing read as one space), repeats a turn ranked before it is no candidate: "I adopted
+  a grey cat named Pebble." said twice, or once in other case and punctuation, is packed once and its room goes to
+  another memory. The rerank (rerank.dedup) drops exact repeats and vectors ≥ ``recall_dedup_similarity`` alike;
+  an embedder reads case and punctuation, so a repeat in other case can fall under that.
+- ``drop_duplicate_items``, on the items: an item is folded into one ranked before it when it quotes only turns
+  that one quotes (the same memory reached twice, e.g. as an archived turn and in the open conversation), or when
+  its text, normalised and without its date, is the other's or wholly inside it (a faded memory's two turn items
+  shown as its one summary; a turn inside a segment's text). An earlier item inside a later one gives way to it
+  at its own rank. The item kept takes the tiers of the items folded into it (``tiers``: where it was found).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any, Iterable, Iterator
+
+from .recall_run import RecallRun
+
+_DATE_PREFIX = re.compile(r"^\[[^\]]*\]\s*")
+
+
+class _Gaps(dict):
+    """str.translate's table: a letter, mark or digit to itself, anything else to a space; filled per character
+    on first sight, so a text is translated at C speed (the packer reads hundreds of turns per recall)."""
+
+    def __missing__(self, code: int) -> int | str:
+        value: int | str = code if unicodedata.category(chr(code))[0] in "LMN" else " "
+        self[code] = value
+        return value
+
+
+_GAPS = _Gaps()
+
+
+def normal_text(text: str) -> str:
+    """``text`` compatibility-normalised and case-folded, each run of punctuation, symbols, spaces and controls one
+    space: the same words in other case, punctuation or spacing compare equal."""
+    if not text.isascii():  # NFKC leaves ASCII as it is
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.casefold().translate(_GAPS).split())
+
+
+def repeated_turns_left_out(ordered: Iterable[tuple], turns) -> Iterator[tuple]:
+    """``ordered`` (ranked candidates, (score, index, ...)) without a turn whose normalised text a turn before it
+    had; a turn with no letters or digits is kept (nothing to compare). Lazy, as the packer reads it."""
+    seen: set[str] = set()
+    for cand in ordered:
+        key = normal_text(turns[cand[1]].text)
+        if key:
+            if key in seen:
+                continue
+            seen.add(key)
+        yield cand
+
+
+def drop_repeated_turns(run: RecallRun) -> RecallRun:
+    """The ranked turns without repeats of a turn ranked before (``repeated_turns_left_out``)."""
+    if run.ordered is not None:
+        run.ordered = repeated_turns_left_out(run.ordered, run.index.turns)
+    return run
+
+
+def _body(item: dict[str, Any]) -> str:
+    return normal_text(_DATE_PREFIX.sub("", str(item.get("text") or ""), count=1))
+
+
+def _units(item: dict[str, Any]) -> frozenset:
+    """The turns an episode item quotes (a long turn's passage as its own unit); none for a segment's item, whose
+    summary says more than its turns, nor for knowledge."""
+    if item.get("kind", "episode") != "episode" or item.get("unit") == "segment":
+        return frozenset()
+    passage = {p["turn_id"]: p["passage"] for p in item.get("passages") or []}
+    return frozenset((t, passage.get(t)) for t in item.get("turn_ids") or [])
+
+
+def _inside(small: str, large: str) -> bool:
+    """Whether normalised text ``small`` is ``large`` or a run of its whole words (its characters, for a script
+    written without spaces)."""
+    return bool(small) and (small == large or f" {small} " in f" {large} " or
+                            (" " not in small and not small.isascii() and small in large))
+
+
+def _covers(kept: tuple[str, frozenset], other: tuple[str, frozenset]) -> bool:
+    """Whether an item (its normalised body and units) says all ``other`` says."""
+    body, units = kept
+    o_body, o_units = other
+    return bool(o_units) and o_units <= units or _inside(o_body, body)
+
+
+def _with_tiers(item: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]:
+    tiers = list(item.get("tiers") or [])
+    for other in others:
+        tiers += [t for t in other.get("tiers") or [] if t not in tiers]
+    return {**item, "tiers": tiers} if others else item
+
+
+def without_duplicates(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``items`` in their order, each duplicate folded into the item that says all it says (module docstring)."""
+    kept: list[dict[str, Any]] = []
+    keys: list[tuple[str, frozenset]] = []
+    for item in items:
+        key = (_body(item), _units(item))
+        holder = next((k for k, other in enumerate(keys) if _covers(other, key)), None)
+        if holder is not None:
+            kept[holder] = _with_tiers(kept[holder], item)
+            continue
+        inside = [k for k, other in enumerate(keys) if _covers(key, other)]
+        if inside:  # this item says all that earlier ones say: it takes the first one's rank
+            first = inside[0]
+            kept[first], keys[first] = _with_tiers(item, *(kept[k] for k in inside)), key
+            for k in reversed(inside[1:]):
+                del kept[k], keys[k]
+            continue
+        kept.append(item)
+        keys.append(key)
+    return kept
+
+
+def drop_duplicate_items(run: RecallRun) -> RecallRun:
+    """The items without duplicates (``without_duplicates``)."""
+    if len(run.items) > 1:
+        run.items = without_duplicates(run.items)
+    return run
