@@ -355,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(func=cmd_doctor)
     __import__("lumina_memory.graphs.cli_admin", fromlist=["register"]).register(sub)  # erase, audit, backup, restore, backups, maintain
     __import__("lumina_memory.graphs.cli_memories", fromlist=["register"]).register(sub)  # memories, protect, unprotect, forget
+    __import__("lumina_memory.graphs.cli_undo", fromlist=["register"]).register(sub)  # undo, forget-preview, capacity
     __import__("lumina_memory.graphs.cli_knowledge", fromlist=["register"]).register(sub)  # knowledge
     __import__("lumina_memory.graphs.cli_procedures", fromlist=["register"]).register(sub)  # procedures, outcome
     __import__("lumina_memory.graphs.cli_session", fromlist=["register"]).register(sub)  # session-end (F10's hook)
