@@ -15,7 +15,7 @@ Daily (``knowledge_daily``), per user with new episodes, from the activity log's
   term of whose value the item or its resolving sentence names, and at least one the resolving sentence names
   (「来月大阪に引っ越す予定」 ends with 「大阪への引っ越し終わった」; "visit Osaka" does not end when "the move to
   Osaka" is done). A plan sharing only a term with the item stays: which of two plans an item was about is not
-  told by one shared noun (tests/test_issue_resolution.py measures the rule on its ja+en set).
+  told by one shared noun (tests/test_issue_resolution_rule.py measures the rule on a ja+en set).
 
 Item ids are deterministic (the opening or resolving turn and the slot), so a re-run writes nothing new.
 """
