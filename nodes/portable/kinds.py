@@ -37,6 +37,7 @@ LEFT_OUT_TABLES: dict[str, str] = {
     "lifecycle_outbox": "the lifecycle's owed vector writes; an import re-derives every tier",
     "turn_reads": "recall's reading of each turn, read again at the first recall",
     AUDIT_TABLE: "the audit log records what happened to the data; the importing memory writes its own",
+    "memory_undo": "the undo log of forgetting: a short window to undo this memory's own forgetting steps",
     "kb_bases": "knowledge bases are documents, added again with `lumina-memory kb add`",
     "kb_documents": "knowledge bases are documents, added again with `lumina-memory kb add`",
     "kb_chunks": "knowledge bases are documents, added again with `lumina-memory kb add`",

@@ -74,6 +74,8 @@ def read_export(lines: Iterable[str]) -> ExportFile:
             _check("header", value, n)
             out = ExportFile(value)
             continue
+        if isinstance(value, dict) and "user_id" in value:
+            raise InvalidInput(f"line {n}", "user_id: a record names no user (the header's user_id is the file's)")
         _check("record", value, n)
         out.records.append((n, value))
     if out is None:
