@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo
 from lumina_memory.nodes.knowledge.consolidate import consolidate_user
 from lumina_memory.nodes.knowledge.forgetting import forget_idle, forget_unused_procedures, mark_low_activity
 from lumina_memory.nodes.knowledge.resolutions import propagate_resolutions
+from lumina_memory.nodes.knowledge.tiers import sync_best_effort
 from lumina_memory.nodes.knowledge.review import review_user
 from lumina_memory.nodes.services import Services
 
@@ -65,8 +66,11 @@ def knowledge_daily(state: MaintenanceState, services: Services) -> dict:
         out = consolidate_user(services, user, now=now)
         for key in ("groups", "written", "removed"):
             totals[key] += out.get(key, 0)
-        for key, n in propagate_resolutions(services, user, now=now).items():
+        propagated = propagate_resolutions(services, user, now=now)
+        for key, n in propagated.items():
             totals[key] += n
+        if any(propagated.values()):  # the graph and the knowledge vectors show the items now, not at the next flush
+            sync_best_effort(services, user, reason="issue resolutions")
         progress(done, len(users))
     totals["low_activity"] = mark_low_activity(services, now, state.get("user_id"))
     if not state.get("user_id"):

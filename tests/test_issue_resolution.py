@@ -130,6 +130,11 @@ def test_the_daily_step_propagates_a_resolution_said_in_conversation_into_primin
     ended = [r for r in services.stores.archive.knowledge.items(USER, history=True, attribute=ISSUE)
              if r["valid_to"] is not None]
     assert [r["note"] for r in ended] == [RESOLVED_NOTE + "やっとWi-Fi直ったよ！"]
+    # The graph holds the history too: the ended item, and the resolution superseding it.
+    nodes = {n["item_id"]: n for n in services.stores.graph.knowledge(USER) if n["attribute"] == ISSUE}
+    assert nodes[ended[0]["item_id"]]["status"] == "superseded"
+    assert nodes[ended[0]["superseded_by"]]["polarity"] == "negative"
+    assert ended[0]["item_id"] in nodes[ended[0]["superseded_by"]]["supersedes"]
     # Erasure reaches what the propagation wrote (the knowledge table, the activity log's issue events).
     from lumina_memory.graphs.erase import erase_plan, erase_user
     from lumina_memory.nodes.activity import activity_log
