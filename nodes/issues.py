@@ -12,8 +12,10 @@ registry every agent reads). Here, when closed segments become memories (nodes.l
   the one that resolved it.
 
 The activity log is per user and every character reads it, so it is both the notes' own-agent log and their
-cross-agent registry here. ``open_issues`` and ``resolved_issues`` read the state back. Events are keyed by the
-opening turn's id, so encoding the same segment again records nothing twice. Offline, by cue words (Japanese and
+cross-agent registry here. An item is named by its nouns less words of time and cue words (「来月」, "next
+week", "finally" name no item: a "done" about something else said of the same day would resolve it).
+``open_issues`` and ``resolved_issues`` read the state back. Events are keyed by the opening turn's id, so
+encoding the same segment again records nothing twice. Offline, by cue words (Japanese and
 English); a turn with both cues (「まだ直ってない」) is an open item, not a resolution.
 """
 
@@ -23,6 +25,7 @@ import re
 from typing import Any
 
 from lumina_memory.nodes.activity import activity_log, record
+from lumina_memory.nodes.text.calendar.names import EN_MONTHS, EN_WEEKDAYS, JA_WEEKDAYS
 from lumina_memory.nodes.text.tokenize import nouns
 
 OPENED, RESOLVED = "issue_opened", "issue_resolved"
@@ -37,10 +40,24 @@ _RESOLVED = re.compile(
     r"\b(?:fixed|resolved|solved|finished|sorted out|works now|working now|done with|found it|arrived)\b", re.I)
 _NEGATED = re.compile(r"まだ|ない|\b(?:not|never|still)\b", re.I)
 _IGNORED_NOUNS = frozenset({"問題", "予定", "issue", "problem", "bug", "need", "todo", "fix"})
+# Words that say when or how far along, never what: two items said on the same kind of day (「来月」, "next
+# week") or with the same cue ("finally", "finished") are not the same item.
+_TIME_WORDS = frozenset({
+    "今日", "明日", "昨日", "今朝", "今晩", "今夜", "今週", "来週", "先週", "今月", "来月", "先月", "今年", "来年", "去年",
+    "週末", "最近", "今度", "この前", "午前", "午後", "朝", "夜", "今", "後で", "さっき", "やっと",
+    *(f"{day}曜" for day in JA_WEEKDAYS), *(f"{day}曜日" for day in JA_WEEKDAYS),
+    "today", "tomorrow", "yesterday", "tonight", "next", "last", "week", "weekend", "month", "year", "morning",
+    "evening", "night", "now", "soon", "later", "still", "already", "finally", "before", "after", "yet",
+    *EN_WEEKDAYS, *EN_MONTHS,
+})
+_CUE_WORDS = frozenset({"finished", "fixed", "resolved", "solved", "sorted", "done", "working", "works", "arrived",
+                        "haven", "found", "decided", "stuck", "broken"})
 
 
 def item_terms(text: str) -> list[str]:
-    return list(dict.fromkeys(n for n in nouns(text) if n not in _IGNORED_NOUNS))
+    """The nouns that name an item: without cue words and words of time (module docstring)."""
+    return list(dict.fromkeys(n for n in nouns(text)
+                              if n not in _IGNORED_NOUNS and n not in _TIME_WORDS and n not in _CUE_WORDS))
 
 
 def opens_item(text: str) -> bool:
