@@ -31,6 +31,13 @@ PLANT = {
                      "INSERT INTO graph_learned_from (item_id, segment_id) VALUES (?, ?)"),
     "MENTIONS": ("MATCH (s:Segment {id: $a}), (c:Concept {id: $b}) CREATE (s)-[:MENTIONS]->(c)",
                  "INSERT INTO graph_mentions (segment_id, concept_id) VALUES (?, ?)"),
+    "SUPERSEDES": ("MATCH (k:Knowledge {id: $a}), (o:Knowledge {id: $b}) CREATE (k)-[:SUPERSEDES]->(o)",
+                   "INSERT INTO graph_supersedes (src, dst) VALUES (?, ?)"),
+    "FACT_CONTRADICTS": (
+        "MATCH (k:Knowledge {id: $a}), (o:Knowledge {id: $b}) CREATE (k)-[:FACT_CONTRADICTS {winner: ''}]->(o)",
+        "INSERT INTO graph_knowledge_links (src, dst, kind, winner) VALUES (?, ?, 'FACT_CONTRADICTS', '')"),
+    # PostgreSQL has no HAD table (a segment's user_id is its edge): only the Cypher engines can hold this one.
+    "HAD": ("MATCH (u:User {id: $a}), (s:Segment {id: $b}) CREATE (u)-[:HAD]->(s)", None),
 }
 
 
@@ -51,7 +58,7 @@ def concept_of(graph, user: str, segment_id: str) -> str:
 def own_edges(graph) -> dict[str, set[tuple[str, str]]]:
     dump = graph.dump()
     return {kind: {(str(r["a"]), str(r["b"])) for r in dump[kind]}
-            for kind in ("ASSOCIATED", "CONTINUES", "LEARNED_FROM", "MENTIONS", "HAD")}
+            for kind in ("ASSOCIATED", "CONTINUES", "LEARNED_FROM", "MENTIONS", "HAD", "SUPERSEDES", "FACT_CONTRADICTS")}
 
 
 def knowledge(user: str, segment_id: str) -> KnowledgeNode:
@@ -76,10 +83,15 @@ def test_planted_cross_user_edges_are_listed_then_removed_and_each_users_own_edg
     plant(graph, "CONTINUES", theirs2, mine2)
     plant(graph, "LEARNED_FROM", ids.segment_id(USER, "fact"), theirs2)
     plant(graph, "MENTIONS", mine2, concept_of(graph, OTHER, theirs1))
+    plant(graph, "SUPERSEDES", ids.segment_id(OTHER, "fact"), ids.segment_id(USER, "fact"))
+    plant(graph, "FACT_CONTRADICTS", ids.segment_id(USER, "fact"), ids.segment_id(OTHER, "fact"))
+    planted = {("ASSOCIATED", USER, OTHER), ("CONTINUES", OTHER, USER), ("LEARNED_FROM", USER, OTHER),
+               ("MENTIONS", USER, OTHER), ("SUPERSEDES", OTHER, USER), ("FACT_CONTRADICTS", USER, OTHER)}
+    if not isinstance(graph, PostgresGraph):
+        plant(graph, "HAD", USER, theirs2)
+        planted.add(("HAD", USER, OTHER))
     found = graph.cross_user_edges()
-    assert {(r["kind"], r["a_user"], r["b_user"]) for r in found} == {
-        ("ASSOCIATED", USER, OTHER), ("CONTINUES", OTHER, USER), ("LEARNED_FROM", USER, OTHER),
-        ("MENTIONS", USER, OTHER)}
+    assert {(r["kind"], r["a_user"], r["b_user"]) for r in found} == planted
     assert graph.cross_user_edges() == found  # listing changes nothing
 
     removed = graph.cross_user_edges(delete=True)
