@@ -144,7 +144,7 @@ class Operation:
         log.info("op=%s path=%s ms=%.1f calls=%d input_tokens=%d output_tokens=%d stages=%s%s", record["op"],
                  record["path"], record["ms"], record["calls"], record["input_tokens"], record["output_tokens"],
                  ",".join(f"{k}:{v:.1f}" for k, v in record["stages"].items()),
-                 f" error={record['error']}" if record["error"] else "")
+                 f" error={record['error'].replace(' ', '')}" if record["error"] else "")  # key=value pairs, no spaces
         keep(self.services, record)
         return record
 
@@ -246,8 +246,7 @@ def keep(services: Any, record: dict[str, Any]) -> None:
     costs_keep_days."""
     settings = services.settings
     try:
-        table = services.stores.archive.op_costs()
-        if table.add(record, settings.costs_batch_rows, settings.costs_batch_seconds):
-            table.expire_before(time.time() - settings.costs_keep_days * DAY)
+        services.stores.archive.op_costs().add(record, settings.costs_batch_rows, settings.costs_batch_seconds,
+                                               settings.costs_keep_days)
     except StoreUnavailable as exc:
         log.warning("cost record of op=%s not kept: %s", record["op"], exc)

@@ -31,7 +31,9 @@ SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {OP_COSTS} ({', '.join(f'{c} {t} NOT NULL' for c, t in COLUMNS)})",
     f"CREATE INDEX IF NOT EXISTS {OP_COSTS}_ts_idx ON {OP_COSTS} (ts)",
 )
-_INSERT = f"INSERT INTO {OP_COSTS} ({', '.join(NAMES)}) VALUES ({', '.join('?' for _ in NAMES)})"
+# One statement per batch, its columns as arrays (row by row, executemany took ~70 ms for 50 rows on DuckDB).
+_INSERT = (f"INSERT INTO {OP_COSTS} ({', '.join(NAMES)}) SELECT "
+           + ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in COLUMNS))
 
 
 class CostTable:
@@ -44,9 +46,11 @@ class CostTable:
         self._pending: list[list[Any]] = []
         self._oldest = 0.0  # perf_counter of the first row waiting
 
-    def add(self, record: Mapping[str, Any], batch_rows: int = 1, batch_seconds: float = 0.0) -> int:
-        """Keep one record; write the waiting ones once ``batch_rows`` wait or the first waited ``batch_seconds``.
-        The rows written (0 while they wait)."""
+    def add(self, record: Mapping[str, Any], batch_rows: int = 1, batch_seconds: float = 0.0,
+            keep_days: float | None = None) -> int:
+        """Keep one record; write the waiting ones once ``batch_rows`` wait or the first waited ``batch_seconds``,
+        removing in the same transaction the records older than ``keep_days``. The rows written (0 while they
+        wait)."""
         row = [json.dumps(record.get(c) or {}, ensure_ascii=False) if c in _JSON else record.get(c) for c in NAMES]
         row = [v if v is not None else ("" if t == "VARCHAR" else 0) for v, (_, t) in zip(row, COLUMNS)]
         with self._lock:
@@ -54,15 +58,17 @@ class CostTable:
                 self._oldest = time.perf_counter()
             self._pending.append(row)
             due = len(self._pending) >= batch_rows or time.perf_counter() - self._oldest >= batch_seconds
-        return self.flush() if due else 0
+        return self.flush(keep_days) if due else 0
 
-    def flush(self) -> int:
-        """Write every waiting record in one transaction; how many."""
+    def flush(self, keep_days: float | None = None) -> int:
+        """Write every waiting record in one transaction (and remove those older than ``keep_days``); how many."""
         with self._lock:
             rows, self._pending = self._pending, []
         if rows and self.db.is_open:
             with self.db.tx() as con:
-                con.executemany(_INSERT, rows)
+                con.execute(_INSERT, [list(column) for column in zip(*rows)])
+                if keep_days is not None:
+                    con.execute(f"DELETE FROM {OP_COSTS} WHERE ts < ?", [time.time() - keep_days * 86_400])
             return len(rows)
         return 0
 

@@ -161,12 +161,13 @@ class CostLogStore(Protocol):
     """Issue 49: what each operation (write, flush, recall, prime, reply) cost, one record per operation; no user id
     and no text (stores.costs_sql)."""
 
-    def add(self, record: Mapping[str, Any], batch_rows: int = 1, batch_seconds: float = 0.0) -> int:
-        """Keep one record; the waiting ones are written once ``batch_rows`` wait or ``batch_seconds`` passed. Rows
-        written."""
+    def add(self, record: Mapping[str, Any], batch_rows: int = 1, batch_seconds: float = 0.0,
+            keep_days: float | None = None) -> int:
+        """Keep one record; the waiting ones are written once ``batch_rows`` wait or ``batch_seconds`` passed, and
+        those older than ``keep_days`` removed with them. Rows written."""
         ...
-    def flush(self) -> int:
-        """Write every waiting record; how many."""
+    def flush(self, keep_days: float | None = None) -> int:
+        """Write every waiting record (removing those older than ``keep_days``); how many."""
         ...
     def since(self, ts: float, op: str | None = None) -> list[dict[str, Any]]:
         """The records from ``ts`` (epoch seconds) on, of ``op`` when given, oldest first."""

@@ -20,7 +20,7 @@ class CostSettings(BaseModel):
         "chat's few thousand operations a day stay a few MB).",
     )
     costs_batch_rows: int = Field(
-        default=50, ge=1, le=100_000,
+        default=200, ge=1, le=100_000,
         description="Cost records are written in one transaction per this many (one per recall would cost "
         "an fsync each on the embedded file); the rest at close or after costs_batch_seconds.",
     )

@@ -161,3 +161,17 @@ def test_recording_off_keeps_no_record_and_logs_nothing(memory_factory, caplog):
         write_turns(mem, "hal", ["今日は雨"])
         recall(mem.services, "hal", "天気は？")
     assert records(mem) == [] and not [r for r in caplog.records if r.name == "lumina.costs"]
+
+
+def test_the_costs_line_becomes_json_fields(memory):
+    import io
+
+    from lumina_memory.graphs.logging_setup import configure_logging
+
+    out = io.StringIO()
+    configure_logging("json", "INFO", stream=out)
+    with pytest.raises(InvalidInput):
+        recall(memory.services, "ida", "x" * (memory.settings.max_query_chars + 1))
+    (line,) = [json.loads(raw) for raw in out.getvalue().splitlines() if '"lumina.costs"' in raw]
+    assert (line["op"], line["path"], line["calls"], line["error"]) == ("recall", "offline", 0, "check_request:InvalidInput")
+    assert isinstance(line["ms"], float) and line["stages"].startswith("check_request:")

@@ -53,6 +53,8 @@ def test_retention_removes_only_older_records(sql_db):
         table.add(record("write", now - age_days * 86_400))
     assert table.expire_before(now - 14 * 86_400) == 1
     assert len(table.since(0)) == 2
+    table.add(record("recall", now), batch_rows=1, keep_days=5)  # a written batch removes what is past its days
+    assert [r["op"] for r in table.since(0)] == ["write", "recall"]
 
 
 @pytest.mark.slow  # a whole memory in server mode
