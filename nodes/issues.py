@@ -4,8 +4,9 @@ The notes' immediate encoding parses each session's summary for "resolved items"
 the current task state, and records each resolution as an ``issue_resolved`` event in the activity log (and a
 registry every agent reads). Here, when closed segments become memories (nodes.lifecycle.encode):
 
-- a user turn that states a problem or a task still open (「Wi-Fiが壊れて困ってる」, "I still need to fix the bike")
-  opens an item: an ``issue_opened`` event with the turn, its segment and its nouns (unless an open item shares a
+- a user turn that states a problem or a task still open (「Wi-Fiが壊れて困ってる」, "I still need to fix the bike",
+  「返さないと」), or an illness or a worry it does not deny (「風邪をひいた」, "I'm worried about the exam"; not
+  「心配ないよ」) opens an item: an ``issue_opened`` event with the turn, its segment and its nouns (unless an open item shares a
   noun with it: the same item said again);
 - a later user turn that says something is done (「Wi-Fi直った！」, "fixed the bike") resolves every open item of
   the user's sharing a noun with it: an ``issue_resolved`` event naming the item, the segment that opened it and
@@ -34,10 +35,18 @@ _OPEN = re.compile(
     r"困って|壊れ|動かな|つかな|繋がらな|つながらな|直らな|治らな|終わってな|終わらな|決まってな|できてな|まだ|"
     r"なきゃ|なくちゃ|しないと|ないといけない|なければ|予定|問題|悩んで|迷って|見つからな|届かな|"
     r"\b(?:broken|not working|doesn't work|won't|need to|have to|todo|to-do|issue|problem|bug|stuck|still haven't|"
-    r"can't find|haven't)\b", re.I)
+    r"can't find|haven't)\b|"
+    r"(?:か|さ|た|ま|ら|わ|が|ば|な|け)ないと(?:[。．.！!…、]|$)", re.I)  # 「行かないと」, not 「知らないと思う」
+# An illness or a worry is an open item unless denied (「心配ないよ」, "I'm not worried"); "still" does not deny it.
+_TROUBLE = re.compile(
+    r"風邪(?:を|が)?(?:ひ|引)|熱が(?:ある|出)|体調が?(?:悪|わる)|具合が?(?:悪|わる)|痛い|痛くて|病気|心配|不安|怪我|ケガ|"
+    r"\b(?:caught a cold|have a cold|got a cold|sick|fever|hurts?|worried|anxious|injured)\b", re.I)
+_DENIED = re.compile(r"ない|\b(?:not|no longer)\b|n't\b", re.I)
 _RESOLVED = re.compile(
     r"直った|治った|なおった|解決|終わった|済んだ|片付いた|できた|決まった|見つかった|届いた|繋がった|つながった|"
-    r"\b(?:fixed|resolved|solved|finished|sorted out|works now|working now|done with|found it|arrived)\b", re.I)
+    r"良くなった|よくなった|元気になった|回復|"
+    r"\b(?:fixed|resolved|solved|finished|sorted out|works now|working now|done with|found it|arrived|recovered|"
+    r"feel better|feeling better|got better|better now)\b", re.I)
 _NEGATED = re.compile(r"まだ|ない|\b(?:not|never|still)\b", re.I)
 _IGNORED_NOUNS = frozenset({"問題", "予定", "issue", "problem", "bug", "need", "todo", "fix"})
 # Words that say when or how far along, never what: two items said on the same kind of day (「来月」, "next
@@ -51,7 +60,8 @@ _TIME_WORDS = frozenset({
     *EN_WEEKDAYS, *EN_MONTHS,
 })
 _CUE_WORDS = frozenset({"finished", "fixed", "resolved", "solved", "sorted", "done", "working", "works", "arrived",
-                        "haven", "found", "decided", "stuck", "broken"})
+                        "haven", "found", "decided", "stuck", "broken", "recovered", "better", "feeling", "caught",
+                        "worried", "anxious"})
 
 
 def item_terms(text: str) -> list[str]:
@@ -60,8 +70,12 @@ def item_terms(text: str) -> list[str]:
                               if n not in _IGNORED_NOUNS and n not in _TIME_WORDS and n not in _CUE_WORDS))
 
 
+def _troubled(text: str) -> bool:
+    return bool(_TROUBLE.search(text)) and not _DENIED.search(text)
+
+
 def opens_item(text: str) -> bool:
-    return bool(_OPEN.search(text)) and not resolves_item(text)
+    return (bool(_OPEN.search(text)) or _troubled(text)) and not resolves_item(text)
 
 
 def resolves_item(text: str) -> bool:
@@ -85,7 +99,8 @@ def track_issues(services, user_id: str, segments: list[tuple[Any, list[dict]]])
     counts = {"opened": 0, "resolved": 0}
     turns = sorted(((float(t.get("ts", 0.0)), record_.segment_id, t) for record_, ts in segments for t in ts
                     if t.get("speaker") == "user" and t.get("text")
-                    and (_OPEN.search(t["text"]) or _RESOLVED.search(t["text"]))), key=lambda x: x[0])
+                    and (_OPEN.search(t["text"]) or _TROUBLE.search(t["text"]) or _RESOLVED.search(t["text"]))),
+                   key=lambda x: x[0])
     if not turns:  # most segments: no cue, and the log is not read
         return counts
     opened, resolved = _states(services, user_id)

@@ -40,3 +40,18 @@ def test_a_done_about_something_else_on_the_same_day_resolves_nothing(tmp_path):
     assert len(open_issues(services, user)) == 3
     said(7, "Fixed the bike!")
     assert [r["text"] for r in resolved_issues(services, user)] == ["I need to fix my bike today"]
+
+
+def test_an_illness_a_worry_and_a_task_said_with_naito_open_an_item_and_a_recovery_resolves_it():
+    from lumina_memory.nodes.issues import opens_item, resolves_item
+
+    for text in ("風邪をひいた", "熱が出てつらい", "猫のモカが病気で心配", "来週歯医者に行かないと", "図書館の本を返さないと。",
+                 "I caught a cold", "I'm sick today", "I'm worried about my exam"):
+        assert opens_item(text) and not resolves_item(text), text
+    for text in ("心配ないよ", "知らないと思う", "今日はいい天気だね", "I'm not worried"):
+        assert not opens_item(text), text
+    for text in ("風邪治った！", "I recovered from my cold", "Feeling better now"):
+        assert resolves_item(text) and not opens_item(text), text
+    assert set(item_terms("風邪をひいた")) & set(item_terms("風邪治った！"))
+    assert set(item_terms("I caught a cold")) & set(item_terms("I recovered from my cold"))
+    assert item_terms("I'm sick today") == ["sick"]  # named by the illness when nothing else names it
