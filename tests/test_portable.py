@@ -101,3 +101,23 @@ def test_an_export_imported_under_another_id_gives_back_every_kind_and_the_same_
     assert list_memories(services, "mio") == before["memories"]  # the original is untouched
     with pytest.raises(ImportRefused, match="already has memory"):
         load_export(services, export, "mio-copy")
+
+
+@pytest.mark.slow
+def test_an_export_made_with_another_embedder_gets_its_vectors_made_again(memory):
+    replay(memory.graph, "ann", MOVES)
+    export = read_export(list(export_lines(memory.services, "ann")))
+    assert export.header["embedder"] == {"name": memory.services.embedder.name, "dim": memory.services.embedder.dim}
+    foreign = [(n, {**r, "embedding": [0.6, 0.8, 0.0]} if r["kind"] == "segment" else r) for n, r in export.records]
+    export.header["embedder"] = {"name": "another-model", "dim": 3}
+    export.records = foreign
+    load_export(memory.services, export, "ann-2")
+    archive = memory.services.stores.archive
+    mine = {s.start_ts: s.embedding for s in archive.segments("ann")}
+    theirs = {s.start_ts: s.embedding for s in archive.segments("ann-2")}
+    assert mine.keys() == theirs.keys() and len(mine) == 2
+    for start, vector in theirs.items():  # made again as the pipeline made them: the original centroids
+        assert len(vector) == memory.services.embedder.dim
+        assert sum(a * b for a, b in zip(vector, mine[start])) == pytest.approx(1.0, abs=1e-4)
+    found = " / ".join(i["text"] for i in recall(memory.services, "ann-2", "Where do I live now?", limit=3))
+    assert "Sapporo" in found

@@ -19,6 +19,7 @@ from lumina_memory.stores.places.parquet_rows import ident
 
 from .kinds import COLUMN_ALIASES, FORMAT, KIND_OF_TABLE, LEFT_OUT_COLUMNS, ORDER_BY, PROFILE, TABLE_OF_KIND, VERSION
 from .tables import archive_tables
+from .vectors import embedder_of
 
 
 class NoMemory(LuminaError, LookupError):
@@ -71,7 +72,8 @@ def export_records(services, user_id: str) -> tuple[dict[str, Any], list[dict[st
     counts: dict[str, int] = {}
     for r in records:
         counts[r["kind"]] = counts.get(r["kind"], 0) + 1
-    header = {"format": FORMAT, "version": VERSION, "user_id": user_id, "exported_at": time.time(), "counts": counts}
+    header = {"format": FORMAT, "version": VERSION, "user_id": user_id, "exported_at": time.time(), "counts": counts,
+              "embedder": embedder_of(services)}
     return header, records
 
 

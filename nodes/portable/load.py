@@ -28,6 +28,7 @@ from lumina_memory.stores.shared_state import shared_state_of
 from .kinds import ARRIVAL_COLUMN, FIELD_COLUMNS, KEY_OF_KIND, PROFILE, TABLE_OF_KIND
 from .read import ExportFile
 from .tables import archive_tables
+from .vectors import reembedded, same_embedder
 
 
 class ImportRefused(LuminaError, PermissionError):
@@ -100,8 +101,11 @@ def load_export(services, export: ExportFile, user_id: str | None = None) -> dic
     refuse_erased(services, user_id)
     refuse_existing(places, user_id)
     mapping = id_map(export, user_id)
+    records = [(line, dict(r)) for line, r in export.records]
+    if not same_embedder(export.header, services):
+        reembedded(services, [r for _, r in records])  # another model's vectors mean nothing here
     by_table: dict[str, list[tuple[int, dict]]] = defaultdict(list)
-    for line, r in export.records:
+    for line, r in records:
         if r["kind"] != PROFILE:
             by_table[TABLE_OF_KIND[r["kind"]]].append((line, r))
     db = next(iter(places.values())).db
