@@ -6,8 +6,8 @@ registry every agent reads). Here, when closed segments become memories (nodes.l
 
 - a user turn that states a problem or a task still open (「Wi-Fiが壊れて困ってる」, "I still need to fix the bike",
   「返さないと」), or an illness or a worry it does not deny (「風邪をひいた」, "I'm worried about the exam"; not
-  「心配ないよ」) opens an item: an ``issue_opened`` event with the turn, its segment and its nouns (unless an open item shares a
-  noun with it: the same item said again);
+  「心配ないよ」) opens an item: an ``issue_opened`` event with the turn, its segment and its nouns (unless an open
+  item shares a noun with it: the same item said again);
 - a later user turn that says something is done (「Wi-Fi直った！」, "fixed the bike") resolves every open item of
   the user's sharing a noun with it: an ``issue_resolved`` event naming the item, the segment that opened it and
   the one that resolved it.

@@ -58,7 +58,8 @@ def concept_of(graph, user: str, segment_id: str) -> str:
 def own_edges(graph) -> dict[str, set[tuple[str, str]]]:
     dump = graph.dump()
     return {kind: {(str(r["a"]), str(r["b"])) for r in dump[kind]}
-            for kind in ("ASSOCIATED", "CONTINUES", "LEARNED_FROM", "MENTIONS", "HAD", "SUPERSEDES", "FACT_CONTRADICTS")}
+            for kind in ("ASSOCIATED", "CONTINUES", "LEARNED_FROM", "MENTIONS", "HAD", "SUPERSEDES",
+                         "FACT_CONTRADICTS")}
 
 
 def knowledge(user: str, segment_id: str) -> KnowledgeNode:

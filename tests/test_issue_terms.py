@@ -28,10 +28,11 @@ def test_a_done_about_something_else_on_the_same_day_resolves_nothing(tmp_path):
     def said(n: int, text: str) -> None:
         record = SegmentRecord(segment_id=ids.segment_id(user, f"s{n}"), user_id=user, turn_ids=[f"t{n}"],
                                source_ids=[f"t{n}"], start_ts=float(n), end_ts=float(n) + 1, summary=text)
-        track_issues(services, user, [(record, [{"turn_id": f"t{n}", "speaker": "user", "text": text, "ts": float(n)}])])
+        turn = {"turn_id": f"t{n}", "speaker": "user", "text": text, "ts": float(n)}
+        track_issues(services, user, [(record, [turn])])
 
     said(1, "I have to move to Osaka next month")
-    said(2, "来月大阪に引っ越す予定")  # the same item said again (shares 大阪? no: osaka ≠ 大阪): a second item
+    said(2, "来月大阪に引っ越す予定")  # a second item: "osaka" and 「大阪」 are two nouns
     said(3, "I need to fix my bike today")
     said(4, "Finished the report for next week")
     said(5, "来月の予定決まった")
