@@ -5,8 +5,8 @@ Daily (``knowledge_daily``), per user with new episodes, from the activity log's
 ``issue_resolved`` events (nodes.issues records them when segments become memories):
 
 - every item the user raised (a problem, a worry, a task still pending) is a knowledge item of attribute
-  ``issue`` about the user: the opening sentence as its value and text, the item's terms as its ``value_key``,
-  its turn and segment as its sources. While open it is current, so the profile and priming present it.
+  ``issue`` about the user: the opening sentence as its text and its value (cut at ``max_value_chars``), the
+  item's terms as its ``value_key``, its turn and segment as its sources. While open it is current, so the profile and priming present it.
 - its resolution ends it, history kept ("had a cold → recovered"): a new item of the same slot with polarity
   ``negative`` (the resolving sentence, "no longer so") supersedes it; the ended item keeps its row with
   ``valid_to`` (when the resolving turn was said), ``superseded_by`` and ``note`` ``resolved: <that sentence>``,
@@ -53,7 +53,13 @@ def _events(services, user_id: str) -> tuple[dict[str, dict[str, Any]], dict[str
     return opened, resolved
 
 
-def _issue_item(opened: Mapping[str, Any], source_ids: Mapping[str, str], confidence: float, *,
+def _value(sentence: str, limit: int) -> str:
+    """The opening sentence as a fact's value: cut at ``max_value_chars`` (its whole text stays the item's text)."""
+    sentence = " ".join(sentence.split())
+    return sentence if len(sentence) <= limit else sentence[: max(1, limit - 1)].rstrip() + "…"
+
+
+def _issue_item(opened: Mapping[str, Any], source_ids: Mapping[str, str], confidence: float, limit: int, *,
                 polarity: str = "positive", turn_id: str | None = None, text: str | None = None,
                 ts: float | None = None) -> KnowledgeItem:
     """The open item's knowledge item, or (``polarity`` negative, with the resolving turn) its resolution."""
@@ -62,7 +68,7 @@ def _issue_item(opened: Mapping[str, Any], source_ids: Mapping[str, str], confid
     said = float(opened["ts"] if ts is None else ts)
     return KnowledgeItem(
         item_id=knowledge_item_id(turn, USER, ISSUE, key, polarity), subject=USER, attribute=ISSUE,
-        value=opened["text"], value_key=key, polarity=polarity, text=text or opened["text"],
+        value=_value(opened["text"], limit), value_key=key, polarity=polarity, text=text or opened["text"],
         source_turn_ids=(turn,), source_ids=(source_ids.get(turn, turn),), said_at=said, valid_from=said,
         confidence=confidence, method="offline", pattern=ISSUE, note="" if polarity == "positive" else "resolved")
 
@@ -92,7 +98,8 @@ def propagate_resolutions(services, user_id: str, *, now: float | None = None) -
     if not opened:
         return counts
     now = time.time() if now is None else now
-    confidence = params_of(services).confidence_offline
+    params = params_of(services)
+    confidence, limit = params.confidence_offline, params.max_value_chars
     rows = {r["item_id"]: r for r in table.items(user_id, history=True)}
     turns = {*opened, *(e.get("resolved_turn") for e in resolved.values() if e.get("resolved_turn"))}
     source_ids = {t.turn_id: t.source_id for t in services.stores.archive.get_turns(user_id, sorted(turns))}
@@ -102,7 +109,7 @@ def propagate_resolutions(services, user_id: str, *, now: float | None = None) -
         written[item.item_id] = rows[item.item_id] = row_of(item, user_id, episodes, now)
 
     for item_id, event in sorted(opened.items(), key=lambda kv: float(kv[1].get("ts") or 0.0)):
-        issue = _issue_item(event, source_ids, confidence)
+        issue = _issue_item(event, source_ids, confidence, limit)
         if issue.item_id not in rows:
             write(issue, [event["segment_id"]] if event.get("segment_id") else [])
             counts["issues"] += 1
@@ -111,8 +118,8 @@ def propagate_resolutions(services, user_id: str, *, now: float | None = None) -
         if done is None or not stored.is_current or not done.get("resolved_turn"):
             continue
         sentence = str(done.get("text") or "")
-        resolution = _issue_item(event, source_ids, confidence, polarity="negative", turn_id=done["resolved_turn"],
-                                 text=sentence, ts=float(done.get("ts") or now))
+        resolution = _issue_item(event, source_ids, confidence, limit, polarity="negative",
+                                 turn_id=done["resolved_turn"], text=sentence, ts=float(done.get("ts") or now))
         episodes = [done["resolved_segment"]] if done.get("resolved_segment") else []
         write(resolution, episodes)
         write(_ended(stored, resolution, sentence), rows[issue.item_id]["episode_ids"])
