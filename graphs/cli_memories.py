@@ -21,6 +21,12 @@ console = Console(emoji=False, soft_wrap=True)  # ids are data (":b:" is no emoj
 LEVEL_NAMES = {1: "full", 2: "summary", 3: "keywords", 4: "archived"}
 
 
+def shown_text(memory: dict) -> str:
+    """F2's "trigger / content" when the memory has them, else its text; 80 characters."""
+    text = " / ".join(p for p in (memory.get("trigger"), memory.get("content")) if p) or memory["text"] or ""
+    return text[:80]
+
+
 def cmd_memories(args) -> int:
     from lumina_memory.nodes.lifecycle.manage import list_memories
 
@@ -33,13 +39,13 @@ def cmd_memories(args) -> int:
         sys.stdout.write(json.dumps(items, ensure_ascii=False, indent=1) + "\n")
         return 0
     table = Table(title=escape(f"memories of {args.user} ({len(items)})"))
-    for column in ("memory", "level", "retention", "intensity", "category", "recalls", "flags", "text"):
+    for column in ("memory", "level", "retention", "intensity", "category", "recalls", "flags", "trigger / content"):
         table.add_column(column, overflow="fold")
     for m in items:
         flags = " ".join(f for f, on in (("protected", m["protected"]), ("archived", m["archived"]),
                                         ("revival", m["revival_requested"])) if on)
         table.add_row(*cells(m["memory_id"], f"{m['level']} {LEVEL_NAMES[m['level']]}", f"{m['retention']:.1f}",
-                             f"{m['intensity']:.0f}", m["category"], m["recall_count"], flags, (m["text"] or "")[:80]))
+                             f"{m['intensity']:.0f}", m["category"], m["recall_count"], flags, shown_text(m)))
     console.print(table)
     return 0
 

@@ -9,7 +9,8 @@
 - ``lifecycle_reembed``    step 3.5: compressed texts into the long-term vectors, level payloads
 - ``lifecycle_relations``  the graph tier's typed edges
 - ``lifecycle_deletions``  auto-deleted memories out of every tier
-- ``lifecycle_merge``      A9: near-duplicate low-activity facts merged, history and sources kept
+- ``lifecycle_merge``      A9: near-duplicate low-activity facts merged, history and sources kept; similar
+                           low-activity memories folded into one (``report["lifecycle_merge_episodes"]``)
 - ``lifecycle_summary``    ``report["lifecycle"]``: level moves (from 1–4 to 1–4 or deleted), memories per level
                            now, reinforced, revived, deleted, links added, writes applied and waiting
 
@@ -65,7 +66,8 @@ lifecycle_deletions = _store_phase("deletions")
 
 
 def lifecycle_merge(state: MaintenanceState, services: Services) -> dict:
-    """A9: near-duplicate low-activity facts merged, keeping history and sources (nodes.lifecycle.merge_low_activity)."""
+    """A9: near-duplicate low-activity facts merged, keeping history and sources (nodes.lifecycle.merge_low_activity),
+    and similar low-activity memories folded into one (nodes.lifecycle.merge_episodes)."""
     from lumina_memory.nodes.lifecycle.merge_low_activity import merge_low_activity_knowledge, users_with_knowledge
 
     users = [state["user_id"]] if state.get("user_id") else users_with_knowledge(services)
@@ -76,7 +78,25 @@ def lifecycle_merge(state: MaintenanceState, services: Services) -> dict:
         candidates += out["candidates"]
         merged += len(out["merged"])
         progress(done, len(users))
-    return {"report": {"lifecycle_merge": {"users": len(users), "candidates": candidates, "merged": merged}}}
+    return {"report": {"lifecycle_merge": {"users": len(users), "candidates": candidates, "merged": merged},
+                       "lifecycle_merge_episodes": _merge_episodes(state, services)}}
+
+
+def _merge_episodes(state: MaintenanceState, services: Services) -> dict[str, Any]:
+    """A9 on episodes: similar low-activity memories folded into one (nodes.lifecycle.merge_episodes); the writes
+    the merges owe (vectors, mid-term, graph) are applied at once, so the folded ones leave every tier in this run."""
+    from lumina_memory.nodes.lifecycle.merge_episodes import merge_episodes, users_with_memories
+
+    users = [state["user_id"]] if state.get("user_id") else users_with_memories(services)
+    day = today_of(services, state["now"])
+    candidates, folded, merged = 0, 0, 0
+    for user in users:
+        out = merge_episodes(services, user, day)
+        candidates += out["candidates"]
+        merged += len(out["merged"])
+        folded += sum(len(absorbed) for _survivor, absorbed in out["merged"])
+    applied = apply_owed(services) if merged else {}
+    return {"users": len(users), "candidates": candidates, "merged": merged, "folded": folded, "applied": applied}
 
 
 def _done(report: dict[str, Any], step: str, nothing: dict[str, Any]) -> dict[str, Any]:

@@ -100,13 +100,15 @@ class MemoryBatch:
     def write_day(self, users: Sequence[str], day: int, seq: np.ndarray, values: Mapping[str, np.ndarray],
                   texts: Mapping[int, str], relations: Sequence[tuple[str, str, str, str, float]] | None,
                   outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float,
-                  undo: Mapping[int, str] | None = None) -> None:
+                  undo: Mapping[int, str] | None = None, *,
+                  sides: Mapping[int, tuple[str | None, str | None]] | None = None) -> None:
         """One day of the batch for ``users``, in one transaction with its completion mark.
 
         ``values``: WRITTEN_BY_BATCH columns for the rows ``seq`` (aligned); ``texts``: seq -> the text at the
         new level; ``relations``: the users' full relation set after the day (None: unchanged); ``outbox``:
         (user, memory_id, action) derived writes owed; ``delete_seq``: memories auto-deleted; ``undo``: seq ->
-        forgetting step (compress, archive, delete) of the rows whose state before the day the undo log keeps.
+        forgetting step (compress, archive, delete) of the rows whose state before the day the undo log keeps;
+        ``sides``: seq -> (trigger, content) at the new level (F2), written with ``texts``.
 
         A day not after every user's last completed day is refused (``DayAlreadyApplied``), nothing written: in
         server mode two processes may both find a day due. The check runs inside the transaction, after its
@@ -116,6 +118,10 @@ class MemoryBatch:
         for text in texts.values():
             if text is not None:
                 stored_text("texts", text)
+        for side in (sides or {}).values():
+            for text in side:
+                if text is not None:
+                    stored_text("sides", text)
         day = int(day)
         with self.db.tx(touches=users) as con:
             applied = con.execute(_APPLIED, [users, day]).fetchall()
@@ -129,6 +135,13 @@ class MemoryBatch:
                 con.execute(
                     f"UPDATE {MEMORIES} SET text = t.text FROM (SELECT unnest(?::BIGINT[]) AS s, "
                     f"unnest(?::VARCHAR[]) AS text) t WHERE {MEMORIES}.seq = t.s", [keys, [texts[k] for k in keys]])
+            if sides:
+                keys = [int(k) for k in sides]
+                con.execute(
+                    f"UPDATE {MEMORIES} SET trigger = t.trigger, content = t.content FROM (SELECT "
+                    "unnest(?::BIGINT[]) AS s, unnest(?::VARCHAR[]) AS trigger, unnest(?::VARCHAR[]) AS content) t "
+                    f"WHERE {MEMORIES}.seq = t.s",
+                    [keys, [sides[k][0] for k in keys], [sides[k][1] for k in keys]])
             if len(delete_seq):
                 doomed = [int(x) for x in delete_seq]
                 # The segment and its turns stay (the record); this mark keeps the memory from coming back
@@ -137,7 +150,12 @@ class MemoryBatch:
                             "WHERE seq IN (SELECT unnest(?::BIGINT[]))", [int(day), doomed])
                 con.execute(f"DELETE FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))", [doomed])
             if relations is not None:
-                con.execute(f"DELETE FROM {RELATIONS} WHERE user_id IN (SELECT unnest(?::VARCHAR[]))", [users])
+                # A9's derived_from rows (a merged memory -> those folded into it, which are no longer memories and
+                # so never in ``relations``) stay while the merged memory does.
+                con.execute(f"DELETE FROM {RELATIONS} r WHERE user_id IN (SELECT unnest(?::VARCHAR[])) AND NOT ("
+                            f"kind = 'derived_from' AND EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = r.user_id "
+                            f"AND m.memory_id = r.src) AND EXISTS (SELECT 1 FROM {FORGOTTEN} f WHERE "
+                            "f.user_id = r.user_id AND f.memory_id = r.dst))", [users])
                 if relations:
                     con.execute(
                         f"INSERT INTO {RELATIONS} SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "

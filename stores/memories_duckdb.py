@@ -39,7 +39,7 @@ from .memories_batch import MemoryBatch
 from .memory_undo import MemoryUndoTable
 from .memories_schema import (  # noqa: F401 - importers read the table names here
     CATEGORIES, FORGOTTEN, LIST_FIELDS, MEMORIES, NEW_COLUMNS, OUTBOX, RECALL_FIELDS, RELATION_KINDS, RELATIONS,
-    INSERT_NEW, SCHEMA, TAG_SEPARATOR, _FLAGGED_USERS, _ids, rows_changed, stored_text,
+    INSERT_NEW, SCHEMA, TAG_SEPARATOR, TEXT_COLUMNS, TEXT_SCHEMA, _FLAGGED_USERS, _ids, rows_changed, stored_text,
 )
 from .sql_connection import SqlConnection
 from .stamped_cache import StampedCache
@@ -52,7 +52,7 @@ class MemoryTable(MemoryBatch):
         self._recall_cache = StampedCache(db)
         self._flag_lock = threading.Lock()
         self._flagged: OrderedDict[tuple[str, bool], tuple[int, set[str]]] = OrderedDict()  # see mark_recalled
-        db.migrate("memories", [SCHEMA])  # step 1: the tables as first made; later changes are new steps
+        db.migrate("memories", [SCHEMA, TEXT_SCHEMA])  # step 1: the tables as first made; step 2: F2's texts
         self.undo = MemoryUndoTable(db)  # what forgetting changed, for `lumina-memory undo` (issue 49)
 
     # --- encoding: one row per closed segment -----------------------------------------------------
@@ -72,12 +72,15 @@ class MemoryTable(MemoryBatch):
                 raise InvalidInput("category", f"must be one of {CATEGORIES}, got {row['category']!r}")
             for field in ("valence", "emotion_path"):
                 stored_text(field, row[field])
+            for field in TEXT_COLUMNS:
+                if row.get(field) is not None:
+                    stored_text(field, row[field])
             for tag in row["tags"]:
                 if not isinstance(tag, str) or not tag or TAG_SEPARATOR in stored_text("tags", tag):
                     raise InvalidInput("tags", f"{tag!r}: a tag is a non-empty text without the character U+001F")
         ids = [r["memory_id"] for r in rows]
         columns = [[TAG_SEPARATOR.join(r[c]) for r in rows] if c == "tags" else [r[c] for r in rows]
-                   for c in NEW_COLUMNS]
+                   for c in NEW_COLUMNS] + [[r.get(c) for r in rows] for c in TEXT_COLUMNS]
         with self.db.tx(touches={r["user_id"] for r in rows}) as con:
             new = {r[0] for r in con.execute(INSERT_NEW, columns).fetchall()}
         return list(dict.fromkeys(i for i in ids if i in new))
@@ -249,6 +252,44 @@ class MemoryTable(MemoryBatch):
             con.execute(f"DELETE FROM {RELATIONS} WHERE user_id = ? AND (src = ? OR dst = ?)", [user_id, memory_id, memory_id])
             con.execute(f"DELETE FROM {OUTBOX} WHERE user_id = ? AND memory_id = ?", [user_id, memory_id])
         return gone
+
+    def merge_into(self, user_id: str, survivor: str, absorbed: Mapping[str, float], values: Mapping[str, Any],
+                   day: int) -> None:
+        """A9: ``absorbed`` (memory id -> its similarity to ``survivor``) folded into ``survivor``, in one
+        transaction: the survivor takes ``values`` (retention, intensity, tags, created, text, trigger, content),
+        the absorbed rows and their relations go, each is marked forgotten (its segment stays the record and must
+        not come back as a fresh memory) and gets a derived_from relation from the survivor; the outbox owes the
+        survivor's re-embedding, the absorbed ones' removal from every tier and the graph's relations."""
+        user_id, survivor = validate_id(user_id, "user_id"), validate_id(survivor, "memory_id")
+        gone = _ids(absorbed, "memory_id")
+        if not gone or survivor in gone:
+            raise InvalidInput("absorbed", "must name memories other than the survivor")
+        for field in ("text", "trigger", "content"):
+            if values.get(field) is not None:
+                stored_text(field, values[field])
+        day = int(day)
+        with self.db.tx(touches=(user_id,)) as con:
+            found = con.execute(f"SELECT count(*) FROM {MEMORIES} WHERE user_id = ? AND memory_id IN "
+                                "(SELECT unnest(?::VARCHAR[]))", [user_id, [survivor, *gone]]).fetchone()[0]
+            if int(found) != len(gone) + 1:
+                raise InvalidInput("memory_id", f"{[survivor, *gone]} are not all memories of user_id {user_id!r}")
+            con.execute(f"UPDATE {MEMORIES} SET retention = ?, intensity = ?, tags = ?::VARCHAR[], created = ?, "
+                        "text = ?, trigger = ?, content = ? WHERE user_id = ? AND memory_id = ?",
+                        [float(values["retention"]), float(values["intensity"]), list(values["tags"]),
+                         float(values["created"]), values.get("text"), values.get("trigger"), values.get("content"),
+                         user_id, survivor])
+            con.execute(f"INSERT INTO {FORGOTTEN} SELECT ?::VARCHAR, unnest(?::VARCHAR[]), ?::BIGINT",
+                        [user_id, gone, day])
+            con.execute(f"DELETE FROM {MEMORIES} WHERE user_id = ? AND memory_id IN (SELECT unnest(?::VARCHAR[]))",
+                        [user_id, gone])
+            con.execute(f"DELETE FROM {RELATIONS} WHERE user_id = ? AND (src IN (SELECT unnest(?::VARCHAR[])) OR "
+                        "dst IN (SELECT unnest(?::VARCHAR[])))", [user_id, gone, gone])
+            con.execute(f"INSERT INTO {RELATIONS} SELECT ?::VARCHAR, ?::VARCHAR, unnest(?::VARCHAR[]), 'derived_from', "
+                        "unnest(?::DOUBLE PRECISION[]), ?::BIGINT",
+                        [user_id, survivor, gone, [float(absorbed[g]) for g in gone], day])
+            con.execute(f"INSERT INTO {OUTBOX} SELECT ?::VARCHAR, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+                        "?::BIGINT",
+                        [user_id, [survivor, *gone, "*"], ["reembed", *(["delete"] * len(gone)), "relations"], day])
 
     # --- reads ------------------------------------------------------------------------------------
     def rows(self, user_id: str, memory_ids: Sequence[str] | None = None, level: int | None = None) -> list[dict[str, Any]]:

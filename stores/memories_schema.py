@@ -67,6 +67,13 @@ SCHEMA = (
         day BIGINT NOT NULL)""",
 )
 
+# F2's trigger (what the user said or did that the memory is of) and content (how the characters answered), both
+# rewritten at levels 2 and 3, and the path that made them (offline extractive, the model, or offline after the
+# model failed). Added as the schema's second step, so a database made before them gains the columns on open;
+# rows from before hold NULL.
+TEXT_COLUMNS = ("trigger", "content", "trigger_path")
+TEXT_SCHEMA = tuple(f"ALTER TABLE {MEMORIES} ADD COLUMN IF NOT EXISTS {c} VARCHAR" for c in TEXT_COLUMNS)
+
 # The lifecycle core's columns (nodes.lifecycle.columns.MemoryColumns) as the table holds them; ``category`` is
 # stored as its name and loaded as its code, ``revival_requested_at`` NULL as NaN, ``group`` is the user's index.
 CORE_COLUMNS = ("intensity", "category", "decay", "memory_days", "retention", "level", "protected", "recalled",
@@ -75,9 +82,10 @@ CORE_COLUMNS = ("intensity", "category", "decay", "memory_days", "retention", "l
 LIST_FIELDS = ("memory_id", "user_id", "level", "retention", "intensity", "valence", "valence_score", "arousal",
                "tags", "category", "decay", "memory_days", "recall_count", "protected", "archived_on",
                "revival_requested", "revival_requested_at", "text", "created", "emotion_path", "idle_days",
-               "archive_reason")
+               "archive_reason", *TEXT_COLUMNS)
 _FLAGGED_USERS = 1_024
-RECALL_FIELDS = ("memory_id", "level", "retention", "recall_count", "valence", "arousal", "tags", "text")
+RECALL_FIELDS = ("memory_id", "level", "retention", "recall_count", "valence", "arousal", "tags", "text", "trigger",
+                 "content")
 NEW_COLUMNS = ("memory_id", "user_id", "created", "category", "intensity", "valence", "valence_score", "arousal",
                "tags", "decay", "memory_days", "retention", "level", "protected", "recalled", "recall_count",
                "unbatched", "idle_days", "archived_on", "archive_reason", "revival_requested", "emotion_path")
@@ -85,15 +93,18 @@ _F8 = "DOUBLE PRECISION"
 _NEW_TYPES = ("VARCHAR", "VARCHAR", _F8, "VARCHAR", _F8, "VARCHAR", _F8, _F8, "VARCHAR", _F8, _F8, _F8, "SMALLINT",
               "BOOLEAN", "BOOLEAN", "BIGINT", "BOOLEAN", _F8, "BIGINT", "SMALLINT", "BOOLEAN", "VARCHAR")
 TAG_SEPARATOR = "\x1f"
-# New memories as parallel arrays, one per column. PostgreSQL has no arrays of arrays (unnest of a VARCHAR[][]
+# New memories as parallel arrays, one per column (NEW_COLUMNS, then TEXT_COLUMNS, which a row may leave out).
+# PostgreSQL has no arrays of arrays (unnest of a VARCHAR[][]
 # flattens every element, and ragged rows are refused), so each row's tags travel joined by TAG_SEPARATOR
 # (chr(31)) and are split in the statement. RETURNING names the rows this statement inserted: a memory another
 # process inserted first is not new.
+_INSERTED = (*NEW_COLUMNS, *TEXT_COLUMNS)
 INSERT_NEW = (
-    f"INSERT INTO {MEMORIES} ({', '.join(NEW_COLUMNS)}) SELECT "
+    f"INSERT INTO {MEMORIES} ({', '.join(_INSERTED)}) SELECT "
     + ", ".join("coalesce(string_to_array(nullif(n.tags, ''), chr(31)), ARRAY[]::VARCHAR[])" if c == "tags"
-                else f"n.{c}" for c in NEW_COLUMNS)
-    + " FROM (SELECT " + ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(NEW_COLUMNS, _NEW_TYPES))
+                else f"n.{c}" for c in _INSERTED)
+    + " FROM (SELECT " + ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in
+                                   zip(_INSERTED, (*_NEW_TYPES, *("VARCHAR",) * len(TEXT_COLUMNS))))
     + ") AS n ON CONFLICT (memory_id) DO NOTHING RETURNING memory_id"
 )
 

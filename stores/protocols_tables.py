@@ -214,9 +214,11 @@ class MemoryLifecycleStore(RecallCache, Protocol):
     def write_day(self, users: Sequence[str], day: int, seq: np.ndarray, values: Mapping[str, np.ndarray],
                   texts: Mapping[int, str], relations: Sequence[tuple[str, str, str, str, float]] | None,
                   outbox: Sequence[tuple[str, str, str]], delete_seq: Sequence[int], now: float,
-                  undo: Mapping[int, str] | None = None) -> None:
+                  undo: Mapping[int, str] | None = None, *,
+                  sides: Mapping[int, tuple[str | None, str | None]] | None = None) -> None:
         """One lifecycle day of ``users`` in one transaction with its completion mark (``undo``: seq -> forgetting
-        step of the rows whose state before the day the undo log keeps)."""
+        step of the rows whose state before the day the undo log keeps; ``sides``: seq -> trigger and content at
+        the new level)."""
         ...
     def queue(self, user_id: str, memory_id: str, action: str, day: int = 0) -> None:
         """Owe one derived write (an ``OUTBOX_ACTIONS`` action) outside a batch."""
@@ -236,6 +238,13 @@ class MemoryLifecycleStore(RecallCache, Protocol):
         ...
     def delete(self, user_id: str, memory_id: str) -> int:
         """Remove one memory's lifecycle rows and relations; rows removed."""
+        ...
+    def last_days(self) -> dict[str, int]:
+        """user -> the last day the daily batch completed for them (users it has run for)."""
+        ...
+    def merge_into(self, user_id: str, survivor: str, absorbed: Mapping[str, float], values: Mapping[str, Any],
+                   day: int) -> None:
+        """A9: fold ``absorbed`` (id -> similarity) into ``survivor``, which takes ``values``; one transaction."""
         ...
     def rows(self, user_id: str, memory_ids: Sequence[str] | None = None,
              level: int | None = None) -> list[dict[str, Any]]:

@@ -34,8 +34,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
+from .settings_episodes import EpisodeTextParams
 from .settings_zone import ZoneName
 
 _RATIO_SLACK = 1e-9  # 0.15 + 0.30 + 0.35 + 0.20 is 0.9999999999999999 in floats
@@ -45,7 +46,7 @@ def _notes(key: str) -> dict[str, str]:
     return {"notes": key}
 
 
-class LifecycleParams(BaseModel):
+class LifecycleParams(EpisodeTextParams):
     """The forgetting lifecycle's parameters; field order is the notes' settings order."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)  # cross-field checks always run

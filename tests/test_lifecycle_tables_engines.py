@@ -69,8 +69,8 @@ def test_tables_open_on_both_engines_and_again(archive):
     MemoryTable(db), SemanticTable(db), TurnReadsTable(db)  # step 1 applied once: a second open changes nothing
     with db.read() as con:
         steps = con.execute("SELECT component, step FROM lumina_migrations WHERE component IN "
-                            "('memories', 'semantic', 'turn_reads') ORDER BY component").fetchall()
-        assert steps == [("memories", 1), ("semantic", 1), ("turn_reads", 1)]
+                            "('memories', 'semantic', 'turn_reads') ORDER BY component, step").fetchall()
+        assert steps == [("memories", 1), ("memories", 2), ("semantic", 1), ("turn_reads", 1)]
         for table in ("memories", "memory_relations", "lifecycle_days", "memory_forgotten", "lifecycle_outbox",
                       "semantic_memories", "turn_reads"):
             assert con.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
@@ -295,7 +295,7 @@ def test_a_postgres_connection_opens_the_tables_without_the_archive(pg_uri):
     try:
         table = MemoryTable(db)
         table.start_users([ALICE], 4, 1.0)
-        assert table.last_days() == {ALICE: 4} and db.applied_steps("memories") == [1]
+        assert table.last_days() == {ALICE: 4} and db.applied_steps("memories") == [1, 2]
         assert SemanticTable(db).items(ALICE) == [] and db.applied_steps("turn_reads") == []
     finally:
         db.close()

@@ -1,6 +1,7 @@
-"""Encoding (F1, F2, F6, F8, A5): a closed segment becomes a memory with its emotion, category, decay, protection
-and its continues/references relations (nodes.lifecycle.encode_relations); the open items its user turns
-mention and those they resolve are recorded (nodes.issues).
+"""Encoding (F1, F2, F6, F8, A5): a closed segment becomes a memory with its emotion, category, decay, protection,
+its trigger and content (nodes.lifecycle.trigger_content) and its continues/references relations
+(nodes.lifecycle.encode_relations); the open items its user turns mention and those they resolve are recorded
+(nodes.issues).
 
 Runs inside the archive transaction that stores the segment (nodes.archive_to_duckdb), so a memory and its
 relations exist exactly when its segment is archived. Intensity and category are decided here and never
@@ -23,6 +24,7 @@ from .clock import initial_memory_days
 from .columns import CATEGORIES, NOT_ARCHIVED
 from .encode_relations import link_new_memories
 from .formulas import decay_coefficient
+from .trigger_content import OFFLINE, Sides, extractive_sides
 
 log = logging.getLogger("lumina.lifecycle")
 
@@ -38,6 +40,38 @@ def turn_reader(services) -> Callable[[str], EmotionReading]:
         log.info("emotion reader path=%s", "lexicon" if reader is read_emotion else "model")
         services.built["emotion_reader"] = reader
     return reader
+
+
+def texts_reader(services):
+    """The model's trigger/content reader when one is configured for the LLM paths, else None (offline,
+    extractive). Built once per Services."""
+    if "memory_texts" not in services.built:
+        from lumina_memory.nodes.text.emotion_model import MemoryTextsReader, emotion_chat_model
+
+        model = services.chat_model if services.paths.get("summary") == "llm" else None
+        if model is None and services.paths.get("summary") == "llm":
+            model = emotion_chat_model(services.settings)
+        services.built["memory_texts"] = None if model is None else MemoryTextsReader(model)
+        log.info("memory trigger/content path=%s", OFFLINE if model is None else "model")
+    return services.built["memory_texts"]
+
+
+def memory_sides(services, turns: list[dict]) -> Sides:
+    """F2: the memory's trigger (the user's words) and content (the characters' answer); the model's when one
+    is configured, the extractive ones otherwise or when it fails (logged; ``path`` names the fallback)."""
+    said = [(t.get("speaker") or "", t.get("text") or "") for t in turns]
+    params = services.settings.lifecycle
+    reader = texts_reader(services)
+    if reader is not None:
+        try:
+            out = reader.read([(s, t) for s, t in said if t])
+            return Sides(out.trigger.strip(), out.content.strip(), "model")
+        except Exception as exc:  # noqa: BLE001 - any provider or schema failure: the offline texts, loudly
+            reason = f"{type(exc).__name__}: {exc}"[:200]
+            log.warning("trigger/content by the model failed (%s); extractive ones used", reason)
+            offline = extractive_sides(services.embedder, said, params.trigger_turns, params.content_turns)
+            return offline._replace(path=f"{OFFLINE} (model failed: {reason})")
+    return extractive_sides(services.embedder, said, params.trigger_turns, params.content_turns)
 
 
 def memory_rows(services, user_id: str, segments: list[tuple[Any, list[dict]]], protected_now: int) -> list[dict]:
@@ -62,6 +96,7 @@ def memory_rows(services, user_id: str, segments: list[tuple[Any, list[dict]]], 
         category = CATEGORIES.index(emotion.category)
         decay = float(decay_coefficient(np.array([category], np.int8), np.array([emotion.intensity]), params)[0])
         created = datetime.fromtimestamp(float(record.end_ts), UTC)
+        sides = memory_sides(services, turns)
         rows.append({
             "memory_id": record.segment_id, "user_id": user_id, "created": float(record.end_ts),
             "category": emotion.category, "intensity": float(emotion.intensity), "valence": emotion.valence,
@@ -70,6 +105,7 @@ def memory_rows(services, user_id: str, segments: list[tuple[Any, list[dict]]], 
             "retention": float(emotion.intensity), "level": 1, "protected": protected, "recalled": False,
             "recall_count": 0, "unbatched": True, "idle_days": 0.0, "archived_on": NOT_ARCHIVED, "archive_reason": 0,
             "revival_requested": False, "emotion_path": emotion.path,
+            "trigger": sides.trigger, "content": sides.content, "trigger_path": sides.path,
         })
     return rows
 

@@ -21,7 +21,8 @@ from .columns import ARCHIVED, ArchiveReason
 
 JSON_FIELDS = ("memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category", "decay",
                "memory_days", "recall_count", "protected", "archived", "revival_requested", "text",
-               "source_turn_ids", "source_ids", "created", "relations", "low_activity")
+               "source_turn_ids", "source_ids", "created", "relations", "low_activity", "trigger", "content",
+               "trigger_path")
 
 
 def memory_table(services) -> MemoryLifecycleStore:
@@ -54,6 +55,7 @@ def list_memories(services, user_id: str, *, level: int | None = None) -> list[d
             "source_turn_ids": list(r["source_turn_ids"] or []), "source_ids": list(r["source_ids"] or []),
             "created": float(r["created"]), "relations": links.get(r["memory_id"], []),
             "low_activity": low_activity(r, params),
+            "trigger": r["trigger"] or "", "content": r["content"] or "", "trigger_path": r["trigger_path"] or "",
         })
     return out
 

@@ -4,7 +4,8 @@ archived; recall flags what it touched for the next batch's reinforcement.
 Deliberate recall (purpose "question": 「覚えてる？」, the CLI's `recall`) reaches everything, faded and
 archived memories too: their turns come from the record (``from_record``), and an archived memory it reaches
 is flagged for revival. Recall for a reply (priming) shows a memory as it stands at its level — its turns at
-level 1, its summary at 2, its keywords at 3 — and never an archived one.
+level 1, its summary at 2, its keywords at 3 — and never an archived one. Either way an item of a memory carries
+its ``trigger`` and ``content`` (F2) as they stand at its level.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def apply_lifecycle(services, user_id: str, items: list[dict[str, Any]], purpose
             continue
         level = int(row["level"])
         shown = {**item, "level": level, "archived": level == 4, "from_record": level > 1}
+        if row.get("trigger") or row.get("content"):  # F2: what started it / how it was answered, at its level
+            shown["trigger"], shown["content"] = row.get("trigger") or "", row.get("content") or ""
         if not deliberate:
             if level == 4:
                 continue

@@ -131,6 +131,7 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
     user_of = np.asarray(users, dtype=object)[arrays["group"]] if len(ids) else np.array([], dtype=object)
     tags = dict(table.rows_tags([ids[i] for i in np.flatnonzero(changed)])) if changed.any() else {}
     texts: dict[int, str | None] = {}
+    sides: dict[int, tuple[str | None, str | None]] = {}
     outbox: list[tuple[str, str, str]] = []
     links: list[tuple[Relations, np.ndarray]] = []
     # A few users at a time: their segments (texts, embeddings) are read once per day and dropped after.
@@ -143,7 +144,9 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
             if work["revive"][i]:  # back from the archive at level 3: its text is already level 3's
                 outbox.append((user_of[i], ids[i], "payload"))
                 continue
-            texts[int(seqs[i])] = compressor.text(record, tags.get(ids[i], []), int(after.level[i]))
+            compressed = compressor.compress(record, tags.get(ids[i], []), int(after.level[i]))
+            texts[int(seqs[i])] = compressed.text
+            sides[int(seqs[i])] = (compressed.trigger, compressed.content)  # F2: rewritten with the text
             outbox.append((user_of[i], ids[i], "reembed"))
         if linking[rows].any():  # F6 over the segments' embeddings (the conversation's meaning, not its compressed text)
             vectors = np.zeros((len(rows), services.embedder.dim), dtype=np.float32)
@@ -174,7 +177,8 @@ def run_day(services, users: list[str], day: int, now: float, compressor: Compre
     outbox += [(user_of[i], ids[i], "payload") for i in payload_rows]
     values = {k: getattr(after, k) for k in WRITTEN_BY_BATCH}
     undo = undo_steps(seqs, outcome.level_before, after.level, outcome.deleted)  # their prior rows, same transaction
-    table.write_day(users, day, seqs, values, texts, new_relations, outbox, seqs[deleted], now, undo=undo)
+    table.write_day(users, day, seqs, values, texts, new_relations, outbox, seqs[deleted], now, undo=undo,
+                    sides=sides)
     moves = level_transitions(outcome.level_before, after.level, outcome.deleted)
     return {"day": day, "users": len(users), "memories": len(ids), "transitions": moves,
             "reinforced": int(outcome.reinforced.sum()), "revived": int(outcome.revived.sum()),

@@ -141,3 +141,34 @@ def _fallback(text: str, exc: BaseException) -> EmotionReading:
     reason = f"{type(exc).__name__}: {exc}"[:300]
     log.warning("emotion model failed (%s); using the lexicon reading for this turn", reason)
     return read_emotion(text).model_copy(update={"fallback": reason})
+
+
+# --- F2's trigger and content: the notes' analysis JSON gives them with the emotion; a memory here is a segment,
+# so they are asked once for the segment's turns rather than once a turn.
+TEXTS_PROMPT = ChatPromptTemplate.from_messages([
+    ("system", "会話の区切り（ユーザーとキャラクターのターン）を記憶として残します。JSONの形式でのみ答えてください。\n"
+               "- trigger: ユーザーの発言・行動の要約。記憶のきっかけとなった出来事（1〜2文）\n"
+               "- content: キャラクターの反応・感想の要約（2〜3文）\n"
+               "- 固有名詞、数字、場所、具体的なトピックは省略しない"),
+    ("human", "ターン:\n{transcript}"),
+])
+
+
+class MemoryTexts(BaseModel):
+    """The notes' ``trigger`` and ``content`` of one memory."""
+
+    trigger: str = Field(description="ユーザーの発言・行動の要約。記憶のきっかけとなった出来事")
+    content: str = Field(description="キャラクターの反応・感想の要約")
+
+
+class MemoryTextsReader:
+    """A segment's trigger and content by a chat model; raises on any failure (the caller falls back offline)."""
+
+    def __init__(self, chat_model: BaseChatModel) -> None:
+        self._chain = TEXTS_PROMPT | chat_model.with_structured_output(MemoryTexts, method="function_calling")
+
+    def read(self, said: Sequence[tuple[str, str]]) -> MemoryTexts:
+        answer = self._chain.invoke({"transcript": "\n".join(f"{s}: {t}" for s, t in said)})
+        if not isinstance(answer, MemoryTexts) or not (answer.trigger.strip() or answer.content.strip()):
+            raise ValueError(f"the model gave no trigger/content (got {type(answer).__name__})")
+        return answer
