@@ -47,6 +47,8 @@ def test_broken_foreign_and_hostile_files_are_refused_naming_the_line():
             "ts": 1.0}
     for hostile in ("../x", "'; DROP TABLE turn_archive; --", "a b", ""):
         _refused([_header(counts={"turn": 1}), json.dumps({**turn, "segment_id": hostile})], "line 2", "segment_id")
+    _refused([_header(counts={"turn": 1}), json.dumps({**turn, "text": "a\x00b"})], "line 2", "text: contains a NUL")
+    _refused([_header(counts={"turn": 1}), json.dumps(turn).replace('"hi"', '"\\ud800"')], "line 2", "lone surrogate")
     _refused([_header(counts={"turn": 2}), json.dumps(turn)], "file", "cut short")
     _refused([], "file", "empty")
 

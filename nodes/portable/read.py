@@ -56,6 +56,24 @@ def _parse(text: str, line: int) -> Any:
         raise InvalidInput(f"line {line}", f"not JSON ({exc.msg} at column {exc.colno})") from None
 
 
+def _storable(value: Any, line: int, where: str = "") -> None:
+    """Every text of a record is one both engines keep: valid Unicode (JSON may spell a lone surrogate) and no
+    NUL (PostgreSQL's text refuses it)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _storable(item, line, f"{where}/{key}" if where else str(key))
+    elif isinstance(value, list):
+        for item in value:
+            _storable(item, line, where)
+    elif isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(f"line {line}", f"{where}: not valid Unicode (lone surrogate at {exc.start})") from None
+        if "\x00" in value:
+            raise InvalidInput(f"line {line}", f"{where}: contains a NUL character (U+0000)")
+
+
 def read_export(lines: Iterable[str]) -> ExportFile:
     """The export in ``lines`` (text lines of the file), checked whole; InvalidInput naming the first bad line."""
     out: ExportFile | None = None
@@ -77,6 +95,7 @@ def read_export(lines: Iterable[str]) -> ExportFile:
         if isinstance(value, dict) and "user_id" in value:
             raise InvalidInput(f"line {n}", "user_id: a record names no user (the header's user_id is the file's)")
         _check("record", value, n)
+        _storable(value, n)
         out.records.append((n, value))
     if out is None:
         raise InvalidInput("file", "empty: no export header")
