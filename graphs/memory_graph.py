@@ -85,7 +85,10 @@ def _bind(fn: NodeFn, services: Callable[[], Services]):
 
 
 def _thread_id() -> str:
-    return str((get_config().get("configurable") or {}).get("thread_id") or "")
+    try:
+        return str((get_config().get("configurable") or {}).get("thread_id") or "")
+    except RuntimeError:  # called outside a LangGraph run
+        return ""
 
 
 def after_boundary(state: MemoryState, runtime: Runtime[RunContext]) -> str:
