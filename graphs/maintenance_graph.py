@@ -31,6 +31,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from lumina_memory.nodes.costs_graph import GraphOperations
 from lumina_memory.nodes.services import Services, default_services
 from lumina_memory.stores.backup import GROUPS, prune
 from lumina_memory.stores.backup_location import open_location
@@ -173,6 +174,9 @@ crons, a CLI) do each job once: a step reads what is already done inside its lea
 worker holds past ``LEASE_WAIT`` reports ``skipped`` with the reason instead of running."""
 LEASE_WAIT = 60.0
 
+MAINTENANCE_OPERATIONS = GraphOperations({step.__name__: "maintain" for step in STEPS}, {STEPS[0].__name__},
+                                         {STEPS[-1].__name__})
+
 StepProgress = Callable[[str, int, int | None], None]
 """(step, done, total) as steps stream it; total None: the step started and counts nothing."""
 
@@ -207,14 +211,18 @@ def build_maintenance_graph(services: Callable[[], Services] = default_services)
             inputs = _inputs(state, runtime.context)
             started = time.perf_counter()
             lease = STEP_LEASES.get(name)
-            with leases_of(services()).hold(lease, wait=LEASE_WAIT) if lease else nullcontext(True) as got:
-                if not got:
-                    log.warning("maintenance step=%s skipped: lease %r held by another worker", name, lease)
-                    return {"report": {name: skipped(lease, LEASE_WAIT)}}
-                if step in NEEDS_STORE:
-                    out = step(inputs, services(), store=_lumina_store(runtime.store))
-                else:
-                    out = step(inputs, services())
+
+            def run_step() -> dict:
+                with leases_of(services()).hold(lease, wait=LEASE_WAIT) if lease else nullcontext(True) as got:
+                    if not got:
+                        log.warning("maintenance step=%s skipped: lease %r held by another worker", name, lease)
+                        return {"report": {name: skipped(lease, LEASE_WAIT)}}
+                    if step in NEEDS_STORE:
+                        return step(inputs, services(), store=_lumina_store(runtime.store))
+                    return step(inputs, services())
+
+            # Issue 49: a run is one `maintain` operation, each step a stage with its model calls.
+            out = MAINTENANCE_OPERATIONS.run_node(name, services(), inputs.get("user_id") or "", "maintenance", run_step)
             log.info("maintenance step=%s seconds=%.2f", name, time.perf_counter() - started)
             return out
 

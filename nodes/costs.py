@@ -3,8 +3,8 @@ tokens — in one ``lumina.costs`` log line per operation and one record kept in
 ``stats`` and ``lumina-memory report`` summarise (nodes.costs_summary).
 
 An operation is ``write`` (a turn's way into the short-term tier), ``flush`` (a closed segment's way down the tiers:
-summary, emotion, knowledge, lifecycle encoding), ``recall`` (one query), ``prime`` (a reply's primed context) or
-``reply``. ``operation(name, services)`` opens one; ``stage(name)`` times a named part of it; a stage that raises is
+summary, emotion, knowledge, lifecycle encoding), ``recall`` (one query), ``prime`` (a reply's primed context),
+``reply`` or ``maintain`` (a maintenance run). ``operation(name, services)`` opens one; ``stage(name)`` times a named part of it; a stage that raises is
 kept with its time and the operation's ``error`` names it (``"stage: ErrorType"``). While an operation is the current
 one, every LangChain model call made in its context (threads that copy the context included, as LangChain's own
 executors do) is counted by ``ModelUsage``: one call per model start, tokens from each answer's ``usage_metadata``.
@@ -38,7 +38,8 @@ DAY = 86_400.0
 
 
 class ModelUsage(UsageMetadataCallbackHandler):
-    """Model calls and tokens of one operation, per model (``by_model``: name -> calls, input/output tokens)."""
+    """Model calls and tokens of one operation, per model (``by_model``: name -> calls, input/output tokens). A call
+    made while another operation is the current one (one run inside this one) is that operation's alone."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -46,6 +47,9 @@ class ModelUsage(UsageMetadataCallbackHandler):
         self._model_of: dict[uuid.UUID, str] = {}
 
     def _started(self, serialized: dict[str, Any] | None, run_id: uuid.UUID, kwargs: dict[str, Any]) -> None:
+        current = _USAGE.get()
+        if current is not None and current is not self:
+            return  # an operation inside this one made the call (a flush inside maintenance): it counts it
         params = kwargs.get("invocation_params") or {}
         name = str(params.get("model") or params.get("model_name") or (serialized or {}).get("name") or "unnamed")
         with self._lock:
@@ -62,6 +66,10 @@ class ModelUsage(UsageMetadataCallbackHandler):
         self._started(serialized, run_id, kwargs)
 
     def on_llm_end(self, response: LLMResult, *, run_id=None, **kwargs) -> None:
+        with self._lock:
+            name = self._model_of.pop(run_id, None)
+        if name is None:
+            return  # a call this operation did not count at its start
         super().on_llm_end(response, **kwargs)  # LangChain's own per-model usage_metadata, kept as it counts
         used_in = used_out = 0
         for generation in (g for batch in response.generations for g in batch):
@@ -71,10 +79,9 @@ class ModelUsage(UsageMetadataCallbackHandler):
                 used_in += int(usage.get("input_tokens") or 0)
                 used_out += int(usage.get("output_tokens") or 0)
         with self._lock:
-            entry = self._entry(self._model_of.pop(run_id, None) or "unnamed") if run_id is not None else None
-            if entry is not None:
-                entry["input_tokens"] += used_in
-                entry["output_tokens"] += used_out
+            entry = self._entry(name)
+            entry["input_tokens"] += used_in
+            entry["output_tokens"] += used_out
 
     def on_llm_error(self, error: BaseException, *, run_id=None, **kwargs) -> None:
         with self._lock:

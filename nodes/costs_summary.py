@@ -15,7 +15,7 @@ import numpy as np
 
 from .costs import DAY
 
-ORDER = ("write", "flush", "recall", "prime", "reply")
+ORDER = ("write", "flush", "recall", "prime", "reply", "maintain")
 
 
 def spread(values: Sequence[float]) -> dict[str, float]:

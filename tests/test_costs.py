@@ -175,3 +175,30 @@ def test_the_costs_line_becomes_json_fields(memory):
     (line,) = [json.loads(raw) for raw in out.getvalue().splitlines() if '"lumina.costs"' in raw]
     assert (line["op"], line["path"], line["calls"], line["error"]) == ("recall", "offline", 0, "check_request:InvalidInput")
     assert isinstance(line["ms"], float) and line["stages"].startswith("check_request:")
+
+
+def test_a_call_counts_for_the_innermost_operation_only(memory):
+    from lumina_memory.nodes.costs import operation
+
+    model = UsageModel(calls=[])
+    with operation("maintain", memory.services):
+        model.invoke("outer")
+        with operation("recall", memory.services):
+            model.invoke("inner")
+        model.invoke("outer again")
+    outer, inner = records(memory)  # in the order they started
+    assert (inner["op"], inner["calls"], inner["output_tokens"]) == ("recall", 1, model.output_tokens)
+    assert (outer["op"], outer["calls"], outer["output_tokens"]) == ("maintain", 2, 2 * model.output_tokens)
+    assert len(model.calls) == 3
+
+
+@pytest.mark.slow  # every maintenance step, backups included
+def test_a_maintenance_run_is_one_operation_with_each_step_a_stage(memory):
+    from lumina_memory.graphs.maintenance_graph import STEPS, run_maintenance
+
+    write_turns(memory, "kit", ["今日は雨", "傘を忘れた"])
+    before = len(records(memory))
+    run_maintenance(memory.services)
+    runs = [r for r in records(memory)[before:] if r["op"] == "maintain"]
+    assert len(runs) == 1 and list(runs[0]["stages"]) == [step.__name__ for step in STEPS]
+    assert runs[0]["error"] == "" and runs[0]["calls"] == 0
