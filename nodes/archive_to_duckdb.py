@@ -12,6 +12,7 @@ from contextlib import nullcontext
 
 from lumina_memory.stores.models import Turn
 
+from .costs import part
 from .knowledge.learn import learn_segments
 from .knowledge.procedures import learn_procedures
 from .lifecycle.encode import encode_segments
@@ -36,10 +37,13 @@ def archive_to_duckdb(state: dict, ctx, services) -> dict:
                 for record in records:
                     archive.put_segment(record)
             if hasattr(archive, "memories"):  # F1/F2/F6: the segment becomes a memory in the same commit
-                encode_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
+                with part("encode"):  # issue 49: timed as archive_to_duckdb.encode
+                    encode_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
             if hasattr(archive, "knowledge"):  # A6/A7: what the segment taught, committed with it
-                learn_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
-                learn_procedures(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])  # A8
+                with part("learn"):
+                    learn_segments(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])
+                with part("procedures"):
+                    learn_procedures(services, ctx.user_id, [(r, item["turns"]) for item, r in zip(items, records)])  # A8
             if hasattr(archive, "put_outbox"):
                 archive.put_outbox([(ctx.user_id, item["segment_id"], owed(item), item.get("promotion") or "")
                                     for item in items])

@@ -4,8 +4,10 @@ tokens — in one ``lumina.costs`` log line per operation and one record kept in
 
 An operation is ``write`` (a turn's way into the short-term tier), ``flush`` (a closed segment's way down the tiers:
 summary, emotion, knowledge, lifecycle encoding), ``recall`` (one query), ``prime`` (a reply's primed context),
-``reply`` or ``maintain`` (a maintenance run). ``operation(name, services)`` opens one; ``stage(name)`` times a named part of it; a stage that raises is
-kept with its time and the operation's ``error`` names it (``"stage: ErrorType"``). While an operation is the current
+``reply`` or ``maintain`` (a maintenance run). ``operation(name, services)`` opens one; ``stage(name)`` times a
+named part of it; a stage that raises is kept with its time and the operation's ``error`` names it
+(``"stage: ErrorType"``). Code deeper down times a part of the stage running with ``part(name)`` (kept as
+``<stage>.<name>``: ``archive_to_duckdb.encode``) without holding the operation. While an operation is the current
 one, every LangChain model call made in its context (threads that copy the context included, as LangChain's own
 executors do) is counted by ``ModelUsage``: one call per model start, tokens from each answer's ``usage_metadata``.
 One configure hook carries it, registered once (``get_usage_metadata_callback`` registers a new hook on every call,
@@ -97,6 +99,7 @@ class ModelUsage(UsageMetadataCallbackHandler):
 
 _USAGE: ContextVar[ModelUsage | None] = ContextVar("lumina_costs_usage", default=None)
 register_configure_hook(_USAGE, inheritable=True)
+_OPERATION: ContextVar["Operation | None"] = ContextVar("lumina_costs_operation", default=None)
 
 
 class _Stage:
@@ -108,6 +111,7 @@ class _Stage:
         self.operation, self.name = operation, name
 
     def __enter__(self) -> "_Stage":
+        self.operation.current = self.name
         self.started = time.perf_counter()
         return self
 
@@ -125,6 +129,7 @@ class Operation:
         self.ts, self.started = time.time(), time.perf_counter()
         self.stages: dict[str, float] = {}
         self.error = ""
+        self.current = ""  # the stage running (parts are named after it)
         self.usage = ModelUsage()
 
     def stage(self, name: str) -> _Stage:
@@ -136,7 +141,7 @@ class Operation:
 
     def active(self) -> "_Active":
         """While entered, model calls made in this context count for this operation."""
-        return _Active(self.usage)
+        return _Active(self)
 
     def record(self) -> dict[str, Any]:
         calls, used_in, used_out = self.usage.totals()
@@ -157,16 +162,36 @@ class Operation:
 
 
 class _Active:
-    __slots__ = ("usage", "token")
+    __slots__ = ("operation", "tokens")
 
-    def __init__(self, usage: ModelUsage):
-        self.usage = usage
+    def __init__(self, operation: Operation):
+        self.operation = operation
 
     def __enter__(self) -> None:
-        self.token = _USAGE.set(self.usage)
+        self.tokens = (_USAGE.set(self.operation.usage), _OPERATION.set(self.operation))
 
     def __exit__(self, *exc) -> None:
-        _USAGE.reset(self.token)
+        _USAGE.reset(self.tokens[0])
+        _OPERATION.reset(self.tokens[1])
+
+
+class part:
+    """``with part("summary"):`` times a part of the stage running now, kept as the stage ``<stage>.summary`` (added
+    up when the part runs once per segment); outside a recorded operation it does nothing."""
+
+    __slots__ = ("operation", "name", "started")
+
+    def __init__(self, name: str):
+        self.operation, self.name = _OPERATION.get(), name
+
+    def __enter__(self) -> "part":
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.operation is not None:
+            prefix = f"{self.operation.current}." if self.operation.current else ""
+            self.operation.add_stage(prefix + self.name, (time.perf_counter() - self.started) * 1000)
 
 
 class _Off:

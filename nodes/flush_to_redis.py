@@ -16,6 +16,7 @@ from lumina_memory.stores.errors import StoreUnavailable
 from lumina_memory.stores.models import SegmentRecord
 
 from . import promotion, recovery
+from .costs import part
 from .pending import advance
 from .text.emotion import analyse
 from .text.importance import importance, novelty, relatedness
@@ -48,9 +49,11 @@ def build_record(
     texts = [t["text"] for t in turns]
     speakers = [t["speaker"] for t in turns]
     vectors, centroid = embedded if embedded is not None else segment_vectors(item, services)
-    summary, method = summarise(settings, speakers, texts, vectors, services.chat_model)
+    with part("summary"):  # issue 49: timed as flush_to_redis.summary
+        summary, method = summarise(settings, speakers, texts, vectors, services.chat_model)
     keywords = extract_keywords(texts, settings.keywords_max)
-    emotions = [analyse(t) for t in texts]
+    with part("emotion"):
+        emotions = [analyse(t) for t in texts]
     charged = [e.valence for e in emotions if e.valence]
     valence = float(np.mean(charged)) if charged else 0.0
     if prior is None:

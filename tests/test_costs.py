@@ -69,7 +69,11 @@ def test_a_write_and_a_flush_record_every_stage_the_graph_ran_in_order(memory):
     flushes = [r for r in found if r["op"] == "flush"]
     assert len(writes) == 3 and len(flushes) == 1  # two turns and the flush's run; one segment flushed
     assert all(list(r["stages"]) == WRITE_NODES for r in writes)
-    assert list(flushes[0]["stages"]) == FLUSH_NODES
+    stages = list(flushes[0]["stages"])
+    assert [name for name in stages if "." not in name] == FLUSH_NODES
+    # parts of a node, named after it, kept before it (they end first)
+    for node_part in ("flush_to_redis.summary", "archive_to_duckdb.encode", "archive_to_duckdb.learn"):
+        assert stages.index(node_part) < stages.index(node_part.split(".")[0])
     # offline: no model is called, and the record says which path ran
     assert {(r["path"], r["calls"], r["input_tokens"], r["output_tokens"], r["error"]) for r in found} == {
         ("offline", 0, 0, 0, "")}
@@ -202,3 +206,11 @@ def test_a_maintenance_run_is_one_operation_with_each_step_a_stage(memory):
     runs = [r for r in records(memory)[before:] if r["op"] == "maintain"]
     assert len(runs) == 1 and list(runs[0]["stages"]) == [step.__name__ for step in STEPS]
     assert runs[0]["error"] == "" and runs[0]["calls"] == 0
+
+
+def test_a_part_outside_an_operation_does_nothing(memory):
+    from lumina_memory.nodes.costs import part
+
+    with part("summary"):
+        pass
+    assert records(memory) == []
