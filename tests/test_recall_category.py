@@ -1,5 +1,6 @@
 """Same-category preference (nodes.retrieval.category): with ``recall_same_category_boost`` on, of memories about
-the same thing the one whose F2 category is the query's ranks first; off (the default), ranking is untouched."""
+the same thing the one whose F2 category is the query's ranks first; off (the default), ranking is untouched. On the
+embedded archive and on server mode's PostgreSQL."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from lumina_memory.nodes.retrieval.category import same_category
 from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.text.emotion_f2 import read_emotion
 from lumina_memory.stores.settings import LuminaSettings
+from tests.pg_server import fresh_database, pg_server  # noqa: F401 - the session's server
 
 pytestmark = pytest.mark.slow
 
@@ -22,11 +24,15 @@ CASUAL = "We watered the plants up on the roof this morning."
 QUESTION = "the rooftop garden"
 
 
-@pytest.fixture(scope="module")
-def memory(tmp_path_factory):
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def memory(request, tmp_path_factory):
+    """The memories in the embedded archive, or in server mode's PostgreSQL (the lifecycle table on each)."""
     from tests.conftest import Memory
 
-    mem = Memory(tmp_path_factory.mktemp("category"))
+    server = request.getfixturevalue("pg_server") if request.param == "postgres" else None
+    name, uri = fresh_database(server) if server is not None else (None, None)
+    mem = Memory(tmp_path_factory.mktemp("category"),
+                 **({"database_url": uri, "secret_key": "category-test-secret-0123456789abcdef"} if uri else {}))
     rows = [{"user_id": USER, "speaker": speaker, "text": text, "ts": T0 + day * DAY + 60 * n,
              "source_id": f"d{day}:{n}"}
             for day, said in enumerate((WORK, EMOTIONAL, CASUAL))
@@ -34,6 +40,8 @@ def memory(tmp_path_factory):
     replay(mem.graph, USER, rows, flush=True)
     yield mem
     mem.close()
+    if server is not None:
+        server.drop_database(name)
 
 
 def _days(memory, monkeypatch, boost: float, question: str = QUESTION) -> list[str]:

@@ -88,3 +88,15 @@ def test_different_memories_and_a_word_inside_another_word_are_all_kept():
              _turn_item(["t3"], "We planted tomatoes.", ["archive"], 0.7),
              {"kind": "fact", "text": "tomatoes: planted on the balcony", "tiers": ["knowledge"], "score": 0.6}]
     assert without_duplicates(items) == items
+
+
+def test_a_faded_memory_s_own_text_is_not_folded_into_another_memory_sharing_its_words():
+    # Level 3 shows a memory as its keywords; another memory that says those words is still another memory.
+    full = {**_turn_item(["t1"], "My cat Mugi sleeps a lot these days.", ["long-term"], 0.9), "segment_id": "a",
+            "level": 1}
+    keywords = {**_turn_item(["t7"], "cat Mugi", ["long-term"], 0.5), "segment_id": "b", "level": 3,
+                "from_record": False}
+    assert without_duplicates([full, keywords]) == [full, keywords]
+    # the same words quoted from the record (a deliberate recall of an archived memory) are a quote again
+    quoted = {**keywords, "text": "[2026-05-30] cat Mugi sleeps a lot", "from_record": True}
+    assert [i["segment_id"] for i in without_duplicates([full, quoted])] == ["a"]

@@ -10,8 +10,10 @@ Two recall stages (recall_stages.STAGES):
 - ``drop_duplicate_items``, on the items: an item is folded into one ranked before it when it quotes only turns
   that one quotes (the same memory reached twice, e.g. as an archived turn and in the open conversation), or when
   its text, normalised and without its date, is the other's or wholly inside it (a faded memory's two turn items
-  shown as its one summary; a turn inside a segment's text). An earlier item inside a later one gives way to it
-  at its own rank. The item kept takes the tiers of the items folded into it (``tiers``: where it was found).
+  shown as its one summary; a turn inside a segment's text). A faded memory's own text (its summary or keywords)
+  folds only with its own memory's items: words another memory shares with it do not make it that memory. An
+  earlier item inside a later one gives way to it at its own rank. The item kept takes the tiers of the items
+  folded into it (``tiers``: where it was found).
 """
 
 from __future__ import annotations
@@ -86,11 +88,27 @@ def _inside(small: str, large: str) -> bool:
                             (" " not in small and not small.isascii() and small in large))
 
 
-def _covers(kept: tuple[str, frozenset], other: tuple[str, frozenset]) -> bool:
-    """Whether an item (its normalised body and units) says all ``other`` says."""
-    body, units = kept
-    o_body, o_units = other
-    return bool(o_units) and o_units <= units or _inside(o_body, body)
+def _quoted(item: dict[str, Any]) -> bool:
+    """Whether an item's text is what was said (turns, a segment's text, knowledge), not a memory's own text at a
+    faded level (nodes.lifecycle.recall_view: a reply sees a level-2 or -3 memory as its summary or keywords)."""
+    return int(item.get("level") or 1) <= 1 or bool(item.get("from_record"))
+
+
+def _key(item: dict[str, Any]) -> tuple[str, frozenset, str, bool]:
+    return _body(item), _units(item), str(item.get("segment_id") or ""), _quoted(item)
+
+
+def _covers(kept: tuple[str, frozenset, str, bool], other: tuple[str, frozenset, str, bool]) -> bool:
+    """Whether an item (its ``_key``) says all ``other`` says: it quotes all of other's turns, or other's text is
+    its own or inside it. A faded memory's own text (its keywords, its summary) is another memory than the words
+    it shares with one: only its own memory's other items fold into it or it into them."""
+    body, units, segment, quoted = kept
+    o_body, o_units, o_segment, o_quoted = other
+    if o_units and o_units <= units:
+        return True
+    if not (quoted and o_quoted) and segment != o_segment:
+        return False
+    return _inside(o_body, body)
 
 
 def _with_tiers(item: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]:
@@ -103,9 +121,9 @@ def _with_tiers(item: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]
 def without_duplicates(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``items`` in their order, each duplicate folded into the item that says all it says (module docstring)."""
     kept: list[dict[str, Any]] = []
-    keys: list[tuple[str, frozenset]] = []
+    keys: list[tuple[str, frozenset, str, bool]] = []
     for item in items:
-        key = (_body(item), _units(item))
+        key = _key(item)
         holder = next((k for k, other in enumerate(keys) if _covers(other, key)), None)
         if holder is not None:
             kept[holder] = _with_tiers(kept[holder], item)
