@@ -192,3 +192,22 @@ def test_doctor_flags_a_cross_user_edge_on_every_graph_backend(graph, tmp_path, 
     plant(graph, "ASSOCIATED", mine, theirs)
     flagged = boundary()
     assert flagged.status == FAIL and "1 edge(s) join two users' nodes (ASSOCIATED 1)" in flagged.detail
+
+
+def test_upkeep_counts_the_dangling_edges_its_orphan_removal_takes(graph, tmp_path):
+    archive = DuckDBArchive(tmp_path / "archive.duckdb")
+    try:
+        services = SimpleNamespace(stores=SimpleNamespace(graph=graph, archive=archive))
+        a, b = stored(graph, archive, segment(USER, 1)), stored(graph, archive, segment(USER, 2))
+        ghost = ids.segment_id(USER, "ghost")  # only the graph holds it: an orphan, linked from both real ones
+        graph.upsert_segment(USER, ghost, ["nox"], ["幽霊"], "the archive never had this", 9.0, 0.5)
+        graph.link_segments(USER, a, [(b, 0.9), (ghost, 0.8)])
+        graph.link_segments(USER, b, [(ghost, 0.7)])
+
+        reported = graph_integrity(services, repair=False)
+        assert reported["dangling_edges"] == {"ASSOCIATED": 2} and reported["dangling_removed"] == 0
+        repaired = graph_integrity(services, repair=True)
+        assert repaired["orphans_removed"] == 1 and repaired["dangling_removed"] == 2
+        assert {(str(r["a"]), str(r["b"])) for r in graph.dump()["ASSOCIATED"]} == {(a, b)}
+    finally:
+        archive.close()
