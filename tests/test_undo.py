@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.knowledge.forgetting import forget_idle
 from lumina_memory.nodes.lifecycle.manage import list_memories
@@ -58,6 +58,11 @@ def mem(server, memory_factory):
     return made
 
 
+def _episodes(items: list[dict]) -> dict[str, dict]:
+    """Recall items of memories by memory id (knowledge items aside)."""
+    return {i["segment_id"]: i for i in items if i.get("segment_id") and i.get("kind") != "knowledge"}
+
+
 def _levels(services, user: str) -> dict[str, int]:
     return {m["memory_id"]: m["level"] for m in list_memories(services, user)}
 
@@ -81,6 +86,10 @@ def test_a_compression_undone_brings_back_text_level_vector_and_recall(mem):
     point = services.stores.vectors.get("alice", [target])
     assert point and point[0].payload[MEMORY_VECTOR_FIELD] is not None  # the compressed text's vector
 
+    query = full[target].splitlines()[0].partition(": ")[2]
+    faded = _episodes(recall(services, "alice", query, purpose="talking", limit=10))
+    assert target not in faded or faded[target]["level"] in (2, 3)  # shown as its summary or keywords, if at all
+
     report = undo_forgetting(services, "alice", memory_id=target, now=T0 + DAY + 60)
     assert report["memories"] == [{"memory_id": target, "step": "compress", "level": 1}]
     assert _texts(services, "alice")[target] == full[target]
@@ -89,10 +98,10 @@ def test_a_compression_undone_brings_back_text_level_vector_and_recall(mem):
         [m for m in before if m["memory_id"] == target][0]["retention"], abs=1e-4)
     payload = services.stores.vectors.get("alice", [target])[0].payload
     assert payload["level"] == 1 and payload.get(MEMORY_VECTOR_FIELD) is None  # ranked by its recorded text again
-    marker = full[target].split()[1] if full[target].startswith("user:") else full[target][:9]
-    found = recall(services, "alice", marker, purpose="question", limit=5)
-    assert any(target == (item.get("segment_id") or item.get("memory_id")) and item.get("level", 1) == 1
-               for item in found) or any(full[target][:40] in item["text"] for item in found)
+    # Recall for a reply shows the memory as remembered: its full turns again, at level 1.
+    shown = _episodes(recall(services, "alice", query, purpose="talking", limit=10))
+    assert target in shown and shown[target]["level"] == 1 and shown[target]["from_record"] is False
+    assert query[:30] in shown[target]["text"]
     assert services.stores.archive.memories.undo.entries("alice", target) == []  # used up
     with pytest.raises(InvalidInput, match="nothing to undo"):
         undo_forgetting(services, "alice", memory_id=target, now=T0 + DAY + 120)
@@ -193,3 +202,19 @@ def test_erasure_leaves_no_undo_entry(mem):
     assert table.undo.count("bob") > 0
     with pytest.raises(InvalidInput, match="nothing to undo"):
         undo_forgetting(services, "alice", now=T0 + DAY + 60)
+
+
+def test_a_backup_carries_the_undo_log_and_the_restored_copy_can_undo(memory_factory, tmp_path):
+    mem = memory_factory(lifecycle=LifecycleParams())
+    replay(mem.graph, "alice", _rows("alice"))
+    run_lifecycle(mem.services, now=T0 + DAY)
+    held = mem.services.stores.archive.memories.undo.entries("alice")
+    assert held
+    backup_now(mem.services, str(tmp_path / "backups"))
+    copy = memory_factory(lifecycle=LifecycleParams())
+    restore_from(copy.services, str(tmp_path / "backups"))
+    table = copy.services.stores.archive.memories
+    assert [(e["target_id"], e["step"], e["prior"]) for e in table.undo.entries("alice")] == [
+        (e["target_id"], e["step"], e["prior"]) for e in held]
+    report = undo_forgetting(copy.services, "alice", step="compress", now=T0 + DAY + 60)
+    assert report["memories"] and all(m["level"] == 1 for m in report["memories"])
