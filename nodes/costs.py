@@ -33,8 +33,6 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from lumina_memory.stores.errors import StoreUnavailable
-
 log = logging.getLogger("lumina.costs")
 DAY = 86_400.0
 
@@ -280,5 +278,5 @@ def keep(services: Any, record: dict[str, Any]) -> None:
     try:
         services.stores.archive.op_costs().add(record, settings.costs_batch_rows, settings.costs_batch_seconds,
                                                settings.costs_keep_days)
-    except StoreUnavailable as exc:
-        log.warning("cost record of op=%s not kept: %s", record["op"], exc)
+    except Exception as exc:  # noqa: BLE001 - a figure about the work never fails the work; the line says so
+        log.warning("cost record of op=%s not kept (%s: %s)", record["op"], type(exc).__name__, exc)

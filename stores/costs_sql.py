@@ -63,8 +63,10 @@ class CostTable:
     def flush(self, keep_days: float | None = None) -> int:
         """Write every waiting record in one transaction (and remove those older than ``keep_days``); how many."""
         with self._lock:
+            if not self.db.is_open:  # closed (its close wrote what waited): nothing more can be written
+                return 0
             rows, self._pending = self._pending, []
-        if rows and self.db.is_open:
+        if rows:
             with self.db.tx() as con:
                 con.execute(_INSERT, [list(column) for column in zip(*rows)])
                 if keep_days is not None:

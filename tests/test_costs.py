@@ -214,3 +214,16 @@ def test_a_part_outside_an_operation_does_nothing(memory):
     with part("summary"):
         pass
     assert records(memory) == []
+
+
+@pytest.mark.slow  # opens a second memory
+def test_a_cost_table_that_fails_loses_the_record_not_the_recall(memory_factory, caplog):
+    mem = memory_factory(costs_batch_rows=1)
+    write_turns(mem, "lee", ["週末は鎌倉で海を見た", "しらす丼がおいしかった"])
+    table = mem.services.stores.archive.op_costs()
+    with table.db.tx() as con:
+        con.execute("DROP TABLE op_costs")
+    with caplog.at_level(logging.WARNING, logger="lumina.costs"):
+        items = recall(mem.services, "lee", "鎌倉で何を食べた？")
+    assert items
+    assert any("cost record of op=recall not kept" in r.getMessage() for r in caplog.records)
