@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from .recall_run import RecallRun
 
@@ -68,10 +68,6 @@ def drop_repeated_turns(run: RecallRun) -> RecallRun:
     return run
 
 
-def _body(item: dict[str, Any]) -> str:
-    return normal_text(_DATE_PREFIX.sub("", str(item.get("text") or ""), count=1))
-
-
 def _units(item: dict[str, Any]) -> frozenset:
     """The turns an episode item quotes (a long turn's passage as its own unit); none for a segment's item, whose
     summary says more than its turns, nor for knowledge."""
@@ -81,34 +77,38 @@ def _units(item: dict[str, Any]) -> frozenset:
     return frozenset((t, passage.get(t)) for t in item.get("turn_ids") or [])
 
 
-def _inside(small: str, large: str) -> bool:
-    """Whether normalised text ``small`` is ``large`` or a run of its whole words (its characters, for a script
-    written without spaces)."""
-    return bool(small) and (small == large or f" {small} " in f" {large} " or
-                            (" " not in small and not small.isascii() and small in large))
-
-
 def _quoted(item: dict[str, Any]) -> bool:
     """Whether an item's text is what was said (turns, a segment's text, knowledge), not a memory's own text at a
     faded level (nodes.lifecycle.recall_view: a reply sees a level-2 or -3 memory as its summary or keywords)."""
     return int(item.get("level") or 1) <= 1 or bool(item.get("from_record"))
 
 
-def _key(item: dict[str, Any]) -> tuple[str, frozenset, str, bool]:
-    return _body(item), _units(item), str(item.get("segment_id") or ""), _quoted(item)
+class _Key(NamedTuple):
+    """What an item is compared by, made once per item (the comparisons are pairwise)."""
 
+    body: str  # its normalised text without its date, between two spaces ("" when it has none)
+    unspaced: bool  # one run of a script written without spaces: found inside another by its characters
+    units: frozenset
+    segment: str
+    quoted: bool
 
-def _covers(kept: tuple[str, frozenset, str, bool], other: tuple[str, frozenset, str, bool]) -> bool:
-    """Whether an item (its ``_key``) says all ``other`` says: it quotes all of other's turns, or other's text is
-    its own or inside it. A faded memory's own text (its keywords, its summary) is another memory than the words
-    it shares with one: only its own memory's other items fold into it or it into them."""
-    body, units, segment, quoted = kept
-    o_body, o_units, o_segment, o_quoted = other
-    if o_units and o_units <= units:
-        return True
-    if not (quoted and o_quoted) and segment != o_segment:
-        return False
-    return _inside(o_body, body)
+    @classmethod
+    def of(cls, item: dict[str, Any]) -> "_Key":
+        text = normal_text(_DATE_PREFIX.sub("", str(item.get("text") or ""), count=1))
+        return cls(f" {text} " if text else "", bool(text) and " " not in text and not text.isascii(),
+                   _units(item), str(item.get("segment_id") or ""), _quoted(item))
+
+    def covers(self, other: "_Key") -> bool:
+        """Whether this item says all ``other`` says: it quotes all of other's turns, or other's text is its own or
+        a run of its whole words. A faded memory's own text (its keywords, its summary) is another memory than the
+        words it shares with one: only its own memory's other items fold into it or it into them."""
+        if other.units and other.units <= self.units:
+            return True
+        if not other.body or len(other.body) > len(self.body):
+            return False
+        if not (self.quoted and other.quoted) and self.segment != other.segment:
+            return False
+        return other.body in self.body or (other.unspaced and other.body[1:-1] in self.body)
 
 
 def _with_tiers(item: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]:
@@ -121,14 +121,14 @@ def _with_tiers(item: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]
 def without_duplicates(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``items`` in their order, each duplicate folded into the item that says all it says (module docstring)."""
     kept: list[dict[str, Any]] = []
-    keys: list[tuple[str, frozenset, str, bool]] = []
+    keys: list[_Key] = []
     for item in items:
-        key = _key(item)
-        holder = next((k for k, other in enumerate(keys) if _covers(other, key)), None)
+        key = _Key.of(item)
+        holder = next((k for k, other in enumerate(keys) if other.covers(key)), None)
         if holder is not None:
             kept[holder] = _with_tiers(kept[holder], item)
             continue
-        inside = [k for k, other in enumerate(keys) if _covers(key, other)]
+        inside = [k for k, other in enumerate(keys) if key.covers(other)]
         if inside:  # this item says all that earlier ones say: it takes the first one's rank
             first = inside[0]
             kept[first], keys[first] = _with_tiers(item, *(kept[k] for k in inside)), key
