@@ -105,6 +105,11 @@ def print_stats(services, user_id: str | None) -> None:
 
     for line in cost_lines(stats["costs"]):
         console.print(line, markup=False)
+    if "capacity" in stats:  # issue 49: `lumina-memory capacity --user` in full
+        from .cli_undo import capacity_lines
+
+        for line in capacity_lines(stats["capacity"]):
+            console.print(line, markup=False)
     owed = stats.get("derivations", {})
     from lumina_memory.stores.backup import restore_state
     from lumina_memory.stores.errors import StoreUnavailable

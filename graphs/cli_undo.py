@@ -86,6 +86,14 @@ def cmd_forget_preview(args) -> int:
     return 0
 
 
+def capacity_lines(report: dict) -> list[str]:
+    """The capacity report in a few lines (`stats --user` prints them; `capacity` shows the table)."""
+    levels = ", ".join(f"{k}: {report['levels'][k]}" for k in (1, 2, 3, 4))
+    p = report["protected"]
+    return [f"capacity: memories by level {levels}; protected {p['count']} of {p['cap']}; "
+            f"undo entries {report['undo_entries']}", *(f"WARNING: {w}" for w in report["warnings"])]
+
+
 def cmd_capacity(args) -> int:
     from lumina_memory.nodes.lifecycle.capacity import capacity_report
 

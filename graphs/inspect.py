@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from lumina_memory.nodes.costs_summary import cost_summary
+from lumina_memory.nodes.lifecycle.capacity import capacity_report
 from lumina_memory.nodes.recovery import outbox_summary
 from lumina_memory.nodes.services import Services
 from lumina_memory.stores.errors import StoreUnavailable
@@ -41,6 +42,8 @@ def tier_stats(services: Services, user_id: str | None = None) -> dict[str, Any]
         **({"segment_index": segments.summary()} if (segments := getattr(services, "keyword_index", None)) is not None
            and hasattr(segments, "summary") else {}),
         **({"startup_warm": warm.summary()} if (warm := getattr(services, "startup_warm", None)) is not None else {}),
+        # Issue 49: the user's memories against the lifecycle's ratio targets and protected cap.
+        **({"capacity": capacity_report(services, user_id)} if user_id is not None else {}),
         # Issue 49: what the operations of every user cost (records hold no user), over the days kept.
         "costs": _answer(services, "archive", lambda: cost_summary(services)),
         # Degraded mode: derived writes owed (a crash, or a store that is down) and the tiers found down.

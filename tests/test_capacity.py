@@ -105,6 +105,8 @@ def test_the_commands(cli_factory):
         services.close()
     out = run("capacity", "--user", "carol")
     assert "WARNING: level 1 is over its target" in out.stdout
+    stats = run("stats", "--user", "carol").stdout  # the same numbers in the user's stats
+    assert "capacity: memories by level 1: 10, 2: 0, 3: 0, 4: 0" in stats and "WARNING: level 1 is over" in stats
     report = json.loads(run("capacity", "--user", "carol", "--json").stdout)
     assert report["ratios"][0]["forced"] == 9
     preview = json.loads(run("forget-preview", "--user", "carol", "--json").stdout)
