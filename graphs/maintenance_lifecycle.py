@@ -83,10 +83,13 @@ def lifecycle_merge(state: MaintenanceState, services: Services) -> dict:
 
 
 def _merge_episodes(state: MaintenanceState, services: Services) -> dict[str, Any]:
-    """A9 on episodes: similar low-activity memories folded into one (nodes.lifecycle.merge_episodes); the writes
-    the merges owe (vectors, mid-term, graph) are applied at once, so the folded ones leave every tier in this run."""
+    """A9 on episodes, when ``low_activity_enabled`` turns A9 on: similar low-activity memories folded into one
+    (nodes.lifecycle.merge_episodes); the writes the merges owe (vectors, mid-term, graph) are applied at once, so
+    the folded ones leave every tier in this run."""
     from lumina_memory.nodes.lifecycle.merge_episodes import merge_episodes, users_with_memories
 
+    if not services.settings.lifecycle.low_activity_enabled:  # A9 off: the F notes alone decide (settings_lifecycle)
+        return {"enabled": False, "users": 0, "candidates": 0, "merged": 0, "folded": 0, "applied": {}}
     users = [state["user_id"]] if state.get("user_id") else users_with_memories(services)
     day = today_of(services, state["now"])
     candidates, folded, merged = 0, 0, 0
@@ -96,7 +99,8 @@ def _merge_episodes(state: MaintenanceState, services: Services) -> dict[str, An
         merged += len(out["merged"])
         folded += sum(len(absorbed) for _survivor, absorbed in out["merged"])
     applied = apply_owed(services) if merged else {}
-    return {"users": len(users), "candidates": candidates, "merged": merged, "folded": folded, "applied": applied}
+    return {"enabled": True, "users": len(users), "candidates": candidates, "merged": merged, "folded": folded,
+            "applied": applied}
 
 
 def _done(report: dict[str, Any], step: str, nothing: dict[str, Any]) -> dict[str, Any]:

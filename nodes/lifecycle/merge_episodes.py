@@ -12,6 +12,8 @@ texts joined, the survivor's first; the notes would ask a model to rewrite them)
 each memory folded into it. The folded ones stop being memories in the same archive transaction (marked forgotten:
 their segments stay the record and never come back as fresh memories), and the lifecycle outbox owes their
 removal from the vector, mid-term and graph tiers and the survivor's re-embedding (nodes.lifecycle.phases).
+Like A9's archiving and deletion it runs only with ``low_activity_enabled`` (off by default: the F notes alone
+decide); the maintenance graph's lifecycle_merge checks it.
 """
 
 from __future__ import annotations
