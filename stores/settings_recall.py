@@ -173,7 +173,10 @@ class RecallSettings(BaseModel):
     recall_same_category_boost: float = Field(
         default=0.0, ge=0.0, le=1.0,
         description="The notes' category reference: a candidate memory whose F2 category (casual, work, decision, "
-        "emotional) is the query's gets + this to its activation, × α (nodes.retrieval.category); 0 = off.",
+        "emotional) is the query's gets + this to its activation, × α (nodes.retrieval.category); 0 = off. Off: on "
+        "LoCoMo dev 91 % of the memories read emotional and 95 % of the questions casual, so the category tells "
+        "little about the task; on the tuning half 0.05 changed nothing, 0.2 moved recall@1,024 −0.5 and @256 +0.5 "
+        "points, 0.5 −1.7 and −0.9; on the other half 0.2 gave −0.1 and 0.",
     )
     recall_pagerank_hops: int = Field(
         default=2, ge=1, le=4, description="A3: links walked from the seeds to build the PageRank's subgraph."
