@@ -63,7 +63,10 @@ def print_report(summary: dict[str, Any]) -> None:
         table.add_row(op, "(all)", str(one["count"]), *_ms(one["ms"]), f"{one['calls_per_op']:g}",
                       f"{one['input_tokens_per_op']:g}", f"{one['output_tokens_per_op']:g}", paths, errors)
         for stage, spread in one["stages"].items():
-            table.add_row("", stage, str(spread["n"]), *_ms(spread), "", "", "", "", "")
+            used = one["stage_calls"].get(stage)
+            table.add_row("", stage, str(spread["n"]), *_ms(spread),
+                          *((f"{used['calls_per_op']:g}", f"{used['input_tokens_per_op']:g}",
+                             f"{used['output_tokens_per_op']:g}") if used else ("", "", "")), "", "")
     console.print(table)
     if not summary["recording"]:
         console.print("Recording is off (LUMINA_COSTS_RECORD=false): these are the records kept from before.")

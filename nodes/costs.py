@@ -38,13 +38,16 @@ DAY = 86_400.0
 
 
 class ModelUsage(UsageMetadataCallbackHandler):
-    """Model calls and tokens of one operation, per model (``by_model``: name -> calls, input/output tokens). A call
-    made while another operation is the current one (one run inside this one) is that operation's alone."""
+    """Model calls and tokens of one operation, per model (``by_model``: name -> calls, input/output tokens) and per
+    stage or part that made them (``by_stage``; ``where()`` names the one running). A call made while another
+    operation is the current one (one run inside this one) is that operation's alone."""
 
-    def __init__(self) -> None:
+    def __init__(self, where: Callable[[], str] = lambda: "") -> None:
         super().__init__()
+        self.where = where
         self.by_model: dict[str, dict[str, int]] = {}
-        self._model_of: dict[uuid.UUID, str] = {}
+        self.by_stage: dict[str, dict[str, int]] = {}
+        self._model_of: dict[uuid.UUID, tuple[str, str]] = {}
 
     def _started(self, serialized: dict[str, Any] | None, run_id: uuid.UUID, kwargs: dict[str, Any]) -> None:
         current = _USAGE.get()
@@ -52,12 +55,15 @@ class ModelUsage(UsageMetadataCallbackHandler):
             return  # an operation inside this one made the call (a flush inside maintenance): it counts it
         params = kwargs.get("invocation_params") or {}
         name = str(params.get("model") or params.get("model_name") or (serialized or {}).get("name") or "unnamed")
+        stage = self.where()
         with self._lock:
-            self._model_of[run_id] = name
-            self._entry(name)["calls"] += 1
+            self._model_of[run_id] = (name, stage)
+            for entry in self._entries(name, stage):
+                entry["calls"] += 1
 
-    def _entry(self, name: str) -> dict[str, int]:
-        return self.by_model.setdefault(name, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+    def _entries(self, name: str, stage: str) -> list[dict[str, int]]:
+        empty = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
+        return [self.by_model.setdefault(name, dict(empty)), self.by_stage.setdefault(stage or "(none)", dict(empty))]
 
     def on_chat_model_start(self, serialized, messages, *, run_id, **kwargs) -> None:
         self._started(serialized, run_id, kwargs)
@@ -67,8 +73,8 @@ class ModelUsage(UsageMetadataCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id=None, **kwargs) -> None:
         with self._lock:
-            name = self._model_of.pop(run_id, None)
-        if name is None:
+            started = self._model_of.pop(run_id, None)
+        if started is None:
             return  # a call this operation did not count at its start
         super().on_llm_end(response, **kwargs)  # LangChain's own per-model usage_metadata, kept as it counts
         used_in = used_out = 0
@@ -79,9 +85,9 @@ class ModelUsage(UsageMetadataCallbackHandler):
                 used_in += int(usage.get("input_tokens") or 0)
                 used_out += int(usage.get("output_tokens") or 0)
         with self._lock:
-            entry = self._entry(name)
-            entry["input_tokens"] += used_in
-            entry["output_tokens"] += used_out
+            for entry in self._entries(*started):
+                entry["input_tokens"] += used_in
+                entry["output_tokens"] += used_out
 
     def on_llm_error(self, error: BaseException, *, run_id=None, **kwargs) -> None:
         with self._lock:
@@ -128,7 +134,7 @@ class Operation:
         self.stages: dict[str, float] = {}
         self.error = ""
         self.current = ""  # the stage running (parts are named after it)
-        self.usage = ModelUsage()
+        self.usage = ModelUsage(lambda: self.current)
 
     def stage(self, name: str) -> _Stage:
         return _Stage(self, name)
@@ -146,7 +152,8 @@ class Operation:
         return {"ts": self.ts, "op": self.op, "path": model_path(self.services),
                 "ms": round((time.perf_counter() - self.started) * 1000, 3), "stages": dict(self.stages),
                 "error": self.error, "calls": calls, "input_tokens": used_in, "output_tokens": used_out,
-                "models": {k: dict(v) for k, v in self.usage.by_model.items()}}
+                "models": {k: dict(v) for k, v in self.usage.by_model.items()},
+                "stage_calls": {k: dict(v) for k, v in self.usage.by_stage.items()}}
 
     def finish(self) -> dict[str, Any]:
         """Log the operation's line and keep its record (a store that is down loses the record, never the work)."""
@@ -177,19 +184,23 @@ class part:
     """``with part("summary"):`` times a part of the stage running now, kept as the stage ``<stage>.summary`` (added
     up when the part runs once per segment); outside a recorded operation it does nothing."""
 
-    __slots__ = ("operation", "name", "started")
+    __slots__ = ("operation", "name", "outer", "started")
 
     def __init__(self, name: str):
         self.operation, self.name = _OPERATION.get(), name
 
     def __enter__(self) -> "part":
+        if self.operation is not None:  # model calls made inside count for the part
+            self.outer = self.operation.current
+            self.name = f"{self.outer}.{self.name}" if self.outer else self.name
+            self.operation.current = self.name
         self.started = time.perf_counter()
         return self
 
     def __exit__(self, *exc) -> None:
         if self.operation is not None:
-            prefix = f"{self.operation.current}." if self.operation.current else ""
-            self.operation.add_stage(prefix + self.name, (time.perf_counter() - self.started) * 1000)
+            self.operation.add_stage(self.name, (time.perf_counter() - self.started) * 1000)
+            self.operation.current = self.outer
 
 
 class _Off:

@@ -41,16 +41,18 @@ def _one(records: list[dict[str, Any]]) -> dict[str, Any]:
     paths: dict[str, int] = {}
     errors: dict[str, int] = {}
     models: dict[str, dict[str, int]] = {}
+    stage_calls: dict[str, dict[str, int]] = {}
     for record in records:
         for name, ms in record["stages"].items():
             stages.setdefault(name, []).append(ms)
         paths[record["path"]] = paths.get(record["path"], 0) + 1
         if record["error"]:
             errors[record["error"]] = errors.get(record["error"], 0) + 1
-        for model, used in record["models"].items():
-            entry = models.setdefault(model, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
-            for key in entry:
-                entry[key] += int(used.get(key, 0))
+        for totals, part in ((models, record["models"]), (stage_calls, record.get("stage_calls") or {})):
+            for name, used in part.items():
+                entry = totals.setdefault(name, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+                for key in entry:
+                    entry[key] += int(used.get(key, 0))
     count = len(records)
     totals = {key: sum(int(r[key]) for r in records) for key in ("calls", "input_tokens", "output_tokens")}
     return {
@@ -58,6 +60,9 @@ def _one(records: list[dict[str, Any]]) -> dict[str, Any]:
         "stages": {name: spread(values) for name, values in stages.items()},
         **totals, **{f"{key}_per_op": round(value / count, 3) for key, value in totals.items()},
         "models": models,
+        # the model calls and tokens per operation of each stage (or part) that made any
+        "stage_calls": {name: {f"{key}_per_op": round(value / count, 3) for key, value in used.items()}
+                        for name, used in stage_calls.items()},
     }
 
 

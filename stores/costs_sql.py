@@ -1,6 +1,6 @@
 """What each write and each recall cost (issue 49), in the archive's database: one row per operation with its kind
-(``op``: write, flush, recall, prime, reply), the path it ran (offline or llm), each stage's milliseconds, the model
-calls and tokens it made, and the error that ended it, if any.
+(``op``: write, flush, recall, prime, reply, maintain), the path it ran (offline or llm), each stage's milliseconds, the
+model calls and tokens it made (per model, and per stage or part that made them), and the error that ended it, if any.
 
 The rows name no user and hold no text (``user_id`` absent on purpose): they describe the memory's work, not anyone's
 memory, so erasure, backups and restores have nothing to reach here (stores.places.archive lists only tables with a
@@ -23,14 +23,16 @@ OP_COSTS = "op_costs"
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("ts", "DOUBLE PRECISION"), ("op", "VARCHAR"), ("path", "VARCHAR"), ("ms", "DOUBLE PRECISION"),
     ("stages", "VARCHAR"), ("error", "VARCHAR"), ("calls", "INTEGER"), ("input_tokens", "BIGINT"),
-    ("output_tokens", "BIGINT"), ("models", "VARCHAR"),
+    ("output_tokens", "BIGINT"), ("models", "VARCHAR"), ("stage_calls", "VARCHAR"),
 )
 NAMES = tuple(c for c, _ in COLUMNS)
-_JSON = {"stages", "models"}
+_JSON = {"stages", "models", "stage_calls"}
 SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS {OP_COSTS} ({', '.join(f'{c} {t} NOT NULL' for c, t in COLUMNS)})",
+    f"CREATE TABLE IF NOT EXISTS {OP_COSTS} ({', '.join(f'{c} {t} NOT NULL' for c, t in COLUMNS[:-1])})",
     f"CREATE INDEX IF NOT EXISTS {OP_COSTS}_ts_idx ON {OP_COSTS} (ts)",
 )
+# The model calls per stage or part that made them: {stage: {calls, input_tokens, output_tokens}}.
+STAGE_CALLS = (f"ALTER TABLE {OP_COSTS} ADD COLUMN IF NOT EXISTS stage_calls VARCHAR DEFAULT '{{}}'",)
 # One statement per batch, its columns as arrays (row by row, executemany took ~70 ms for 50 rows on DuckDB).
 _INSERT = (f"INSERT INTO {OP_COSTS} ({', '.join(NAMES)}) SELECT "
            + ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in COLUMNS))
@@ -41,7 +43,7 @@ class CostTable:
 
     def __init__(self, db: SqlConnection):
         self.db = db
-        db.migrate("op_costs", [SCHEMA])
+        db.migrate("op_costs", [SCHEMA, STAGE_CALLS])
         self._lock = threading.Lock()
         self._pending: list[list[Any]] = []
         self._oldest = 0.0  # perf_counter of the first row waiting

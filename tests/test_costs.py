@@ -117,12 +117,17 @@ def test_model_calls_and_tokens_go_to_the_operation_that_made_them(memory):
                                                               flush_calls * model.output_tokens)
     assert flush["models"] == {"usage-fake-1": {"calls": flush_calls, "input_tokens": flush["input_tokens"],
                                                 "output_tokens": flush["output_tokens"]}}
+    # each call is also the stage's (or part's) that made it: the summary's in flush_to_redis.summary
+    assert flush["stage_calls"]["flush_to_redis.summary"]["calls"] == 1
+    assert sum(used["calls"] for used in flush["stage_calls"].values()) == flush_calls
+    assert sum(used["output_tokens"] for used in flush["stage_calls"].values()) == flush["output_tokens"]
     before = len(records(memory))
     memory.graph.invoke({"turn": {"speaker": "user", "text": "ルミナ、モカって何歳だっけ？", "ts": TS + 100}},
                         {"configurable": {"thread_id": "t"}}, context={"user_id": "dan"})
     reply_calls = len(model.calls) - flush_calls
     by_op = {r["op"]: r for r in records(memory)[before:]}
     assert reply_calls >= 1 and by_op["reply"]["calls"] == reply_calls
+    assert list(by_op["reply"]["stage_calls"]) == ["respond"]
     assert by_op["reply"]["output_tokens"] == reply_calls * model.output_tokens
     assert by_op["write"]["calls"] == by_op["recall"]["calls"] == by_op["prime"]["calls"] == 0
 

@@ -29,9 +29,11 @@ def test_spread_and_summary_of_hand_made_records():
          "calls": 0, "input_tokens": 0, "output_tokens": 0, "models": {}} for ms in (4.0, 8.0, 6.0, 30.0)
     ] + [{"op": "reply", "path": "llm", "ms": 50.0, "stages": {"respond": 50.0}, "error": "respond: RuntimeError",
           "calls": 2, "input_tokens": 40, "output_tokens": 10, "models": {"m": {"calls": 2, "input_tokens": 40,
-                                                                                "output_tokens": 10}}},
+                                                                                "output_tokens": 10}},
+          "stage_calls": {"respond": {"calls": 2, "input_tokens": 40, "output_tokens": 10}}},
          {"op": "reply", "path": "llm", "ms": 70.0, "stages": {"respond": 70.0}, "error": "", "calls": 1,
-          "input_tokens": 20, "output_tokens": 5, "models": {"m": {"calls": 1, "input_tokens": 20, "output_tokens": 5}}}]
+          "input_tokens": 20, "output_tokens": 5, "models": {"m": {"calls": 1, "input_tokens": 20, "output_tokens": 5}},
+          "stage_calls": {"respond": {"calls": 1, "input_tokens": 20, "output_tokens": 5}}}]
     summary = summarize(records)
     assert list(summary) == ["recall", "reply"]
     assert summary["recall"]["ms"] == _expected([4.0, 8.0, 6.0, 30.0])
@@ -40,6 +42,9 @@ def test_spread_and_summary_of_hand_made_records():
     assert (reply["count"], reply["calls"], reply["calls_per_op"], reply["input_tokens_per_op"]) == (2, 3, 1.5, 30.0)
     assert reply["errors"] == {"respond: RuntimeError": 1} and reply["paths"] == {"llm": 2}
     assert reply["models"] == {"m": {"calls": 3, "input_tokens": 60, "output_tokens": 15}}
+    assert reply["stage_calls"] == {"respond": {"calls_per_op": 1.5, "input_tokens_per_op": 30.0,
+                                                "output_tokens_per_op": 7.5}}
+    assert summary["recall"]["stage_calls"] == {}
     assert spread([]) == {"n": 0, "p50": 0.0, "p95": 0.0, "mean": 0.0}
 
 

@@ -19,7 +19,7 @@ SECRET = "costs-test-secret-0123456789abcdef012345"
 
 def record(op: str, ts: float, **over) -> dict:
     base = {"ts": ts, "op": op, "path": "offline", "ms": 3.5, "stages": {"b_second": 1.25, "a_first": 2.0},
-            "error": "", "calls": 0, "input_tokens": 0, "output_tokens": 0, "models": {}}
+            "error": "", "calls": 0, "input_tokens": 0, "output_tokens": 0, "models": {}, "stage_calls": {}}
     return {**base, **over}
 
 
@@ -31,7 +31,8 @@ def test_records_wait_for_their_batch_and_come_back_whole(sql_db):
     with sql_db.read() as con:
         assert con.execute(f"SELECT count(*) FROM {OP_COSTS}").fetchone()[0] == 3
     llm = record("reply", now + 10, path="llm", calls=2, input_tokens=30, output_tokens=9, error="respond: X",
-                 models={"m": {"calls": 2, "input_tokens": 30, "output_tokens": 9}})
+                 models={"m": {"calls": 2, "input_tokens": 30, "output_tokens": 9}},
+                 stage_calls={"respond": {"calls": 2, "input_tokens": 30, "output_tokens": 9}})
     table.add(llm)  # a batch of one: written at once
     found = table.since(0)  # reading writes what waits first
     assert [r["op"] for r in found] == ["recall"] * 4 + ["reply"]
@@ -74,3 +75,15 @@ def test_server_mode_keeps_the_records_where_another_process_reads_them(memory_f
         assert [r["op"] for r in seen.since(0)] == ["write", "write", "write", "flush", "recall"]
     finally:
         other.close()
+
+
+def test_a_table_made_before_stage_calls_gains_the_column(sql_db):
+    from lumina_memory.stores.costs_sql import SCHEMA
+
+    sql_db.migrate("op_costs", [SCHEMA])  # the first step alone: a table as the first version made it
+    with sql_db.tx() as con:
+        con.execute(f"INSERT INTO {OP_COSTS} (ts, op, path, ms, stages, error, calls, input_tokens, output_tokens, "
+                    "models) VALUES (1.0, 'recall', 'offline', 2.0, '{}', '', 0, 0, 0, '{}')")
+    table = CostTable(sql_db)
+    table.add(record("write", 2.0))
+    assert [(r["op"], r["stage_calls"]) for r in table.since(0)] == [("recall", {}), ("write", {})]
