@@ -218,3 +218,23 @@ def test_a_backup_carries_the_undo_log_and_the_restored_copy_can_undo(memory_fac
         (e["target_id"], e["step"], e["prior"]) for e in held]
     report = undo_forgetting(copy.services, "alice", step="compress", now=T0 + DAY + 60)
     assert report["memories"] and all(m["level"] == 1 for m in report["memories"])
+
+
+def test_undoing_an_archiving_also_undoes_the_deletion_that_followed(server, memory_factory):
+    mem = memory_factory(lifecycle=LifecycleParams(auto_delete_enabled=True, archive_retention_days=0,
+                                                   delete_max_intensity=100, delete_require_zero_recall=False), **server)
+    services = mem.services
+    replay(mem.graph, "alice", _rows("alice"))
+    run_lifecycle(services, now=T0 + DAY)
+    run_lifecycle(services, now=T0 + 3 * DAY)
+    table = services.stores.archive.memories
+    deleted = {e["target_id"] for e in table.undo.entries("alice", step="delete")}
+    archived = {e["target_id"] for e in table.undo.entries("alice", step="archive")}
+    assert deleted and deleted <= archived
+    report = undo_forgetting(services, "alice", step="archive", now=T0 + 3 * DAY + 60)
+    assert {m["memory_id"] for m in report["memories"]} == archived
+    assert all(m["level"] in (1, 2, 3) for m in report["memories"])  # back before the archiving, so active
+    assert table.forgotten("alice", sorted(deleted)) == set()
+    points = services.stores.vectors.get("alice", sorted(deleted))
+    assert len(points) == len(deleted) and all(p.payload["level"] < 4 for p in points)
+    assert table.undo.entries("alice", step="delete") == []  # used up with the archiving they followed

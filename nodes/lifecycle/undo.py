@@ -92,8 +92,13 @@ def undo_forgetting(services, user_id: str, *, memory_id: str | None = None, ste
         first.setdefault((entry["step"] == "knowledge", entry["target_id"]), entry)
     used: dict[str, list[str]] = {}
     for (fact, target), entry in first.items():  # the target's entries from its earliest selected one on
-        used[target] = [e["undo_id"] for e in undo.entries(user_id, target)
-                        if (e["step"] == "knowledge") == fact and (e["ts"], e["day"]) >= (entry["ts"], entry["day"])]
+        later = [e for e in undo.entries(user_id, target)
+                 if (e["step"] == "knowledge") == fact and (e["ts"], e["day"]) >= (entry["ts"], entry["day"])]
+        used[target] = [e["undo_id"] for e in later]
+        # A memory deleted after the selected step had its relations removed then: they come back with it.
+        gone_with = [r for e in later if e["step"] == "delete" for r in e["prior"].get("relations", [])]
+        if gone_with and not fact:
+            entry["prior"] = {**entry["prior"], "relations": gone_with}
     memories = [e for (fact, _t), e in first.items() if not fact]
     facts = [e["target_id"] for (fact, _t), e in first.items() if fact]
     restored = _restore_memories(services, user_id, memories, used, now) if memories else []
@@ -117,11 +122,13 @@ def _restore_memories(services, user_id: str, entries: list[dict[str, Any]], use
     active = [e["prior"] for e in entries if int(e["prior"]["level"]) != ARCHIVED]
     archived = [e["prior"] for e in entries if int(e["prior"]["level"]) == ARCHIVED]
     consumed = [u for e in entries for u in used[e["target_id"]]]
+    targets = [e["target_id"] for e in entries]
+    held = {r["memory_id"] for r in table.rows(user_id, targets)}
     with stores.archive.transaction():
         table.undo.restore_memories(user_id, active, consumed, {"recalled": True})
         table.undo.restore_memories(user_id, archived, [], {"archived_on": _today(services, now)})
-    deleted = [e["target_id"] for e in entries if e["step"] == "delete"]
-    kept = [e["target_id"] for e in entries if e["step"] != "delete"]
+    deleted = [m for m in targets if m not in held]  # auto-deleted since (by the selected step or a later one)
+    kept = [m for m in targets if m in held]
     # A deletion the stores had not applied yet must not remove the restored memory afterwards.
     table.settle([(user_id, m, "delete") for m in deleted])
     rows = table.rows(user_id, kept) if kept else []
