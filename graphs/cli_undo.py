@@ -38,6 +38,13 @@ def _day(value: str) -> int:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
 
 
+def _now(args) -> float:
+    """``--now`` (a simulated clock, as `maintain --now` runs the batch) or the clock."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(args.now).timestamp() if args.now else time.time()
+
+
 def _json(value) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
@@ -48,7 +55,7 @@ def cmd_undo(args) -> int:
     services = _open()
     try:
         report = undo_forgetting(services, args.user, memory_id=args.memory, step=args.step, since_day=args.since,
-                                 now=time.time(), actor="cli")
+                                 now=_now(args), actor="cli")
     finally:
         services.close()
     if args.json:
@@ -66,7 +73,7 @@ def cmd_forget_preview(args) -> int:
 
     services = _open()
     try:
-        report = forget_preview(services, args.user, now=time.time())
+        report = forget_preview(services, args.user, now=_now(args))
     finally:
         services.close()
     if args.json:
@@ -129,10 +136,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     which.add_argument("--step", choices=STEPS, default=None, help="only this forgetting step: %(choices)s")
     undo.add_argument("--since", type=_day, default=None, metavar="YYYY-MM-DD",
                       help="only steps of batch days from this local date on")
+    undo.add_argument("--now", type=cli_args.iso_time, default=None,
+                      help="ISO-8601 time to undo as (the clock `maintain --now` ran the batch on); the window counts from it")
     undo.add_argument("--json", action="store_true", help="print what was restored as JSON")
     undo.set_defaults(func=cmd_undo)
     preview = sub.add_parser("forget-preview", help="what the user's next batch day would compress, archive or delete")
     preview.add_argument("--user", type=cli_args.user_id, required=True, help=cli_args.USER_HELP)
+    preview.add_argument("--now", type=cli_args.iso_time, default=None, help="ISO-8601 time to preview the batch at")
     preview.add_argument("--json", action="store_true", help="print the preview as JSON")
     preview.set_defaults(func=cmd_forget_preview)
     capacity = sub.add_parser("capacity", help="memories per level against the targets, protected ones against the cap")

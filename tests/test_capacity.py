@@ -117,3 +117,23 @@ def test_the_commands(cli_factory):
     assert bad.returncode != 0 and "invalid choice" in bad.stdout + bad.stderr
     late = run("undo", "--user", "carol", "--since", "2026-13-01", check=False)
     assert late.returncode != 0 and "not a date" in late.stdout + late.stderr
+
+
+def test_maintain_then_undo_through_the_cli_on_its_clock(cli_factory):
+    run = cli_factory(in_process=True)
+    services = open_services(make_settings(run.data_dir))
+    try:
+        _memories(services, "carol", [1] * 10)
+    finally:
+        services.close()
+    preview = json.loads(run("forget-preview", "--user", "carol", "--now", "2026-01-02T04:00+00:00", "--json").stdout)
+    run("maintain", "--user", "carol", "--now", "2026-01-02T04:00+00:00", "--json")
+    levels = json.loads(run("memories", "--user", "carol", "--json").stdout)
+    assert {c["memory_id"]: c["level_to"] for c in preview["changes"]} == {m["memory_id"]: m["level"] for m in levels
+                                                                           if m["level"] > 1}
+    undone = json.loads(run("undo", "--user", "carol", "--step", "compress", "--now", "2026-01-02T05:00+00:00",
+                            "--json").stdout)
+    assert undone["memories"] and all(m["level"] == 1 for m in undone["memories"])
+    assert undone["entries"] == preview["counts"]["compress"]
+    late = run("undo", "--user", "carol", "--now", "2026-03-01T05:00+00:00", check=False)
+    assert late.returncode != 0 and "undo window has passed" in late.stdout + late.stderr
