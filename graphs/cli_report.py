@@ -53,21 +53,26 @@ def print_report(summary: dict[str, Any]) -> None:
         console.print(f"No operation recorded in the last {days:g} days"
                       f"{'' if summary['recording'] else ' (recording is off: LUMINA_COSTS_RECORD)'}.")
         return
-    table = Table(title=f"What each operation cost, last {days:g} days ({summary['operations']} operations)")
-    for column in ("operation", "stage", "n", "p50 ms", "p95 ms", "mean ms", "calls/op", "tokens in/op",
-                   "tokens out/op", "paths", "errors"):
-        table.add_column(column, overflow="fold")
+    table = Table(title=f"What each operation cost, last {days:g} days ({summary['operations']} operations)",
+                  caption="calls, tok in, tok out: model calls and tokens per operation")
+    table.add_column("operation / stage", no_wrap=True)
+    for column in ("n", "p50 ms", "p95 ms", "mean ms", "calls", "tok in", "tok out"):
+        table.add_column(column, justify="right")
+    notes = []
     for op, one in summary["by_op"].items():
-        paths = ", ".join(f"{path} {n}" for path, n in one["paths"].items())
-        errors = "; ".join(f"{escape(name)} {n}" for name, n in one["errors"].items())
-        table.add_row(op, "(all)", str(one["count"]), *_ms(one["ms"]), f"{one['calls_per_op']:g}",
-                      f"{one['input_tokens_per_op']:g}", f"{one['output_tokens_per_op']:g}", paths, errors)
+        table.add_row(f"[bold]{op}[/bold]", str(one["count"]), *_ms(one["ms"]), f"{one['calls_per_op']:g}",
+                      f"{one['input_tokens_per_op']:g}", f"{one['output_tokens_per_op']:g}")
         for stage, spread in one["stages"].items():
             used = one["stage_calls"].get(stage)
-            table.add_row("", stage, str(spread["n"]), *_ms(spread),
+            table.add_row(f"  {escape(stage)}", str(spread["n"]), *_ms(spread),
                           *((f"{used['calls_per_op']:g}", f"{used['input_tokens_per_op']:g}",
-                             f"{used['output_tokens_per_op']:g}") if used else ("", "", "")), "", "")
+                             f"{used['output_tokens_per_op']:g}") if used else ("", "", "")))
+        paths = ", ".join(f"{path} {n}" for path, n in one["paths"].items())
+        errors = "; ".join(f"{name} {n}" for name, n in one["errors"].items())
+        notes.append(f"{op}: paths {paths}" + (f"; errors {errors}" if errors else ""))
     console.print(table)
+    for line in notes:
+        console.print(line, markup=False)
     if not summary["recording"]:
         console.print("Recording is off (LUMINA_COSTS_RECORD=false): these are the records kept from before.")
 
