@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from lumina_memory.graphs.maintenance_graph import run_maintenance
 from lumina_memory.graphs.memory_graph import build_graph
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.knowledge.manage import list_knowledge
@@ -27,6 +28,7 @@ from tests.conftest import make_settings
 from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 SECRET = "portable-test-secret-0123456789abcdef"
+DAY = 86_400.0
 QUESTIONS = ("モカは何歳？", "京都で何を食べた？", "Where do I live now?")
 MOVES = [{"speaker": "user", "text": "I live in Osaka near the river.", "ts": 1_800_000_000},
          {"speaker": "lumina", "text": "Osaka suits you.", "ts": 1_800_000_030},
@@ -78,12 +80,13 @@ def _views(services, user: str) -> dict:
 @pytest.mark.slow
 def test_an_export_imported_under_another_id_gives_back_every_kind_and_the_same_recall(services, demo_rows):
     _fill(services, "mio", demo_rows)
-    before = _views(services, "mio")
-    profile = build_profile(services, "mio")
     export = read_export(list(export_lines(services, "mio")))
+    # Both sides are read from the state the file holds: a recall changes what it recalls (counts, revivals)
+    before = _views(services, "mio")
+    profile = _profile(services, "mio")
     counts = export.header["counts"]
-    assert {k: counts.get(k, 0) > 0 for k in ("turn", "segment", "memory", "relation", "fact", "procedure")} == \
-        dict.fromkeys(("turn", "segment", "memory", "relation", "fact", "procedure"), True)
+    kinds = ("turn", "segment", "memory", "relation", "fact", "procedure")
+    assert {k: counts.get(k, 0) > 0 for k in kinds} == dict.fromkeys(kinds, True)
     assert any(r["kind"] == "fact" and r["status"] == "superseded" for _, r in export.records)  # the fact's history
     written = load_export(services, export, "mio-copy")
     assert written["turn"] == counts["turn"] and written["memory"] == counts["memory"]
@@ -96,8 +99,7 @@ def test_an_export_imported_under_another_id_gives_back_every_kind_and_the_same_
     assert any(m["relations"] for m in after["memories"])
     assert any(p["success_count"] >= 1 for p in after["procedures"])  # the outcome recorded above
     assert after["recall"] == before["recall"]
-    assert {k: v for k, v in build_profile(services, "mio-copy").items() if k not in ("user_id", "updated_at")} == \
-        _renamed({k: v for k, v in profile.items() if k not in ("user_id", "updated_at")}, mapping)
+    assert _profile(services, "mio-copy") == _renamed(profile, mapping)
     assert list_memories(services, "mio") == before["memories"]  # the original is untouched
     with pytest.raises(ImportRefused, match="already has memory"):
         load_export(services, export, "mio-copy")
@@ -121,3 +123,46 @@ def test_an_export_made_with_another_embedder_gets_its_vectors_made_again(memory
         assert sum(a * b for a, b in zip(vector, mine[start])) == pytest.approx(1.0, abs=1e-4)
     found = " / ".join(i["text"] for i in recall(memory.services, "ann-2", "Where do I live now?", limit=3))
     assert "Sapporo" in found
+
+
+def _long_term(services, user: str, segment_ids: list[str]) -> dict[str, tuple]:
+    """segment -> (level, protected) of each long-term point (a point without a level is at level 1)."""
+    return {h.payload["segment_id"]: (h.payload.get("level") or 1, bool(h.payload.get("protected")))
+            for h in services.stores.vectors.get(user, segment_ids)}
+
+
+@pytest.mark.slow
+def test_faded_and_related_memories_come_back_with_their_long_term_memory_and_graph_relations(services, demo_rows):
+    _fill(services, "mio", demo_rows)
+    run_maintenance(services, now=MOVES[-1]["ts"] + 30 * DAY)  # every missed batch day: memories fade to levels 2-4
+    export = read_export(list(export_lines(services, "mio")))
+    counts = export.header["counts"]
+    assert counts["lifecycle_day"] == 1 and counts["relation"] >= 1
+    assert {r["level"] for _, r in export.records if r["kind"] == "memory"} == {1, 2, 3, 4}
+    segments = [r["segment_id"] for _, r in export.records if r["kind"] == "segment"]
+    in_long_term = {r["segment_id"] for _, r in export.records if r["kind"] == "segment" and r["long_term"]}
+    assert 0 < len(in_long_term) < len(segments)  # promotion verdicts, both ways
+    views = {kind: fetch(services, "mio") for kind, fetch in LISTINGS.items()}
+    long_term, relations = _long_term(services, "mio", segments), services.stores.graph.relations("mio")
+    assert relations  # typed relations reached the graph
+    load_export(services, export, "mio-copy")
+    mapping = id_map(export, "mio-copy")
+    for kind, fetch in LISTINGS.items():
+        assert sorted(map(_key, fetch(services, "mio-copy"))) == sorted(map(_key, _renamed(views[kind], mapping))), kind
+    assert _long_term(services, "mio-copy", [mapping[s] for s in segments]) == {mapping[s]: v for s, v in long_term.items()}
+    assert services.stores.graph.relations("mio-copy") == sorted(tuple(_renamed(list(r), mapping)) for r in relations)
+
+
+LISTINGS = {
+    "memories": list_memories,
+    "knowledge": lambda services, user: list_knowledge(services, user, history=True),
+    "procedures": lambda services, user: list_procedures(services, user, history=True),
+    "profile": lambda services, user: [_profile(services, user)],
+}
+
+
+def _profile(services, user: str) -> dict:
+    """The profile but its user and time; facts of one day in any order (their order ties by id, and ids are new)."""
+    profile = {k: v for k, v in build_profile(services, user).items() if k not in ("user_id", "updated_at")}
+    return {**profile, **{k: sorted(profile[k], key=lambda fact: _key({**fact, "item_id": ""}))
+                          for k in ("facts", "under_review")}}

@@ -17,7 +17,8 @@ from lumina_memory.stores.errors import LuminaError
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.places.parquet_rows import ident
 
-from .kinds import COLUMN_ALIASES, FORMAT, KIND_OF_TABLE, LEFT_OUT_COLUMNS, ORDER_BY, PROFILE, TABLE_OF_KIND, VERSION
+from .derive import promoted_segments
+from .kinds import COLUMN_ALIASES, FORMAT, KIND_OF_TABLE, LONG_TERM, LEFT_OUT_COLUMNS, ORDER_BY, PROFILE, TABLE_OF_KIND, VERSION
 from .tables import archive_tables
 from .vectors import embedder_of
 
@@ -66,6 +67,10 @@ def export_records(services, user_id: str) -> tuple[dict[str, Any], list[dict[st
         place = places.get(table)
         if place is not None:
             records += [{"kind": kind, **row} for row in _rows(place, user_id)]
+    segments = [r for r in records if r["kind"] == "segment"]
+    promoted = promoted_segments(services, user_id, [r["segment_id"] for r in segments])
+    for r in segments:
+        r[LONG_TERM] = r["segment_id"] in promoted
     if not records:
         raise NoMemory(user_id)
     records.append({"kind": PROFILE, "profile": build_profile(services, user_id)})

@@ -63,3 +63,6 @@ COLUMN_ALIASES = {"kind": "type"}
 """A table's column written under another name in a record: ``kind`` is the record's own (a relation's and a
 strategy's kind column are written as ``type``)."""
 FIELD_COLUMNS = {alias: column for column, alias in COLUMN_ALIASES.items()}
+
+LONG_TERM = "long_term"
+"""A segment record's field that is no column: whether long-term memory held the segment (its promotion verdict)."""

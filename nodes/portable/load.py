@@ -1,5 +1,5 @@
 """``load_export``: a checked export (nodes.portable.read) written into a user's memory, then every derived tier
-rebuilt from it (nodes.recovery.rederive: vectors with the configured embedder, graph, mid-term).
+rebuilt from it (nodes.portable.derive: vectors with the configured embedder, graph, mid-term).
 
 Refused, before anything is written: a user the erasure ledger names (as restore keeps erased users out), a user
 who already has memory (an import never mixes two histories), a record whose fields the table lacks (it would be
@@ -25,7 +25,8 @@ from lumina_memory.stores.ledger import memory_ledger
 from lumina_memory.stores.places.parquet_rows import ident, insert_rows, table_columns
 from lumina_memory.stores.shared_state import shared_state_of
 
-from .kinds import ARRIVAL_COLUMN, FIELD_COLUMNS, KEY_OF_KIND, PROFILE, TABLE_OF_KIND
+from .derive import rebuild_tiers
+from .kinds import ARRIVAL_COLUMN, FIELD_COLUMNS, KEY_OF_KIND, LONG_TERM, PROFILE, TABLE_OF_KIND
 from .read import ExportFile
 from .tables import archive_tables
 from .vectors import reembedded, same_embedder
@@ -93,8 +94,6 @@ def _check_unique(export: ExportFile) -> None:
 
 def load_export(services, export: ExportFile, user_id: str | None = None) -> dict[str, int]:
     """Write ``export`` as ``user_id``'s memory (default: the file's user); returns records written per kind."""
-    from lumina_memory.nodes.recovery import rederive
-
     user_id = validate_id(user_id or export.user_id, "user_id")
     _check_unique(export)
     places = archive_tables(services.stores.archive)
@@ -118,7 +117,8 @@ def load_export(services, export: ExportFile, user_id: str | None = None) -> dic
             if table not in places:
                 raise InvalidInput(f"line {rows[0][0]}", f"this memory has no {table} table for {kind} records")
             columns = dict(table_columns(con, table))
-            rows = [(line, {FIELD_COLUMNS.get(f, f): v for f, v in r.items() if f != "kind"}) for line, r in rows]
+            rows = [(line, {FIELD_COLUMNS.get(f, f): v for f, v in r.items() if f not in ("kind", LONG_TERM)})
+                    for line, r in rows]
             names = sorted({f for _, r in rows for f in r} | {"user_id"})
             for line, r in rows:
                 unknown = sorted(set(r) - set(columns))
@@ -140,5 +140,7 @@ def load_export(services, export: ExportFile, user_id: str | None = None) -> dic
         if place.on_restore is not None:
             place.on_restore()
             break  # one archive: its callback forgets what it found missing, for every table
-    rederive(services, user_id)
+    verdicts = {mapping.get(r["segment_id"], r["segment_id"]): r.get(LONG_TERM) for _, r in records
+                if r["kind"] == "segment"}
+    rebuild_tiers(services, user_id, verdicts)
     return written
