@@ -251,6 +251,8 @@ class MemoryTable(MemoryBatch):
                 f"DELETE FROM {MEMORIES} WHERE user_id = ? AND memory_id = ?", [user_id, validate_id(memory_id, "memory_id")]))
             con.execute(f"DELETE FROM {RELATIONS} WHERE user_id = ? AND (src = ? OR dst = ?)", [user_id, memory_id, memory_id])
             con.execute(f"DELETE FROM {OUTBOX} WHERE user_id = ? AND memory_id = ?", [user_id, memory_id])
+            # Deliberate forgetting and retention are not undoable: no copy of the memory stays in the undo log.
+            self.undo.drop(con, user_id, [memory_id])
         return gone
 
     def merge_into(self, user_id: str, survivor: str, absorbed: Mapping[str, float], values: Mapping[str, Any],

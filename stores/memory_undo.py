@@ -185,6 +185,13 @@ class MemoryUndoTable:
         return len(back)
 
     @staticmethod
+    def drop(con, user_id: str, target_ids: Sequence[str]) -> None:
+        """Inside the caller's transaction: every entry of these memories (or facts), gone for good with them."""
+        if target_ids:
+            con.execute(f"DELETE FROM {UNDO} WHERE user_id = ? AND target_id IN (SELECT unnest(?::VARCHAR[]))",
+                        [user_id, _ids(target_ids, "memory_id")])
+
+    @staticmethod
     def _consume(con, user_id: str, undo_ids: Sequence[str]) -> None:
         if undo_ids:
             con.execute(f"DELETE FROM {UNDO} WHERE user_id = ? AND undo_id IN (SELECT unnest(?::VARCHAR[]))",

@@ -9,7 +9,7 @@ import pytest
 from lumina_memory.graphs.erase import backup_now, erase_plan, erase_user, restore_from
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.knowledge.forgetting import forget_idle
-from lumina_memory.nodes.lifecycle.manage import list_memories
+from lumina_memory.nodes.lifecycle.manage import forget_memory, list_memories
 from lumina_memory.nodes.lifecycle.memory_vector import MEMORY_VECTOR_FIELD
 from lumina_memory.nodes.lifecycle.params import LifecycleParams
 from lumina_memory.nodes.lifecycle.run import run_lifecycle
@@ -238,3 +238,17 @@ def test_undoing_an_archiving_also_undoes_the_deletion_that_followed(server, mem
     points = services.stores.vectors.get("alice", sorted(deleted))
     assert len(points) == len(deleted) and all(p.payload["level"] < 4 for p in points)
     assert table.undo.entries("alice", step="delete") == []  # used up with the archiving they followed
+
+
+def test_a_memory_forgotten_on_purpose_takes_its_undo_entries_with_it(mem):
+    """`forget` (and retention, through the same delete) is never undoable: the undo log must not keep a copy
+    of the memory's text after the memory is gone."""
+    services = mem.services
+    run_lifecycle(services, now=T0 + DAY)
+    table = services.stores.archive.memories
+    target = next(e["target_id"] for e in table.undo.entries("alice") if e["step"] == "compress")
+    forget_memory(services, "alice", target)
+    assert table.undo.entries("alice", target) == []
+    with pytest.raises(InvalidInput, match="nothing to undo"):
+        undo_forgetting(services, "alice", memory_id=target, now=T0 + DAY + 60)
+    assert table.undo.entries("alice")  # the others' entries stay
