@@ -50,7 +50,8 @@ def test_each_closed_segment_becomes_a_memory_with_its_emotion(filled):
     first = memories[0]
     assert set(first) == {"memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category",
                           "decay", "memory_days", "recall_count", "protected", "archived", "revival_requested", "text",
-                          "source_turn_ids", "source_ids", "created", "relations", "low_activity"}
+                          "source_turn_ids", "source_ids", "created", "relations", "low_activity", "trigger", "content",
+                          "trigger_path"}
     assert first["valence"] == "positive" and first["intensity"] > 50 and first["level"] == 1
     assert first["source_turn_ids"] and first["text"].startswith("user:") or first["text"]
     assert any(m["protected"] for m in memories)  # 「覚えておいて」
