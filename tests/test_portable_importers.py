@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from types import SimpleNamespace
 
 import pytest
 
+from langgraph.checkpoint.memory import InMemorySaver
+
 from lumina_memory.graphs.cli_portable import import_turns
+from lumina_memory.graphs.memory_graph import build_graph
 from lumina_memory.graphs.erase import erase_plan, erase_user
 from lumina_memory.nodes.lifecycle.manage import list_memories
 from lumina_memory.nodes.portable.importers import foreign_turns
 from lumina_memory.nodes.portable.load import ImportRefused, refuse_erased
 from lumina_memory.nodes.retrieval.recall import recall
+from lumina_memory.nodes.services import open_services
 from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import stop_server
+from tests.conftest import make_settings
+from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 MARCH = "2025-03-14T09:30:00+00:00"
 MAY = "2025-05-02T18:00:00+00:00"
@@ -71,6 +79,18 @@ def test_bad_files_are_refused_naming_the_line():
         with pytest.raises(InvalidInput, match=words) as caught:
             foreign_turns(source, lines)
         assert caught.value.field == field, (source, lines)
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def memory(request, tmp_path):
+    """Services and the memory graph on the embedded archive or on PostgreSQL."""
+    extra = {}
+    if request.param == "postgres":
+        extra = dict(database_url=request.getfixturevalue("pg_uri"), secret_key="portable-importers-secret-0123456789")
+    services = open_services(make_settings(tmp_path / "data", **extra))
+    yield SimpleNamespace(services=services, graph=build_graph(services, checkpointer=InMemorySaver()))
+    services.close()
+    stop_server(make_settings(tmp_path / "data"))
 
 
 @pytest.mark.slow
