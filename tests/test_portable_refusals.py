@@ -10,6 +10,7 @@ import stat
 import pytest
 
 from lumina_memory.graphs.erase import erase_plan, erase_user
+from lumina_memory.graphs.registry import open_registry
 from lumina_memory.graphs.replay import replay
 from lumina_memory.nodes.lifecycle.manage import list_memories
 from lumina_memory.nodes.portable.export import NoMemory, export_lines
@@ -86,6 +87,11 @@ def test_an_erased_user_exports_nothing_and_no_import_brings_the_id_back(memory)
     load_export(memory.services, export, "mio-2")  # under an id of its own it goes in
     texts = [m["text"] for m in list_memories(memory.services, "mio-2")]
     assert len(texts) == export.header["counts"]["memory"] and "[email]" in " ".join(texts)
+    with open_registry(memory.services) as places:  # what the import wrote, every tier, the erasure reaches
+        assert sum(p.count("mio-2") for p in places) > 0
+    erase_user(memory.services, "mio-2", erase_plan(memory.services, "mio-2")["token"])
+    with open_registry(memory.services) as places:
+        assert {p.name: p.count("mio-2") for p in places if p.count("mio-2")} == {}
 
 
 @pytest.mark.slow
