@@ -127,7 +127,7 @@ class MemoryBatch:
             applied = con.execute(_APPLIED, [users, day]).fetchall()
             if applied:
                 raise DayAlreadyApplied(day, {r[0]: int(r[1]) for r in applied})
-            record_day(con, undo or {}, day, now)  # before the day's writes: the rows as they were
+            record_day(con, undo or {}, day, now, self.db.dialect)  # before the day's writes: the rows as they were
             if len(seq):
                 self._write_values(con, seq, values)
             if texts:

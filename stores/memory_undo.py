@@ -56,13 +56,26 @@ def _insert(con, rows: Sequence[tuple[str, str, str, str]], day: int, ts: float)
                               [r[2] for r in rows], int(day), float(ts), [r[3] for r in rows]])
 
 
-def record_day(con, steps: Mapping[int, str], day: int, now: float) -> int:
+def record_day(con, steps: Mapping[int, str], day: int, now: float, dialect: str = "duckdb") -> int:
     """Inside a batch day's transaction, before it writes: each memory of ``steps`` (seq -> step) as it stands,
-    with its relations when the step deletes it. Every column is read (``SELECT *``), so a column a later
-    migration adds is restored too."""
+    with its relations when the step deletes it. Every column is kept (the whole row as JSON), so a column a
+    later migration adds is restored too. Compressions and archivings are copied by the database itself (a
+    first batch may move most of a million memories: built in Python, 100,000 rows took 6.8 s against 0.4 s
+    for the day's own writes); the few deletions go through Python for their relations."""
     if not steps:
         return 0
-    seqs = [int(s) for s in steps]
+    kept = [(int(s), step) for s, step in steps.items() if step != "delete"]
+    if kept:
+        as_json = "to_json(m)" if dialect == "duckdb" else "row_to_json(m)"
+        con.execute(
+            f"INSERT INTO {UNDO} SELECT gen_random_uuid()::VARCHAR, m.user_id, m.memory_id, s.step, ?::BIGINT, "
+            f"?::DOUBLE PRECISION, {as_json}::VARCHAR FROM {MEMORIES} m JOIN (SELECT unnest(?::BIGINT[]) AS seq, "
+            "unnest(?::VARCHAR[]) AS step) s ON m.seq = s.seq",
+            [int(day), float(now), [k[0] for k in kept], [k[1] for k in kept]])
+    steps = {int(s): step for s, step in steps.items() if step == "delete"}
+    if not steps:
+        return len(kept)
+    seqs = list(steps)
     cursor = con.execute(f"SELECT * FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))", [seqs])
     names = [d[0] for d in cursor.description]
     found = [dict(zip(names, r)) for r in cursor.fetchall()]
@@ -82,7 +95,7 @@ def record_day(con, steps: Mapping[int, str], day: int, now: float) -> int:
             prior["relations"] = relations.get(row["memory_id"], [])
         rows.append((row["user_id"], row["memory_id"], step, json.dumps(prior, ensure_ascii=False, default=str)))
     _insert(con, rows, day, now)
-    return len(rows)
+    return len(kept) + len(rows)
 
 
 class MemoryUndoTable:
