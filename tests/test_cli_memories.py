@@ -15,7 +15,7 @@ def cli(cli_factory):
 
 FIELDS = {"memory_id", "level", "retention", "intensity", "valence", "arousal", "tags", "category", "decay",
           "memory_days", "recall_count", "protected", "archived", "revival_requested", "text", "source_turn_ids",
-          "source_ids", "created", "relations", "low_activity"}
+          "source_ids", "created", "relations", "low_activity", "trigger", "content", "trigger_path"}
 
 
 def test_the_memory_commands(cli, tmp_path):
