@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import stat
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,7 +17,11 @@ from lumina_memory.nodes.lifecycle.manage import list_memories
 from lumina_memory.nodes.portable.export import NoMemory, export_lines
 from lumina_memory.nodes.portable.load import ImportRefused, load_export
 from lumina_memory.nodes.portable.read import read_export
+from lumina_memory.nodes.services import open_services
 from lumina_memory.stores.errors import InvalidInput
+from lumina_memory.stores.redis_server import stop_server
+from tests.conftest import make_settings
+from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures
 
 TURNS = [{"speaker": "user", "text": "My new address is mio.tanaka@example.com, write it down.", "ts": 1_800_000_000},
          {"speaker": "clarisse", "text": "Noted, and the kettle is on.", "ts": 1_800_000_030},
@@ -54,7 +59,21 @@ def test_broken_foreign_and_hostile_files_are_refused_naming_the_line():
     _refused([], "file", "empty")
 
 
-def test_a_file_refused_at_its_last_line_writes_nothing(memory):
+@pytest.fixture(params=["duckdb", "postgres"])
+def engine_memory(request, tmp_path):
+    """Services on the embedded archive or on PostgreSQL."""
+    extra = {}
+    if request.param == "postgres":
+        extra = dict(database_url=request.getfixturevalue("pg_uri"), secret_key="portable-refusals-secret-0123456789")
+    services = open_services(make_settings(tmp_path / "data", **extra))
+    yield SimpleNamespace(services=services)
+    services.close()
+    stop_server(make_settings(tmp_path / "data"))
+
+
+@pytest.mark.slow  # its PostgreSQL run starts the private server
+def test_a_file_refused_at_its_last_line_writes_nothing(engine_memory):
+    memory = engine_memory
     export = [_header(counts={"lifecycle_day": 1, "turn": 1}), json.dumps({"kind": "lifecycle_day", "last_day": 1}),
               json.dumps({"kind": "turn", "turn_id": "t1", "source_id": "s1", "segment_id": "../g", "speaker": "user",
                           "text": "hi", "ts": 1.0})]
@@ -68,6 +87,13 @@ def test_a_file_refused_at_its_last_line_writes_nothing(memory):
     unknown = read_export([_header(counts={"turn": 1}), json.dumps({**turn, "mood": "sunny"})])
     with pytest.raises(InvalidInput, match=r"\['mood'\]"):
         load_export(memory.services, unknown)
+    missing = read_export([_header(counts={"turn": 2}), json.dumps({**turn, "archived_at": 2.0}),
+                           json.dumps({**turn, "turn_id": "t2", "source_id": "s2"})])
+    with pytest.raises(InvalidInput, match=r"line 3: turn fields \['archived_at'\] are missing"):
+        load_export(memory.services, missing)
+    mistyped = read_export([_header(counts={"turn": 1}), json.dumps({**turn, "archived_at": "yesterday"})])
+    with pytest.raises(InvalidInput, match=r"lines 2-2: turn records refused by the (duckdb|postgres) archive"):
+        load_export(memory.services, mistyped)
     assert {p.table: p.count("mio") for p in memory.services.stores.archive.user_data_places()
             if hasattr(p, "table") and p.count("mio")} == {}
 

@@ -82,6 +82,23 @@ def _typed(value: Any, kind: str) -> Any:
     return value
 
 
+def _required_columns(con, table: str) -> set[str]:
+    """Columns of ``table`` a row must give: NOT NULL without a default."""
+    rows = con.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                       "AND table_name = ? AND is_nullable = 'NO' AND column_default IS NULL", [table]).fetchall()
+    return {r[0] for r in rows}
+
+
+def _driver_errors() -> tuple[type[BaseException], ...]:
+    """The engines' own errors: DuckDB's, and psycopg's once a PostgreSQL connection loaded it."""
+    import sys
+
+    import duckdb
+
+    psycopg = sys.modules.get("psycopg")
+    return (duckdb.Error,) + ((psycopg.Error,) if psycopg is not None else ())
+
+
 def _check_unique(export: ExportFile) -> None:
     seen: dict[tuple[str, str], int] = {}
     for line, r in export.records:
@@ -119,23 +136,31 @@ def load_export(services, export: ExportFile, user_id: str | None = None) -> dic
             columns = dict(table_columns(con, table))
             rows = [(line, {FIELD_COLUMNS.get(f, f): v for f, v in r.items() if f not in ("kind", LONG_TERM)})
                     for line, r in rows]
-            names = sorted({f for _, r in rows for f in r} | {"user_id"})
+            arrival = ARRIVAL_COLUMN.get(table)
+            required = _required_columns(con, table) - {"user_id", arrival}
             for line, r in rows:
                 unknown = sorted(set(r) - set(columns))
                 if unknown:
                     raise InvalidInput(f"line {line}", f"{kind} fields {unknown} are not in this memory's {table} "
                                                        f"table (an export of a newer version?): they would be lost")
-            values = [[user_id if n == "user_id" else _typed(_renamed(r.get(n), mapping), columns[n]) for n in names]
-                      for _, r in rows]
-            arrival = ARRIVAL_COLUMN.get(table)
-            if arrival in names:
+                missing = sorted(c for c in required if r.get(c) is None)
+                if missing:
+                    raise InvalidInput(f"line {line}", f"{kind} fields {missing} are missing")
+            if arrival:  # renumbered after the target's largest, in the file's order (its numbers, else its lines)
                 if table == TURNS_TABLE:
                     serialized(con, db, TURNS_TABLE)  # numbered from the largest committed: one numberer at a time
                 (base,) = con.execute(f"SELECT coalesce(max({ident(arrival)}), 0) FROM {ident(table)}").fetchone()
-                at = names.index(arrival)
-                for rank, row in enumerate(sorted(values, key=lambda v: v[at]), 1):
-                    row[at] = int(base) + rank
-            written[kind] = insert_rows(con, table, names, values)
+                ordered = sorted(rows, key=lambda lr: (lr[1].get(arrival) is None, lr[1].get(arrival) or 0, lr[0]))
+                for rank, (_line, r) in enumerate(ordered, 1):
+                    r[arrival] = int(base) + rank
+            names = sorted({f for _, r in rows for f in r} | {"user_id"})
+            values = [[user_id if n == "user_id" else _typed(_renamed(r.get(n), mapping), columns[n]) for n in names]
+                      for _, r in rows]
+            try:
+                written[kind] = insert_rows(con, table, names, values)
+            except _driver_errors() as exc:  # a value of the wrong type: the engine's words, the records named
+                raise InvalidInput(f"lines {rows[0][0]}-{rows[-1][0]}", f"{kind} records refused by the "
+                                   f"{db.dialect} archive: {str(exc).splitlines()[0][:300]}") from None
     for place in places.values():
         if place.on_restore is not None:
             place.on_restore()
