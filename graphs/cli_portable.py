@@ -39,7 +39,7 @@ def cmd_export(args) -> int:
 
     services = _open()
     try:
-        lines = list(export_lines(services, args.user))  # NoMemory before a file is made
+        lines = list(export_lines(services, args.user, actor="cli"))  # NoMemory before a file is made
     finally:
         services.close()
     if args.out == "-":
@@ -70,7 +70,7 @@ def _import_export(args) -> int:
     export = read_export(_read_lines(args.file))  # the whole file checked before anything opens
     services = _open()
     try:
-        written = load_export(services, export, args.user)
+        written = load_export(services, export, args.user, actor="cli")
     finally:
         services.close()
     console.print(escape(f"imported {export.user_id}'s memory as {args.user or export.user_id}: "
@@ -79,14 +79,19 @@ def _import_export(args) -> int:
     return 0
 
 
-def import_turns(graph, user_id: str, turns: list[dict]) -> int:
-    """Each turn into ``user_id``'s memory as a memory of its own (its segment closed after it); returns how many."""
+def import_turns(graph, user_id: str, turns: list[dict], source: str, actor: str = "api") -> int:
+    """Each turn into ``user_id``'s memory as a memory of its own (its segment closed after it), recorded in the
+    audit log as an import from ``source``; returns how many."""
+    from lumina_memory.nodes.portable.audit import IMPORTED, record
+
     from .idle_segments import writing_thread
     from .replay import replay
 
-    with writing_thread(graph.lumina_services(), user_id, "an import into the thread"):
+    services = graph.lumina_services()
+    with writing_thread(services, user_id, "an import into the thread"):
         for turn in turns:
             replay(graph, user_id, [turn], flush=True)
+    record(services, IMPORTED, actor, user_id, {"from": source, "counts": {"turn": len(turns)}})
     return len(turns)
 
 
@@ -102,7 +107,7 @@ def _import_foreign(args) -> int:
     services, graph, checkpoints = open_graph()
     try:
         refuse_erased(services, args.user)
-        n = import_turns(graph, args.user, turns)
+        n = import_turns(graph, args.user, turns, args.source, actor="cli")
     finally:
         services.close()
         checkpoints.close()

@@ -96,7 +96,7 @@ def memory(request, tmp_path):
 @pytest.mark.slow
 def test_imported_memories_are_recalled_and_an_erased_id_is_refused(memory):
     turns = foreign_turns("mem0", [json.dumps(MEM0)]) + foreign_turns("langmem", LANGMEM_DUMP)
-    assert import_turns(memory.graph, "kai", sorted(turns, key=lambda t: t["ts"])) == 4
+    assert import_turns(memory.graph, "kai", sorted(turns, key=lambda t: t["ts"]), "mem0") == 4
     memories = list_memories(memory.services, "kai")
     assert len(memories) == 4  # one memory each
     assert sorted(m["created"] for m in memories) == sorted(t["ts"] for t in turns)
@@ -105,7 +105,7 @@ def test_imported_memories_are_recalled_and_an_erased_id_is_refused(memory):
     found = " / ".join(i["text"] for i in recall(memory.services, "kai", "Which instrument am I learning?", limit=3))
     assert "cello" in found
     assert recall(memory.services, "someone-else", "What is Kai allergic to?", limit=3) == []
-    import_turns(memory.graph, "kai", turns)  # the same file again rewrites the same memories
+    import_turns(memory.graph, "kai", turns, "mem0")  # the same file again rewrites the same memories
     assert len(list_memories(memory.services, "kai")) == 4
     erase_user(memory.services, "kai", erase_plan(memory.services, "kai")["token"])
     with pytest.raises(ImportRefused, match="erased"):

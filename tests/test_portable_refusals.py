@@ -135,6 +135,8 @@ def test_the_cli_exports_to_a_private_file_and_imports_it_under_another_id(cli_f
     mine = json.loads(run("memories", "--user", "ren-2", "--json").stdout)
     theirs = json.loads(run("memories", "--user", "ren", "--json").stdout)
     assert sorted(m["text"] for m in mine) == sorted(m["text"] for m in theirs) != []
+    audit = run("audit").stdout
+    assert "memory_exported" in audit and "memory_imported" in audit and "ren" not in audit.replace("render", "")
     again = run("import", str(out), "--user", "ren-2", check=False)
     assert again.returncode == 2 and "already has memory" in again.stdout + again.stderr
     missing = run("export", "--user", "nobody", check=False)

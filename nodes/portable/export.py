@@ -17,6 +17,7 @@ from lumina_memory.stores.errors import LuminaError
 from lumina_memory.stores.ids import validate_id
 from lumina_memory.stores.places.parquet_rows import ident
 
+from .audit import EXPORTED, record
 from .derive import promoted_segments
 from .kinds import COLUMN_ALIASES, FORMAT, KIND_OF_TABLE, LONG_TERM, LEFT_OUT_COLUMNS, ORDER_BY, PROFILE, TABLE_OF_KIND, VERSION
 from .tables import archive_tables
@@ -82,9 +83,11 @@ def export_records(services, user_id: str) -> tuple[dict[str, Any], list[dict[st
     return header, records
 
 
-def export_lines(services, user_id: str) -> Iterator[str]:
-    """The export file's lines (without line ends): the header, then one record per line."""
+def export_lines(services, user_id: str, actor: str = "api") -> Iterator[str]:
+    """The export file's lines (without line ends): the header, then one record per line; the audit log records
+    the export (``actor``: who asked)."""
     header, records = export_records(services, user_id)
+    record(services, EXPORTED, actor, user_id, {"counts": header["counts"]})
     for item in (header, *records):
         yield json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 

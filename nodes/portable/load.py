@@ -25,6 +25,7 @@ from lumina_memory.stores.ledger import memory_ledger
 from lumina_memory.stores.places.parquet_rows import ident, insert_rows, table_columns
 from lumina_memory.stores.shared_state import shared_state_of
 
+from .audit import IMPORTED, record
 from .derive import rebuild_tiers
 from .kinds import ARRIVAL_COLUMN, FIELD_COLUMNS, KEY_OF_KIND, LONG_TERM, PROFILE, TABLE_OF_KIND
 from .read import ExportFile
@@ -109,8 +110,9 @@ def _check_unique(export: ExportFile) -> None:
                 raise InvalidInput(f"line {line}", f"{r['kind']} {r[key]!r} is already on line {first}")
 
 
-def load_export(services, export: ExportFile, user_id: str | None = None) -> dict[str, int]:
-    """Write ``export`` as ``user_id``'s memory (default: the file's user); returns records written per kind."""
+def load_export(services, export: ExportFile, user_id: str | None = None, actor: str = "api") -> dict[str, int]:
+    """Write ``export`` as ``user_id``'s memory (default: the file's user); returns records written per kind. The
+    audit log records the import (``actor``: who asked)."""
     user_id = validate_id(user_id or export.user_id, "user_id")
     _check_unique(export)
     places = archive_tables(services.stores.archive)
@@ -168,4 +170,6 @@ def load_export(services, export: ExportFile, user_id: str | None = None) -> dic
     verdicts = {mapping.get(r["segment_id"], r["segment_id"]): r.get(LONG_TERM) for _, r in records
                 if r["kind"] == "segment"}
     rebuild_tiers(services, user_id, verdicts)
+    record(services, IMPORTED, actor, user_id, {"from": "export", "counts": written,
+                                                "same_user": user_id == export.user_id})
     return written
