@@ -74,7 +74,9 @@ def test_bad_files_are_refused_naming_the_line():
              ("langmem", [_item("k", {"kind": "Memory", "content": {"content": "  "}}, MARCH)], "line 1", "empty"),
              ("langmem", [_item("p", {"kind": "Prompt", "content": "x"}, MARCH)], "file", "no langmem memories"),
              ("mem0", [json.dumps({"results": [{"id": "a", "memory": "x"}]})], "results[0].created_at", "missing"),
-             ("mem0", [json.dumps({"results": [{"memory": "x", "created_at": MAY}]})], "results[0]", "not a mem0 memory")]
+             ("mem0", [json.dumps({"results": [{"memory": "x", "created_at": MAY}]})], "results[0]", "not a mem0 memory"),
+             ("mem0", ['{"results": [{"id": "a", "memory": "x", "created_at": NaN}]}'], "results[0].created_at",
+              "not a time")]
     for source, lines, field, words in cases:
         with pytest.raises(InvalidInput, match=words) as caught:
             foreign_turns(source, lines)

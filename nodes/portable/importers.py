@@ -16,6 +16,7 @@ an InvalidInput naming it, and nothing is written.
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -29,6 +30,8 @@ SOURCES = ("langgraph-store", "langmem", "mem0")
 
 def _when(value: Any, where: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value) or not 0 <= value < 1e11:  # seconds since the epoch, before the year 5138
+            raise InvalidInput(where, f"{value!r} is not a time (seconds since the epoch)")
         return float(value)
     if isinstance(value, str):
         try:
