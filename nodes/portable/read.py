@@ -85,7 +85,8 @@ def read_export(lines: Iterable[str]) -> ExportFile:
         if out is None:
             if not isinstance(value, dict) or value.get("format") != FORMAT:
                 raise InvalidInput(f"line {n}", f"not a Lumina Memory export: the first line must be the header "
-                                                f'{{"format": "{FORMAT}", "version": {VERSION}, ...}}')
+                                                f'{{"format": "{FORMAT}", "version": {VERSION}, ...}} (another '
+                                                f"tool's memories: import --from langgraph-store, mem0 or langmem)")
             if value.get("version") != VERSION:
                 raise InvalidInput(f"line {n}", f"export version {value.get('version')!r} is not supported: this "
                                                 f"installation reads version {VERSION}")
