@@ -5,7 +5,6 @@ PostgreSQL; erased users, users that already hold memory and broken files are re
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -17,12 +16,11 @@ from lumina_memory.nodes.knowledge.manage import list_knowledge
 from lumina_memory.nodes.knowledge.procedures import list_procedures, record_outcome
 from lumina_memory.nodes.knowledge.profile import build_profile
 from lumina_memory.nodes.lifecycle.manage import list_memories, set_protected
-from lumina_memory.nodes.portable.export import NoMemory, export_lines
+from lumina_memory.nodes.portable.export import export_lines
 from lumina_memory.nodes.portable.load import ImportRefused, id_map, load_export
 from lumina_memory.nodes.portable.read import read_export
 from lumina_memory.nodes.retrieval.recall import recall
 from lumina_memory.nodes.services import open_services
-from lumina_memory.stores.errors import InvalidInput
 from lumina_memory.stores.redis_server import stop_server
 from tests.conftest import make_settings
 from tests.pg_server import pg_server, pg_uri  # noqa: F401 - fixtures

@@ -19,7 +19,7 @@ from lumina_memory.stores.places.parquet_rows import ident
 
 from .audit import EXPORTED, record
 from .derive import promoted_segments
-from .kinds import COLUMN_ALIASES, FORMAT, KIND_OF_TABLE, LONG_TERM, LEFT_OUT_COLUMNS, ORDER_BY, PROFILE, TABLE_OF_KIND, VERSION
+from .kinds import COLUMN_ALIASES, FORMAT, LONG_TERM, LEFT_OUT_COLUMNS, ORDER_BY, PROFILE, TABLE_OF_KIND, VERSION
 from .tables import archive_tables
 from .vectors import embedder_of
 
@@ -92,4 +92,4 @@ def export_lines(services, user_id: str, actor: str = "api") -> Iterator[str]:
         yield json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-__all__ = ["NoMemory", "export_lines", "export_records", "KIND_OF_TABLE"]
+__all__ = ["NoMemory", "export_lines", "export_records"]
