@@ -26,6 +26,7 @@ numpy on DuckDB, unnested parameters on PostgreSQL): a day over 1M memories is a
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,7 +37,7 @@ from .errors import InvalidInput
 from .ids import validate_id
 from .records import OUTBOX_ACTIONS, WRITTEN_BY_BATCH, RecentMemory  # noqa: F401 - their home is records
 from .memories_batch import MemoryBatch
-from .memory_undo import MemoryUndoTable
+from .memory_undo import MemoryUndoTable, record_merge
 from .memories_schema import (  # noqa: F401 - importers read the table names here
     CATEGORIES, FORGOTTEN, LIST_FIELDS, MEMORIES, NEW_COLUMNS, OUTBOX, RECALL_FIELDS, RELATION_KINDS, RELATIONS,
     INSERT_NEW, SCHEMA, TAG_SEPARATOR, TEXT_COLUMNS, TEXT_SCHEMA, _FLAGGED_USERS, _ids, rows_changed, stored_text,
@@ -256,12 +257,13 @@ class MemoryTable(MemoryBatch):
         return gone
 
     def merge_into(self, user_id: str, survivor: str, absorbed: Mapping[str, float], values: Mapping[str, Any],
-                   day: int) -> None:
+                   day: int, now: float | None = None) -> None:
         """A9: ``absorbed`` (memory id -> its similarity to ``survivor``) folded into ``survivor``, in one
         transaction: the survivor takes ``values`` (retention, intensity, tags, created, text, trigger, content),
         the absorbed rows and their relations go, each is marked forgotten (its segment stays the record and must
         not come back as a fresh memory) and gets a derived_from relation from the survivor; the outbox owes the
-        survivor's re-embedding, the absorbed ones' removal from every tier and the graph's relations."""
+        survivor's re-embedding, the absorbed ones' removal from every tier and the graph's relations. The undo
+        log keeps every row as it was (step ``merge``, applied at ``now``, the clock by default)."""
         user_id, survivor = validate_id(user_id, "user_id"), validate_id(survivor, "memory_id")
         gone = _ids(absorbed, "memory_id")
         if not gone or survivor in gone:
@@ -275,6 +277,7 @@ class MemoryTable(MemoryBatch):
                                 "(SELECT unnest(?::VARCHAR[]))", [user_id, [survivor, *gone]]).fetchone()[0]
             if int(found) != len(gone) + 1:
                 raise InvalidInput("memory_id", f"{[survivor, *gone]} are not all memories of user_id {user_id!r}")
+            record_merge(con, user_id, survivor, gone, day, time.time() if now is None else float(now))
             con.execute(f"UPDATE {MEMORIES} SET retention = ?, intensity = ?, tags = ?::VARCHAR[], created = ?, "
                         "text = ?, trigger = ?, content = ? WHERE user_id = ? AND memory_id = ?",
                         [float(values["retention"]), float(values["intensity"]), list(values["tags"]),

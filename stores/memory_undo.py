@@ -8,7 +8,11 @@ undoable). One row per memory and step:
   2→3), archived (→ 4) or auto-deleted it, written by ``MemoryTable.write_day`` in that day's own transaction
   (``record_day``), a deleted memory's relations included;
 - ``knowledge``: a fact's activity before monthly knowledge forgetting forgot it (nodes.knowledge.forgetting,
-  in the forgetting's own transaction).
+  in the forgetting's own transaction);
+- ``merge``: A9's episode merging (``MemoryTable.merge_into``, in its transaction): the survivor's row (with the
+  ids folded into it, ``folded``) and each folded memory's row with its relations (and ``merged_into``);
+- ``procedure``: a procedure lineage the monthly forgetting removed, every version's row (outcome counts and ids
+  are columns of it), keyed by lineage id (stores.procedures_duckdb, in the forgetting's transaction).
 
 ``prior`` is JSON. The memory's vectors are not kept: its text is, and the restore re-embeds it through the path
 compression uses (nodes.lifecycle.undo). Entries older than ``lifecycle.undo_window_days`` are refused and purged
@@ -25,10 +29,10 @@ from typing import Any
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_schema import FORGOTTEN, MEMORIES, RELATIONS, _ids
+from .undo_steps import FOLDED, MERGED_INTO, STEPS
 
 UNDO = "memory_undo"
-STEPS = ("compress", "archive", "delete", "knowledge")
-MEMORY_STEPS = STEPS[:3]
+_NOT_COLUMNS = ("relations", FOLDED, MERGED_INTO)
 KNOWLEDGE = "knowledge_items"  # stores.knowledge_duckdb.KNOWLEDGE (imported there from here would be a cycle)
 
 SCHEMA = (
@@ -75,11 +79,24 @@ def record_day(con, steps: Mapping[int, str], day: int, now: float, dialect: str
     steps = {int(s): step for s, step in steps.items() if step == "delete"}
     if not steps:
         return len(kept)
-    seqs = list(steps)
-    cursor = con.execute(f"SELECT * FROM {MEMORIES} WHERE seq IN (SELECT unnest(?::BIGINT[]))", [seqs])
+    found = _priors(con, "seq IN (SELECT unnest(?::BIGINT[]))", [list(steps)], related=True)
+    rows = [(p["user_id"], p["memory_id"], "delete", _dumps(p)) for p in found]
+    _insert(con, rows, day, now)
+    return len(kept) + len(rows)
+
+
+def _dumps(prior: Mapping[str, Any]) -> str:
+    return json.dumps(prior, ensure_ascii=False, default=str)
+
+
+def _priors(con, where: str, params: list, related: bool | set[str]) -> list[dict[str, Any]]:
+    """Memories' whole rows (``seq`` aside) as JSON-ready dicts; ``relations`` added to each (``related`` True)
+    or to those of the ids in ``related``."""
+    cursor = con.execute(f"SELECT * FROM {MEMORIES} WHERE {where}", params)
     names = [d[0] for d in cursor.description]
-    found = [dict(zip(names, r)) for r in cursor.fetchall()]
-    doomed = [r["memory_id"] for r in found if steps[int(r["seq"])] == "delete"]
+    found = [{k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in zip(names, r) if k != "seq"}
+             for r in cursor.fetchall()]
+    doomed = [r["memory_id"] for r in found if related is True or r["memory_id"] in related]
     relations: dict[str, list] = {}
     if doomed:
         for src, dst, kind, score, created in con.execute(
@@ -87,15 +104,32 @@ def record_day(con, steps: Mapping[int, str], day: int, now: float, dialect: str
                 "OR dst IN (SELECT unnest(?::VARCHAR[]))", [doomed, doomed]).fetchall():
             for end in {src, dst} & set(doomed):
                 relations.setdefault(end, []).append([src, dst, kind, float(score), int(created)])
-    rows = []
     for row in found:
-        step = steps[int(row["seq"])]
-        prior = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in row.items() if k != "seq"}
-        if step == "delete":
-            prior["relations"] = relations.get(row["memory_id"], [])
-        rows.append((row["user_id"], row["memory_id"], step, json.dumps(prior, ensure_ascii=False, default=str)))
-    _insert(con, rows, day, now)
-    return len(kept) + len(rows)
+        if row["memory_id"] in doomed:
+            row["relations"] = relations.get(row["memory_id"], [])
+    return found
+
+
+def record_merge(con, user_id: str, survivor: str, folded: Sequence[str], day: int, now: float) -> int:
+    """Inside ``merge_into``'s transaction, before it writes: the survivor's row (``folded``: the ids the merge
+    folds into it, whose derived_from relations an undo removes) and each folded memory's row with its relations
+    (``merged_into``: the survivor, so undoing any of them undoes the whole merge)."""
+    found = _priors(con, "user_id = ? AND memory_id IN (SELECT unnest(?::VARCHAR[]))", [user_id, [survivor, *folded]],
+                    related=set(folded))
+    for prior in found:
+        prior.update({FOLDED: list(folded)} if prior["memory_id"] == survivor else {MERGED_INTO: survivor})
+    _insert(con, [(user_id, p["memory_id"], "merge", _dumps(p)) for p in found], day, now)
+    return len(found)
+
+
+def record_procedures(con, user_id: str, rows: Sequence[Mapping[str, Any]], day: int, now: float) -> int:
+    """Inside a procedure forgetting's transaction: one entry per lineage holding every version's row."""
+    lineages: dict[str, list] = {}
+    for row in rows:
+        lineages.setdefault(row["lineage_id"], []).append(dict(row))
+    _insert(con, [(user_id, lineage, "procedure", _dumps({"versions": versions}))
+                  for lineage, versions in lineages.items()], day, now)
+    return len(lineages)
 
 
 class MemoryUndoTable:
@@ -163,7 +197,7 @@ class MemoryUndoTable:
                 if prior["user_id"] != user_id:
                     raise InvalidInput("undo", "an entry of another user")  # never: entries are read per user
                 memory_id = validate_id(prior["memory_id"], "memory_id")
-                values = {k: v for k, v in prior.items() if k not in (*_KEPT, "relations")} | dict(overrides)
+                values = {k: v for k, v in prior.items() if k not in (*_KEPT, *_NOT_COLUMNS)} | dict(overrides)
                 there = con.execute(f"SELECT 1 FROM {MEMORIES} WHERE user_id = ? AND memory_id = ?",
                                     [user_id, memory_id]).fetchone()
                 if there:
@@ -181,8 +215,11 @@ class MemoryUndoTable:
                         f"{RELATIONS} WHERE user_id = ? AND kind = ? AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?)))",
                         [user_id, src, dst, kind, float(score), int(created), user_id, src, dst, user_id, kind, src, dst,
                          dst, src])
+                if prior.get(FOLDED):  # a merge undone: the survivor no longer derives from the folded ones
+                    con.execute(f"DELETE FROM {RELATIONS} WHERE user_id = ? AND src = ? AND kind = 'derived_from' "
+                                "AND dst IN (SELECT unnest(?::VARCHAR[]))", [user_id, memory_id, _ids(prior[FOLDED], "memory_id")])
                 restored.append(memory_id)
-            self._consume(con, user_id, consumed)
+            self.consume(con, user_id, consumed)
         return restored
 
     def restore_facts(self, user_id: str, item_ids: Sequence[str], consumed: Sequence[str], now: float) -> int:
@@ -194,8 +231,15 @@ class MemoryUndoTable:
                 f"UPDATE {KNOWLEDGE} SET forgotten_at = NULL, low_activity_since = NULL, last_access = ?, "
                 "tiers_synced = false WHERE user_id = ? AND item_id IN (SELECT unnest(?::VARCHAR[])) "
                 "AND forgotten_at IS NOT NULL RETURNING item_id", [float(now), user_id, _ids(item_ids, "item_id")]).fetchall()
-            self._consume(con, user_id, consumed)
+            self.consume(con, user_id, consumed)
         return len(back)
+
+    def forget(self, user_id: str, target_ids: Sequence[str]) -> None:
+        """Every entry of these memories (or lineages) gone, in a transaction of its own or the caller's:
+        retention removed what they would put back."""
+        user_id = validate_id(user_id, "user_id")
+        with self.db.tx(touches=(user_id,)) as con:
+            self.drop(con, user_id, target_ids)
 
     @staticmethod
     def drop(con, user_id: str, target_ids: Sequence[str]) -> None:
@@ -205,7 +249,8 @@ class MemoryUndoTable:
                         [user_id, _ids(target_ids, "memory_id")])
 
     @staticmethod
-    def _consume(con, user_id: str, undo_ids: Sequence[str]) -> None:
+    def consume(con, user_id: str, undo_ids: Sequence[str]) -> None:
+        """Inside the caller's transaction: these entries used up by a restore."""
         if undo_ids:
             con.execute(f"DELETE FROM {UNDO} WHERE user_id = ? AND undo_id IN (SELECT unnest(?::VARCHAR[]))",
                         [user_id, list(undo_ids)])

@@ -12,14 +12,17 @@ transaction when the caller opened one (the procedures a segment taught commit w
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from .episode_lists import FROM_ANY, FROM_ONLY, WITHOUT
 from .errors import InvalidInput
 from .ids import validate_id
 from .memories_duckdb import MEMORIES
+from .memory_undo import MemoryUndoTable, record_procedures
 from .sql_connection import SqlConnection
 from .texts import check_texts
 from .use_counts import RecallReads
@@ -42,6 +45,7 @@ NAMES = tuple(c for c, _ in COLUMNS)
 _NULLABLE = {"superseded_by", "supersedes", "last_outcome_at"}
 _LISTS = {"steps", "keywords", "embedding", "episode_ids", "source_turn_ids", "source_ids", "outcome_ids"}
 _IDS = ("source_turn_ids", "episode_ids")
+_RESTORED = (*NAMES, "access_count", "last_access")  # what an undone forgetting puts back
 
 SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {PROCEDURES} ({', '.join(
@@ -83,6 +87,7 @@ class ProcedureTable(RecallReads):
         self.db = db
         self._keep_recall_reads(db)
         db.migrate("procedures", [SCHEMA])
+        MemoryUndoTable(db)  # a forgotten lineage's versions are kept there (the archive opens it too)
 
     @contextmanager
     def transaction(self, user_id: str) -> Iterator[None]:
@@ -188,19 +193,60 @@ class ProcedureTable(RecallReads):
                             "WHERE user_id = ? AND supersedes = ANY(?::VARCHAR[])", [user_id, gone])
         return sorted(gone)
 
-    def forget_unreliable(self, user_id: str, below: float, min_outcomes: int) -> list[str]:
+    def forget_unreliable(self, user_id: str, below: float, min_outcomes: int, now: float | None = None) -> list[str]:
         """The monthly step: a procedure whose current version, tried at least ``min_outcomes`` times, has a
-        confidence below ``below`` is forgotten with all its versions. Returns the lineages that went."""
+        confidence below ``below`` is forgotten with all its versions, kept in the undo log (``now``: when,
+        the clock by default). Returns the lineages that went."""
         user_id = validate_id(user_id, "user_id")
+        now = time.time() if now is None else float(now)
         with self.db.tx(touches=(user_id,)) as con:
             lineages = [r[0] for r in con.execute(
                 f"SELECT lineage_id FROM {PROCEDURES} WHERE user_id = ? AND status = 'current' "
                 f"AND success_count + failure_count >= ? AND confidence < ? AND NOT {_IMPORTANT}",
                 [user_id, int(min_outcomes), float(below)]).fetchall()]
-            if lineages:
-                con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
-                            [user_id, lineages])
+            self._forget(con, user_id, lineages, now, True)
         return sorted(lineages)
+
+    @staticmethod
+    def _forget(con, user_id: str, lineages: list[str], now: float, undoable: bool) -> None:
+        """Inside the caller's transaction: the lineages' versions go, into the undo log (issue 49) or with
+        their entries there."""
+        if not lineages:
+            return
+        if undoable:
+            cursor = con.execute(f"SELECT {', '.join(_RESTORED)} FROM {PROCEDURES} WHERE user_id = ? "
+                                 "AND lineage_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY version", [user_id, lineages])
+            rows = [{**_row(r[:len(NAMES)]), **dict(zip(_RESTORED[len(NAMES):], r[len(NAMES):]))} for r in cursor.fetchall()]
+            # The undo log's day is the UTC date: this store does not know the lifecycle's time zone.
+            record_procedures(con, user_id, rows, datetime.fromtimestamp(now, UTC).date().toordinal(), now)
+        else:
+            MemoryUndoTable.drop(con, user_id, lineages)
+        con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [user_id, lineages])
+
+    def restore_lineages(self, user_id: str, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Undo of forgetting: each undo entry's versions (``prior["versions"]``) inserted again, use counts and
+        outcomes included, unless the lineage is back already; the entries are used up in the same transaction.
+        Returns the lineages restored."""
+        user_id = validate_id(user_id, "user_id")
+        restored: list[str] = []
+        with self.db.tx(touches=(user_id,)) as con:
+            for entry in entries:
+                versions = entry["prior"]["versions"]
+                if any(v["user_id"] != user_id for v in versions):
+                    raise InvalidInput("undo", "an entry of another user")  # never: entries are read per user
+                lineage = validate_id(entry["target_id"], "lineage_id")
+                if con.execute(f"SELECT 1 FROM {PROCEDURES} WHERE user_id = ? AND lineage_id = ?",
+                               [user_id, lineage]).fetchone():
+                    continue
+                for version in versions:
+                    _check(version)
+                con.executemany(f"INSERT INTO {PROCEDURES} ({', '.join(_RESTORED)}) VALUES "
+                                f"({', '.join('?' for _ in _RESTORED)})",
+                                [[_value(v, c) for c in _RESTORED] for v in versions])
+                restored.append(lineage)
+            MemoryUndoTable.consume(con, user_id, [e["undo_id"] for e in entries])
+        return restored
 
     def flush_uses(self) -> int:
         """Write the pending uses (of every user); returns how many procedures they touched."""
@@ -217,12 +263,15 @@ class ProcedureTable(RecallReads):
                 "RETURNING procedure_id", [users, ids, counts, lasts]).fetchall()
         return len(rows)
 
-    def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int, mature_version: int) -> list[str]:
+    def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int, mature_version: int,
+                      undoable: bool = True) -> list[str]:
         """The monthly step (the notes' procedures threshold): a procedure whose current version was neither
         recalled nor reported on for ``idle_days`` (since it was taught, if never) and was used fewer than
         ``min_uses`` times (recalls + outcomes) is forgotten with all its versions — unless it is mature
         (version ≥ ``mature_version``: re-consolidated often), tagged [IMPORTANT], or taught by a memory the user
-        protected (the lifecycle's table, as knowledge forgetting asks it). Returns the lineages that went."""
+        protected (the lifecycle's table, as knowledge forgetting asks it). Returns the lineages that went.
+        ``undoable``: kept in the undo log (the monthly forgetting); retention passes False, and the lineages'
+        entries go with them (no copy outlives the retention)."""
         self.flush_uses()
         user_id = validate_id(user_id, "user_id")
         with self.db.tx(touches=(user_id,)) as con:
@@ -233,9 +282,7 @@ class ProcedureTable(RecallReads):
                 f"AND NOT EXISTS (SELECT 1 FROM {MEMORIES} m WHERE m.user_id = p.user_id AND m.protected "
                 "AND array_position(p.episode_ids, m.memory_id) IS NOT NULL)",  # see knowledge_duckdb._PROTECTED
                 [user_id, float(now) - idle_days * _DAY, int(min_uses), int(mature_version)]).fetchall()]
-            if lineages:
-                con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
-                            [user_id, lineages])
+            self._forget(con, user_id, lineages, now, undoable)
         return sorted(lineages)
 
 

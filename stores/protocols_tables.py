@@ -103,12 +103,17 @@ class ProcedureStore(RecallCache, Protocol):
     def forget_episodes(self, user_id: str, episode_ids: Sequence[str]) -> int:
         """Remove versions only these episodes taught (a predecessor becomes current again); versions removed."""
         ...
-    def forget_unreliable(self, user_id: str, below: float, min_outcomes: int) -> list[str]:
-        """Forget procedures whose tried current version's confidence is below ``below``; lineages removed."""
+    def forget_unreliable(self, user_id: str, below: float, min_outcomes: int, now: float | None = None) -> list[str]:
+        """Forget procedures whose tried current version's confidence is below ``below`` (undoable: kept in
+        the undo log); lineages removed."""
         ...
     def forget_unused(self, user_id: str, now: float, idle_days: float, min_uses: int,
-                      mature_version: int) -> list[str]:
-        """Forget immature, unprotected procedures idle ``idle_days`` and used under ``min_uses``; lineages removed."""
+                      mature_version: int, undoable: bool = True) -> list[str]:
+        """Forget immature, unprotected procedures idle ``idle_days`` and used under ``min_uses``; lineages removed.
+        ``undoable``: kept in the undo log; False (retention) drops their entries too."""
+        ...
+    def restore_lineages(self, user_id: str, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Undo: the forgotten lineages of these undo entries inserted again; the entries used up."""
         ...
     def prune_versions(self, user_id: str, lineage_ids: Sequence[str], keep: int) -> list[str]:
         """Only the newest ``keep`` versions of each lineage stay ([IMPORTANT] ones too); returns the ids that went."""
@@ -153,6 +158,9 @@ class MemoryUndoStore(Protocol):
         ...
     def restore_facts(self, user_id: str, item_ids: Sequence[str], consumed: Sequence[str], now: float) -> int:
         """Forgotten facts remembered again (as if used at ``now``), ``consumed`` entries dropped; how many."""
+        ...
+    def forget(self, user_id: str, target_ids: Sequence[str]) -> None:
+        """Every entry of these memories (or procedure lineages) dropped: retention removed what they hold."""
         ...
 
 
@@ -243,8 +251,9 @@ class MemoryLifecycleStore(RecallCache, Protocol):
         """user -> the last day the daily batch completed for them (users it has run for)."""
         ...
     def merge_into(self, user_id: str, survivor: str, absorbed: Mapping[str, float], values: Mapping[str, Any],
-                   day: int) -> None:
-        """A9: fold ``absorbed`` (id -> similarity) into ``survivor``, which takes ``values``; one transaction."""
+                   day: int, now: float | None = None) -> None:
+        """A9: fold ``absorbed`` (id -> similarity) into ``survivor``, which takes ``values``; one transaction,
+        the undo log's ``merge`` entries (applied at ``now``) included."""
         ...
     def rows(self, user_id: str, memory_ids: Sequence[str] | None = None,
              level: int | None = None) -> list[dict[str, Any]]:
