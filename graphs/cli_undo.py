@@ -1,6 +1,6 @@
 """`lumina-memory undo | forget-preview | capacity`: forgetting undone, previewed and foreseen (issue 49).
 
-- ``undo --user U [--memory ID | --step compress|archive|delete|knowledge] [--since YYYY-MM-DD]``: put back what the
+- ``undo --user U [--memory ID | --step compress|archive|delete|knowledge|merge|procedure] [--since YYYY-MM-DD]``: put back what the
   lifecycle forgot within ``LUMINA_LIFECYCLE__UNDO_WINDOW_DAYS`` (nodes.lifecycle.undo); an erasure or a deliberate
   ``forget`` is never undoable.
 - ``forget-preview --user U``: what the user's next batch day would compress, archive or delete, nothing written
@@ -22,12 +22,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lumina_memory.stores.undo_steps import STEPS
+
 from . import cli_args
 from .cli_admin import _services as _open
 from .cli_text import cells
 
 console = Console(emoji=False, soft_wrap=True)
-STEPS = ("compress", "archive", "delete", "knowledge")
 
 
 def _day(value: str) -> int:
@@ -65,6 +66,8 @@ def cmd_undo(args) -> int:
         console.print(escape(f"{m['memory_id']}: {m['step']} undone, level {m['level']}"))
     for item in report["facts"]:
         console.print(escape(f"{item}: remembered again"))
+    for lineage in report["procedures"]:
+        console.print(escape(f"procedure {lineage}: back with its versions and outcomes"))
     return 0
 
 
@@ -88,6 +91,8 @@ def cmd_forget_preview(args) -> int:
         table.add_row(*cells(c["memory_id"], c["step"], f"{c['level_from']} → {to}",
                              f"{c['retention_from']:.1f} → {c['retention_to']:.1f}", c["text"][:60]))
     console.print(table)
+    for m in report["merges"]:
+        console.print(escape(f"merge: {', '.join(m['folded'])} would fold into {m['survivor']}: {m['text'][:60]}"))
     console.print(escape(f"facts of low activity (the monthly knowledge forgetting's candidates): "
                          f"{report['knowledge_low_activity']}"))
     return 0

@@ -7,7 +7,8 @@
   ``retention_raw_turns_days``, by ``storage_policy``:
   ``keep`` (default, measured: bench.storage_policy) — nothing: raw turns stay, recall quality depends on them;
   ``A`` — the turns leave the archive and the turn vectors, and the raw text leaves their segments (archive
-  rows and long-term payloads): only summaries, keywords and embeddings stay in search;
+  rows and long-term payloads): only summaries, keywords and embeddings stay in search; the undo log's entries
+  of their memories go too (each copies the memory's text, so none outlives the turns);
   ``B`` — as A, after the turns were written to Parquet files (stores.cold_turns) that deliberate recall
   reads through DuckDB (``cold_turns``);
 - segments that ended more than ``retention_segments_days`` ago leave the archive (with their memories'
@@ -20,7 +21,7 @@
   them forgotten and owed, and the next run (or sync) finishes;
 - procedures neither recalled, reported on nor taught again for ``retention_procedures_days`` (unset: forever)
   leave with all their versions, unless tagged [IMPORTANT] or taught by a protected memory (the monthly
-  forgetting's disuse rule, with no use count or version sparing them);
+  forgetting's disuse rule, with no use count or version sparing them), their undo entries with them;
 - the agent's task decompositions and failure patterns (S5, the notes' decomposition patterns: 90 days) not learnt
   again or counted on for ``retention_strategies_days`` leave;
 - activity-log events older than ``retention_logs_days`` are dropped.
@@ -86,6 +87,9 @@ def _raw_turns(services, now: float) -> dict[str, Any]:
             stores.turns.delete_matching(user_id, "turn_id", turn_ids)
         segments = sorted({t.segment_id for t in turns if t.segment_id})
         stripped = _strip_segment_texts(services, user_id, segments) if segments else 0
+        memories = getattr(stores.archive, "memories", None)
+        if memories is not None and segments:  # an undo entry copies its memory's text: it goes with the turns
+            memories.undo.forget(user_id, segments)
         deleted = stores.archive.delete_turns(user_id, turn_ids)
         _forget_indexes(services, user_id)
         report["turns"] += deleted
@@ -148,7 +152,7 @@ def _procedures(services, now: float) -> dict[str, Any]:
     counts = services.stores.archive.tier_counts()
     report = {"days": days, "procedures": 0, "users": 0}
     for user_id in sorted(counts.users() | set(counts.other_users)):
-        gone = table.forget_unused(user_id, now, float(days), min_uses=_NEVER, mature_version=_NEVER)
+        gone = table.forget_unused(user_id, now, float(days), min_uses=_NEVER, mature_version=_NEVER, undoable=False)
         if gone:
             report["procedures"] += len(gone)
             report["users"] += 1

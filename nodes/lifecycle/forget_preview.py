@@ -5,7 +5,9 @@ it writes), so the preview runs the very steps on the user's columns as loaded a
 second rule set to drift from the batch's. It shows the user's next due day only (a user days behind catches up
 one day at a time; each later day starts from this one's outcome). Relations and auto-linking do not decide
 levels and are left out; nor are texts compressed (the model is not called). Knowledge forgetting is monthly:
-the preview counts the facts marked of low activity, the ones it could forget.
+the preview counts the facts marked of low activity, the ones it could forget. With A9 on
+(``low_activity_enabled``) it lists the episode merges the maintenance run would make now (``merges``: the same
+``plan_merges`` the run applies), judged on the memories as they stand, before the previewed day.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from .undo_steps import undo_steps
 
 def forget_preview(services, user_id: str, *, now: float) -> dict[str, Any]:
     """{"user_id", "day" (batch day previewed), "days_due", "changes": [{memory_id, step, level_from, level_to,
-    retention_from, retention_to, text}], "counts": {step: n}, "knowledge_low_activity": n}; nothing is written."""
+    retention_from, retention_to, text}], "counts": {step: n}, "merges": [{survivor, folded: {id: cosine}, text}],
+    "knowledge_low_activity": n}; nothing is written."""
     from .run import today_of
 
     user_id = validate_id(user_id, "user_id")
@@ -52,5 +55,11 @@ def forget_preview(services, user_id: str, *, now: float) -> dict[str, Any]:
     knowledge = getattr(services.stores.archive, "knowledge", None)
     low = len(knowledge.low_activity_ids(user_id)) if knowledge is not None else 0
     counts = {s: sum(1 for c in changes if c["step"] == s) for s in ("compress", "archive", "delete")}
+    merges = []
+    if services.settings.lifecycle.low_activity_enabled:  # A9 off: the maintenance run merges nothing
+        from .merge_episodes import plan_merges
+
+        merges = [{"survivor": row["memory_id"], "folded": {m: round(s, 4) for m, s in folded.items()},
+                   "text": (values["text"] or "")[:120]} for row, folded, values in plan_merges(services, user_id)[1]]
     return {"user_id": user_id, "day": int(day), "days_due": max(0, today - day + 1), "changes": changes,
-            "counts": counts, "knowledge_low_activity": low}
+            "counts": counts, "merges": merges, "knowledge_low_activity": low}

@@ -89,30 +89,39 @@ def merged_values(rows: list[dict[str, Any]], summaries: dict[str, str]) -> dict
     }
 
 
-def merge_episodes(services, user_id: str, day: int) -> dict[str, Any]:
-    """Merge the user's similar low-activity memories; {"candidates", "merged": [(survivor, [absorbed, ...]), ...]}."""
+def plan_merges(services, user_id: str) -> tuple[int, list[tuple[dict[str, Any], dict[str, float], dict[str, Any]]]]:
+    """What merging would do now, nothing written: (candidates, [(survivor row, {folded id: cosine}, values)])."""
     user_id = validate_id(user_id, "user_id")
     rows = candidates(services, user_id)
     if len(rows) < 2:
-        return {"candidates": len(rows), "merged": []}
+        return len(rows), []
     records = {r.segment_id: r for r in services.stores.archive.segments(user_id)}
     rows = [r for r in rows if records.get(r["memory_id"]) is not None and records[r["memory_id"]].embedding]
     if len(rows) < 2:
-        return {"candidates": len(rows), "merged": []}
+        return len(rows), []
     vectors = np.asarray([records[r["memory_id"]].embedding for r in rows], dtype=np.float32)
-    groups = merge_groups(rows, vectors, services.settings.lifecycle.episode_merge_similarity)
-    table = services.stores.archive.memories
-    merged = []
-    for i, absorbed in groups:
+    plans = []
+    for i, absorbed in merge_groups(rows, vectors, services.settings.lifecycle.episode_merge_similarity):
         group = [rows[i], *(rows[j] for j in absorbed)]
         values = merged_values(group, {r["memory_id"]: records[r["memory_id"]].summary for r in group})
-        table.merge_into(user_id, rows[i]["memory_id"], {rows[j]["memory_id"]: s for j, s in absorbed.items()},
-                         values, day)
-        merged.append((rows[i]["memory_id"], [rows[j]["memory_id"] for j in absorbed]))
+        plans.append((rows[i], {rows[j]["memory_id"]: s for j, s in absorbed.items()}, values))
+    return len(rows), plans
+
+
+def merge_episodes(services, user_id: str, day: int, now: float | None = None) -> dict[str, Any]:
+    """Merge the user's similar low-activity memories; {"candidates", "merged": [(survivor, [absorbed, ...]), ...]}.
+    Each merge is kept in the undo log (step ``merge``, applied at ``now``: the clock by default)."""
+    user_id = validate_id(user_id, "user_id")
+    count, plans = plan_merges(services, user_id)
+    table = services.stores.archive.memories
+    merged = []
+    for survivor, absorbed, values in plans:
+        table.merge_into(user_id, survivor["memory_id"], absorbed, values, day, now)
+        merged.append((survivor["memory_id"], list(absorbed)))
     if merged:
-        log.info("A9 episode merge user=%s: %d low-activity memories, %d folded into %d", user_id, len(rows),
+        log.info("A9 episode merge user=%s: %d low-activity memories, %d folded into %d", user_id, count,
                  sum(len(m[1]) for m in merged), len(merged))
-    return {"candidates": len(rows), "merged": merged}
+    return {"candidates": count, "merged": merged}
 
 
 def users_with_memories(services) -> list[str]:

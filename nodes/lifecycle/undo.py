@@ -31,6 +31,7 @@ from typing import Any
 from lumina_memory.stores.errors import InvalidInput, StoreUnavailable
 from lumina_memory.stores.factory import open_audit_log
 from lumina_memory.stores.ids import validate_id
+from lumina_memory.stores.undo_steps import FOLDED, MERGED_INTO, STEPS
 from lumina_memory.stores.secret import memory_secret
 
 from .columns import ARCHIVED
@@ -38,7 +39,6 @@ from .memory_vector import compressed, reembedded_fields
 
 log = logging.getLogger("lumina.lifecycle")
 DAY_SECONDS = 86_400.0
-STEPS = ("compress", "archive", "delete", "knowledge")
 WINDOW_SETTING = "LUMINA_LIFECYCLE__UNDO_WINDOW_DAYS"
 
 
@@ -87,18 +87,23 @@ def undo_forgetting(services, user_id: str, *, memory_id: str | None = None, ste
     now = time.time() if now is None else float(now)
     live = live_entries(services, user_id, memory_id=memory_id, step=step, since_day=since_day, now=now)
     undo = services.stores.archive.memories.undo
+    live = _whole_merges(undo, user_id, live)
+    procedures = [e for e in live if e["step"] == "procedure"]
     first: dict[tuple[str, str], dict[str, Any]] = {}
     for entry in live:
-        first.setdefault((entry["step"] == "knowledge", entry["target_id"]), entry)
+        if entry["step"] != "procedure":
+            first.setdefault((entry["step"] == "knowledge", entry["target_id"]), entry)
     used: dict[str, list[str]] = {}
     for (fact, target), entry in first.items():  # the target's entries from its earliest selected one on
         later = [e for e in undo.entries(user_id, target)
                  if (e["step"] == "knowledge") == fact and (e["ts"], e["day"]) >= (entry["ts"], entry["day"])]
         used[target] = [e["undo_id"] for e in later]
-        # A memory deleted after the selected step had its relations removed then: they come back with it.
-        gone_with = [r for e in later if e["step"] == "delete" for r in e["prior"].get("relations", [])]
-        if gone_with and not fact:
-            entry["prior"] = {**entry["prior"], "relations": gone_with}
+        # A memory deleted or folded after the selected step had its relations removed then: they come back with
+        # it; a survivor of a later merge stops deriving from the memories folded into it.
+        gone_with = [r for e in later if e["step"] in ("delete", "merge") for r in e["prior"].get("relations", [])]
+        folded = [m for e in later for m in e["prior"].get(FOLDED, [])]
+        if (gone_with or folded) and not fact:
+            entry["prior"] = {**entry["prior"], "relations": gone_with, FOLDED: folded}
     memories = [e for (fact, _t), e in first.items() if not fact]
     facts = [e["target_id"] for (fact, _t), e in first.items() if fact]
     restored = _restore_memories(services, user_id, memories, used, now) if memories else []
@@ -107,12 +112,34 @@ def undo_forgetting(services, user_id: str, *, memory_id: str | None = None, ste
         from lumina_memory.nodes.knowledge.tiers import sync_best_effort
 
         sync_best_effort(services, user_id, reason="undo")
-    report = {"memories": restored, "facts": facts, "entries": sum(len(v) for v in used.values())}
+    lineages = services.stores.archive.procedures.restore_lineages(user_id, procedures) if procedures else []
+    report = {"memories": restored, "facts": facts, "procedures": lineages,
+              "entries": sum(len(v) for v in used.values()) + len(procedures)}
     open_audit_log(services.stores.archive, memory_secret(services.settings)).append(
         "forgetting_undone", actor, user_id,
-        json.dumps({"memories": [m["memory_id"] for m in restored], "facts": facts, "at": now}, sort_keys=True))
-    log.info("undo for %s: %d memories, %d facts", user_id, len(restored), len(facts))
+        json.dumps({"memories": [m["memory_id"] for m in restored], "facts": facts, "procedures": lineages, "at": now},
+                   sort_keys=True))
+    log.info("undo for %s: %d memories, %d facts, %d procedures", user_id, len(restored), len(facts), len(lineages))
     return report
+
+
+def _merge_of(entry: dict[str, Any]) -> tuple[str, float]:
+    """A merge's key: its survivor and when it ran."""
+    return entry["prior"].get(MERGED_INTO) or entry["target_id"], entry["ts"]
+
+
+def _whole_merges(undo, user_id: str, live: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A merge is undone whole: any selected memory of it (or one whose later step it is) brings in the entries
+    of the survivor and of every memory folded with it."""
+    merges = undo.entries(user_id, step="merge")
+    if not merges:
+        return live
+    chosen = {e["undo_id"] for e in live}
+    targets = {e["target_id"]: e["ts"] for e in live if e["step"] in ("compress", "archive", "delete", "merge")}
+    keys = {_merge_of(e) for e in merges if e["undo_id"] in chosen or
+            (e["target_id"] in targets and e["ts"] >= targets[e["target_id"]])}
+    extra = [e for e in merges if _merge_of(e) in keys and e["undo_id"] not in chosen]
+    return sorted(live + extra, key=lambda e: (e["ts"], e["day"])) if extra else live
 
 
 def _restore_memories(services, user_id: str, entries: list[dict[str, Any]], used: dict[str, list[str]],
