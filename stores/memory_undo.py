@@ -243,10 +243,20 @@ class MemoryUndoTable:
 
     @staticmethod
     def drop(con, user_id: str, target_ids: Sequence[str]) -> None:
-        """Inside the caller's transaction: every entry of these memories (or facts), gone for good with them."""
-        if target_ids:
-            con.execute(f"DELETE FROM {UNDO} WHERE user_id = ? AND target_id IN (SELECT unnest(?::VARCHAR[]))",
-                        [user_id, _ids(target_ids, "memory_id")])
+        """Inside the caller's transaction: every entry of these memories (or facts, or lineages), gone for good
+        with them, and every entry that would bring their text back: a memory merged into one of them, a forgotten
+        procedure a version of which one of them taught."""
+        if not target_ids:
+            return
+        gone = _ids(target_ids, "memory_id")
+        con.execute(f"DELETE FROM {UNDO} WHERE user_id = ? AND target_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [user_id, gone])
+        held = con.execute(f"SELECT undo_id, prior FROM {UNDO} WHERE user_id = ? AND step IN ('merge', 'procedure')",
+                           [user_id]).fetchall()
+        ids = set(gone)
+        MemoryUndoTable.consume(con, user_id, [
+            undo_id for undo_id, prior in held if (p := json.loads(prior)).get(MERGED_INTO) in ids
+            or any(ids & set(v.get("episode_ids") or ()) for v in p.get("versions", ()))])
 
     @staticmethod
     def consume(con, user_id: str, undo_ids: Sequence[str]) -> None:

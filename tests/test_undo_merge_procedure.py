@@ -105,3 +105,23 @@ def test_retention_forgets_procedures_for_good_and_drops_their_entries(archive):
     assert [e["target_id"] for e in archive.memories.undo.entries(ALICE)] == ["cake"]
     archive.memories.undo.forget(ALICE, ["cake"])
     assert archive.memories.undo.count(ALICE) == 0
+
+
+def test_forgetting_a_memory_takes_the_entries_that_would_bring_its_text_back(archive):
+    table = archive.memories
+    ids = _fill(archive, ALICE, 3)
+    table.merge_into(ALICE, ids[0], {ids[1]: 0.9}, MERGED, day=20, now=5000.0)
+    procedures = archive.procedures
+    taught = _version(ALICE, "cake", 1, 1)
+    taught["episode_ids"] = [ids[2]]
+    procedures.upsert([taught, _version(ALICE, "pie", 1, 1), _version(BOB, "tart", 1, 1)])
+    procedures.upsert([{**_version(BOB, "tart2", 1, 1), "episode_ids": [ids[2]]}])
+    assert procedures.forget_unreliable(ALICE, 0.2, 3, now=7000.0) == ["cake", "pie"]
+    assert procedures.forget_unreliable(BOB, 0.2, 3, now=7000.0) == ["tart", "tart2"]
+    # The survivor forgotten on purpose: the folded memory's entry (its text) goes too, not only the survivor's.
+    table.delete(ALICE, ids[0])
+    assert table.undo.entries(ALICE, step="merge") == []
+    # A memory that taught a forgotten procedure: that procedure's entry goes; another user's is untouched.
+    table.delete(ALICE, ids[2])
+    assert [e["target_id"] for e in table.undo.entries(ALICE)] == ["pie"]
+    assert [e["target_id"] for e in table.undo.entries(BOB)] == ["tart", "tart2"]
