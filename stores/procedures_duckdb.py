@@ -224,10 +224,11 @@ class ProcedureTable(RecallReads):
         con.execute(f"DELETE FROM {PROCEDURES} WHERE user_id = ? AND lineage_id IN (SELECT unnest(?::VARCHAR[]))",
                     [user_id, lineages])
 
-    def restore_lineages(self, user_id: str, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    def restore_lineages(self, user_id: str, entries: Sequence[Mapping[str, Any]], now: float) -> list[str]:
         """Undo of forgetting: each undo entry's versions (``prior["versions"]``) inserted again, use counts and
         outcomes included, unless the lineage is back already; the entries are used up in the same transaction.
-        Returns the lineages restored."""
+        Each counts as used at ``now`` (the undo asked for it), so the next disuse forgetting does not take it again
+        at once. Returns the lineages restored."""
         user_id = validate_id(user_id, "user_id")
         restored: list[str] = []
         with self.db.tx(touches=(user_id,)) as con:
@@ -243,7 +244,7 @@ class ProcedureTable(RecallReads):
                     _check(version)
                 con.executemany(f"INSERT INTO {PROCEDURES} ({', '.join(_RESTORED)}) VALUES "
                                 f"({', '.join('?' for _ in _RESTORED)})",
-                                [[_value(v, c) for c in _RESTORED] for v in versions])
+                                [[_value({**v, "last_access": float(now)}, c) for c in _RESTORED] for v in versions])
                 restored.append(lineage)
             MemoryUndoTable.consume(con, user_id, [e["undo_id"] for e in entries])
         return restored

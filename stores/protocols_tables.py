@@ -112,8 +112,8 @@ class ProcedureStore(RecallCache, Protocol):
         """Forget immature, unprotected procedures idle ``idle_days`` and used under ``min_uses``; lineages removed.
         ``undoable``: kept in the undo log; False (retention) drops their entries too."""
         ...
-    def restore_lineages(self, user_id: str, entries: Sequence[Mapping[str, Any]]) -> list[str]:
-        """Undo: the forgotten lineages of these undo entries inserted again; the entries used up."""
+    def restore_lineages(self, user_id: str, entries: Sequence[Mapping[str, Any]], now: float) -> list[str]:
+        """Undo: the forgotten lineages of these undo entries inserted again, as used at ``now``; the entries used up."""
         ...
     def prune_versions(self, user_id: str, lineage_ids: Sequence[str], keep: int) -> list[str]:
         """Only the newest ``keep`` versions of each lineage stay ([IMPORTANT] ones too); returns the ids that went."""

@@ -121,3 +121,20 @@ def test_raw_turn_retention_leaves_no_undo_entry_holding_deleted_text(server, me
     report = enforce_retention(services, now=T0 + 40 * DAY)["raw_turns"]
     assert report["turns"] and report["segments_stripped"]
     assert table.undo.count("saki") == 0 and table.undo.count("kei") == 0  # every segment's turns went
+
+
+def test_an_erased_user_leaves_no_merge_or_procedure_entry(server, memory_factory):
+    from lumina_memory.graphs.erase import erase_plan, erase_user
+
+    services = memory_factory(**server).services
+    for user in ("carol", "dave"):
+        ids = _memories(services, user, [1, 1])
+        services.stores.archive.memories.merge_into(user, ids[0], {ids[1]: 0.9}, {
+            "retention": 70.0, "intensity": 70.0, "tags": [], "created": T0, "text": "合わせた", "trigger": None,
+            "content": None}, day=T0 // DAY, now=T0 + 60)
+        services.stores.archive.procedures.upsert([_version(user, f"cake-{user[0]}", 1, 1)])
+        services.stores.archive.procedures.forget_unreliable(user, 0.2, 3, now=T0 + 60)
+    undo = services.stores.archive.memories.undo
+    assert {e["step"] for e in undo.entries("carol")} == {"merge", "procedure"} and undo.count("dave") == 3
+    erase_user(services, "carol", erase_plan(services, "carol")["token"])
+    assert undo.count("carol") == 0 and undo.count("dave") == 3

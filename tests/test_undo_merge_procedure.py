@@ -85,21 +85,24 @@ def test_forgotten_procedures_are_logged_with_versions_and_outcomes_and_come_bac
     assert [v["procedure_id"] for v in entries[0]["prior"]["versions"]] == ["cake-v1", "cake-v2"]
     assert archive.memories.undo.entries(BOB) == []
     with pytest.raises(InvalidInput, match="another user"):
-        table.restore_lineages(BOB, entries[:1])
+        table.restore_lineages(BOB, entries[:1], 8000.0)
 
-    assert table.restore_lineages(ALICE, entries[:1]) == ["cake"]
+    assert table.restore_lineages(ALICE, entries[:1], 8000.0) == ["cake"]
     back = {r["procedure_id"]: r for r in table.procedures(ALICE, history=True)}
     assert back == {k: v for k, v in before.items() if k.startswith("cake")}  # outcomes and versions as they were
     assert [e["target_id"] for e in archive.memories.undo.entries(ALICE)] == ["pie"]
-    assert table.restore_lineages(ALICE, entries[:1]) == []  # already back: nothing doubled
-    assert len(table.procedures(ALICE, history=True)) == 2 and table.count(BOB) == 1
+    assert table.restore_lineages(ALICE, entries[:1], 8000.0) == []  # already back: nothing doubled
+    assert table.count(BOB) == 1
+    # Counted as used by the undo: the disuse rule (idle 2 hours, under 99 uses) does not take it straight back.
+    assert table.forget_unused(ALICE, 8000.0 + 3600, 2 / 24, 99, 99) == []
+    assert table.forget_unused(ALICE, 8000.0 + 3 * 86_400, 1.0, 99, 99) == ["cake"]
 
 
 def test_retention_forgets_procedures_for_good_and_drops_their_entries(archive):
     table = archive.procedures
     table.upsert([_version(ALICE, "cake", 1, 1), _version(ALICE, "pie", 1, 1)])
     assert table.forget_unreliable(ALICE, 0.2, 3, now=7000.0) == ["cake", "pie"]
-    assert table.restore_lineages(ALICE, archive.memories.undo.entries(ALICE, "pie")) == ["pie"]
+    assert table.restore_lineages(ALICE, archive.memories.undo.entries(ALICE, "pie"), 8000.0) == ["pie"]
     assert table.forget_unused(ALICE, 10_000_000.0, 30.0, 2**31 - 1, 2**31 - 1, undoable=False) == ["pie"]
     assert table.forget_unused(ALICE, 10_000_000.0, 30.0, 2**31 - 1, 2**31 - 1) == []
     assert [e["target_id"] for e in archive.memories.undo.entries(ALICE)] == ["cake"]

@@ -112,7 +112,7 @@ def undo_forgetting(services, user_id: str, *, memory_id: str | None = None, ste
         from lumina_memory.nodes.knowledge.tiers import sync_best_effort
 
         sync_best_effort(services, user_id, reason="undo")
-    lineages = services.stores.archive.procedures.restore_lineages(user_id, procedures) if procedures else []
+    lineages = services.stores.archive.procedures.restore_lineages(user_id, procedures, now) if procedures else []
     report = {"memories": restored, "facts": facts, "procedures": lineages,
               "entries": sum(len(v) for v in used.values()) + len(procedures)}
     open_audit_log(services.stores.archive, memory_secret(services.settings)).append(
