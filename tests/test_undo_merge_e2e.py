@@ -2,7 +2,7 @@
 qdrant-edge, ladybug) and server mode (PostgreSQL): the preview names the merge the maintenance run then makes;
 undoing it by a folded memory's id brings the folded memory back in every tier and the survivor as it was, without
 the merge's derived_from relation; `undo --step merge` and `--step procedure` through the command; and raw-turn
-retention (policy A) leaves no undo entry holding the text it removed."""
+retention (policy A or B) leaves no undo entry holding the text it removed."""
 
 from __future__ import annotations
 
@@ -104,8 +104,11 @@ def test_undo_step_merge_and_procedure_through_the_command(cli_factory):
         services.close()
 
 
-def test_raw_turn_retention_leaves_no_undo_entry_holding_deleted_text(server, memory_factory):
-    mem = memory_factory(lifecycle=LifecycleParams(), storage_policy="A", retention_raw_turns_days=30, **server)
+@pytest.mark.parametrize("policy", ["A", "B"])
+def test_raw_turn_retention_leaves_no_undo_entry_holding_deleted_text(server, memory_factory, policy, tmp_path):
+    extra = {"storage_policy_b_location": str(tmp_path / "cold")} if policy == "B" else {}
+    mem = memory_factory(lifecycle=LifecycleParams(), storage_policy=policy, retention_raw_turns_days=30, **extra,
+                         **server)
     services = mem.services
     table = services.stores.archive.memories
     _fill(mem, "saki")
