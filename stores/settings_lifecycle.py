@@ -240,10 +240,11 @@ class LifecycleParams(EpisodeTextParams):
     # --- undoing forgetting and the capacity report (issue 49; nodes.lifecycle.undo, nodes.lifecycle.capacity) ----
     undo_window_days: int = Field(
         default=30, ge=1, json_schema_extra=_notes("(ours) issue 49"),
-        description="Days a forgetting step (compression, archiving, auto-deletion, knowledge forgetting) can be undone "
+        description="Days a forgetting step (compression, archiving, auto-deletion, episode merging, knowledge and "
+                    "procedure forgetting) can be undone "
                     "(`lumina-memory undo`); older undo entries are refused and purged by the maintenance run. 30: a "
                     "month of daily batches, long enough to notice a faded memory, while each entry keeps a copy of "
-                    "the text the user's data held (erasure removes them at once).",
+                    "the text the user's data held (erasure, forget and retention remove them at once).",
     )
     capacity_warn_share: float = Field(
         default=0.9, gt=0, le=1, json_schema_extra=_notes("(ours) issue 49"),
