@@ -1,11 +1,12 @@
 """`lumina-memory undo | forget-preview | capacity`: forgetting undone, previewed and foreseen (issue 49).
 
-- ``undo --user U [--memory ID | --step compress|archive|delete|knowledge|merge|procedure] [--since YYYY-MM-DD]``: put back what the
-  lifecycle forgot within ``LUMINA_LIFECYCLE__UNDO_WINDOW_DAYS`` (nodes.lifecycle.undo); an erasure or a deliberate
-  ``forget`` is never undoable.
-- ``forget-preview --user U``: what the user's next batch day would compress, archive or delete, nothing written
-  (nodes.lifecycle.forget_preview). A command of its own rather than ``maintain --preview``: ``maintain`` runs every
-  maintenance step for every user, a preview concerns one user's forgetting only.
+- ``undo --user U [--memory ID | --step compress|archive|delete|knowledge|merge|procedure] [--since YYYY-MM-DD]``:
+  put back what the lifecycle forgot within ``LUMINA_LIFECYCLE__UNDO_WINDOW_DAYS`` (nodes.lifecycle.undo); an
+  erasure or a deliberate ``forget`` is never undoable.
+- ``forget-preview --user U``: what the user's next batch day would compress, archive or delete, and the episode
+  merges A9 would make, nothing written (nodes.lifecycle.forget_preview). A command of its own rather than
+  ``maintain --preview``: ``maintain`` runs every maintenance step for every user, a preview concerns one user's
+  forgetting only.
 - ``capacity --user U``: memories per level against the 15/30/35 % targets, protected ones against the cap, and a
   WARNING before the caps force compression (nodes.lifecycle.capacity).
 """

@@ -11,7 +11,9 @@ intensity, the union of tags, the earliest creation, a merged text, trigger and 
 texts joined, the survivor's first; the notes would ask a model to rewrite them), and a derived_from relation to
 each memory folded into it. The folded ones stop being memories in the same archive transaction (marked forgotten:
 their segments stay the record and never come back as fresh memories), and the lifecycle outbox owes their
-removal from the vector, mid-term and graph tiers and the survivor's re-embedding (nodes.lifecycle.phases).
+removal from the vector, mid-term and graph tiers and the survivor's re-embedding (nodes.lifecycle.phases). The
+undo log keeps every row the merge changed (step ``merge``), so `lumina-memory undo` can put the merge back whole;
+``plan_merges`` is what `forget-preview` lists.
 Like A9's archiving and deletion it runs only with ``low_activity_enabled`` (off by default: the F notes alone
 decide); the maintenance graph's lifecycle_merge checks it.
 """

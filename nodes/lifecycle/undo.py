@@ -1,5 +1,5 @@
-"""Undo of forgetting (issue 49): a memory compressed, archived or auto-deleted, or a fact forgotten, put back
-from the undo log (stores.memory_undo) within ``lifecycle.undo_window_days``.
+"""Undo of forgetting (issue 49): a memory compressed, archived, auto-deleted or merged, a fact or a procedure
+forgotten, put back from the undo log (stores.memory_undo) within ``lifecycle.undo_window_days``.
 
     report = undo_forgetting(services, "alice", step="compress")            # every compression in the window
     report = undo_forgetting(services, "alice", memory_id="seg:…")          # one memory (or fact)
@@ -17,7 +17,10 @@ So that the very next batch does not forget it again for the same reason, an und
 recalled: the next batch reinforces it (F3: memory_days reduced, decay raised), then judges it from the
 restored state like any other. A memory restored from an auto-deletion is archived again with its archive
 clock restarted on the undo's batch day, so the deletion conditions are judged from there. A fact counts as
-used now (its low-activity mark cleared). Erasure deletes the undo log with the rest of the user: never undoable.
+used now (its low-activity mark cleared). A merge is undone whole (``_whole_merges``): the folded memories come
+back as auto-deleted ones do, the survivor gets its row from before the merge, the merge's derived_from relations
+go. A procedure comes back with every version (stores.procedures_duckdb.restore_lineages), counted as used now.
+Erasure deletes the undo log with the rest of the user: never undoable.
 Deliberate `forget` is not logged either: the user asked for the memory to be gone.
 """
 
