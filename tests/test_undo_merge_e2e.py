@@ -1,8 +1,9 @@
 """Undoing A9's episode merge and the procedure forgetting through `undo` on the real stores, embedded (DuckDB,
 qdrant-edge, ladybug) and server mode (PostgreSQL): the preview names the merge the maintenance run then makes;
 undoing it by a folded memory's id brings the folded memory back in every tier and the survivor as it was, without
-the merge's derived_from relation; `undo --step merge` and `--step procedure` through the command; and raw-turn
-retention (policy A or B) leaves no undo entry holding the text it removed."""
+the merge's derived_from relation, and a merge whose survivor was folded later undoes the later merge too; `undo
+--step merge` and `--step procedure` through the command; raw-turn retention (policy A or B) leaves no undo entry
+holding the text it removed; an erased user leaves no merge or procedure entry."""
 
 from __future__ import annotations
 
@@ -141,3 +142,23 @@ def test_an_erased_user_leaves_no_merge_or_procedure_entry(server, memory_factor
     assert {e["step"] for e in undo.entries("carol")} == {"merge", "procedure"} and undo.count("dave") == 3
     erase_user(services, "carol", erase_plan(services, "carol")["token"])
     assert undo.count("carol") == 0 and undo.count("dave") == 3
+
+
+def test_undoing_a_chained_merge_undoes_every_merge_it_leads_to(server, memory_factory):
+    services = memory_factory(**server).services
+    table = services.stores.archive.memories
+    a, b, c, d = _memories(services, "carol", [1, 1, 1, 1])
+    before = {m["memory_id"]: m for m in list_memories(services, "carol")}
+    merged = {"retention": 70.0, "intensity": 70.0, "tags": ["猫"], "created": T0 - 10, "trigger": None, "content": None}
+    table.merge_into("carol", a, {b: 0.9}, {**merged, "text": "a / b"}, day=T0 // DAY, now=T0 + 60)
+    table.merge_into("carol", c, {a: 0.9}, {**merged, "text": "c / a / b"}, day=T0 // DAY, now=T0 + 120)
+    table.merge_into("carol", d, {c: 0.9}, {**merged, "text": "d / c / a / b"}, day=T0 // DAY, now=T0 + 180)
+    assert [m["memory_id"] for m in list_memories(services, "carol")] == [d]
+    undone = undo_forgetting(services, "carol", memory_id=b, now=T0 + 300)  # b's merge leads to a's, then c's
+    assert sorted(m["memory_id"] for m in undone["memories"]) == sorted([a, b, c, d])
+    back = {m["memory_id"]: m for m in list_memories(services, "carol")}
+    assert set(back) == set(before)
+    for memory_id, row in before.items():
+        assert (back[memory_id]["text"], back[memory_id]["tags"]) == (row["text"], row["tags"]), memory_id
+    assert [r for r in table.relations("carol") if r["kind"] == "derived_from"] == []
+    assert table.undo.count("carol") == 0 and table.forgotten("carol", [a, b, c]) == set()

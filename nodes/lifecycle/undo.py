@@ -133,16 +133,22 @@ def _merge_of(entry: dict[str, Any]) -> tuple[str, float]:
 
 def _whole_merges(undo, user_id: str, live: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A merge is undone whole: any selected memory of it (or one whose later step it is) brings in the entries
-    of the survivor and of every memory folded with it."""
+    of the survivor and of every memory folded with it, and so on while those bring in further merges (a
+    survivor folded into another later)."""
     merges = undo.entries(user_id, step="merge")
-    if not merges:
-        return live
-    chosen = {e["undo_id"] for e in live}
-    targets = {e["target_id"]: e["ts"] for e in live if e["step"] in ("compress", "archive", "delete", "merge")}
-    keys = {_merge_of(e) for e in merges if e["undo_id"] in chosen or
-            (e["target_id"] in targets and e["ts"] >= targets[e["target_id"]])}
-    extra = [e for e in merges if _merge_of(e) in keys and e["undo_id"] not in chosen]
-    return sorted(live + extra, key=lambda e: (e["ts"], e["day"])) if extra else live
+    while merges:
+        chosen = {e["undo_id"] for e in live}
+        targets: dict[str, float] = {}  # each memory's earliest selected step: every later one is undone with it
+        for e in sorted(live, key=lambda e: (e["ts"], e["day"])):
+            if e["step"] in ("compress", "archive", "delete", "merge"):
+                targets.setdefault(e["target_id"], e["ts"])
+        keys = {_merge_of(e) for e in merges if e["undo_id"] in chosen or
+                (e["target_id"] in targets and e["ts"] >= targets[e["target_id"]])}
+        extra = [e for e in merges if _merge_of(e) in keys and e["undo_id"] not in chosen]
+        if not extra:
+            break
+        live = sorted(live + extra, key=lambda e: (e["ts"], e["day"]))
+    return live
 
 
 def _restore_memories(services, user_id: str, entries: list[dict[str, Any]], used: dict[str, list[str]],
