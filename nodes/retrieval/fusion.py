@@ -1,7 +1,8 @@
 """Fusing the channels into one relevance per turn.
 
 1. Turn channels: weighted reciprocal rank (k = recall_rrf_k); the keyword channels' weights scaled by how far this
-   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust).
+   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust), and for a
+   long turn by ``recall_keyword_long_weight``.
 2. Segment channels lend a share of their segment's fused score to its turns (scaled by the same trust).
 3. Neighbours: each turn passes a share of its relevance to the adjacent turns of the same exchange (an answer
    sits next to the question that prompted it).
@@ -39,9 +40,13 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     w_segment *= trust
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
+    long_weight = settings.recall_keyword_long_weight
+    longest = settings.recall_passage_min_tokens
     for name, ranking in cands.turn_rankings.items():
+        scaled = long_weight != 1.0 and name in ("turn_keyword", "turn_feedback")
         for rank, i in enumerate(ranking):
-            rel[i] += weight[name] / (k + rank + 1)
+            w = weight[name] * long_weight if scaled and index.token_counts[i] > longest else weight[name]
+            rel[i] += w / (k + rank + 1)
             tiers[i].add(TIER[name])
 
     direct = rel.copy()  # the turn channels' own votes, before anything is lent or spread
