@@ -17,8 +17,8 @@
 - knowledge items last said more than ``retention_knowledge_days`` ago (a restatement merged into an item is
   a saying of it; superseded and forgotten ones too) leave the archive, the knowledge vectors and the graph: the
   archive marks them forgotten first (recall and the profile stop showing them, and their tiers' removal is
-  owed, as for the monthly forgetting), the tiers drop them, then their rows go — a store that is down leaves
-  them forgotten and owed, and the next run (or sync) finishes;
+  owed, as for the monthly forgetting), the tiers drop them, then their rows go with their undo entries — a store
+  that is down leaves them forgotten and owed, and the next run (or sync) finishes;
 - procedures neither recalled, reported on nor taught again for ``retention_procedures_days`` (unset: forever)
   leave with all their versions, unless tagged [IMPORTANT] or taught by a protected memory (the monthly
   forgetting's disuse rule, with no use count or version sparing them), their undo entries with them;
@@ -138,6 +138,9 @@ def _knowledge(services, now: float) -> dict[str, Any]:
             log.warning("retention: %d knowledge item(s) of a user stay forgotten and owed: %s", len(item_ids), exc)
             continue
         deleted = table.delete_items(user_id, item_ids)
+        memories = getattr(stores.archive, "memories", None)
+        if memories is not None:  # nothing can bring a deleted fact back: its undo entries go
+            memories.undo.forget(user_id, item_ids)
         report["items"] += deleted
         record(services, user_id, "maintenance", step="retention.knowledge", items=deleted)
     return report
