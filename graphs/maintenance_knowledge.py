@@ -112,7 +112,8 @@ def knowledge_monthly(state: MaintenanceState, services: Services) -> dict:
     users = [state["user_id"]] if state.get("user_id") else _users_with_episodes_since(services, 0.0)[0]
     forgotten: dict[str, list[str]] = {}
     for user in users if table is not None else ():
-        gone = table.forget_unreliable(user, params.forget_below_confidence, params.forget_min_outcomes)
+        gone = table.forget_unreliable(user, params.forget_below_confidence, params.forget_min_outcomes,
+                                       now=state["now"])
         gone += forget_unused_procedures(services, user, state["now"])
         if gone:
             forgotten[user] = gone

@@ -94,7 +94,7 @@ def _merge_episodes(state: MaintenanceState, services: Services) -> dict[str, An
     day = today_of(services, state["now"])
     candidates, folded, merged = 0, 0, 0
     for user in users:
-        out = merge_episodes(services, user, day)
+        out = merge_episodes(services, user, day, now=state["now"])
         candidates += out["candidates"]
         merged += len(out["merged"])
         folded += sum(len(absorbed) for _survivor, absorbed in out["merged"])

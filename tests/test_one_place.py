@@ -18,7 +18,8 @@ def test_cypher_lives_in_the_cypher_module():
     # cypher_backup.py holds the dump/load statements of backups and scrubbing, beside cypher.py; cypher_relations.py
     # and cypher_knowledge.py hold the typed relations' and knowledge items' statements that cypher.py re-exports
     # graph_pg_knowledge.py maps each Cypher statement the shared graph logic sends to its SQL form (PostgresGraph)
-    allowed = {"cypher.py", "cypher_backup.py", "cypher_relations.py", "cypher_knowledge.py", "graph_pg_knowledge.py"}
+    allowed = {"cypher.py", "cypher_backup.py", "cypher_relations.py", "cypher_knowledge.py", "graph_pg_knowledge.py",
+               "cypher_repair.py"}  # store upkeep's cross-user edge repair (issue 49), one module for every Cypher engine
     assert _offenders(r"\b(MERGE|DETACH DELETE)\s*\(|MATCH \(\w*:", allowed) == []
 
 
@@ -41,7 +42,10 @@ def test_sql_lives_in_the_duckdb_adapters():
                # the graph's tables, the journal, activity log and small shared documents, user rows' places
                "sql_connection.py", "pg_connection.py", "vectors_pg.py", "vectors_pg_sql.py", "graph_pg_sql.py",
                "graph_pg_knowledge.py", "journal_pg.py", "activity_log_pg.py", "shared_state.py", "pg_user_rows.py",
-               "agent_tables_sql.py"}  # agents' records (issue 48): one statement module for both engines
+               "agent_tables_sql.py",  # agents' records (issue 48): one statement module for both engines
+               # the undo log of forgetting, operations' cost records and the PostgreSQL graph's edge repair (issue
+               # 49): each one statement module for both engines (the graph's: its SQL form of cypher_repair)
+               "memory_undo.py", "costs_sql.py", "graph_pg_repair.py"}
     assert _offenders(r"\b(INSERT INTO|DELETE FROM|CREATE TABLE)\b", allowed) == []
 
 
