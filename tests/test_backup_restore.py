@@ -51,6 +51,7 @@ class Opened:
 def _stats(services, user):
     stats = tier_stats(services, user)
     stats.pop("paths")
+    stats.pop("costs")  # what the operations cost: this process's own records, not the memory's
     stats.pop("recall_index")  # this process's index counters (turns read, reads decoded), not data
     stats.pop("segment_index")
     return stats

@@ -10,6 +10,7 @@ from lumina_memory.nodes.retrieval.recall import recall
 def _snapshot(mem, user_id):
     stats = tier_stats(mem.services, user_id)
     stats.pop("paths")
+    stats.pop("costs")  # what the operations cost: this process's own records, not the memory's
     return stats
 
 
