@@ -147,18 +147,6 @@ class RecallSettings(BaseModel):
     recall_neighbour_spread: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
     )
-    recall_keyword_long_weight: float = Field(
-        default=1.0, ge=0.0, le=1.0,
-        description="Fusion: the keyword channels' vote for a turn longer than recall_passage_min_tokens is scaled "
-        "by this (BM25 over pasted documentation finds some of a question's words in every long reply, and those "
-        "votes outrank the turn the dense channel ranks first); 1 = as short turns.",
-    )
-    recall_direct_floor: float = Field(
-        default=0.0, ge=0.0, le=1.0,
-        description="Fusion: a turn keeps at least this share of the fused top × its own turn channels' vote ÷ the "
-        "best such vote, so what segment lending and the neighbour spread add to other turns cannot bury the turn "
-        "the channels themselves rank first; 0 = off.",
-    )
     recall_relation_share: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="F6: a memory related to one recall found gets this share of its relevance per relation followed "

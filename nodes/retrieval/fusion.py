@@ -1,14 +1,10 @@
 """Fusing the channels into one relevance per turn.
 
 1. Turn channels: weighted reciprocal rank (k = recall_rrf_k); the keyword channels' weights scaled by how far this
-   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust), and for a
-   long turn by ``recall_keyword_long_weight``.
+   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust).
 2. Segment channels lend a share of their segment's fused score to its turns (scaled by the same trust).
 3. Neighbours: each turn passes a share of its relevance to the adjacent turns of the same exchange (an answer
    sits next to the question that prompted it).
-   Then each turn keeps at least ``recall_direct_floor`` of the top relevance in proportion to its own step-1
-   vote: what was lent and spread in steps 2–3 lifts long replies of a matching segment or next to a matching
-   turn, and without a floor they can bury the turn every channel ranked first.
 4. Speakers (nodes.retrieval.query): when the query names one speaker, the other speakers' turns keep only
    ``recall_speaker_focus`` of their relevance; when it names several, each named speaker's turns are
    normalised to the same top, so the ranking alternates between them instead of following one. When it names
@@ -40,16 +36,10 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     w_segment *= trust
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
-    long_weight = settings.recall_keyword_long_weight
-    longest = settings.recall_passage_min_tokens
     for name, ranking in cands.turn_rankings.items():
-        scaled = long_weight != 1.0 and name in ("turn_keyword", "turn_feedback")
         for rank, i in enumerate(ranking):
-            w = weight[name] * long_weight if scaled and index.token_counts[i] > longest else weight[name]
-            rel[i] += w / (k + rank + 1)
+            rel[i] += weight[name] / (k + rank + 1)
             tiers[i].add(TIER[name])
-
-    direct = rel.copy()  # the turn channels' own votes, before anything is lent or spread
 
     if cands.seg_score and n:
         top = max(cands.seg_score.values())
@@ -74,10 +64,6 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
         rel = base + spread * np.maximum(left, right)
         for i in np.flatnonzero((base == 0) & (rel > 0)):
             tiers[int(i)].add("archive")
-
-    floor = settings.recall_direct_floor
-    if floor and direct.any():
-        rel = np.maximum(rel, floor * rel.max() * direct / direct.max())
 
     on_whose = on.get("speakers") and n and rel.any()
     whose = whose_turns(index, plan, settings.recall_passage_min_tokens) if on_whose else None
