@@ -55,21 +55,28 @@ def print_report(summary: dict[str, Any]) -> None:
         return
     table = Table(title=f"What each operation cost, last {days:g} days ({summary['operations']} operations)",
                   caption="calls, tok in, tok out: model calls and tokens per operation")
-    table.add_column("operation / stage", no_wrap=True)
-    for column in ("n", "p50 ms", "p95 ms", "mean ms", "calls", "tok in", "tok out"):
-        table.add_column(column, justify="right")
-    notes = []
+    rows, notes = [], []
     for op, one in summary["by_op"].items():
-        table.add_row(f"[bold]{op}[/bold]", str(one["count"]), *_ms(one["ms"]), f"{one['calls_per_op']:g}",
-                      f"{one['input_tokens_per_op']:g}", f"{one['output_tokens_per_op']:g}")
+        rows.append((f"[bold]{op}[/bold]", str(one["count"]), *_ms(one["ms"]), f"{one['calls_per_op']:g}",
+                     f"{one['input_tokens_per_op']:g}", f"{one['output_tokens_per_op']:g}"))
         for stage, spread in one["stages"].items():
             used = one["stage_calls"].get(stage)
-            table.add_row(f"  {escape(stage)}", str(spread["n"]), *_ms(spread),
-                          *((f"{used['calls_per_op']:g}", f"{used['input_tokens_per_op']:g}",
-                             f"{used['output_tokens_per_op']:g}") if used else ("", "", "")))
+            rows.append((f"  {escape(stage)}", str(spread["n"]), *_ms(spread),
+                         *((f"{used['calls_per_op']:g}", f"{used['input_tokens_per_op']:g}",
+                            f"{used['output_tokens_per_op']:g}") if used else ("", "", ""))))
         paths = ", ".join(f"{path} {n}" for path, n in one["paths"].items())
         errors = "; ".join(f"{name} {n}" for name, n in one["errors"].items())
         notes.append(f"{op}: paths {paths}" + (f"; errors {errors}" if errors else ""))
+    # A narrow terminal shortens the stage names, never a figure: each figure column is as wide as its widest cell
+    # or its heading, and the names get what is left (each column pads 1 a side; 9 rules bound 8 columns).
+    headings = ("n", "p50 ms", "p95 ms", "mean ms", "calls", "tok in", "tok out")
+    widths = [max(len(heading), *(len(row[i]) for row in rows)) for i, heading in enumerate(headings, 1)]
+    table.add_column("operation / stage", no_wrap=True, overflow="ellipsis",
+                     max_width=max(12, console.width - sum(widths) - 2 * (len(headings) + 1) - (len(headings) + 2)))
+    for heading, width in zip(headings, widths):
+        table.add_column(heading, justify="right", no_wrap=True, min_width=width)
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
     for line in notes:
         console.print(line, markup=False)

@@ -100,3 +100,23 @@ def test_report_table_and_stats_lines_name_each_operation(seeded):
     assert "costs, last 14 days" in stats and "  recall: 3 ops" in stats and "0 model calls/op" in stats
     refused = cli("report", "--since", "soon", check=False)
     assert refused.returncode == 2 and "--since takes a number of days" in refused.stderr
+
+
+def test_the_table_keeps_every_figure_whole_in_an_80_column_terminal(monkeypatch, capsys):
+    """A narrow terminal shortens the stage names, never a figure ('298…' for 298.4 ms says nothing)."""
+    from rich.console import Console
+
+    from lumina_memory.graphs import cli_report
+
+    records = [{"op": "flush", "path": "offline", "ms": ms, "error": "", "calls": 0, "input_tokens": 0,
+                "output_tokens": 0, "models": {}, "stages": {"archive_to_duckdb.learn_and_a_long_stage_name": ms / 2}}
+               for ms in (298.4, 602.7, 1234.5)]
+    summary = {"since_days": 14.0, "operations": 3, "recording": True, "by_op": summarize(records)}
+    monkeypatch.setattr(cli_report, "console", Console(width=80, emoji=False, soft_wrap=True, force_terminal=False))
+    cli_report.print_report(summary)
+    shown = capsys.readouterr().out
+    flush = summary["by_op"]["flush"]
+    for figure in (flush["ms"]["p50"], flush["ms"]["p95"], flush["ms"]["mean"],
+                   flush["stages"]["archive_to_duckdb.learn_and_a_long_stage_name"]["p95"]):
+        assert f"{figure:.1f}" in shown
+    assert all(len(line) <= 80 for line in shown.splitlines())
