@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from lumina_memory.stores.postgres_server import PrivatePostgres, start_private_postgres
@@ -38,6 +39,34 @@ def fresh_database(server: PrivatePostgres) -> tuple[str, str]:
     """(name, uri) of a new empty database with pgvector on ``server``."""
     name = f"t{os.getpid()}_{next(_names)}"
     return name, server.create_database(name)
+
+
+# Every column that PostgreSQL would compress (pglz) is stored as written instead, from the moment its table is
+# created: a raw scan of the server's files then sees text as it is, where pglz hides it (a false "nothing
+# left") or splices a kept user's id into what reads as an erased one's (a false "her id is still there").
+# As the residue tests store DuckDB and Redis uncompressed.
+_UNCOMPRESSED = """
+CREATE FUNCTION lumina_test_uncompressed() RETURNS event_trigger LANGUAGE plpgsql AS $$
+DECLARE made record; col record;
+BEGIN
+  FOR made IN SELECT objid FROM pg_event_trigger_ddl_commands() WHERE object_type = 'table' LOOP
+    FOR col IN SELECT attname FROM pg_attribute WHERE attrelid = made.objid AND attnum > 0
+               AND NOT attisdropped AND attstorage IN ('x', 'm') LOOP
+      EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET STORAGE EXTERNAL', made.objid::regclass, col.attname);
+    END LOOP;
+  END LOOP;
+END $$;
+CREATE EVENT TRIGGER lumina_test_uncompressed ON ddl_command_end
+  WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'ALTER TABLE') EXECUTE FUNCTION lumina_test_uncompressed();
+"""
+
+
+def uncompressed_database(server: PrivatePostgres) -> tuple[str, str]:
+    """``fresh_database``, whose tables store every value uncompressed (for tests that read the server's files)."""
+    name, uri = fresh_database(server)
+    with psycopg.connect(uri, autocommit=True) as con:
+        con.execute(_UNCOMPRESSED)
+    return name, uri
 
 
 @pytest.fixture

@@ -5,7 +5,8 @@ and backed up to a local folder; "alice" is erased. Then:
 - no row of any table of the database names her: every row read as text, for her marks, turn/segment ids, her id
   as a whole token and its keyed hash; the same scan finds alice2, so it would have found a leak;
 - the erasure's rewrite (VACUUM FULL through the adapters) leaves her strings in no relation file of the
-  database (after a CHECKPOINT flushed every page), the catalogue's included: an ANALYZE before the erasure put
+  database (after a CHECKPOINT flushed every page; the test database stores values uncompressed, so the raw
+  scan reads what the pages hold), the catalogue's included: an ANALYZE before the erasure put
   sampled values of her rows into pg_statistic, which the rewrite clears and re-samples (stores.pg_statistics);
   her write-stamp row (lumina_versions) is deleted. Of the whole server's data folder only the write-ahead log
   (pg_wal) still holds her text: VACUUM FULL writes each table anew and the old files are truncated, but it does
@@ -36,7 +37,7 @@ from lumina_memory.stores.redis_server import stop_server
 from lumina_memory.stores.secret import keyed_hash
 
 from .conftest import make_settings
-from .pg_server import fresh_database, pg_server  # noqa: F401 - fixture
+from .pg_server import fresh_database, pg_server, uncompressed_database  # noqa: F401 - fixture
 from .test_residue import _hits
 
 SECRET = "server-guarantees-test-secret-0123456789"
@@ -109,7 +110,7 @@ def rows_naming(uri: str, needles: list[str], pattern: str | None = None) -> dic
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, pg_server):  # noqa: F811 - the fixture
     root = tmp_path_factory.mktemp("server-guarantees")
-    name, uri = fresh_database(pg_server)
+    name, uri = uncompressed_database(pg_server)
     opened = Opened(root / "data", root / "backups", uri)
     try:
         opened.fill()
@@ -182,6 +183,30 @@ def _relations_holding(uri: str, needles: list[bytes]) -> dict[str, list[str]]:
         if hits:
             found[name] = sorted(set(hits))
     return found
+
+
+def compressed_values(uri: str) -> dict[str, int]:
+    """Per ``table.column`` of the database's own tables, the values stored compressed."""
+    with psycopg.connect(uri) as con:
+        columns = con.execute(
+            "SELECT n.nspname, c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid "
+            "WHERE c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped AND t.typlen = -1 "
+            "AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')").fetchall()
+        found = {}
+        for schema, table, column in columns:
+            n = con.execute(f'SELECT count(*) FROM "{schema}"."{table}" '
+                            f'WHERE pg_column_compression("{column}") IS NOT NULL').fetchone()[0]
+            if n:
+                found[f"{table}.{column}"] = n
+    return found
+
+
+def test_the_raw_scans_read_every_value_as_written(world):
+    """pglz would hide her text from the scans below, or splice the kept user's id into a false match of hers:
+    the test database stores every value uncompressed (tests.pg_server.uncompressed_database)."""
+    assert compressed_values(world["uri"]) == {}
+    assert rows_naming(world["uri"], [MARK[KEPT]]), "and the values are there to be read"
 
 
 def test_the_rewritten_relation_files_hold_nothing_of_her_only_the_wal_does(world):
@@ -283,7 +308,7 @@ def test_pii_is_redacted_before_it_reaches_the_server(tmp_path, pg_server):  # n
 
     raws = [f"zq{_RUN.lower()}@clinic.example.jp", f"090-{_RUN[:4].replace('A', '1')}-5{_RUN[2:5]}"]
     raws[1] = re.sub(r"[A-Z]", "7", raws[1])
-    name, uri = fresh_database(pg_server)
+    name, uri = uncompressed_database(pg_server)
     opened = Opened(tmp_path / "data", tmp_path / "backups", uri)
     try:
         _ingest(opened.services, "pii-user", [("user", f"獣医さんのメールは{raws[0]}、電話は{raws[1]}です"),
