@@ -4,34 +4,17 @@ The embedded mid-term tier is a private redis-server that is daemonized on purpo
 started it, so processes of one data dir share it: stores.redis_server). A benchmark owns its data dir, so what it
 started it stops: the memory, the Services, then the data dir's private Redis (and with it its watchdog), on a
 return, an exception, Ctrl-C, or SIGTERM (turned into SystemExit while the memory is open, so the same ``finally``
-runs). A Redis that was already answering on the data dir before the bench opened it belongs to someone else and
+runs: bench.sigterm). A Redis that was already answering on the data dir before the bench opened it belongs to someone else and
 is left running; ``REDIS_URL`` deployments have no private server.
 """
 
 from __future__ import annotations
 
 import contextlib
-import signal
-import sys
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-SIGTERM_EXIT = 128 + signal.SIGTERM
-
-
-@contextlib.contextmanager
-def exit_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises SystemExit in the main thread while inside (so ``finally`` blocks run); elsewhere a no-op:
-    signal handlers can only be set from the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(SIGTERM_EXIT))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+from bench.sigterm import exit_on_sigterm
 
 
 @contextlib.contextmanager

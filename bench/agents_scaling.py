@@ -30,7 +30,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from bench.agents_open import exit_on_sigterm, opened_memory
+from bench.agents_open import opened_memory
+from bench.sigterm import exit_on_sigterm
 from bench.agents_sim import QUERIES, _text, tick_events, write_report
 from bench.common import bench_settings, percentiles
 

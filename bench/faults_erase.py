@@ -38,6 +38,7 @@ from pathlib import Path
 
 import lumina_memory.graphs  # noqa: F401  - registers the start-up hook that finishes an interrupted erasure
 
+from bench.sigterm import exit_on_sigterm
 from bench.faults import REPO, cli_env, generate, ingest, stop_private_redis, tier_ids
 
 PROGRESS_FILE = "erase-ops.json"
@@ -396,8 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.production:
             from bench.faults_erase_production import Engines
 
-            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # the servers still stop
-            with Engines(root / "engines") as engines:  # stopped on every exit path
+            with exit_on_sigterm(), Engines(root / "engines") as engines:  # stopped on every exit path
                 outcomes = run_trials(root, args, engines)
         else:
             outcomes = run_trials(root, args)

@@ -28,7 +28,6 @@ import queue
 import random
 import secrets
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bench import perf_server_report as report_mod
+from bench.sigterm import exit_on_sigterm
 from bench.perf_server_worker import BARRIER_SECONDS, Spec, open_pgstore, run, settings_for
 
 JOIN_SECONDS = 60.0
@@ -149,6 +149,11 @@ def _queries(qtexts_count: int, users, count: int, seed: int) -> list[tuple[str,
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    with exit_on_sigterm():  # a killed run still stops its servers
+        return _measure(argv)
+
+
+def _measure(argv: Sequence[str] | None) -> dict[str, Any]:
     from bench.perf import Pool, sentence
     from lumina_memory.nodes.text.embedder import CachedEmbedder, Usem3Embedder
     from lumina_memory.stores.postgres_server import start_private_postgres
@@ -161,7 +166,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still stops its servers
     root = Path(tempfile.mkdtemp(prefix="lumina-perf-server-"))
     pg, data_dirs = None, []
     try:
@@ -236,7 +240,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if pg is not None:
             pg.stop()
         shutil.rmtree(root, ignore_errors=True)
-        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

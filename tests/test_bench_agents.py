@@ -174,6 +174,34 @@ def test_a_sim_stopped_by_sigterm_stops_its_redis(tmp_path: Path):
     assert left_running(data) == []
 
 
+SIGTERM_IN_A_QUERY = """
+import os, signal, threading, time
+import duckdb
+from bench.sigterm import exit_on_sigterm
+
+con = duckdb.connect()
+started = threading.Event()
+def stop():
+    started.wait()
+    time.sleep(0.5)  # most often inside the query
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=stop, daemon=True).start()
+with exit_on_sigterm():
+    started.set()
+    con.execute("SELECT count(*) FROM range(1000000000) AS t(i) WHERE i % 7 = 3").fetchone()
+    while True:  # a query that ended before the signal came: it lands here
+        time.sleep(0.1)
+"""
+
+
+def test_sigterm_inside_a_duckdb_query_still_exits_as_sigterm():
+    """DuckDB turns an exception a signal handler raises while it runs into its own 'Query interrupted', or drops
+    it and runs on: the process must still end, with SIGTERM's code, not as a failed run."""
+    proc = subprocess.run([sys.executable, "-c", SIGTERM_IN_A_QUERY], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).parent.parent)
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr[-2000:]
+
+
 def test_the_scaling_bench_splits_agents_over_processes_on_one_postgres(pg_uri: str, tmp_path: Path):
     assert agents_scaling.split([f"a{i}" for i in range(5)], 2) == [["a0", "a2", "a4"], ["a1", "a3"]]
     report = agents_scaling.main(["--agents", "5", "--hours", "0.01", "--processes", "1", "2", "--qps-queries", "3",
