@@ -127,13 +127,6 @@ class RecallSettings(BaseModel):
         "to keep their full weight; below it their weight shrinks in proportion, so a question in other words than "
         "the conversation's follows the dense channel (nodes.retrieval.channel_trust); 0 = full weight for every query.",
     )
-    recall_pasted_keyword_weight: float = Field(
-        default=1.0, ge=0.0, le=1.0,
-        description="Fusion: the keyword channels' vote for a turn longer than recall_passage_min_tokens is scaled "
-        "towards this by the share of the query terms it holds that only its pasted lines hold (code, indented or "
-        "hard-wrapped documentation; nodes.retrieval.pasted_text): BM25 over pasted parts finds some of a question's "
-        "words in every one, while the user's own prose around a paste keeps its vote; 1 = every vote as it is.",
-    )
     recall_passage_max_penalty: float = Field(
         default=0.04, ge=0.0, le=1.0,
         description="Dense channel: a long turn ranks by its best passage's cosine less this × ln(its passages), "

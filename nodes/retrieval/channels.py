@@ -72,8 +72,6 @@ class Candidates:
     passage: dict[int, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     # The keyword channels' fusion weight factor for this query (nodes.retrieval.channel_trust).
     keyword_trust: float = 1.0
-    # Long turns' keyword vote factors for this query, by how much of their match is pasted (nodes.retrieval.pasted_text).
-    keyword_scale: dict[int, float] = field(default_factory=dict)
 
 
 def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list[str], on: dict, out: Candidates,

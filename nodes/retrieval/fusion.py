@@ -1,8 +1,7 @@
 """Fusing the channels into one relevance per turn.
 
 1. Turn channels: weighted reciprocal rank (k = recall_rrf_k); the keyword channels' weights scaled by how far this
-   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust), and for a
-   long turn by how much of its match is pasted text (``Candidates.keyword_scale``, nodes.retrieval.pasted_text).
+   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust).
 2. Segment channels lend a share of their segment's fused score to its turns (scaled by the same trust).
 3. Neighbours: each turn passes a share of its relevance to the adjacent turns of the same exchange (an answer
    sits next to the question that prompted it).
@@ -37,11 +36,9 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     w_segment *= trust
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
-    scale = cands.keyword_scale
     for name, ranking in cands.turn_rankings.items():
-        scaled = bool(scale) and name in ("turn_keyword", "turn_feedback")
         for rank, i in enumerate(ranking):
-            rel[i] += (weight[name] * scale.get(i, 1.0) if scaled else weight[name]) / (k + rank + 1)
+            rel[i] += weight[name] / (k + rank + 1)
             tiers[i].add(TIER[name])
 
     if cands.seg_score and n:

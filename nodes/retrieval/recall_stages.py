@@ -18,7 +18,6 @@ from ..text.tokenize import terms
 from ..text.transliterate import with_aliases
 from .channels import feedback_channel, segment_channels, speaker_dense_channel, turn_channels, whose_turns
 from .channel_trust import keyword_trust, matched_share
-from .pasted_text import keyword_scales
 from .excerpts import passage_picker
 from .fusion import fuse
 from .list_questions import answered_across_turns
@@ -150,10 +149,6 @@ def fuse_candidates(run: RecallRun) -> RecallRun:
     if full_at > 0 and "turn_keyword" in run.cands.turn_rankings:
         share = matched_share(run.index, run.q_terms, run.cands.turn_rankings["turn_keyword"])
         run.cands.keyword_trust = keyword_trust(share, full_at)
-    settings = run.services.settings
-    keyword = [r for name, r in run.cands.turn_rankings.items() if name in ("turn_keyword", "turn_feedback")]
-    run.cands.keyword_scale = keyword_scales(run.index, run.q_terms, keyword, settings.recall_pasted_keyword_weight,
-                                             settings.recall_passage_min_tokens)
     run.rel, run.tiers = fuse(run.index, run.cands, run.services.settings, run.on, run.plan)
     if run.scope is not None:  # a neighbour's share never crosses the scope
         run.rel = np.where(run.scope.turns, run.rel, 0.0)
