@@ -70,8 +70,6 @@ class Candidates:
     ms: dict[str, float] = field(default_factory=dict)
     # Long turns found by their passages (nodes.text.passages): turn index -> {passage number: best cosine}.
     passage: dict[int, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
-    # The dense channel's turns: turn index -> its best point's cosine (the turn's or one of its passages').
-    dense_score: dict[int, float] = field(default_factory=dict)
     # The keyword channels' fusion weight factor for this query (nodes.retrieval.channel_trust).
     keyword_trust: float = 1.0
 
@@ -97,7 +95,6 @@ def turn_channels(services, index, user_id: str, qvec: np.ndarray, q_terms: list
                 out.passage[i][part] = max(score, out.passage[i].get(part, -1.0))
             if i is not None and i not in best:
                 best[i] = score
-        out.dense_score = best
         # A turn and its passages are one candidate: its best-ranked point stands for it.
         ranking = passage_max_corrected(index, best, settings.recall_passage_max_penalty) if passage_of else list(best)
         out.turn_rankings["turn_content"] = fewer_short_turns(index, ranking, most)
