@@ -147,13 +147,6 @@ class RecallSettings(BaseModel):
     recall_neighbour_spread: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Share of a turn's relevance its adjacent turns inherit."
     )
-    recall_keyword_dense_rank: int = Field(
-        default=0, ge=0, le=2000,
-        description="Fusion: a turn longer than recall_passage_min_tokens keeps its keyword and feedback votes "
-        "only when the dense channel ranks it (by its best passage) among its first this many turns, so BM25 over "
-        "pasted documentation far from the question in meaning loses its vote while a long turn the dense channel "
-        "also finds keeps it; 0 = off.",
-    )
     recall_relation_share: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="F6: a memory related to one recall found gets this share of its relevance per relation followed "

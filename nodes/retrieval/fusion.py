@@ -1,8 +1,7 @@
 """Fusing the channels into one relevance per turn.
 
 1. Turn channels: weighted reciprocal rank (k = recall_rrf_k); the keyword channels' weights scaled by how far this
-   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust), and for a
-   long turn by whether the dense channel also ranks it among its first turns (nodes.retrieval.dense_gate).
+   query's keyword hits can be trusted (``Candidates.keyword_trust``, nodes.retrieval.channel_trust).
 2. Segment channels lend a share of their segment's fused score to its turns (scaled by the same trust).
 3. Neighbours: each turn passes a share of its relevance to the adjacent turns of the same exchange (an answer
    sits next to the question that prompted it).
@@ -20,7 +19,6 @@ from collections import defaultdict
 import numpy as np
 
 from .channels import TIER, Candidates, whose_turns
-from .dense_gate import keyword_gates
 from .query import QueryPlan
 
 
@@ -38,14 +36,9 @@ def fuse(index, cands: Candidates, settings, on: dict, plan: QueryPlan) -> tuple
     w_segment *= trust
     rel = np.zeros(n, dtype=np.float64)
     tiers: dict[int, set[str]] = defaultdict(set)
-    longest = settings.recall_passage_min_tokens
-    voted = {i for name in ("turn_keyword", "turn_feedback") for i in cands.turn_rankings.get(name, ())}
-    gates = keyword_gates(cands.turn_rankings.get("turn_content", []),
-                          {i for i in voted if index.token_counts[i] > longest}, settings.recall_keyword_dense_rank)
     for name, ranking in cands.turn_rankings.items():
-        gated = gates and name in ("turn_keyword", "turn_feedback")
         for rank, i in enumerate(ranking):
-            rel[i] += weight[name] * (gates.get(i, 1.0) if gated else 1.0) / (k + rank + 1)
+            rel[i] += weight[name] / (k + rank + 1)
             tiers[i].add(TIER[name])
 
     if cands.seg_score and n:
