@@ -4,8 +4,8 @@ The embedded mid-term tier is a private redis-server that is daemonized on purpo
 started it, so processes of one data dir share it: stores.redis_server). A benchmark owns its data dir, so what it
 started it stops: the memory, the Services, then the data dir's private Redis (and with it its watchdog), on a
 return, an exception, Ctrl-C, or SIGTERM (turned into SystemExit while the memory is open, so the same ``finally``
-runs: bench.sigterm). A Redis that was already answering on the data dir before the bench opened it belongs to someone else and
-is left running; ``REDIS_URL`` deployments have no private server.
+runs: bench.sigterm). A Redis that was already answering on the data dir before the bench opened it belongs to
+someone else and is left running; ``REDIS_URL`` deployments have no private server.
 """
 
 from __future__ import annotations

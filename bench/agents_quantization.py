@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.sigterm import exit_on_sigterm
 from bench.common import bench_settings, percentiles
+from bench.sigterm import exit_on_sigterm
 from lumina_memory.stores.agent_vectors import open_agent_vectors
 from lumina_memory.stores.settings_agents import AgentParams
 

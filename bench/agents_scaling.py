@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.agents_open import opened_memory
-from bench.sigterm import exit_on_sigterm
 from bench.agents_sim import QUERIES, _text, tick_events, write_report
 from bench.common import bench_settings, percentiles
+from bench.sigterm import exit_on_sigterm
 
 START_CLOCK = 1_800_000_000.0
 BARRIER_TIMEOUT = 1800.0  # only stops a hang: a worker that died leaves the others waiting here

@@ -38,8 +38,8 @@ from pathlib import Path
 
 import lumina_memory.graphs  # noqa: F401  - registers the start-up hook that finishes an interrupted erasure
 
-from bench.sigterm import exit_on_sigterm
 from bench.faults import REPO, cli_env, generate, ingest, stop_private_redis, tier_ids
+from bench.sigterm import exit_on_sigterm
 
 PROGRESS_FILE = "erase-ops.json"
 

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bench import perf_server_report as report_mod
-from bench.sigterm import exit_on_sigterm
 from bench.perf_server_worker import BARRIER_SECONDS, Spec, open_pgstore, run, settings_for
+from bench.sigterm import exit_on_sigterm
 
 JOIN_SECONDS = 60.0
 
