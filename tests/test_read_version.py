@@ -11,7 +11,7 @@ from lumina_memory.nodes.retrieval.turn_reads import READ_VERSION
 from lumina_memory.nodes.text.passages import passage_spans
 from lumina_memory.stores.settings import LuminaSettings
 
-CUTS = {6: "4aeec7f5", 7: "acfdf1a8"}
+CUTS = {6: "4aeec7f5"}
 """READ_VERSION -> the first hex digits of the digest of ``_cut()``: when the cut changes, raise READ_VERSION and
 record the new digest under it."""
 

@@ -29,7 +29,7 @@ from .passage_index import LongTurnTerms, assemble, long_turn_units
 log = logging.getLogger("lumina.recall")
 
 # Bumped whenever nodes.text.tokenize, nodes.text.transliterate or nodes.text.passages change what they give.
-READ_VERSION = 7
+READ_VERSION = 6
 _TERMS, _UNITS, _PARTS = "\x1f", "\x1e", "\x1d"  # never in a term or key: they are control characters
 _HEAD = "\x1c"
 _RESERVED = re.compile("[\x1c-\x1f]")

@@ -7,13 +7,6 @@ line ends, each overlapping the next by one unit (a fact on a boundary is whole 
 unchanged (the turn stays one archived row, or S3's 2,000/200 chunks for a message over
 ``max_message_chars``); windows are derived from the text, so the same text always gives the same windows.
 
-A long message often closes in its writer's own words after what it quotes: "Pasting the docs: <300 lines>
-Staging DB port is 5433 now. What does it say about csv?" The window holding that closing is mostly the paste's
-tail, so its vector is the paste's and the user's fact is not a candidate. So the turn's closing, its last
-``CLOSING_SHARE`` of a window's tokens (cut mid-sentence when a pasted block runs into the remark with no line
-break), is a passage of its own as well, numbered in text order with the windows. The opening is not: measured on
-the written real-text sets, it added candidates and no recall (bench/results/closing_passage.md).
-
 Units are the toolkit's sentences and lines (``sentences.sentence_spans``), tokens its one counter
 (``token_count``: CJK character = 1, other words = 1).
 """
@@ -26,34 +19,18 @@ from .sentences import sentence_spans
 from .token_count import count_tokens, token_spans
 
 MAX_PASSAGES = 64  # per turn: a 150,000-character pasted log gets wider windows, not thousands of vectors
-CLOSING_SHARE = 0.5  # of a window's tokens: the closing passage, a remark about as long as a chat line
 
 
-def _units(text: str, size: int, closing: int) -> list[tuple[int, int, int]]:
+def _units(text: str, size: int) -> list[tuple[int, int, int]]:
     """(start, end, tokens) of each sentence or line; a unit longer than ``size`` (a long code line, a run of
-    CJK text without punctuation) is cut every ``size`` tokens, and the one holding the ``closing``-th token from
-    the end is cut there (the closing passage starts on a unit)."""
+    CJK text without punctuation) is cut every ``size`` tokens."""
     out: list[tuple[int, int, int]] = []
     for start, end in sentence_spans(text):
         spans = token_spans(text[start:end])
         for k in range(0, len(spans), size):
             window = spans[k : k + size]
             out.append((start + window[0][0], start + window[-1][1], len(window)))
-    return _cut_before(text, out, sum(u[2] for u in out) - closing)
-
-
-def _cut_before(text: str, units: list[tuple[int, int, int]], at: int) -> list[tuple[int, int, int]]:
-    """``units`` with the one holding token number ``at`` (from 0) cut before it."""
-    seen = 0
-    for k, (a, b, n) in enumerate(units):
-        if seen + n > at:
-            inside = at - seen
-            if inside <= 0:
-                return units
-            spans = token_spans(text[a:b])
-            return [*units[:k], (a, a + spans[inside - 1][1], inside), (a + spans[inside][0], b, n - inside), *units[k + 1:]]
-        seen += n
-    return units
+    return out
 
 
 @lru_cache(maxsize=8_192)
@@ -71,24 +48,13 @@ def passage_units(text: str, size: int = 128, min_tokens: int = 160) -> tuple[tu
     of reading the overlapping passages and the whole turn again. ``((), ())`` for a turn without passages."""
     if size <= 0 or count_tokens(text) <= min_tokens:
         return (), ()
-    closing = max(1, int(size * CLOSING_SHARE))
-    units = _units(text, size, closing)
+    units = _units(text, size)
     windows = _windows(units, size)
     while len(windows) > MAX_PASSAGES:
         size += size // 2
-        units = _units(text, size, closing)
+        units = _units(text, size)
         windows = _windows(units, size)
-    return tuple((a, b) for a, b, _ in units), tuple(sorted({*windows, _closing(units, closing)}))
-
-
-def _closing(units: list[tuple[int, int, int]], size: int) -> tuple[int, int]:
-    """The closing of the text as (first unit, last unit + 1): its last units up to ``size`` tokens (``_units``
-    cut one there), at least one. It is the last window itself when that one is as short."""
-    first, used = len(units), 0
-    while first > 0 and (first == len(units) or used + units[first - 1][2] <= size):
-        used += units[first - 1][2]
-        first -= 1
-    return first, len(units)
+    return tuple((a, b) for a, b, _ in units), tuple(windows)
 
 
 def _windows(units: list[tuple[int, int, int]], size: int) -> list[tuple[int, int]]:
