@@ -129,13 +129,18 @@ class Scores:
 
 
 def _conversation_sums(rows) -> dict[str, dict[str, float]]:
+    """Per conversation: recall and hit summed over its questions, and answer@B over those with an answer."""
     from bench.ablation_stats import ConvSums
 
     sums: dict[str, ConvSums] = {}
+    answers: dict[str, list[float]] = {}
     for r in rows:
         if r[6]:
             sums.setdefault(r[6], ConvSums()).add(r[1], r[2])
-    return {conv: s.as_dict() for conv, s in sums.items()}
+            if r[4] is not None:
+                answers.setdefault(r[6], []).append(r[4])
+    return {conv: {**s.as_dict(), "answer": round(sum(answers.get(conv, ())), 6), "answer_n": len(answers.get(conv, ()))}
+            for conv, s in sums.items()}
 
 
 def _rows(conv: Conversation) -> list[dict]:

@@ -1,6 +1,8 @@
 """One report of recall@B over every labelled set, read from bench.locomo's ``--json`` reports: each system's recall
 with a 95% bootstrap interval over conversations, and Lumina − plain vectors paired by conversation, overall and per
-category (issue 46: "no category below plain vectors").
+category (issue 46: "no category below plain vectors"). Then answer@B the same way, for the reports that record it
+per conversation: recall@B counts a turn quoted by an excerpt as found, answer@B asks whether the packed text holds
+the gold answer, so a packer that quotes the wrong part of a long turn scores on the first and not on the second.
 
     python -m bench.sets_report NAME=REPORT.json [NAME=REPORT.json …] [--before NAME=OLD.json …] [--out OUT.md]
 
@@ -27,6 +29,13 @@ ORDER = ("lumina", "vectors", "bm25", "rrf", "mem0")
 
 def _sums(raw: dict[str, dict[str, float]]) -> dict[str, ConvSums]:
     return {conv: ConvSums(int(s["n"]), float(s["recall"]), float(s["hit"])) for conv, s in raw.items()}
+
+
+def _answer_sums(raw: dict[str, dict[str, float]]) -> dict[str, ConvSums] | None:
+    """answer@B's sums in ``recall``'s place (over the questions with an answer); None for an older report."""
+    if any("answer_n" not in s for s in raw.values()):
+        return None
+    return {conv: ConvSums(int(s["answer_n"]), float(s["answer"]), 0.0) for conv, s in raw.items()}
 
 
 def _interval(sums: dict[str, ConvSums]) -> dict[str, float]:
@@ -61,6 +70,7 @@ def summarise(name: str, report: dict[str, Any], before: dict[str, Any] | None =
             ref = results[REFERENCE][b]["by_category_conversation"][category]
             n = sum(int(s["n"]) for s in per_conv.values())
             row["categories"][category] = {"n": n, "delta": contribution(_sums(per_conv), _sums(ref))}
+        row["answer"] = _answer_row(results, b)
         if before is not None:
             old = before["results"][OURS].get(b)
             if old is None or "by_conversation" not in old:
@@ -69,6 +79,26 @@ def summarise(name: str, report: dict[str, Any], before: dict[str, Any] | None =
             row["before"] = old["recall"]
         out.append(row)
     return out
+
+
+def _answer_row(results: dict[str, Any], b: str) -> dict[str, Any] | None:
+    """answer@B of each system with its interval, Lumina − vectors overall and per category; None when the report
+    has no per-conversation answer sums or no question with an answer."""
+    ours = _answer_sums(results[OURS][b]["by_conversation"])
+    if ours is None or not sum(s.n for s in ours.values()):
+        return None
+    row: dict[str, Any] = {"questions": sum(s.n for s in ours.values()), "systems": {}, "categories": {}}
+    for system in (s for s in ORDER if s in results):
+        sums = _answer_sums(results[system][b]["by_conversation"])
+        if sums is not None:
+            row["systems"][system] = _interval(sums)
+    row["delta"] = contribution(ours, _answer_sums(results[REFERENCE][b]["by_conversation"]))
+    for category, per_conv in results[OURS][b].get("by_category_conversation", {}).items():
+        mine = _answer_sums(per_conv)
+        ref = _answer_sums(results[REFERENCE][b]["by_category_conversation"][category])
+        if mine is not None and ref is not None and sum(s.n for s in mine.values()):
+            row["categories"][category] = contribution(mine, ref)
+    return row
 
 
 def render(rows: Sequence[dict[str, Any]]) -> str:
@@ -92,6 +122,21 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         for c, v in r["categories"].items():
             lines.append(f"| {r['set']} | {r['budget']} | {c} | {v['n']} | {_fmt(v['delta'], points=True)} |")
+    answered = [r for r in rows if r.get("answer")]
+    if answered:
+        lines += ["", "## Answer@B against plain vectors, BM25 and RRF in the same run", "",
+                  "answer@B: the share of a question's gold answer found in the packed text (bench.locomo), over the "
+                  "questions with an answer, [95% bootstrap interval over conversations]; Δ = Lumina − plain vectors "
+                  "in points, paired by conversation. Temporal answers (\"before\", a count of days) are rarely "
+                  "written in any turn, so their column says little.", "",
+                  "| set | B | questions | " + " | ".join(systems) + " | Δ vs vectors | categories below vectors |",
+                  "|---|---|---|" + "---|" * len(systems) + "---|---|"]
+        for r in answered:
+            a = r["answer"]
+            below = [f"{c} {100 * v['delta']:+.1f}" for c, v in a["categories"].items() if v["delta"] < 0]
+            cells = [_fmt(a["systems"][s]) if s in a["systems"] else "" for s in systems]
+            lines.append(f"| {r['set']} | {r['budget']} | {a['questions']} | " + " | ".join(cells)
+                         + f" | {_fmt(a['delta'], points=True)} | {', '.join(below) or 'none'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -228,3 +228,31 @@ def test_the_sets_report_refuses_a_report_without_per_conversation_sums(harness)
     del stale["results"]["lumina"]["150"]["by_conversation"]
     with pytest.raises(ValueError, match="per-conversation sums"):
         sets_report.summarise("old", stale)
+
+
+def test_answer_at_b_is_summed_per_conversation_and_reported_against_vectors():
+    """Lumina finds the turn (recall@B 1) but its quote holds the answer less often than plain vectors' whole turn:
+    the sets report shows it."""
+    from bench import sets_report
+    from bench.locomo import Scores
+
+    results = {}
+    for system, answers in (("lumina", [1.0, 0.0, 1.0, None]), ("vectors", [0.0, 0.0, 1.0, None])):
+        scores = Scores()
+        for k, answer in enumerate(answers):
+            scores.add(4, ["D1:1"], {"D1:1"}, 10, answer, "en", f"conv-{k % 2}")
+        results[system] = {"100": scores.summary()}
+    report = {"budgets": [100], "results": results}
+    ours = results["lumina"]["100"]
+    assert ours["by_conversation"]["conv-0"] == {"n": 2, "recall": 2.0, "hit": 2.0, "answer": 2.0, "answer_n": 2}
+    assert ours["by_conversation"]["conv-1"]["answer_n"] == 1  # the question without an answer is not counted
+    (row,) = sets_report.summarise("toy", report)
+    assert row["answer"]["questions"] == 3
+    assert row["answer"]["delta"]["delta"] == pytest.approx(ours["answer"] - results["vectors"]["100"]["answer"], abs=1e-3)
+    assert row["answer"]["delta"]["delta"] == pytest.approx(1 / 3)
+    assert "| toy | 100 | 3 | 0.667 " in sets_report.render([row]).split("## Answer@B")[1]
+    for system in results.values():  # a report from before answer@B was summed per conversation
+        for conv in system["100"]["by_conversation"].values():
+            del conv["answer"], conv["answer_n"]
+    (old,) = sets_report.summarise("toy", report)
+    assert old["answer"] is None and "## Answer@B" not in sets_report.render([old])
