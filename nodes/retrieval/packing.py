@@ -93,9 +93,6 @@ def read_turns(p: Packing) -> Packing:
     chat = settings.recall_excerpt_tokens if budget is not None else 0
     p.texts = TurnTexts(text_col, source_col, p.q_terms, p.token_counts, p.passage_of, chat,
                         excerpt_tokens(settings.recall_passage_excerpt_tokens or chat, budget))
-    import os
-    if budget is not None and os.environ.get("EXP_TOP_SHARE"):
-        p.texts.top_tokens = min(p.texts.top_tokens, int(budget * float(os.environ["EXP_TOP_SHARE"])))
     return p
 
 

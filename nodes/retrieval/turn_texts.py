@@ -28,9 +28,6 @@ class TurnTexts:
         self.texts: dict[int, str] = {}
         self.costs: dict[int, int] = {}
         self.parts: dict[int, tuple[int, int]] = {}
-        import os  # measurement only (bench/results/answer_at_b.md): the first long turns quoted get longer quotes
-        self.top_left = int(os.environ.get("EXP_TOP_QUOTES", "0"))
-        self.top_tokens = int(os.environ.get("EXP_TOP_QUOTE_TOKENS", "0"))
 
     def text(self, i: int) -> str:
         """Turn ``i``'s quoted text: whole, or its excerpt."""
@@ -43,12 +40,8 @@ class TurnTexts:
             elif limit and self.passage_of is not None and (found := self.passage_of(i)) is not None:
                 number, count, span = found
                 self.parts[i] = (number, count)
-                length = self.passage_tokens or limit
-                if self.top_left > 0:
-                    self.top_left -= 1
-                    length = max(length, self.top_tokens)
                 texts[i], self.costs[i] = counted_excerpt(self.text_col[i], self.wanted_terms,
-                                                          length, span, known)
+                                                          self.passage_tokens or limit, span, known)
             else:
                 texts[i], self.costs[i] = counted_excerpt(self.text_col[i], self.wanted_terms, limit, None, known)
         return texts[i]
