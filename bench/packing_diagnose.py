@@ -11,7 +11,9 @@ Miss kinds (of one evidence id of one question, full configuration):
   ``never``    not among the ranked candidates at all;
   ``out``      ranked, not packed: the budget went to other turns first (``ahead``: the tokens packed for turns
                ranked before it; ``context``: of those, the tokens of turns only a neighbour made candidates);
-  ``excerpt``  packed, but as an excerpt of a long turn whose text lacks the gold answer (answer@B sets).
+  ``excerpt``  packed, but as an excerpt of a long turn whose text lacks the gold answer (answer@B sets); its
+               ``quoted`` says what the excerpt took: ``sentences`` of a chat turn, or of a long turn the
+               ``answering passage`` (the one holding the answer, other sentences of it) or ``another passage``.
 Halves: conversations in file order, ``even`` = 0, 2, 4 …, ``odd`` = 1, 3, 5 … (tune on one, report on the other).
 The report gives recall@B of full, plain and full without context per half, with 95% bootstrap intervals over
 conversations (bench.ablation_stats). Conversations are ingested once into ``--data-dir`` and reused.
@@ -105,6 +107,8 @@ def diagnose_question(services, user: str, q, budget: int, qvec,
                 e == _source(turns[c[1]]) and turns[c[1]].text not in item["text"] for c in ordered[: (r or 0) + 1])
             if q.answer and excerpted and not packed_answer(q.answer, [item]):
                 entry["kind"] = "excerpt"
+                text = next(t.text for t in turns if _source(t) == e)
+                entry["quoted"] = _quoted(services.settings, q.answer, item, e, text)
             else:
                 continue
         elif r is None:
@@ -125,6 +129,20 @@ def diagnose_question(services, user: str, q, budget: int, qvec,
         misses.append(entry)
     row["misses"] = misses
     return row
+
+
+def _quoted(settings, answer: str, item: dict[str, Any], source: str, text: str) -> str:
+    """What an excerpt that lacks the answer quoted of its turn: ``sentences`` of a chat turn, or of a long turn
+    the ``answering passage`` (the passage holding the answer, its other sentences) or ``another passage``."""
+    from lumina_memory.nodes.text.passages import passage_spans
+
+    parts = [p for p in item.get("passages", []) if p.get("source_id") == source]
+    if not parts:
+        return "sentences"
+    spans = passage_spans(text, settings.recall_passage_tokens, settings.recall_passage_min_tokens)
+    number = parts[0]["passage"]
+    holds = number < len(spans) and packed_answer(answer, [{"text": text[slice(*spans[number])]}])
+    return "answering passage" if holds else "another passage"
 
 
 def interval(sums: dict[str, ConvSums]) -> tuple[float, float, float]:
@@ -154,6 +172,7 @@ def _summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if answered:
             out[c]["answer"] = round(float(np.mean(answered)), 4)
     out["misses"] = dict(Counter(m["kind"] for r in rows for m in r["misses"]))
+    out["excerpts_quoted"] = dict(Counter(m["quoted"] for r in rows for m in r["misses"] if "quoted" in m))
     outs = [m for r in rows for m in r["misses"] if m["kind"] == "out"]
     out["out_with_context_ahead"] = sum(1 for m in outs if m.get("context"))
     out["out_plain_rank_better"] = sum(1 for m in outs if m.get("plain_rank") is not None and m["plain_rank"] < m["rank"])

@@ -53,3 +53,25 @@ def test_the_summary_gives_each_budget_its_own_figures():
     assert out["512"]["full"]["recall"] == 0.0 and out["1024"]["full"]["recall"] == 1.0
     assert out["512"]["misses"] == {"out": 1} and out["1024"]["misses"] == {}
     assert out["512"]["out_plain_rank_better"] == 1  # the plain preset ranked that evidence higher
+
+
+def test_an_excerpt_without_the_answer_says_what_it_quoted():
+    from bench.packing_diagnose import _quoted
+    from lumina_memory.nodes.text.passages import passage_spans
+    from lumina_memory.stores.settings import LuminaSettings
+
+    settings = LuminaSettings()
+    filler = " ".join(f"Paragraph {k} of the reference text says nothing about the port." for k in range(60))
+    text = "Assistant: " + filler + " The staging database listens on port 5433. " + filler
+    spans = passage_spans(text, settings.recall_passage_tokens, settings.recall_passage_min_tokens)
+    holding = next(k for k, (a, b) in enumerate(spans) if "5433" in text[a:b])
+    other = next(k for k, (a, b) in enumerate(spans) if "5433" not in text[a:b])
+
+    def item(number):
+        return {"text": "…", "passages": [{"source_id": "D1:2", "passage": number, "of": len(spans)}]}
+
+    assert _quoted(settings, "5433", item(holding), "D1:2", text) == "answering passage"
+    assert _quoted(settings, "5433", item(other), "D1:2", text) == "another passage"
+    assert _quoted(settings, "5433", {"text": "Mika: hi …"}, "D1:1", "Mika: hi. The port is 5433.") == "sentences"
+    rows = [{**_row("c0", "q", 512, 1.0, 0.0), "misses": [{"id": "D1:2", "kind": "excerpt", "quoted": "another passage"}]}]
+    assert summarise(rows)["512"]["excerpts_quoted"] == {"another passage": 1}
