@@ -13,7 +13,9 @@ Miss kinds (of one evidence id of one question, full configuration):
                ranked before it; ``context``: of those, the tokens of turns only a neighbour made candidates);
   ``excerpt``  packed, but as an excerpt of a long turn whose text lacks the gold answer (answer@B sets); its
                ``quoted`` says what the excerpt took: ``sentences`` of a chat turn, or of a long turn the
-               ``answering passage`` (the one holding the answer, other sentences of it) or ``another passage``.
+               ``answering passage`` (the one holding the answer, other sentences of it) or ``another passage``;
+               ``answer_sentence``: where the sentence holding the answer ranks among the turn's sentences by the
+               question's words (the excerpt's order) and by meaning (cosine to the question).
 Halves: conversations in file order, ``even`` = 0, 2, 4 …, ``odd`` = 1, 3, 5 … (tune on one, report on the other).
 The report gives recall@B of full, plain and full without context per half, with 95% bootstrap intervals over
 conversations (bench.ablation_stats). Conversations are ingested once into ``--data-dir`` and reused.
@@ -109,6 +111,9 @@ def diagnose_question(services, user: str, q, budget: int, qvec,
                 entry["kind"] = "excerpt"
                 text = next(t.text for t in turns if _source(t) == e)
                 entry["quoted"] = _quoted(services.settings, q.answer, item, e, text)
+                ranks = answer_sentence_ranks(services.embedder, q.question, qvec, q.answer, text)
+                if ranks is not None:
+                    entry["answer_sentence"] = ranks
             else:
                 continue
         elif r is None:
@@ -145,6 +150,28 @@ def _quoted(settings, answer: str, item: dict[str, Any], source: str, text: str)
     return "answering passage" if holds else "another passage"
 
 
+def answer_sentence_ranks(embedder, question: str, qvec, answer: str, text: str) -> dict[str, int] | None:
+    """Where the sentence that holds (part of) the answer ranks among the turn's sentences (0 = first): by the
+    question's words (terms shared, the order an excerpt takes them in: nodes.retrieval.excerpts) and by meaning
+    (cosine to the question). None when the turn has one sentence or no sentence holds the answer."""
+    from lumina_memory.nodes.text.sentences import sentence_spans
+    from lumina_memory.nodes.text.tokenize import terms
+
+    sentences = [text[a:b] for a, b in sentence_spans(text)]
+    holding = [k for k, s in enumerate(sentences) if packed_answer(answer, [{"text": s}])]
+    if len(sentences) < 2 or not holding:
+        return None
+    asked = set(terms(question))
+    shared = [len(asked & set(terms(s))) for s in sentences]
+    by_words = sorted(range(len(sentences)), key=lambda k: (-shared[k], k))
+    vectors = np.asarray(embedder.embed(sentences), dtype=np.float32)
+    if qvec is None:
+        qvec = embedder.embed([question])[0]
+    by_meaning = list(np.argsort(-(vectors @ np.asarray(qvec, dtype=np.float32)), kind="stable"))
+    return {"sentences": len(sentences), "by_words": min(by_words.index(k) for k in holding),
+            "by_meaning": min(by_meaning.index(k) for k in holding)}
+
+
 def interval(sums: dict[str, ConvSums]) -> tuple[float, float, float]:
     """Mean recall over the conversations' questions and its 95% bootstrap interval over conversations."""
     zero = {c: ConvSums(s.n, 0.0, 0.0) for c, s in sums.items()}
@@ -173,6 +200,10 @@ def _summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             out[c]["answer"] = round(float(np.mean(answered)), 4)
     out["misses"] = dict(Counter(m["kind"] for r in rows for m in r["misses"]))
     out["excerpts_quoted"] = dict(Counter(m["quoted"] for r in rows for m in r["misses"] if "quoted" in m))
+    ranks = [m["answer_sentence"] for r in rows for m in r["misses"] if "answer_sentence" in m]
+    out["answer_sentence"] = {"excerpts": len(ranks), **{f"{by}_{name}": sum(1 for x in ranks if x[by] < top)
+                                                         for by in ("by_words", "by_meaning")
+                                                         for name, top in (("first", 1), ("top3", 3))}}
     outs = [m for r in rows for m in r["misses"] if m["kind"] == "out"]
     out["out_with_context_ahead"] = sum(1 for m in outs if m.get("context"))
     out["out_plain_rank_better"] = sum(1 for m in outs if m.get("plain_rank") is not None and m["plain_rank"] < m["rank"])

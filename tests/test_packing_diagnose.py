@@ -75,3 +75,22 @@ def test_an_excerpt_without_the_answer_says_what_it_quoted():
     assert _quoted(settings, "5433", {"text": "Mika: hi …"}, "D1:1", "Mika: hi. The port is 5433.") == "sentences"
     rows = [{**_row("c0", "q", 512, 1.0, 0.0), "misses": [{"id": "D1:2", "kind": "excerpt", "quoted": "another passage"}]}]
     assert summarise(rows)["512"]["excerpts_quoted"] == {"another passage": 1}
+
+
+def test_the_sentence_that_answers_a_paraphrased_question_ranks_by_meaning_not_by_words():
+    """The excerpt orders a turn's sentences by the question's words; a paraphrased question shares none with the
+    sentence that answers it, and the diagnosis says where meaning would have put it."""
+    from bench.packing_diagnose import answer_sentence_ranks
+    from lumina_memory.nodes.text.embedder import Usem3Embedder
+
+    text = ("Mika: Pasting the release notes. The release notes list every fixed bug. "
+            "The notes were written by the release team. "
+            "We now keep every nightly database backup for fourteen days. What do the notes say?")
+    ranks = answer_sentence_ranks(Usem3Embedder(), "How long are the overnight copies of our data retained?", None,
+                                  "fourteen days", text)
+    assert ranks == {"sentences": 5, "by_words": 3, "by_meaning": 0}  # no word shared: the excerpt's order is the text's
+    assert answer_sentence_ranks(Usem3Embedder(), "Which port?", None, "5433", "Mika: the port is 5433.") is None
+    rows = [{**_row("c0", "q", 512, 1.0, 0.0), "misses": [
+        {"id": "D1:2", "kind": "excerpt", "answer_sentence": {"sentences": 5, "by_words": 3, "by_meaning": 0}}]}]
+    assert summarise(rows)["512"]["answer_sentence"] == {
+        "excerpts": 1, "by_words_first": 0, "by_words_top3": 0, "by_meaning_first": 1, "by_meaning_top3": 1}
