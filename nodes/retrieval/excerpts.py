@@ -117,10 +117,6 @@ def counted_excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: i
     # then the passage's own sentences, then the turn's from its start
     rest = islice(chain(range(lo, hi), range(0, lo), range(hi, n)), _LOOK + len(overlap))
     order += [j for j in rest if j not in overlap]
-    if _MEANING is not None:
-        embedder, qvec, weight = _MEANING
-        cos = np.asarray(embedder.embed([s[0] for s in sentences]), dtype=np.float32) @ qvec
-        order = sorted(range(n), key=lambda j: (-(overlap.get(j, 0) + weight * float(cos[j])), not lo <= j < hi, j))
     chosen: list[int] = []
     for j in order:
         if used >= max_tokens:
@@ -147,9 +143,6 @@ def counted_excerpt(text: str, q_terms: set[str] | frozenset[str], max_tokens: i
     if glued(prefix, out):
         tokens -= 1  # "Name:" and the first word with no space between count as one word
     return prefix + out, tokens
-
-
-_MEANING = None  # measurement only: (embedder, query vector, weight), set by recall_packing
 
 
 @lru_cache(maxsize=65_536)

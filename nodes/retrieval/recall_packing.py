@@ -3,8 +3,6 @@ the episodes are packed in what is left, and the facts only near the question fo
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..knowledge.recall_items import knowledge_hits, with_knowledge
 from ..knowledge.recall_procedures import procedure_hits
 from .packing import pack_turns
@@ -55,10 +53,6 @@ def pack_items(run: RecallRun) -> RecallRun:
         granularity = "turns" if budget is not None else "segments"
     ordered, tiers, user_id = run.ordered, run.tiers, request.user_id
     overhead, dates_once, groups = request.item_overhead, request.dates_once, request.pointer_groups
-    import os  # measurement only (bench/results/answer_at_b.md): excerpt sentences by meaning as well as words
-    from . import excerpts
-    excerpts._MEANING = ((services.embedder, np.asarray(run.qvec, dtype=np.float32), float(os.environ["EXP_MEANING_WEIGHT"]))
-                         if os.environ.get("EXP_MEANING_WEIGHT") and run.qvec is not None else None)
     if granularity == "mixed" and budget is not None:
         ordered = list(ordered)  # read twice below
         items = pack_turns(ordered, turns, tiers, int(budget * settings.recall_mixed_turn_share), None, settings,
