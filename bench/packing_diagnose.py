@@ -15,7 +15,7 @@ Miss kinds (of one evidence id of one question, full configuration):
                ``quoted`` says what the excerpt took: ``sentences`` of a chat turn, or of a long turn the
                ``answering passage`` (the one holding the answer, other sentences of it) or ``another passage``;
                ``answer_sentence``: where the sentence holding the answer ranks among the turn's sentences by the
-               question's words (the excerpt's order) and by meaning (cosine to the question).
+               question's words (the excerpt's first key) and by meaning (cosine to the question).
 Halves: conversations in file order, ``even`` = 0, 2, 4 …, ``odd`` = 1, 3, 5 … (tune on one, report on the other).
 The report gives recall@B of full, plain and full without context per half, with 95% bootstrap intervals over
 conversations (bench.ablation_stats). Conversations are ingested once into ``--data-dir`` and reused.
@@ -152,8 +152,9 @@ def _quoted(settings, answer: str, item: dict[str, Any], source: str, text: str)
 
 def answer_sentence_ranks(embedder, question: str, qvec, answer: str, text: str) -> dict[str, int] | None:
     """Where the sentence that holds (part of) the answer ranks among the turn's sentences (0 = first): by the
-    question's words (terms shared, the order an excerpt takes them in: nodes.retrieval.excerpts) and by meaning
-    (cosine to the question). None when the turn has one sentence or no sentence holds the answer."""
+    question's words (terms shared, then position: the first key of an excerpt's order, nodes.retrieval.excerpts,
+    without its preference for the answering passage's sentences) and by meaning (cosine to the question). None
+    when the turn has one sentence or no sentence holds the answer."""
     from lumina_memory.nodes.text.sentences import sentence_spans
     from lumina_memory.nodes.text.tokenize import terms
 
